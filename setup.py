@@ -1,0 +1,63 @@
+"""Build of skboost's Cython kernels.
+
+Every compiled module is declared in ``EXTENSIONS`` below; they all share the
+same compiler flags (OpenMP, -O3) and the same Cython directives.
+
+Set ``SKBOOST_DEBUG=1`` in the environment to build with bounds checking,
+wraparound and initialisation checks turned on (slow, for debugging kernels).
+"""
+
+import os
+import sys
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+# module name -> source, relative to the project root. One line per kernel.
+EXTENSIONS = {
+    "skboost._openmp_helpers": "skboost/_openmp_helpers.pyx",
+    "skboost._objectives": "skboost/_objectives.pyx",
+    "skboost.tree._gain": "skboost/tree/_gain.pyx",
+    "skboost.tree._exact": "skboost/tree/_exact.pyx",
+    "skboost.tree._partition": "skboost/tree/_partition.pyx",
+    "skboost.tree._predictor": "skboost/tree/_predictor.pyx",
+}
+
+DEBUG = os.environ.get("SKBOOST_DEBUG", "0") not in ("", "0")
+
+if sys.platform == "win32":
+    OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
+    OPT = ["/O2"]
+else:
+    OPENMP_COMPILE, OPENMP_LINK = ["-fopenmp"], ["-fopenmp"]
+    OPT = ["-O0", "-g"] if DEBUG else ["-O3"]
+
+COMPILER_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+
+def make_extension(name, source):
+    return Extension(
+        name,
+        [source],
+        include_dirs=[np.get_include()],
+        extra_compile_args=OPT + OPENMP_COMPILE,
+        extra_link_args=OPENMP_LINK,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [make_extension(name, src) for name, src in EXTENSIONS.items()],
+        compiler_directives=COMPILER_DIRECTIVES,
+        nthreads=int(os.environ.get("SKBOOST_BUILD_JOBS", "2")),
+    ),
+)

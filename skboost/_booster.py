@@ -1,0 +1,177 @@
+"""The trained ensemble and the boosting loop that builds it.
+
+``train`` runs the rounds: gradients from the objective, one tree per output
+(class) grown by the tree grower, raw margins updated by the predictor.
+``Booster`` holds the trees and predicts.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .objectives import get_objective
+from .tree._predictor import predict_leaves, predict_raw
+from .tree._presort import presort_dense
+from .tree._tree import NODE_FIELDS
+from .tree.grower import ExactGrower, TreeParams
+
+
+@dataclass(frozen=True)
+class BoostParams:
+    """Parameters of the boosting loop around the tree grower."""
+
+    n_estimators: int = 100
+    subsample: float = 1.0
+    tree_method: str = "exact"
+    base_score: float | None = None
+
+
+class Booster:
+    """A trained ensemble: base margin plus trees, one per output per round.
+
+    Parameters
+    ----------
+    objective : str
+        Name of the training objective (defines the link of predictions).
+    base_margin : ndarray of shape (n_outputs,)
+        Margin every prediction starts from.
+    n_features : int
+        Number of input features.
+    """
+
+    def __init__(self, objective, base_margin, n_features):
+        self.objective = objective
+        self.base_margin = np.asarray(base_margin, dtype=np.float64)
+        self.n_features = int(n_features)
+        self.trees = []
+        self.tree_group = []  # output column of each tree
+        self._forest = None  # concatenated node arrays, built on demand
+
+    @property
+    def n_outputs(self):
+        return self.base_margin.shape[0]
+
+    @property
+    def n_rounds(self):
+        return len(self.trees) // self.n_outputs
+
+    def add_tree(self, tree, group):
+        self.trees.append(tree)
+        self.tree_group.append(group)
+        self._forest = None
+
+    def _tree_slice(self, iteration_range):
+        """Indices of the trees of rounds [start, end); None or (0, 0) = all."""
+        if iteration_range is None or tuple(iteration_range) == (0, 0):
+            return 0, len(self.trees)
+        try:
+            start, end = (int(i) for i in iteration_range)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "iteration_range must be a pair (start, end) of integers, got "
+                f"{iteration_range!r}") from None
+        if not 0 <= start < end <= self.n_rounds:
+            raise ValueError(
+                f"iteration_range={iteration_range!r} is outside the "
+                f"{self.n_rounds} boosting rounds of this model: expected "
+                "0 <= start < end <= n_rounds")
+        return start * self.n_outputs, end * self.n_outputs
+
+    def _forest_arrays(self, first, last):
+        """Node arrays of trees [first, last) concatenated, with tree starts."""
+        if self._forest is None:
+            sizes = [tree.n_nodes for tree in self.trees]
+            starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=starts[1:])
+            arrays = {name: np.concatenate(
+                [getattr(t, name) for t in self.trees]).astype(dtype)
+                if self.trees else np.empty(0, dtype=dtype)
+                for name, dtype in NODE_FIELDS.items()}
+            self._forest = starts, arrays
+        starts, arrays = self._forest
+        lo, hi = starts[first], starts[last]
+        sub = {name: a[lo:hi] for name, a in arrays.items()}
+        return starts[first:last + 1] - lo, sub
+
+    def predict_raw(self, X, iteration_range=None, n_threads=1):
+        """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
+        first, last = self._tree_slice(iteration_range)
+        out = np.tile(self.base_margin, (X.shape[0], 1))
+        if last > first:
+            starts, a = self._forest_arrays(first, last)
+            groups = np.asarray(self.tree_group[first:last], dtype=np.int32)
+            predict_raw(X, a["left_child"], a["right_child"], a["feature"],
+                        a["threshold"], a["default_left"], a["value"], starts,
+                        groups, out, n_threads)
+        return out
+
+    def predict_leaves(self, X, iteration_range=None, n_threads=1):
+        """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
+        first, last = self._tree_slice(iteration_range)
+        starts, a = self._forest_arrays(first, last)
+        return predict_leaves(X, a["left_child"], a["right_child"],
+                              a["feature"], a["threshold"], a["default_left"],
+                              starts, n_threads)
+
+
+def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
+          n_threads, rng):
+    """Run the boosting rounds and return the trained :class:`Booster`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, C order, NaN = missing
+    y : ndarray of shape (n_rows,)
+        Labels (class indices for classification).
+    weight : ndarray of shape (n_rows,), float64, non-negative
+    objective_name : str
+    n_classes : int or None
+    boost_params : BoostParams
+    tree_params : TreeParams
+    n_threads : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    Booster
+    """
+    objective = get_objective(objective_name)
+    y = objective.prepare_labels(y)
+    n_outputs = objective.n_outputs(n_classes)
+    if boost_params.base_score is None:
+        base_margin = objective.estimate_base_margin(y, weight, n_outputs)
+    else:
+        base_margin = objective.base_score_to_margin(boost_params.base_score,
+                                                     n_outputs)
+    booster = Booster(objective_name, base_margin, X.shape[1])
+    grower = ExactGrower(X, presort_dense(X), tree_params, n_threads, rng)
+    raw = np.tile(base_margin, (X.shape[0], 1))
+    gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
+    # A row of weight 0 is the same as no row at all: it never takes part.
+    weighted = weight > 0
+    for _ in range(boost_params.n_estimators):
+        objective.gradient(y, raw, weight, gpair, n_threads)
+        for group in range(n_outputs):
+            active = weighted & _row_sample(X.shape[0], boost_params.subsample,
+                                            rng)
+            tree = grower.grow(gpair[group], active)
+            booster.add_tree(tree, group)
+            _add_tree_output(tree, X, raw, group, n_threads)
+    return booster
+
+
+def _row_sample(n_rows, subsample, rng):
+    """Rows used by one tree: each kept with probability ``subsample``."""
+    if subsample >= 1.0:
+        return np.ones(n_rows, dtype=bool)
+    return rng.random(n_rows) < subsample
+
+
+def _add_tree_output(tree, X, raw, group, n_threads):
+    """raw[:, group] += tree(X), through the same predictor as predict."""
+    column = np.zeros((X.shape[0], 1))
+    predict_raw(X, tree.left_child, tree.right_child, tree.feature,
+                tree.threshold, tree.default_left, tree.value,
+                np.array([0, tree.n_nodes], dtype=np.int64),
+                np.zeros(1, dtype=np.int32), column, n_threads)
+    raw[:, group] += column[:, 0]

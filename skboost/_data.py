@@ -1,0 +1,34 @@
+"""Input conversion for the estimators: every X becomes a float32 C-ordered
+matrix with NaN for missing values, every weight vector float64."""
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+
+def check_X(estimator, X, *, reset, y=None, y_numeric=False):
+    """Validate X (and y at fit) the scikit-learn way; apply ``missing``.
+
+    Returns float32 C-ordered X in which NaN marks every missing value
+    (NaN itself, and the estimator's ``missing`` marker when it is a number).
+    """
+    kwargs = dict(dtype=np.float32, order="C", ensure_all_finite="allow-nan",
+                  accept_sparse=False, reset=reset)
+    if y is None:
+        X = validate_data(estimator, X, **kwargs)
+    else:
+        X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
+    missing = estimator.missing
+    if not np.isnan(missing):
+        X = np.where(X == np.float32(missing), np.float32(np.nan), X)
+    return X if y is None else (X, y)
+
+
+def check_weight(sample_weight, X):
+    """Non-negative float64 weights with a positive sum (ones if None)."""
+    weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                  ensure_non_negative=True)
+    if not np.all(np.isfinite(weight)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if X.shape[0] and weight.sum() <= 0:
+        raise ValueError("sample_weight must have a positive sum")
+    return np.ascontiguousarray(weight)

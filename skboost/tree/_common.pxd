@@ -1,0 +1,52 @@
+# C types shared by the tree kernels.
+#
+# Conventions, named here once:
+# - A row's "slot" is the index of its node among the open nodes of the
+#   level being grown (0 .. n_slots-1); NO_SLOT marks a row that is in a
+#   finished leaf or not sampled for this tree.
+# - Gradient pairs are float32 (n_rows, 2) arrays: column 0 the gradient,
+#   column 1 the hessian. Every sum of them is float64.
+# - A split sends a row left when its value is < threshold; a missing value
+#   (NaN) follows default_left.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+ctypedef float X_DTYPE_C          # feature values, NaN = missing
+ctypedef float GRAD_DTYPE_C       # per-row gradients and hessians
+ctypedef double SUM_DTYPE_C       # every sum of gradients or hessians
+ctypedef int32_t NODE_INDEX_C     # node index inside one tree
+
+cdef enum:
+    NO_SLOT = -1
+    NO_FEATURE = -1
+    NO_CHILD = -1
+
+
+ctypedef struct SplitCandidate:
+    double gain            # loss reduction before gamma (see _gain.pxd)
+    double threshold       # value < threshold goes left
+    double G_left
+    double H_left
+    int32_t feature        # NO_FEATURE: no admissible split was found
+    uint8_t default_left   # direction of missing values
+
+
+cdef inline void reset_candidate(SplitCandidate* c) noexcept nogil:
+    c.gain = -1e300
+    c.threshold = 0.0
+    c.G_left = 0.0
+    c.H_left = 0.0
+    c.feature = NO_FEATURE
+    c.default_left = 0
+
+
+cdef inline bint is_better(double gain, int32_t feature, double threshold,
+                           const SplitCandidate* best) noexcept nogil:
+    """Total order on candidates: higher gain, then lower feature index, then
+    lower threshold. A total order makes the best split independent of the
+    order in which threads report candidates."""
+    if gain != best.gain:
+        return gain > best.gain
+    if feature != best.feature:
+        return best.feature == NO_FEATURE or feature < best.feature
+    return threshold < best.threshold

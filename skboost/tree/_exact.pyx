@@ -1,0 +1,280 @@
+"""Sparsity-aware exact greedy split finder (paper Algorithms 1 and 3).
+
+The training matrix is presorted once per fit (see ``_presort.py``): for each
+feature a block of (value, row) pairs holding the non-missing entries only,
+sorted by value. One level of the tree is grown at a time. For each feature,
+ONE linear scan of its block serves every open node of the level: the row's
+slot (its node among the open nodes) selects the accumulator the entry adds
+to::
+
+    block of feature j:  v0 <= v1 <= v2 <= ...        (present entries only)
+                          |     |     |
+    row_slot[row]:        2     0     2   ...  -> accumulators[slot] (G_L, H_L)
+
+A candidate threshold sits between two consecutive distinct values of a node
+(their midpoint). The forward scan puts missing values on the right; for the
+nodes where feature j has missing values a backward scan puts them on the
+left, so each split learns the direction of missing values. A node where the
+feature has no missing value costs one scan; the cost of a level is linear in
+the number of present entries.
+
+Threads split the features. Each thread keeps its own accumulators and best
+candidates; bests are merged with a total order (gain, feature, threshold),
+so the result does not depend on the number of threads.
+"""
+
+import numpy as np
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport INFINITY, nextafter
+from libc.stdlib cimport free, malloc
+
+from ._common cimport (NO_SLOT, SplitCandidate, int32_t, int64_t, uint8_t,
+                       is_better, reset_candidate)
+from ._gain cimport (RegParams, children_heavy_enough, leaf_score,
+                     make_reg_params, split_loss_reduction)
+
+
+ctypedef struct ScanAccumulator:
+    double G               # sum of gradients seen so far in this node
+    double H               # sum of hessians seen so far in this node
+    int64_t count          # number of present entries seen so far
+    float last_value       # value of the previous entry of this node
+
+
+cdef inline void offer(SplitCandidate* best, double gain, int32_t feature,
+                       double threshold, double G_left, double H_left,
+                       bint default_left) noexcept nogil:
+    if is_better(gain, feature, threshold, best):
+        best.gain = gain
+        best.feature = feature
+        best.threshold = threshold
+        best.G_left = G_left
+        best.H_left = H_left
+        best.default_left = default_left
+
+
+cdef void scan_feature(
+        int32_t feature,
+        const int64_t[::1] col_ptr,
+        const float[::1] values,
+        const int32_t[::1] rows,
+        const float[:, ::1] gpair,
+        const int32_t[::1] row_slot,
+        const double[::1] node_G,
+        const double[::1] node_H,
+        const double[::1] parent_score,
+        const int64_t[::1] node_count,
+        const uint8_t[:, ::1] feature_allowed,
+        const RegParams* p,
+        ScanAccumulator* acc,          # OUT scratch, n_slots entries
+        SplitCandidate* best,          # IN/OUT, n_slots entries
+) noexcept nogil:
+    cdef Py_ssize_t n_slots = node_G.shape[0]
+    cdef int64_t k, start = col_ptr[feature], end = col_ptr[feature + 1]
+    cdef int32_t row, slot
+    cdef float v
+    cdef double G_left, H_left, G_right, H_right, gain
+    cdef bint any_missing = False
+
+    for slot in range(n_slots):
+        acc[slot].G = 0.0
+        acc[slot].H = 0.0
+        acc[slot].count = 0
+
+    # Forward scan: left = present entries below the threshold, missing right.
+    for k in range(start, end):
+        row = rows[k]
+        slot = row_slot[row]
+        if slot == NO_SLOT or not feature_allowed[slot, feature]:
+            continue
+        v = values[k]
+        if acc[slot].count > 0 and v != acc[slot].last_value:
+            G_left = acc[slot].G
+            H_left = acc[slot].H
+            H_right = node_H[slot] - H_left
+            if children_heavy_enough(H_left, H_right, p):
+                G_right = node_G[slot] - G_left
+                gain = split_loss_reduction(G_left, H_left, G_right, H_right,
+                                            parent_score[slot], p)
+                offer(&best[slot], gain, feature,
+                      0.5 * (<double> acc[slot].last_value + <double> v),
+                      G_left, H_left, False)
+        acc[slot].G += gpair[row, 0]
+        acc[slot].H += gpair[row, 1]
+        acc[slot].count += 1
+        acc[slot].last_value = v
+
+    # All present entries left, missing right: a split on missingness itself.
+    # Nodes with no missing value for this feature send missing values left
+    # (their candidates above all had both directions equal).
+    for slot in range(n_slots):
+        if not feature_allowed[slot, feature] or acc[slot].count == 0:
+            continue
+        if acc[slot].count == node_count[slot]:
+            if best[slot].feature == feature:
+                best[slot].default_left = True
+            continue
+        any_missing = True
+        G_left = acc[slot].G
+        H_left = acc[slot].H
+        H_right = node_H[slot] - H_left
+        if children_heavy_enough(H_left, H_right, p):
+            gain = split_loss_reduction(G_left, H_left, node_G[slot] - G_left,
+                                        H_right, parent_score[slot], p)
+            offer(&best[slot], gain, feature,
+                  nextafter(<double> acc[slot].last_value, INFINITY),
+                  G_left, H_left, False)
+    if not any_missing:
+        return
+
+    # Backward scan, only for nodes with missing values: right = present
+    # entries at or above the threshold, missing left. The node is marked by
+    # count = -1 when it has nothing to learn here.
+    for slot in range(n_slots):
+        if (feature_allowed[slot, feature] and acc[slot].count > 0
+                and acc[slot].count < node_count[slot]):
+            acc[slot].count = 0
+        else:
+            acc[slot].count = -1
+        acc[slot].G = 0.0
+        acc[slot].H = 0.0
+    for k in range(end - 1, start - 1, -1):
+        row = rows[k]
+        slot = row_slot[row]
+        if slot == NO_SLOT or acc[slot].count < 0:
+            continue
+        v = values[k]
+        if acc[slot].count > 0 and v != acc[slot].last_value:
+            G_right = acc[slot].G
+            H_right = acc[slot].H
+            H_left = node_H[slot] - H_right
+            if children_heavy_enough(H_left, H_right, p):
+                G_left = node_G[slot] - G_right
+                gain = split_loss_reduction(G_left, H_left, G_right, H_right,
+                                            parent_score[slot], p)
+                offer(&best[slot], gain, feature,
+                      0.5 * (<double> v + <double> acc[slot].last_value),
+                      G_left, H_left, True)
+        acc[slot].G += gpair[row, 0]
+        acc[slot].H += gpair[row, 1]
+        acc[slot].count += 1
+        acc[slot].last_value = v
+
+
+def find_best_splits(
+        const int64_t[::1] col_ptr,            # IN (n_features + 1,)
+        const float[::1] sorted_values,        # IN (n_entries,)
+        const int32_t[::1] sorted_rows,        # IN (n_entries,)
+        const float[:, ::1] gpair,             # IN (n_rows, 2)
+        const int32_t[::1] row_slot,           # IN (n_rows,)
+        const double[::1] node_G,              # IN (n_slots,)
+        const double[::1] node_H,              # IN (n_slots,)
+        const int64_t[::1] node_count,         # IN (n_slots,) active rows
+        const uint8_t[:, ::1] feature_allowed,  # IN (n_slots, n_features)
+        double reg_lambda, double reg_alpha, double max_delta_step,
+        double min_child_weight, int n_threads):
+    """Best split of every open node of a level, over all allowed features.
+
+    Returns
+    -------
+    splits : dict of ndarray, each of shape (n_slots,)
+        ``gain`` (loss reduction before gamma), ``feature`` (-1 where no
+        split satisfies min_child_weight), ``threshold``, ``default_left``,
+        ``G_left`` and ``H_left`` (statistics of the left child).
+    """
+    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1
+    cdef Py_ssize_t n_slots = node_G.shape[0]
+    cdef Py_ssize_t n_rows = gpair.shape[0]
+    _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,
+                  node_G, node_H, node_count, feature_allowed, n_threads)
+
+    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
+                                       min_child_weight)
+    cdef double[::1] parent_score = np.empty(n_slots, dtype=np.float64)
+    cdef Py_ssize_t s, t
+    cdef int tid
+    cdef int32_t feature
+    cdef SplitCandidate* c
+    for s in range(n_slots):
+        parent_score[s] = leaf_score(node_G[s], node_H[s], &p)
+
+    cdef ScanAccumulator* acc = <ScanAccumulator*> malloc(
+        n_threads * max(n_slots, 1) * sizeof(ScanAccumulator))
+    cdef SplitCandidate* best = <SplitCandidate*> malloc(
+        n_threads * max(n_slots, 1) * sizeof(SplitCandidate))
+    if acc == NULL or best == NULL:
+        free(acc)
+        free(best)
+        raise MemoryError()
+    try:
+        for s in range(n_threads * n_slots):
+            reset_candidate(&best[s])
+        for feature in prange(n_features, nogil=True, schedule="dynamic",
+                              num_threads=n_threads):
+            tid = threadid()
+            scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
+                         row_slot, node_G, node_H, parent_score, node_count,
+                         feature_allowed, &p, &acc[tid * n_slots],
+                         &best[tid * n_slots])
+        # Merge the threads' bests into thread 0's under the total order.
+        for t in range(1, n_threads):
+            for s in range(n_slots):
+                c = &best[t * n_slots + s]
+                if c.feature >= 0 and is_better(c.gain, c.feature,
+                                                c.threshold, &best[s]):
+                    best[s] = c[0]
+        return _candidates_to_arrays(best, n_slots)
+    finally:
+        free(acc)
+        free(best)
+
+
+cdef dict _candidates_to_arrays(const SplitCandidate* best, Py_ssize_t n):
+    out = {
+        "gain": np.empty(n, dtype=np.float64),
+        "feature": np.empty(n, dtype=np.int32),
+        "threshold": np.empty(n, dtype=np.float64),
+        "default_left": np.empty(n, dtype=np.uint8),
+        "G_left": np.empty(n, dtype=np.float64),
+        "H_left": np.empty(n, dtype=np.float64),
+    }
+    cdef double[::1] gain = out["gain"], threshold = out["threshold"]
+    cdef double[::1] G_left = out["G_left"], H_left = out["H_left"]
+    cdef int32_t[::1] feature = out["feature"]
+    cdef uint8_t[::1] default_left = out["default_left"]
+    cdef Py_ssize_t s
+    for s in range(n):
+        gain[s] = best[s].gain
+        feature[s] = best[s].feature
+        threshold[s] = best[s].threshold
+        default_left[s] = best[s].default_left
+        G_left[s] = best[s].G_left
+        H_left[s] = best[s].H_left
+    return out
+
+
+def _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,
+                  node_G, node_H, node_count, feature_allowed, n_threads):
+    """Shapes that the nogil scan relies on. Row indices inside the blocks
+    are checked once when the blocks are built (``_presort.py``); slots are
+    checked here against the number of open nodes."""
+    n_features = col_ptr.shape[0] - 1
+    n_slots = node_G.shape[0]
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if n_features < 0 or col_ptr[0] != 0:
+        raise ValueError("col_ptr must start at 0")
+    if not (col_ptr[n_features] == sorted_values.shape[0]
+            == sorted_rows.shape[0]):
+        raise ValueError("col_ptr does not match the sorted blocks")
+    if gpair.shape[1] != 2 or row_slot.shape[0] != gpair.shape[0]:
+        raise ValueError("gpair must be (n_rows, 2) and row_slot (n_rows,)")
+    if not (node_H.shape[0] == node_count.shape[0] == n_slots):
+        raise ValueError("node statistics must all have n_slots entries")
+    if (feature_allowed.shape[0] != n_slots
+            or feature_allowed.shape[1] != n_features):
+        raise ValueError("feature_allowed must be (n_slots, n_features)")
+    slots = np.asarray(row_slot)
+    if slots.size and (slots.max() >= n_slots or slots.min() < -1):
+        raise ValueError("row_slot holds a slot outside [-1, n_slots)")

@@ -1,0 +1,86 @@
+# The regularised arithmetic of the model, in one place (DESIGN.md "The model").
+#
+# For a node with gradient sum G and hessian sum H the leaf weight minimising
+#     G w + 1/2 (H + lambda) w^2 + alpha |w|
+# is  w* = -T_alpha(G) / (H + lambda), with T_alpha the soft threshold, then
+# clipped to [-max_delta_step, max_delta_step] when max_delta_step > 0.
+# Twice the objective reduction of that leaf against w = 0 is its "score"
+#     score(G, H) = -(2 G w* + (H + lambda) w*^2 + 2 alpha |w*|)
+# which, without clipping, equals T_alpha(G)^2 / (H + lambda).
+# The loss reduction of a split (paper eq. 7, before gamma) is
+#     1/2 [score(G_L, H_L) + score(G_R, H_R) - score(G, H)].
+# A node whose hessian sum is below min_child_weight gets weight and score 0,
+# as in the reference implementation.
+#
+# Every split finder and the grower call these functions; nothing else
+# re-derives them.
+
+from libc.math cimport fabs, copysign
+
+
+ctypedef struct RegParams:
+    double reg_lambda
+    double reg_alpha
+    double max_delta_step     # 0 means no clipping
+    double min_child_weight
+
+
+cdef inline RegParams make_reg_params(double reg_lambda, double reg_alpha,
+                                      double max_delta_step,
+                                      double min_child_weight) noexcept nogil:
+    cdef RegParams p
+    p.reg_lambda = reg_lambda
+    p.reg_alpha = reg_alpha
+    p.max_delta_step = max_delta_step
+    p.min_child_weight = min_child_weight
+    return p
+
+
+cdef inline double threshold_l1(double g, double alpha) noexcept nogil:
+    """Soft threshold T_alpha(g) = sign(g) max(|g| - alpha, 0)."""
+    if g > alpha:
+        return g - alpha
+    if g < -alpha:
+        return g + alpha
+    return 0.0
+
+
+cdef inline double leaf_weight(double G, double H,
+                               const RegParams* p) noexcept nogil:
+    """Optimal (unshrunk) leaf weight w* for gradient sum G, hessian sum H."""
+    cdef double w
+    if H < p.min_child_weight or H <= 0.0:
+        return 0.0
+    w = -threshold_l1(G, p.reg_alpha) / (H + p.reg_lambda)
+    if p.max_delta_step > 0.0 and fabs(w) > p.max_delta_step:
+        w = copysign(p.max_delta_step, w)
+    return w
+
+
+cdef inline double leaf_score(double G, double H,
+                              const RegParams* p) noexcept nogil:
+    """Twice the objective reduction of the optimal leaf: see the header."""
+    cdef double w, t
+    if H < p.min_child_weight or H <= 0.0:
+        return 0.0
+    if p.max_delta_step == 0.0:
+        t = threshold_l1(G, p.reg_alpha)
+        return t * t / (H + p.reg_lambda)
+    w = leaf_weight(G, H, p)
+    return -(2.0 * G * w + (H + p.reg_lambda) * w * w
+             + 2.0 * p.reg_alpha * fabs(w))
+
+
+cdef inline double split_loss_reduction(double G_left, double H_left,
+                                        double G_right, double H_right,
+                                        double parent_score,
+                                        const RegParams* p) noexcept nogil:
+    """Loss reduction of a split before gamma (paper eq. 7 without -gamma)."""
+    return 0.5 * (leaf_score(G_left, H_left, p)
+                  + leaf_score(G_right, H_right, p) - parent_score)
+
+
+cdef inline bint children_heavy_enough(double H_left, double H_right,
+                                       const RegParams* p) noexcept nogil:
+    """Both children satisfy min_child_weight."""
+    return H_left >= p.min_child_weight and H_right >= p.min_child_weight
