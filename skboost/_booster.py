@@ -144,13 +144,17 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         base_margin = objective.base_score_to_margin(boost_params.base_score,
                                                      n_outputs)
     booster = Booster(objective_name, base_margin, X.shape[1])
-    grower = ExactGrower(X, presort_dense(X), tree_params, n_threads, rng)
+    # Gradient pairs are kept unweighted in float32; the grower applies the
+    # weights inside its float64 sums (see _exact.find_best_splits).
+    unit_weight = np.ones(X.shape[0])
+    grower = ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
+                         weight=None if np.all(weight == 1.0) else weight)
     raw = np.tile(base_margin, (X.shape[0], 1))
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
     weighted = weight > 0
     for _ in range(boost_params.n_estimators):
-        objective.gradient(y, raw, weight, gpair, n_threads)
+        objective.gradient(y, raw, unit_weight, gpair, n_threads)
         for group in range(n_outputs):
             active = weighted & _row_sample(X.shape[0], boost_params.subsample,
                                             rng)

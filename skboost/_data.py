@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 
-def check_X(estimator, X, *, reset, y=None, y_numeric=False):
+def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     """Validate X (and y at fit) the scikit-learn way; apply ``missing``.
 
     Returns float32 C-ordered X in which NaN marks every missing value
@@ -13,14 +13,15 @@ def check_X(estimator, X, *, reset, y=None, y_numeric=False):
     """
     kwargs = dict(dtype=np.float32, order="C", ensure_all_finite="allow-nan",
                   accept_sparse=False, reset=reset)
-    if y is None:
-        X = validate_data(estimator, X, **kwargs)
-    else:
+    fitting = not (isinstance(y, str) and y == "no_validation")
+    if fitting:
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
+    else:
+        X = validate_data(estimator, X, **kwargs)
     missing = estimator.missing
     if not np.isnan(missing):
         X = np.where(X == np.float32(missing), np.float32(np.nan), X)
-    return X if y is None else (X, y)
+    return (X, y) if fitting else X
 
 
 def check_weight(sample_weight, X):

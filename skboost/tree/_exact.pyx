@@ -66,6 +66,8 @@ cdef void scan_feature(
         const double[::1] parent_score,
         const int64_t[::1] node_count,
         const uint8_t[:, ::1] feature_allowed,
+        const double[::1] weight,
+        bint weighted,
         const RegParams* p,
         ScanAccumulator* acc,          # OUT scratch, n_slots entries
         SplitCandidate* best,          # IN/OUT, n_slots entries
@@ -74,7 +76,7 @@ cdef void scan_feature(
     cdef int64_t k, start = col_ptr[feature], end = col_ptr[feature + 1]
     cdef int32_t row, slot
     cdef float v
-    cdef double G_left, H_left, G_right, H_right, gain
+    cdef double G_left, H_left, G_right, H_right, gain, g, h
     cdef bint any_missing = False
 
     for slot in range(n_slots):
@@ -100,8 +102,13 @@ cdef void scan_feature(
                 offer(&best[slot], gain, feature,
                       0.5 * (<double> acc[slot].last_value + <double> v),
                       G_left, H_left, False)
-        acc[slot].G += gpair[row, 0]
-        acc[slot].H += gpair[row, 1]
+        g = gpair[row, 0]
+        h = gpair[row, 1]
+        if weighted:
+            g = g * weight[row]
+            h = h * weight[row]
+        acc[slot].G += g
+        acc[slot].H += h
         acc[slot].count += 1
         acc[slot].last_value = v
 
@@ -156,8 +163,13 @@ cdef void scan_feature(
                 offer(&best[slot], gain, feature,
                       0.5 * (<double> v + <double> acc[slot].last_value),
                       G_left, H_left, True)
-        acc[slot].G += gpair[row, 0]
-        acc[slot].H += gpair[row, 1]
+        g = gpair[row, 0]
+        h = gpair[row, 1]
+        if weighted:
+            g = g * weight[row]
+            h = h * weight[row]
+        acc[slot].G += g
+        acc[slot].H += h
         acc[slot].count += 1
         acc[slot].last_value = v
 
@@ -173,8 +185,14 @@ def find_best_splits(
         const int64_t[::1] node_count,         # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed,  # IN (n_slots, n_features)
         double reg_lambda, double reg_alpha, double max_delta_step,
-        double min_child_weight, int n_threads):
+        double min_child_weight, int n_threads, weight=None):
     """Best split of every open node of a level, over all allowed features.
+
+    ``gpair`` holds unweighted per-row gradients; ``weight`` (float64, one per
+    row, None for unit weights) multiplies them inside the float64 sums. A
+    weight w then adds exactly what w copies of the row add, so fitting with
+    integer weights gives the same sums, hence the same tie-breaks, as
+    fitting on repeated rows.
 
     Returns
     -------
@@ -189,6 +207,8 @@ def find_best_splits(
     _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,
                   node_G, node_H, node_count, feature_allowed, n_threads)
 
+    cdef bint weighted = weight is not None
+    cdef const double[::1] weight_view = _check_weight(weight, n_rows)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     cdef double[::1] parent_score = np.empty(n_slots, dtype=np.float64)
@@ -215,7 +235,8 @@ def find_best_splits(
             tid = threadid()
             scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
                          row_slot, node_G, node_H, parent_score, node_count,
-                         feature_allowed, &p, &acc[tid * n_slots],
+                         feature_allowed, weight_view, weighted, &p,
+                         &acc[tid * n_slots],
                          &best[tid * n_slots])
         # Merge the threads' bests into thread 0's under the total order.
         for t in range(1, n_threads):
@@ -252,6 +273,15 @@ cdef dict _candidates_to_arrays(const SplitCandidate* best, Py_ssize_t n):
         G_left[s] = best[s].G_left
         H_left[s] = best[s].H_left
     return out
+
+
+def _check_weight(weight, n_rows):
+    if weight is None:
+        return np.ones(1, dtype=np.float64)  # never read
+    weight = np.ascontiguousarray(weight, dtype=np.float64)
+    if weight.shape != (n_rows,):
+        raise ValueError("weight must have one entry per row")
+    return weight
 
 
 def _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,

@@ -58,9 +58,12 @@ class ExactGrower:
     n_threads : int
     rng : numpy.random.Generator
         Source of the column samples.
+    weight : ndarray of shape (n_rows,), float64, default=None
+        Sample weights, applied inside the float64 sums (gradient pairs are
+        unweighted); None for unit weights.
     """
 
-    def __init__(self, X, sorted_columns, params, n_threads, rng):
+    def __init__(self, X, sorted_columns, params, n_threads, rng, weight=None):
         if sorted_columns.n_rows != X.shape[0] or (
                 sorted_columns.n_features != X.shape[1]):
             raise ValueError("sorted_columns does not describe X")
@@ -68,17 +71,17 @@ class ExactGrower:
         self.sorted = sorted_columns
         self.params = params
         self.n_threads = n_threads
+        self.weight = weight
         self.sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
                                      params.colsample_bylevel,
                                      params.colsample_bynode, rng)
 
     def grow(self, gpair, active):
-        """Grow one tree on gradient pairs ``gpair`` (n_rows, 2) float32,
-        using the rows where ``active`` is True."""
+        """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
+        float32, using the rows where ``active`` is True."""
         p = self.params
         row_slot = np.where(active, 0, -1).astype(np.int32)
-        G = np.array([gpair[active, 0].sum(dtype=np.float64)])
-        H = np.array([gpair[active, 1].sum(dtype=np.float64)])
+        G, H = self._root_sums(gpair, active)
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G[0], H[0])
         self.sampler.start_tree()
@@ -89,12 +92,20 @@ class ExactGrower:
         return builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
 
+    def _root_sums(self, gpair, active):
+        pairs = gpair[active].astype(np.float64)
+        if self.weight is not None:
+            pairs *= self.weight[active, np.newaxis]
+        G, H = pairs.sum(axis=0)
+        return np.array([G]), np.array([H])
+
     def _grow_level(self, builder, gpair, row_slot, G, H, count):
         p = self.params
         allowed = self.sampler.level_masks(G.shape[0])
         s = self.sorted
         splits = find_best_splits(s.col_ptr, s.values, s.rows, gpair, row_slot,
-                                  G, H, count, allowed, *p.reg, self.n_threads)
+                                  G, H, count, allowed, *p.reg, self.n_threads,
+                                  weight=self.weight)
         parent_score = leaf_scores(G, H, *p.reg)
         gain = splits["gain"]
         do_split = ((splits["feature"] >= 0) & (gain > p.gamma)
