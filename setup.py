@@ -20,6 +20,9 @@ EXTENSIONS = {
     "skboost._objectives": "skboost/_objectives.pyx",
     "skboost.tree._gain": "skboost/tree/_gain.pyx",
     "skboost.tree._exact": "skboost/tree/_exact.pyx",
+    "skboost.tree._binning": "skboost/tree/_binning.pyx",
+    "skboost.tree._histogram": "skboost/tree/_histogram.pyx",
+    "skboost.tree._hist_split": "skboost/tree/_hist_split.pyx",
     "skboost.tree._partition": "skboost/tree/_partition.pyx",
     "skboost.tree._predictor": "skboost/tree/_predictor.pyx",
 }

@@ -25,15 +25,21 @@ class ColumnSampler:
         self.bynode = bynode
         self.rng = rng
         self._tree_features = np.arange(n_features)
+        self._level_features = {}
 
     def start_tree(self):
         self._tree_features = _sample(np.arange(self.n_features), self.bytree,
                                       self.rng)
+        self._level_features = {}
 
-    def level_masks(self, n_nodes):
-        """Boolean mask of shape (n_nodes, n_features): the features each
-        node of the next level may split on."""
-        level = _sample(self._tree_features, self.bylevel, self.rng)
+    def masks(self, depth, n_nodes):
+        """Mask of shape (n_nodes, n_features), uint8: the features each of
+        ``n_nodes`` nodes at ``depth`` may split on. A depth's level sample
+        is drawn once per tree, when first asked for."""
+        if depth not in self._level_features:
+            self._level_features[depth] = _sample(self._tree_features,
+                                                  self.bylevel, self.rng)
+        level = self._level_features[depth]
         mask = np.zeros((n_nodes, self.n_features), dtype=np.uint8)
         if self.bynode >= 1.0:
             mask[:, level] = 1

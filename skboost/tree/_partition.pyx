@@ -6,7 +6,10 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
-from ._common cimport NO_FEATURE, NO_SLOT, int32_t, uint8_t
+from libc.stdint cimport uint16_t
+
+from ._binning cimport BinnedData
+from ._common cimport NO_FEATURE, NO_SLOT, int32_t, int64_t, uint8_t
 
 
 def apply_level_splits(
@@ -65,3 +68,147 @@ def _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
     for child in (np.asarray(left_slot)[split], np.asarray(right_slot)[split]):
         if child.size and (child.min() < 0 or child.max() >= n_next_slots):
             raise ValueError("child slot outside [0, n_next_slots)")
+
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+# Rows per parallel task when partitioning one node's slice.
+ROWS_PER_TASK = 16384
+
+
+cdef class RowPartition:
+    """Rows grouped by node: each node's rows are a contiguous slice of
+    ``row_index``, in increasing row order (partitioning is stable).
+
+    Parameters
+    ----------
+    rows : array-like of int
+        The rows taking part in the tree (in increasing order).
+    n_rows : int
+        Number of rows of the data the indices refer to.
+    """
+
+    def __init__(self, rows, Py_ssize_t n_rows):
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0
+                                             or rows.max() >= n_rows)):
+            raise ValueError("rows must be indices in [0, n_rows)")
+        self.row_index = rows
+        self.n_rows = n_rows
+
+    def split_nodes(self, BinnedData data, begin, end, feature, split_bin,
+                    default_left, int n_threads):
+        """Stable partition of each node's slice ``[begin[k], end[k])``: rows
+        whose code is ``<= split_bin[k]`` (or missing with ``default_left``)
+        first. Returns the number of rows going left in each node."""
+        if data.n_rows != self.n_rows:
+            raise ValueError("data and partition have different row counts")
+        begin = np.ascontiguousarray(begin, dtype=np.int64)
+        end = np.ascontiguousarray(end, dtype=np.int64)
+        feature = np.ascontiguousarray(feature, dtype=np.int32)
+        split_bin = np.ascontiguousarray(split_bin, dtype=np.int32)
+        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
+        n_nodes = begin.shape[0]
+        if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
+                == default_left.shape[0] == n_nodes):
+            raise ValueError("one begin, end, feature, bin, default per node")
+        if n_nodes and (begin.min() < 0 or end.max() > self.row_index.shape[0]
+                        or np.any(end < begin)):
+            raise ValueError("node slices outside the partition")
+        if n_nodes and (feature.min() < 0 or feature.max() >= data.n_features):
+            raise ValueError("split feature outside [0, n_features)")
+        tasks = _make_tasks(begin, end)
+        if data.codes.dtype == np.uint8:
+            return _split_nodes[uint8_t](data.codes, self.row_index,
+                                         data.missing_code, tasks, begin, end,
+                                         feature, split_bin, default_left,
+                                         n_threads)
+        return _split_nodes[uint16_t](data.codes, self.row_index,
+                                      data.missing_code, tasks, begin, end,
+                                      feature, split_bin, default_left,
+                                      n_threads)
+
+
+def _make_tasks(begin, end):
+    """(node, task begin, task end) of slices of at most ROWS_PER_TASK rows."""
+    sizes = end - begin
+    per_node = np.maximum(1, -(-sizes // ROWS_PER_TASK))
+    node = np.repeat(np.arange(begin.shape[0], dtype=np.int64), per_node)
+    first = np.repeat(begin, per_node)
+    rank = np.arange(node.shape[0]) - np.repeat(np.cumsum(per_node) - per_node,
+                                                per_node)
+    task_begin = first + rank * ROWS_PER_TASK
+    task_end = np.minimum(task_begin + ROWS_PER_TASK, np.repeat(end, per_node))
+    return node, task_begin.astype(np.int64), task_end.astype(np.int64)
+
+
+cdef object _split_nodes(const code_t[:, ::1] codes,
+                         int32_t[::1] row_index,            # IN/OUT
+                         const int32_t[::1] missing_code,
+                         tuple tasks,
+                         const int64_t[::1] begin,
+                         const int64_t[::1] end,
+                         const int32_t[::1] feature,
+                         const int32_t[::1] split_bin,
+                         const uint8_t[::1] default_left,
+                         int n_threads):
+    cdef const int64_t[::1] task_node = tasks[0]
+    cdef const int64_t[::1] task_begin = tasks[1]
+    cdef const int64_t[::1] task_end = tasks[2]
+    cdef Py_ssize_t n_tasks = task_node.shape[0], t
+    cdef int64_t[::1] task_left = np.zeros(n_tasks, dtype=np.int64)
+    goes_left_arr = np.empty(row_index.shape[0], dtype=np.uint8)
+    cdef uint8_t[::1] goes_left = goes_left_arr
+    cdef int64_t i, k, count, node
+    cdef int32_t code, f
+    # Pass 1: where each row goes, and how many go left per task.
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        node = task_node[t]
+        f = feature[node]
+        count = 0
+        for i in range(task_begin[t], task_end[t]):
+            code = codes[row_index[i], f]
+            if code == missing_code[f]:
+                goes_left[i] = default_left[node]
+            else:
+                goes_left[i] = code <= split_bin[node]
+            count = count + goes_left[i]
+        task_left[t] = count
+    # Destinations: a node's left rows first, in task order, then its right
+    # rows in task order, so the partition is stable.
+    left_arr = np.asarray(task_left)
+    right_arr = (np.asarray(task_end) - np.asarray(task_begin)) - left_arr
+    node_arr = np.asarray(task_node)
+    n_left = np.bincount(node_arr, weights=left_arr,
+                         minlength=begin.shape[0]).astype(np.int64)
+    first_task = np.searchsorted(node_arr, np.arange(begin.shape[0]))
+    left_before = np.cumsum(left_arr) - left_arr
+    right_before = np.cumsum(right_arr) - right_arr
+    left_before -= left_before[first_task][node_arr]
+    right_before -= right_before[first_task][node_arr]
+    cdef int64_t[::1] left_dest = np.asarray(begin)[node_arr] + left_before
+    cdef int64_t[::1] right_dest = (np.asarray(begin)[node_arr]
+                                    + n_left[node_arr] + right_before)
+    scratch_arr = np.empty_like(np.asarray(row_index))
+    cdef int32_t[::1] scratch = scratch_arr
+    cdef int64_t l, r
+    # Pass 2: scatter into scratch; pass 3: copy the slices back.
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        l = left_dest[t]
+        r = right_dest[t]
+        for i in range(task_begin[t], task_end[t]):
+            if goes_left[i]:
+                scratch[l] = row_index[i]
+                l = l + 1
+            else:
+                scratch[r] = row_index[i]
+                r = r + 1
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        for i in range(task_begin[t], task_end[t]):
+            row_index[i] = scratch[i]
+    return n_left

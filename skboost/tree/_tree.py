@@ -63,70 +63,74 @@ class Tree:
 
 
 class TreeBuilder:
-    """Collects the nodes of a tree level by level (breadth first), so that
-    children are always numbered after their parents."""
+    """Collects the nodes of a tree as they are split.
 
-    def __init__(self, G_root, H_root):
-        self._levels = []  # per level: dict of arrays for its nodes
-        self._pending = {
-            "G": np.array([G_root], dtype=np.float64),
-            "H": np.array([H_root], dtype=np.float64),
-        }
-        self._n_nodes = 1
+    Children are numbered after every node that exists when their parent is
+    split, so a child's index is always larger than its parent's. Splitting a
+    whole level at once numbers the tree breadth first.
+    """
+
+    _FIELDS = {"left_child": np.int32, "right_child": np.int32,
+               "feature": np.int32, "threshold": np.float64,
+               "default_left": np.uint8, "gain": np.float64,
+               "G": np.float64, "H": np.float64}
+
+    def __init__(self, G_root, H_root, capacity=64):
+        self._a = {name: np.zeros(capacity, dtype=dtype)
+                   for name, dtype in self._FIELDS.items()}
+        self._n = 0
+        self._add(np.array([G_root]), np.array([H_root]))
 
     @property
     def n_nodes(self):
-        return self._n_nodes
+        return self._n
 
-    def close_level(self, split_mask, feature, threshold, default_left, gain,
-                    G_left, H_left):
-        """Decide the pending level: nodes in ``split_mask`` become internal
-        with the given splits, the others become leaves. Returns the
-        statistics ``(G, H)`` of the new level's nodes, ordered as
-        (left, right) pairs of the split nodes in order."""
-        G, H = self._pending["G"], self._pending["H"]
-        n = G.shape[0]
-        n_split = int(np.count_nonzero(split_mask))
-        left = np.full(n, NO_CHILD, dtype=np.int32)
-        first_child = self._n_nodes  # after every node numbered so far
-        left[split_mask] = first_child + 2 * np.arange(n_split, dtype=np.int32)
-        right = np.where(split_mask, left + 1, NO_CHILD).astype(np.int32)
-        self._levels.append({
-            "left_child": left,
-            "right_child": right,
-            "feature": np.where(split_mask, feature, -1).astype(np.int32),
-            "threshold": np.where(split_mask, threshold, 0.0),
-            "default_left": np.where(split_mask, default_left, 0).astype(np.uint8),
-            "gain": np.where(split_mask, gain, 0.0),
-            "G": G,
-            "H": H,
-        })
-        G_l, H_l = G_left[split_mask], H_left[split_mask]
-        G_children = np.column_stack([G_l, G[split_mask] - G_l]).ravel()
-        H_children = np.column_stack([H_l, H[split_mask] - H_l]).ravel()
-        self._pending = {"G": G_children, "H": H_children}
-        self._n_nodes += 2 * n_split
-        return G_children, H_children
+    def node_sums(self, nodes):
+        """(G, H) of the given nodes."""
+        return self._a["G"][nodes], self._a["H"][nodes]
+
+    def _add(self, G, H):
+        n_new = G.shape[0]
+        if self._n + n_new > self._a["G"].shape[0]:
+            capacity = max(2 * self._a["G"].shape[0], self._n + n_new)
+            for name, array in self._a.items():
+                self._a[name] = np.resize(array, capacity)
+        ids = np.arange(self._n, self._n + n_new)
+        for name in ("left_child", "right_child", "feature"):
+            self._a[name][ids] = NO_CHILD
+        for name in ("threshold", "default_left", "gain"):
+            self._a[name][ids] = 0
+        self._a["G"][ids] = G
+        self._a["H"][ids] = H
+        self._n += n_new
+        return ids
+
+    def split(self, nodes, feature, threshold, default_left, gain, G_left,
+              H_left):
+        """Split ``nodes`` (their children get consecutive ids in order);
+        returns the ids of the left and the right children."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        G, H = self.node_sums(nodes)
+        G_left = np.asarray(G_left, dtype=np.float64)
+        H_left = np.asarray(H_left, dtype=np.float64)
+        children = self._add(np.column_stack([G_left, G - G_left]).ravel(),
+                             np.column_stack([H_left, H - H_left]).ravel())
+        left, right = children[0::2], children[1::2]
+        a = self._a
+        a["left_child"][nodes] = left
+        a["right_child"][nodes] = right
+        a["feature"][nodes] = feature
+        a["threshold"][nodes] = threshold
+        a["default_left"][nodes] = default_left
+        a["gain"][nodes] = gain
+        return left, right
 
     def finish(self, weights_of, learning_rate):
-        """Close the last level as leaves and return the :class:`Tree`.
-
-        ``weights_of(G, H)`` gives the optimal weight of each node.
-        """
-        n = self._pending["G"].shape[0]
-        if n:
-            self.close_level(np.zeros(n, dtype=bool), np.zeros(n), np.zeros(n),
-                             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
-        cat = {key: np.concatenate([lvl[key] for lvl in self._levels])
-               for key in self._levels[0]}
-        value = learning_rate * weights_of(cat["G"], cat["H"])
+        """The :class:`Tree`; ``weights_of(G, H)`` gives node weights."""
+        a = {name: array[: self._n].copy() for name, array in self._a.items()}
         return Tree(
-            left_child=cat["left_child"],
-            right_child=cat["right_child"],
-            feature=cat["feature"],
-            threshold=cat["threshold"],
-            default_left=cat["default_left"],
-            value=value,
-            gain=cat["gain"],
-            cover=cat["H"],
-        )
+            left_child=a["left_child"], right_child=a["right_child"],
+            feature=a["feature"], threshold=a["threshold"],
+            default_left=a["default_left"],
+            value=learning_rate * weights_of(a["G"], a["H"]),
+            gain=a["gain"], cover=a["H"])

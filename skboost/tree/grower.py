@@ -8,6 +8,7 @@ split, and the partitioner moves rows to their children's slots. The
 grower has no per-row loop.
 """
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,9 @@ import numpy as np
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
-from ._partition import apply_level_splits
+from ._hist_split import find_best_splits_hist
+from ._histogram import build_histograms, quantize_gradients
+from ._partition import RowPartition, apply_level_splits
 from ._tree import TreeBuilder
 
 # A split whose loss reduction is this small relative to its parent's score
@@ -28,6 +31,8 @@ class TreeParams:
     """Parameters of one tree's growth (see the estimators' docstrings)."""
 
     max_depth: int = 6  # 0: no limit
+    max_leaves: int = 0  # 0: no limit (lossguide)
+    grow_policy: str = "depthwise"
     learning_rate: float = 0.3
     gamma: float = 0.0
     min_child_weight: float = 1.0
@@ -43,6 +48,14 @@ class TreeParams:
         """Positional arguments of the _gain kernels."""
         return (self.reg_lambda, self.reg_alpha, self.max_delta_step,
                 self.min_child_weight)
+
+
+def worth_splitting(splits, parent_score, gamma):
+    """Nodes whose best split exists and reduces the loss by more than gamma
+    (and by more than rounding noise)."""
+    gain = splits["gain"]
+    return ((splits["feature"] >= 0) & (gain > gamma)
+            & (gain > SPLIT_NOISE_RTOL * parent_score))
 
 
 class ExactGrower:
@@ -85,9 +98,11 @@ class ExactGrower:
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G[0], H[0])
         self.sampler.start_tree()
+        level_nodes = np.zeros(1, dtype=np.int64)
         depth = 0
-        while G.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
-            G, H, count = self._grow_level(builder, gpair, row_slot, G, H, count)
+        while level_nodes.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
+            level_nodes, count = self._grow_level(builder, gpair, row_slot,
+                                                  level_nodes, count, depth)
             depth += 1
         return builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
@@ -99,20 +114,20 @@ class ExactGrower:
         G, H = pairs.sum(axis=0)
         return np.array([G]), np.array([H])
 
-    def _grow_level(self, builder, gpair, row_slot, G, H, count):
+    def _grow_level(self, builder, gpair, row_slot, nodes, count, depth):
         p = self.params
-        allowed = self.sampler.level_masks(G.shape[0])
+        G, H = builder.node_sums(nodes)
+        allowed = self.sampler.masks(depth, nodes.shape[0])
         s = self.sorted
         splits = find_best_splits(s.col_ptr, s.values, s.rows, gpair, row_slot,
                                   G, H, count, allowed, *p.reg, self.n_threads,
                                   weight=self.weight)
         parent_score = leaf_scores(G, H, *p.reg)
-        gain = splits["gain"]
-        do_split = ((splits["feature"] >= 0) & (gain > p.gamma)
-                    & (gain > SPLIT_NOISE_RTOL * parent_score))
-        G_next, H_next = builder.close_level(
-            do_split, splits["feature"], splits["threshold"],
-            splits["default_left"], gain, splits["G_left"], splits["H_left"])
+        do_split = worth_splitting(splits, parent_score, p.gamma)
+        s = {name: values[do_split] for name, values in splits.items()}
+        left, right = builder.split(nodes[do_split], s["feature"], s["threshold"],
+                                    s["default_left"], s["gain"], s["G_left"],
+                                    s["H_left"])
         n_split = int(np.count_nonzero(do_split))
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
@@ -121,4 +136,160 @@ class ExactGrower:
             self.X, row_slot, feature, splits["threshold"],
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
             self.n_threads)
-        return G_next, H_next, count_next
+        return np.column_stack([left, right]).ravel(), count_next
+
+
+@dataclass
+class _OpenNode:
+    """A leaf that may still be split: its rows, histogram and best split."""
+
+    node: int
+    depth: int
+    begin: int
+    end: int
+    hist: np.ndarray  # (n_bins, 2) int64
+    sums: np.ndarray  # (2,) int64 exact totals
+    split: dict = None  # best split (scalars), None if not evaluated
+
+
+class HistGrower:
+    """Growth over gradient histograms (``tree_method="hist"``).
+
+    Rows are kept partitioned so that each node's rows are a contiguous slice
+    (``RowPartition``). Expanding a batch of nodes partitions their rows,
+    builds the histograms of the smaller children, derives the larger
+    children's by subtraction from the parents', and finds the children's
+    best splits. ``grow_policy="depthwise"`` expands a whole level per batch;
+    ``"lossguide"`` expands the open leaf of highest gain, one at a time,
+    until ``max_leaves``.
+
+    Parameters
+    ----------
+    binned : BinnedData
+    thresholds : ndarray of shape (n_bins,)
+        Tree threshold of each "split after bin" (``BinMapper.split_thresholds_``).
+    params : TreeParams
+    n_threads : int
+    rng : numpy.random.Generator
+    weight : ndarray of shape (n_rows,) or None
+    """
+
+    def __init__(self, binned, thresholds, params, n_threads, rng, weight=None):
+        self.binned = binned
+        self.thresholds = thresholds
+        self.params = params
+        self.n_threads = n_threads
+        self.weight = weight
+        self.sampler = ColumnSampler(binned.n_features, params.colsample_bytree,
+                                     params.colsample_bylevel,
+                                     params.colsample_bynode, rng)
+
+    def grow(self, gpair, active):
+        """Grow one tree; returns the tree and the (node, begin, end) slices of
+        ``row_index`` holding each leaf's rows, for updating predictions."""
+        p = self.params
+        self.sampler.start_tree()
+        self.quantized, self.scales = quantize_gradients(
+            gpair, self.weight, active.view(np.uint8), self.n_threads)
+        self.partition = RowPartition(np.flatnonzero(active), self.binned.n_rows)
+        n_active = self.partition.row_index.shape[0]
+        hist = np.empty((1, self.binned.n_bins, 2), dtype=np.int64)
+        build_histograms(self.binned, self.partition, self.quantized, [0],
+                         [n_active], hist, self.n_threads)
+        first = self.binned.bin_ptr
+        sums = hist[0, first[0]:first[1]].sum(axis=0)
+        G, H = sums / self.scales
+        builder = TreeBuilder(G, H)
+        root = _OpenNode(0, 0, 0, n_active, hist[0], sums)
+        self._evaluate([root])
+        if p.grow_policy == "lossguide":
+            leaves = self._grow_lossguide(builder, root)
+        else:
+            leaves = self._grow_depthwise(builder, root)
+        tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
+                              p.learning_rate)
+        return tree, sorted((n.node, n.begin, n.end) for n in leaves)
+
+    def _can_expand(self, open_node):
+        return open_node.split is not None and open_node.split["worth"]
+
+    def _grow_depthwise(self, builder, root):
+        level, leaves = [root], []
+        while level:
+            to_split = [n for n in level if self._can_expand(n)]
+            leaves += [n for n in level if not self._can_expand(n)]
+            level = self._expand(builder, to_split)
+        return leaves
+
+    def _grow_lossguide(self, builder, root):
+        max_leaves = self.params.max_leaves or np.inf
+        # max-heap on gain; ties to the older (lower id) node
+        heap, leaves, n_leaves = [], [], 1
+        candidates = [root]
+        while True:
+            for n in candidates:
+                if self._can_expand(n):
+                    heapq.heappush(heap, (-n.split["gain"], n.node, n))
+                else:
+                    leaves.append(n)
+            if not heap or n_leaves >= max_leaves:
+                break
+            _, _, best = heapq.heappop(heap)
+            candidates = self._expand(builder, [best])
+            n_leaves += 1
+        return leaves + [entry[2] for entry in heap]
+
+    def _expand(self, builder, nodes):
+        """Split ``nodes``; return their children with histograms and best
+        splits evaluated."""
+        if not nodes:
+            return []
+        p = self.params
+        s = {key: np.array([n.split[key] for n in nodes])
+             for key in nodes[0].split}
+        left_ids, right_ids = builder.split(
+            [n.node for n in nodes], s["feature"], s["threshold"],
+            s["default_left"], s["gain"], s["G_left"], s["H_left"])
+        begin = np.array([n.begin for n in nodes], dtype=np.int64)
+        end = np.array([n.end for n in nodes], dtype=np.int64)
+        n_left = self.partition.split_nodes(
+            self.binned, begin, end, s["feature"], s["split_bin"],
+            s["default_left"], self.n_threads)
+        left_smaller = n_left <= (end - begin - n_left)
+        small_begin = np.where(left_smaller, begin, begin + n_left)
+        small_end = np.where(left_smaller, begin + n_left, end)
+        small = np.empty((len(nodes), self.binned.n_bins, 2), dtype=np.int64)
+        build_histograms(self.binned, self.partition, self.quantized,
+                         small_begin, small_end, small, self.n_threads)
+        children = []
+        for k, n in enumerate(nodes):
+            large = n.hist - small[k]
+            left_sums = np.array([s["Gq_left"][k], s["Hq_left"][k]])
+            left_hist, right_hist = ((small[k], large) if left_smaller[k]
+                                     else (large, small[k]))
+            mid = n.begin + int(n_left[k])
+            children.append(_OpenNode(int(left_ids[k]), n.depth + 1, n.begin,
+                                      mid, left_hist, left_sums))
+            children.append(_OpenNode(int(right_ids[k]), n.depth + 1, mid,
+                                      n.end, right_hist, n.sums - left_sums))
+        self._evaluate(children)
+        return children
+
+    def _evaluate(self, nodes):
+        """Best split of each node below the depth limit (others stay leaves)."""
+        p = self.params
+        nodes = [n for n in nodes if p.max_depth == 0 or n.depth < p.max_depth]
+        if not nodes:
+            return
+        depth_masks = [self.sampler.masks(n.depth, 1)[0] for n in nodes]
+        splits = find_best_splits_hist(
+            np.stack([n.hist for n in nodes]),
+            np.stack([n.sums for n in nodes]),
+            self.binned.bin_ptr, self.thresholds, np.stack(depth_masks),
+            self.scales[0], self.scales[1], *p.reg, self.n_threads)
+        sums = np.stack([n.sums for n in nodes]) / self.scales
+        parent_score = leaf_scores(sums[:, 0].copy(), sums[:, 1].copy(), *p.reg)
+        worth = worth_splitting(splits, parent_score, p.gamma)
+        for k, n in enumerate(nodes):
+            n.split = {key: values[k] for key, values in splits.items()}
+            n.split["worth"] = bool(worth[k])

@@ -1,0 +1,103 @@
+"""Values to bin codes, in parallel over rows.
+
+Feature ``f`` has ``n_value_bins[f]`` value bins and one missing bin whose
+code is ``n_value_bins[f]`` (the last code of the feature). Its interior cut
+points are ``cuts[cut_ptr[f]:cut_ptr[f+1]]`` (``n_value_bins[f] - 1`` of
+them, sorted); a value ``x`` gets the number of cuts ``<= x``, so that
+``code(x) <= b`` exactly when ``x < cuts[b]``: the split "bins 0..b go left"
+is the tree split ``x < cuts[b]``.
+"""
+
+import numpy as np
+
+from cython.parallel cimport prange
+from libc.math cimport isnan
+
+from ._common cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport uint16_t
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+
+cdef inline int32_t upper_bound(const double* cuts, int32_t n,
+                                double x) noexcept nogil:
+    """Number of cuts <= x (binary search)."""
+    cdef int32_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cuts[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef class BinnedData:
+    """Bin codes of a matrix with the histogram layout they index into.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features), uint8 or uint16, C order
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        Feature f owns histogram bins ``bin_ptr[f] .. bin_ptr[f+1]-1``, the
+        last of which is its missing bin.
+    """
+
+    def __init__(self, codes, bin_ptr):
+        codes = np.asarray(codes)
+        bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+        if codes.ndim != 2 or codes.dtype not in (np.uint8, np.uint16):
+            raise ValueError("codes must be a 2-d uint8 or uint16 array")
+        if not codes.flags.c_contiguous:
+            codes = np.ascontiguousarray(codes)
+        if bin_ptr.shape != (codes.shape[1] + 1,) or bin_ptr[0] != 0:
+            raise ValueError("bin_ptr must have n_features + 1 entries from 0")
+        widths = np.diff(bin_ptr)
+        if np.any(widths < 1):
+            raise ValueError("every feature needs at least its missing bin")
+        if codes.shape[0] and codes.shape[1] and np.any(
+                codes.max(axis=0) >= widths):
+            raise ValueError("a bin code is beyond its feature's bins")
+        self.codes = codes
+        self.bin_ptr = bin_ptr
+        self.missing_code = (widths - 1).astype(np.int32)
+        self.n_rows = codes.shape[0]
+        self.n_features = codes.shape[1]
+        self.n_bins = int(bin_ptr[-1])
+
+
+def map_to_bins(const float[:, ::1] X,          # IN (n_rows, n_features)
+                const double[::1] cuts,         # IN all features' cuts
+                const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
+                code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+                int n_threads):
+    """Bin code of every value of X; NaN gets its feature's missing code."""
+    cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
+    if codes.shape[0] != n_rows or codes.shape[1] != n_features:
+        raise ValueError("codes must have the shape of X")
+    if cut_ptr.shape[0] != n_features + 1 or cut_ptr[0] != 0 or (
+            cut_ptr[n_features] != cuts.shape[0]):
+        raise ValueError("cut_ptr does not describe cuts")
+    ptr = np.asarray(cut_ptr)
+    if np.any(np.diff(ptr) < 0):
+        raise ValueError("cut_ptr must be non-decreasing")
+    max_code = np.iinfo(np.asarray(codes).dtype).max
+    if n_features and np.max(np.diff(ptr)) + 1 > max_code:
+        raise ValueError("too many bins for the code dtype")
+    cdef Py_ssize_t r, f
+    cdef int32_t n_cuts
+    cdef float x
+    for r in prange(n_rows, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        for f in range(n_features):
+            x = X[r, f]
+            n_cuts = <int32_t> (cut_ptr[f + 1] - cut_ptr[f])
+            if isnan(x):
+                codes[r, f] = <code_t> (n_cuts + 1)   # the missing bin
+            elif n_cuts == 0:
+                codes[r, f] = 0
+            else:
+                codes[r, f] = <code_t> upper_bound(&cuts[cut_ptr[f]], n_cuts,
+                                                   <double> x)

@@ -1,0 +1,184 @@
+"""Gradient histograms in exact fixed-point arithmetic.
+
+Gradients and hessians are quantised once per tree to 64-bit integers with a
+power-of-two scale (``quantize_gradients``), so every histogram bin is an
+exact integer sum:
+
+- the sum does not depend on the order of the rows, hence not on how rows
+  are split between threads: results are bit-identical for any n_jobs;
+- the larger child's histogram is the parent's minus the smaller child's,
+  exactly;
+- a float32 gradient times a power of two is an integer whenever it is not
+  tiny, so a row of integer weight w adds exactly what w copies of it add.
+
+The scale is chosen so that the sum of the absolute quantised values of all
+rows stays below 2**62: no bin, node total or partial sum can overflow.
+
+Histogram layout: ``hist[node, bin, 0]`` gradient and ``hist[node, bin, 1]``
+hessian, with feature f owning bins ``bin_ptr[f] .. bin_ptr[f+1]-1`` (see
+``binning.py``).
+"""
+
+import numpy as np
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport ldexp, llround, frexp, fabs
+from libc.string cimport memset
+from libc.stdint cimport uint16_t
+
+from ._binning cimport BinnedData
+from ._common cimport int32_t, int64_t, uint8_t
+from ._partition cimport RowPartition
+from ._partition import _make_tasks
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+# Headroom: sums of |quantised values| stay below 2**SUM_BITS.
+SUM_BITS = 62
+
+
+def quantization_scale(double abs_sum, Py_ssize_t n_terms):
+    """Largest power of two s with ``abs_sum * s + n_terms < 2**62``: each
+    term rounds by at most 1/2, so the total of the rounded |terms| stays
+    below 2**62."""
+    cdef int exponent
+    if abs_sum <= 0.0:
+        return 1.0
+    frexp(abs_sum, &exponent)          # abs_sum < 2**exponent
+    return ldexp(1.0, SUM_BITS - 1 - exponent)
+
+
+def quantize_gradients(const float[:, ::1] gpair,     # IN (n_rows, 2)
+                       weight,                        # None or float64 (n_rows,)
+                       const uint8_t[::1] active,     # IN (n_rows,)
+                       int n_threads):
+    """Weighted gradient pairs of the active rows as int64 fixed point.
+
+    Returns
+    -------
+    quantized : ndarray of shape (n_rows, 2), int64
+        ``round(g * w * scale_g)`` and ``round(h * w * scale_h)``; 0 for
+        inactive rows.
+    scales : ndarray of shape (2,)
+        ``scale_g`` and ``scale_h``, powers of two.
+    """
+    cdef Py_ssize_t n = gpair.shape[0], i
+    if active.shape[0] != n:
+        raise ValueError("active must have one entry per row")
+    w = (np.ones(n) if weight is None
+         else np.ascontiguousarray(weight, dtype=np.float64))
+    if w.shape[0] != n:
+        raise ValueError("weight must have one entry per row")
+    cdef const double[::1] wv = w
+    pairs = np.asarray(gpair)
+    mask = np.asarray(active).astype(bool)
+    abs_g = float(np.abs(pairs[mask, 0] * w[mask]).sum())
+    abs_h = float(np.abs(pairs[mask, 1] * w[mask]).sum())
+    cdef double scale_g = quantization_scale(abs_g, n)
+    cdef double scale_h = quantization_scale(abs_h, n)
+    out = np.zeros((n, 2), dtype=np.int64)
+    cdef int64_t[:, ::1] q = out
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        if active[i]:
+            q[i, 0] = llround(<double> gpair[i, 0] * wv[i] * scale_g)
+            q[i, 1] = llround(<double> gpair[i, 1] * wv[i] * scale_h)
+    return out, np.array([scale_g, scale_h])
+
+
+cdef inline void accumulate_rows(const code_t[:, ::1] codes,
+                                 const int64_t[:, ::1] quantized,
+                                 const int32_t[::1] row_index,
+                                 int64_t begin, int64_t end,
+                                 const int64_t[::1] bin_ptr,
+                                 int64_t* hist) noexcept nogil:
+    """hist[bin] += (g, h) for the rows row_index[begin:end], all features."""
+    cdef Py_ssize_t n_features = codes.shape[1], f
+    cdef int64_t i, b, g, h
+    cdef int32_t row
+    for i in range(begin, end):
+        row = row_index[i]
+        g = quantized[row, 0]
+        h = quantized[row, 1]
+        for f in range(n_features):
+            b = 2 * (bin_ptr[f] + codes[row, f])
+            hist[b] += g
+            hist[b + 1] += h
+
+
+def build_histograms(BinnedData data,
+                     RowPartition partition,
+                     quantized,                  # IN (n_rows, 2) int64
+                     node_begin,                 # IN (n_nodes,) int64
+                     node_end,                   # IN (n_nodes,) int64
+                     hist,                       # OUT (n_nodes, n_bins, 2) int64
+                     int n_threads):
+    """Histograms of a batch of nodes, node k owning the rows
+    ``partition.row_index[node_begin[k]:node_end[k]]``.
+
+    Tasks of at most ROWS_PER_TASK rows of one node run in parallel; each
+    thread accumulates into its own copy of the node's histogram, zeroed on
+    first use, and the copies are added up (exactly, in integers).
+    """
+    if partition.n_rows != data.n_rows:
+        raise ValueError("data and partition have different row counts")
+    if quantized.shape != (data.n_rows, 2) or quantized.dtype != np.int64:
+        raise ValueError("quantized must be int64 of shape (n_rows, 2)")
+    node_begin = np.ascontiguousarray(node_begin, dtype=np.int64)
+    node_end = np.ascontiguousarray(node_end, dtype=np.int64)
+    n_nodes = node_begin.shape[0]
+    if hist.shape != (n_nodes, data.n_bins, 2) or hist.dtype != np.int64:
+        raise ValueError("hist must be int64 of shape (n_nodes, n_bins, 2)")
+    if node_end.shape[0] != n_nodes or (n_nodes and (
+            node_begin.min() < 0 or np.any(node_end < node_begin)
+            or node_end.max() > partition.row_index.shape[0])):
+        raise ValueError("node ranges outside the partition")
+    tasks = _make_tasks(node_begin, node_end)
+    if data.codes.dtype == np.uint8:
+        _build[uint8_t](data.codes, quantized, partition.row_index, tasks,
+                        node_end, data.bin_ptr, hist, n_threads)
+    else:
+        _build[uint16_t](data.codes, quantized, partition.row_index, tasks,
+                         node_end, data.bin_ptr, hist, n_threads)
+
+
+cdef void _build(const code_t[:, ::1] codes,
+                 const int64_t[:, ::1] quantized,
+                 const int32_t[::1] row_index,
+                 tuple tasks,
+                 const int64_t[::1] node_end,
+                 const int64_t[::1] bin_ptr,
+                 int64_t[:, :, ::1] hist,
+                 int n_threads):
+    cdef const int64_t[::1] task_node = tasks[0]
+    cdef const int64_t[::1] task_begin = tasks[1]
+    cdef const int64_t[::1] task_end = tasks[2]
+    cdef Py_ssize_t n_tasks = task_node.shape[0]
+    cdef Py_ssize_t n_nodes = hist.shape[0], n_bins = hist.shape[1]
+    # per-thread partial histograms: scratch[thread, node, bin, 2]
+    scratch_arr = np.empty((n_threads, n_nodes, n_bins, 2), dtype=np.int64)
+    touched_arr = np.zeros((n_threads, n_nodes), dtype=np.uint8)
+    cdef int64_t[:, :, :, ::1] scratch = scratch_arr
+    cdef uint8_t[:, ::1] touched = touched_arr
+    cdef Py_ssize_t t, k, j
+    cdef int tid
+    cdef int64_t node
+    for t in prange(n_tasks, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        node = task_node[t]
+        if not touched[tid, node]:
+            memset(&scratch[tid, node, 0, 0], 0, n_bins * 2 * sizeof(int64_t))
+            touched[tid, node] = 1
+        accumulate_rows(codes, quantized, row_index, task_begin[t],
+                        task_end[t], bin_ptr, &scratch[tid, node, 0, 0])
+    # Reduce the partial histograms, in parallel over nodes.
+    for k in prange(n_nodes, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        memset(&hist[k, 0, 0], 0, n_bins * 2 * sizeof(int64_t))
+        for tid in range(n_threads):
+            if touched[tid, k]:
+                for j in range(n_bins):
+                    hist[k, j, 0] += scratch[tid, k, j, 0]
+                    hist[k, j, 1] += scratch[tid, k, j, 1]
