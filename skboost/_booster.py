@@ -11,9 +11,11 @@ import numpy as np
 
 from .objectives import get_objective
 from .tree._predictor import predict_leaves, predict_raw
+from .tree._binning import BinnedData
 from .tree._presort import presort_dense
 from .tree._tree import NODE_FIELDS
-from .tree.grower import ExactGrower, TreeParams
+from .tree.binning import BinMapper
+from .tree.grower import ExactGrower, HistGrower, TreeParams
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,8 @@ class BoostParams:
 
     n_estimators: int = 100
     subsample: float = 1.0
-    tree_method: str = "exact"
+    tree_method: str = "hist"
+    max_bin: int = 256
     base_score: float | None = None
 
 
@@ -144,11 +147,11 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         base_margin = objective.base_score_to_margin(boost_params.base_score,
                                                      n_outputs)
     booster = Booster(objective_name, base_margin, X.shape[1])
-    # Gradient pairs are kept unweighted in float32; the grower applies the
-    # weights inside its float64 sums (see _exact.find_best_splits).
+    # Gradient pairs are kept unweighted in float32; the growers apply the
+    # weights inside their sums.
     unit_weight = np.ones(X.shape[0])
-    grower = ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
-                         weight=None if np.all(weight == 1.0) else weight)
+    grower = _make_grower(X, None if np.all(weight == 1.0) else weight,
+                          boost_params, tree_params, n_threads, rng)
     raw = np.tile(base_margin, (X.shape[0], 1))
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
@@ -158,10 +161,22 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         for group in range(n_outputs):
             active = weighted & _row_sample(X.shape[0], boost_params.subsample,
                                             rng)
-            tree = grower.grow(gpair[group], active)
+            tree, leaf_of_row = grower.grow(gpair[group], active)
             booster.add_tree(tree, group)
-            _add_tree_output(tree, X, raw, group, n_threads)
+            _update_margins(tree, leaf_of_row, X, weighted, raw, group,
+                            n_threads)
     return booster
+
+
+def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
+    if boost_params.tree_method == "exact":
+        return ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
+                           weight=weight)
+    mapper = BinMapper(boost_params.max_bin).fit(X, weight)
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
+                      rng, weight=weight)
+
 
 
 def _row_sample(n_rows, subsample, rng):
@@ -169,6 +184,25 @@ def _row_sample(n_rows, subsample, rng):
     if subsample >= 1.0:
         return np.ones(n_rows, dtype=bool)
     return rng.random(n_rows) < subsample
+
+
+def _update_margins(tree, leaf_of_row, X, weighted, raw, group, n_threads):
+    """raw[:, group] += tree(X) for the rows whose margins matter.
+
+    Rows whose leaf the grower knows (``leaf_of_row >= 0``) take its value
+    directly; the other rows of positive weight go through the predictor.
+    Either way a row gets exactly the value ``predict`` gives it.
+    """
+    if leaf_of_row is None:
+        _add_tree_output(tree, X, raw, group, n_threads)
+        return
+    known = leaf_of_row >= 0
+    raw[known, group] += tree.value[leaf_of_row[known]]
+    rest = np.flatnonzero(~known & weighted)
+    if rest.size:
+        column = raw[rest, group:group + 1].copy()
+        _add_tree_output(tree, X[rest], column, 0, n_threads)
+        raw[rest, group] = column[:, 0]
 
 
 def _add_tree_output(tree, X, raw, group, n_threads):

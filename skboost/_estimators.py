@@ -30,7 +30,10 @@ class _BoostBase(BaseEstimator):
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0.0, 1.0, closed="right")],
-        "tree_method": [StrOptions({"exact"})],
+        "tree_method": [StrOptions({"exact", "hist"})],
+        "max_bin": [Interval(Integral, 2, 65535, closed="both")],
+        "grow_policy": [StrOptions({"depthwise", "lossguide"})],
+        "max_leaves": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "gamma": [_NON_NEGATIVE],
         "min_child_weight": [_NON_NEGATIVE],
@@ -47,7 +50,8 @@ class _BoostBase(BaseEstimator):
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
-                 objective=None, tree_method="exact", n_jobs=None, gamma=0.0,
+                 objective=None, tree_method="exact", max_bin=256,
+                 grow_policy="depthwise", max_leaves=0, n_jobs=None, gamma=0.0,
                  min_child_weight=1.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
@@ -57,6 +61,9 @@ class _BoostBase(BaseEstimator):
         self.learning_rate = learning_rate
         self.objective = objective
         self.tree_method = tree_method
+        self.max_bin = max_bin
+        self.grow_policy = grow_policy
+        self.max_leaves = max_leaves
         self.n_jobs = n_jobs
         self.gamma = gamma
         self.min_child_weight = min_child_weight
@@ -77,14 +84,20 @@ class _BoostBase(BaseEstimator):
         return tags
 
     def _train(self, X, y, sample_weight, objective, n_classes=None):
+        if self.grow_policy == "lossguide" and self.tree_method == "exact":
+            raise ValueError(
+                "grow_policy='lossguide' needs tree_method='hist'; the exact "
+                "method grows level by level (grow_policy='depthwise')")
         weight = check_weight(sample_weight, X)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=self.n_estimators, subsample=self.subsample,
-                        tree_method=self.tree_method, base_score=self.base_score),
+                        tree_method=self.tree_method, max_bin=self.max_bin,
+                        base_score=self.base_score),
             TreeParams(
-                max_depth=self.max_depth, learning_rate=self.learning_rate,
+                max_depth=self.max_depth, max_leaves=self.max_leaves,
+                grow_policy=self.grow_policy, learning_rate=self.learning_rate,
                 gamma=self.gamma, min_child_weight=self.min_child_weight,
                 reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
                 max_delta_step=self.max_delta_step,
@@ -133,9 +146,22 @@ _COMMON_PARAMS_DOC = """
         Maximum depth of a tree; 0 means no limit.
     learning_rate : float in (0, 1], default=0.3
         Shrinkage: each leaf value is multiplied by it (``eta``).
-    tree_method : {"exact"}, default="exact"
-        Split finding algorithm. ``"exact"`` is the sparsity-aware exact
-        greedy algorithm over presorted columns (paper Algorithms 1 and 3).
+    tree_method : {"hist", "exact"}, default="hist"
+        Split finding algorithm. ``"hist"`` bins every feature into at most
+        ``max_bin`` bins at cut points from the weighted quantile sketch and
+        finds splits on gradient histograms. ``"exact"`` is the
+        sparsity-aware exact greedy algorithm over presorted columns (paper
+        Algorithms 1 and 3).
+    max_bin : int in [2, 65535], default=256
+        Maximum number of value bins per feature (``"hist"``). Missing values
+        have a bin of their own; with ``max_bin=256`` a feature that has
+        missing values keeps at most 255 value bins so its codes fit a byte.
+    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
+        ``"depthwise"`` splits every node of a level before the next level;
+        ``"lossguide"`` (``"hist"`` only) always splits the leaf with the
+        highest loss reduction, up to ``max_leaves``.
+    max_leaves : int >= 0, default=0
+        Maximum number of leaves per tree; 0 means no limit.
     n_jobs : int, default=None
         Number of OpenMP threads. None or -1 use the threads OpenMP allows
         (``OMP_NUM_THREADS``, threadpoolctl limits). Results do not depend on
@@ -209,6 +235,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     def __init__(self, *, objective="binary:logistic", n_estimators=100,
                  max_depth=6, learning_rate=0.3, tree_method="exact",
+                 max_bin=256, grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
@@ -216,7 +243,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  missing=np.nan):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, tree_method=tree_method, n_jobs=n_jobs,
+            learning_rate=learning_rate, tree_method=tree_method,
+            max_bin=max_bin, grow_policy=grow_policy, max_leaves=max_leaves,
+            n_jobs=n_jobs,
             gamma=gamma, min_child_weight=min_child_weight,
             max_delta_step=max_delta_step, subsample=subsample,
             colsample_bytree=colsample_bytree,
@@ -349,6 +378,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     def __init__(self, *, objective="reg:squarederror", n_estimators=100,
                  max_depth=6, learning_rate=0.3, tree_method="exact",
+                 max_bin=256, grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
@@ -356,7 +386,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  missing=np.nan):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, tree_method=tree_method, n_jobs=n_jobs,
+            learning_rate=learning_rate, tree_method=tree_method,
+            max_bin=max_bin, grow_policy=grow_policy, max_leaves=max_leaves,
+            n_jobs=n_jobs,
             gamma=gamma, min_child_weight=min_child_weight,
             max_delta_step=max_delta_step, subsample=subsample,
             colsample_bytree=colsample_bytree,

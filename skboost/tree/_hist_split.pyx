@@ -22,6 +22,11 @@ from ._gain cimport (RegParams, children_heavy_enough, leaf_score,
                      make_reg_params, split_loss_reduction)
 
 
+# Below this many histogram bins per thread, a parallel region costs more
+# than it saves.
+BINS_PER_THREAD = 32768
+
+
 ctypedef struct HistCandidate:
     SplitCandidate split
     int32_t split_bin       # value bins 0..split_bin go left
@@ -110,6 +115,8 @@ def find_best_splits_hist(
                   n_threads)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
+    # about BINS_PER_THREAD bins of scanning per thread, at least
+    n_threads = max(1, min(n_threads, (n_nodes * n_bins) // BINS_PER_THREAD))
     cdef double[::1] parent_score = np.empty(n_nodes)
     cdef Py_ssize_t k, t, task, n_tasks = n_nodes * n_features
     cdef int tid

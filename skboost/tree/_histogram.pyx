@@ -29,7 +29,7 @@ from libc.stdint cimport uint16_t
 from ._binning cimport BinnedData
 from ._common cimport int32_t, int64_t, uint8_t
 from ._partition cimport RowPartition
-from ._partition import _make_tasks
+from ._partition import _make_tasks, threads_for_tasks
 
 ctypedef fused code_t:
     uint8_t
@@ -135,6 +135,7 @@ def build_histograms(BinnedData data,
             or node_end.max() > partition.row_index.shape[0])):
         raise ValueError("node ranges outside the partition")
     tasks = _make_tasks(node_begin, node_end)
+    n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
     if data.codes.dtype == np.uint8:
         _build[uint8_t](data.codes, quantized, partition.row_index, tasks,
                         node_end, data.bin_ptr, hist, n_threads)

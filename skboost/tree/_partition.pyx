@@ -120,6 +120,7 @@ cdef class RowPartition:
         if n_nodes and (feature.min() < 0 or feature.max() >= data.n_features):
             raise ValueError("split feature outside [0, n_features)")
         tasks = _make_tasks(begin, end)
+        n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
         if data.codes.dtype == np.uint8:
             return _split_nodes[uint8_t](data.codes, self.row_index,
                                          data.missing_code, tasks, begin, end,
@@ -129,6 +130,12 @@ cdef class RowPartition:
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
                                       n_threads)
+
+
+def threads_for_tasks(Py_ssize_t n_tasks, int n_threads):
+    """No more threads than tasks: a parallel region costs a barrier, which
+    is expensive for small work (and very expensive on a busy machine)."""
+    return max(1, min(n_threads, n_tasks))
 
 
 def _make_tasks(begin, end):

@@ -104,8 +104,9 @@ class ExactGrower:
             level_nodes, count = self._grow_level(builder, gpair, row_slot,
                                                   level_nodes, count, depth)
             depth += 1
-        return builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
+        tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
+        return tree, None  # leaves of rows are not tracked: re-predicted
 
     def _root_sums(self, gpair, active):
         pairs = gpair[active].astype(np.float64)
@@ -185,8 +186,9 @@ class HistGrower:
                                      params.colsample_bynode, rng)
 
     def grow(self, gpair, active):
-        """Grow one tree; returns the tree and the (node, begin, end) slices of
-        ``row_index`` holding each leaf's rows, for updating predictions."""
+        """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
+        float32 with the rows where ``active`` is True. Returns the tree and
+        the leaf of every active row (-1 for the others)."""
         p = self.params
         self.sampler.start_tree()
         self.quantized, self.scales = quantize_gradients(
@@ -208,17 +210,31 @@ class HistGrower:
             leaves = self._grow_depthwise(builder, root)
         tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
-        return tree, sorted((n.node, n.begin, n.end) for n in leaves)
+        return tree, self._leaf_of_row(leaves)
+
+    def _leaf_of_row(self, leaves):
+        leaf_of_row = np.full(self.binned.n_rows, -1, dtype=np.int32)
+        for n in leaves:
+            leaf_of_row[self.partition.row_index[n.begin:n.end]] = n.node
+        return leaf_of_row
 
     def _can_expand(self, open_node):
         return open_node.split is not None and open_node.split["worth"]
 
     def _grow_depthwise(self, builder, root):
         level, leaves = [root], []
+        n_leaves = 1
         while level:
             to_split = [n for n in level if self._can_expand(n)]
-            leaves += [n for n in level if not self._can_expand(n)]
-            level = self._expand(builder, to_split)
+            if self.params.max_leaves and (
+                    n_leaves + len(to_split) > self.params.max_leaves):
+                # only the best splits of the level fit under max_leaves
+                to_split.sort(key=lambda n: (-n.split["gain"], n.node))
+                to_split = to_split[:self.params.max_leaves - n_leaves]
+            split_ids = {n.node for n in to_split}
+            leaves += [n for n in level if n.node not in split_ids]
+            n_leaves += len(to_split)
+            level = self._expand(builder, sorted(to_split, key=lambda n: n.node))
         return leaves
 
     def _grow_lossguide(self, builder, root):

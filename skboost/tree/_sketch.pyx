@@ -1,0 +1,861 @@
+"""Weighted quantile sketch (paper section 3.3 and appendix A).
+
+The approximate and histogram split finders need, per feature, cut points
+that split the data into bins of about equal *weight* (the hessian, or the
+sample weight). For data that does not fit one sort, the paper builds them
+from *summaries* that can be merged (summaries of two parts give a summary of
+the union) and pruned (a summary shrunk to a fixed size), each step with a
+proven bound on the rank error. XGBoost's ``WQSummary`` (SetCombine = merge,
+SetPrune = prune) is the reference design; the bounds below are derived and
+stated in one currency, the error of the answer to a rank query, so that the
+``eps`` a summary reports is exactly what :meth:`query` guarantees.
+
+Rank semantics
+--------------
+The data D is a multiset of pairs (x, w), w > 0: NaN values and zero
+weights are dropped before anything else; negative weights are an error.
+W = sum of the weights. For any real x::
+
+    r-(x) = weight of the values <  x        (rank below x)
+    r+(x) = weight of the values <= x        = r-(x) + w(x)
+    w(x)  = weight of the value x itself     (0 if x is not in D)
+
+A summary holds W (exactly, up to float64 rounding) and entries
+(x_i, rmin_i, rmax_i, wmin_i), i = 1..k, x_1 < x_2 < ... < x_k, each x_i a
+value of D, with the invariant the proofs use:
+
+    (I)  rmin_i <= r-(x_i)      (lower bound on the weight strictly below)
+         rmax_i >= r+(x_i)      (upper bound on the weight at or below)
+         0 <= wmin_i <= w(x_i)  (lower bound on the weight of x_i)
+    (E)  x_1 = min D and x_k = max D
+    (M)  a_i = rmin_i + wmin_i and b_i = rmax_i - wmin_i are nondecreasing
+
+Since r+ = r- + w, (I) gives a_i <= r+(x_i) and b_i >= r-(x_i): the true
+rank interval [r-(x_i), r+(x_i)] reaches at least down to b_i and at least
+up to a_i. (M) holds for exact summaries and merge restores it by tightening
+(below); it only serves :meth:`query` to find its candidates by bisection.
+
+Rank error and the certified bound
+----------------------------------
+Answering the value x to a query for rank r in [0, W] has error
+
+    err(x, r) = distance from r to [r-(x), r+(x)]
+              = max(0, r-(x) - r, r - r+(x))
+
+(0 exactly when x is a weighted r-quantile of D). By (I),
+err(x_i, r) <= f_i(r) = max(0, b_i - r, r - a_i). A summary's bound is
+
+    E = max(0, b_1, W - a_k, max_i (b_i - a_i) / 2, max_i (b_{i+1} - a_i) / 2)
+
+and ``eps = E / W``. An exact summary (rmin = r-, rmax = r+, wmin = w) has
+b_1 = 0, a_k = W, b_i - a_i = -w(x_i) < 0 and b_{i+1} = r-(x_{i+1}) =
+r+(x_i) = a_i, so E = 0. ``eps`` is computed from the entries each time a
+summary is made; it never exceeds the a priori bounds of Theorems 2 and 3,
+which are what tracking eps through merges and prunes would give.
+
+**Theorem 1 (query).** For every r in [0, W], min_i f_i(r) <= E.
+
+Write L_i = min(b_i, (a_i + b_i)/2), U_i = max(a_i, (a_i + b_i)/2) and
+h_i = max(0, (b_i - a_i)/2). Then f_i(r) = dist(r, [L_i, U_i]) + h_i
+(if b_i <= a_i the interval is [b_i, a_i] and h_i = 0; otherwise f_i is a V
+of slope 1 with its floor h_i at the midpoint), and L_i + h_i = b_i,
+U_i - h_i = a_i. (i) If r <= L_1: f_1(r) = L_1 + h_1 - r <= b_1.
+(ii) If r >= U_k: f_k(r) = r - a_k <= W - a_k. (iii) If r lies in some
+[L_i, U_i]: f_i(r) = h_i. (iv) Otherwise let i = max{j : L_j <= r}; then
+i < k, r > U_i and L_{i+1} > r, so f_i(r) = r - a_i and f_{i+1}(r) =
+b_{i+1} - r, whose minimum is at most (b_{i+1} - a_i)/2. []
+:meth:`query` bisects for that i (L is nondecreasing by (M)) and answers the
+better of x_i, x_{i+1}.
+
+**Theorem 2 (merge).** merge(A, B) satisfies (I), (E), and
+E(A u B) <= E(A) + E(B); hence eps(A u B) <= (eps_A W_A + eps_B W_B)/W
+<= max(eps_A, eps_B): absolute errors add, relative errors do not grow.
+
+For a value x of the merged list, B's part of its entry is B's own entry if
+x is a value of B's summary, else, with y_j < x < y_{j+1} its neighbours in
+B's summary, (rmin, rmax, wmin) = (a^B_j, b^B_{j+1}, 0) (a^B_0 = 0 and
+b^B_{k+1} = W_B past the ends). These satisfy (I) for B: every B-value
+<= y_j is < x, and every B-value <= x is < y_{j+1}. Ranks of the union add,
+so the sum of A's and B's parts satisfies (I). Every term of E is linear in
+(a, b); for each term, A's part is a term of E(A): a merged entry's
+b - a splits into A's b_i - a_i (a value of A) or b^A_{j+1} - a^A_j (between
+two), two consecutive merged values lie in one gap of A's list or on
+consecutive values of it, and the end terms b_1, W - a_k of the merged list
+reduce to A's. The same for B, so each term is at most E(A) + E(B). []
+Tightening afterwards, rmin_{i+1} <- max(rmin_{i+1}, rmin_i + wmin_i) and
+rmax_i <- min(rmax_i, rmax_{i+1} - wmin_{i+1}), is valid (r-(x_{i+1}) >=
+r+(x_i) and r+(x_i) <= r-(x_{i+1})), only raises a and lowers b, hence
+never raises E, and establishes (M).
+
+**Theorem 3 (prune).** prune(S, m), m >= 2, keeps a subset of at most m
+entries, the first and the last among them, with
+E' <= E + W / (2 (m - 1)), i.e. eps' <= eps + 1 / (2 (m - 1)).
+
+Kept entries keep their (rmin, rmax, wmin), so (I), (E) and (M) hold, and
+the only new terms of E' are (b_q - a_p)/2 for kept neighbours p < q. Given
+a threshold tau, the greedy walk keeps entry 1, then from a kept p the
+furthest q with b_q <= a_p + tau, until the last entry: every new term is
+<= tau/2. For tau = 2E + D, D = W/(m-1): the step from p reaches q >= p+1
+(b_{p+1} - a_p <= 2E), and unless q is the last entry, b_{q+1} > a_p + tau
+while b_{q+1} - a_q <= 2E, so a_q > a_p + D. The t-th kept entry that is
+not the last thus has t*D < a <= W, t <= m - 2: at most m - 1 such entries
+plus the last. [] :meth:`prune` bisects for a smaller tau that still keeps
+at most m entries (with (M) the greedy walk is optimal for a given tau), so
+in practice E' stays near W/(2(m-1)) instead of growing with every prune.
+
+Cut points: see :meth:`WeightedQuantileSummary.cut_points`.
+
+Floating point: the bounds hold in exact arithmetic; in float64 each rank is
+a sum of weights, off by a relative n * 2**-53 at most, and exact summaries
+report eps = 0 (the bound of exact arithmetic).
+"""
+
+import operator
+
+import numpy as np
+
+from libc.math cimport INFINITY
+
+
+# Bisection of prune's threshold stops when the bracket is this fraction of
+# the threshold: the bound loses at most this relative amount.
+cdef double TAU_RELATIVE_PRECISION = 2.0 ** -20
+
+
+cdef inline double rank_up_low(double rmin, double wmin) noexcept nogil:
+    """a_i: lower bound on r+(x_i), the weight at or below x_i."""
+    return rmin + wmin
+
+
+cdef inline double rank_down_high(double rmax, double wmin) noexcept nogil:
+    """b_i: upper bound on r-(x_i), the weight strictly below x_i."""
+    return rmax - wmin
+
+
+cdef inline double certified_error(double a, double b, double r) noexcept nogil:
+    """f_i(r) = max(0, b_i - r, r - a_i) >= err(x_i, r) (Theorem 1)."""
+    return max(0.0, max(b - r, r - a))
+
+
+cdef inline double interval_low(double a, double b) noexcept nogil:
+    """L_i = min(b_i, (a_i + b_i)/2): where f_i reaches its floor."""
+    return b if b <= a else 0.5 * (a + b)
+
+
+cdef Py_ssize_t merge_entries(
+        const double[::1] x_a,         # IN (n_a,) values of A, increasing
+        const double[::1] rmin_a,      # IN (n_a,)
+        const double[::1] rmax_a,      # IN (n_a,)
+        const double[::1] wmin_a,      # IN (n_a,)
+        double weight_a,               # IN total weight of A
+        const double[::1] x_b,         # IN (n_b,) values of B, increasing
+        const double[::1] rmin_b,      # IN (n_b,)
+        const double[::1] rmax_b,      # IN (n_b,)
+        const double[::1] wmin_b,      # IN (n_b,)
+        double weight_b,               # IN total weight of B
+        double[::1] x,                 # OUT (>= n_a + n_b,)
+        double[::1] rmin,              # OUT (>= n_a + n_b,)
+        double[::1] rmax,              # OUT (>= n_a + n_b,)
+        double[::1] wmin,              # OUT (>= n_a + n_b,)
+) noexcept nogil:
+    """Merge two summaries (Theorem 2); returns the number of entries.
+
+    A value present in one summary only gets, from the other, the bounds of
+    the gap it falls in: ``below_*`` is a_j of the last entry passed (a lower
+    bound on the weight <= the value) and b_{j+1} of the next entry (W past
+    the end) is an upper bound on the weight <= the value. The two branches
+    for "A only" and "B only" are mirror images with the operands of every
+    addition in the same order, so merge(A, B) == merge(B, A) bit for bit.
+    """
+    cdef Py_ssize_t i = 0, j = 0, n = 0
+    cdef Py_ssize_t n_a = x_a.shape[0], n_b = x_b.shape[0]
+    cdef double below_a = 0.0, below_b = 0.0
+    while i < n_a or j < n_b:
+        if j == n_b or (i < n_a and x_a[i] < x_b[j]):
+            x[n] = x_a[i]
+            rmin[n] = rmin_a[i] + below_b
+            if j < n_b:
+                rmax[n] = rmax_a[i] + rank_down_high(rmax_b[j], wmin_b[j])
+            else:
+                rmax[n] = rmax_a[i] + weight_b
+            wmin[n] = wmin_a[i]
+            below_a = rank_up_low(rmin_a[i], wmin_a[i])
+            i += 1
+        elif i == n_a or x_b[j] < x_a[i]:
+            x[n] = x_b[j]
+            rmin[n] = rmin_b[j] + below_a
+            if i < n_a:
+                rmax[n] = rmax_b[j] + rank_down_high(rmax_a[i], wmin_a[i])
+            else:
+                rmax[n] = rmax_b[j] + weight_a
+            wmin[n] = wmin_b[j]
+            below_b = rank_up_low(rmin_b[j], wmin_b[j])
+            j += 1
+        else:  # the same value in both
+            x[n] = x_a[i]
+            rmin[n] = rmin_a[i] + rmin_b[j]
+            rmax[n] = rmax_a[i] + rmax_b[j]
+            wmin[n] = wmin_a[i] + wmin_b[j]
+            below_a = rank_up_low(rmin_a[i], wmin_a[i])
+            below_b = rank_up_low(rmin_b[j], wmin_b[j])
+            i += 1
+            j += 1
+        n += 1
+    return n
+
+
+cdef void tighten(double[::1] rmin,          # IN/OUT (n,)
+                  double[::1] rmax,          # IN/OUT (n,)
+                  const double[::1] wmin,    # IN (n,)
+                  Py_ssize_t n) noexcept nogil:
+    """Tighten the bounds with their neighbours' and establish (M).
+
+    rmin_{i+1} >= rmin_i + wmin_i because r-(x_{i+1}) >= r+(x_i), and
+    rmax_i <= rmax_{i+1} - wmin_{i+1} because r+(x_i) <= r-(x_{i+1}).
+    """
+    cdef Py_ssize_t i
+    for i in range(n - 1):
+        rmin[i + 1] = max(rmin[i + 1], rank_up_low(rmin[i], wmin[i]))
+    for i in range(n - 2, -1, -1):
+        rmax[i] = min(rmax[i], rank_down_high(rmax[i + 1], wmin[i + 1]))
+
+
+cdef double error_bound(const double[::1] rmin,   # IN (n,)
+                        const double[::1] rmax,   # IN (n,)
+                        const double[::1] wmin,   # IN (n,)
+                        double total_weight) noexcept nogil:
+    """E of the module docstring: the certified rank error of :meth:`query`."""
+    cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef double a, b, e
+    if n == 0:
+        return 0.0
+    e = max(0.0, rank_down_high(rmax[0], wmin[0]))
+    e = max(e, total_weight - rank_up_low(rmin[n - 1], wmin[n - 1]))
+    for i in range(n):
+        a = rank_up_low(rmin[i], wmin[i])
+        b = rank_down_high(rmax[i], wmin[i])
+        e = max(e, 0.5 * (b - a))
+        if i + 1 < n:
+            e = max(e, 0.5 * (rank_down_high(rmax[i + 1], wmin[i + 1]) - a))
+    return e
+
+
+cdef Py_ssize_t greedy_walk(const double[::1] rmin,    # IN (n,)
+                            const double[::1] rmax,    # IN (n,)
+                            const double[::1] wmin,    # IN (n,)
+                            double tau,
+                            Py_ssize_t limit,
+                            Py_ssize_t* keep,          # OUT (limit,) or NULL
+                            ) noexcept nogil:
+    """Entries kept by prune's greedy walk for threshold ``tau`` (Theorem 3).
+
+    From a kept entry p, jump to the furthest q > p with b_q <= a_p + tau
+    (at least p + 1). Returns the number of entries kept, or ``limit + 1`` as
+    soon as it exceeds ``limit``. ``q`` only moves forward: a_p grows with p
+    (invariant (M)), so everything reachable from an earlier p stays
+    reachable; with b nondecreasing too, no walk keeps fewer entries.
+    """
+    cdef Py_ssize_t n = rmin.shape[0], p = 0, q = 0, count = 1
+    cdef double reach
+    if keep != NULL:
+        keep[0] = 0
+    while p < n - 1:
+        if q <= p:
+            q = p + 1
+        reach = rank_up_low(rmin[p], wmin[p]) + tau
+        while q + 1 < n and rank_down_high(rmax[q + 1], wmin[q + 1]) <= reach:
+            q += 1
+        p = q
+        if count == limit:
+            return limit + 1
+        if keep != NULL:
+            keep[count] = p
+        count += 1
+    return count
+
+
+cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
+                              const double[::1] rmax,    # IN (n,)
+                              const double[::1] wmin,    # IN (n,)
+                              double total_weight,
+                              double error,              # E of the summary
+                              Py_ssize_t max_size,       # m >= 2, < n
+                              Py_ssize_t* keep,          # OUT (max_size,)
+                              ) noexcept nogil:
+    """Indices prune keeps (Theorem 3); returns how many (<= max_size).
+
+    Bisects for the smallest threshold whose greedy walk keeps at most
+    ``max_size`` entries, between tau_low (below it some step from p to
+    p + 1 is refused) and the threshold of the proof, 2E + W/(m - 1).
+    """
+    cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef double tau, tau_low = -INFINITY
+    cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
+    cdef double span = (rank_down_high(rmax[n - 1], wmin[n - 1])
+                        - rank_up_low(rmin[0], wmin[0]))
+    for i in range(n - 1):
+        tau_low = max(tau_low, rank_down_high(rmax[i + 1], wmin[i + 1])
+                      - rank_up_low(rmin[i], wmin[i]))
+    tau_high = max(tau_high, tau_low)
+    if greedy_walk(rmin, rmax, wmin, tau_low, max_size, NULL) <= max_size:
+        tau = tau_low
+    else:
+        # Rounding may leave tau_high infeasible by a hair: widen it.
+        while greedy_walk(rmin, rmax, wmin, tau_high, max_size,
+                          NULL) > max_size:
+            tau_high = max(2.0 * tau_high, max(span, total_weight))
+        while tau_high - tau_low > TAU_RELATIVE_PRECISION * tau_high:
+            tau = tau_low + 0.5 * (tau_high - tau_low)
+            if tau <= tau_low or tau >= tau_high:
+                break
+            if greedy_walk(rmin, rmax, wmin, tau, max_size,
+                           NULL) <= max_size:
+                tau_high = tau
+            else:
+                tau_low = tau
+        tau = tau_high
+    return greedy_walk(rmin, rmax, wmin, tau, max_size, keep)
+
+
+cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
+                            const double[::1] rmax,    # IN (n,)
+                            const double[::1] wmin,    # IN (n,)
+                            double rank) noexcept nogil:
+    """Index of the answer to a rank query (proof of Theorem 1).
+
+    Bisects for i = max{j : L_j <= rank} (L is nondecreasing by (M)) and
+    returns the better of i, i+1 (ties to the lower index); 0 when no
+    L_j <= rank.
+    """
+    cdef Py_ssize_t n = rmin.shape[0], lo = 0, hi = n, mid
+    cdef double a_lo, b_lo, a_prev, b_prev
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if interval_low(rank_up_low(rmin[mid], wmin[mid]),
+                        rank_down_high(rmax[mid], wmin[mid])) <= rank:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == 0:
+        return 0
+    if lo == n:
+        return n - 1
+    a_lo = rank_up_low(rmin[lo], wmin[lo])
+    b_lo = rank_down_high(rmax[lo], wmin[lo])
+    a_prev = rank_up_low(rmin[lo - 1], wmin[lo - 1])
+    b_prev = rank_down_high(rmax[lo - 1], wmin[lo - 1])
+    if (certified_error(a_lo, b_lo, rank)
+            < certified_error(a_prev, b_prev, rank)):
+        return lo
+    return lo - 1
+
+
+cdef _make_summary(values, rmin, rmax, wmin, double total_weight, bint exact):
+    """A summary over the given (float64, contiguous, owned) arrays."""
+    cdef WeightedQuantileSummary s = WeightedQuantileSummary.__new__(
+        WeightedQuantileSummary)
+    for arr in (values, rmin, rmax, wmin):
+        arr.flags.writeable = False
+    s._values = values
+    s._rmin = rmin
+    s._rmax = rmax
+    s._wmin = wmin
+    s._total_weight = total_weight
+    s._exact = exact
+    cdef const double[::1] rmin_v = rmin, rmax_v = rmax, wmin_v = wmin
+    if exact or total_weight <= 0.0:
+        s._eps = 0.0
+    else:
+        with nogil:
+            s._eps = error_bound(rmin_v, rmax_v, wmin_v,
+                                 total_weight) / total_weight
+    return s
+
+
+def _rebuild(values, rmin, rmax, wmin, total_weight, exact):
+    """Unpickle a summary."""
+    def own(v):
+        return np.array(v, dtype=np.float64)
+    return _make_summary(own(values), own(rmin), own(rmax), own(wmin),
+                         float(total_weight), bool(exact))
+
+
+def _empty_array():
+    return np.empty(0, dtype=np.float64)
+
+
+ctypedef fused value_t:
+    float
+    double
+
+
+cdef Py_ssize_t aggregate_sorted(
+        const value_t[::1] sorted_values,   # IN (n,) increasing, NaN last
+        double[::1] x,                      # OUT (n,) distinct values
+        double[::1] wmin,                   # OUT (n,) count of each
+) noexcept nogil:
+    """Distinct values of an unweighted column and their counts; returns how
+    many. Stops at the first NaN (np.sort puts them last)."""
+    cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0
+    cdef value_t v
+    for k in range(n):
+        v = sorted_values[k]
+        if v != v:
+            break
+        if n_out > 0 and v == x[n_out - 1]:
+            wmin[n_out - 1] += 1.0
+        else:
+            x[n_out] = v
+            wmin[n_out] = 1.0
+            n_out += 1
+    return n_out
+
+
+cdef Py_ssize_t aggregate_weighted(
+        const value_t[::1] values,          # IN (n,)
+        const double[::1] weights,          # IN (n,) finite, >= 0
+        const Py_ssize_t[::1] order,        # IN (n,) argsort of values
+        double[::1] x,                      # OUT (n,) distinct values
+        double[::1] wmin,                   # OUT (n,) total weight of each
+) noexcept nogil:
+    """Distinct values of a weighted column (zero weights skipped) and their
+    total weights, summed in sorted order; returns how many."""
+    cdef Py_ssize_t k, row, n = values.shape[0], n_out = 0
+    cdef value_t v
+    cdef double w
+    for k in range(n):
+        row = order[k]
+        v = values[row]
+        if v != v:
+            break
+        w = weights[row]
+        if w == 0.0:
+            continue
+        if n_out > 0 and v == x[n_out - 1]:
+            wmin[n_out - 1] += w
+        else:
+            x[n_out] = v
+            wmin[n_out] = w
+            n_out += 1
+    return n_out
+
+
+cdef void exact_ranks(const double[::1] w,     # IN (n,)
+                      double[::1] rmin,        # OUT (n,)
+                      double[::1] rmax,        # OUT (n,)
+                      Py_ssize_t n) noexcept nogil:
+    """Ranks of an exact summary: sequential sums, so rmin_i + w_i is
+    rmax_i bit for bit and rmax_i is rmin_{i+1}."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    for i in range(n):
+        rmin[i] = total
+        total = total + w[i]
+        rmax[i] = total
+
+
+def _check_weights(weights, n):
+    """Weights as float64, validated: finite and non-negative."""
+    weights = np.asarray(weights)
+    if weights.shape != (n,):
+        raise ValueError(
+            f"weights must have the shape of values ({n},), "
+            f"got {weights.shape}")
+    weights = weights.astype(np.float64, copy=False)
+    if n and not np.isfinite(weights).all():
+        raise ValueError("weights must be finite")
+    if n and weights.min() < 0.0:
+        raise ValueError("weights must be non-negative")
+    return weights
+
+
+def _as_column(values):
+    """``values`` as a 1-D array (not copied)."""
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {values.shape}")
+    return values
+
+
+cdef class _ExactBuilder:
+    """Builds exact summaries of chunks of up to ``capacity`` values in
+    buffers allocated once, optionally pruned before anything of chunk size
+    is copied out (sketch_column calls it for every chunk)."""
+
+    cdef object values_buf, x, rmin, rmax, wmin
+    cdef Py_ssize_t capacity
+    cdef bint single_precision
+
+    def __init__(self, Py_ssize_t capacity, dtype):
+        self.capacity = capacity
+        # float32 sorts about twice as fast; anything else goes to float64.
+        self.single_precision = dtype == np.float32
+        self.values_buf = np.empty(
+            capacity, dtype=np.float32 if self.single_precision
+            else np.float64)
+        self.x = np.empty(capacity, dtype=np.float64)
+        self.rmin = np.empty(capacity, dtype=np.float64)
+        self.rmax = np.empty(capacity, dtype=np.float64)
+        self.wmin = np.empty(capacity, dtype=np.float64)
+
+    def build(self, values, weights, Py_ssize_t max_size):
+        """Exact summary of ``values`` (1-D, length <= capacity), pruned to
+        ``max_size`` entries when that is >= 2 and the summary is larger."""
+        cdef Py_ssize_t n = values.shape[0], n_out, count
+        buf = self.values_buf[:n]
+        buf[...] = values                # casts to the buffer's dtype
+        cdef double[::1] x = self.x, rmin = self.rmin
+        cdef double[::1] rmax = self.rmax, wmin = self.wmin
+        cdef const float[::1] v32
+        cdef const double[::1] v64, w_v
+        cdef const Py_ssize_t[::1] order
+        if weights is None:
+            buf.sort()                   # in place; NaN last
+            if self.single_precision:
+                v32 = buf
+                with nogil:
+                    n_out = aggregate_sorted(v32, x, wmin)
+            else:
+                v64 = buf
+                with nogil:
+                    n_out = aggregate_sorted(v64, x, wmin)
+        else:
+            w_v = _check_weights(weights, n)
+            order = np.argsort(buf).astype(np.intp, copy=False)
+            if self.single_precision:
+                v32 = buf
+                with nogil:
+                    n_out = aggregate_weighted(v32, w_v, order, x, wmin)
+            else:
+                v64 = buf
+                with nogil:
+                    n_out = aggregate_weighted(v64, w_v, order, x, wmin)
+        with nogil:
+            exact_ranks(wmin, rmin, rmax, n_out)
+        total = rmax[n_out - 1] if n_out else 0.0
+        if max_size < 2 or n_out <= max_size:
+            return _make_summary(self.x[:n_out].copy(),
+                                 self.rmin[:n_out].copy(),
+                                 self.rmax[:n_out].copy(),
+                                 self.wmin[:n_out].copy(), total, True)
+        keep = np.empty(max_size, dtype=np.intp)
+        cdef Py_ssize_t[::1] keep_v = keep
+        with nogil:
+            count = select_pruned(rmin[:n_out], rmax[:n_out], wmin[:n_out],
+                                  total, 0.0, max_size, &keep_v[0])
+        kept = keep[:count]
+        return _make_summary(self.x[kept], self.rmin[kept], self.rmax[kept],
+                             self.wmin[kept], total, False)
+
+
+def _check_max(name, value, minimum):
+    value = operator.index(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+cdef class WeightedQuantileSummary:
+    """A mergeable, prunable summary of (value, weight) pairs with a proven
+    rank-error bound.
+
+    Entries are (value, rmin, rmax, wmin), sorted by value, one per distinct
+    value kept: rmin is a lower bound on the weight strictly below the value,
+    rmax an upper bound on the weight at or below it, wmin a lower bound on
+    the weight of the value itself (module docstring, invariant (I)).
+
+    Build one with :meth:`from_data` (exact) or :meth:`empty`, combine with
+    :meth:`merge`, shrink with :meth:`prune`; summaries are immutable.
+
+    Attributes
+    ----------
+    values, rmin, rmax, wmin : ndarray of float64, read-only
+    total_weight : float
+        Total weight of the data summarised (exact, up to float64 rounding).
+    size : int
+        Number of entries.
+    eps : float
+        Proven bound on the rank error of :meth:`query`, as a fraction of
+        ``total_weight``; 0 for exact summaries.
+    is_exact : bool
+        Whether every distinct value is present with its exact ranks.
+    """
+
+    cdef object _values, _rmin, _rmax, _wmin
+    cdef double _total_weight, _eps
+    cdef bint _exact
+
+    def __cinit__(self):
+        self._values = self._rmin = self._rmax = self._wmin = None
+        self._total_weight = 0.0
+        self._eps = 0.0
+        self._exact = True
+
+    def __init__(self):
+        """An empty summary; see :meth:`from_data` and :meth:`empty`."""
+        empty = _empty_array()
+        empty.flags.writeable = False
+        self._values = self._rmin = self._rmax = self._wmin = empty
+
+    @classmethod
+    def empty(cls):
+        """The summary of no data."""
+        return _make_summary(_empty_array(), _empty_array(), _empty_array(),
+                             _empty_array(), 0.0, True)
+
+    @classmethod
+    def from_data(cls, values, weights=None):
+        """Exact summary of a 1-D array of values (eps = 0).
+
+        Parameters
+        ----------
+        values : array-like of shape (n,)
+            NaN values are ignored.
+        weights : array-like of shape (n,), default=None
+            Non-negative, finite; None means 1 each. Zero-weight entries are
+            ignored (all-zero weights give an empty summary).
+
+        Raises
+        ------
+        ValueError
+            On negative or non-finite weights, or mismatched shapes.
+        """
+        values = _as_column(values)
+        return _ExactBuilder(values.shape[0], values.dtype).build(
+            values, weights, 0)
+
+    @property
+    def values(self):
+        return self._values.view()
+
+    @property
+    def rmin(self):
+        return self._rmin.view()
+
+    @property
+    def rmax(self):
+        return self._rmax.view()
+
+    @property
+    def wmin(self):
+        return self._wmin.view()
+
+    @property
+    def total_weight(self):
+        return self._total_weight
+
+    @property
+    def size(self):
+        return self._values.shape[0]
+
+    @property
+    def eps(self):
+        return self._eps
+
+    @property
+    def is_exact(self):
+        return bool(self._exact)
+
+    def __len__(self):
+        return self._values.shape[0]
+
+    def __repr__(self):
+        return (f"WeightedQuantileSummary(size={self.size}, "
+                f"total_weight={self._total_weight!r}, eps={self._eps:.3g}, "
+                f"is_exact={self.is_exact})")
+
+    def __reduce__(self):
+        return (_rebuild, (self._values, self._rmin, self._rmax, self._wmin,
+                           self._total_weight, self._exact))
+
+    def merge(self, WeightedQuantileSummary other not None):
+        """Summary of the union of both summaries' data (Theorem 2).
+
+        Absolute rank errors add: E <= E_self + E_other, so
+        ``eps <= (eps_self W_self + eps_other W_other) / W <= max`` of both.
+        The result is exact when both are. Commutative: ``a.merge(b)`` and
+        ``b.merge(a)`` hold the same entries bit for bit.
+        """
+        cdef Py_ssize_t n_a = self.size, n_b = other.size, n
+        capacity = n_a + n_b
+        x = np.empty(capacity, dtype=np.float64)
+        rmin = np.empty(capacity, dtype=np.float64)
+        rmax = np.empty(capacity, dtype=np.float64)
+        wmin = np.empty(capacity, dtype=np.float64)
+        cdef const double[::1] xa = self._values, xb = other._values
+        cdef const double[::1] rmin_a = self._rmin, rmin_b = other._rmin
+        cdef const double[::1] rmax_a = self._rmax, rmax_b = other._rmax
+        cdef const double[::1] wmin_a = self._wmin, wmin_b = other._wmin
+        cdef double[::1] x_v = x, rmin_v = rmin, rmax_v = rmax, wmin_v = wmin
+        cdef double weight_a = self._total_weight
+        cdef double weight_b = other._total_weight
+        with nogil:
+            n = merge_entries(xa, rmin_a, rmax_a, wmin_a, weight_a,
+                              xb, rmin_b, rmax_b, wmin_b, weight_b,
+                              x_v, rmin_v, rmax_v, wmin_v)
+            tighten(rmin_v, rmax_v, wmin_v, n)
+        return _make_summary(x[:n].copy(), rmin[:n].copy(), rmax[:n].copy(),
+                             wmin[:n].copy(), weight_a + weight_b,
+                             self._exact and other._exact)
+
+    def prune(self, max_size):
+        """Summary of the same data with at most ``max_size`` entries
+        (Theorem 3).
+
+        Keeps the first and last entries and a subset of the others with
+        their bounds unchanged. Proven bound: the certified rank error grows
+        by at most ``total_weight / (2 (max_size - 1))``, i.e.
+        ``eps_after <= eps_before + 1 / (2 (max_size - 1))``. The threshold
+        of the greedy walk is bisected to the smallest that keeps at most
+        ``max_size`` entries (within a relative 2**-20), so the growth is
+        usually much smaller. A summary that already fits is returned as is
+        (and stays exact).
+
+        Parameters
+        ----------
+        max_size : int, >= 2
+        """
+        cdef Py_ssize_t m = _check_max("max_size", max_size, 2)
+        cdef Py_ssize_t n = self.size, count, k
+        if n <= m:
+            return self
+        keep = np.empty(m, dtype=np.intp)
+        cdef Py_ssize_t[::1] keep_v = keep
+        cdef const double[::1] rmin = self._rmin, rmax = self._rmax
+        cdef const double[::1] wmin = self._wmin
+        cdef double weight = self._total_weight
+        cdef double error = self._eps * self._total_weight
+        with nogil:
+            count = select_pruned(rmin, rmax, wmin, weight, error, m,
+                                  &keep_v[0])
+        kept = keep[:count]
+        return _make_summary(self._values[kept], self._rmin[kept],
+                             self._rmax[kept], self._wmin[kept],
+                             self._total_weight, False)
+
+    def query(self, double rank):
+        """A value whose true rank interval [r-(x), r+(x)] lies within
+        ``eps * total_weight`` of ``rank`` (Theorem 1).
+
+        Parameters
+        ----------
+        rank : float in [0, total_weight]
+
+        Raises
+        ------
+        ValueError
+            On an empty summary or a rank outside [0, total_weight].
+        """
+        if self.size == 0:
+            raise ValueError("query of an empty summary")
+        if not (0.0 <= rank <= self._total_weight):
+            raise ValueError(
+                f"rank must be in [0, {self._total_weight}], got {rank}")
+        targets = np.array([rank], dtype=np.float64)
+        return float(self._values[self._query_indices(targets)[0]])
+
+    def _query_indices(self, targets):
+        """Indices of the answers to each rank of ``targets`` (float64)."""
+        out = np.empty(targets.shape[0], dtype=np.intp)
+        cdef const double[::1] rmin = self._rmin, rmax = self._rmax
+        cdef const double[::1] wmin = self._wmin, t = targets
+        cdef Py_ssize_t[::1] out_v = out
+        cdef Py_ssize_t k
+        with nogil:
+            for k in range(t.shape[0]):
+                out_v[k] = query_index(rmin, rmax, wmin, t[k])
+        return out
+
+    def cut_points(self, max_bin):
+        """Interior cut points for at most ``max_bin`` bins of the data.
+
+        A value v falls in bin ``searchsorted(cuts, v, side="right")``: a
+        split at a cut sends the values < cut left.
+
+        - Exact summary with at most ``max_bin`` distinct values: the
+          midpoints of consecutive distinct values (float64; where the
+          midpoint is not strictly between them, by overflow or rounding,
+          the upper value), one bin per value.
+        - Otherwise: the answers to the queries for ranks k W / max_bin,
+          k = 1 .. max_bin - 1, sorted, deduplicated and without the minimum
+          (no empty first bin).
+
+        Bounds (second case, E = eps W): every cut is within E of the rank
+        of a target (its own) and every target is within E of a cut or of
+        the minimum (Theorem 1; sorting the answers keeps this, as r- and r+
+        are nondecreasing). Hence the weight strictly between two
+        consecutive cuts, strictly between the minimum and the first cut,
+        and strictly above the last cut is at most W / max_bin + 2 E: a bin
+        holds at most one bin's width plus 2 E besides the weight of a single
+        value (its left cut; the minimum for the first bin), which no cut can
+        split.
+        """
+        cdef Py_ssize_t n_bins = _check_max("max_bin", max_bin, 1)
+        n = self.size
+        if n == 0 or n_bins == 1:
+            return _empty_array()
+        if self._exact and n <= n_bins:
+            lo = self._values[:n - 1]
+            hi = self._values[1:]
+            with np.errstate(over="ignore", invalid="ignore"):
+                mid = 0.5 * (lo + hi)
+            return np.where((lo < mid) & (mid < hi), mid, hi)
+        targets = (np.arange(1, n_bins, dtype=np.float64)
+                   * self._total_weight / n_bins)
+        np.minimum(targets, self._total_weight, out=targets)
+        cuts = np.unique(self._values[self._query_indices(targets)])
+        return cuts[cuts > self._values[0]]
+
+
+def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
+                  summary_size=None):
+    """Weighted quantile summary of one column, streamed in chunks.
+
+    Each chunk gets an exact summary (sort and aggregate duplicates), pruned
+    to ``summary_size`` entries, merged into the running summary, which is
+    pruned again.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        NaN values are ignored.
+    weights : array-like of shape (n,), default=None
+        Non-negative, finite; None means 1 each.
+    max_bin : int, default=256
+        The cut points the summary is meant for; sets the default size.
+    chunk_size : int, default=65536
+        Rows per chunk.
+    summary_size : int, default=None
+        Entries kept after each prune (>= 2); None means ``8 * max_bin``
+        (as XGBoost).
+
+    Returns
+    -------
+    summary : WeightedQuantileSummary
+        Its ``eps`` is the certified bound. A priori, with chunk weights
+        W_1, ..., W_c, U_j = W_1 + ... + W_j and s = summary_size,
+        eps W <= sum_j (W_j + U_j) / (2 (s - 1)) (Theorem 3 for both prunes
+        of step j, Theorem 2 for the merge), which grows with the number of
+        chunks; the bisected prune keeps the certified eps near
+        1 / (2 (s - 1)) in practice.
+    """
+    max_bin = _check_max("max_bin", max_bin, 1)
+    chunk_size = _check_max("chunk_size", chunk_size, 1)
+    if summary_size is None:
+        summary_size = max(8 * max_bin, 2)
+    summary_size = _check_max("summary_size", summary_size, 2)
+    values = _as_column(values)
+    cdef Py_ssize_t n = values.shape[0]
+    if weights is not None:
+        weights = _check_weights(weights, n)
+    running = WeightedQuantileSummary.empty()
+    if n == 0:
+        return running
+    builder = _ExactBuilder(min(chunk_size, n), values.dtype)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        part = builder.build(values[start:stop],
+                             None if weights is None else weights[start:stop],
+                             summary_size)
+        running = running.merge(part).prune(summary_size)
+    return running
