@@ -50,3 +50,20 @@ cdef inline bint is_better(double gain, int32_t feature, double threshold,
     if feature != best.feature:
         return best.feature == NO_FEATURE or feature < best.feature
     return threshold < best.threshold
+
+
+cdef extern from *:
+    """
+    /* Read prefetch into all cache levels (GCC/Clang builtin; no-op elsewhere). */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #else
+    #define SKB_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "SKB_PREFETCH"(const void* p) noexcept nogil
+
+# How many rows ahead the indirect loops prefetch: far enough to hide a
+# memory access (~100 ns) behind the work on the rows in between.
+cdef enum:
+    PREFETCH_ROWS = 24

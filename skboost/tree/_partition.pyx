@@ -9,7 +9,8 @@ from libc.math cimport isnan
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
-from ._common cimport NO_FEATURE, NO_SLOT, int32_t, int64_t, uint8_t
+from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
+                       prefetch, uint8_t)
 
 
 def apply_level_splits(
@@ -177,6 +178,8 @@ cdef object _split_nodes(const code_t[:, ::1] codes,
         f = feature[node]
         count = 0
         for i in range(task_begin[t], task_end[t]):
+            if i + PREFETCH_ROWS < task_end[t]:
+                prefetch(&codes[row_index[i + PREFETCH_ROWS], f])
             code = codes[row_index[i], f]
             if code == missing_code[f]:
                 goes_left[i] = default_left[node]
