@@ -1,0 +1,410 @@
+"""The exact greedy finder (``_exact.find_best_splits``) against a naive one.
+
+The naive finder below enumerates, for every open node and every allowed
+feature, each candidate split of the node's rows explicitly (as a set of
+rows going left) and scores it from the maths of the regularised objective.
+Its semantics, from ``_exact.pyx``:
+
+- candidates sit at the midpoints (in float64) of consecutive distinct
+  present values of the node; each is tried with missing values right
+  ("forward") and, when the node has missing values for the feature, with
+  missing values left ("backward");
+- when the node has missing values, "all present values left, missing
+  right" is a candidate too, at the threshold just above the largest present
+  value;
+- a feature with no missing value in a node sends missing values left;
+- a candidate is admissible when both children have H >= min_child_weight;
+- the best is the highest gain, then the lower feature, then the lower
+  threshold, then missing-right before missing-left (the forward scan
+  offers first and only a strictly better candidate replaces it).
+
+Gradients, hessians and weights are small dyadic rationals, so every float64
+sum is exact whatever the summation order: equal partitions then give equal
+gains in both finders, and ties are real ties, broken by the rule above.
+"""
+
+import math
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skboost.tree._exact import find_best_splits
+
+REG_GRID = [
+    # (reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+    (1.0, 0.0, 0.0, 0.0),
+    (1.0, 0.0, 0.0, 1.0),
+    (0.0, 0.0, 0.0, 0.5),
+    (2.0, 0.5, 0.0, 0.0),
+    (1.0, 0.0, 0.4, 0.0),
+    (0.5, 0.25, 0.3, 1.5),
+    (1.0, 2.0, 0.0, 3.0),
+]
+
+
+# --------------------------------------------------------------------------
+# The naive finder
+# --------------------------------------------------------------------------
+
+def score(G, H, reg):
+    """-2 min_w [G w + 1/2 (H + lambda) w^2 + alpha |w|], |w| <= mds if mds > 0;
+    0 for a node lighter than min_child_weight (or with no hessian)."""
+    reg_lambda, reg_alpha, mds, mcw = reg
+    if H < mcw or H <= 0.0:
+        return 0.0
+    t = math.copysign(max(abs(G) - reg_alpha, 0.0), G)  # soft threshold
+    w = -t / (H + reg_lambda)
+    if mds > 0.0 and abs(w) > mds:
+        w = math.copysign(mds, w)
+        return -(2.0 * G * w + (H + reg_lambda) * w * w
+                 + 2.0 * reg_alpha * abs(w))
+    return t * t / (H + reg_lambda)
+
+
+def naive_best_split(X, g, h, rows, feature_allowed_row, reg):
+    """Best split of the node holding ``rows`` as a dict, or None.
+
+    ``g`` and ``h`` are the weighted float64 gradients and hessians.
+    """
+    mcw = reg[3]
+    G, H = g[rows].sum(), h[rows].sum()
+    parent = score(G, H, reg)
+    candidates = []  # (gain, feature, threshold, default_left, G_L, H_L)
+
+    def consider(feature, threshold, left_rows, default_left):
+        G_left, H_left = g[left_rows].sum(), h[left_rows].sum()
+        G_right, H_right = G - G_left, H - H_left
+        if H_left >= mcw and H_right >= mcw:
+            gain = 0.5 * (score(G_left, H_left, reg)
+                          + score(G_right, H_right, reg) - parent)
+            candidates.append((gain, feature, threshold, default_left,
+                               G_left, H_left))
+
+    for feature in np.flatnonzero(feature_allowed_row):
+        x = X[rows, feature]
+        present = ~np.isnan(x)
+        if not present.any():
+            continue
+        missing_rows = rows[~present]
+        distinct = np.unique(x[present])  # float32, sorted
+        for lo, hi in zip(distinct[:-1], distinct[1:]):
+            threshold = 0.5 * (float(lo) + float(hi))
+            below = rows[present & (x < threshold)]
+            if missing_rows.size:
+                consider(feature, threshold, below, False)
+                consider(feature, threshold,
+                         np.concatenate([below, missing_rows]), True)
+            else:
+                consider(feature, threshold, below, True)
+        if missing_rows.size:
+            consider(feature, float(np.nextafter(float(distinct[-1]), np.inf)),
+                     rows[present], False)
+
+    if not candidates:
+        return None
+    # Highest gain, then lower feature, then lower threshold, then missing
+    # right (False) before missing left (True).
+    return min(candidates, key=lambda c: (-c[0], c[1], c[2], c[3]))
+
+
+# --------------------------------------------------------------------------
+# Random problems
+# --------------------------------------------------------------------------
+
+def sorted_blocks(X):
+    """(col_ptr, values, rows) of the present entries of each column, sorted
+    by (value, row), built here without ``_presort``."""
+    col_ptr, values, rows = [0], [], []
+    for j in range(X.shape[1]):
+        present = np.flatnonzero(~np.isnan(X[:, j]))
+        order = present[np.lexsort((present, X[present, j]))]
+        values.append(X[order, j])
+        rows.append(order)
+        col_ptr.append(col_ptr[-1] + order.size)
+    return (np.array(col_ptr, dtype=np.int64),
+            np.concatenate(values).astype(np.float32),
+            np.concatenate(rows).astype(np.int32))
+
+
+def random_problem(seed):
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 41))
+    n_features = int(rng.integers(1, 6))
+    n_slots = int(rng.integers(1, 5))
+    if rng.random() < 0.5:  # many ties
+        X = rng.integers(0, rng.integers(1, 8), size=(n_rows, n_features))
+        X = (X * rng.choice([0.5, 1.0, 3.25])).astype(np.float32)
+    else:
+        X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    X[rng.random(X.shape) < rng.uniform(0.0, 0.3)] = np.nan
+    # Small dyadic rationals: every float64 sum below is exact.
+    gpair = np.column_stack([rng.integers(-16, 17, n_rows) / 8.0,
+                             rng.integers(0, 17, n_rows) / 8.0])
+    gpair = np.ascontiguousarray(gpair, dtype=np.float32)
+    weight = None
+    if rng.random() < 0.4:
+        weight = rng.choice([0.0, 0.25, 0.5, 1.0, 1.5, 3.0], size=n_rows)
+    row_slot = rng.integers(-1, n_slots, size=n_rows).astype(np.int32)
+    allowed = (rng.random((n_slots, n_features))
+               < rng.uniform(0.3, 1.0)).astype(np.uint8)
+    reg = REG_GRID[int(rng.integers(len(REG_GRID)))]
+    return X, gpair, weight, row_slot, allowed, reg
+
+
+def node_statistics(gpair, weight, row_slot, n_slots):
+    w = np.ones(gpair.shape[0]) if weight is None else weight
+    g = gpair[:, 0].astype(np.float64) * w
+    h = gpair[:, 1].astype(np.float64) * w
+    node_G = np.array([g[row_slot == s].sum() for s in range(n_slots)])
+    node_H = np.array([h[row_slot == s].sum() for s in range(n_slots)])
+    count = np.array([np.count_nonzero(row_slot == s) for s in range(n_slots)],
+                     dtype=np.int64)
+    return g, h, node_G, node_H, count
+
+
+def run_kernel(X, gpair, weight, row_slot, allowed, reg, n_threads=1):
+    n_slots = allowed.shape[0]
+    _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
+                                                  n_slots)
+    col_ptr, values, rows = sorted_blocks(X)
+    return find_best_splits(col_ptr, values, rows, gpair, row_slot, node_G,
+                            node_H, count, allowed, *reg, n_threads,
+                            weight=weight)
+
+
+def check_against_naive(X, gpair, weight, row_slot, allowed, reg, n_threads):
+    n_slots = allowed.shape[0]
+    got = run_kernel(X, gpair, weight, row_slot, allowed, reg, n_threads)
+    g, h, _, _, _ = node_statistics(gpair, weight, row_slot, n_slots)
+    n_found = 0
+    for s in range(n_slots):
+        rows = np.flatnonzero(row_slot == s)
+        best = naive_best_split(X, g, h, rows, allowed[s], reg)
+        where = f"slot {s} of {n_slots}"
+        if best is None:
+            assert got["feature"][s] == -1, where
+            continue
+        n_found += 1
+        gain, feature, threshold, default_left, G_left, H_left = best
+        assert got["feature"][s] == feature, where
+        assert got["threshold"][s] == threshold, where
+        assert bool(got["default_left"][s]) == default_left, where
+        scale = max(abs(gain), 1e-300)
+        assert abs(got["gain"][s] - gain) <= 1e-9 * scale + 1e-300, where
+        assert got["G_left"][s] == pytest.approx(G_left, rel=1e-9, abs=1e-12)
+        assert got["H_left"][s] == pytest.approx(H_left, rel=1e-9, abs=1e-12)
+    return n_found
+
+
+@pytest.mark.parametrize("first_seed", range(0, 400, 50))
+def test_matches_naive_finder_on_random_problems(first_seed):
+    n_found = 0
+    for seed in range(first_seed, first_seed + 50):
+        problem = random_problem(seed)
+        n_found += check_against_naive(*problem, n_threads=1 + seed % 2)
+    assert n_found > 40  # most problems have admissible splits to compare
+
+
+@pytest.mark.parametrize("reg", REG_GRID)
+def test_matches_naive_finder_for_each_regularisation(reg):
+    for seed in range(1000, 1030):
+        X, gpair, weight, row_slot, allowed, _ = random_problem(seed)
+        check_against_naive(X, gpair, weight, row_slot, allowed, reg, 1)
+
+
+def test_missing_split_on_missingness_and_directions():
+    """A hand-made node whose best split is "present vs missing": the
+    missing rows carry all the negative gradient."""
+    X = np.array([[1.0], [2.0], [np.nan], [np.nan], [3.0]], dtype=np.float32)
+    gpair = np.array([[1, 1], [1, 1], [-2, 1], [-2, 1], [1, 1]],
+                     dtype=np.float32)
+    row_slot = np.zeros(5, dtype=np.int32)
+    allowed = np.ones((1, 1), dtype=np.uint8)
+    got = run_kernel(X, gpair, None, row_slot, allowed, (1.0, 0, 0, 0))
+    # Left = {1, 2, 3} (G = 3, H = 3), right = the two missing (G = -4, H = 2)
+    # 1/2 [9/4 + 16/3 - 1/6] = 1/2 [(27 + 64 - 2)/12] = 89/24
+    assert got["feature"][0] == 0
+    assert got["threshold"][0] > 3.0
+    assert got["threshold"][0] == np.nextafter(3.0, np.inf)
+    assert got["default_left"][0] == 0
+    assert got["gain"][0] == pytest.approx(89 / 24, rel=1e-12)
+    assert got["G_left"][0] == 3.0 and got["H_left"][0] == 3.0
+
+    # Without missing values in the node (rows 2, 3 in another slot), the
+    # default direction is left.
+    row_slot = np.array([0, 0, 1, 1, 0], dtype=np.int32)
+    got = run_kernel(X, gpair, None, row_slot, np.ones((2, 1), np.uint8),
+                     (1.0, 0, 0, 0))
+    assert got["feature"][0] == 0 and got["default_left"][0] == 1
+    assert got["feature"][1] == -1  # only missing values: nothing to split
+
+
+def test_threads_give_identical_results():
+    rng = np.random.default_rng(7)
+    n_rows, n_features, n_slots = 3000, 24, 4
+    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    X[:, ::3] = np.round(X[:, ::3] * 2)  # ties
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[:, 5] = X[:, 2]  # duplicated features: exact ties between features
+    gpair = np.ascontiguousarray(
+        np.column_stack([rng.normal(size=n_rows), rng.uniform(0.1, 1, n_rows)]),
+        dtype=np.float32)
+    weight = rng.uniform(0.5, 2.0, n_rows)
+    row_slot = rng.integers(-1, n_slots, n_rows).astype(np.int32)
+    allowed = (rng.random((n_slots, n_features)) < 0.8).astype(np.uint8)
+    for reg in [(1.0, 0.0, 0.0, 1.0), (0.5, 0.3, 0.7, 0.0)]:
+        for w in (None, weight):
+            one = run_kernel(X, gpair, w, row_slot, allowed, reg, 1)
+            two = run_kernel(X, gpair, w, row_slot, allowed, reg, 2)
+            assert (one["feature"] >= 0).all()
+            for key in one:
+                np.testing.assert_array_equal(one[key], two[key], err_msg=key)
+
+
+def test_integer_weights_equal_repeated_rows():
+    """The docstring's promise: weight k adds what k copies of the row add."""
+    rng = np.random.default_rng(3)
+    n_rows, n_features = 60, 4
+    X = np.round(rng.normal(size=(n_rows, n_features)) * 3).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    gpair = np.column_stack([rng.integers(-8, 9, n_rows) / 4.0,
+                             rng.integers(1, 9, n_rows) / 4.0])
+    gpair = np.ascontiguousarray(gpair, dtype=np.float32)
+    weight = rng.integers(0, 4, n_rows).astype(np.float64)
+    row_slot = rng.integers(0, 2, n_rows).astype(np.int32)
+    allowed = np.ones((2, n_features), dtype=np.uint8)
+    reg = (1.0, 0.0, 0.0, 1.0)
+    weighted = run_kernel(X, gpair, weight, row_slot, allowed, reg)
+    repeat = weight.astype(np.int64)
+    repeated = run_kernel(np.repeat(X, repeat, axis=0),
+                          np.repeat(gpair, repeat, axis=0), None,
+                          np.repeat(row_slot, repeat), allowed, reg)
+    for key in weighted:
+        np.testing.assert_array_equal(weighted[key], repeated[key],
+                                      err_msg=key)
+
+
+# --------------------------------------------------------------------------
+# Invalid inputs: a ValueError, never a crash or a silent out-of-bounds read.
+# Each call runs in a child process so that a crash fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib, importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+calls = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(calls)):
+    module, function, args, kwargs = calls[i]
+    try:
+        getattr(importlib.import_module(module), function)(*args, **kwargs)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(calls):
+    """Outcome of each ``(module, function, args, kwargs)`` call: the name of
+    the exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps(calls)
+    outcomes = {}
+    start = 0
+    while start < len(calls):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(calls):  # the call at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(calls))]
+
+
+def valid_arguments():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2)).astype(np.float32)
+    col_ptr, values, rows = sorted_blocks(X)
+    return dict(
+        col_ptr=col_ptr, sorted_values=values, sorted_rows=rows,
+        gpair=np.ones((6, 2), dtype=np.float32),
+        row_slot=np.array([0, 0, 0, 1, 1, -1], dtype=np.int32),
+        node_G=np.array([3.0, 2.0]), node_H=np.array([3.0, 2.0]),
+        node_count=np.array([3, 2], dtype=np.int64),
+        feature_allowed=np.ones((2, 2), dtype=np.uint8),
+        reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0,
+        min_child_weight=0.0, n_threads=1)
+
+
+def _with(**changes):
+    args = valid_arguments()
+    args.update(changes)
+    return args
+
+
+BAD_INPUTS = {
+    "col_ptr not starting at 0": _with(
+        col_ptr=np.array([1, 6, 12], dtype=np.int64)),
+    "col_ptr end beyond the blocks": _with(
+        col_ptr=np.array([0, 6, 13], dtype=np.int64)),
+    "col_ptr end short of the blocks": _with(
+        col_ptr=np.array([0, 6, 11], dtype=np.int64)),
+    "col_ptr empty": _with(col_ptr=np.zeros(0, dtype=np.int64)),
+    "col_ptr inner entry beyond the blocks": _with(
+        col_ptr=np.array([0, 10**9, 12], dtype=np.int64)),
+    "col_ptr inner entry negative": _with(
+        col_ptr=np.array([0, -5, 12], dtype=np.int64)),
+    "col_ptr decreasing": _with(col_ptr=np.array([0, 8, 7, 12],
+                                                 dtype=np.int64),
+                                feature_allowed=np.ones((2, 3), np.uint8)),
+    "values and rows of different lengths": _with(
+        sorted_rows=np.zeros(11, dtype=np.int32)),
+    "gpair with 3 columns": _with(gpair=np.ones((6, 3), dtype=np.float32)),
+    "gpair of other rows than row_slot": _with(
+        gpair=np.ones((5, 2), dtype=np.float32)),
+    "node_H of other length": _with(node_H=np.ones(3)),
+    "node_count of other length": _with(node_count=np.ones(1, np.int64)),
+    "feature_allowed with too few slots": _with(
+        feature_allowed=np.ones((1, 2), np.uint8)),
+    "feature_allowed with too many features": _with(
+        feature_allowed=np.ones((2, 3), np.uint8)),
+    "row_slot beyond the slots": _with(
+        row_slot=np.array([0, 0, 0, 1, 2, -1], dtype=np.int32)),
+    "row_slot below -1": _with(
+        row_slot=np.array([0, 0, 0, 1, -2, -1], dtype=np.int32)),
+    "weight of other length": dict(valid_arguments(), weight=np.ones(5)),
+    "n_threads 0": _with(n_threads=0),
+    "n_threads -1": _with(n_threads=-1),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_input_outcomes():
+    calls = [("skboost.tree._exact", "find_best_splits", (), kwargs)
+             for kwargs in BAD_INPUTS.values()]
+    calls.append(("skboost.tree._exact", "find_best_splits", (),
+                  valid_arguments()))
+    return dict(zip(list(BAD_INPUTS) + ["valid"],
+                    outcomes_in_child_processes(calls)))
+
+
+def test_valid_arguments_run(bad_input_outcomes):
+    # The baseline of the cases below: without the defect, the call works.
+    assert bad_input_outcomes["valid"] == "returned"
+    find_best_splits(**valid_arguments())
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
+    assert bad_input_outcomes[case] == "ValueError"

@@ -1,0 +1,282 @@
+"""Objectives: gradients and hessians against finite differences of each
+objective's own ``loss``, base margins against a numerical minimiser."""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+
+from skboost.objectives import OBJECTIVES, get_objective
+
+N_CLASSES = 4
+
+
+def make_data(name, n, seed):
+    """(labels, n_outputs) for an objective; a new objective needs an entry."""
+    rng = np.random.default_rng(seed)
+    if name == "reg:squarederror":
+        return rng.normal(scale=3.0, size=n), 1
+    if name == "binary:logistic":
+        y = (rng.random(n) < 0.4).astype(np.float64)
+        y[:3] = [0.25, 0.5, 0.9]  # soft labels are valid too
+        return y, 1
+    if name == "multi:softprob":
+        y = rng.integers(0, N_CLASSES, n)
+        y[:N_CLASSES] = np.arange(N_CLASSES)  # every class present
+        return y, N_CLASSES
+    raise AssertionError(f"no test data for objective {name!r}")
+
+
+def gradient_pairs(obj, y, raw, weight, n_threads=1):
+    gpair = np.full((raw.shape[1], raw.shape[0], 2), np.nan, dtype=np.float32)
+    obj.gradient(obj.prepare_labels(y), raw, weight, gpair, n_threads)
+    return gpair
+
+
+def row_loss(obj, y, raw, i):
+    """Loss of row i alone (the weighted mean over one row is its loss)."""
+    return lambda m: obj.loss(obj.prepare_labels(y[i:i + 1]), m[None, :],
+                              np.ones(1))
+
+
+def finite_differences(f, m, k, eps_grad=1e-5, eps_hess=1e-4):
+    """First and second central differences of f along coordinate k."""
+    def at(delta):
+        shifted = m.copy()
+        shifted[k] += delta
+        return f(shifted)
+    grad = (at(eps_grad) - at(-eps_grad)) / (2 * eps_grad)
+    hess = (at(eps_hess) - 2 * at(0.0) + at(-eps_hess)) / eps_hess**2
+    return grad, hess
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gradient_and_hessian_match_finite_differences(name, weighted):
+    obj = get_objective(name)
+    n = 40
+    y, n_outputs = make_data(name, n, seed=0)
+    rng = np.random.default_rng(1)
+    raw = rng.normal(scale=1.5, size=(n, n_outputs))
+    weight = rng.uniform(0.2, 3.0, n) if weighted else np.ones(n)
+    gpair = gradient_pairs(obj, y, raw, weight)
+    for i in range(n):
+        f = row_loss(obj, y, raw, i)
+        for k in range(n_outputs):
+            grad, hess = finite_differences(f, raw[i].copy(), k)
+            if name == "multi:softprob":
+                # The kernel's hessian is 2 p_k (1 - p_k), twice the diagonal
+                # p_k (1 - p_k) of the softmax loss's Hessian. _objectives.pyx
+                # explains why: the K trees of a round are fitted
+                # independently, and doubling the diagonal bounds the full
+                # Hessian so that they do not overshoot together; it is also
+                # XGBoost's choice, so min_child_weight carries over.
+                hess = 2.0 * hess
+            # gpair holds float32 values already multiplied by the weight.
+            assert gpair[k, i, 0] == pytest.approx(weight[i] * grad, rel=1e-5,
+                                                   abs=1e-6), (i, k)
+            assert gpair[k, i, 1] == pytest.approx(weight[i] * hess, rel=1e-4,
+                                                   abs=1e-5), (i, k)
+
+
+def test_softmax_diagonal_bounds_the_full_hessian():
+    """What the factor 2 is for: diag(2 p (1 - p)) - Hessian is positive
+    semi-definite, the Hessian computed by finite differences of the loss."""
+    obj = get_objective("multi:softprob")
+    rng = np.random.default_rng(2)
+    y, K = make_data("multi:softprob", 10, seed=2)
+    raw = rng.normal(scale=2.0, size=(10, K))
+    raw[0] = [4.0, 0.0, 0.0, 0.0]  # one dominant class
+    gpair = gradient_pairs(obj, y, raw, np.ones(10))
+    eps = 1e-4
+    for i in range(10):
+        f = row_loss(obj, y, raw, i)
+        full = np.empty((K, K))
+        for a in range(K):
+            for b in range(K):
+                def at(da, db):
+                    m = raw[i].copy()
+                    m[a] += da
+                    m[b] += db
+                    return f(m)
+                full[a, b] = (at(eps, eps) - at(eps, -eps) - at(-eps, eps)
+                              + at(-eps, -eps)) / (4 * eps**2)
+        bound = np.diag(gpair[:, i, 1].astype(np.float64)) - full
+        assert np.linalg.eigvalsh(bound).min() > -1e-5
+
+
+def weighted_loss_of_constant(obj, y, weight, n_outputs):
+    """The weighted loss of the constant margin vector c (a scalar if 1)."""
+    labels = obj.prepare_labels(y)
+    return lambda c: obj.loss(
+        labels, np.tile(np.reshape(c, (1, n_outputs)), (len(y), 1)), weight)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_estimate_base_margin_minimises_the_weighted_loss(name, weighted):
+    obj = get_objective(name)
+    n = 200
+    y, n_outputs = make_data(name, n, seed=3)
+    rng = np.random.default_rng(4)
+    weight = rng.uniform(0.1, 5.0, n) if weighted else np.ones(n)
+    margin = obj.estimate_base_margin(obj.prepare_labels(y), weight, n_outputs)
+    assert margin.shape == (n_outputs,)
+    loss = weighted_loss_of_constant(obj, y, weight, n_outputs)
+    if n_outputs == 1:
+        best = minimize_scalar(loss, bracket=(-5.0, 5.0),
+                               options={"xtol": 1e-12}).x
+        assert margin[0] == pytest.approx(best, abs=1e-5)
+    else:
+        best = minimize(loss, np.zeros(n_outputs), method="BFGS",
+                        options={"gtol": 1e-10}).x
+        # softmax ignores a common shift: compare the probabilities
+        p = np.exp(margin - margin.max())
+        p_best = np.exp(best - best.max())
+        np.testing.assert_allclose(p / p.sum(), p_best / p_best.sum(),
+                                   atol=1e-5)
+    # and it is at least as good as the numerical minimiser
+    assert loss(margin) <= loss(best) + 1e-10
+
+
+@pytest.mark.parametrize("base_score", [0.0, 1.0, -0.5, 1.5, np.nan, np.inf])
+def test_logistic_base_score_outside_unit_interval_rejected(base_score):
+    with pytest.raises(ValueError):
+        get_objective("binary:logistic").base_score_to_margin(base_score, 1)
+
+
+@pytest.mark.parametrize("base_score", [1e-6, 0.3, 0.5, 0.999])
+def test_logistic_base_score_is_its_log_odds(base_score):
+    margin = get_objective("binary:logistic").base_score_to_margin(
+        base_score, 1)
+    assert margin.shape == (1,)
+    assert margin[0] == pytest.approx(np.log(base_score / (1 - base_score)),
+                                      rel=1e-12)
+    # and the link maps it back
+    assert 1 / (1 + np.exp(-margin[0])) == pytest.approx(base_score,
+                                                         rel=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_threads_give_identical_results(name):
+    obj = get_objective(name)
+    n = 20_000
+    y, n_outputs = make_data(name, n, seed=5)
+    rng = np.random.default_rng(6)
+    raw = rng.normal(scale=2.0, size=(n, n_outputs))
+    weight = rng.uniform(0.5, 2.0, n)
+    one = gradient_pairs(obj, y, raw, weight, n_threads=1)
+    two = gradient_pairs(obj, y, raw, weight, n_threads=2)
+    assert not np.isnan(one).any()
+    np.testing.assert_array_equal(one, two)
+
+
+# --------------------------------------------------------------------------
+# Invalid arguments of the gradient kernels: a ValueError, never a write
+# out of bounds or a crash. Each call runs in a child process so that a
+# crash (or a corrupted heap) fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib, importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+calls = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(calls)):
+    module, function, args, kwargs = calls[i]
+    try:
+        getattr(importlib.import_module(module), function)(*args, **kwargs)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(calls):
+    """Outcome of each ``(module, function, args, kwargs)`` call: the name of
+    the exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps(calls)
+    outcomes = {}
+    start = 0
+    while start < len(calls):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(calls):  # the call at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(calls))]
+
+
+N = 6
+
+
+def per_row_kernel_args(kernel, **changes):
+    args = dict(y=np.zeros(N), raw=np.zeros(N), weight=np.ones(N),
+                gpair=np.zeros((N, 2), np.float32), n_threads=1)
+    args.update(changes)
+    return ("skboost._objectives", kernel, (), args)
+
+
+def softmax_kernel_args(**changes):
+    args = dict(y=np.zeros(N, np.int32), raw=np.zeros((N, 3)),
+                weight=np.ones(N), gpair=np.zeros((3, N, 2), np.float32),
+                n_threads=1)
+    args.update(changes)
+    return ("skboost._objectives", "softmax_gradient", (), args)
+
+
+BAD_KERNEL_CALLS = {}
+for _kernel in ("squared_error_gradient", "logistic_gradient"):
+    BAD_KERNEL_CALLS.update({
+        f"{_kernel}: gpair (n, 1)": per_row_kernel_args(
+            _kernel, gpair=np.zeros((N, 1), np.float32)),
+        f"{_kernel}: gpair (n, 3)": per_row_kernel_args(
+            _kernel, gpair=np.zeros((N, 3), np.float32)),
+        f"{_kernel}: gpair of other rows": per_row_kernel_args(
+            _kernel, gpair=np.zeros((N - 1, 2), np.float32)),
+        f"{_kernel}: raw of other rows": per_row_kernel_args(
+            _kernel, raw=np.zeros(N + 1)),
+        f"{_kernel}: n_threads -1": per_row_kernel_args(_kernel, n_threads=-1),
+    })
+BAD_KERNEL_CALLS.update({
+    "softmax_gradient: gpair (K, n, 1)": softmax_kernel_args(
+        gpair=np.zeros((3, N, 1), np.float32)),
+    "softmax_gradient: gpair of other classes": softmax_kernel_args(
+        gpair=np.zeros((2, N, 2), np.float32)),
+    "softmax_gradient: weight of other rows": softmax_kernel_args(
+        weight=np.ones(N - 1)),
+    "softmax_gradient: class index beyond K": softmax_kernel_args(
+        y=np.full(N, 3, np.int32)),
+    "softmax_gradient: n_threads -1": softmax_kernel_args(n_threads=-1),
+})
+
+
+@pytest.fixture(scope="module")
+def kernel_outcomes():
+    valid = [per_row_kernel_args("squared_error_gradient"),
+             per_row_kernel_args("logistic_gradient"), softmax_kernel_args()]
+    outcomes = outcomes_in_child_processes(
+        valid + list(BAD_KERNEL_CALLS.values()))
+    return outcomes[:3], dict(zip(BAD_KERNEL_CALLS, outcomes[3:]))
+
+
+def test_valid_kernel_calls_run(kernel_outcomes):
+    assert kernel_outcomes[0] == ["returned"] * 3
+
+
+@pytest.mark.parametrize("case", list(BAD_KERNEL_CALLS))
+def test_gradient_kernels_reject_bad_arguments(case, kernel_outcomes):
+    assert kernel_outcomes[1][case] == "ValueError"

@@ -1,0 +1,361 @@
+"""The predictor against a naive tree walk, and its validation of forests."""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skboost.tree._predictor import predict_leaves, predict_raw
+from skboost.tree._tree import Tree
+
+
+# --------------------------------------------------------------------------
+# Random forests and the naive walk
+# --------------------------------------------------------------------------
+
+def random_tree(rng, X, max_depth, breadth_first):
+    """A Tree with children numbered after their parents, either breadth
+    first or depth first (pre-order); thresholds often equal to values of X
+    so that ``value == threshold`` (goes right) is exercised."""
+    n_features = X.shape[1]
+    # Build the shape as nested lists first: node = [depth, left, right].
+    root = {"depth": 0, "children": None}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node["depth"] < max_depth and rng.random() < 0.75:
+            node["children"] = [{"depth": node["depth"] + 1, "children": None}
+                                for _ in range(2)]
+            stack.extend(node["children"])
+    order = []
+    if breadth_first:
+        queue = [root]
+        while queue:
+            node = queue.pop(0)
+            order.append(node)
+            queue.extend(node["children"] or [])
+    else:
+        def visit(node):
+            order.append(node)
+            for child in node["children"] or []:
+                visit(child)
+        visit(root)
+    index = {id(node): i for i, node in enumerate(order)}
+    n = len(order)
+    tree = Tree(left_child=np.full(n, -1, np.int32),
+                right_child=np.full(n, -1, np.int32),
+                feature=np.full(n, -1, np.int32), threshold=np.zeros(n),
+                default_left=np.zeros(n, np.uint8),
+                value=rng.normal(size=n), gain=np.zeros(n), cover=np.ones(n))
+    for i, node in enumerate(order):
+        if node["children"]:
+            tree.left_child[i] = index[id(node["children"][0])]
+            tree.right_child[i] = index[id(node["children"][1])]
+            f = int(rng.integers(n_features))
+            tree.feature[i] = f
+            column = X[:, f][~np.isnan(X[:, f])]
+            if column.size and rng.random() < 0.5:
+                tree.threshold[i] = float(rng.choice(column))
+            else:
+                tree.threshold[i] = rng.normal()
+            tree.default_left[i] = rng.integers(2)
+    return tree
+
+
+def naive_leaf(tree, x):
+    node = 0
+    while tree.left_child[node] != -1:
+        v = float(x[tree.feature[node]])
+        if np.isnan(v):
+            go_left = bool(tree.default_left[node])
+        else:
+            go_left = v < tree.threshold[node]
+        node = tree.left_child[node] if go_left else tree.right_child[node]
+    return node
+
+
+def concatenate(trees):
+    fields = ["left_child", "right_child", "feature", "threshold",
+              "default_left", "value"]
+    flat = {f: np.concatenate([getattr(t, f) for t in trees]) for f in fields}
+    flat["tree_start"] = np.concatenate(
+        [[0], np.cumsum([t.n_nodes for t in trees])]).astype(np.int64)
+    return flat
+
+
+def random_forest(seed, n_rows=60):
+    rng = np.random.default_rng(seed)
+    n_features = int(rng.integers(1, 5))
+    X = np.round(rng.normal(size=(n_rows, n_features)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    trees = [random_tree(rng, X, int(rng.integers(0, 6)), bool(k % 2))
+             for k in range(int(rng.integers(1, 7)))]
+    n_groups = int(rng.integers(1, 4))
+    tree_group = rng.integers(0, n_groups, len(trees)).astype(np.int32)
+    return X, trees, tree_group, n_groups, rng
+
+
+def raw_call(X, flat, tree_group, out, n_threads):
+    predict_raw(X, flat["left_child"], flat["right_child"], flat["feature"],
+                flat["threshold"], flat["default_left"], flat["value"],
+                flat["tree_start"], tree_group, out, n_threads)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_matches_naive_walk(seed):
+    X, trees, tree_group, n_groups, rng = random_forest(seed)
+    flat = concatenate(trees)
+    base = rng.normal(size=(X.shape[0], n_groups))
+    expected = base.copy()
+    expected_leaves = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+    for r in range(X.shape[0]):
+        for t, tree in enumerate(trees):
+            leaf = naive_leaf(tree, X[r])
+            expected_leaves[r, t] = leaf
+            expected[r, tree_group[t]] += tree.value[leaf]
+    out = base.copy()
+    raw_call(X, flat, tree_group, out, 1 + seed % 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-14, atol=1e-14)
+    leaves = predict_leaves(X, flat["left_child"], flat["right_child"],
+                            flat["feature"], flat["threshold"],
+                            flat["default_left"], flat["tree_start"],
+                            1 + seed % 2)
+    assert leaves.shape == (X.shape[0], len(trees))
+    np.testing.assert_array_equal(leaves, expected_leaves)
+
+
+def stump(feature=0, threshold=1.0, default_left=1):
+    return Tree(left_child=np.array([1, -1, -1], np.int32),
+                right_child=np.array([2, -1, -1], np.int32),
+                feature=np.array([feature, -1, -1], np.int32),
+                threshold=np.array([threshold, 0.0, 0.0]),
+                default_left=np.array([default_left, 0, 0], np.uint8),
+                value=np.array([0.0, -1.0, 1.0]), gain=np.zeros(3),
+                cover=np.ones(3))
+
+
+@pytest.mark.parametrize("default_left", [0, 1])
+def test_nan_follows_default_left(default_left):
+    X = np.array([[0.0], [np.nan], [1.0], [2.0]], dtype=np.float32)
+    flat = concatenate([stump(default_left=default_left)])
+    out = np.zeros((4, 1))
+    raw_call(X, flat, np.zeros(1, np.int32), out, 1)
+    nan_value = -1.0 if default_left else 1.0
+    # 0 < 1 left; NaN by default; 1 < 1 is false: right; 2 right.
+    assert out[:, 0].tolist() == [-1.0, nan_value, 1.0, 1.0]
+
+
+def test_groups_accumulate_in_their_columns():
+    X = np.array([[0.0], [5.0]], dtype=np.float32)
+    flat = concatenate([stump(), stump(threshold=3.0), stump()])
+    out = np.full((2, 3), 10.0)
+    raw_call(X, flat, np.array([2, 0, 2], np.int32), out, 1)
+    # Row 0 is left everywhere (-1), row 1 right everywhere (+1); column 2
+    # gets two trees, column 0 one, column 1 none.
+    assert out.tolist() == [[9.0, 10.0, 8.0], [11.0, 10.0, 12.0]]
+
+
+def test_threads_give_identical_results():
+    X, trees, tree_group, n_groups, rng = random_forest(5, n_rows=4000)
+    trees = trees + [random_tree(rng, X, 8, True) for _ in range(10)]
+    tree_group = rng.integers(0, n_groups, len(trees)).astype(np.int32)
+    flat = concatenate(trees)
+    outs = []
+    for n_threads in (1, 2):
+        out = np.zeros((X.shape[0], n_groups))
+        raw_call(X, flat, tree_group, out, n_threads)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    leaves = [predict_leaves(X, flat["left_child"], flat["right_child"],
+                             flat["feature"], flat["threshold"],
+                             flat["default_left"], flat["tree_start"],
+                             n_threads) for n_threads in (1, 2)]
+    np.testing.assert_array_equal(leaves[0], leaves[1])
+
+
+# --------------------------------------------------------------------------
+# _check_forest: invalid forests raise ValueError, never crash. Each call
+# runs in a child process so that a crash fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib, importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+calls = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(calls)):
+    module, function, args, kwargs = calls[i]
+    try:
+        getattr(importlib.import_module(module), function)(*args, **kwargs)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(calls):
+    """Outcome of each ``(module, function, args, kwargs)`` call: the name of
+    the exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps(calls)
+    outcomes = {}
+    start = 0
+    while start < len(calls):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(calls):  # the call at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(calls))]
+
+
+def valid_forest():
+    """Two trees over 2 features: a depth-2 tree (5 nodes) and a stump."""
+    return dict(
+        X=np.array([[0.0, 1.0], [2.0, np.nan], [1.0, -1.0]], np.float32),
+        left_child=np.array([1, 3, -1, -1, -1, 1, -1, -1], np.int32),
+        right_child=np.array([2, 4, -1, -1, -1, 2, -1, -1], np.int32),
+        feature=np.array([0, 1, -1, -1, -1, 1, -1, -1], np.int32),
+        threshold=np.array([1.5, 0.0, 0, 0, 0, 0.5, 0, 0]),
+        default_left=np.array([1, 0, 0, 0, 0, 1, 0, 0], np.uint8),
+        value=np.arange(8, dtype=np.float64),
+        tree_start=np.array([0, 5, 8], np.int64),
+        tree_group=np.array([0, 1], np.int32),
+        out=np.zeros((3, 2)), n_threads=1)
+
+
+def _with(**changes):
+    args = valid_forest()
+    for name, change in changes.items():
+        if callable(change):
+            change(args[name])
+        else:
+            args[name] = change
+    return args
+
+
+def _set(index, value):
+    def change(array):
+        array[index] = value
+    return change
+
+
+BAD_FORESTS = {
+    # child index out of its tree (tree-local indices)
+    "left child beyond the tree": _with(left_child=_set(1, 5)),
+    "right child beyond the tree": _with(right_child=_set(5, 3)),
+    "child index into the next tree": _with(right_child=_set(0, 6)),
+    "negative child": _with(right_child=_set(1, -3)),
+    # child index <= parent: cycles
+    "node is its own child": _with(left_child=_set(0, 0)),
+    "child before its parent": _with(left_child=_set(1, 1),
+                                     right_child=_set(1, 0)),
+    "cycle in the second tree": _with(left_child=_set(5, 0)),
+    # features
+    "feature beyond n_features": _with(feature=_set(1, 2)),
+    "negative feature on a split": _with(feature=_set(5, -1)),
+    # lengths
+    "right_child shorter": _with(right_child=np.array([2, 4, -1, -1, -1, 2,
+                                                       -1], np.int32)),
+    "feature shorter": _with(feature=np.zeros(7, np.int32)),
+    "threshold longer": _with(threshold=np.zeros(9)),
+    "default_left shorter": _with(default_left=np.zeros(7, np.uint8)),
+    "value shorter": _with(value=np.zeros(7)),
+    # tree_start
+    "tree_start not from 0": _with(tree_start=np.array([1, 5, 8], np.int64)),
+    "tree_start short of n_nodes": _with(
+        tree_start=np.array([0, 5, 7], np.int64)),
+    "tree_start beyond n_nodes": _with(
+        tree_start=np.array([0, 5, 9], np.int64)),
+    "tree_start with an empty tree": _with(
+        tree_start=np.array([0, 5, 5, 8], np.int64),
+        tree_group=np.array([0, 1, 0], np.int32)),
+    "tree_start decreasing": _with(tree_start=np.array([0, 9, 8], np.int64)),
+    "tree_start empty": _with(tree_start=np.zeros(0, np.int64),
+                              tree_group=np.zeros(0, np.int32)),
+    # tree_group
+    "tree_group of other length": _with(tree_group=np.zeros(3, np.int32)),
+    "tree_group negative": _with(tree_group=np.array([0, -1], np.int32)),
+    "tree_group beyond the columns": _with(
+        tree_group=np.array([2, 0], np.int32)),
+    # output
+    "out with other rows": _with(out=np.zeros((2, 2))),
+    # threads (resolved from n_jobs before the kernels; -1 must not reach
+    # OpenMP, which aborts the process on a negative thread count)
+    "n_threads -1": _with(n_threads=-1),
+}
+
+# Cases about arguments that predict_leaves does not take.
+RAW_ONLY = {"value shorter", "tree_group of other length",
+            "tree_group negative", "tree_group beyond the columns",
+            "out with other rows"}
+
+# Arrays passed as None: the kernels' memoryview arguments accept None; the
+# call must then raise (any exception) rather than read through a null view.
+NONE_ARGUMENTS = ["X", "left_child", "right_child", "feature", "threshold",
+                  "default_left", "value", "tree_start", "tree_group", "out"]
+
+LEAVES_ARGUMENTS = ["X", "left_child", "right_child", "feature", "threshold",
+                    "default_left", "tree_start", "n_threads"]
+
+
+def leaves_call(args):
+    return ("skboost.tree._predictor", "predict_leaves", (),
+            {name: args[name] for name in LEAVES_ARGUMENTS})
+
+
+def raw_call_spec(args):
+    return ("skboost.tree._predictor", "predict_raw", (), args)
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    cases = {"valid raw": raw_call_spec(valid_forest()),
+             "valid leaves": leaves_call(valid_forest())}
+    for name, args in BAD_FORESTS.items():
+        cases["raw: " + name] = raw_call_spec(args)
+        if name not in RAW_ONLY:
+            cases["leaves: " + name] = leaves_call(args)
+    for name in NONE_ARGUMENTS:
+        cases["raw: None " + name] = raw_call_spec(_with(**{name: None}))
+        if name in LEAVES_ARGUMENTS:
+            cases["leaves: None " + name] = leaves_call(_with(**{name: None}))
+    return dict(zip(cases, outcomes_in_child_processes(list(cases.values()))))
+
+
+def test_valid_forest_runs(outcomes):
+    assert outcomes["valid raw"] == "returned"
+    assert outcomes["valid leaves"] == "returned"
+    args = valid_forest()
+    predict_raw(**args)
+    # Row 0: x0 = 0 < 1.5 left to node 1; x1 = 1 >= 0 right: leaf 4.
+    # Row 1: x0 = 2 right: leaf 2. Row 2: x0 = 1 left, x1 = -1 < 0: leaf 3.
+    # Stump on x1 < 0.5 (NaN left): rows 0 right (7), 1 NaN left (6), 2 (6).
+    assert args["out"].tolist() == [[4.0, 7.0], [2.0, 6.0], [3.0, 6.0]]
+
+
+@pytest.mark.parametrize("case", [f"{kind}: {name}" for name in BAD_FORESTS
+                                  for kind in ("raw", "leaves")
+                                  if kind == "raw" or name not in RAW_ONLY])
+def test_invalid_forest_raises_value_error(case, outcomes):
+    assert outcomes[case] == "ValueError"
+
+
+@pytest.mark.parametrize("case", [f"raw: None {name}"
+                                  for name in NONE_ARGUMENTS]
+                         + [f"leaves: None {name}" for name in NONE_ARGUMENTS
+                            if name in LEAVES_ARGUMENTS])
+def test_none_array_raises_not_crashes(case, outcomes):
+    assert outcomes[case] != "returned"
+    assert not outcomes[case].startswith("crashed"), outcomes[case]
