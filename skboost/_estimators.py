@@ -119,6 +119,7 @@ class _BoostBase(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all.
 
@@ -134,7 +135,13 @@ class _BoostBase(BaseEstimator):
                                             effective_n_threads(self.n_jobs))
 
     def get_booster(self):
-        """The trained :class:`~skboost._booster.Booster`."""
+        """The trained ensemble.
+
+        Returns
+        -------
+        booster : Booster
+            Base margin and trees of the fitted model.
+        """
         check_is_fitted(self)
         return self.booster_
 
@@ -169,8 +176,11 @@ _COMMON_PARAMS_DOC = """
     gamma : float >= 0, default=0
         Minimum loss reduction a split must bring (``min_split_loss``). skboost
         compares it with the loss reduction ``1/2 [score_L + score_R -
-        score_parent]`` of the paper; XGBoost compares it with twice that, so
-        XGBoost's ``gamma=g`` corresponds to ``gamma=g/2`` here.
+        score_parent]`` of the paper when a split is made, and never makes a
+        split below it. XGBoost compares ``gamma`` with twice that reduction,
+        and only after growing the tree, pruning bottom-up (a weak split
+        survives when a split below it passes). XGBoost's ``gamma=g`` is
+        therefore close to, not identical with, ``gamma=g/2`` here.
     min_child_weight : float >= 0, default=1
         Minimum sum of hessians (weighted) in each child.
     max_delta_step : float >= 0, default=0
@@ -213,7 +223,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Number of classes.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
@@ -292,12 +302,14 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all.
 
         Returns
         -------
         margins : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Sum of the base margin and the trees' outputs.
         """
         raw = self._raw_predict(X, iteration_range)
         return raw[:, 0] if self.booster_.objective == "binary:logistic" else raw
@@ -308,6 +320,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all.
 
@@ -330,6 +343,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples; NaN (and ``missing``) mark missing values.
         output_margin : bool, default=False
             Return :meth:`decision_function` instead of labels.
         iteration_range : tuple of (int, int), default=None
@@ -338,6 +352,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Class labels (or margins with ``output_margin``).
         """
         if output_margin:
             return self.decision_function(X, iteration_range)
@@ -356,7 +371,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
     ----------
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
@@ -423,6 +438,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples; NaN (and ``missing``) mark missing values.
         output_margin : bool, default=False
             Return the raw margin (identical for ``reg:squarederror``).
         iteration_range : tuple of (int, int), default=None
@@ -431,6 +447,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Predicted targets.
         """
         raw = self._raw_predict(X, iteration_range)
         if not output_margin:

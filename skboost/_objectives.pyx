@@ -14,6 +14,10 @@ multiplied by the sample weight) from float64 raw margins. The formulas:
 
 import numpy as np
 
+from skboost._openmp_helpers import check_n_threads
+
+cimport cython
+
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t
 from libc.math cimport exp, fmax
@@ -29,18 +33,30 @@ cdef inline double sigmoid(double m) noexcept nogil:
     return e / (1.0 + e)
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_pairs(width):
+    if width != 2:
+        raise ValueError("gpair must hold (gradient, hessian) pairs: last "
+                         f"axis of length 2, got {width}")
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def _check(n, *arrays):
     for a in arrays:
         if a.shape[0] != n:
             raise ValueError("all per-row arrays must have the same length")
 
 
-def squared_error_gradient(const double[::1] y,        # IN (n,)
-                           const double[::1] raw,      # IN (n,)
-                           const double[::1] weight,   # IN (n,)
-                           float[:, ::1] gpair,        # OUT (n, 2)
+def squared_error_gradient(const double[::1] y not None,        # IN (n,)
+                           const double[::1] raw not None,      # IN (n,)
+                           const double[::1] weight not None,   # IN (n,)
+                           float[:, ::1] gpair not None,        # OUT (n, 2)
                            int n_threads):
+    check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
+    _check_pairs(gpair.shape[1])
     cdef Py_ssize_t i
     for i in prange(y.shape[0], nogil=True, schedule="static",
                     num_threads=n_threads):
@@ -48,12 +64,14 @@ def squared_error_gradient(const double[::1] y,        # IN (n,)
         gpair[i, 1] = <float> weight[i]
 
 
-def logistic_gradient(const double[::1] y,
-                      const double[::1] raw,
-                      const double[::1] weight,
-                      float[:, ::1] gpair,
+def logistic_gradient(const double[::1] y not None,
+                      const double[::1] raw not None,
+                      const double[::1] weight not None,
+                      float[:, ::1] gpair not None,
                       int n_threads):
+    check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
+    _check_pairs(gpair.shape[1])
     cdef Py_ssize_t i
     cdef double p
     for i in prange(y.shape[0], nogil=True, schedule="static",
@@ -63,13 +81,15 @@ def logistic_gradient(const double[::1] y,
         gpair[i, 1] = <float> (fmax(p * (1.0 - p), HESSIAN_FLOOR) * weight[i])
 
 
-def softmax_gradient(const int32_t[::1] y,         # IN (n,) class index
-                     const double[:, ::1] raw,     # IN (n, K)
-                     const double[::1] weight,     # IN (n,)
-                     float[:, :, ::1] gpair,       # OUT (K, n, 2)
+def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class index
+                     const double[:, ::1] raw not None,     # IN (n, K)
+                     const double[::1] weight not None,     # IN (n,)
+                     float[:, :, ::1] gpair not None,       # OUT (K, n, 2)
                      int n_threads):
+    check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0], K = raw.shape[1]
     _check(n, raw, weight)
+    _check_pairs(gpair.shape[2])
     if gpair.shape[0] != K or gpair.shape[1] != n:
         raise ValueError("gpair must be (n_classes, n_rows, 2)")
     labels = np.asarray(y)

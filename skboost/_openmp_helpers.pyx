@@ -27,3 +27,10 @@ def effective_n_threads(n_jobs):
     if n_jobs < 0:
         return max(1, n_cpus + 1 + n_jobs)
     return int(n_jobs)
+
+
+def check_n_threads(n_threads):
+    """Kernels take an already resolved thread count: it must be >= 1
+    (OpenMP aborts the process on a negative one)."""
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")

@@ -9,7 +9,7 @@ name                   outputs per row    base score estimated from the data
 =====================  =================  ====================================
 ``reg:squarederror``   1 (identity)       weighted mean of y
 ``binary:logistic``    1 (probability)    log-odds of the weighted mean of y
-``multi:softprob``     K (probabilities)  log of the weighted class priors
+``multi:softprob``     K (probabilities)  centred log weighted class priors
 =====================  =================  ====================================
 """
 
@@ -127,8 +127,10 @@ class MultiSoftprob(Objective):
 
     def estimate_base_margin(self, y, weight, n_outputs):
         priors = np.bincount(y, weights=weight, minlength=n_outputs)
-        priors = np.clip(priors / priors.sum(), PRIOR_FLOOR, 1.0)
-        return np.log(priors)
+        log_priors = np.log(np.clip(priors / priors.sum(), PRIOR_FLOOR, 1.0))
+        # softmax is invariant to a common shift: centre the margins (as
+        # XGBoost does) so that decision_function values are comparable
+        return log_priors - log_priors.mean()
 
     def gradient(self, y, raw, weight, gpair, n_threads):
         _objectives.softmax_gradient(y, raw, weight, gpair, n_threads)

@@ -31,7 +31,7 @@ import sys
 import numpy as np
 import pytest
 
-from skboost.tree._exact import find_best_splits
+from skboost.tree._exact import SortedColumns, find_best_splits
 
 REG_GRID = [
     # (reg_lambda, reg_alpha, max_delta_step, min_child_weight)
@@ -170,9 +170,9 @@ def run_kernel(X, gpair, weight, row_slot, allowed, reg, n_threads=1):
     _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
                                                   n_slots)
     col_ptr, values, rows = sorted_blocks(X)
-    return find_best_splits(col_ptr, values, rows, gpair, row_slot, node_G,
-                            node_H, count, allowed, *reg, n_threads,
-                            weight=weight)
+    columns = SortedColumns(col_ptr, values, rows, X.shape[0])
+    return find_best_splits(columns, gpair, row_slot, node_G, node_H, count,
+                            allowed, *reg, n_threads, weight=weight)
 
 
 def check_against_naive(X, gpair, weight, row_slot, allowed, reg, n_threads):
@@ -332,12 +332,16 @@ def outcomes_in_child_processes(calls):
     return [outcomes[i] for i in range(len(calls))]
 
 
-def valid_arguments():
+def valid_blocks():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(6, 2)).astype(np.float32)
     col_ptr, values, rows = sorted_blocks(X)
+    return dict(col_ptr=col_ptr, values=values, rows=rows, n_rows=6)
+
+
+def valid_arguments():
     return dict(
-        col_ptr=col_ptr, sorted_values=values, sorted_rows=rows,
+        columns=SortedColumns(**valid_blocks()),
         gpair=np.ones((6, 2), dtype=np.float32),
         row_slot=np.array([0, 0, 0, 1, 1, -1], dtype=np.int32),
         node_G=np.array([3.0, 2.0]), node_H=np.array([3.0, 2.0]),
@@ -350,26 +354,36 @@ def valid_arguments():
 def _with(**changes):
     args = valid_arguments()
     args.update(changes)
-    return args
+    return "find_best_splits", args
+
+
+def _blocks_with(**changes):
+    """The sorted blocks are validated once, when SortedColumns is built;
+    the scan kernel only accepts a SortedColumns."""
+    args = valid_blocks()
+    args.update(changes)
+    return "SortedColumns", args
 
 
 BAD_INPUTS = {
-    "col_ptr not starting at 0": _with(
+    "col_ptr not starting at 0": _blocks_with(
         col_ptr=np.array([1, 6, 12], dtype=np.int64)),
-    "col_ptr end beyond the blocks": _with(
+    "col_ptr end beyond the blocks": _blocks_with(
         col_ptr=np.array([0, 6, 13], dtype=np.int64)),
-    "col_ptr end short of the blocks": _with(
+    "col_ptr end short of the blocks": _blocks_with(
         col_ptr=np.array([0, 6, 11], dtype=np.int64)),
-    "col_ptr empty": _with(col_ptr=np.zeros(0, dtype=np.int64)),
-    "col_ptr inner entry beyond the blocks": _with(
+    "col_ptr empty": _blocks_with(col_ptr=np.zeros(0, dtype=np.int64)),
+    "col_ptr inner entry beyond the blocks": _blocks_with(
         col_ptr=np.array([0, 10**9, 12], dtype=np.int64)),
-    "col_ptr inner entry negative": _with(
+    "col_ptr inner entry negative": _blocks_with(
         col_ptr=np.array([0, -5, 12], dtype=np.int64)),
-    "col_ptr decreasing": _with(col_ptr=np.array([0, 8, 7, 12],
-                                                 dtype=np.int64),
-                                feature_allowed=np.ones((2, 3), np.uint8)),
-    "values and rows of different lengths": _with(
-        sorted_rows=np.zeros(11, dtype=np.int32)),
+    "col_ptr decreasing": _blocks_with(
+        col_ptr=np.array([0, 8, 7, 12], dtype=np.int64)),
+    "values and rows of different lengths": _blocks_with(
+        rows=np.zeros(11, dtype=np.int32)),
+    "row index beyond n_rows": _blocks_with(n_rows=3),
+    "NaN in the sorted values": _blocks_with(
+        values=np.full(12, np.nan, dtype=np.float32)),
     "gpair with 3 columns": _with(gpair=np.ones((6, 3), dtype=np.float32)),
     "gpair of other rows than row_slot": _with(
         gpair=np.ones((5, 2), dtype=np.float32)),
@@ -383,7 +397,8 @@ BAD_INPUTS = {
         row_slot=np.array([0, 0, 0, 1, 2, -1], dtype=np.int32)),
     "row_slot below -1": _with(
         row_slot=np.array([0, 0, 0, 1, -2, -1], dtype=np.int32)),
-    "weight of other length": dict(valid_arguments(), weight=np.ones(5)),
+    "weight of other length": ("find_best_splits",
+                               dict(valid_arguments(), weight=np.ones(5))),
     "n_threads 0": _with(n_threads=0),
     "n_threads -1": _with(n_threads=-1),
 }
@@ -391,8 +406,8 @@ BAD_INPUTS = {
 
 @pytest.fixture(scope="module")
 def bad_input_outcomes():
-    calls = [("skboost.tree._exact", "find_best_splits", (), kwargs)
-             for kwargs in BAD_INPUTS.values()]
+    calls = [("skboost.tree._exact", function, (), kwargs)
+             for function, kwargs in BAD_INPUTS.values()]
     calls.append(("skboost.tree._exact", "find_best_splits", (),
                   valid_arguments()))
     return dict(zip(list(BAD_INPUTS) + ["valid"],
@@ -408,3 +423,11 @@ def test_valid_arguments_run(bad_input_outcomes):
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
     assert bad_input_outcomes[case] == "ValueError"
+
+
+@pytest.mark.parametrize("columns", [None, (np.zeros(1), np.zeros(0), np.zeros(0))])
+def test_columns_must_be_sorted_columns(columns):
+    # Only a validated SortedColumns reaches the nogil scan.
+    args = dict(valid_arguments(), columns=columns)
+    with pytest.raises(TypeError):
+        find_best_splits(**args)

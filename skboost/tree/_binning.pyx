@@ -10,6 +10,8 @@ is the tree split ``x < cuts[b]``.
 
 import numpy as np
 
+from skboost._openmp_helpers import check_n_threads
+
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
@@ -68,12 +70,13 @@ cdef class BinnedData:
         self.n_bins = int(bin_ptr[-1])
 
 
-def map_to_bins(const float[:, ::1] X,          # IN (n_rows, n_features)
-                const double[::1] cuts,         # IN all features' cuts
-                const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
-                code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_features)
+                const double[::1] cuts not None,         # IN all features' cuts
+                const int64_t[::1] cut_ptr not None,     # IN (n_features + 1,)
+                code_t[:, ::1] codes not None,           # OUT (n_rows, n_features)
                 int n_threads):
     """Bin code of every value of X; NaN gets its feature's missing code."""
+    check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
     if codes.shape[0] != n_rows or codes.shape[1] != n_features:
         raise ValueError("codes must have the shape of X")

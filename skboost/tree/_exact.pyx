@@ -25,6 +25,7 @@ so the result does not depend on the number of threads.
 
 import numpy as np
 
+cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, nextafter
 from libc.stdlib cimport free, malloc
@@ -33,6 +34,51 @@ from ._common cimport (NO_SLOT, SplitCandidate, int32_t, int64_t, uint8_t,
                        is_better, reset_candidate)
 from ._gain cimport (RegParams, children_heavy_enough, leaf_score,
                      make_reg_params, split_loss_reduction)
+
+
+cdef class SortedColumns:
+    """Presorted blocks of the present entries of each feature (CSC-like).
+
+    Feature j owns ``values[col_ptr[j]:col_ptr[j+1]]`` (sorted, no NaN) and
+    the matching ``rows``. Validated once here: the scan kernels rely on it
+    and never re-check it.
+
+    Parameters
+    ----------
+    col_ptr : array-like of shape (n_features + 1,), int64
+    values : array-like of shape (n_entries,), float32
+    rows : array-like of shape (n_entries,), int32
+    n_rows : int
+        Number of rows of the matrix the entries come from.
+    """
+
+    cdef readonly object col_ptr
+    cdef readonly object values
+    cdef readonly object rows
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_features
+
+    def __init__(self, col_ptr, values, rows, Py_ssize_t n_rows):
+        col_ptr = np.ascontiguousarray(col_ptr, dtype=np.int64)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        if col_ptr.ndim != 1 or col_ptr.shape[0] < 1 or col_ptr[0] != 0:
+            raise ValueError("col_ptr must be 1-d, start at 0")
+        if np.any(np.diff(col_ptr) < 0):
+            raise ValueError("col_ptr must be non-decreasing")
+        if values.ndim != 1 or rows.ndim != 1 or not (
+                col_ptr[-1] == values.shape[0] == rows.shape[0]):
+            raise ValueError("col_ptr does not match the sorted blocks")
+        if n_rows < 0 or (rows.size and (rows.min() < 0
+                                         or rows.max() >= n_rows)):
+            raise ValueError("rows must be indices in [0, n_rows)")
+        if np.isnan(values).any():
+            raise ValueError("the sorted blocks hold present values only")
+        self.col_ptr = col_ptr
+        self.values = values
+        self.rows = rows
+        self.n_rows = n_rows
+        self.n_features = col_ptr.shape[0] - 1
 
 
 ctypedef struct ScanAccumulator:
@@ -175,15 +221,13 @@ cdef void scan_feature(
 
 
 def find_best_splits(
-        const int64_t[::1] col_ptr,            # IN (n_features + 1,)
-        const float[::1] sorted_values,        # IN (n_entries,)
-        const int32_t[::1] sorted_rows,        # IN (n_entries,)
-        const float[:, ::1] gpair,             # IN (n_rows, 2)
-        const int32_t[::1] row_slot,           # IN (n_rows,)
-        const double[::1] node_G,              # IN (n_slots,)
-        const double[::1] node_H,              # IN (n_slots,)
-        const int64_t[::1] node_count,         # IN (n_slots,) active rows
-        const uint8_t[:, ::1] feature_allowed,  # IN (n_slots, n_features)
+        SortedColumns columns not None,        # IN presorted blocks
+        const float[:, ::1] gpair not None,    # IN (n_rows, 2)
+        const int32_t[::1] row_slot not None,  # IN (n_rows,)
+        const double[::1] node_G not None,     # IN (n_slots,)
+        const double[::1] node_H not None,     # IN (n_slots,)
+        const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
+        const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
         double reg_lambda, double reg_alpha, double max_delta_step,
         double min_child_weight, int n_threads, weight=None):
     """Best split of every open node of a level, over all allowed features.
@@ -201,11 +245,14 @@ def find_best_splits(
         split satisfies min_child_weight), ``threshold``, ``default_left``,
         ``G_left`` and ``H_left`` (statistics of the left child).
     """
-    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const float[::1] sorted_values = columns.values
+    cdef const int32_t[::1] sorted_rows = columns.rows
+    cdef Py_ssize_t n_features = columns.n_features
     cdef Py_ssize_t n_slots = node_G.shape[0]
     cdef Py_ssize_t n_rows = gpair.shape[0]
-    _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,
-                  node_G, node_H, node_count, feature_allowed, n_threads)
+    _check_inputs(columns, gpair, row_slot, node_G, node_H, node_count,
+                  feature_allowed, n_threads)
 
     cdef bint weighted = weight is not None
     cdef const double[::1] weight_view = _check_weight(weight, n_rows)
@@ -275,6 +322,8 @@ cdef dict _candidates_to_arrays(const SplitCandidate* best, Py_ssize_t n):
     return out
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def _check_weight(weight, n_rows):
     if weight is None:
         return np.ones(1, dtype=np.float64)  # never read
@@ -284,26 +333,22 @@ def _check_weight(weight, n_rows):
     return weight
 
 
-def _check_inputs(col_ptr, sorted_values, sorted_rows, gpair, row_slot,
-                  node_G, node_H, node_count, feature_allowed, n_threads):
-    """Shapes that the nogil scan relies on. Row indices inside the blocks
-    are checked once when the blocks are built (``_presort.py``); slots are
-    checked here against the number of open nodes."""
-    n_features = col_ptr.shape[0] - 1
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_inputs(columns, gpair, row_slot, node_G, node_H, node_count,
+                  feature_allowed, n_threads):
+    """Shapes that the nogil scan relies on (the blocks themselves were
+    validated by SortedColumns)."""
     n_slots = node_G.shape[0]
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-    if n_features < 0 or col_ptr[0] != 0:
-        raise ValueError("col_ptr must start at 0")
-    if not (col_ptr[n_features] == sorted_values.shape[0]
-            == sorted_rows.shape[0]):
-        raise ValueError("col_ptr does not match the sorted blocks")
-    if gpair.shape[1] != 2 or row_slot.shape[0] != gpair.shape[0]:
+    if gpair.shape[1] != 2 or gpair.shape[0] != columns.n_rows or (
+            row_slot.shape[0] != columns.n_rows):
         raise ValueError("gpair must be (n_rows, 2) and row_slot (n_rows,)")
     if not (node_H.shape[0] == node_count.shape[0] == n_slots):
         raise ValueError("node statistics must all have n_slots entries")
     if (feature_allowed.shape[0] != n_slots
-            or feature_allowed.shape[1] != n_features):
+            or feature_allowed.shape[1] != columns.n_features):
         raise ValueError("feature_allowed must be (n_slots, n_features)")
     slots = np.asarray(row_slot)
     if slots.size and (slots.max() >= n_slots or slots.min() < -1):

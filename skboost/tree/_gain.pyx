@@ -40,8 +40,8 @@ def py_split_loss_reduction(double G_left, double H_left, double G_right,
     return split_loss_reduction(G_left, H_left, G_right, H_right, parent, &p)
 
 
-def leaf_weights(const double[::1] G,          # IN
-                 const double[::1] H,          # IN
+def leaf_weights(const double[::1] G not None,          # IN
+                 const double[::1] H not None,          # IN
                  double reg_lambda, double reg_alpha,
                  double max_delta_step, double min_child_weight):
     """Vectorised :func:`py_leaf_weight` over node statistics."""
@@ -58,7 +58,7 @@ def leaf_weights(const double[::1] G,          # IN
     return out
 
 
-def leaf_scores(const double[::1] G, const double[::1] H,
+def leaf_scores(const double[::1] G not None, const double[::1] H,
                 double reg_lambda, double reg_alpha,
                 double max_delta_step, double min_child_weight):
     """Vectorised :func:`py_leaf_score` over node statistics."""

@@ -13,6 +13,8 @@ the number of threads.
 
 import numpy as np
 
+cimport cython
+
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free, malloc
 
@@ -92,11 +94,11 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
 
 
 def find_best_splits_hist(
-        const int64_t[:, :, ::1] hist,         # IN (n_nodes, n_bins, 2)
-        const int64_t[:, ::1] node_sums,       # IN (n_nodes, 2) exact totals
-        const int64_t[::1] bin_ptr,            # IN (n_features + 1,)
-        const double[::1] thresholds,          # IN (n_bins,) see binning.py
-        const uint8_t[:, ::1] feature_allowed,  # IN (n_nodes, n_features)
+        const int64_t[:, :, ::1] hist not None,         # IN (n_nodes, n_bins, 2)
+        const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
+        const int64_t[::1] bin_ptr not None,            # IN (n_features + 1,)
+        const double[::1] thresholds not None,          # IN (n_bins,) see binning.py
+        const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         double scale_g, double scale_h,
         double reg_lambda, double reg_alpha, double max_delta_step,
         double min_child_weight, int n_threads):
@@ -176,6 +178,8 @@ cdef dict _to_arrays(const HistCandidate* best, Py_ssize_t n):
     return out
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
                   n_threads):
     n_nodes, n_bins = hist.shape[0], hist.shape[1]

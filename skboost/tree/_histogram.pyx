@@ -23,6 +23,8 @@ hessian, with feature f owning bins ``bin_ptr[f] .. bin_ptr[f+1]-1`` (see
 
 import numpy as np
 
+from skboost._openmp_helpers import check_n_threads
+
 from cython.parallel cimport prange, threadid
 from libc.math cimport ldexp, llround, frexp, fabs
 from libc.string cimport memset
@@ -54,9 +56,9 @@ def quantization_scale(double max_abs, Py_ssize_t n_terms):
     return ldexp(1.0, SUM_BITS - 1 - exponent)
 
 
-def quantize_gradients(const float[:, ::1] gpair,     # IN (n_rows, 2)
+def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
                        weight,                        # None or float64 (n_rows,)
-                       const uint8_t[::1] active,     # IN (n_rows,)
+                       const uint8_t[::1] active not None,     # IN (n_rows,)
                        int n_threads):
     """Weighted gradient pairs of the active rows as int64 fixed point.
 
@@ -68,6 +70,7 @@ def quantize_gradients(const float[:, ::1] gpair,     # IN (n_rows, 2)
     scales : ndarray of shape (2,)
         ``scale_g`` and ``scale_h``, powers of two.
     """
+    check_n_threads(n_threads)
     cdef Py_ssize_t n = gpair.shape[0], i
     if active.shape[0] != n or gpair.shape[1] != 2:
         raise ValueError("gpair must be (n_rows, 2), active (n_rows,)")
@@ -142,6 +145,7 @@ def build_histograms(BinnedData data,
     thread accumulates into its own copy of the node's histogram, zeroed on
     first use, and the copies are added up (exactly, in integers).
     """
+    check_n_threads(n_threads)
     if partition.n_rows != data.n_rows:
         raise ValueError("data and partition have different row counts")
     if quantized.shape != (data.n_rows, 2) or quantized.dtype != np.int64:

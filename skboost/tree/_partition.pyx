@@ -3,6 +3,10 @@ the child its value selects, after the splits of a level are decided."""
 
 import numpy as np
 
+from skboost._openmp_helpers import check_n_threads
+
+cimport cython
+
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
@@ -14,16 +18,17 @@ from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
 
 
 def apply_level_splits(
-        const float[:, ::1] X,                 # IN (n_rows, n_features)
-        int32_t[::1] row_slot,                 # IN/OUT (n_rows,)
-        const int32_t[::1] split_feature,      # IN (n_slots,) -1: now a leaf
-        const double[::1] split_threshold,     # IN (n_slots,)
-        const uint8_t[::1] default_left,       # IN (n_slots,)
-        const int32_t[::1] left_slot,          # IN (n_slots,) slot at next level
-        const int32_t[::1] right_slot,         # IN (n_slots,)
+        const float[:, ::1] X not None,                 # IN (n_rows, n_features)
+        int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
+        const int32_t[::1] split_feature not None,      # IN (n_slots,) -1: now a leaf
+        const double[::1] split_threshold not None,     # IN (n_slots,)
+        const uint8_t[::1] default_left not None,       # IN (n_slots,)
+        const int32_t[::1] left_slot not None,          # IN (n_slots,) slot at next level
+        const int32_t[::1] right_slot not None,         # IN (n_slots,)
         int n_next_slots, int n_threads):
     """Send every row of a split node to its child's slot; rows of nodes that
     became leaves get NO_SLOT. Returns the number of rows in each new slot."""
+    check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_slots = split_feature.shape[0]
     _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
                   left_slot, right_slot, n_next_slots)
@@ -51,6 +56,8 @@ def apply_level_splits(
         np.int64)
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
                   left_slot, right_slot, n_next_slots):
     n_slots = split_feature.shape[0]
@@ -104,6 +111,7 @@ cdef class RowPartition:
         """Stable partition of each node's slice ``[begin[k], end[k])``: rows
         whose code is ``<= split_bin[k]`` (or missing with ``default_left``)
         first. Returns the number of rows going left in each node."""
+        check_n_threads(n_threads)
         if data.n_rows != self.n_rows:
             raise ValueError("data and partition have different row counts")
         begin = np.ascontiguousarray(begin, dtype=np.int64)

@@ -10,6 +10,10 @@ index than their parent).
 
 import numpy as np
 
+from skboost._openmp_helpers import check_n_threads
+
+cimport cython
+
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
@@ -40,22 +44,23 @@ cdef inline int32_t find_leaf(const float[:, ::1] X, Py_ssize_t row,
             node = right_child[i]
 
 
-def predict_raw(const float[:, ::1] X,             # IN (n_rows, n_features)
-                const int32_t[::1] left_child,     # IN (n_nodes,)
-                const int32_t[::1] right_child,    # IN (n_nodes,)
-                const int32_t[::1] feature,        # IN (n_nodes,)
-                const double[::1] threshold,       # IN (n_nodes,)
-                const uint8_t[::1] default_left,   # IN (n_nodes,)
-                const double[::1] value,           # IN (n_nodes,)
-                const int64_t[::1] tree_start,     # IN (n_trees + 1,)
-                const int32_t[::1] tree_group,     # IN (n_trees,) output column
-                double[:, ::1] out,                # IN/OUT (n_rows, n_groups)
+def predict_raw(const float[:, ::1] X not None,             # IN (n_rows, n_features)
+                const int32_t[::1] left_child not None,     # IN (n_nodes,)
+                const int32_t[::1] right_child not None,    # IN (n_nodes,)
+                const int32_t[::1] feature not None,        # IN (n_nodes,)
+                const double[::1] threshold not None,       # IN (n_nodes,)
+                const uint8_t[::1] default_left not None,   # IN (n_nodes,)
+                const double[::1] value not None,           # IN (n_nodes,)
+                const int64_t[::1] tree_start not None,     # IN (n_trees + 1,)
+                const int32_t[::1] tree_group not None,     # IN (n_trees,) output column
+                double[:, ::1] out not None,                # IN/OUT (n_rows, n_groups)
                 int n_threads):
     """Add each tree's leaf value to its output column: ``out += f(X)``.
 
     Trees are summed in their order for every row, so the result does not
     depend on the number of threads.
     """
+    check_n_threads(n_threads)
     _check_forest(X.shape[1], left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group, out.shape[1])
     if out.shape[0] != X.shape[0]:
@@ -70,16 +75,17 @@ def predict_raw(const float[:, ::1] X,             # IN (n_rows, n_features)
             out[r, tree_group[t]] += value[tree_start[t] + leaf]
 
 
-def predict_leaves(const float[:, ::1] X,
-                   const int32_t[::1] left_child,
-                   const int32_t[::1] right_child,
-                   const int32_t[::1] feature,
-                   const double[::1] threshold,
-                   const uint8_t[::1] default_left,
-                   const int64_t[::1] tree_start,
+def predict_leaves(const float[:, ::1] X not None,
+                   const int32_t[::1] left_child not None,
+                   const int32_t[::1] right_child not None,
+                   const int32_t[::1] feature not None,
+                   const double[::1] threshold not None,
+                   const uint8_t[::1] default_left not None,
+                   const int64_t[::1] tree_start not None,
                    int n_threads):
     """Tree-local leaf index reached by every row in every tree,
     shape (n_rows, n_trees)."""
+    check_n_threads(n_threads)
     cdef Py_ssize_t n_trees = tree_start.shape[0] - 1
     _check_forest(X.shape[1], left_child, right_child, feature, threshold,
                   default_left, None, tree_start,
@@ -96,6 +102,8 @@ def predict_leaves(const float[:, ::1] X,
     return out
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
 def _check_forest(n_features, left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group, n_groups):
     """Everything ``find_leaf`` relies on to stay in bounds and terminate."""

