@@ -65,7 +65,7 @@ class Booster:
 
     def _tree_slice(self, iteration_range):
         """Indices of the trees of rounds [start, end); None or (0, 0) = all."""
-        if iteration_range is None or tuple(iteration_range) == (0, 0):
+        if iteration_range is None:
             return 0, len(self.trees)
         try:
             start, end = (int(i) for i in iteration_range)
@@ -73,6 +73,8 @@ class Booster:
             raise ValueError(
                 "iteration_range must be a pair (start, end) of integers, got "
                 f"{iteration_range!r}") from None
+        if (start, end) == (0, 0):
+            return 0, len(self.trees)
         if not 0 <= start < end <= self.n_rounds:
             raise ValueError(
                 f"iteration_range={iteration_range!r} is outside the "

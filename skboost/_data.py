@@ -11,16 +11,21 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     Returns float32 C-ordered X in which NaN marks every missing value
     (NaN itself, and the estimator's ``missing`` marker when it is a number).
     """
-    kwargs = dict(dtype=np.float32, order="C", ensure_all_finite="allow-nan",
+    missing = estimator.missing
+    # An infinite ``missing`` marker must survive validation to be replaced.
+    finite_check = False if np.isinf(missing) else "allow-nan"
+    kwargs = dict(dtype=np.float32, order="C", ensure_all_finite=finite_check,
                   accept_sparse=False, reset=reset)
     fitting = not (isinstance(y, str) and y == "no_validation")
     if fitting:
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric, **kwargs)
     else:
         X = validate_data(estimator, X, **kwargs)
-    missing = estimator.missing
     if not np.isnan(missing):
         X = np.where(X == np.float32(missing), np.float32(np.nan), X)
+    if finite_check is False and np.isinf(X).any():
+        raise ValueError("Input X contains infinity (other than the "
+                         f"missing marker {missing}).")
     return (X, y) if fitting else X
 
 

@@ -100,8 +100,9 @@ def naive_best_split(X, g, h, rows, feature_allowed_row, reg):
             else:
                 consider(feature, threshold, below, True)
         if missing_rows.size:
-            consider(feature, float(np.nextafter(float(distinct[-1]), np.inf)),
-                     rows[present], False)
+            # present vs missing: threshold +inf, so unseen larger values
+            # stay with the present ones
+            consider(feature, np.inf, rows[present], False)
 
     if not candidates:
         return None
@@ -227,8 +228,7 @@ def test_missing_split_on_missingness_and_directions():
     # Left = {1, 2, 3} (G = 3, H = 3), right = the two missing (G = -4, H = 2)
     # 1/2 [9/4 + 16/3 - 1/6] = 1/2 [(27 + 64 - 2)/12] = 89/24
     assert got["feature"][0] == 0
-    assert got["threshold"][0] > 3.0
-    assert got["threshold"][0] == np.nextafter(3.0, np.inf)
+    assert got["threshold"][0] == np.inf  # every present value goes left
     assert got["default_left"][0] == 0
     assert got["gain"][0] == pytest.approx(89 / 24, rel=1e-12)
     assert got["G_left"][0] == 3.0 and got["H_left"][0] == 3.0

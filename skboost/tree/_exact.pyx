@@ -27,7 +27,7 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, nextafter
+from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 from ._common cimport (NO_SLOT, SplitCandidate, int32_t, int64_t, uint8_t,
@@ -175,9 +175,8 @@ cdef void scan_feature(
         if children_heavy_enough(H_left, H_right, p):
             gain = split_loss_reduction(G_left, H_left, node_G[slot] - G_left,
                                         H_right, parent_score[slot], p)
-            offer(&best[slot], gain, feature,
-                  nextafter(<double> acc[slot].last_value, INFINITY),
-                  G_left, H_left, False)
+            # threshold +inf: every present value, seen or unseen, goes left
+            offer(&best[slot], gain, feature, INFINITY, G_left, H_left, False)
     if not any_missing:
         return
 

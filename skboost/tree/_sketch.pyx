@@ -354,7 +354,8 @@ cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
     b_lo = rank_down_high(rmax[lo], wmin[lo])
     a_prev = rank_up_low(rmin[lo - 1], wmin[lo - 1])
     b_prev = rank_down_high(rmax[lo - 1], wmin[lo - 1])
-    if False:
+    if (certified_error(a_lo, b_lo, rank)
+            < certified_error(a_prev, b_prev, rank)):
         return lo
     return lo - 1
 
@@ -809,7 +810,7 @@ cdef class WeightedQuantileSummary:
             with np.errstate(over="ignore", invalid="ignore"):
                 mid = 0.5 * (lo + hi)
             return np.where((lo < mid) & (mid < hi), mid, hi)
-        targets = (np.arange(1, n_bins, dtype=np.float64)
+        targets = (np.arange(0, n_bins - 1, dtype=np.float64)
                    * self._total_weight / n_bins)
         np.minimum(targets, self._total_weight, out=targets)
         cuts = np.unique(self._values[self._query_indices(targets)])
