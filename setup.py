@@ -19,10 +19,12 @@ EXTENSIONS = {
     "skboost._openmp_helpers": "skboost/_openmp_helpers.pyx",
     "skboost._objectives": "skboost/_objectives.pyx",
     "skboost.tree._gain": "skboost/tree/_gain.pyx",
+    "skboost.tree._sketch": "skboost/tree/_sketch.pyx",
     "skboost.tree._exact": "skboost/tree/_exact.pyx",
     "skboost.tree._binning": "skboost/tree/_binning.pyx",
     "skboost.tree._histogram": "skboost/tree/_histogram.pyx",
     "skboost.tree._hist_split": "skboost/tree/_hist_split.pyx",
+    "skboost.tree._approx": "skboost/tree/_approx.pyx",
     "skboost.tree._partition": "skboost/tree/_partition.pyx",
     "skboost.tree._predictor": "skboost/tree/_predictor.pyx",
 }

@@ -15,7 +15,7 @@ from .tree._binning import BinnedData
 from .tree._presort import presort_dense
 from .tree._tree import NODE_FIELDS
 from .tree.binning import BinMapper
-from .tree.grower import ExactGrower, HistGrower, TreeParams
+from .tree.grower import ApproxGrower, ExactGrower, HistGrower, TreeParams
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,9 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
     if boost_params.tree_method == "exact":
         return ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
                            weight=weight)
+    if boost_params.tree_method == "approx":
+        return ApproxGrower(presort_dense(X), tree_params, boost_params.max_bin,
+                            n_threads, rng, weight=weight)
     mapper = BinMapper(boost_params.max_bin).fit(X, weight)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,

@@ -30,7 +30,7 @@ class _BoostBase(BaseEstimator):
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0.0, 1.0, closed="right")],
-        "tree_method": [StrOptions({"exact", "hist"})],
+        "tree_method": [StrOptions({"exact", "approx", "hist"})],
         "max_bin": [Interval(Integral, 2, 65535, closed="both")],
         "grow_policy": [StrOptions({"depthwise", "lossguide"})],
         "max_leaves": [Interval(Integral, 0, None, closed="left")],
@@ -86,8 +86,9 @@ class _BoostBase(BaseEstimator):
     def _train(self, X, y, sample_weight, objective, n_classes=None):
         if self.grow_policy == "lossguide" and self.tree_method == "exact":
             raise ValueError(
-                "grow_policy='lossguide' needs tree_method='hist'; the exact "
-                "method grows level by level (grow_policy='depthwise')")
+                "grow_policy='lossguide' needs tree_method='hist' or 'approx'; "
+                "the exact method grows level by level "
+                "(grow_policy='depthwise')")
         weight = check_weight(sample_weight, X)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.booster_ = train(
@@ -153,19 +154,23 @@ _COMMON_PARAMS_DOC = """
         Maximum depth of a tree; 0 means no limit.
     learning_rate : float in (0, 1], default=0.3
         Shrinkage: each leaf value is multiplied by it (``eta``).
-    tree_method : {"hist", "exact"}, default="hist"
-        Split finding algorithm. ``"hist"`` bins every feature into at most
-        ``max_bin`` bins at cut points from the weighted quantile sketch and
-        finds splits on gradient histograms. ``"exact"`` is the
+    tree_method : {"hist", "approx", "exact"}, default="hist"
+        Split finding algorithm. ``"hist"`` bins every feature once into at
+        most ``max_bin`` bins at cut points from the weighted quantile sketch
+        and finds splits on gradient histograms. ``"approx"`` is the paper's
+        approximate algorithm: for every tree, candidate cuts are re-proposed
+        as hessian-weighted quantiles (at most ``max_bin`` bins) and the tree
+        is grown on histograms of those bins. ``"exact"`` is the
         sparsity-aware exact greedy algorithm over presorted columns (paper
         Algorithms 1 and 3).
     max_bin : int in [2, 65535], default=256
-        Maximum number of value bins per feature (``"hist"``). Missing values
+        Maximum number of value bins (candidate cuts + 1) per feature, for
+        ``"hist"`` and ``"approx"``. Missing values
         have a bin of their own; with ``max_bin=256`` a feature that has
         missing values keeps at most 255 value bins so its codes fit a byte.
     grow_policy : {"depthwise", "lossguide"}, default="depthwise"
         ``"depthwise"`` splits every node of a level before the next level;
-        ``"lossguide"`` (``"hist"`` only) always splits the leaf with the
+        ``"lossguide"`` (``"hist"`` and ``"approx"``) always splits the leaf with the
         highest loss reduction, up to ``max_leaves``.
     max_leaves : int >= 0, default=0
         Maximum number of leaves per tree; 0 means no limit.

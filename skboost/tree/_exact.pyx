@@ -52,12 +52,6 @@ cdef class SortedColumns:
         Number of rows of the matrix the entries come from.
     """
 
-    cdef readonly object col_ptr
-    cdef readonly object values
-    cdef readonly object rows
-    cdef readonly Py_ssize_t n_rows
-    cdef readonly Py_ssize_t n_features
-
     def __init__(self, col_ptr, values, rows, Py_ssize_t n_rows):
         col_ptr = np.ascontiguousarray(col_ptr, dtype=np.int64)
         values = np.ascontiguousarray(values, dtype=np.float32)

@@ -28,12 +28,21 @@ value of D, with the invariant the proofs use:
          rmax_i >= r+(x_i)      (upper bound on the weight at or below)
          0 <= wmin_i <= w(x_i)  (lower bound on the weight of x_i)
     (E)  x_1 = min D and x_k = max D
-    (M)  a_i = rmin_i + wmin_i and b_i = rmax_i - wmin_i are nondecreasing
+    (T)  rmin_{i+1} >= rmin_i + wmin_i and rmax_i <= rmax_{i+1} - wmin_{i+1}
+         (neighbours' bounds agree, as the true ranks do: r-(x_{i+1}) >=
+         r+(x_i))
 
-Since r+ = r- + w, (I) gives a_i <= r+(x_i) and b_i >= r-(x_i): the true
-rank interval [r-(x_i), r+(x_i)] reaches at least down to b_i and at least
-up to a_i. (M) holds for exact summaries and merge restores it by tightening
-(below); it only serves :meth:`query` to find its candidates by bisection.
+Write a_i = rmin_i + wmin_i and b_i = rmax_i - wmin_i. Since r+ = r- + w,
+(I) gives a_i <= r+(x_i) and b_i >= r-(x_i): the true rank interval
+[r-(x_i), r+(x_i)] reaches at least down to b_i and at least up to a_i.
+(T) gives a_i <= rmin_{i+1} <= a_{i+1} and b_i <= rmax_i <= b_{i+1}:
+
+    (M)  a and b are nondecreasing.
+
+Exact summaries satisfy (T) with equality; a subset of entries keeps it
+(chain the inequalities; wmin >= 0) and so does merge (below). The bounds
+proved here do not rely on (M); it makes :meth:`query`'s bisection find the
+best candidates and prune's greedy walk optimal for its threshold.
 
 Rank error and the certified bound
 ----------------------------------
@@ -61,13 +70,14 @@ h_i = max(0, (b_i - a_i)/2). Then f_i(r) = dist(r, [L_i, U_i]) + h_i
 of slope 1 with its floor h_i at the midpoint), and L_i + h_i = b_i,
 U_i - h_i = a_i. (i) If r <= L_1: f_1(r) = L_1 + h_1 - r <= b_1.
 (ii) If r >= U_k: f_k(r) = r - a_k <= W - a_k. (iii) If r lies in some
-[L_i, U_i]: f_i(r) = h_i. (iv) Otherwise let i = max{j : L_j <= r}; then
-i < k, r > U_i and L_{i+1} > r, so f_i(r) = r - a_i and f_{i+1}(r) =
-b_{i+1} - r, whose minimum is at most (b_{i+1} - a_i)/2. []
-:meth:`query` bisects for that i (L is nondecreasing by (M)) and answers the
-better of x_i, x_{i+1}.
+[L_i, U_i]: f_i(r) = h_i. (iv) Otherwise L_1 < r < L_k (r < U_k, and r is
+not in [L_k, U_k]), so some i has L_i <= r < L_{i+1}; r is not in
+[L_i, U_i], so r > U_i, f_i(r) = r - a_i and f_{i+1}(r) = b_{i+1} - r,
+whose minimum is at most (b_{i+1} - a_i)/2. [] :meth:`query` bisects for
+an i with L_i <= r < L_{i+1} (the largest with L_i <= r, by (M)) and
+answers the better of x_i, x_{i+1}: by (iii) and (iv) that is within E.
 
-**Theorem 2 (merge).** merge(A, B) satisfies (I), (E), and
+**Theorem 2 (merge).** merge(A, B) satisfies (I), (E), (T), and
 E(A u B) <= E(A) + E(B); hence eps(A u B) <= (eps_A W_A + eps_B W_B)/W
 <= max(eps_A, eps_B): absolute errors add, relative errors do not grow.
 
@@ -81,17 +91,17 @@ so the sum of A's and B's parts satisfies (I). Every term of E is linear in
 b - a splits into A's b_i - a_i (a value of A) or b^A_{j+1} - a^A_j (between
 two), two consecutive merged values lie in one gap of A's list or on
 consecutive values of it, and the end terms b_1, W - a_k of the merged list
-reduce to A's. The same for B, so each term is at most E(A) + E(B). []
-Tightening afterwards, rmin_{i+1} <- max(rmin_{i+1}, rmin_i + wmin_i) and
-rmax_i <- min(rmax_i, rmax_{i+1} - wmin_{i+1}), is valid (r-(x_{i+1}) >=
-r+(x_i) and r+(x_i) <= r-(x_{i+1})), only raises a and lowers b, hence
-never raises E, and establishes (M).
+reduce to A's. The same for B, so each term is at most E(A) + E(B).
+(T) holds side by side: for consecutive merged values x < x', A's parts
+satisfy rmin^A(x') >= rmin^A(x) + wmin^A(x) (A's (T) when both are A's
+values, equality when x' is not, rmin^A(x') >= a^A_j when x is not), and
+the same for rmax and for B; sums of the two sides keep it. []
 
 **Theorem 3 (prune).** prune(S, m), m >= 2, keeps a subset of at most m
 entries, the first and the last among them, with
 E' <= E + W / (2 (m - 1)), i.e. eps' <= eps + 1 / (2 (m - 1)).
 
-Kept entries keep their (rmin, rmax, wmin), so (I), (E) and (M) hold, and
+Kept entries keep their (rmin, rmax, wmin), so (I), (E) and (T) hold, and
 the only new terms of E' are (b_q - a_p)/2 for kept neighbours p < q. Given
 a threshold tau, the greedy walk keeps entry 1, then from a kept p the
 furthest q with b_q <= a_p + tau, until the last entry: every new term is
@@ -173,7 +183,7 @@ cdef Py_ssize_t merge_entries(
     while i < n_a or j < n_b:
         if j == n_b or (i < n_a and x_a[i] < x_b[j]):
             x[n] = x_a[i]
-            rmin[n] = rmin_a[i] + below_b
+            rmin[n] = rmin_a[i] + (rmin_b[j] if j < n_b else below_b)
             if j < n_b:
                 rmax[n] = rmax_a[i] + rank_down_high(rmax_b[j], wmin_b[j])
             else:
@@ -202,22 +212,6 @@ cdef Py_ssize_t merge_entries(
             j += 1
         n += 1
     return n
-
-
-cdef void tighten(double[::1] rmin,          # IN/OUT (n,)
-                  double[::1] rmax,          # IN/OUT (n,)
-                  const double[::1] wmin,    # IN (n,)
-                  Py_ssize_t n) noexcept nogil:
-    """Tighten the bounds with their neighbours' and establish (M).
-
-    rmin_{i+1} >= rmin_i + wmin_i because r-(x_{i+1}) >= r+(x_i), and
-    rmax_i <= rmax_{i+1} - wmin_{i+1} because r+(x_i) <= r-(x_{i+1}).
-    """
-    cdef Py_ssize_t i
-    for i in range(n - 1):
-        rmin[i + 1] = max(rmin[i + 1], rank_up_low(rmin[i], wmin[i]))
-    for i in range(n - 2, -1, -1):
-        rmax[i] = min(rmax[i], rank_down_high(rmax[i + 1], wmin[i + 1]))
 
 
 cdef double error_bound(const double[::1] rmin,   # IN (n,)
@@ -250,19 +244,18 @@ cdef Py_ssize_t greedy_walk(const double[::1] rmin,    # IN (n,)
     """Entries kept by prune's greedy walk for threshold ``tau`` (Theorem 3).
 
     From a kept entry p, jump to the furthest q > p with b_q <= a_p + tau
-    (at least p + 1). Returns the number of entries kept, or ``limit + 1`` as
-    soon as it exceeds ``limit``. ``q`` only moves forward: a_p grows with p
-    (invariant (M)), so everything reachable from an earlier p stays
-    reachable; with b nondecreasing too, no walk keeps fewer entries. (A
-    linear scan: galloping was slower, its branches are unpredictable.)
+    (at least p + 1; "furthest" by a linear scan that stops at the first
+    entry out of reach, which is the furthest overall by (M), and then no
+    walk keeps fewer entries). Returns the number of entries kept, or
+    ``limit + 1`` as soon as it exceeds ``limit``. (Galloping was slower
+    than the scan: its branches are unpredictable.)
     """
-    cdef Py_ssize_t n = rmin.shape[0], p = 0, q = 0, count = 1
+    cdef Py_ssize_t n = rmin.shape[0], p = 0, q, count = 1
     cdef double reach
     if keep != NULL:
         keep[0] = 0
     while p < n - 1:
-        if q <= p:
-            q = p + 1
+        q = p + 1
         reach = rank_up_low(rmin[p], wmin[p]) + tau
         while q + 1 < n and rank_down_high(rmax[q + 1], wmin[q + 1]) <= reach:
             q += 1
@@ -333,9 +326,10 @@ cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
                             double rank) noexcept nogil:
     """Index of the answer to a rank query (proof of Theorem 1).
 
-    Bisects for i = max{j : L_j <= rank} (L is nondecreasing by (M)) and
-    returns the better of i, i+1 (ties to the lower index); 0 when no
-    L_j <= rank.
+    Bisects for an i with L_i <= rank < L_{i+1} (the largest i with
+    L_i <= rank, as L is nondecreasing by (M)) and returns the better of
+    i, i+1 (ties to the lower index); 0 when rank < L_1, k - 1 when
+    L_k <= rank.
     """
     cdef Py_ssize_t n = rmin.shape[0], lo = 0, hi = n, mid
     cdef double a_lo, b_lo, a_prev, b_prev
@@ -703,7 +697,6 @@ cdef class WeightedQuantileSummary:
             n = merge_entries(xa, rmin_a, rmax_a, wmin_a, weight_a,
                               xb, rmin_b, rmax_b, wmin_b, weight_b,
                               x_v, rmin_v, rmax_v, wmin_v)
-            tighten(rmin_v, rmax_v, wmin_v, n)
         return _make_summary(x[:n].copy(), rmin[:n].copy(), rmax[:n].copy(),
                              wmin[:n].copy(), weight_a + weight_b,
                              self._exact and other._exact)
@@ -810,7 +803,7 @@ cdef class WeightedQuantileSummary:
             with np.errstate(over="ignore", invalid="ignore"):
                 mid = 0.5 * (lo + hi)
             return np.where((lo < mid) & (mid < hi), mid, hi)
-        targets = (np.arange(0, n_bins - 1, dtype=np.float64)
+        targets = (np.arange(1, n_bins, dtype=np.float64)
                    * self._total_weight / n_bins)
         np.minimum(targets, self._total_weight, out=targets)
         cuts = np.unique(self._values[self._query_indices(targets)])

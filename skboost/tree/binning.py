@@ -20,6 +20,48 @@ from ._sketch import sketch_column
 ONE_BYTE_CODES = 256
 
 
+def value_bin_caps(max_bin, has_missing):
+    """Value bins allowed per feature: ``max_bin``, but 255 for a feature
+    with missing values when ``max_bin=256``, so its codes fit a byte."""
+    caps = np.full(has_missing.shape[0], max_bin, dtype=np.int64)
+    if max_bin >= ONE_BYTE_CODES:
+        caps[has_missing & (max_bin == ONE_BYTE_CODES)] = ONE_BYTE_CODES - 1
+    return caps
+
+
+class HistogramLayout:
+    """Where each feature's bins sit, given its interior cut points.
+
+    Attributes
+    ----------
+    cut_ptr : ndarray (n_features + 1,)
+        Feature f's cuts are ``concatenate(cuts)[cut_ptr[f]:cut_ptr[f+1]]``.
+    n_value_bins : ndarray (n_features,)
+        ``len(cuts[f]) + 1``; the missing code of feature f is this number.
+    bin_ptr : ndarray (n_features + 1,)
+        Feature f owns histogram bins ``bin_ptr[f] .. bin_ptr[f+1]-1``
+        (value bins, then the missing bin).
+    split_thresholds : ndarray (n_bins,)
+        Tree threshold of "value bins 0..b go left": the cut above bin b, or
+        +inf for the last value bin; NaN in the missing bin's slot.
+    code_dtype : numpy dtype
+        uint8 when every code fits a byte, else uint16.
+    """
+
+    def __init__(self, cuts):
+        sizes = np.array([c.shape[0] for c in cuts], dtype=np.int64)
+        self.cut_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.cut_ptr[1:])
+        self.n_value_bins = (sizes + 1).astype(np.int32)
+        self.bin_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
+        np.cumsum(self.n_value_bins + 1, out=self.bin_ptr[1:])
+        self.split_thresholds = np.concatenate(
+            [np.concatenate([c, [np.inf, np.nan]]) for c in cuts]
+        ) if cuts else np.empty(0)
+        largest_code = int(self.n_value_bins.max()) if cuts else 0
+        self.code_dtype = np.uint8 if largest_code < ONE_BYTE_CODES else np.uint16
+
+
 class BinMapper:
     """Learns per-feature cut points and maps values to bin codes.
 
@@ -34,31 +76,23 @@ class BinMapper:
 
     def fit(self, X, weight=None):
         """Cut points of every column of float32 X (NaN = missing)."""
-        n_features = X.shape[1]
+        caps = value_bin_caps(self.max_bin, np.isnan(X).any(axis=0))
         cuts = []
-        for f in range(n_features):
-            column = X[:, f]
-            n_bins = self.max_bin
-            if n_bins >= ONE_BYTE_CODES and np.isnan(column).any():
-                n_bins = ONE_BYTE_CODES - 1
-            summary = sketch_column(column, weight, max_bin=n_bins)
+        for f in range(X.shape[1]):
+            n_bins = int(caps[f])
+            summary = sketch_column(X[:, f], weight, max_bin=n_bins)
             cuts.append(np.asarray(summary.cut_points(n_bins), dtype=np.float64))
         self._set_cuts(cuts)
         return self
 
     def _set_cuts(self, cuts):
         self.cuts_ = cuts
-        self.cut_ptr_ = np.zeros(len(cuts) + 1, dtype=np.int64)
-        np.cumsum([c.shape[0] for c in cuts], out=self.cut_ptr_[1:])
-        self.n_value_bins_ = np.array([c.shape[0] + 1 for c in cuts],
-                                      dtype=np.int32)
-        self.bin_ptr_ = np.zeros(len(cuts) + 1, dtype=np.int64)
-        np.cumsum(self.n_value_bins_ + 1, out=self.bin_ptr_[1:])
-        self.split_thresholds_ = np.concatenate(
-            [np.concatenate([c, [np.inf, np.nan]]) for c in cuts]
-        ) if cuts else np.empty(0)
-        largest_code = int(self.n_value_bins_.max()) if cuts else 0
-        self.code_dtype_ = np.uint8 if largest_code < ONE_BYTE_CODES else np.uint16
+        layout = HistogramLayout(cuts)
+        self.cut_ptr_ = layout.cut_ptr
+        self.n_value_bins_ = layout.n_value_bins
+        self.bin_ptr_ = layout.bin_ptr
+        self.split_thresholds_ = layout.split_thresholds
+        self.code_dtype_ = layout.code_dtype
 
     @property
     def n_bins_total(self):

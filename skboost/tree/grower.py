@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._approx import codes_from_sorted, propose_cuts
+from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
@@ -20,6 +22,7 @@ from ._hist_split import find_best_splits_hist
 from ._histogram import build_histograms, quantize_gradients
 from ._partition import RowPartition, apply_level_splits
 from ._tree import TreeBuilder
+from .binning import HistogramLayout, value_bin_caps
 
 # A split whose loss reduction is this small relative to its parent's score
 # is rounding noise (the exact reduction is zero), not a split.
@@ -174,13 +177,15 @@ class HistGrower:
     weight : ndarray of shape (n_rows,) or None
     """
 
-    def __init__(self, binned, thresholds, params, n_threads, rng, weight=None):
+    def __init__(self, binned, thresholds, params, n_threads, rng, weight=None,
+                 n_features=None):
         self.binned = binned
         self.thresholds = thresholds
         self.params = params
         self.n_threads = n_threads
         self.weight = weight
-        self.sampler = ColumnSampler(binned.n_features, params.colsample_bytree,
+        n_features = binned.n_features if n_features is None else n_features
+        self.sampler = ColumnSampler(n_features, params.colsample_bytree,
                                      params.colsample_bylevel,
                                      params.colsample_bynode, rng)
 
@@ -308,3 +313,63 @@ class HistGrower:
         for k, n in enumerate(nodes):
             n.split = {key: values[k] for key, values in splits.items()}
             n.split["worth"] = bool(worth[k])
+
+
+class ApproxGrower:
+    """The paper's approximate algorithm (``tree_method="approx"``).
+
+    For every tree, candidate cuts are re-proposed from the current hessians
+    (``_approx.propose_cuts``: hessian-weighted quantiles read off the
+    presorted columns, at most ``max_bin`` value bins per feature), the rows
+    are re-binned, and the tree is grown on histograms by ``HistGrower``.
+    This is the paper's "global" proposal: once per tree, shared by all of
+    its nodes.
+
+    Parameters
+    ----------
+    sorted_columns : SortedColumns
+    params : TreeParams
+    max_bin : int
+    n_threads : int
+    rng : numpy.random.Generator
+    weight : ndarray of shape (n_rows,) or None
+    """
+
+    def __init__(self, sorted_columns, params, max_bin, n_threads, rng,
+                 weight=None):
+        self.sorted = sorted_columns
+        self.n_threads = n_threads
+        self.weight = weight
+        n_rows = sorted_columns.n_rows
+        present = np.diff(sorted_columns.col_ptr)
+        self.max_bins = value_bin_caps(max_bin, present < n_rows)
+        self.n_distinct = _distinct_per_feature(sorted_columns)
+        self.hist = HistGrower(None, None, params, n_threads, rng, weight,
+                               n_features=sorted_columns.n_features)
+
+    def grow(self, gpair, active):
+        """Grow one tree: propose cuts, re-bin, grow on histograms."""
+        hess = gpair[:, 1].astype(np.float64)
+        if self.weight is not None:
+            hess *= self.weight
+        hess[~active] = 0.0
+        cuts = propose_cuts(self.sorted, hess, self.n_distinct, self.max_bins,
+                            self.n_threads)
+        layout = HistogramLayout(cuts)
+        codes = np.empty((self.sorted.n_rows, self.sorted.n_features),
+                         dtype=layout.code_dtype)
+        codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
+        self.hist.binned = BinnedData(codes, layout.bin_ptr)
+        self.hist.thresholds = layout.split_thresholds
+        return self.hist.grow(gpair, active)
+
+
+def _distinct_per_feature(columns):
+    """Number of distinct present values of each feature."""
+    values = columns.values
+    new_value = np.ones(values.shape[0], dtype=bool)
+    new_value[1:] = values[1:] != values[:-1]
+    new_value[columns.col_ptr[:-1][np.diff(columns.col_ptr) > 0]] = True
+    starts = np.zeros(values.shape[0] + 1, dtype=np.int64)
+    np.cumsum(new_value, out=starts[1:])
+    return starts[columns.col_ptr[1:]] - starts[columns.col_ptr[:-1]]

@@ -1,0 +1,153 @@
+"""Candidate cuts weighted by the current hessians (paper section 3.2).
+
+The approximate algorithm proposes, for each feature, candidate split
+points ``s_1 < s_2 < ...`` such that the hessian-weighted mass between two
+neighbours is about ``1/max_bin`` of the total (paper eq. 8-9: the hessian
+is the weight of a row in the second-order objective). The presorted blocks
+of the exact finder (``SortedColumns``) are an exact summary of each
+feature, so the proposal is one linear pass per feature: walk the values in
+order, accumulate hessians, and cut between two distinct values once the
+bin has reached its share. The weighted quantiles are exact (rank error
+below one bin's share); no sort happens per tree.
+
+Cuts sit at midpoints between consecutive distinct values, like the exact
+finder's thresholds: when a feature has at most ``max_bin`` distinct values
+every boundary is a cut and the approximate method finds the exact splits.
+"""
+
+import numpy as np
+
+cimport cython
+from cython.parallel cimport prange
+
+from skboost._openmp_helpers import check_n_threads
+
+from ._common cimport int32_t, int64_t, uint8_t
+from ._exact cimport SortedColumns
+from libc.stdint cimport uint16_t
+
+ctypedef fused code_t:
+    uint8_t
+    uint16_t
+
+
+cdef int64_t propose_feature(const float[::1] values,
+                             const int32_t[::1] rows,
+                             int64_t start, int64_t end,
+                             const double[::1] hess,
+                             int64_t max_bin, bint every_boundary,
+                             double* cuts) noexcept nogil:
+    """Write the cuts of one feature into ``cuts`` (room for max_bin - 1);
+    return how many."""
+    cdef double total = 0.0, cumulative = 0.0
+    cdef int64_t k, n_cuts = 0
+    cdef int64_t quantile = 1    # the next target is quantile/max_bin of total
+    for k in range(start, end):
+        total += hess[rows[k]]
+    if total <= 0.0 and not every_boundary:
+        return 0                 # no hessian mass: nothing to split here
+    for k in range(start, end):
+        if (k > start and values[k] != values[k - 1]
+                and n_cuts < max_bin - 1
+                and (every_boundary
+                     or cumulative >= total * quantile / max_bin)):
+            cuts[n_cuts] = 0.5 * (<double> values[k - 1] + <double> values[k])
+            n_cuts += 1
+            # the next bin starts here: skip the targets already passed
+            while quantile < max_bin and total * quantile / max_bin <= cumulative:
+                quantile += 1
+        cumulative += hess[rows[k]]
+    return n_cuts
+
+
+def propose_cuts(SortedColumns columns not None,
+                 const double[::1] hess not None,      # IN (n_rows,) weighted
+                 const int64_t[::1] n_distinct not None,  # IN (n_features,)
+                 const int64_t[::1] max_bins not None,    # IN (n_features,)
+                 int n_threads):
+    """Hessian-weighted candidate cuts of every feature.
+
+    Parameters
+    ----------
+    columns : SortedColumns
+    hess : ndarray of shape (n_rows,)
+        Weighted hessian of each row (0 for rows not in the tree).
+    n_distinct : ndarray of shape (n_features,)
+        Distinct present values per feature; features with at most
+        ``max_bins[f]`` of them get a cut at every boundary.
+    max_bins : ndarray of shape (n_features,)
+        At most this many value bins per feature (>= 2).
+
+    Returns
+    -------
+    cuts : list of ndarray
+        Sorted interior cut points of each feature (``BinMapper`` layout).
+    """
+    check_n_threads(n_threads)
+    if hess.shape[0] != columns.n_rows or (
+            n_distinct.shape[0] != columns.n_features
+            or max_bins.shape[0] != columns.n_features):
+        raise ValueError("hess needs one entry per row, n_distinct and "
+                         "max_bins one per feature")
+    if columns.n_features and np.min(max_bins) < 2:
+        raise ValueError("max_bins must be >= 2")
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const float[::1] values = columns.values
+    cdef const int32_t[::1] rows = columns.rows
+    cdef Py_ssize_t n_features = columns.n_features, f
+    out_arr = np.empty((n_features, max(int(np.max(max_bins, initial=2)) - 1, 1)),
+                       dtype=np.float64)
+    counts_arr = np.zeros(n_features, dtype=np.int64)
+    cdef double[:, ::1] out = out_arr
+    cdef int64_t[::1] counts = counts_arr
+    for f in prange(n_features, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        counts[f] = propose_feature(values, rows, col_ptr[f], col_ptr[f + 1],
+                                    hess, max_bins[f],
+                                    n_distinct[f] <= max_bins[f],
+                                    &out[f, 0])
+    return [out_arr[f, :counts_arr[f]].copy() for f in range(n_features)]
+
+
+def codes_from_sorted(SortedColumns columns not None, cuts, codes,
+                      int n_threads):
+    """Bin codes of every row for the given cuts, written by walking each
+    feature's sorted block (no search per value); rows absent from a block
+    (missing values) get the feature's missing code ``len(cuts[f]) + 1``."""
+    check_n_threads(n_threads)
+    cdef Py_ssize_t n_features = columns.n_features
+    if len(cuts) != n_features or codes.shape != (columns.n_rows, n_features):
+        raise ValueError("one cut array per feature; codes (n_rows, n_features)")
+    widths = np.array([len(c) + 2 for c in cuts], dtype=np.int64)
+    if n_features and widths.max() - 1 > np.iinfo(codes.dtype).max:
+        raise ValueError("too many bins for the code dtype")
+    cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(widths - 2, out=cut_ptr[1:])
+    flat = (np.concatenate(cuts).astype(np.float64) if n_features
+            else np.empty(0))
+    if codes.dtype == np.uint8:
+        _fill_codes[uint8_t](columns.col_ptr, columns.values, columns.rows,
+                             flat, cut_ptr, codes, n_threads)
+    else:
+        _fill_codes[uint16_t](columns.col_ptr, columns.values, columns.rows,
+                              flat, cut_ptr, codes, n_threads)
+
+
+cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,
+                      const int32_t[::1] rows, const double[::1] cuts,
+                      const int64_t[::1] cut_ptr, code_t[:, ::1] codes,
+                      int n_threads):
+    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, n_rows = codes.shape[0]
+    cdef Py_ssize_t f, r
+    cdef int64_t k, b, n_cuts, first
+    for f in prange(n_features, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        first = cut_ptr[f]
+        n_cuts = cut_ptr[f + 1] - first
+        for r in range(n_rows):
+            codes[r, f] = <code_t> (n_cuts + 1)       # missing unless present
+        b = 0
+        for k in range(col_ptr[f], col_ptr[f + 1]):
+            while b < n_cuts and values[k] >= cuts[first + b]:
+                b = b + 1
+            codes[rows[k], f] = <code_t> b
