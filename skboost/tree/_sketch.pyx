@@ -87,11 +87,12 @@ B's summary, (rmin, rmax, wmin) = (a^B_j, b^B_{j+1}, 0) (a^B_0 = 0 and
 b^B_{k+1} = W_B past the ends). These satisfy (I) for B: every B-value
 <= y_j is < x, and every B-value <= x is < y_{j+1}. Ranks of the union add,
 so the sum of A's and B's parts satisfies (I). Every term of E is linear in
-(a, b); for each term, A's part is a term of E(A): a merged entry's
-b - a splits into A's b_i - a_i (a value of A) or b^A_{j+1} - a^A_j (between
-two), two consecutive merged values lie in one gap of A's list or on
-consecutive values of it, and the end terms b_1, W - a_k of the merged list
-reduce to A's. The same for B, so each term is at most E(A) + E(B).
+(a, b, W), and for each term A's part is a term of E(A): a merged entry's
+b - a has A's part b^A_i - a^A_i (x a value of A) or b^A_{j+1} - a^A_j (x
+between y_j and y_{j+1}); for consecutive merged values x < x', with j such
+that y_j <= x < x' <= y_{j+1}, A's part of b(x') - a(x) is
+b^A_{j+1} - a^A_j; and A's parts of b(x_1) and W - a(x_k) are b^A_1 and
+W_A - a^A_{k_A}. The same for B, so each term is at most E(A) + E(B).
 (T) holds side by side: for consecutive merged values x < x', A's parts
 satisfy rmin^A(x') >= rmin^A(x) + wmin^A(x) (A's (T) when both are A's
 values, equality when x' is not, rmin^A(x') >= a^A_j when x is not), and
@@ -142,7 +143,8 @@ cdef inline double rank_down_high(double rmax, double wmin) noexcept nogil:
     return rmax - wmin
 
 
-cdef inline double certified_error(double a, double b, double r) noexcept nogil:
+cdef inline double certified_error(double a, double b,
+                                   double r) noexcept nogil:
     """f_i(r) = max(0, b_i - r, r - a_i) >= err(x_i, r) (Theorem 1)."""
     return max(0.0, max(b - r, r - a))
 
@@ -183,7 +185,7 @@ cdef Py_ssize_t merge_entries(
     while i < n_a or j < n_b:
         if j == n_b or (i < n_a and x_a[i] < x_b[j]):
             x[n] = x_a[i]
-            rmin[n] = rmin_a[i] + (rmin_b[j] if j < n_b else below_b)
+            rmin[n] = rmin_a[i] + below_b
             if j < n_b:
                 rmax[n] = rmax_a[i] + rank_down_high(rmax_b[j], wmin_b[j])
             else:
@@ -506,6 +508,8 @@ cdef class _ExactBuilder:
         """Exact summary of ``values`` (1-D, length <= capacity), pruned to
         ``max_size`` entries when that is >= 2 and the summary is larger."""
         cdef Py_ssize_t n = values.shape[0], n_out, count
+        if n > self.capacity:
+            raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
         buf = self.values_buf[:n]
         buf[...] = values                # casts to the buffer's dtype
         cdef double[::1] x = self.x, rmin = self.rmin
@@ -630,34 +634,42 @@ cdef class WeightedQuantileSummary:
 
     @property
     def values(self):
+        """Values of the entries, increasing (read-only)."""
         return self._values.view()
 
     @property
     def rmin(self):
+        """Lower bounds on the weight strictly below each value."""
         return self._rmin.view()
 
     @property
     def rmax(self):
+        """Upper bounds on the weight at or below each value."""
         return self._rmax.view()
 
     @property
     def wmin(self):
+        """Lower bounds on the weight of each value."""
         return self._wmin.view()
 
     @property
     def total_weight(self):
+        """Total weight of the data summarised."""
         return self._total_weight
 
     @property
     def size(self):
+        """Number of entries."""
         return self._values.shape[0]
 
     @property
     def eps(self):
+        """Proven rank-error bound of :meth:`query` / total_weight."""
         return self._eps
 
     @property
     def is_exact(self):
+        """Whether every distinct value is present with exact ranks."""
         return bool(self._exact)
 
     def __len__(self):
@@ -719,7 +731,7 @@ cdef class WeightedQuantileSummary:
         max_size : int, >= 2
         """
         cdef Py_ssize_t m = _check_max("max_size", max_size, 2)
-        cdef Py_ssize_t n = self.size, count, k
+        cdef Py_ssize_t n = self.size, count
         if n <= m:
             return self
         keep = np.empty(m, dtype=np.intp)
@@ -783,15 +795,19 @@ cdef class WeightedQuantileSummary:
           k = 1 .. max_bin - 1, sorted, deduplicated and without the minimum
           (no empty first bin).
 
-        Bounds (second case, E = eps W): every cut is within E of the rank
-        of a target (its own) and every target is within E of a cut or of
-        the minimum (Theorem 1; sorting the answers keeps this, as r- and r+
-        are nondecreasing). Hence the weight strictly between two
-        consecutive cuts, strictly between the minimum and the first cut,
-        and strictly above the last cut is at most W / max_bin + 2 E: a bin
-        holds at most one bin's width plus 2 E besides the weight of a single
-        value (its left cut; the minimum for the first bin), which no cut can
-        split.
+        Bounds (second case, E = eps W, t_k = k W / max_bin): each answer
+        u_k has err(u_k, t_k) <= E (Theorem 1), and so do the answers sorted
+        (among u_0..u_k one is >= the k-th smallest, among u_k..u_B one is
+        <= it, and r-, r+ are nondecreasing). So every cut is within E of
+        its target rank, and every target within E of a cut or of the
+        minimum (which answers t_0 = 0 exactly). For consecutive distinct
+        sorted answers u_k < u_{k+1}, the weight strictly between them is
+        r-(u_{k+1}) - r+(u_k) <= (t_{k+1} + E) - (t_k - E) = W / max_bin + 2E,
+        and above the last cut W - r+(u_{B-1}) <= W / max_bin + E. A bin
+        thus holds at most one bin's width plus 2E besides the weight of one
+        value (its left cut; the minimum for the first bin), which no cut
+        can split. No bin-width term enters the rank error of the cuts
+        themselves.
         """
         cdef Py_ssize_t n_bins = _check_max("max_bin", max_bin, 1)
         n = self.size
