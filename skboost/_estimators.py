@@ -50,7 +50,7 @@ class _BoostBase(BaseEstimator):
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
-                 objective=None, tree_method="exact", max_bin=256,
+                 objective=None, tree_method="hist", max_bin=256,
                  grow_policy="depthwise", max_leaves=0, n_jobs=None, gamma=0.0,
                  min_child_weight=1.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bylevel=1.0,
@@ -249,7 +249,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
     }
 
     def __init__(self, *, objective="binary:logistic", n_estimators=100,
-                 max_depth=6, learning_rate=0.3, tree_method="exact",
+                 max_depth=6, learning_rate=0.3, tree_method="hist",
                  max_bin=256, grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
@@ -397,7 +397,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
     }
 
     def __init__(self, *, objective="reg:squarederror", n_estimators=100,
-                 max_depth=6, learning_rate=0.3, tree_method="exact",
+                 max_depth=6, learning_rate=0.3, tree_method="hist",
                  max_bin=256, grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,

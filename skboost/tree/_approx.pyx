@@ -35,34 +35,50 @@ cdef int64_t propose_feature(const float[::1] values,
                              const int32_t[::1] rows,
                              int64_t start, int64_t end,
                              const double[::1] hess,
-                             int64_t max_bin, bint every_boundary,
+                             int64_t max_bin,
                              double* cuts) noexcept nogil:
     """Write the cuts of one feature into ``cuts`` (room for max_bin - 1);
-    return how many."""
-    cdef double total = 0.0, cumulative = 0.0
-    cdef int64_t k, n_cuts = 0
+    return how many. Only rows of positive hessian weight (the rows of the
+    tree) propose cuts: a row outside the tree, or of weight 0, must not
+    move a candidate."""
+    cdef double total = 0.0, cumulative = 0.0, h
+    cdef int64_t k, n_cuts = 0, n_distinct = 0
     cdef int64_t quantile = 1    # the next target is quantile/max_bin of total
+    cdef float previous = 0.0
+    cdef bint every_boundary, seen = False
     for k in range(start, end):
-        total += hess[rows[k]]
-    if total <= 0.0 and not every_boundary:
-        return 0                 # no hessian mass: nothing to split here
+        h = hess[rows[k]]
+        if h > 0.0:
+            total += h
+            if not seen or values[k] != previous:
+                n_distinct += 1
+            previous = values[k]
+            seen = True
+    if n_distinct < 2:
+        return 0
+    # few distinct values: a cut at every boundary, as the exact finder
+    every_boundary = n_distinct <= max_bin
+    seen = False
     for k in range(start, end):
-        if (k > start and values[k] != values[k - 1]
-                and n_cuts < max_bin - 1
+        h = hess[rows[k]]
+        if h <= 0.0:
+            continue
+        if (seen and values[k] != previous and n_cuts < max_bin - 1
                 and (every_boundary
                      or cumulative >= total * quantile / max_bin)):
-            cuts[n_cuts] = 0.5 * (<double> values[k - 1] + <double> values[k])
+            cuts[n_cuts] = 0.5 * (<double> previous + <double> values[k])
             n_cuts += 1
             # the next bin starts here: skip the targets already passed
             while quantile < max_bin and total * quantile / max_bin <= cumulative:
                 quantile += 1
-        cumulative += hess[rows[k]]
+        cumulative += h
+        previous = values[k]
+        seen = True
     return n_cuts
 
 
 def propose_cuts(SortedColumns columns not None,
                  const double[::1] hess not None,      # IN (n_rows,) weighted
-                 const int64_t[::1] n_distinct not None,  # IN (n_features,)
                  const int64_t[::1] max_bins not None,    # IN (n_features,)
                  int n_threads):
     """Hessian-weighted candidate cuts of every feature.
@@ -72,9 +88,8 @@ def propose_cuts(SortedColumns columns not None,
     columns : SortedColumns
     hess : ndarray of shape (n_rows,)
         Weighted hessian of each row (0 for rows not in the tree).
-    n_distinct : ndarray of shape (n_features,)
-        Distinct present values per feature; features with at most
-        ``max_bins[f]`` of them get a cut at every boundary.
+        Features with at most ``max_bins[f]`` distinct values among the rows
+        of positive hessian get a cut at every boundary.
     max_bins : ndarray of shape (n_features,)
         At most this many value bins per feature (>= 2).
 
@@ -85,10 +100,9 @@ def propose_cuts(SortedColumns columns not None,
     """
     check_n_threads(n_threads)
     if hess.shape[0] != columns.n_rows or (
-            n_distinct.shape[0] != columns.n_features
-            or max_bins.shape[0] != columns.n_features):
-        raise ValueError("hess needs one entry per row, n_distinct and "
-                         "max_bins one per feature")
+            max_bins.shape[0] != columns.n_features):
+        raise ValueError("hess needs one entry per row, max_bins one per "
+                         "feature")
     if columns.n_features and np.min(max_bins) < 2:
         raise ValueError("max_bins must be >= 2")
     cdef const int64_t[::1] col_ptr = columns.col_ptr
@@ -103,9 +117,7 @@ def propose_cuts(SortedColumns columns not None,
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         counts[f] = propose_feature(values, rows, col_ptr[f], col_ptr[f + 1],
-                                    hess, max_bins[f],
-                                    n_distinct[f] <= max_bins[f],
-                                    &out[f, 0])
+                                    hess, max_bins[f], &out[f, 0])
     return [out_arr[f, :counts_arr[f]].copy() for f in range(n_features)]
 
 

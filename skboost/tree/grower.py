@@ -343,7 +343,6 @@ class ApproxGrower:
         n_rows = sorted_columns.n_rows
         present = np.diff(sorted_columns.col_ptr)
         self.max_bins = value_bin_caps(max_bin, present < n_rows)
-        self.n_distinct = _distinct_per_feature(sorted_columns)
         self.hist = HistGrower(None, None, params, n_threads, rng, weight,
                                n_features=sorted_columns.n_features)
 
@@ -353,8 +352,7 @@ class ApproxGrower:
         if self.weight is not None:
             hess *= self.weight
         hess[~active] = 0.0
-        cuts = propose_cuts(self.sorted, hess, self.n_distinct, self.max_bins,
-                            self.n_threads)
+        cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
         layout = HistogramLayout(cuts)
         codes = np.empty((self.sorted.n_rows, self.sorted.n_features),
                          dtype=layout.code_dtype)
@@ -362,14 +360,3 @@ class ApproxGrower:
         self.hist.binned = BinnedData(codes, layout.bin_ptr)
         self.hist.thresholds = layout.split_thresholds
         return self.hist.grow(gpair, active)
-
-
-def _distinct_per_feature(columns):
-    """Number of distinct present values of each feature."""
-    values = columns.values
-    new_value = np.ones(values.shape[0], dtype=bool)
-    new_value[1:] = values[1:] != values[:-1]
-    new_value[columns.col_ptr[:-1][np.diff(columns.col_ptr) > 0]] = True
-    starts = np.zeros(values.shape[0] + 1, dtype=np.int64)
-    np.cumsum(new_value, out=starts[1:])
-    return starts[columns.col_ptr[1:]] - starts[columns.col_ptr[:-1]]
