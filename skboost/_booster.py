@@ -15,7 +15,8 @@ from .tree._binning import BinnedData
 from .tree._presort import presort_dense
 from .tree._tree import NODE_FIELDS
 from .tree.binning import BinMapper
-from .tree.grower import ApproxGrower, ExactGrower, HistGrower, TreeParams
+from .tree.grower import (ApproxGrower, ExactGrower, HistGrower,
+                          LocalApproxGrower, TreeParams)
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class BoostParams:
     subsample: float = 1.0
     tree_method: str = "hist"
     max_bin: int = 256
+    approx_proposal: str = "global"
     base_score: float | None = None
 
 
@@ -175,6 +177,10 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
         return ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
                            weight=weight)
     if boost_params.tree_method == "approx":
+        if boost_params.approx_proposal == "local":
+            return LocalApproxGrower(X, presort_dense(X), tree_params,
+                                     boost_params.max_bin, n_threads, rng,
+                                     weight=weight)
         return ApproxGrower(presort_dense(X), tree_params, boost_params.max_bin,
                             n_threads, rng, weight=weight)
     mapper = BinMapper(boost_params.max_bin).fit(X, weight)

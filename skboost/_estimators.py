@@ -32,6 +32,7 @@ class _BoostBase(BaseEstimator):
         "learning_rate": [Interval(Real, 0.0, 1.0, closed="right")],
         "tree_method": [StrOptions({"exact", "approx", "hist"})],
         "max_bin": [Interval(Integral, 2, 65535, closed="both")],
+        "approx_proposal": [StrOptions({"global", "local"})],
         "grow_policy": [StrOptions({"depthwise", "lossguide"})],
         "max_leaves": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
@@ -51,7 +52,8 @@ class _BoostBase(BaseEstimator):
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
                  objective=None, tree_method="hist", max_bin=256,
-                 grow_policy="depthwise", max_leaves=0, n_jobs=None, gamma=0.0,
+                 approx_proposal="global", grow_policy="depthwise",
+                 max_leaves=0, n_jobs=None, gamma=0.0,
                  min_child_weight=1.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
@@ -62,6 +64,7 @@ class _BoostBase(BaseEstimator):
         self.objective = objective
         self.tree_method = tree_method
         self.max_bin = max_bin
+        self.approx_proposal = approx_proposal
         self.grow_policy = grow_policy
         self.max_leaves = max_leaves
         self.n_jobs = n_jobs
@@ -89,12 +92,18 @@ class _BoostBase(BaseEstimator):
                 "grow_policy='lossguide' needs tree_method='hist' or 'approx'; "
                 "the exact method grows level by level "
                 "(grow_policy='depthwise')")
+        if (self.grow_policy == "lossguide" and self.tree_method == "approx"
+                and self.approx_proposal == "local"):
+            raise ValueError(
+                "grow_policy='lossguide' needs approx_proposal='global': local "
+                "proposals grow level by level (grow_policy='depthwise')")
         weight = check_weight(sample_weight, X)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=self.n_estimators, subsample=self.subsample,
                         tree_method=self.tree_method, max_bin=self.max_bin,
+                        approx_proposal=self.approx_proposal,
                         base_score=self.base_score),
             TreeParams(
                 max_depth=self.max_depth, max_leaves=self.max_leaves,
@@ -165,7 +174,13 @@ _COMMON_PARAMS_DOC = """
         Algorithms 1 and 3).
     max_bin : int in [2, 65535], default=256
         Maximum number of value bins (candidate cuts + 1) per feature, for
-        ``"hist"`` and ``"approx"``. Missing values
+        ``"hist"`` and ``"approx"``.
+    approx_proposal : {"global", "local"}, default="global"
+        When ``tree_method="approx"`` re-proposes candidate cuts (paper
+        section 3.2): ``"global"`` once per tree from all its rows, ``"local"``
+        for every node from the node's own rows (finer candidates where the
+        tree is deep, one more pass over the data per level; depth-wise
+        growth only). Missing values
         have a bin of their own; with ``max_bin=256`` a feature that has
         missing values keeps at most 255 value bins so its codes fit a byte.
     grow_policy : {"depthwise", "lossguide"}, default="depthwise"
@@ -250,7 +265,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     def __init__(self, *, objective="binary:logistic", n_estimators=100,
                  max_depth=6, learning_rate=0.3, tree_method="hist",
-                 max_bin=256, grow_policy="depthwise", max_leaves=0,
+                 max_bin=256, approx_proposal="global",
+                 grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
@@ -259,7 +275,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
-            max_bin=max_bin, grow_policy=grow_policy, max_leaves=max_leaves,
+            max_bin=max_bin, approx_proposal=approx_proposal,
+            grow_policy=grow_policy, max_leaves=max_leaves,
             n_jobs=n_jobs,
             gamma=gamma, min_child_weight=min_child_weight,
             max_delta_step=max_delta_step, subsample=subsample,
@@ -398,7 +415,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     def __init__(self, *, objective="reg:squarederror", n_estimators=100,
                  max_depth=6, learning_rate=0.3, tree_method="hist",
-                 max_bin=256, grow_policy="depthwise", max_leaves=0,
+                 max_bin=256, approx_proposal="global",
+                 grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
@@ -407,7 +425,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
-            max_bin=max_bin, grow_policy=grow_policy, max_leaves=max_leaves,
+            max_bin=max_bin, approx_proposal=approx_proposal,
+            grow_policy=grow_policy, max_leaves=max_leaves,
             n_jobs=n_jobs,
             gamma=gamma, min_child_weight=min_child_weight,
             max_delta_step=max_delta_step, subsample=subsample,

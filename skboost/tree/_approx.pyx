@@ -18,7 +18,7 @@ every boundary is a cut and the approximate method finds the exact splits.
 import numpy as np
 
 cimport cython
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from skboost._openmp_helpers import check_n_threads
 
@@ -163,3 +163,155 @@ cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,
             while b < n_cuts and values[k] >= cuts[first + b]:
                 b = b + 1
             codes[rows[k], f] = <code_t> b
+
+
+ctypedef struct LocalBinState:
+    double total           # weighted hessian of the node's present entries
+    double cumulative      # ... seen so far in the walk
+    int64_t n_distinct     # distinct values among them
+    int64_t bin            # current value bin of the node
+    int64_t quantile       # next target: quantile / max_bin of total
+    int64_t count          # present entries seen
+    float previous         # last value seen in this node
+
+
+def local_histograms(SortedColumns columns not None,
+                     const int64_t[:, ::1] quantized not None,  # IN (n_rows, 2)
+                     const double[::1] hess not None,   # IN (n_rows,) weighted
+                     const int32_t[::1] row_slot not None,  # IN (n_rows,)
+                     const int64_t[:, ::1] node_sums not None,  # IN (n_slots, 2)
+                     const int64_t[::1] bin_ptr not None,   # IN (n_features + 1,)
+                     int n_threads):
+    """Per-node ("local") proposals and histograms, one pass per feature.
+
+    For every open node (slot) and feature, candidate cuts are the node's
+    own hessian-weighted quantiles (feature f has room for
+    ``bin_ptr[f+1] - bin_ptr[f] - 1`` value bins), and the node's histogram
+    is accumulated over those bins in the same walk of the presorted block.
+    The missing bin is the node's total minus its present entries (exact in
+    fixed point).
+
+    Returns
+    -------
+    hist : ndarray of shape (n_slots, n_bins, 2), int64
+    thresholds : ndarray of shape (n_slots, n_bins)
+        Tree threshold of "value bins 0..b go left" for each node; +inf for
+        bins past the node's last cut (all present values left).
+    """
+    check_n_threads(n_threads)
+    cdef Py_ssize_t n_slots = node_sums.shape[0]
+    cdef Py_ssize_t n_features = columns.n_features
+    cdef Py_ssize_t n_bins = bin_ptr[n_features] if bin_ptr.shape[0] else 0
+    _check_local(columns, quantized, hess, row_slot, node_sums, bin_ptr)
+    hist_arr = np.zeros((n_slots, n_bins, 2), dtype=np.int64)
+    thr_arr = np.full((n_slots, n_bins), np.inf)
+    state_arr = np.empty((max(n_threads, 1), max(n_slots, 1),
+                          sizeof(LocalBinState)), dtype=np.uint8)
+    cdef int64_t[:, :, ::1] hist = hist_arr
+    cdef double[:, ::1] thresholds = thr_arr
+    cdef uint8_t[:, :, ::1] states = state_arr
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const float[::1] values = columns.values
+    cdef const int32_t[::1] rows = columns.rows
+    cdef Py_ssize_t f
+    cdef int tid
+    for f in prange(n_features, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        tid = threadid()
+        local_feature(f, col_ptr, values, rows, quantized, hess, row_slot,
+                      node_sums, bin_ptr, hist, thresholds,
+                      <LocalBinState*> &states[tid, 0, 0], n_slots)
+    return hist_arr, thr_arr
+
+
+cdef void local_feature(Py_ssize_t f,
+                        const int64_t[::1] col_ptr, const float[::1] values,
+                        const int32_t[::1] rows,
+                        const int64_t[:, ::1] quantized,
+                        const double[::1] hess,
+                        const int32_t[::1] row_slot,
+                        const int64_t[:, ::1] node_sums,
+                        const int64_t[::1] bin_ptr,
+                        int64_t[:, :, ::1] hist,
+                        double[:, ::1] thresholds,
+                        LocalBinState* st,
+                        Py_ssize_t n_slots) noexcept nogil:
+    cdef int64_t k, first = bin_ptr[f]
+    cdef int64_t max_bin = bin_ptr[f + 1] - first - 1    # value bins
+    cdef int64_t missing = first + max_bin
+    cdef int32_t row, s
+    cdef double h
+    cdef float v
+    for s in range(n_slots):
+        st[s].total = 0.0
+        st[s].cumulative = 0.0
+        st[s].n_distinct = 0
+        st[s].bin = 0
+        st[s].quantile = 1
+        st[s].count = 0
+    # pass 1: each node's hessian mass and distinct values on this feature
+    for k in range(col_ptr[f], col_ptr[f + 1]):
+        row = rows[k]
+        s = row_slot[row]
+        h = hess[row]
+        if s < 0 or h <= 0.0:
+            continue
+        v = values[k]
+        if st[s].count == 0 or v != st[s].previous:
+            st[s].n_distinct += 1
+        st[s].total += h
+        st[s].previous = v
+        st[s].count += 1
+    for s in range(n_slots):
+        st[s].count = 0
+    # pass 2: cut at the node's quantiles (every boundary when it has few
+    # distinct values) and accumulate the node's histogram
+    for k in range(col_ptr[f], col_ptr[f + 1]):
+        row = rows[k]
+        s = row_slot[row]
+        h = hess[row]
+        if s < 0 or h <= 0.0:
+            continue
+        v = values[k]
+        if (st[s].count > 0 and v != st[s].previous
+                and st[s].bin < max_bin - 1
+                and (st[s].n_distinct <= max_bin
+                     or st[s].cumulative
+                     >= st[s].total * st[s].quantile / max_bin)):
+            thresholds[s, first + st[s].bin] = 0.5 * (
+                <double> st[s].previous + <double> v)
+            st[s].bin += 1
+            while (st[s].quantile < max_bin and st[s].total * st[s].quantile
+                   / max_bin <= st[s].cumulative):
+                st[s].quantile += 1
+        hist[s, first + st[s].bin, 0] += quantized[row, 0]
+        hist[s, first + st[s].bin, 1] += quantized[row, 1]
+        st[s].cumulative += h
+        st[s].previous = v
+        st[s].count += 1
+    # the missing bin: what the node holds beyond its present entries
+    for s in range(n_slots):
+        hist[s, missing, 0] = node_sums[s, 0]
+        hist[s, missing, 1] = node_sums[s, 1]
+        for k in range(first, missing):
+            hist[s, missing, 0] -= hist[s, k, 0]
+            hist[s, missing, 1] -= hist[s, k, 1]
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_local(columns, quantized, hess, row_slot, node_sums, bin_ptr):
+    n_rows, n_features = columns.n_rows, columns.n_features
+    if quantized.shape[0] != n_rows or quantized.shape[1] != 2:
+        raise ValueError("quantized must be (n_rows, 2)")
+    if hess.shape[0] != n_rows or row_slot.shape[0] != n_rows:
+        raise ValueError("hess and row_slot need one entry per row")
+    if node_sums.shape[1] != 2:
+        raise ValueError("node_sums must be (n_slots, 2)")
+    ptr = np.asarray(bin_ptr)
+    if ptr.shape[0] != n_features + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 3):
+        raise ValueError("bin_ptr must give every feature >= 2 value bins "
+                         "and its missing bin")
+    slots = np.asarray(row_slot)
+    if slots.size and (slots.min() < -1 or slots.max() >= node_sums.shape[0]):
+        raise ValueError("row_slot holds a slot outside [-1, n_slots)")

@@ -97,12 +97,15 @@ def find_best_splits_hist(
         const int64_t[:, :, ::1] hist not None,         # IN (n_nodes, n_bins, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
         const int64_t[::1] bin_ptr not None,            # IN (n_features + 1,)
-        const double[::1] thresholds not None,          # IN (n_bins,) see binning.py
+        const double[:, ::1] thresholds not None,  # IN (1 or n_nodes, n_bins)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         double scale_g, double scale_h,
         double reg_lambda, double reg_alpha, double max_delta_step,
         double min_child_weight, int n_threads):
     """Best split of each node of a batch from its histogram.
+
+    ``thresholds[k]`` holds node k's tree threshold of each "split after
+    bin" (see binning.py); a single row is shared by every node.
 
     Returns
     -------
@@ -124,6 +127,7 @@ def find_best_splits_hist(
     cdef int tid
     cdef int32_t f
     cdef HistCandidate* c
+    cdef bint per_node_thresholds = thresholds.shape[0] > 1
     for k in range(n_nodes):
         parent_score[k] = leaf_score(node_sums[k, 0] / scale_g,
                                      node_sums[k, 1] / scale_h, &p)
@@ -144,7 +148,9 @@ def find_best_splits_hist(
                 scan_feature(hist[k], f, bin_ptr[f],
                              bin_ptr[f + 1] - bin_ptr[f] - 1,
                              node_sums[k, 0], node_sums[k, 1],
-                             parent_score[k], thresholds, scale_g, scale_h,
+                             parent_score[k],
+                             thresholds[k if per_node_thresholds else 0],
+                             scale_g, scale_h,
                              &p, &best[tid * n_nodes + k])
         for t in range(1, n_threads):
             for k in range(n_nodes):
@@ -193,8 +199,8 @@ def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
     if n_features < 0 or ptr[0] != 0 or ptr[-1] != n_bins or np.any(
             np.diff(ptr) < 1):
         raise ValueError("bin_ptr must rise from 0 to n_bins, >= 1 bin each")
-    if thresholds.shape[0] != n_bins:
-        raise ValueError("thresholds must have n_bins entries")
+    if thresholds.shape[1] != n_bins or thresholds.shape[0] not in (1, n_nodes):
+        raise ValueError("thresholds must be (1 or n_nodes, n_bins)")
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")

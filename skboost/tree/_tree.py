@@ -85,6 +85,11 @@ class TreeBuilder:
     def n_nodes(self):
         return self._n
 
+    @property
+    def n_leaves(self):
+        """Nodes not split (yet)."""
+        return int(np.count_nonzero(self._a["left_child"][: self._n] == NO_CHILD))
+
     def node_sums(self, nodes):
         """(G, H) of the given nodes."""
         return self._a["G"][nodes], self._a["H"][nodes]

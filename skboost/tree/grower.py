@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._approx import codes_from_sorted, propose_cuts
+from ._approx import codes_from_sorted, local_histograms, propose_cuts
 from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
@@ -59,6 +59,19 @@ def worth_splitting(splits, parent_score, gamma):
     gain = splits["gain"]
     return ((splits["feature"] >= 0) & (gain > gamma)
             & (gain > SPLIT_NOISE_RTOL * parent_score))
+
+
+def within_max_leaves(gain, node, n_leaves, max_leaves):
+    """Which of a level's candidate splits (gains, node ids) to make so the
+    tree keeps at most ``max_leaves`` leaves (0: no limit): the best gains
+    first, ties to the lower node id. Each split adds one leaf."""
+    keep = np.ones(gain.shape[0], dtype=bool)
+    room = max_leaves - n_leaves
+    if max_leaves and gain.shape[0] > room:
+        order = np.lexsort((node, -gain))
+        keep[:] = False
+        keep[order[:max(room, 0)]] = True
+    return keep
 
 
 class ExactGrower:
@@ -127,6 +140,10 @@ class ExactGrower:
                                   weight=self.weight)
         parent_score = leaf_scores(G, H, *p.reg)
         do_split = worth_splitting(splits, parent_score, p.gamma)
+        candidates = np.flatnonzero(do_split)
+        keep = within_max_leaves(splits["gain"][candidates], nodes[candidates],
+                                 builder.n_leaves, p.max_leaves)
+        do_split[candidates[~keep]] = False
         s = {name: values[do_split] for name, values in splits.items()}
         left, right = builder.split(nodes[do_split], s["feature"], s["threshold"],
                                     s["default_left"], s["gain"], s["G_left"],
@@ -230,11 +247,11 @@ class HistGrower:
         n_leaves = 1
         while level:
             to_split = [n for n in level if self._can_expand(n)]
-            if self.params.max_leaves and (
-                    n_leaves + len(to_split) > self.params.max_leaves):
-                # only the best splits of the level fit under max_leaves
-                to_split.sort(key=lambda n: (-n.split["gain"], n.node))
-                to_split = to_split[:self.params.max_leaves - n_leaves]
+            keep = within_max_leaves(
+                np.array([n.split["gain"] for n in to_split]),
+                np.array([n.node for n in to_split]), n_leaves,
+                self.params.max_leaves)
+            to_split = [n for n, k in zip(to_split, keep) if k]
             split_ids = {n.node for n in to_split}
             leaves += [n for n in level if n.node not in split_ids]
             n_leaves += len(to_split)
@@ -305,7 +322,8 @@ class HistGrower:
         splits = find_best_splits_hist(
             np.stack([n.hist for n in nodes]),
             np.stack([n.sums for n in nodes]),
-            self.binned.bin_ptr, self.thresholds, np.stack(depth_masks),
+            self.binned.bin_ptr, np.atleast_2d(self.thresholds),
+            np.stack(depth_masks),
             self.scales[0], self.scales[1], *p.reg, self.n_threads)
         sums = np.stack([n.sums for n in nodes]) / self.scales
         parent_score = leaf_scores(sums[:, 0].copy(), sums[:, 1].copy(), *p.reg)
@@ -360,3 +378,98 @@ class ApproxGrower:
         self.hist.binned = BinnedData(codes, layout.bin_ptr)
         self.hist.thresholds = layout.split_thresholds
         return self.hist.grow(gpair, active)
+
+
+class LocalApproxGrower:
+    """The approximate algorithm with *local* proposals
+    (``tree_method="approx", approx_proposal="local"``): every node's
+    candidate cuts are re-proposed from its own rows' hessians.
+
+    Nodes of a level are handled together, as in the exact finder: one walk
+    of each feature's presorted block proposes every node's cuts and fills
+    its histogram (``_approx.local_histograms``); the histogram scan finds
+    the splits and the rows move by comparing their values to the chosen
+    thresholds. Children's cuts differ from their parent's, so there is no
+    histogram subtraction; the growth is depth-wise.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32
+    sorted_columns : SortedColumns
+    params : TreeParams
+    max_bin : int
+    n_threads : int
+    rng : numpy.random.Generator
+    weight : ndarray of shape (n_rows,) or None
+    """
+
+    def __init__(self, X, sorted_columns, params, max_bin, n_threads, rng,
+                 weight=None):
+        self.X = X
+        self.sorted = sorted_columns
+        self.params = params
+        self.n_threads = n_threads
+        self.weight = weight
+        caps = value_bin_caps(max_bin, np.diff(sorted_columns.col_ptr)
+                              < sorted_columns.n_rows)
+        self.bin_ptr = np.zeros(caps.shape[0] + 1, dtype=np.int64)
+        np.cumsum(caps + 1, out=self.bin_ptr[1:])
+        self.sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
+                                     params.colsample_bylevel,
+                                     params.colsample_bynode, rng)
+
+    def grow(self, gpair, active):
+        """Grow one tree level by level; returns (tree, None)."""
+        p = self.params
+        self.sampler.start_tree()
+        quantized, self.scales = quantize_gradients(
+            gpair, self.weight, active.view(np.uint8), self.n_threads)
+        hess = gpair[:, 1].astype(np.float64)
+        if self.weight is not None:
+            hess *= self.weight
+        hess[~active] = 0.0
+        row_slot = np.where(active, 0, -1).astype(np.int32)
+        sums = quantized[active].sum(axis=0, keepdims=True)
+        G, H = sums[0] / self.scales
+        builder = TreeBuilder(G, H)
+        nodes, depth = np.zeros(1, dtype=np.int64), 0
+        while nodes.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
+            nodes, sums = self._grow_level(builder, quantized, hess, row_slot,
+                                           nodes, sums, depth)
+            depth += 1
+        tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
+                              p.learning_rate)
+        return tree, None
+
+    def _grow_level(self, builder, quantized, hess, row_slot, nodes, sums,
+                    depth):
+        p = self.params
+        hist, thresholds = local_histograms(self.sorted, quantized, hess,
+                                            row_slot, sums, self.bin_ptr,
+                                            self.n_threads)
+        splits = find_best_splits_hist(
+            hist, sums, self.bin_ptr, thresholds,
+            self.sampler.masks(depth, nodes.shape[0]), self.scales[0],
+            self.scales[1], *p.reg, self.n_threads)
+        G, H = builder.node_sums(nodes)
+        do_split = worth_splitting(splits, leaf_scores(G, H, *p.reg), p.gamma)
+        candidates = np.flatnonzero(do_split)
+        keep = within_max_leaves(splits["gain"][candidates], nodes[candidates],
+                                 builder.n_leaves, p.max_leaves)
+        do_split[candidates[~keep]] = False
+        s = {name: values[do_split] for name, values in splits.items()}
+        left, right = builder.split(nodes[do_split], s["feature"],
+                                    s["threshold"], s["default_left"],
+                                    s["gain"], s["G_left"], s["H_left"])
+        n_split = left.shape[0]
+        left_slot = np.full(nodes.shape[0], -1, dtype=np.int32)
+        left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
+        feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
+        apply_level_splits(self.X, row_slot, feature, splits["threshold"],
+                           splits["default_left"], left_slot, left_slot + 1,
+                           2 * n_split, self.n_threads)
+        left_sums = np.column_stack([s["Gq_left"], s["Hq_left"]])
+        child_sums = np.empty((2 * n_split, 2), dtype=np.int64)
+        child_sums[0::2] = left_sums
+        child_sums[1::2] = sums[do_split] - left_sums
+        return np.column_stack([left, right]).ravel(), child_sums
