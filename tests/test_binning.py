@@ -1,0 +1,470 @@
+"""Histogram binning (``binning.BinMapper``, ``_binning.map_to_bins``,
+``_binning.BinnedData``) against oracles written here.
+
+- Few distinct values: the cut points are the float64 midpoints of
+  consecutive distinct values (of positive weight), one bin per value.
+- Many distinct values: at most ``max_bin`` value bins, each holding about
+  ``W / max_bin`` of the weight. The allowance is derived from the sketch's
+  documented guarantees (``_sketch.pyx``): a column of at most one chunk
+  gets an exact summary pruned to ``s = 8 * max_bin`` entries (Theorem 3:
+  E <= W / (2 (s - 1))), merged into an empty summary (Theorem 2: E does not
+  grow) and pruned again (Theorem 3 once more), so E <= W / (s - 1). Every cut
+  answers the rank query ``k W / max_bin`` within E (Theorem 1), hence every
+  bin's weight is within ``2 E + (weight of one value)`` of ``W / max_bin``.
+- Codes: ``searchsorted(cuts, x, side="right")``; NaN gets the feature's
+  missing code (its number of value bins).
+- The invariant shared by the partitioner (which compares codes) and the
+  predictor (which compares values): ``code <= b`` exactly when
+  ``x < split_thresholds_[bin_ptr[f] + b]``, for every value bin b.
+"""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skboost.tree._binning import BinnedData, map_to_bins
+from skboost.tree.binning import BinMapper
+
+
+# --------------------------------------------------------------------------
+# Oracles
+# --------------------------------------------------------------------------
+
+def naive_midpoints(column, weight=None):
+    """Midpoints (float64) of consecutive distinct present values of
+    positive weight."""
+    keep = ~np.isnan(column)
+    if weight is not None:
+        keep &= weight > 0
+    distinct = np.unique(column[keep].astype(np.float64))
+    return 0.5 * (distinct[:-1] + distinct[1:])
+
+
+def naive_codes(X, cuts):
+    """Code of every value: number of cuts <= x; NaN -> len(cuts) + 1."""
+    codes = np.empty(X.shape, dtype=np.int64)
+    for f, c in enumerate(cuts):
+        x = X[:, f].astype(np.float64)
+        codes[:, f] = np.searchsorted(c, x, side="right")
+        codes[np.isnan(x), f] = c.shape[0] + 1
+    return codes
+
+
+def sketch_error_bound(total_weight, n_bins):
+    """A priori rank error of a one-chunk column (see the module docstring)."""
+    summary_size = 8 * n_bins
+    return total_weight / (summary_size - 1)
+
+
+def check_threshold_invariant(mapper, X):
+    """``code <= b`` iff ``x < split_thresholds_[bin_ptr[f] + b]`` for every
+    value bin b; NaN gets the missing code (above every value bin)."""
+    codes = mapper.transform(X)
+    for f in range(X.shape[1]):
+        n_value = int(mapper.n_value_bins_[f])
+        first = int(mapper.bin_ptr_[f])
+        thresholds = mapper.split_thresholds_[first:first + n_value]
+        x = X[:, f].astype(np.float64)
+        code = codes[:, f].astype(np.int64)
+        present = ~np.isnan(x)
+        assert np.all(code[~present] == n_value)
+        goes_left_by_code = code[present, None] <= np.arange(n_value)
+        goes_left_by_value = x[present, None] < thresholds[None, :]
+        np.testing.assert_array_equal(goes_left_by_code, goes_left_by_value,
+                                      err_msg=f"feature {f}")
+
+
+def few_distinct_data(seed, n_rows=400, n_features=4, n_values=12):
+    rng = np.random.default_rng(seed)
+    X = np.empty((n_rows, n_features), dtype=np.float32)
+    for f in range(n_features):
+        values = rng.normal(scale=10.0 ** rng.integers(-3, 4),
+                        size=int(rng.integers(1, n_values + 1)))
+        X[:, f] = rng.choice(values.astype(np.float32), size=n_rows)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    return X
+
+
+# --------------------------------------------------------------------------
+# Cut points
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_few_distinct_values_give_midpoints(seed, weighted):
+    rng = np.random.default_rng(100 + seed)
+    X = few_distinct_data(seed)
+    weight = None
+    if weighted:
+        # some zero weights: values seen only with weight 0 do not count
+        weight = rng.choice([0.0, 0.5, 1.0, 2.5], size=X.shape[0])
+    mapper = BinMapper(max_bin=12).fit(X, weight)
+    for f in range(X.shape[1]):
+        expected = naive_midpoints(X[:, f], weight)
+        np.testing.assert_array_equal(mapper.cuts_[f], expected)
+        assert mapper.n_value_bins_[f] == max(expected.shape[0] + 1, 1)
+    check_threshold_invariant(mapper, X)
+
+
+def test_midpoints_across_several_sketch_chunks():
+    # more rows than one sketch chunk (65536): summaries of the chunks are
+    # merged, and few distinct values must still give exact midpoints
+    rng = np.random.default_rng(5)
+    values = np.array([-7.5, -1.0, 0.0, 0.25, 3.0, 1e4], dtype=np.float32)
+    X = rng.choice(values, size=(150_000, 1)).astype(np.float32)
+    X[rng.random(X.shape) < 0.01] = np.nan
+    mapper = BinMapper(max_bin=6).fit(X)
+    np.testing.assert_array_equal(mapper.cuts_[0], naive_midpoints(X[:, 0]))
+
+
+def test_adjacent_float32_values_get_a_cut_between_them():
+    a = np.float32(1.0)
+    b = np.nextafter(a, np.float32(2.0))
+    X = np.array([[a], [b], [a], [b]], dtype=np.float32)
+    mapper = BinMapper(max_bin=4).fit(X)
+    cut = mapper.cuts_[0]
+    assert cut.shape == (1,) and float(a) < cut[0] < float(b)
+    assert mapper.transform(X)[:, 0].tolist() == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("max_bin", [2, 7, 32, 100])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_continuous_bins_hold_about_equal_weight(max_bin, weighted):
+    rng = np.random.default_rng(max_bin + 1000 * weighted)
+    n_rows = 6000
+    draws = [lambda: rng.normal(size=n_rows),
+             lambda: rng.exponential(size=n_rows) ** 3,
+             lambda: rng.uniform(-1, 1, n_rows)]
+    X = np.empty((n_rows, len(draws)), dtype=np.float32)
+    for f, draw in enumerate(draws):
+        X[:, f] = draw()
+        while np.unique(X[:, f]).size < n_rows:  # no ties in float32
+            X[:, f] = draw()
+    X[rng.random(X.shape) < 0.1] = np.nan
+    weight = rng.uniform(0.5, 2.0, n_rows) if weighted else np.ones(n_rows)
+    mapper = BinMapper(max_bin=max_bin).fit(X, weight if weighted else None)
+    codes = mapper.transform(X)
+    for f in range(X.shape[1]):
+        present = ~np.isnan(X[:, f])
+        assert np.unique(X[present, f]).size == present.sum()  # continuous
+        W = weight[present].sum()
+        E = sketch_error_bound(W, max_bin)
+        n_value = int(mapper.n_value_bins_[f])
+        assert n_value <= max_bin
+        # with distinct values of weight <= 2 and targets W / max_bin apart,
+        # every target has its own cut: exactly max_bin bins
+        assert W / max_bin > 2 * E + 2 * weight.max()
+        assert n_value == max_bin
+        bin_weight = np.bincount(codes[present, f], weights=weight[present],
+                                 minlength=n_value)
+        assert bin_weight.shape == (n_value,)
+        allowance = 2 * E + weight.max()
+        assert np.all(np.abs(bin_weight - W / max_bin) <= allowance), (
+            f, bin_weight, W / max_bin, allowance)
+
+
+def test_ties_never_exceed_max_bin_and_bins_stay_light():
+    # more distinct values than bins, with heavy ties: a bin holds at most
+    # W / max_bin + 2 E besides the weight of the single value at its left
+    # edge (no cut can split a value)
+    rng = np.random.default_rng(11)
+    n_rows, max_bin = 5000, 16
+    X = np.column_stack([rng.integers(0, 60, n_rows),
+                         rng.geometric(0.05, n_rows),
+                         np.round(rng.normal(size=n_rows), 1)]).astype(np.float32)
+    weight = rng.uniform(0.1, 3.0, n_rows)
+    mapper = BinMapper(max_bin=max_bin).fit(X, weight)
+    codes = mapper.transform(X)
+    for f in range(X.shape[1]):
+        W = weight.sum()
+        E = sketch_error_bound(W, max_bin)
+        n_value = int(mapper.n_value_bins_[f])
+        assert 1 < n_value <= max_bin
+        bin_weight = np.bincount(codes[:, f], weights=weight,
+                                 minlength=n_value)
+        for k in range(n_value):
+            in_bin = codes[:, f] == k
+            edge = X[in_bin, f].min()
+            edge_weight = weight[in_bin & (X[:, f] == edge)].sum()
+            assert bin_weight[k] <= W / max_bin + 2 * E + edge_weight + 1e-9
+    check_threshold_invariant(mapper, X)
+
+
+# --------------------------------------------------------------------------
+# Codes and the threshold invariant
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_transform_matches_searchsorted_and_thresholds(seed):
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 3000))
+    X = np.column_stack([
+        rng.normal(size=n_rows),
+        rng.integers(-5, 5, n_rows),
+        rng.lognormal(sigma=3, size=n_rows),
+        np.full(n_rows, 4.0),                      # a constant feature
+    ]).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[:, 0][rng.random(n_rows) < 0.5] = np.nan
+    max_bin = int(rng.choice([2, 3, 16, 255, 256, 300]))
+    weight = rng.uniform(0, 2, n_rows) if seed % 2 else None
+    mapper = BinMapper(max_bin=max_bin).fit(X, weight)
+    codes = mapper.transform(X, n_threads=1 + seed % 2)
+    np.testing.assert_array_equal(codes.astype(np.int64),
+                                  naive_codes(X, mapper.cuts_))
+    check_threshold_invariant(mapper, X)
+    # unseen values too (outside the range, between and on cut points)
+    X_new = np.concatenate([
+        rng.normal(scale=100, size=(500, 4)),
+        np.column_stack([rng.choice(c, 200) if c.size else np.zeros(200)
+                         for c in mapper.cuts_]),
+    ]).astype(np.float32)
+    X_new[rng.random(X_new.shape) < 0.1] = np.nan
+    np.testing.assert_array_equal(mapper.transform(X_new).astype(np.int64),
+                                  naive_codes(X_new, mapper.cuts_))
+    check_threshold_invariant(mapper, X_new)
+
+
+def test_layout_of_the_flat_histogram():
+    X = few_distinct_data(3, n_features=5)
+    X[:, 2] = np.nan  # a feature with missing values only
+    mapper = BinMapper(max_bin=8).fit(X)
+    n_value = np.array([c.shape[0] + 1 for c in mapper.cuts_])
+    np.testing.assert_array_equal(mapper.n_value_bins_, n_value)
+    np.testing.assert_array_equal(mapper.bin_ptr_,
+                                  np.concatenate([[0], np.cumsum(n_value + 1)]))
+    assert mapper.n_bins_total == int(np.sum(n_value + 1))
+    assert mapper.split_thresholds_.shape == (mapper.n_bins_total,)
+    for f, c in enumerate(mapper.cuts_):
+        first = mapper.bin_ptr_[f]
+        block = mapper.split_thresholds_[first:mapper.bin_ptr_[f + 1]]
+        np.testing.assert_array_equal(block[:-2], c)
+        assert block[-2] == np.inf       # last value bin: present vs missing
+        assert np.isnan(block[-1])       # the missing bin
+    assert mapper.n_value_bins_[2] == 1
+    assert np.all(mapper.transform(X)[:, 2] == 1)
+
+
+def test_max_bin_256_with_missing_values_keeps_one_byte_codes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 3)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    mapper = BinMapper(max_bin=256).fit(X)
+    assert mapper.n_value_bins_.tolist() == [255, 255, 255]
+    codes = mapper.transform(X)
+    assert codes.dtype == np.uint8
+    assert np.all(codes[np.isnan(X)] == 255)
+    assert codes[~np.isnan(X)].max() == 254
+    np.testing.assert_array_equal(codes.astype(np.int64),
+                                  naive_codes(X, mapper.cuts_))
+
+
+@pytest.mark.parametrize("max_bin,missing", [(256, False), (256, True),
+                                             (300, False),
+                                             (300, True), (1000, True),
+                                             (255, False), (255, True),
+                                             (64, True)])
+def test_code_dtype_fits_every_code(max_bin, missing):
+    # uint8 exactly when every code, the missing codes included, fits a byte
+    rng = np.random.default_rng(max_bin)
+    X = rng.normal(size=(20_000, 2)).astype(np.float32)
+    if missing:
+        X[rng.random(X.shape) < 0.05] = np.nan
+    mapper = BinMapper(max_bin=max_bin).fit(X)
+    largest_code = int(mapper.n_value_bins_.max())  # the missing code
+    expected = np.uint8 if largest_code <= 255 else np.uint16
+    codes = mapper.transform(X)
+    assert codes.dtype == expected
+    if max_bin <= 255:
+        assert codes.dtype == np.uint8
+    if max_bin > 256 or (max_bin == 256 and not missing):
+        assert largest_code > 255 and codes.dtype == np.uint16
+    # continuous columns of 20,000 rows fill every allowed bin (see
+    # test_continuous_bins_hold_about_equal_weight); only max_bin=256 with
+    # missing values gives up a bin, so that the missing code fits a byte
+    allowed = 255 if (max_bin == 256 and missing) else max_bin
+    assert mapper.n_value_bins_.tolist() == [allowed] * X.shape[1]
+    np.testing.assert_array_equal(codes.astype(np.int64),
+                                  naive_codes(X, mapper.cuts_))
+    check_threshold_invariant(mapper, X)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_map_to_bins_with_given_cuts(seed, dtype):
+    rng = np.random.default_rng(seed)
+    n_rows, n_features = 2000, 5
+    limit = 254 if dtype == np.uint8 else 1000
+    cuts = [np.unique(rng.normal(size=int(rng.integers(0, limit + 1)))
+                      .astype(np.float32)).astype(np.float64)
+            for _ in range(n_features)]
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])])
+    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    # values equal to cut points go to the bin above the cut
+    for f, c in enumerate(cuts):
+        if c.size:
+            on_cut = rng.random(n_rows) < 0.2
+            X[on_cut, f] = rng.choice(c, on_cut.sum())
+    X[rng.random(X.shape) < 0.1] = np.nan
+    codes = np.full(X.shape, 77, dtype=dtype)
+    map_to_bins(X, np.concatenate(cuts), cut_ptr.astype(np.int64), codes,
+                1 + seed % 2)
+    np.testing.assert_array_equal(codes.astype(np.int64), naive_codes(X, cuts))
+
+
+def test_map_to_bins_threads_give_identical_codes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50_000, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bin=64).fit(X)
+    np.testing.assert_array_equal(mapper.transform(X, n_threads=1),
+                                  mapper.transform(X, n_threads=2))
+
+
+# --------------------------------------------------------------------------
+# BinnedData
+# --------------------------------------------------------------------------
+
+def test_binned_data_attributes():
+    codes = np.array([[0, 2, 0], [1, 0, 0], [2, 1, 0]], dtype=np.uint8)
+    bin_ptr = np.array([0, 3, 6, 7])
+    data = BinnedData(np.asfortranarray(codes), bin_ptr)
+    assert data.codes.flags.c_contiguous
+    np.testing.assert_array_equal(data.codes, codes)
+    assert data.bin_ptr.dtype == np.int64
+    assert data.missing_code.tolist() == [2, 2, 0]
+    assert (data.n_rows, data.n_features, data.n_bins) == (3, 3, 7)
+    wide = BinnedData(codes.astype(np.uint16) * 100, [0, 201, 402, 403])
+    assert wide.codes.dtype == np.uint16 and wide.n_bins == 403
+
+
+# --------------------------------------------------------------------------
+# Invalid inputs: a ValueError, never a crash or a silent out-of-bounds read.
+# Each case runs in a child process so that a crash fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+prelude, cases = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(cases)):
+    namespace = {}
+    try:
+        exec(prelude + cases[i], namespace)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(prelude, cases):
+    """Outcome of running ``prelude + case`` for each case: the name of the
+    exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps((prelude, cases))
+    outcomes = {}
+    start = 0
+    while start < len(cases):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(cases):  # the case at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(cases))]
+
+
+_PRELUDE = """
+import numpy as np
+from skboost.tree._binning import BinnedData, map_to_bins
+codes = np.array([[0, 1, 0], [2, 0, 0], [1, 3, 0]], dtype=np.uint8)
+bin_ptr = np.array([0, 3, 7, 8], dtype=np.int64)
+X = np.array([[0.5, np.nan], [2.0, -1.0], [1.0, 3.0]], dtype=np.float32)
+cuts = np.array([0.0, 1.0, 2.5], dtype=np.float64)
+cut_ptr = np.array([0, 2, 3], dtype=np.int64)
+out = np.zeros((3, 2), dtype=np.uint8)
+"""
+
+BAD_INPUTS = {
+    # BinnedData
+    "code beyond its feature's bins": "codes[2, 0] = 3\nBinnedData(codes, bin_ptr)",
+    "code of a width-1 feature": "codes[0, 2] = 1\nBinnedData(codes, bin_ptr)",
+    "uint16 code beyond its bins": (
+        "BinnedData(codes.astype(np.uint16) * 100, bin_ptr)"),
+    "bin_ptr not starting at 0": "BinnedData(codes, bin_ptr + 1)",
+    "bin_ptr too short": "BinnedData(codes, bin_ptr[:-1])",
+    "bin_ptr too long": "BinnedData(codes, np.append(bin_ptr, 9))",
+    "bin_ptr with an empty feature": (
+        "BinnedData(codes[:, :2] * 0, np.array([0, 3, 3]))"),
+    "bin_ptr decreasing": "BinnedData(codes * 0, np.array([0, 3, 2, 8]))",
+    "bin_ptr 2-d": "BinnedData(codes, bin_ptr[None, :])",
+    "codes int32": "BinnedData(codes.astype(np.int32), bin_ptr)",
+    "codes int64": "BinnedData(codes.astype(np.int64), bin_ptr)",
+    "codes int8": "BinnedData(codes.astype(np.int8), bin_ptr)",
+    "codes float32": "BinnedData(codes.astype(np.float32), bin_ptr)",
+    "codes bool": "BinnedData(codes > 0, bin_ptr)",
+    "codes 1-d": "BinnedData(codes[0], bin_ptr)",
+    "codes 3-d": "BinnedData(codes[None], bin_ptr)",
+    # map_to_bins
+    "codes of other rows than X": (
+        "map_to_bins(X, cuts, cut_ptr, np.zeros((2, 2), np.uint8), 1)"),
+    "codes of other features than X": (
+        "map_to_bins(X, cuts, cut_ptr, np.zeros((3, 3), np.uint8), 1)"),
+    "cut_ptr not starting at 0": (
+        "map_to_bins(X, cuts, np.array([1, 2, 3]), out, 1)"),
+    "cut_ptr end short of the cuts": (
+        "map_to_bins(X, cuts, np.array([0, 2, 2]), out, 1)"),
+    "cut_ptr end beyond the cuts": (
+        "map_to_bins(X, cuts, np.array([0, 2, 4]), out, 1)"),
+    "cut_ptr inner entry beyond the cuts": (
+        "map_to_bins(X, cuts, np.array([0, 10**6, 3]), out, 1)"),
+    "cut_ptr decreasing": (
+        "map_to_bins(X, cuts, np.array([0, -2, 3]), out, 1)"),
+    "cut_ptr of other length": (
+        "map_to_bins(X, cuts, np.array([0, 3]), out, 1)"),
+    "too many cuts for uint8 codes": (
+        "map_to_bins(X, np.arange(300.0), np.array([0, 1, 300]), out, 1)"),
+    "n_threads 0": "map_to_bins(X, cuts, cut_ptr, out, 0)",
+    "n_threads -1": "map_to_bins(X, cuts, cut_ptr, out, -1)",
+}
+
+VALID = {
+    "valid BinnedData": "BinnedData(codes, bin_ptr)",
+    "valid map_to_bins": (
+        "map_to_bins(X, cuts, cut_ptr, out, 1)\n"
+        "assert out.tolist() == [[1, 2], [2, 0], [2, 1]], out.tolist()"),
+    "valid uint16 with 300 cuts": (
+        "out = np.zeros((3, 2), np.uint16)\n"
+        "map_to_bins(X, np.arange(300.0), np.array([0, 1, 300]), out, 1)\n"
+        "assert out.tolist() == [[1, 300], [1, 0], [1, 3]], out.tolist()"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_input_outcomes():
+    names = list(BAD_INPUTS) + list(VALID)
+    cases = [{**BAD_INPUTS, **VALID}[name] for name in names]
+    return dict(zip(names, outcomes_in_child_processes(_PRELUDE, cases)))
+
+
+@pytest.mark.parametrize("case", list(VALID))
+def test_valid_arguments_run(case, bad_input_outcomes):
+    # The baselines of the cases below: without the defect, the call works.
+    assert bad_input_outcomes[case] == "returned"
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
+    assert bad_input_outcomes[case] == "ValueError"

@@ -1,0 +1,485 @@
+"""Fixed-point gradient histograms (``_histogram.pyx``) against oracles
+written here.
+
+- ``build_histograms``: a naive NumPy histogram (``np.add.at``) of each
+  node's rows, for random codes, random row slices and several nodes per
+  batch. Sums are integers, so every comparison is exact.
+- ``quantize_gradients``: checked against exact rational arithmetic
+  (``fractions.Fraction``): the scale is a power of two, no sum of
+  quantised values can overflow, the rounding error is at most half a unit,
+  and the quantised values of a row of integer weight w dequantise to
+  exactly w times the row's gradient (so it adds what w copies add).
+"""
+
+import pickle
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from skboost.tree._binning import BinnedData
+from skboost.tree._histogram import (build_histograms, quantization_scale,
+                                     quantize_gradients)
+from skboost.tree._partition import RowPartition
+
+SUM_LIMIT = 2 ** 62
+
+
+# --------------------------------------------------------------------------
+# Oracles and random problems
+# --------------------------------------------------------------------------
+
+def naive_histograms(codes, bin_ptr, quantized, row_index, begin, end):
+    n_bins = int(bin_ptr[-1])
+    hist = np.zeros((len(begin), n_bins, 2), dtype=np.int64)
+    for k, (b, e) in enumerate(zip(begin, end)):
+        rows = row_index[b:e]
+        for f in range(codes.shape[1]):
+            bins = bin_ptr[f] + codes[rows, f].astype(np.int64)
+            np.add.at(hist[k, :, 0], bins, quantized[rows, 0])
+            np.add.at(hist[k, :, 1], bins, quantized[rows, 1])
+    return hist
+
+
+def random_binned(rng, n_rows, n_features, dtype):
+    widths = rng.integers(1, 12, n_features)
+    if dtype == np.uint16:
+        widths[rng.random(n_features) < 0.5] = rng.integers(257, 700)
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([rng.integers(0, w, n_rows) for w in widths])
+    return BinnedData(codes.astype(dtype), bin_ptr)
+
+
+def random_quantized(rng, n_rows):
+    # any int64 values whose sums cannot overflow
+    return np.column_stack([rng.integers(-2**40, 2**40, n_rows),
+                            rng.integers(0, 2**40, n_rows)]).astype(np.int64)
+
+
+def random_slices(rng, n_active, n_nodes):
+    """Node slices: disjoint, overlapping, empty or the whole partition."""
+    begin = rng.integers(0, n_active + 1, n_nodes)
+    end = np.minimum(n_active, begin + rng.integers(0, n_active + 1, n_nodes))
+    if n_nodes > 1:
+        begin[0], end[0] = 0, n_active
+        begin[1] = end[1] = rng.integers(0, n_active + 1)  # empty
+    return begin.astype(np.int64), end.astype(np.int64)
+
+
+def random_problem(seed, dtype, n_rows=None):
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 400)) if n_rows is None else n_rows
+    data = random_binned(rng, n_rows, int(rng.integers(1, 7)), dtype)
+    rows = np.flatnonzero(rng.random(n_rows) < rng.uniform(0.3, 1.0))
+    partition = RowPartition(rows, n_rows)
+    # rows in any order inside slices: shuffle the partition the way
+    # split_nodes would (a permutation of the active rows)
+    if rows.size and seed % 2:
+        feature = np.array([int(rng.integers(data.n_features))], np.int32)
+        partition.split_nodes(data, [0], [rows.size], feature,
+                              [int(rng.integers(-1, 5))], [seed % 3 == 0], 1)
+    quantized = random_quantized(rng, n_rows)
+    begin, end = random_slices(rng, rows.size, int(rng.integers(1, 6)))
+    return data, partition, quantized, begin, end
+
+
+def run_kernel(data, partition, quantized, begin, end, n_threads):
+    # garbage in the output: the kernel must overwrite every entry
+    hist = np.full((begin.shape[0], data.n_bins, 2), -12345, dtype=np.int64)
+    build_histograms(data, partition, quantized, begin, end, hist, n_threads)
+    return hist
+
+
+# --------------------------------------------------------------------------
+# build_histograms
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("first_seed", range(0, 60, 20))
+def test_matches_naive_histograms(dtype, first_seed):
+    for seed in range(first_seed, first_seed + 20):
+        data, partition, quantized, begin, end = random_problem(seed, dtype)
+        got = run_kernel(data, partition, quantized, begin, end,
+                         1 + seed % 2)
+        expected = naive_histograms(data.codes, data.bin_ptr, quantized,
+                                    np.asarray(partition.row_index), begin,
+                                    end)
+        np.testing.assert_array_equal(got, expected, err_msg=f"seed {seed}")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_large_nodes_split_into_tasks(dtype):
+    # nodes larger than a task (16384 rows): partial histograms per thread
+    data, partition, quantized, begin, end = random_problem(7, dtype,
+                                                            n_rows=60_000)
+    expected = naive_histograms(data.codes, data.bin_ptr, quantized,
+                                np.asarray(partition.row_index), begin, end)
+    one = run_kernel(data, partition, quantized, begin, end, 1)
+    two = run_kernel(data, partition, quantized, begin, end, 2)
+    np.testing.assert_array_equal(one, expected)
+    np.testing.assert_array_equal(two, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_sibling_by_subtraction_is_exact(dtype):
+    rng = np.random.default_rng(3)
+    n_rows = 40_000
+    data = random_binned(rng, n_rows, 8, dtype)
+    # realistic quantised gradients: large values, sums close to 2**62
+    gpair = np.column_stack([rng.normal(size=n_rows),
+                             rng.uniform(0, 1, n_rows)]).astype(np.float32)
+    quantized, _ = quantize_gradients(gpair, rng.uniform(0.2, 5, n_rows),
+                                      np.ones(n_rows, np.uint8), 2)
+    partition = RowPartition(np.arange(n_rows), n_rows)
+    parent = run_kernel(data, partition, quantized, np.array([0]),
+                        np.array([n_rows]), 2)
+    for feature, split_bin in [(0, 0), (3, 2), (7, 1)]:
+        partition = RowPartition(np.arange(n_rows), n_rows)
+        n_left = int(partition.split_nodes(
+            data, [0], [n_rows], [feature], [split_bin], [1], 2)[0])
+        children = run_kernel(data, partition, quantized,
+                              np.array([0, n_left]),
+                              np.array([n_left, n_rows]), 2)
+        np.testing.assert_array_equal(parent[0] - children[0], children[1])
+        np.testing.assert_array_equal(parent[0] - children[1], children[0])
+
+
+def test_threads_give_identical_histograms():
+    rng = np.random.default_rng(9)
+    n_rows = 70_000
+    data = random_binned(rng, n_rows, 10, np.uint8)
+    quantized = random_quantized(rng, n_rows)
+    partition = RowPartition(np.flatnonzero(rng.random(n_rows) < 0.9), n_rows)
+    n_active = partition.row_index.shape[0]
+    begin = np.array([0, 0, 1000, n_active // 2], dtype=np.int64)
+    end = np.array([n_active, 20_000, 50_000, n_active], dtype=np.int64)
+    one = run_kernel(data, partition, quantized, begin, end, 1)
+    two = run_kernel(data, partition, quantized, begin, end, 2)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_every_feature_sums_to_the_node_total():
+    data, partition, quantized, begin, end = random_problem(11, np.uint8,
+                                                            n_rows=3000)
+    hist = run_kernel(data, partition, quantized, begin, end, 2)
+    rows = np.asarray(partition.row_index)
+    for k in range(begin.shape[0]):
+        total = quantized[rows[begin[k]:end[k]]].sum(axis=0)
+        for f in range(data.n_features):
+            block = hist[k, data.bin_ptr[f]:data.bin_ptr[f + 1]]
+            np.testing.assert_array_equal(block.sum(axis=0), total)
+
+
+# --------------------------------------------------------------------------
+# quantize_gradients
+# --------------------------------------------------------------------------
+
+def is_power_of_two(x):
+    mantissa, _ = np.frexp(x)
+    return x > 0 and mantissa == 0.5
+
+
+def exact(x):
+    return Fraction(float(x))
+
+
+def check_quantization(gpair, weight, active, n_threads=1):
+    q, scales = quantize_gradients(gpair, weight, active.astype(np.uint8),
+                                   n_threads)
+    assert q.dtype == np.int64 and q.shape == gpair.shape
+    assert scales.shape == (2,)
+    assert np.all(q[~active] == 0)
+    w = np.ones(gpair.shape[0]) if weight is None else weight
+    n_active = int(active.sum())
+    for c in range(2):
+        scale = scales[c]
+        assert is_power_of_two(scale)
+        # no sum of the quantised values of the active rows can overflow
+        largest = int(np.abs(q[active, c]).max()) if n_active else 0
+        assert n_active * largest < SUM_LIMIT
+        assert sum(abs(int(v)) for v in q[active, c]) < SUM_LIMIT
+        for i in np.flatnonzero(active):
+            value = exact(gpair[i, c]) * exact(w[i])
+            # half a unit, plus the rounding of the float64 product g * w
+            bound = Fraction(1, 2) / exact(scale) + abs(value) * Fraction(
+                1, 2 ** 53)
+            assert abs(Fraction(int(q[i, c])) / exact(scale) - value) <= bound
+    return q, scales
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_quantization_is_bounded_and_accurate(seed):
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 300))
+    magnitude = 10.0 ** rng.integers(-20, 20)
+    gpair = np.column_stack([rng.normal(scale=magnitude, size=n_rows),
+                             rng.uniform(0, magnitude, n_rows)])
+    gpair = gpair.astype(np.float32)
+    weight = None if seed % 3 == 0 else rng.uniform(0, 50, n_rows)
+    active = rng.random(n_rows) < rng.uniform(0.2, 1.0)
+    check_quantization(gpair, weight, active, 1 + seed % 2)
+
+
+def test_quantization_uses_nearly_all_the_headroom():
+    # the scale is the largest power of two of the bound, within a factor 4:
+    # at most two bits below the fixed-point range
+    rng = np.random.default_rng(1)
+    for n_rows in (1, 2, 3, 1000, 65_537):
+        gpair = rng.normal(size=(n_rows, 2)).astype(np.float32)
+        q, scales = check_quantization(gpair, None, np.ones(n_rows, bool))
+        for c in range(2):
+            largest = np.abs(gpair[:, c].astype(np.float64)).max()
+            assert n_rows * (largest * 4 * scales[c] + 0.5) >= SUM_LIMIT
+
+
+def test_quantization_scale():
+    for max_abs, n_terms in [(1.0, 1), (0.75, 1000), (3.0, 7), (1e-30, 5),
+                             (1e30, 10**7), (1.0, 2**40), (1e-250, 3)]:
+        s = quantization_scale(max_abs, n_terms)
+        assert is_power_of_two(s)
+        assert n_terms * (exact(max_abs) * exact(s) + Fraction(1, 2)) < SUM_LIMIT
+        # at most two bits of headroom wasted
+        assert n_terms * (exact(max_abs) * 4 * exact(s)
+                          + Fraction(1, 2)) >= SUM_LIMIT
+    assert quantization_scale(0.0, 10) == 1.0
+    assert quantization_scale(1.0, 0) == 1.0
+
+
+@pytest.mark.parametrize("max_abs", [1e-300, 2.0 ** -1000, 2.0 ** -1074])
+def test_quantization_scale_of_tiny_values_is_finite(max_abs):
+    # the largest power of two of the bound is beyond float64: the scale
+    # must still be a finite power of two (an infinite one turns every
+    # quantised value into llround(inf))
+    s = quantization_scale(max_abs, 1)
+    assert np.isfinite(s) and is_power_of_two(s)
+
+
+def test_tiny_weights_quantize_accurately():
+    # finite, positive weights whose products with the gradients are tiny
+    rng = np.random.default_rng(6)
+    gpair = np.column_stack([rng.normal(size=50),
+                             rng.uniform(0.1, 1, 50)]).astype(np.float32)
+    q, scales = check_quantization(gpair, np.full(50, 1e-300),
+                                   np.ones(50, bool))
+    assert np.all(np.isfinite(scales))
+    # the values keep their signs and order
+    assert np.all(np.sign(q[:, 0]) == np.sign(gpair[:, 0]))
+
+
+def test_inactive_rows_do_not_affect_the_scale():
+    rng = np.random.default_rng(2)
+    gpair = rng.normal(size=(500, 2)).astype(np.float32)
+    active = rng.random(500) < 0.5
+    q, scales = check_quantization(gpair, None, active)
+    gpair[~active] = 1e30  # huge gradients on inactive rows
+    q2, scales2 = check_quantization(gpair, None, active)
+    np.testing.assert_array_equal(scales, scales2)
+    np.testing.assert_array_equal(q, q2)
+
+
+def test_zero_gradients_and_no_active_rows():
+    gpair = np.zeros((5, 2), dtype=np.float32)
+    q, scales = check_quantization(gpair, None, np.ones(5, bool))
+    assert np.all(q == 0)
+    gpair = np.ones((5, 2), dtype=np.float32)
+    q, scales = check_quantization(gpair, None, np.zeros(5, bool))
+    assert np.all(q == 0)
+
+
+def test_threads_give_identical_quantization():
+    rng = np.random.default_rng(4)
+    gpair = rng.normal(size=(100_000, 2)).astype(np.float32)
+    weight = rng.uniform(0, 3, 100_000)
+    active = (rng.random(100_000) < 0.8).astype(np.uint8)
+    q1, s1 = quantize_gradients(gpair, weight, active, 1)
+    q2, s2 = quantize_gradients(gpair, weight, active, 2)
+    np.testing.assert_array_equal(q1, q2)
+    np.testing.assert_array_equal(s1, s2)
+
+
+def test_integer_weights_are_exact_multiples():
+    """A row of integer weight w dequantises to exactly w times its
+    gradient, as does the sum of w unit-weight copies: the weighted and the
+    repeated data give the same histograms once dequantised."""
+    rng = np.random.default_rng(5)
+    n_rows = 300
+    gpair = np.column_stack([rng.normal(size=n_rows),
+                             rng.uniform(0.01, 1, n_rows)]).astype(np.float32)
+    weight = rng.integers(0, 6, n_rows).astype(np.float64)
+    active = np.ones(n_rows, bool)
+    q_w, s_w = quantize_gradients(gpair, weight, active.view(np.uint8), 1)
+    q_1, s_1 = quantize_gradients(gpair, None, active.view(np.uint8), 1)
+    n_exact = 0
+    for i in range(n_rows):
+        for c in range(2):
+            g = exact(gpair[i, c])
+            if (g * exact(s_1[c])).denominator != 1:
+                continue  # a tiny gradient: rounded, not exact
+            n_exact += 1
+            assert Fraction(int(q_1[i, c])) / exact(s_1[c]) == g
+            assert (Fraction(int(q_w[i, c])) / exact(s_w[c])
+                    == int(weight[i]) * g)
+    assert n_exact == 2 * n_rows  # none of these gradients is tiny
+
+    # histograms: weighted rows vs repeated rows
+    codes = rng.integers(0, 4, (n_rows, 2)).astype(np.uint8)
+    bin_ptr = np.array([0, 5, 10])
+    repeat = weight.astype(np.int64)
+    q_r, s_r = quantize_gradients(
+        np.ascontiguousarray(np.repeat(gpair, repeat, axis=0)), None,
+        np.ones(repeat.sum(), np.uint8), 1)
+    h_w = run_kernel(BinnedData(codes, bin_ptr), RowPartition(
+        np.arange(n_rows), n_rows), q_w, np.array([0]), np.array([n_rows]), 1)
+    n_rep = int(repeat.sum())
+    h_r = run_kernel(BinnedData(np.repeat(codes, repeat, axis=0), bin_ptr),
+                     RowPartition(np.arange(n_rep), n_rep), q_r,
+                     np.array([0]), np.array([n_rep]), 1)
+    for c in range(2):
+        for b in range(10):
+            assert (Fraction(int(h_w[0, b, c])) / exact(s_w[c])
+                    == Fraction(int(h_r[0, b, c])) / exact(s_r[c]))
+
+
+# --------------------------------------------------------------------------
+# Invalid inputs: a ValueError, never a crash or a silent out-of-bounds read.
+# Each case runs in a child process so that a crash fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+prelude, cases = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(cases)):
+    namespace = {}
+    try:
+        exec(prelude + cases[i], namespace)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(prelude, cases):
+    """Outcome of running ``prelude + case`` for each case: the name of the
+    exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps((prelude, cases))
+    outcomes = {}
+    start = 0
+    while start < len(cases):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(cases):  # the case at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(cases))]
+
+
+_PRELUDE = """
+import numpy as np
+from skboost.tree._binning import BinnedData
+from skboost.tree._histogram import build_histograms, quantize_gradients
+from skboost.tree._partition import RowPartition
+N = 6
+data = BinnedData(np.array([[0, 1], [1, 0], [2, 1], [0, 0], [1, 1], [2, 0]],
+                           dtype=np.uint8), np.array([0, 4, 7]))
+partition = RowPartition(np.arange(N), N)
+quantized = np.ones((N, 2), dtype=np.int64)
+begin = np.array([0, 2], dtype=np.int64)
+end = np.array([2, 6], dtype=np.int64)
+hist = np.zeros((2, 7, 2), dtype=np.int64)
+gpair = np.ones((N, 2), dtype=np.float32)
+active = np.ones(N, dtype=np.uint8)
+def build(**changes):
+    args = dict(data=data, partition=partition, quantized=quantized,
+                node_begin=begin, node_end=end, hist=hist, n_threads=1)
+    args.update(changes)
+    build_histograms(**args)
+"""
+
+BAD_INPUTS = {
+    "quantized with 3 columns": "build(quantized=np.ones((N, 3), np.int64))",
+    "quantized with fewer rows": "build(quantized=np.ones((N - 1, 2), np.int64))",
+    "quantized 1-d": "build(quantized=np.ones(2 * N, np.int64))",
+    "quantized int32": "build(quantized=np.ones((N, 2), np.int32))",
+    "quantized float64": "build(quantized=np.ones((N, 2)))",
+    "quantized not C-contiguous": (
+        "build(quantized=np.ones((2, N), np.int64).T)"),
+    "hist with too few bins": "build(hist=np.zeros((2, 6, 2), np.int64))",
+    "hist with too many nodes": "build(hist=np.zeros((3, 7, 2), np.int64))",
+    "hist with 3 entries per bin": "build(hist=np.zeros((2, 7, 3), np.int64))",
+    "hist float64": "build(hist=np.zeros((2, 7, 2)))",
+    "hist not C-contiguous": (
+        "build(hist=np.zeros((2, 2, 7), np.int64).transpose(0, 2, 1))"),
+    "node range beyond the partition": (
+        "build(node_end=np.array([2, 7]))"),
+    "node range before the partition": (
+        "build(node_begin=np.array([-1, 2]))"),
+    "node range reversed": "build(node_begin=np.array([3, 2]))",
+    "node_end of other length": (
+        "build(node_end=np.array([2]), hist=np.zeros((2, 7, 2), np.int64))"),
+    "node range beyond a smaller partition": (
+        "build(partition=RowPartition(np.arange(4), N),"
+        " node_end=np.array([2, 5]))"),
+    "partition of other rows than data": (
+        "build(partition=RowPartition(np.arange(3), 3),"
+        " node_end=np.array([2, 3]))"),
+    "build n_threads 0": "build(n_threads=0)",
+    "build n_threads -1": "build(n_threads=-1)",
+    "gpair with 3 columns": (
+        "quantize_gradients(np.ones((N, 3), np.float32), None, active, 1)"),
+    "gpair of other rows than active": (
+        "quantize_gradients(gpair, None, np.ones(N + 1, np.uint8), 1)"),
+    "weight of other length": (
+        "quantize_gradients(gpair, np.ones(N - 1), active, 1)"),
+    "quantize n_threads 0": "quantize_gradients(gpair, None, active, 0)",
+    "quantize n_threads -1": "quantize_gradients(gpair, None, active, -1)",
+    # llround of a non-finite value is undefined: its sums could overflow
+    "NaN gradient": (
+        "gpair[2, 0] = np.nan\nquantize_gradients(gpair, None, active, 1)"),
+    "infinite hessian": (
+        "gpair[2, 1] = np.inf\nquantize_gradients(gpair, None, active, 1)"),
+    "NaN weight": (
+        "w = np.ones(N)\nw[1] = np.nan\n"
+        "quantize_gradients(gpair, w, active, 1)"),
+}
+
+VALID = {
+    "valid build": (
+        "build()\n"
+        "assert hist[0, :, 0].tolist() == [1, 1, 0, 0, 1, 1, 0], hist[0]\n"
+        "assert hist[1, :, 1].tolist() == [1, 1, 2, 0, 2, 2, 0], hist[1]"),
+    "valid quantize": (
+        "q, s = quantize_gradients(gpair, np.arange(N, dtype=float), active, 1)\n"
+        "assert (q[:, 0] == np.arange(N) * s[0]).all()"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_input_outcomes():
+    names = list(BAD_INPUTS) + list(VALID)
+    cases = [{**BAD_INPUTS, **VALID}[name] for name in names]
+    return dict(zip(names, outcomes_in_child_processes(_PRELUDE, cases)))
+
+
+@pytest.mark.parametrize("case", list(VALID))
+def test_valid_arguments_run(case, bad_input_outcomes):
+    # The baselines of the cases below: without the defect, the call works.
+    assert bad_input_outcomes[case] == "returned"
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
+    assert bad_input_outcomes[case] == "ValueError"

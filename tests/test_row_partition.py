@@ -1,0 +1,320 @@
+"""``RowPartition.split_nodes`` (the histogram method's contiguous row
+partitioner) against a naive stable partition written here.
+
+Each node k owns the slice ``row_index[begin[k]:end[k]]``; after the call
+the slice holds first the rows going left (code ``<= split_bin[k]``, or the
+feature's missing code with ``default_left[k]``) then the others, each group
+in its previous order. Entries outside the slices do not move, and the
+number of rows going left in each node is returned.
+"""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skboost.tree._binning import BinnedData
+from skboost.tree._partition import RowPartition
+
+
+def naive_split(row_index, codes, missing_code, begin, end, feature,
+                split_bin, default_left):
+    out = row_index.copy()
+    n_left = []
+    for k in range(len(begin)):
+        rows = row_index[begin[k]:end[k]]
+        code = codes[rows, feature[k]].astype(np.int64)
+        left = np.where(code == missing_code[feature[k]],
+                        bool(default_left[k]), code <= split_bin[k])
+        out[begin[k]:end[k]] = np.concatenate([rows[left], rows[~left]])
+        n_left.append(int(left.sum()))
+    return out, n_left
+
+
+def random_data(rng, n_rows, n_features, dtype):
+    widths = rng.integers(1, 10, n_features)
+    if dtype == np.uint16:
+        widths[rng.random(n_features) < 0.5] = rng.integers(257, 600)
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([rng.integers(0, w, n_rows) for w in widths])
+    # missing codes often enough to matter
+    missing = rng.random(codes.shape) < 0.2
+    codes = np.where(missing, widths - 1, codes).astype(dtype)
+    return BinnedData(codes, bin_ptr)
+
+
+def random_nodes(rng, n_active, n_nodes):
+    """Disjoint slices (some empty) covering part of [0, n_active)."""
+    edges = np.sort(rng.integers(0, n_active + 1, 2 * n_nodes))
+    order = rng.permutation(n_nodes)  # nodes listed in any order
+    return (edges[0::2][order].astype(np.int64),
+            edges[1::2][order].astype(np.int64))
+
+
+def random_problem(seed, dtype, n_rows=None):
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 500)) if n_rows is None else n_rows
+    n_features = int(rng.integers(1, 6))
+    data = random_data(rng, n_rows, n_features, dtype)
+    rows = np.flatnonzero(rng.random(n_rows) < rng.uniform(0.2, 1.0))
+    partition = RowPartition(rows, n_rows)
+    n_nodes = int(rng.integers(1, 6))
+    begin, end = random_nodes(rng, rows.size, n_nodes)
+    feature = rng.integers(0, n_features, n_nodes).astype(np.int32)
+    widths = np.diff(data.bin_ptr)
+    # split bins from -1 (nothing present left) to past the last value bin
+    split_bin = np.array([rng.integers(-1, widths[f] + 1) for f in feature],
+                         dtype=np.int32)
+    default_left = rng.integers(0, 2, n_nodes).astype(np.uint8)
+    return data, partition, begin, end, feature, split_bin, default_left
+
+
+def check_against_naive(data, partition, begin, end, feature, split_bin,
+                        default_left, n_threads):
+    before = np.asarray(partition.row_index).copy()
+    expected, expected_left = naive_split(before, data.codes,
+                                          data.missing_code, begin, end,
+                                          feature, split_bin, default_left)
+    n_left = partition.split_nodes(data, begin, end, feature, split_bin,
+                                   default_left, n_threads)
+    np.testing.assert_array_equal(partition.row_index, expected)
+    assert n_left.dtype == np.int64
+    assert n_left.tolist() == expected_left
+    return n_left
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("first_seed", range(0, 90, 30))
+def test_matches_naive_stable_partition(dtype, first_seed):
+    for seed in range(first_seed, first_seed + 30):
+        check_against_naive(*random_problem(seed, dtype),
+                            n_threads=1 + seed % 2)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_large_nodes_split_into_tasks(dtype):
+    # nodes of more than one task (16384 rows) must stay stable: each task's
+    # left rows go before the next task's
+    rng = np.random.default_rng(1)
+    n_rows = 90_000
+    data = random_data(rng, n_rows, 4, dtype)
+    partition = RowPartition(np.flatnonzero(rng.random(n_rows) < 0.95),
+                             n_rows)
+    n_active = partition.row_index.shape[0]
+    begin = np.array([0, 40_000, 40_001, 80_000], dtype=np.int64)
+    end = np.array([40_000, 40_001, 80_000, n_active], dtype=np.int64)
+    for n_threads in (1, 2):
+        check_against_naive(data, partition, begin, end,
+                            np.array([0, 1, 2, 3], np.int32),
+                            np.array([3, 0, 1, 2], np.int32),
+                            np.array([1, 0, 0, 1], np.uint8), n_threads)
+
+
+def test_repeated_splits_keep_nodes_contiguous():
+    """Growing a tree level by level: every node's slice holds exactly the
+    rows whose codes lead there, in increasing row order."""
+    rng = np.random.default_rng(2)
+    n_rows = 5000
+    data = random_data(rng, n_rows, 5, np.uint8)
+    codes = data.codes.astype(np.int64)
+    missing = data.missing_code
+    partition = RowPartition(np.arange(n_rows), n_rows)
+    nodes = [(0, n_rows, np.ones(n_rows, bool))]  # (begin, end, member mask)
+    for depth in range(4):
+        feature = rng.integers(0, 5, len(nodes)).astype(np.int32)
+        split_bin = rng.integers(0, 4, len(nodes)).astype(np.int32)
+        default_left = rng.integers(0, 2, len(nodes)).astype(np.uint8)
+        begin = np.array([n[0] for n in nodes], np.int64)
+        end = np.array([n[1] for n in nodes], np.int64)
+        n_left = partition.split_nodes(data, begin, end, feature, split_bin,
+                                       default_left, 2)
+        children = []
+        for k, (b, e, member) in enumerate(nodes):
+            code = codes[:, feature[k]]
+            left = np.where(code == missing[feature[k]],
+                            bool(default_left[k]), code <= split_bin[k])
+            mid = b + int(n_left[k])
+            children += [(b, mid, member & left), (mid, e, member & ~left)]
+        nodes = children
+        for b, e, member in nodes:
+            np.testing.assert_array_equal(partition.row_index[b:e],
+                                          np.flatnonzero(member))
+
+
+def test_missing_code_follows_default_left():
+    codes = np.array([[0], [2], [1], [2], [0]], dtype=np.uint8)  # 2: missing
+    data = BinnedData(codes, [0, 3])
+    for default_left, expected in [(1, [0, 1, 3, 4, 2]), (0, [0, 4, 1, 2, 3])]:
+        partition = RowPartition(np.arange(5), 5)
+        n_left = partition.split_nodes(data, [0], [5], [0], [0],
+                                       [default_left], 1)
+        assert partition.row_index.tolist() == expected
+        assert n_left.tolist() == [4 if default_left else 2]
+    # split_bin at the last value bin: present vs missing
+    partition = RowPartition(np.arange(5), 5)
+    n_left = partition.split_nodes(data, [0], [5], [0], [1], [0], 1)
+    assert partition.row_index.tolist() == [0, 2, 4, 1, 3]
+    assert n_left.tolist() == [3]
+
+
+def test_no_nodes_and_empty_nodes():
+    data = BinnedData(np.zeros((4, 1), np.uint8), [0, 2])
+    partition = RowPartition(np.arange(4), 4)
+    n_left = partition.split_nodes(data, np.zeros(0), np.zeros(0),
+                                   np.zeros(0), np.zeros(0), np.zeros(0), 1)
+    assert n_left.shape == (0,) and partition.row_index.tolist() == [0, 1, 2, 3]
+    n_left = partition.split_nodes(data, [2, 4], [2, 4], [0, 0], [0, 0],
+                                   [0, 0], 2)
+    assert n_left.tolist() == [0, 0]
+    assert partition.row_index.tolist() == [0, 1, 2, 3]
+
+
+def test_threads_give_identical_results():
+    data, partition, begin, end, feature, split_bin, default_left = (
+        random_problem(5, np.uint8, n_rows=120_000))
+    results = []
+    for n_threads in (1, 2):
+        p = RowPartition(np.asarray(partition.row_index).copy(),
+                         partition.n_rows)
+        n_left = p.split_nodes(data, begin, end, feature, split_bin,
+                               default_left, n_threads)
+        results.append((np.asarray(p.row_index).copy(), n_left))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_constructor_copies_and_validates_rows():
+    rows = np.array([0, 2, 5])
+    partition = RowPartition(rows, 6)
+    assert partition.row_index.dtype == np.int32
+    assert partition.row_index.tolist() == [0, 2, 5] and partition.n_rows == 6
+    assert RowPartition([], 0).row_index.shape == (0,)
+
+
+# --------------------------------------------------------------------------
+# Invalid inputs: a ValueError, never a crash or an out-of-bounds write.
+# Each case runs in a child process so that a crash fails its own case only.
+# --------------------------------------------------------------------------
+
+_RUNNER = r"""
+import importlib.util, pickle, sys, types
+# Load the compiled kernels without the package's __init__ (fast start).
+root = importlib.util.find_spec("skboost").submodule_search_locations[0]
+for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+prelude, cases = pickle.load(sys.stdin.buffer)
+for i in range(int(sys.argv[1]), len(cases)):
+    namespace = {}
+    try:
+        exec(prelude + cases[i], namespace)
+        outcome = "returned"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    print(i, outcome, flush=True)
+"""
+
+
+def outcomes_in_child_processes(prelude, cases):
+    """Outcome of running ``prelude + case`` for each case: the name of the
+    exception raised, ``"returned"``, or ``"crashed (...)"``."""
+    payload = pickle.dumps((prelude, cases))
+    outcomes = {}
+    start = 0
+    while start < len(cases):
+        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
+                              input=payload, capture_output=True, timeout=120)
+        for line in proc.stdout.decode().splitlines():
+            i, outcome = line.split(" ", 1)
+            outcomes[int(i)] = outcome
+        while start in outcomes:
+            start += 1
+        if start < len(cases):  # the case at `start` killed the process
+            outcomes[start] = f"crashed (exit status {proc.returncode})"
+            start += 1
+    return [outcomes[i] for i in range(len(cases))]
+
+
+# Large enough that a write past a slice lands outside the heap block.
+_PRELUDE = """
+import numpy as np
+from skboost.tree._binning import BinnedData
+from skboost.tree._partition import RowPartition
+N = 200_000
+codes = np.zeros((N, 2), dtype=np.uint8)
+codes[::3, 0] = 1
+codes[::2, 1] = 2
+data = BinnedData(codes, np.array([0, 3, 6]))
+partition = RowPartition(np.arange(N), N)
+def split(**changes):
+    args = dict(data=data, begin=np.array([0, N // 2]),
+                end=np.array([N // 2, N]), feature=np.array([0, 1]),
+                split_bin=np.array([0, 0]), default_left=np.array([0, 1]),
+                n_threads=1)
+    args.update(changes)
+    before = partition.row_index.copy()
+    try:
+        return partition.split_nodes(**args)
+    except ValueError:
+        # validation happens before any row moves
+        assert (partition.row_index == before).all()
+        raise
+"""
+
+BAD_INPUTS = {
+    "slice beyond the partition": "split(end=np.array([N // 2, N + 1]))",
+    "slice before the partition": "split(begin=np.array([-1, N // 2]))",
+    "slice reversed": "split(begin=np.array([N // 2 + 1, N // 2]))",
+    "overlapping slices, same rows twice": (
+        "split(begin=np.array([0, 0]), end=np.array([N, N]),"
+        " split_bin=np.array([5, -1]))"),
+    "overlapping slices, partly": (
+        "split(begin=np.array([0, N // 4]), end=np.array([N // 2, N]),"
+        " split_bin=np.array([5, -1]))"),
+    "feature beyond the data's": "split(feature=np.array([0, 2]))",
+    "feature negative": "split(feature=np.array([-1, 0]))",
+    "end of other length": "split(end=np.array([N]))",
+    "feature of other length": "split(feature=np.array([0]))",
+    "split_bin of other length": "split(split_bin=np.array([0, 0, 0]))",
+    "default_left of other length": "split(default_left=np.array([1]))",
+    "data of other rows than the partition": (
+        "split(data=BinnedData(codes[:-1], np.array([0, 3, 6])),"
+        " end=np.array([N // 2, N - 1]))"),
+    "n_threads 0": "split(n_threads=0)",
+    "n_threads -1": "split(n_threads=-1)",
+    "partition rows beyond n_rows": "RowPartition(np.array([0, 5]), 5)",
+    "partition rows negative": "RowPartition(np.array([-1, 2]), 5)",
+    "partition rows 2-d": "RowPartition(np.zeros((2, 2)), 5)",
+}
+
+VALID = {
+    "valid": (
+        "n_left = split()\n"
+        "assert n_left.tolist() == [N // 2 - len(range(0, N // 2, 3)),"
+        " N // 2], n_left\n"
+        "assert sorted(partition.row_index.tolist()) == list(range(N))"),
+    "valid with threads": (
+        "n_left = split(n_threads=2)\n"
+        "assert sorted(partition.row_index.tolist()) == list(range(N))"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_input_outcomes():
+    names = list(BAD_INPUTS) + list(VALID)
+    cases = [{**BAD_INPUTS, **VALID}[name] for name in names]
+    return dict(zip(names, outcomes_in_child_processes(_PRELUDE, cases)))
+
+
+@pytest.mark.parametrize("case", list(VALID))
+def test_valid_arguments_run(case, bad_input_outcomes):
+    # The baselines of the cases below: without the defect, the call works.
+    assert bad_input_outcomes[case] == "returned"
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
+    assert bad_input_outcomes[case] == "ValueError"
