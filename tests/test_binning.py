@@ -268,19 +268,23 @@ def test_max_bin_256_with_missing_values_keeps_one_byte_codes():
                                              (255, False), (255, True),
                                              (64, True)])
 def test_code_dtype_fits_every_code(max_bin, missing):
-    # uint8 exactly when every code, the missing codes included, fits a byte
+    # uint8 exactly when every code that can occur fits a byte: the value
+    # codes 0..n_value_bins-1, and the missing code n_value_bins only for a
+    # feature that has missing values
     rng = np.random.default_rng(max_bin)
     X = rng.normal(size=(20_000, 2)).astype(np.float32)
     if missing:
         X[rng.random(X.shape) < 0.05] = np.nan
     mapper = BinMapper(max_bin=max_bin).fit(X)
-    largest_code = int(mapper.n_value_bins_.max())  # the missing code
+    has_missing = np.isnan(X).any(axis=0)
+    largest_code = int(np.max(mapper.n_value_bins_ - 1 + has_missing))
     expected = np.uint8 if largest_code <= 255 else np.uint16
     codes = mapper.transform(X)
     assert codes.dtype == expected
-    if max_bin <= 255:
+    assert int(codes.max()) == largest_code
+    if max_bin <= 256:
         assert codes.dtype == np.uint8
-    if max_bin > 256 or (max_bin == 256 and not missing):
+    else:
         assert largest_code > 255 and codes.dtype == np.uint16
     # continuous columns of 20,000 rows fill every allowed bin (see
     # test_continuous_bins_hold_about_equal_weight); only max_bin=256 with

@@ -185,6 +185,7 @@ def test_gamma_is_half_of_xgboosts_on_stumps(objective):
         ours, theirs = BoostRegressor(**kw), xgboost.XGBRegressor(**kw)
     else:
         ours, theirs = BoostClassifier(**kw), xgboost.XGBClassifier(**kw)
+    ours.set_params(tree_method="exact")
     theirs.set_params(tree_method="exact")
     # gamma halfway between two stump gains of the unconstrained model, so
     # that some stumps are cut and no gain sits on the boundary

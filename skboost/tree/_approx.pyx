@@ -131,7 +131,9 @@ def codes_from_sorted(SortedColumns columns not None, cuts, codes,
     if len(cuts) != n_features or codes.shape != (columns.n_rows, n_features):
         raise ValueError("one cut array per feature; codes (n_rows, n_features)")
     widths = np.array([len(c) + 2 for c in cuts], dtype=np.int64)
-    if n_features and widths.max() - 1 > np.iinfo(codes.dtype).max:
+    max_code = np.iinfo(codes.dtype).max
+    has_missing = np.diff(columns.col_ptr) < columns.n_rows
+    if n_features and np.any(widths - 2 + has_missing > max_code):
         raise ValueError("too many bins for the code dtype")
     cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
     np.cumsum(widths - 2, out=cut_ptr[1:])

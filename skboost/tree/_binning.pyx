@@ -87,8 +87,14 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     if np.any(np.diff(ptr) < 0):
         raise ValueError("cut_ptr must be non-decreasing")
     max_code = np.iinfo(np.asarray(codes).dtype).max
-    if n_features and np.max(np.diff(ptr)) + 1 > max_code:
+    cuts_per_feature = np.diff(ptr)
+    if n_features and np.any(cuts_per_feature > max_code):
         raise ValueError("too many bins for the code dtype")
+    # a feature's missing code (n_cuts + 1) is written only where X is NaN
+    tight = np.flatnonzero(cuts_per_feature + 1 > max_code)
+    if tight.size and np.isnan(np.asarray(X)[:, tight]).any():
+        raise ValueError("a feature's missing code does not fit the code "
+                         "dtype")
     cdef Py_ssize_t r, f
     cdef int32_t n_cuts
     cdef float x

@@ -26,7 +26,7 @@ import numpy as np
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport ldexp, llround, frexp, fabs
+from libc.math cimport fabs, frexp, isfinite, ldexp, llround
 from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
@@ -41,19 +41,23 @@ ctypedef fused code_t:
 
 # Headroom: sums of |quantised values| stay below 2**SUM_BITS.
 SUM_BITS = 62
+# the largest finite power of two
+MAX_SCALE_EXPONENT = 1023
 
 
 def quantization_scale(double max_abs, Py_ssize_t n_terms):
-    """Largest power of two s with ``n_terms * (max_abs * s + 1/2) < 2**62``.
+    """Power of two s with ``n_terms * max_abs * s < 2**61`` (the largest,
+    up to a factor 2), so that the rounded terms sum below 2**62.
 
     Bounding the sum by ``n_terms * max_abs`` (instead of summing) makes the
-    scale independent of the order of the rows, hence of the threads.
+    scale independent of the order of the rows, hence of the threads. The
+    exponent is capped so the scale stays finite for vanishing gradients.
     """
     cdef int exponent
     if max_abs <= 0.0 or n_terms == 0:
         return 1.0
     frexp(max_abs * n_terms, &exponent)     # max_abs * n < 2**exponent
-    return ldexp(1.0, SUM_BITS - 1 - exponent)
+    return ldexp(1.0, min(SUM_BITS - 1 - exponent, MAX_SCALE_EXPONENT))
 
 
 def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
@@ -82,15 +86,19 @@ def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
     cdef const double[::1] wv = w
     cdef double max_g = 0.0, max_h = 0.0, g, h
     cdef Py_ssize_t n_active = 0
+    cdef bint finite = True
     for i in range(n):   # max is order-independent: deterministic
         if active[i]:
             g = fabs(gpair[i, 0] * (wv[i] if weighted else 1.0))
             h = fabs(gpair[i, 1] * (wv[i] if weighted else 1.0))
+            finite = finite and isfinite(g) and isfinite(h)
             n_active += 1
             if g > max_g:
                 max_g = g
             if h > max_h:
                 max_h = h
+    if not finite:
+        raise ValueError("gradients, hessians and weights must be finite")
     cdef double scale_g = quantization_scale(max_g, n_active)
     cdef double scale_h = quantization_scale(max_h, n_active)
     out = np.zeros((n, 2), dtype=np.int64)

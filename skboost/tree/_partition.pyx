@@ -103,6 +103,8 @@ cdef class RowPartition:
         if rows.ndim != 1 or (rows.size and (rows.min() < 0
                                              or rows.max() >= n_rows)):
             raise ValueError("rows must be indices in [0, n_rows)")
+        if np.any(np.diff(rows) <= 0):
+            raise ValueError("rows must be increasing (each row once)")
         self.row_index = rows
         self.n_rows = n_rows
 
@@ -128,6 +130,9 @@ cdef class RowPartition:
             raise ValueError("node slices outside the partition")
         if n_nodes and (feature.min() < 0 or feature.max() >= data.n_features):
             raise ValueError("split feature outside [0, n_features)")
+        order = np.argsort(begin, kind="stable")
+        if np.any(end[order][:-1] > begin[order][1:]):
+            raise ValueError("node slices must not overlap")
         tasks = _make_tasks(begin, end)
         n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
         if data.codes.dtype == np.uint8:

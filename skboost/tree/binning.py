@@ -45,10 +45,18 @@ class HistogramLayout:
         Tree threshold of "value bins 0..b go left": the cut above bin b, or
         +inf for the last value bin; NaN in the missing bin's slot.
     code_dtype : numpy dtype
-        uint8 when every code fits a byte, else uint16.
+        uint8 when every code that can occur fits a byte, else uint16. A
+        feature's missing code occurs only if it has missing values.
+
+    Parameters
+    ----------
+    cuts : list of ndarray
+        Interior cut points of each feature.
+    has_missing : ndarray of bool, default=None
+        Features with missing values in the data to bin (None: all).
     """
 
-    def __init__(self, cuts):
+    def __init__(self, cuts, has_missing=None):
         sizes = np.array([c.shape[0] for c in cuts], dtype=np.int64)
         self.cut_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.cut_ptr[1:])
@@ -58,7 +66,10 @@ class HistogramLayout:
         self.split_thresholds = np.concatenate(
             [np.concatenate([c, [np.inf, np.nan]]) for c in cuts]
         ) if cuts else np.empty(0)
-        largest_code = int(self.n_value_bins.max()) if cuts else 0
+        if has_missing is None:
+            has_missing = np.ones(len(cuts), dtype=bool)
+        largest_code = (int(np.max(self.n_value_bins - 1 + has_missing))
+                        if cuts else 0)
         self.code_dtype = np.uint8 if largest_code < ONE_BYTE_CODES else np.uint16
 
 
@@ -76,7 +87,8 @@ class BinMapper:
 
     def fit(self, X, weight=None):
         """Cut points of every column of float32 X (NaN = missing)."""
-        caps = value_bin_caps(self.max_bin, np.isnan(X).any(axis=0))
+        self.has_missing_ = np.isnan(X).any(axis=0)
+        caps = value_bin_caps(self.max_bin, self.has_missing_)
         cuts = []
         for f in range(X.shape[1]):
             n_bins = int(caps[f])
@@ -87,7 +99,7 @@ class BinMapper:
 
     def _set_cuts(self, cuts):
         self.cuts_ = cuts
-        layout = HistogramLayout(cuts)
+        layout = HistogramLayout(cuts, getattr(self, "has_missing_", None))
         self.cut_ptr_ = layout.cut_ptr
         self.n_value_bins_ = layout.n_value_bins
         self.bin_ptr_ = layout.bin_ptr

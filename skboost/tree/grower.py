@@ -359,8 +359,8 @@ class ApproxGrower:
         self.n_threads = n_threads
         self.weight = weight
         n_rows = sorted_columns.n_rows
-        present = np.diff(sorted_columns.col_ptr)
-        self.max_bins = value_bin_caps(max_bin, present < n_rows)
+        self.has_missing = np.diff(sorted_columns.col_ptr) < n_rows
+        self.max_bins = value_bin_caps(max_bin, self.has_missing)
         self.hist = HistGrower(None, None, params, n_threads, rng, weight,
                                n_features=sorted_columns.n_features)
 
@@ -371,7 +371,7 @@ class ApproxGrower:
             hess *= self.weight
         hess[~active] = 0.0
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
-        layout = HistogramLayout(cuts)
+        layout = HistogramLayout(cuts, self.has_missing)
         codes = np.empty((self.sorted.n_rows, self.sorted.n_features),
                          dtype=layout.code_dtype)
         codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
