@@ -25,15 +25,16 @@ ctypedef fused code_t:
 
 cdef inline int32_t upper_bound(const double* cuts, int32_t n,
                                 double x) noexcept nogil:
-    """Number of cuts <= x (binary search)."""
-    cdef int32_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cuts[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """Number of cuts <= x, for n >= 1 (branch-free binary search: the
+    comparison selects the next base with a conditional move, so random
+    values cost no branch mispredictions)."""
+    cdef const double* base = cuts
+    cdef int32_t half
+    while n > 1:
+        half = n >> 1
+        base = base + half if base[half] <= x else base
+        n -= half
+    return <int32_t> (base - cuts) + (base[0] <= x)
 
 
 cdef class BinnedData:
@@ -45,6 +46,13 @@ cdef class BinnedData:
     bin_ptr : ndarray of shape (n_features + 1,), int64
         Feature f owns histogram bins ``bin_ptr[f] .. bin_ptr[f+1]-1``, the
         last of which is its missing bin.
+
+    Notes
+    -----
+    The codes are kept in both layouts: row-major for building histograms
+    (a row's codes are adjacent) and feature-major for partitioning (the
+    partitioner reads one feature of a node's rows, which then sit in one
+    contiguous column instead of one cache line per row).
     """
 
     def __init__(self, codes, bin_ptr):
@@ -63,6 +71,7 @@ cdef class BinnedData:
                 codes.max(axis=0) >= widths):
             raise ValueError("a bin code is beyond its feature's bins")
         self.codes = codes
+        self.codes_by_feature = np.ascontiguousarray(codes.T)
         self.bin_ptr = bin_ptr
         self.missing_code = (widths - 1).astype(np.int32)
         self.n_rows = codes.shape[0]

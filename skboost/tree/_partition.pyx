@@ -136,11 +136,11 @@ cdef class RowPartition:
         tasks = _make_tasks(begin, end)
         n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
         if data.codes.dtype == np.uint8:
-            return _split_nodes[uint8_t](data.codes, self.row_index,
+            return _split_nodes[uint8_t](data.codes_by_feature, self.row_index,
                                          data.missing_code, tasks, begin, end,
                                          feature, split_bin, default_left,
                                          n_threads)
-        return _split_nodes[uint16_t](data.codes, self.row_index,
+        return _split_nodes[uint16_t](data.codes_by_feature, self.row_index,
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
                                       n_threads)
@@ -165,7 +165,7 @@ def _make_tasks(begin, end):
     return node, task_begin.astype(np.int64), task_end.astype(np.int64)
 
 
-cdef object _split_nodes(const code_t[:, ::1] codes,
+cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          int32_t[::1] row_index,            # IN/OUT
                          const int32_t[::1] missing_code,
                          tuple tasks,
@@ -192,8 +192,8 @@ cdef object _split_nodes(const code_t[:, ::1] codes,
         count = 0
         for i in range(task_begin[t], task_end[t]):
             if i + PREFETCH_ROWS < task_end[t]:
-                prefetch(&codes[row_index[i + PREFETCH_ROWS], f])
-            code = codes[row_index[i], f]
+                prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
+            code = codes_by_feature[f, row_index[i]]
             if code == missing_code[f]:
                 goes_left[i] = default_left[node]
             else:
