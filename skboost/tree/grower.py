@@ -224,7 +224,7 @@ class HistGrower:
         G, H = sums / self.scales
         builder = TreeBuilder(G, H)
         root = _OpenNode(0, 0, 0, n_active, hist[0], sums)
-        self._evaluate([root])
+        self._evaluate([root], hist)
         if p.grow_policy == "lossguide":
             leaves = self._grow_lossguide(builder, root)
         else:
@@ -234,9 +234,12 @@ class HistGrower:
         return tree, self._leaf_of_row(leaves)
 
     def _leaf_of_row(self, leaves):
+        """Leaf of every active row (-1 for the others): the leaves' slices
+        tile ``row_index`` in order of their beginnings."""
+        leaves = sorted(leaves, key=lambda n: n.begin)
         leaf_of_row = np.full(self.binned.n_rows, -1, dtype=np.int32)
-        for n in leaves:
-            leaf_of_row[self.partition.row_index[n.begin:n.end]] = n.node
+        leaf_of_row[self.partition.row_index] = np.repeat(
+            [n.node for n in leaves], [n.end - n.begin for n in leaves])
         return leaf_of_row
 
     def _can_expand(self, open_node):
@@ -295,39 +298,45 @@ class HistGrower:
         left_smaller = n_left <= (end - begin - n_left)
         small_begin = np.where(left_smaller, begin, begin + n_left)
         small_end = np.where(left_smaller, begin + n_left, end)
-        small = np.empty((len(nodes), self.binned.n_bins, 2), dtype=np.int64)
+        # hists[:B] the smaller children, built; hists[B:] the larger ones,
+        # parent minus smaller (exact in fixed point)
+        n_nodes = len(nodes)
+        hists = np.empty((2 * n_nodes, self.binned.n_bins, 2), dtype=np.int64)
         build_histograms(self.binned, self.partition, self.quantized,
-                         small_begin, small_end, small, self.n_threads)
-        children = []
+                         small_begin, small_end, hists[:n_nodes],
+                         self.n_threads)
+        small, large = [], []
         for k, n in enumerate(nodes):
-            large = n.hist - small[k]
-            left_sums = np.array([s["Gq_left"][k], s["Hq_left"][k]])
-            left_hist, right_hist = ((small[k], large) if left_smaller[k]
-                                     else (large, small[k]))
+            np.subtract(n.hist, hists[k], out=hists[n_nodes + k])
             mid = n.begin + int(n_left[k])
-            children.append(_OpenNode(int(left_ids[k]), n.depth + 1, n.begin,
-                                      mid, left_hist, left_sums))
-            children.append(_OpenNode(int(right_ids[k]), n.depth + 1, mid,
-                                      n.end, right_hist, n.sums - left_sums))
-        self._evaluate(children)
+            left_sums = np.array([s["Gq_left"][k], s["Hq_left"][k]])
+            left = (int(left_ids[k]), n.begin, mid, left_sums)
+            right = (int(right_ids[k]), mid, n.end, n.sums - left_sums)
+            small_child, large_child = ((left, right) if left_smaller[k]
+                                        else (right, left))
+            small.append(_OpenNode(small_child[0], n.depth + 1, *small_child[1:3],
+                                   hists[k], small_child[3]))
+            large.append(_OpenNode(large_child[0], n.depth + 1, *large_child[1:3],
+                                   hists[n_nodes + k], large_child[3]))
+        children = small + large   # in the order of their rows in ``hists``
+        self._evaluate(children, hists)
         return children
 
-    def _evaluate(self, nodes):
-        """Best split of each node below the depth limit (others stay leaves)."""
+    def _evaluate(self, nodes, hists):
+        """Best split of each node (all of one depth; ``hists[k]`` is node
+        k's histogram), unless the depth limit makes them leaves."""
         p = self.params
-        nodes = [n for n in nodes if p.max_depth == 0 or n.depth < p.max_depth]
-        if not nodes:
+        depth = nodes[0].depth
+        if p.max_depth and depth >= p.max_depth:
             return
-        depth_masks = [self.sampler.masks(n.depth, 1)[0] for n in nodes]
+        sums = np.stack([n.sums for n in nodes])
         splits = find_best_splits_hist(
-            np.stack([n.hist for n in nodes]),
-            np.stack([n.sums for n in nodes]),
-            self.binned.bin_ptr, np.atleast_2d(self.thresholds),
-            np.stack(depth_masks),
-            self.scales[0], self.scales[1], *p.reg, self.n_threads)
-        sums = np.stack([n.sums for n in nodes]) / self.scales
-        parent_score = leaf_scores(sums[:, 0].copy(), sums[:, 1].copy(), *p.reg)
-        worth = worth_splitting(splits, parent_score, p.gamma)
+            hists, sums, self.binned.bin_ptr, np.atleast_2d(self.thresholds),
+            self.sampler.masks(depth, len(nodes)), self.scales[0],
+            self.scales[1], *p.reg, self.n_threads)
+        G, H = (sums / self.scales).T
+        worth = worth_splitting(splits, leaf_scores(G.copy(), H.copy(), *p.reg),
+                                p.gamma)
         for k, n in enumerate(nodes):
             n.split = {key: values[k] for key, values in splits.items()}
             n.split["worth"] = bool(worth[k])
