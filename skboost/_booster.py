@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .objectives import get_objective
-from .tree._predictor import predict_leaves, predict_raw
+from .tree._predictor import PackedForest, predict_raw
 from .tree._binning import BinnedData
 from .tree._presort import presort_dense
 from .tree._tree import NODE_FIELDS
@@ -84,41 +84,38 @@ class Booster:
                 "0 <= start < end <= n_rounds")
         return start * self.n_outputs, end * self.n_outputs
 
-    def _forest_arrays(self, first, last):
-        """Node arrays of trees [first, last) concatenated, with tree starts."""
+    def _packed_forest(self):
+        """All trees packed for prediction (built once, validated once)."""
         if self._forest is None:
             sizes = [tree.n_nodes for tree in self.trees]
             starts = np.zeros(len(sizes) + 1, dtype=np.int64)
             np.cumsum(sizes, out=starts[1:])
-            arrays = {name: np.concatenate(
-                [getattr(t, name) for t in self.trees]).astype(dtype)
-                if self.trees else np.empty(0, dtype=dtype)
-                for name, dtype in NODE_FIELDS.items()}
-            self._forest = starts, arrays
-        starts, arrays = self._forest
-        lo, hi = starts[first], starts[last]
-        sub = {name: a[lo:hi] for name, a in arrays.items()}
-        return starts[first:last + 1] - lo, sub
+            arrays = [np.concatenate([getattr(t, name) for t in self.trees])
+                      if self.trees else np.empty(0, dtype=dtype)
+                      for name, dtype in NODE_FIELDS.items()
+                      if name not in ("gain", "cover")]
+            self._forest = PackedForest(*arrays, starts,
+                                        np.asarray(self.tree_group, np.int32),
+                                        self.n_features, self.n_outputs)
+        return self._forest
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_forest"] = None  # C memory: rebuilt on first use
+        return state
 
     def predict_raw(self, X, iteration_range=None, n_threads=1):
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
         first, last = self._tree_slice(iteration_range)
         out = np.tile(self.base_margin, (X.shape[0], 1))
         if last > first:
-            starts, a = self._forest_arrays(first, last)
-            groups = np.asarray(self.tree_group[first:last], dtype=np.int32)
-            predict_raw(X, a["left_child"], a["right_child"], a["feature"],
-                        a["threshold"], a["default_left"], a["value"], starts,
-                        groups, out, n_threads)
+            self._packed_forest().predict_raw(X, out, first, last, n_threads)
         return out
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
         first, last = self._tree_slice(iteration_range)
-        starts, a = self._forest_arrays(first, last)
-        return predict_leaves(X, a["left_child"], a["right_child"],
-                              a["feature"], a["threshold"], a["default_left"],
-                              starts, n_threads)
+        return self._packed_forest().predict_leaves(X, first, last, n_threads)
 
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,

@@ -359,3 +359,41 @@ def test_invalid_forest_raises_value_error(case, outcomes):
 def test_none_array_raises_not_crashes(case, outcomes):
     assert outcomes[case] != "returned"
     assert not outcomes[case].startswith("crashed"), outcomes[case]
+
+
+def test_packed_forest_matches_node_arrays_on_many_blocks():
+    """PackedForest (branch-free, row blocks, per-thread scratch) against the
+    plain node-array predictor, on enough rows for many blocks per thread:
+    a scratch buffer shared between threads would show up here."""
+    from sklearn.datasets import make_regression
+
+    from skboost import BoostRegressor
+    from skboost.tree._predictor import PackedForest, predict_leaves
+
+    X, y = make_regression(20_000, 8, random_state=0)
+    X = X.astype(np.float32)
+    X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
+    booster = BoostRegressor(n_estimators=30, max_depth=7).fit(X, y).booster_
+    trees = booster.trees
+    sizes = [t.n_nodes for t in trees]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    cat = {f: np.concatenate([getattr(t, f) for t in trees])
+           for f in ("left_child", "right_child", "feature", "threshold",
+                     "default_left", "value")}
+    groups = np.zeros(len(trees), dtype=np.int32)
+    expected = np.zeros((X.shape[0], 1))
+    predict_raw(X, cat["left_child"], cat["right_child"], cat["feature"],
+                cat["threshold"], cat["default_left"], cat["value"], starts,
+                groups, expected, 1)
+    expected_leaves = predict_leaves(X, cat["left_child"], cat["right_child"],
+                                     cat["feature"], cat["threshold"],
+                                     cat["default_left"], starts, 1)
+    forest = PackedForest(*cat.values(), starts, groups, X.shape[1], 1)
+    for n_threads in (1, 2, 3):
+        for _ in range(3):
+            out = np.zeros((X.shape[0], 1))
+            forest.predict_raw(X, out, 0, len(trees), n_threads)
+            np.testing.assert_array_equal(out, expected)
+            np.testing.assert_array_equal(
+                forest.predict_leaves(X, 0, len(trees), n_threads),
+                expected_leaves)
