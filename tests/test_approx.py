@@ -97,13 +97,19 @@ def naive_cuts(x, hess, max_bin):
     if distinct.size <= max_bin:
         chosen = range(distinct.size - 1)
     else:
-        chosen = set()
-        for k in range(1, max_bin):
-            reached = [j for j, c in enumerate(left)
-                       if c * max_bin >= k * total]
-            if reached:
-                chosen.add(reached[0])
-        chosen = sorted(chosen)
+        # walk the boundaries in order: cut once the cumulative mass reaches
+        # the next target k*total/max_bin (skipping targets already passed),
+        # or before a value heavier than one share (it gets its own bin);
+        # at most max_bin - 1 cuts
+        chosen, k = [], 1
+        for j, c in enumerate(left):
+            if len(chosen) == max_bin - 1:
+                break
+            heavy_next = mass[j + 1] * max_bin > total
+            if c * max_bin >= k * total or heavy_next:
+                chosen.append(j)
+                while k < max_bin and k * total <= c * max_bin:
+                    k += 1
     return np.array([0.5 * (float(distinct[j]) + float(distinct[j + 1]))
                      for j in chosen], dtype=np.float64)
 
@@ -152,17 +158,24 @@ def dyadic_hess(rng, n_rows):
 
 def bins_of(x, hess, cuts):
     """Hessian mass of each bin and of its largest value (float64)."""
+    mass, top, _ = bins_with_ends(x, hess, cuts)
+    return mass, top
+
+
+def bins_with_ends(x, hess, cuts):
+    """Hessian mass of each bin, of its largest and of its smallest value."""
     keep = ~np.isnan(x) & (hess > 0)
     x, hess = x[keep].astype(np.float64), hess[keep]
     code = np.searchsorted(cuts, x, side="right")
     n_bins = len(cuts) + 1
     mass = np.bincount(code, weights=hess, minlength=n_bins)
-    top = np.zeros(n_bins)
+    top, bottom = np.zeros(n_bins), np.zeros(n_bins)
     for b in range(n_bins):
         inside = code == b
         if inside.any():
             top[b] = hess[inside & (x == x[inside].max())].sum()
-    return mass, top
+            bottom[b] = hess[inside & (x == x[inside].min())].sum()
+    return mass, top, bottom
 
 
 # --------------------------------------------------------------------------
@@ -190,15 +203,16 @@ def test_propose_cuts_matches_naive(first_seed):
 
 
 def test_propose_cuts_hand_example():
-    """B = 4, T = 16: masses 3, 3, 2, 1, 1, 6 on values 0..5. Left masses at
-    the boundaries: 3, 6, 8, 9, 10. Targets 4, 8, 12: first boundaries
-    reaching them are 6 (between 1 and 2) and 8 (between 2 and 3); 12 is
-    never reached."""
+    """B = 4, T = 16, share 4: masses 3, 3, 2, 1, 1, 6 on values 0..5. Left
+    masses at the boundaries: 3, 6, 8, 9, 10. Targets 4, 8, 12: the first
+    boundaries reaching them are 6 (between 1 and 2) and 8 (between 2 and
+    3); 12 is never reached. Value 5 alone (6) is heavier than a share: a
+    cut before it (between 4 and 5) gives it its own bin."""
     x = np.array([0, 0, 1, 2, 3, 4, 5], dtype=np.float32)
     h = np.array([1, 2, 3, 2, 1, 1, 6], dtype=np.float64)
     cuts = propose_cuts(sorted_blocks(x[:, None]), h,
                         np.array([4], dtype=np.int64), 1)
-    np.testing.assert_array_equal(cuts[0], [1.5, 2.5])
+    np.testing.assert_array_equal(cuts[0], [1.5, 2.5, 4.5])
     # with room for every value: a cut at every boundary
     cuts = propose_cuts(sorted_blocks(x[:, None]), h,
                         np.array([6], dtype=np.int64), 1)
@@ -216,13 +230,31 @@ def check_guarantees(x, hess, max_bin, cuts, rtol=1e-9):
     if distinct.size <= max_bin:
         np.testing.assert_array_equal(cuts, mids)
         return
-    mass, top = bins_of(x, hess, cuts)
+    mass, top, bottom = bins_with_ends(x, hess, cuts)
     share = mass.sum() / max_bin
     tol = rtol * mass.sum()
-    if len(cuts):
+    # a bin that starts with a value heavier than a share was cut early in
+    # front of it (the value gets its own bin): the bin before it, and the
+    # pair ending there, may then be light
+    heavy_start = bottom > share + tol
+    if len(cuts) and not heavy_start[1]:
         assert mass[0] >= share - tol
-    assert np.all(mass[:-1] + mass[1:] > share - tol)
-    assert np.all(mass - top < share + tol)
+    pair_ok = mass[:-1] + mass[1:] > share - tol
+    followed_by_heavy = np.append(heavy_start[2:], False)
+    assert np.all(pair_ok | followed_by_heavy)
+    # a bin without its largest value stays under a share; the exception is
+    # the last bin when a heavy value's own cut used up the max_bin - 1 cuts
+    light = mass - top < share + tol
+    if len(cuts) + 1 == max_bin and heavy_start.any():
+        light[-1] = True
+    assert np.all(light)
+    # while cuts remain, a heavy value starts a bin of its own
+    if len(cuts) + 1 < max_bin:
+        values = np.unique(x[keep])
+        value_mass = np.array([hess[keep][x[keep] == v].sum() for v in values])
+        starts = np.searchsorted(cuts, values[1:], side="right") != \
+            np.searchsorted(cuts, values[:-1], side="right")
+        assert np.all(starts[value_mass[1:] > share + tol])
 
 
 @pytest.mark.parametrize("max_bin", [2, 3, 8, 33, 256])
@@ -244,17 +276,19 @@ def test_propose_cuts_guarantees(max_bin):
 
 
 def test_a_middle_bin_may_be_light():
-    """B = 4, masses 20, 29, 2, 24, 25 on values 0..4 (T = 100, targets 25,
-    50, 75). Left masses at the boundaries: 20, 49, 51, 75. The first
-    boundaries reaching the targets are those at 49, 51 and 75: bins {0, 1}
-    (49), {2} (2), {3} (24), {4} (25). The middle bin {2} holds 2, far below
-    T/B = 25: the rule promises only the weaker bounds above."""
+    """B = 4, masses 20, 29, 2, 24, 25 on values 0..4 (T = 100, share 25,
+    targets 25, 50, 75). Left masses at the boundaries: 20, 49, 51, 75.
+    Value 1 (29) is heavier than a share: a cut before it (at 20). Then the
+    first boundaries reaching 25 and 50 are those at 49 and 51, which uses
+    the 3 cuts: bins {0} (20), {1} (29), {2} (2), {3, 4} (49). The middle
+    bin {2} holds 2, far below a share: the rule promises only the weaker
+    bounds above."""
     x = np.array([0, 1, 2, 3, 4], dtype=np.float32)
     h = np.array([20.0, 29.0, 2.0, 24.0, 25.0])
     cuts = propose_cuts(sorted_blocks(x[:, None]), h,
                         np.array([4], dtype=np.int64), 1)[0]
     np.testing.assert_array_equal(cuts, naive_cuts(x, h, 4))
-    np.testing.assert_array_equal(cuts, [1.5, 2.5, 3.5])
+    np.testing.assert_array_equal(cuts, [0.5, 1.5, 2.5])
     check_guarantees(x, h, 4, cuts)
 
 

@@ -7,8 +7,10 @@ is the weight of a row in the second-order objective). The presorted blocks
 of the exact finder (``SortedColumns``) are an exact summary of each
 feature, so the proposal is one linear pass per feature: walk the values in
 order, accumulate hessians, and cut between two distinct values once the
-bin has reached its share. The weighted quantiles are exact (rank error
-below one bin's share); no sort happens per tree.
+bin has reached its share, or before a single value heavier than a share
+(so that it is isolated in its own bin rather than swallowing the feature).
+The weighted quantiles are exact (rank error below one bin's share); no
+sort happens per tree.
 
 Cuts sit at midpoints between consecutive distinct values, like the exact
 finder's thresholds: when a feature has at most ``max_bin`` distinct values
@@ -29,6 +31,26 @@ from libc.stdint cimport uint16_t
 ctypedef fused code_t:
     uint8_t
     uint16_t
+
+
+cdef inline double group_mass(const float[::1] values,
+                              const int32_t[::1] rows,
+                              const double[::1] hess, int64_t k, int64_t end,
+                              int32_t slot,
+                              const int32_t[::1] row_slot) noexcept nogil:
+    """Hessian mass of the value values[k] from entry k on (the rows of
+    ``slot`` only, unless slot < 0). A value heavier than a bin's share
+    gets a cut before it as well as after: it is isolated in its own bin
+    (the paper's eq. 9 cannot be met inside it)."""
+    cdef double mass = 0.0
+    cdef int64_t j = k
+    cdef float v = values[k]
+    while j < end and values[j] == v:
+        if slot < 0 or row_slot[rows[j]] == slot:
+            if hess[rows[j]] > 0.0:
+                mass += hess[rows[j]]
+        j += 1
+    return mass
 
 
 cdef int64_t propose_feature(const float[::1] values,
@@ -65,7 +87,9 @@ cdef int64_t propose_feature(const float[::1] values,
             continue
         if (seen and values[k] != previous and n_cuts < max_bin - 1
                 and (every_boundary
-                     or cumulative >= total * quantile / max_bin)):
+                     or cumulative >= total * quantile / max_bin
+                     or group_mass(values, rows, hess, k, end, -1, rows)
+                     > total / max_bin)):
             cuts[n_cuts] = 0.5 * (<double> previous + <double> values[k])
             n_cuts += 1
             # the next bin starts here: skip the targets already passed
@@ -279,7 +303,9 @@ cdef void local_feature(Py_ssize_t f,
                 and st[s].bin < max_bin - 1
                 and (st[s].n_distinct <= max_bin
                      or st[s].cumulative
-                     >= st[s].total * st[s].quantile / max_bin)):
+                     >= st[s].total * st[s].quantile / max_bin
+                     or group_mass(values, rows, hess, k, col_ptr[f + 1], s,
+                                   row_slot) > st[s].total / max_bin)):
             thresholds[s, first + st[s].bin] = 0.5 * (
                 <double> st[s].previous + <double> v)
             st[s].bin += 1
