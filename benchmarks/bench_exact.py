@@ -1,0 +1,73 @@
+"""skboost's exact greedy method against XGBoost's, side by side.
+
+    python benchmarks/bench_exact.py                      # 200k x 28, 100 trees
+    python benchmarks/bench_exact.py --task both --repeat 3
+    python benchmarks/bench_exact.py --n-rows 20000 --n-rounds 10   # smoke run
+
+Both libraries get the same data and the same parameters (tree_method="exact",
+n_estimators, max_depth, learning_rate=0.1, reg_lambda=1, n_jobs); each is
+fitted in its own fresh process. See benchmarks/README.md for what is measured.
+"""
+
+import argparse
+import sys
+
+from _common import (METRIC_NAME, Contender, comparison_table, environment,
+                     make_data, run_contenders, write_json)
+
+
+def contenders(task, args):
+    params = dict(tree_method="exact", n_estimators=args.n_rounds,
+                  max_depth=args.max_depth, learning_rate=0.1, reg_lambda=1.0,
+                  n_jobs=args.n_jobs)
+    suffix = "Classifier" if task == "classification" else "Regressor"
+    return [
+        Contender("skboost", "exact", "skboost", "Boost" + suffix, params),
+        Contender("xgboost", "exact", "xgboost", "XGB" + suffix, params),
+    ]
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-rows", type=int, default=200_000,
+                        help="training rows (50,000 more are drawn for test)")
+    parser.add_argument("--n-features", type=int, default=28)
+    parser.add_argument("--n-rounds", type=int, default=100)
+    parser.add_argument("--max-depth", type=int, default=8)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="fits per library, each in a fresh process; "
+                             "times are the best, memory the worst")
+    parser.add_argument("--task", default="classification",
+                        choices=["classification", "regression", "both"])
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the results to this JSON file")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    tasks = (["classification", "regression"] if args.task == "both"
+             else [args.task])
+    env = environment()
+    print("  ".join(f"{k} {v}" for k, v in env.items()))
+    print(f"{args.n_rows} train rows x {args.n_features} features, "
+          f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
+          f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
+    all_results, tables = [], []
+    for task in tasks:
+        print(f"\n{task}:", flush=True)
+        data = make_data(task, args.n_rows, args.n_features)
+        results = run_contenders(contenders(task, args), data, task,
+                                 args.repeat)
+        all_results += results
+        tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows; "
+                      "ratios = library / xgboost)\n"
+                      + comparison_table(results, task))
+    print("\n" + "\n\n".join(tables))
+    if args.json:
+        write_json(args.json, args, all_results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
