@@ -28,12 +28,12 @@ import numpy as np
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
-from libc.stdlib cimport free, malloc
 
-from ._common cimport (NO_SLOT, SplitCandidate, int32_t, int64_t, uint8_t,
-                       is_better, reset_candidate)
-from ._gain cimport (RegParams, children_heavy_enough, leaf_score,
-                     make_reg_params, split_loss_reduction)
+from ._common cimport (NO_SLOT, PREFETCH_ROWS, SplitCandidate, int32_t,
+                       int64_t, prefetch, uint8_t, is_better, reset_candidate)
+from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
+                     make_reg_params, split_loss_reduction,
+                     split_loss_reduction_l2)
 
 
 cdef class SortedColumns:
@@ -52,6 +52,8 @@ cdef class SortedColumns:
         Number of rows of the matrix the entries come from.
     """
 
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
     def __init__(self, col_ptr, values, rows, Py_ssize_t n_rows):
         col_ptr = np.ascontiguousarray(col_ptr, dtype=np.int64)
         values = np.ascontiguousarray(values, dtype=np.float32)
@@ -124,8 +126,14 @@ cdef void scan_feature(
         acc[slot].H = 0.0
         acc[slot].count = 0
 
+    cdef bint l2_only = is_l2_only(p)
     # Forward scan: left = present entries below the threshold, missing right.
     for k in range(start, end):
+        # the rows of a block are in value order, i.e. scattered: fetch the
+        # slot and gradients of an entry ahead (paper section 4.2)
+        if k + PREFETCH_ROWS < end:
+            prefetch(&row_slot[rows[k + PREFETCH_ROWS]])
+            prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
         row = rows[k]
         slot = row_slot[row]
         if slot == NO_SLOT or not feature_allowed[slot, feature]:
@@ -137,8 +145,13 @@ cdef void scan_feature(
             H_right = node_H[slot] - H_left
             if children_heavy_enough(H_left, H_right, p):
                 G_right = node_G[slot] - G_left
-                gain = split_loss_reduction(G_left, H_left, G_right, H_right,
-                                            parent_score[slot], p)
+                if l2_only:
+                    gain = split_loss_reduction_l2(G_left, H_left, G_right,
+                                                   H_right, parent_score[slot],
+                                                   p.reg_lambda)
+                else:
+                    gain = split_loss_reduction(G_left, H_left, G_right,
+                                                H_right, parent_score[slot], p)
                 offer(&best[slot], gain, feature,
                       0.5 * (<double> acc[slot].last_value + <double> v),
                       G_left, H_left, False)
@@ -186,6 +199,9 @@ cdef void scan_feature(
         acc[slot].G = 0.0
         acc[slot].H = 0.0
     for k in range(end - 1, start - 1, -1):
+        if k - PREFETCH_ROWS >= start:
+            prefetch(&row_slot[rows[k - PREFETCH_ROWS]])
+            prefetch(&gpair[rows[k - PREFETCH_ROWS], 0])
         row = rows[k]
         slot = row_slot[row]
         if slot == NO_SLOT or acc[slot].count < 0:
@@ -259,36 +275,53 @@ def find_best_splits(
     for s in range(n_slots):
         parent_score[s] = leaf_score(node_G[s], node_H[s], &p)
 
-    cdef ScanAccumulator* acc = <ScanAccumulator*> malloc(
-        n_threads * max(n_slots, 1) * sizeof(ScanAccumulator))
-    cdef SplitCandidate* best = <SplitCandidate*> malloc(
-        n_threads * max(n_slots, 1) * sizeof(SplitCandidate))
-    if acc == NULL or best == NULL:
-        free(acc)
-        free(best)
-        raise MemoryError()
-    try:
-        for s in range(n_threads * n_slots):
-            reset_candidate(&best[s])
-        for feature in prange(n_features, nogil=True, schedule="dynamic",
-                              num_threads=n_threads):
-            tid = threadid()
-            scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
-                         row_slot, node_G, node_H, parent_score, node_count,
-                         feature_allowed, weight_view, weighted, &p,
-                         &acc[tid * n_slots],
-                         &best[tid * n_slots])
-        # Merge the threads' bests into thread 0's under the total order.
-        for t in range(1, n_threads):
-            for s in range(n_slots):
-                c = &best[t * n_slots + s]
-                if c.feature >= 0 and is_better(c.gain, c.feature,
-                                                c.threshold, &best[s]):
-                    best[s] = c[0]
-        return _candidates_to_arrays(best, n_slots)
-    finally:
-        free(acc)
-        free(best)
+    # Each thread's scratch starts on its own cache lines: the accumulators
+    # are written on every entry, and a line shared by two threads would
+    # bounce between their cores (false sharing).
+    cdef Py_ssize_t acc_stride = padded_count(n_slots, sizeof(ScanAccumulator))
+    cdef Py_ssize_t best_stride = padded_count(n_slots, sizeof(SplitCandidate))
+    acc_buffer = np.empty(n_threads * acc_stride * sizeof(ScanAccumulator)
+                          + CACHE_LINE, dtype=np.uint8)
+    best_buffer = np.empty(n_threads * best_stride * sizeof(SplitCandidate)
+                           + CACHE_LINE, dtype=np.uint8)
+    cdef ScanAccumulator* acc = <ScanAccumulator*> aligned(acc_buffer)
+    cdef SplitCandidate* best = <SplitCandidate*> aligned(best_buffer)
+    for t in range(n_threads):
+        for s in range(n_slots):
+            reset_candidate(&best[t * best_stride + s])
+    for feature in prange(n_features, nogil=True, schedule="dynamic",
+                          num_threads=n_threads):
+        tid = threadid()
+        scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
+                     row_slot, node_G, node_H, parent_score, node_count,
+                     feature_allowed, weight_view, weighted, &p,
+                     &acc[tid * acc_stride], &best[tid * best_stride])
+    # Merge the threads' bests into thread 0's under the total order.
+    for t in range(1, n_threads):
+        for s in range(n_slots):
+            c = &best[t * best_stride + s]
+            if c.feature >= 0 and is_better(c.gain, c.feature,
+                                            c.threshold, &best[s]):
+                best[s] = c[0]
+    return _candidates_to_arrays(best, n_slots)
+
+
+cdef enum:
+    CACHE_LINE = 64
+
+
+cdef Py_ssize_t padded_count(Py_ssize_t n, size_t item_size):
+    """n items rounded up to whole cache lines (in items); at least 1."""
+    cdef Py_ssize_t per_line = max(<Py_ssize_t> (CACHE_LINE // item_size), 1)
+    return max(((n + per_line - 1) // per_line) * per_line, 1)
+
+
+cdef char* aligned(object buffer):
+    """First cache-line boundary inside a uint8 buffer (which has
+    CACHE_LINE spare bytes for it)."""
+    cdef unsigned char[::1] view = buffer
+    cdef size_t address = <size_t> &view[0]
+    return <char*> &view[0] + (-address) % CACHE_LINE
 
 
 cdef dict _candidates_to_arrays(const SplitCandidate* best, Py_ssize_t n):

@@ -37,12 +37,11 @@ cdef inline RegParams make_reg_params(double reg_lambda, double reg_alpha,
 
 
 cdef inline double threshold_l1(double g, double alpha) noexcept nogil:
-    """Soft threshold T_alpha(g) = sign(g) max(|g| - alpha, 0)."""
-    if g > alpha:
-        return g - alpha
-    if g < -alpha:
-        return g + alpha
-    return 0.0
+    """Soft threshold T_alpha(g) = sign(g) max(|g| - alpha, 0), branch-free
+    (the sign of a gradient sum is unpredictable in a scan)."""
+    cdef double a = fabs(g) - alpha
+    a = a if a > 0.0 else 0.0
+    return copysign(a, g)
 
 
 cdef inline double leaf_weight(double G, double H,
@@ -78,6 +77,24 @@ cdef inline double split_loss_reduction(double G_left, double H_left,
     """Loss reduction of a split before gamma (paper eq. 7 without -gamma)."""
     return 0.5 * (leaf_score(G_left, H_left, p)
                   + leaf_score(G_right, H_right, p) - parent_score)
+
+
+cdef inline bint is_l2_only(const RegParams* p) noexcept nogil:
+    """The common case, where leaf_score is G^2 / (H + lambda) for every
+    node heavy enough to be a child: no L1 term, no clipping, and
+    min_child_weight > 0 (so a child's H is never 0)."""
+    return (p.reg_alpha == 0.0 and p.max_delta_step == 0.0
+            and p.min_child_weight > 0.0)
+
+
+cdef inline double split_loss_reduction_l2(double G_left, double H_left,
+                                           double G_right, double H_right,
+                                           double parent_score,
+                                           double reg_lambda) noexcept nogil:
+    """split_loss_reduction when is_l2_only holds and both children are
+    heavy enough: the same value, bit for bit, without the branches."""
+    return 0.5 * (G_left * G_left / (H_left + reg_lambda)
+                  + G_right * G_right / (H_right + reg_lambda) - parent_score)
 
 
 cdef inline bint children_heavy_enough(double H_left, double H_right,

@@ -20,8 +20,9 @@ from libc.stdlib cimport free, malloc
 
 from ._common cimport (SplitCandidate, int32_t, int64_t, uint8_t, is_better,
                        reset_candidate)
-from ._gain cimport (RegParams, children_heavy_enough, leaf_score,
-                     make_reg_params, split_loss_reduction)
+from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
+                     make_reg_params, split_loss_reduction,
+                     split_loss_reduction_l2)
 
 
 # Below this many histogram bins per thread, a parallel region costs more
@@ -66,6 +67,7 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
     cdef int64_t b, Gq_left = 0, Hq_left = 0, Gq_l, Hq_l
     cdef double G_left, H_left, H_right, gain
     cdef int64_t last = n_value_bins if has_missing else n_value_bins - 1
+    cdef bint l2_only = is_l2_only(p)
     for b in range(last):
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
@@ -74,8 +76,15 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
         H_right = (Hq - Hq_left) / scale_h
         if children_heavy_enough(H_left, H_right, p):
             G_left = Gq_left / scale_g
-            gain = split_loss_reduction(G_left, H_left, (Gq - Gq_left) / scale_g,
-                                        H_right, parent_score, p)
+            if l2_only:
+                gain = split_loss_reduction_l2(G_left, H_left,
+                                               (Gq - Gq_left) / scale_g,
+                                               H_right, parent_score,
+                                               p.reg_lambda)
+            else:
+                gain = split_loss_reduction(G_left, H_left,
+                                            (Gq - Gq_left) / scale_g, H_right,
+                                            parent_score, p)
             offer(best, gain, feature, thresholds[first_bin + b], <int32_t> b,
                   Gq_left, Hq_left, scale_g, scale_h, not has_missing)
         if not has_missing or b == n_value_bins - 1:
@@ -86,9 +95,14 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
         H_left = Hq_l / scale_h
         H_right = (Hq - Hq_l) / scale_h
         if children_heavy_enough(H_left, H_right, p):
-            gain = split_loss_reduction(Gq_l / scale_g, H_left,
-                                        (Gq - Gq_l) / scale_g, H_right,
-                                        parent_score, p)
+            if l2_only:
+                gain = split_loss_reduction_l2(Gq_l / scale_g, H_left,
+                                               (Gq - Gq_l) / scale_g, H_right,
+                                               parent_score, p.reg_lambda)
+            else:
+                gain = split_loss_reduction(Gq_l / scale_g, H_left,
+                                            (Gq - Gq_l) / scale_g, H_right,
+                                            parent_score, p)
             offer(best, gain, feature, thresholds[first_bin + b], <int32_t> b,
                   Gq_l, Hq_l, scale_g, scale_h, True)
 
