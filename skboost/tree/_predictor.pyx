@@ -144,12 +144,11 @@ def _check_forest(n_features, left_child, right_child, feature, threshold,
 
 
 ctypedef struct PackedNode:
-    # One node in one cache-friendly record (24 bytes): a visit reads one
-    # record instead of five arrays. Built only by PackedForest from the
-    # validated node arrays, so its layout exists in C alone. A leaf is its
-    # own two children (so that stepping from a leaf stays on it) and
-    # carries its value in split_or_value.
-    double split_or_value    # threshold of a split, value of a leaf
+    # One node in one small record (20 bytes): a visit reads one record
+    # instead of five arrays. Built only by PackedForest from the validated
+    # node arrays, so its layout exists in C alone. A leaf is its own two
+    # children (so that stepping from a leaf stays on it).
+    float threshold          # smallest float32 >= the split's threshold
     int32_t child[2]         # tree-local: [left, right]
     int32_t feature
     int32_t default_left     # 0 or 1
@@ -181,6 +180,7 @@ cdef class PackedForest:
     """
 
     cdef PackedNode* nodes
+    cdef readonly object leaf_value      # (n_nodes,) float64
     cdef readonly object tree_start
     cdef readonly object tree_group
     cdef readonly object tree_depth
@@ -200,7 +200,13 @@ cdef class PackedForest:
         _check_forest(n_features, *arrays, tree_start, tree_group, n_groups)
         cdef const int32_t[::1] left = arrays[0], right = arrays[1]
         cdef const int32_t[::1] feat = arrays[2]
-        cdef const double[::1] thr = arrays[3], val = arrays[5]
+        # x < t  <=>  x < t32 for every float32 x, t32 the smallest float32
+        # >= t: the walk compares in float32, exactly as the double would
+        t32_arr = arrays[3].astype(np.float32)
+        below = t32_arr.astype(np.float64) < arrays[3]
+        t32_arr[below] = np.nextafter(t32_arr[below], np.float32(np.inf))
+        cdef const float[::1] thr = t32_arr
+        cdef const double[::1] val = arrays[5]
         cdef const uint8_t[::1] dl = arrays[4]
         cdef const int64_t[::1] start = tree_start
         cdef Py_ssize_t i, t, n = left.shape[0], n_trees = tree_group.shape[0]
@@ -217,17 +223,18 @@ cdef class PackedForest:
                     self.nodes[i].child[1] = <int32_t> (i - start[t])
                     self.nodes[i].feature = 0
                     self.nodes[i].default_left = 0
-                    self.nodes[i].split_or_value = val[i]
+                    self.nodes[i].threshold = 0.0
                     continue
                 self.nodes[i].child[0] = left[i]
                 self.nodes[i].child[1] = right[i]
                 self.nodes[i].feature = feat[i]
                 self.nodes[i].default_left = dl[i] != 0
-                self.nodes[i].split_or_value = thr[i]
+                self.nodes[i].threshold = thr[i]
                 # children come after parents: depths in one forward pass
                 node_depth[start[t] + left[i]] = node_depth[i] + 1
                 node_depth[start[t] + right[i]] = node_depth[i] + 1
                 depth[t] = max(depth[t], node_depth[i] + 1)
+        self.leaf_value = arrays[5]
         self.tree_start = tree_start
         self.tree_group = tree_group
         self.tree_depth = depth_arr
@@ -257,6 +264,7 @@ cdef class PackedForest:
         cdef const int64_t[::1] start = self.tree_start
         cdef const int32_t[::1] group = self.tree_group
         cdef const int32_t[::1] depth = self.tree_depth
+        cdef const double[::1] value = self.leaf_value
         cdef Py_ssize_t n_rows = X.shape[0], block, r, t, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
         # one row of leaf scratch per thread
@@ -273,7 +281,7 @@ cdef class PackedForest:
                 tree = &self.nodes[start[t]]
                 walk_block(tree, depth[t], X, r0, n, leaf)
                 for r in range(n):
-                    out[r0 + r, group[t]] += tree[leaf[r]].split_or_value
+                    out[r0 + r, group[t]] += value[start[t] + leaf[r]]
 
     def predict_leaves(self, const float[:, ::1] X not None,
                        Py_ssize_t first, Py_ssize_t last, int n_threads):
@@ -301,22 +309,47 @@ cdef class PackedForest:
         return out_arr
 
 
+cdef inline int32_t step(const PackedNode* tree, int32_t node,
+                         const float* x_row) noexcept nogil:
+    """One branch-free step down from ``node`` for the row ``x_row``."""
+    cdef const PackedNode* nd = &tree[node]
+    cdef float x = x_row[nd.feature]
+    # NaN compares false: it goes left only by its default
+    cdef int go_left = (x < nd.threshold) | ((x != x) & nd.default_left)
+    return nd.child[1 - go_left]
+
+
 cdef inline void walk_block(const PackedNode* tree, int32_t depth,
                            const float[:, ::1] X, Py_ssize_t r0,
                            Py_ssize_t n, int32_t* leaf) noexcept nogil:
     """leaf[r] = tree-local leaf reached by X[r0 + r], for r < n: every row
-    steps ``depth`` times (a leaf steps to itself), branch-free."""
-    cdef Py_ssize_t r
-    cdef int32_t step, node
-    cdef float x
-    cdef const PackedNode* nd
-    cdef int go_left
-    for r in range(n):
-        leaf[r] = 0
-    for step in range(depth):
-        for r in range(n):
-            nd = &tree[leaf[r]]
-            x = X[r0 + r, nd.feature]
-            # NaN compares false: it goes left only by its default
-            go_left = (x < nd.split_or_value) | ((x != x) & nd.default_left)
-            leaf[r] = nd.child[1 - go_left]
+    steps ``depth`` times (a leaf steps to itself), branch-free; groups of 8
+    rows advance together, their nodes in registers, so that their
+    independent steps overlap."""
+    cdef Py_ssize_t g, r, n_features = X.shape[1]
+    cdef int32_t s, a, b, c, d, e, f, h, k
+    cdef const float* x0 = &X[r0, 0]
+    for g in range(0, n - 7, 8):
+        a = b = c = d = e = f = h = k = 0
+        for s in range(depth):
+            a = step(tree, a, x0 + (g + 0) * n_features)
+            b = step(tree, b, x0 + (g + 1) * n_features)
+            c = step(tree, c, x0 + (g + 2) * n_features)
+            d = step(tree, d, x0 + (g + 3) * n_features)
+            e = step(tree, e, x0 + (g + 4) * n_features)
+            f = step(tree, f, x0 + (g + 5) * n_features)
+            h = step(tree, h, x0 + (g + 6) * n_features)
+            k = step(tree, k, x0 + (g + 7) * n_features)
+        leaf[g + 0] = a
+        leaf[g + 1] = b
+        leaf[g + 2] = c
+        leaf[g + 3] = d
+        leaf[g + 4] = e
+        leaf[g + 5] = f
+        leaf[g + 6] = h
+        leaf[g + 7] = k
+    for r in range(n - n % 8, n):
+        a = 0
+        for s in range(depth):
+            a = step(tree, a, x0 + r * n_features)
+        leaf[r] = a
