@@ -397,3 +397,38 @@ def test_packed_forest_matches_node_arrays_on_many_blocks():
             np.testing.assert_array_equal(
                 forest.predict_leaves(X, 0, len(trees), n_threads),
                 expected_leaves)
+
+
+def test_packed_forest_float32_comparison_is_exact_at_the_edges():
+    """The packed walk compares float32 inputs with the smallest float32 >=
+    each (float64) threshold; that must route exactly as the float64
+    comparison does, also for thresholds strictly between two adjacent
+    float32 values and inputs equal to either neighbour."""
+    from skboost.tree._predictor import PackedForest
+
+    rng = np.random.default_rng(0)
+    below = rng.normal(size=200).astype(np.float32) * np.float32(1e3)
+    above = np.nextafter(below, np.float32(np.inf))
+    # midpoints of adjacent float32 values: not representable in float32
+    thresholds = 0.5 * (below.astype(np.float64) + above.astype(np.float64))
+    thresholds = np.concatenate([thresholds, below.astype(np.float64),
+                                 [np.inf, -np.inf, 1e39, -1e39]])
+    for t in thresholds:
+        # a stump: x < t goes to leaf 1 (value -1), else leaf 2 (value +1)
+        forest = PackedForest(np.array([1, -1, -1], np.int32),
+                              np.array([2, -1, -1], np.int32),
+                              np.array([0, -1, -1], np.int32),
+                              np.array([t, 0, 0]), np.zeros(3, np.uint8),
+                              np.array([0.0, -1.0, 1.0]),
+                              np.array([0, 3], np.int64),
+                              np.zeros(1, np.int32), 1, 1)
+        with np.errstate(over="ignore"):
+            near = np.float32(t)
+        near = near if np.isfinite(near) else np.float32(0)
+        xs = np.array([near, np.nextafter(near, np.float32(np.inf)),
+                       np.nextafter(near, np.float32(-np.inf)), below[0],
+                       above[0], np.inf, -np.inf], dtype=np.float32)
+        out = np.zeros((xs.shape[0], 1))
+        forest.predict_raw(xs[:, None].copy(), out, 0, 1, 1)
+        expected = np.where(xs.astype(np.float64) < t, -1.0, 1.0)
+        np.testing.assert_array_equal(out[:, 0], expected, err_msg=repr(t))

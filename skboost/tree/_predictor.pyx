@@ -202,7 +202,8 @@ cdef class PackedForest:
         cdef const int32_t[::1] feat = arrays[2]
         # x < t  <=>  x < t32 for every float32 x, t32 the smallest float32
         # >= t: the walk compares in float32, exactly as the double would
-        t32_arr = arrays[3].astype(np.float32)
+        with np.errstate(over="ignore"):   # beyond float32: +-inf, as meant
+            t32_arr = arrays[3].astype(np.float32)
         below = t32_arr.astype(np.float64) < arrays[3]
         t32_arr[below] = np.nextafter(t32_arr[below], np.float32(np.inf))
         cdef const float[::1] thr = t32_arr
