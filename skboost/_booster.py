@@ -162,9 +162,9 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         for group in range(n_outputs):
             active = weighted & _row_sample(X.shape[0], boost_params.subsample,
                                             rng)
-            tree, leaf_of_row = grower.grow(gpair[group], active)
+            tree, leaf_rows = grower.grow(gpair[group], active)
             booster.add_tree(tree, group)
-            _update_margins(tree, leaf_of_row, X, weighted, raw, group,
+            _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
                             n_threads)
     return booster
 
@@ -180,7 +180,7 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
                                      weight=weight)
         return ApproxGrower(presort_dense(X), tree_params, boost_params.max_bin,
                             n_threads, rng, weight=weight)
-    mapper = BinMapper(boost_params.max_bin).fit(X, weight)
+    mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
                       rng, weight=weight)
@@ -194,19 +194,20 @@ def _row_sample(n_rows, subsample, rng):
     return rng.random(n_rows) < subsample
 
 
-def _update_margins(tree, leaf_of_row, X, weighted, raw, group, n_threads):
+def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
+                    n_threads):
     """raw[:, group] += tree(X) for the rows whose margins matter.
 
-    Rows whose leaf the grower knows (``leaf_of_row >= 0``) take its value
-    directly; the other rows of positive weight go through the predictor.
-    Either way a row gets exactly the value ``predict`` gives it.
+    The active rows, whose leaves the grower knows (``leaf_rows``), take
+    their leaf's value directly; the other rows of positive weight go
+    through the predictor. Either way a row gets exactly the value
+    ``predict`` gives it.
     """
-    if leaf_of_row is None:
+    if leaf_rows is None:
         _add_tree_output(tree, X, raw, group, n_threads)
         return
-    known = leaf_of_row >= 0
-    raw[known, group] += tree.value[leaf_of_row[known]]
-    rest = np.flatnonzero(~known & weighted)
+    leaf_rows.add_values(tree, raw, group, n_threads)
+    rest = np.flatnonzero(~active & weighted)
     if rest.size:
         column = raw[rest, group:group + 1].copy()
         _add_tree_output(tree, X[rest], column, 0, n_threads)

@@ -45,8 +45,6 @@ so
 """
 
 import heapq
-import pickle
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -59,6 +57,7 @@ from skboost.tree._approx import (codes_from_sorted, local_histograms,
                                   propose_cuts)
 from skboost.tree._exact import SortedColumns
 from skboost.tree.grower import within_max_leaves
+from _isolation import call_outcomes
 
 DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
 
@@ -409,10 +408,10 @@ def test_codes_match_searchsorted(dtype, n_cuts):
         pool = np.concatenate([present, rng.normal(size=k) * 3])
         c = np.unique(rng.choice(pool, size=k)) if pool.size else np.empty(0)
         cuts.append(np.sort(c).astype(np.float64))
-    codes = np.full((n_rows, n_features), 77, dtype=dtype)
+    codes = np.full((n_features, n_rows), 77, dtype=dtype)  # feature-major
     codes_from_sorted(sorted_blocks(X), cuts, codes, 2)
     for f in range(n_features):
-        np.testing.assert_array_equal(codes[:, f],
+        np.testing.assert_array_equal(codes[f],
                                       naive_codes(X[:, f], cuts[f]),
                                       err_msg=f"feature {f}")
     again = np.zeros_like(codes)
@@ -426,10 +425,10 @@ def test_codes_of_proposed_cuts():
     hess = rng.exponential(size=500)
     columns = sorted_blocks(X)
     cuts = propose_cuts(columns, hess, np.full(8, 16, dtype=np.int64), 1)
-    codes = np.empty((500, 8), dtype=np.uint8)
+    codes = np.empty((8, 500), dtype=np.uint8)   # feature-major
     codes_from_sorted(columns, cuts, codes, 2)
     for f in range(8):
-        np.testing.assert_array_equal(codes[:, f],
+        np.testing.assert_array_equal(codes[f],
                                       naive_codes(X[:, f], cuts[f]))
 
 
@@ -548,44 +547,7 @@ def test_local_histograms_threads_identical():
 # Each call runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-_RUNNER = r"""
-import importlib, importlib.util, pickle, sys, types
-# Load the compiled kernels without the package's __init__ (fast start).
-root = importlib.util.find_spec("skboost").submodule_search_locations[0]
-for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
-    module = types.ModuleType(name)
-    module.__path__ = [path]
-    sys.modules[name] = module
-calls = pickle.load(sys.stdin.buffer)
-for i in range(int(sys.argv[1]), len(calls)):
-    module, function, args, kwargs = calls[i]
-    try:
-        getattr(importlib.import_module(module), function)(*args, **kwargs)
-        outcome = "returned"
-    except Exception as exc:
-        outcome = type(exc).__name__
-    print(i, outcome, flush=True)
-"""
-
-
-def outcomes_in_child_processes(calls):
-    """Outcome of each ``(module, function, args, kwargs)`` call: the name of
-    the exception raised, ``"returned"``, or ``"crashed (...)"``."""
-    payload = pickle.dumps(calls)
-    outcomes = {}
-    start = 0
-    while start < len(calls):
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
-                              input=payload, capture_output=True, timeout=120)
-        for line in proc.stdout.decode().splitlines():
-            i, outcome = line.split(" ", 1)
-            outcomes[int(i)] = outcome
-        while start in outcomes:
-            start += 1
-        if start < len(calls):  # the call at `start` killed the process
-            outcomes[start] = f"crashed (exit status {proc.returncode})"
-            start += 1
-    return [outcomes[i] for i in range(len(calls))]
+outcomes_in_child_processes = call_outcomes
 
 
 def _small_columns():
@@ -611,7 +573,7 @@ def valid_propose():
 def valid_codes():
     return dict(columns=_small_columns(), cuts=[np.array([1.5, 3.5]),
                                                 np.array([1.5])],
-                codes=np.zeros((6, 2), dtype=np.uint8), n_threads=1)
+                codes=np.zeros((2, 6), dtype=np.uint8), n_threads=1)
 
 
 def _local(**changes):
@@ -675,17 +637,18 @@ BAD_INPUTS = {
     "propose: n_threads 0": _propose(n_threads=0),
     # codes_from_sorted
     "codes: one cut array missing": _codes(cuts=[np.array([1.5])]),
-    "codes: codes of other shape": _codes(codes=np.zeros((5, 2), np.uint8)),
-    "codes: codes with too few columns": _codes(codes=np.zeros((6, 1),
-                                                               np.uint8)),
+    "codes: codes of other shape": _codes(codes=np.zeros((2, 5), np.uint8)),
+    "codes: codes with too few features": _codes(codes=np.zeros((1, 6),
+                                                                np.uint8)),
+    "codes: codes row-major": _codes(codes=np.zeros((6, 2), np.uint8)),
     # feature 1 has a missing value: its missing code 256 does not fit
     "codes: too many bins for uint8, feature with missing values": _codes(
         cuts=[np.array([1.5]), np.arange(255) + 0.5]),
     "codes: too many bins for uint8, feature without missing values": _codes(
         cuts=[np.arange(256) + 0.5, np.array([1.5])]),
-    "codes: float codes": _codes(codes=np.zeros((6, 2))),
+    "codes: float codes": _codes(codes=np.zeros((2, 6))),
     "codes: codes in Fortran order": _codes(
-        codes=np.zeros((6, 2), dtype=np.uint8, order="F")),
+        codes=np.zeros((2, 6), dtype=np.uint8, order="F")),
     "codes: int64 codes": _codes(codes=np.zeros((6, 2), dtype=np.int64)),
     "codes: n_threads 0": _codes(n_threads=0),
 }

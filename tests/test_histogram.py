@@ -11,8 +11,6 @@ written here.
   exactly w times the row's gradient (so it adds what w copies add).
 """
 
-import pickle
-import subprocess
 import sys
 from fractions import Fraction
 
@@ -23,6 +21,7 @@ from skboost.tree._binning import BinnedData
 from skboost.tree._histogram import (build_histograms, quantization_scale,
                                      quantize_gradients)
 from skboost.tree._partition import RowPartition
+from _isolation import snippet_outcomes
 
 SUM_LIMIT = 2 ** 62
 
@@ -347,44 +346,7 @@ def test_integer_weights_are_exact_multiples():
 # Each case runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-_RUNNER = r"""
-import importlib.util, pickle, sys, types
-# Load the compiled kernels without the package's __init__ (fast start).
-root = importlib.util.find_spec("skboost").submodule_search_locations[0]
-for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
-    module = types.ModuleType(name)
-    module.__path__ = [path]
-    sys.modules[name] = module
-prelude, cases = pickle.load(sys.stdin.buffer)
-for i in range(int(sys.argv[1]), len(cases)):
-    namespace = {}
-    try:
-        exec(prelude + cases[i], namespace)
-        outcome = "returned"
-    except Exception as exc:
-        outcome = type(exc).__name__
-    print(i, outcome, flush=True)
-"""
-
-
-def outcomes_in_child_processes(prelude, cases):
-    """Outcome of running ``prelude + case`` for each case: the name of the
-    exception raised, ``"returned"``, or ``"crashed (...)"``."""
-    payload = pickle.dumps((prelude, cases))
-    outcomes = {}
-    start = 0
-    while start < len(cases):
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
-                              input=payload, capture_output=True, timeout=120)
-        for line in proc.stdout.decode().splitlines():
-            i, outcome = line.split(" ", 1)
-            outcomes[int(i)] = outcome
-        while start in outcomes:
-            start += 1
-        if start < len(cases):  # the case at `start` killed the process
-            outcomes[start] = f"crashed (exit status {proc.returncode})"
-            start += 1
-    return [outcomes[i] for i in range(len(cases))]
+outcomes_in_child_processes = snippet_outcomes
 
 
 _PRELUDE = """

@@ -1,7 +1,5 @@
 """The predictor against a naive tree walk, and its validation of forests."""
 
-import pickle
-import subprocess
 import sys
 
 import numpy as np
@@ -9,6 +7,7 @@ import pytest
 
 from skboost.tree._predictor import predict_leaves, predict_raw
 from skboost.tree._tree import Tree
+from _isolation import call_outcomes
 
 
 # --------------------------------------------------------------------------
@@ -180,44 +179,7 @@ def test_threads_give_identical_results():
 # runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-_RUNNER = r"""
-import importlib, importlib.util, pickle, sys, types
-# Load the compiled kernels without the package's __init__ (fast start).
-root = importlib.util.find_spec("skboost").submodule_search_locations[0]
-for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
-    module = types.ModuleType(name)
-    module.__path__ = [path]
-    sys.modules[name] = module
-calls = pickle.load(sys.stdin.buffer)
-for i in range(int(sys.argv[1]), len(calls)):
-    module, function, args, kwargs = calls[i]
-    try:
-        getattr(importlib.import_module(module), function)(*args, **kwargs)
-        outcome = "returned"
-    except Exception as exc:
-        outcome = type(exc).__name__
-    print(i, outcome, flush=True)
-"""
-
-
-def outcomes_in_child_processes(calls):
-    """Outcome of each ``(module, function, args, kwargs)`` call: the name of
-    the exception raised, ``"returned"``, or ``"crashed (...)"``."""
-    payload = pickle.dumps(calls)
-    outcomes = {}
-    start = 0
-    while start < len(calls):
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
-                              input=payload, capture_output=True, timeout=120)
-        for line in proc.stdout.decode().splitlines():
-            i, outcome = line.split(" ", 1)
-            outcomes[int(i)] = outcome
-        while start in outcomes:
-            start += 1
-        if start < len(calls):  # the call at `start` killed the process
-            outcomes[start] = f"crashed (exit status {proc.returncode})"
-            start += 1
-    return [outcomes[i] for i in range(len(calls))]
+outcomes_in_child_processes = call_outcomes
 
 
 def valid_forest():

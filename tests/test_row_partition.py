@@ -8,8 +8,6 @@ in its previous order. Entries outside the slices do not move, and the
 number of rows going left in each node is returned.
 """
 
-import pickle
-import subprocess
 import sys
 
 import numpy as np
@@ -17,6 +15,7 @@ import pytest
 
 from skboost.tree._binning import BinnedData
 from skboost.tree._partition import RowPartition
+from _isolation import snippet_outcomes
 
 
 def naive_split(row_index, codes, missing_code, begin, end, feature,
@@ -198,44 +197,7 @@ def test_constructor_copies_and_validates_rows():
 # Each case runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-_RUNNER = r"""
-import importlib.util, pickle, sys, types
-# Load the compiled kernels without the package's __init__ (fast start).
-root = importlib.util.find_spec("skboost").submodule_search_locations[0]
-for name, path in (("skboost", root), ("skboost.tree", root + "/tree")):
-    module = types.ModuleType(name)
-    module.__path__ = [path]
-    sys.modules[name] = module
-prelude, cases = pickle.load(sys.stdin.buffer)
-for i in range(int(sys.argv[1]), len(cases)):
-    namespace = {}
-    try:
-        exec(prelude + cases[i], namespace)
-        outcome = "returned"
-    except Exception as exc:
-        outcome = type(exc).__name__
-    print(i, outcome, flush=True)
-"""
-
-
-def outcomes_in_child_processes(prelude, cases):
-    """Outcome of running ``prelude + case`` for each case: the name of the
-    exception raised, ``"returned"``, or ``"crashed (...)"``."""
-    payload = pickle.dumps((prelude, cases))
-    outcomes = {}
-    start = 0
-    while start < len(cases):
-        proc = subprocess.run([sys.executable, "-c", _RUNNER, str(start)],
-                              input=payload, capture_output=True, timeout=120)
-        for line in proc.stdout.decode().splitlines():
-            i, outcome = line.split(" ", 1)
-            outcomes[int(i)] = outcome
-        while start in outcomes:
-            start += 1
-        if start < len(cases):  # the case at `start` killed the process
-            outcomes[start] = f"crashed (exit status {proc.returncode})"
-            start += 1
-    return [outcomes[i] for i in range(len(cases))]
+outcomes_in_child_processes = snippet_outcomes
 
 
 # Large enough that a write past a slice lands outside the heap block.

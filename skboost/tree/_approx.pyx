@@ -24,7 +24,7 @@ from cython.parallel cimport prange, threadid
 
 from skboost._openmp_helpers import check_n_threads
 
-from ._common cimport int32_t, int64_t, uint8_t
+from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
 from ._exact cimport SortedColumns
 from libc.stdint cimport uint16_t
 
@@ -69,6 +69,8 @@ cdef int64_t propose_feature(const float[::1] values,
     cdef float previous = 0.0
     cdef bint every_boundary, seen = False
     for k in range(start, end):
+        if k + PREFETCH_ROWS < end:
+            prefetch(&hess[rows[k + PREFETCH_ROWS]])
         h = hess[rows[k]]
         if h > 0.0:
             total += h
@@ -147,13 +149,15 @@ def propose_cuts(SortedColumns columns not None,
 
 def codes_from_sorted(SortedColumns columns not None, cuts, codes,
                       int n_threads):
-    """Bin codes of every row for the given cuts, written by walking each
-    feature's sorted block (no search per value); rows absent from a block
-    (missing values) get the feature's missing code ``len(cuts[f]) + 1``."""
+    """Bin codes for the given cuts, written feature-major
+    (``codes[f, row]``) by walking each feature's sorted block: no search
+    per value, and each feature's writes stay in one column. Rows absent
+    from a block (missing values) get the missing code ``len(cuts[f]) + 1``.
+    """
     check_n_threads(n_threads)
     cdef Py_ssize_t n_features = columns.n_features
-    if len(cuts) != n_features or codes.shape != (columns.n_rows, n_features):
-        raise ValueError("one cut array per feature; codes (n_rows, n_features)")
+    if len(cuts) != n_features or codes.shape != (n_features, columns.n_rows):
+        raise ValueError("one cut array per feature; codes (n_features, n_rows)")
     widths = np.array([len(c) + 2 for c in cuts], dtype=np.int64)
     max_code = np.iinfo(codes.dtype).max
     has_missing = np.diff(columns.col_ptr) < columns.n_rows
@@ -175,7 +179,7 @@ cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,
                       const int32_t[::1] rows, const double[::1] cuts,
                       const int64_t[::1] cut_ptr, code_t[:, ::1] codes,
                       int n_threads):
-    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, n_rows = codes.shape[0]
+    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, n_rows = codes.shape[1]
     cdef Py_ssize_t f, r
     cdef int64_t k, b, n_cuts, first
     for f in prange(n_features, nogil=True, schedule="dynamic",
@@ -183,12 +187,12 @@ cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,
         first = cut_ptr[f]
         n_cuts = cut_ptr[f + 1] - first
         for r in range(n_rows):
-            codes[r, f] = <code_t> (n_cuts + 1)       # missing unless present
+            codes[f, r] = <code_t> (n_cuts + 1)       # missing unless present
         b = 0
         for k in range(col_ptr[f], col_ptr[f + 1]):
             while b < n_cuts and values[k] >= cuts[first + b]:
                 b = b + 1
-            codes[rows[k], f] = <code_t> b
+            codes[f, rows[k]] = <code_t> b
 
 
 ctypedef struct LocalBinState:

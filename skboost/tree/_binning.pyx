@@ -10,6 +10,8 @@ is the tree split ``x < cuts[b]``.
 
 import numpy as np
 
+cimport cython
+
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange
@@ -55,13 +57,13 @@ cdef class BinnedData:
     contiguous column instead of one cache line per row).
     """
 
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
     def __init__(self, codes, bin_ptr):
         codes = np.asarray(codes)
         bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
         if codes.ndim != 2 or codes.dtype not in (np.uint8, np.uint16):
             raise ValueError("codes must be a 2-d uint8 or uint16 array")
-        if not codes.flags.c_contiguous:
-            codes = np.ascontiguousarray(codes)
         if bin_ptr.shape != (codes.shape[1] + 1,) or bin_ptr[0] != 0:
             raise ValueError("bin_ptr must have n_features + 1 entries from 0")
         widths = np.diff(bin_ptr)
@@ -70,7 +72,9 @@ cdef class BinnedData:
         if codes.shape[0] and codes.shape[1] and np.any(
                 codes.max(axis=0) >= widths):
             raise ValueError("a bin code is beyond its feature's bins")
-        self.codes = codes
+        # both layouts; a feature-major array passed as its transpose view
+        # (codes.T of a C array) costs one copy, not two
+        self.codes = np.ascontiguousarray(codes)
         self.codes_by_feature = np.ascontiguousarray(codes.T)
         self.bin_ptr = bin_ptr
         self.missing_code = (widths - 1).astype(np.int32)

@@ -190,29 +190,48 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef const int64_t[::1] task_end = tasks[2]
     cdef Py_ssize_t n_tasks = task_node.shape[0]
     cdef Py_ssize_t n_nodes = hist.shape[0], n_bins = hist.shape[1]
-    # per-thread partial histograms: scratch[thread, node, bin, 2]
-    scratch_arr = np.empty((n_threads, n_nodes, n_bins, 2), dtype=np.int64)
-    touched_arr = np.zeros((n_threads, n_nodes), dtype=np.uint8)
+    # A node of one task is built by one thread straight into ``hist``; only
+    # nodes split into several tasks need per-thread partial histograms
+    # (scratch[thread, shared node, bin, 2]), added up at the end.
+    tasks_per_node = np.bincount(np.asarray(task_node), minlength=n_nodes)
+    shared_nodes = np.flatnonzero(tasks_per_node > 1)
+    shared_index_arr = np.full(n_nodes, -1, dtype=np.int64)
+    shared_index_arr[shared_nodes] = np.arange(shared_nodes.shape[0])
+    cdef Py_ssize_t n_shared = shared_nodes.shape[0]
+    scratch_arr = np.empty((n_threads, max(n_shared, 1), n_bins, 2),
+                           dtype=np.int64)
+    touched_arr = np.zeros((n_threads, max(n_shared, 1)), dtype=np.uint8)
     cdef int64_t[:, :, :, ::1] scratch = scratch_arr
     cdef uint8_t[:, ::1] touched = touched_arr
+    cdef const int64_t[::1] shared_index = shared_index_arr
+    cdef const int64_t[::1] shared_node = shared_nodes.astype(np.int64)
     cdef Py_ssize_t t, k, j
     cdef int tid
-    cdef int64_t node
+    cdef int64_t node, s
+    cdef int64_t* target
     for t in prange(n_tasks, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
         node = task_node[t]
-        if not touched[tid, node]:
-            memset(&scratch[tid, node, 0, 0], 0, n_bins * 2 * sizeof(int64_t))
-            touched[tid, node] = 1
+        s = shared_index[node]
+        if s < 0:
+            target = &hist[node, 0, 0]
+            memset(target, 0, n_bins * 2 * sizeof(int64_t))
+        else:
+            target = &scratch[tid, s, 0, 0]
+            if not touched[tid, s]:
+                memset(target, 0, n_bins * 2 * sizeof(int64_t))
+                touched[tid, s] = 1
         accumulate_rows(codes, quantized, row_index, task_begin[t],
-                        task_end[t], bin_ptr, &scratch[tid, node, 0, 0])
-    # Reduce the partial histograms, in parallel over nodes.
-    for k in prange(n_nodes, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        memset(&hist[k, 0, 0], 0, n_bins * 2 * sizeof(int64_t))
-        for tid in range(n_threads):
-            if touched[tid, k]:
-                for j in range(n_bins):
-                    hist[k, j, 0] += scratch[tid, k, j, 0]
-                    hist[k, j, 1] += scratch[tid, k, j, 1]
+                        task_end[t], bin_ptr, target)
+    # Add up the partial histograms of shared nodes, in parallel over bins.
+    for k in range(n_shared):
+        node = shared_node[k]
+        for j in prange(n_bins, nogil=True, schedule="static",
+                        num_threads=n_threads):
+            hist[node, j, 0] = 0
+            hist[node, j, 1] = 0
+            for tid in range(n_threads):
+                if touched[tid, k]:
+                    hist[node, j, 0] += scratch[tid, k, j, 0]
+                    hist[node, j, 1] += scratch[tid, k, j, 1]

@@ -108,6 +108,8 @@ cdef class RowPartition:
         self.row_index = rows
         self.n_rows = n_rows
 
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
     def split_nodes(self, BinnedData data, begin, end, feature, split_bin,
                     default_left, int n_threads):
         """Stable partition of each node's slice ``[begin[k], end[k])``: rows
@@ -235,3 +237,34 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
         for i in range(task_begin[t], task_end[t]):
             row_index[i] = scratch[i]
     return n_left
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def add_leaf_values(RowPartition partition not None,
+                    const int64_t[::1] begin not None,   # IN (n_leaves,)
+                    const int64_t[::1] end not None,     # IN (n_leaves,)
+                    const double[::1] value not None,    # IN (n_leaves,)
+                    double[:, ::1] raw not None,         # IN/OUT (n_rows, K)
+                    Py_ssize_t column, int n_threads):
+    """``raw[row, column] += value[k]`` for every row of leaf k's slice of
+    the partition: the training margins move by the new tree without walking
+    it. Slices must not overlap (each row gets its leaf's value once)."""
+    check_n_threads(n_threads)
+    n_leaves = begin.shape[0]
+    if end.shape[0] != n_leaves or value.shape[0] != n_leaves:
+        raise ValueError("one begin, end and value per leaf")
+    if raw.shape[0] != partition.n_rows or not 0 <= column < raw.shape[1]:
+        raise ValueError("raw must be (n_rows, n_columns) and column inside")
+    b, e = np.asarray(begin), np.asarray(end)
+    order = np.argsort(b, kind="stable")
+    if n_leaves and (b.min() < 0 or e.max() > partition.row_index.shape[0]
+                     or np.any(e < b) or np.any(e[order][:-1] > b[order][1:])):
+        raise ValueError("leaf slices outside the partition or overlapping")
+    cdef const int32_t[::1] rows = partition.row_index
+    cdef Py_ssize_t k
+    cdef int64_t i
+    for k in prange(n_leaves, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        for i in range(begin[k], end[k]):
+            raw[rows[i], column] += value[k]

@@ -20,7 +20,7 @@ from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
 from ._hist_split import find_best_splits_hist
 from ._histogram import build_histograms, quantize_gradients
-from ._partition import RowPartition, apply_level_splits
+from ._partition import RowPartition, add_leaf_values, apply_level_splits
 from ._tree import TreeBuilder
 from .binning import HistogramLayout, value_bin_caps
 
@@ -160,6 +160,22 @@ class ExactGrower:
 
 
 @dataclass
+class LeafRows:
+    """Where the active rows of a grown tree ended: leaf ``node[k]`` holds
+    the rows of ``partition.row_index[begin[k]:end[k]]``."""
+
+    partition: RowPartition
+    begin: np.ndarray
+    end: np.ndarray
+    node: np.ndarray
+
+    def add_values(self, tree, raw, column, n_threads):
+        """raw[row, column] += the tree's value at the row, for these rows."""
+        add_leaf_values(self.partition, self.begin, self.end,
+                        tree.value[self.node], raw, column, n_threads)
+
+
+@dataclass
 class _OpenNode:
     """A leaf that may still be split: its rows, histogram and best split."""
 
@@ -209,7 +225,7 @@ class HistGrower:
     def grow(self, gpair, active):
         """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
         float32 with the rows where ``active`` is True. Returns the tree and
-        the leaf of every active row (-1 for the others)."""
+        the ``LeafRows`` of the active rows."""
         p = self.params
         self.sampler.start_tree()
         self.quantized, self.scales = quantize_gradients(
@@ -231,16 +247,10 @@ class HistGrower:
             leaves = self._grow_depthwise(builder, root)
         tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
-        return tree, self._leaf_of_row(leaves)
-
-    def _leaf_of_row(self, leaves):
-        """Leaf of every active row (-1 for the others): the leaves' slices
-        tile ``row_index`` in order of their beginnings."""
-        leaves = sorted(leaves, key=lambda n: n.begin)
-        leaf_of_row = np.full(self.binned.n_rows, -1, dtype=np.int32)
-        leaf_of_row[self.partition.row_index] = np.repeat(
-            [n.node for n in leaves], [n.end - n.begin for n in leaves])
-        return leaf_of_row
+        return tree, LeafRows(self.partition,
+                              np.array([n.begin for n in leaves], np.int64),
+                              np.array([n.end for n in leaves], np.int64),
+                              np.array([n.node for n in leaves], np.int64))
 
     def _can_expand(self, open_node):
         return open_node.split is not None and open_node.split["worth"]
@@ -381,10 +391,10 @@ class ApproxGrower:
         hess[~active] = 0.0
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
         layout = HistogramLayout(cuts, self.has_missing)
-        codes = np.empty((self.sorted.n_rows, self.sorted.n_features),
+        codes = np.empty((self.sorted.n_features, self.sorted.n_rows),
                          dtype=layout.code_dtype)
         codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
-        self.hist.binned = BinnedData(codes, layout.bin_ptr)
+        self.hist.binned = BinnedData(codes.T, layout.bin_ptr)
         self.hist.thresholds = layout.split_thresholds
         return self.hist.grow(gpair, active)
 
