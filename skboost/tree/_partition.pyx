@@ -239,8 +239,6 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     return n_left
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
 def add_leaf_values(RowPartition partition not None,
                     const int64_t[::1] begin not None,   # IN (n_leaves,)
                     const int64_t[::1] end not None,     # IN (n_leaves,)
@@ -251,6 +249,20 @@ def add_leaf_values(RowPartition partition not None,
     the partition: the training margins move by the new tree without walking
     it. Slices must not overlap (each row gets its leaf's value once)."""
     check_n_threads(n_threads)
+    _check_leaf_slices(partition, begin, end, value, raw, column)
+    cdef Py_ssize_t n_leaves = begin.shape[0]
+    cdef const int32_t[::1] rows = partition.row_index
+    cdef Py_ssize_t k
+    cdef int64_t i
+    for k in prange(n_leaves, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        for i in range(begin[k], end[k]):
+            raw[rows[i], column] += value[k]
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_leaf_slices(partition, begin, end, value, raw, column):
     n_leaves = begin.shape[0]
     if end.shape[0] != n_leaves or value.shape[0] != n_leaves:
         raise ValueError("one begin, end and value per leaf")
@@ -261,10 +273,3 @@ def add_leaf_values(RowPartition partition not None,
     if n_leaves and (b.min() < 0 or e.max() > partition.row_index.shape[0]
                      or np.any(e < b) or np.any(e[order][:-1] > b[order][1:])):
         raise ValueError("leaf slices outside the partition or overlapping")
-    cdef const int32_t[::1] rows = partition.row_index
-    cdef Py_ssize_t k
-    cdef int64_t i
-    for k in prange(n_leaves, nogil=True, schedule="dynamic",
-                    num_threads=n_threads):
-        for i in range(begin[k], end[k]):
-            raw[rows[i], column] += value[k]
