@@ -382,6 +382,7 @@ class ApproxGrower:
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
         self.hist = HistGrower(None, None, params, n_threads, rng, weight,
                                n_features=sorted_columns.n_features)
+        self._proposed_for = None   # the hessians of the current binning
 
     def grow(self, gpair, active):
         """Grow one tree: propose cuts, re-bin, grow on histograms."""
@@ -389,6 +390,15 @@ class ApproxGrower:
         if self.weight is not None:
             hess *= self.weight
         hess[~active] = 0.0
+        # the same hessians propose the same cuts (constant-hessian
+        # objectives without row sampling): keep the binning
+        if self._proposed_for is None or not np.array_equal(
+                hess, self._proposed_for):
+            self._rebin(hess)
+        return self.hist.grow(gpair, active)
+
+    def _rebin(self, hess):
+        self._proposed_for = hess
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
         layout = HistogramLayout(cuts, self.has_missing)
         codes = np.empty((self.sorted.n_features, self.sorted.n_rows),
@@ -396,7 +406,6 @@ class ApproxGrower:
         codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
         self.hist.binned = BinnedData(codes.T, layout.bin_ptr)
         self.hist.thresholds = layout.split_thresholds
-        return self.hist.grow(gpair, active)
 
 
 class LocalApproxGrower:
