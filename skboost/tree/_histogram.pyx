@@ -26,7 +26,7 @@ import numpy as np
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport fabs, frexp, isfinite, ldexp, llround
+from libc.math cimport fabs, frexp, isfinite, ldexp, llrint
 from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
@@ -63,14 +63,15 @@ def quantization_scale(double max_abs, Py_ssize_t n_terms):
 def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
                        weight,                        # None or float64 (n_rows,)
                        const uint8_t[::1] active not None,     # IN (n_rows,)
-                       int n_threads):
+                       int n_threads, out=None):
     """Weighted gradient pairs of the active rows as int64 fixed point.
 
     Returns
     -------
     quantized : ndarray of shape (n_rows, 2), int64
         ``round(g * w * scale_g)`` and ``round(h * w * scale_h)``; 0 for
-        inactive rows.
+        inactive rows. Written into ``out`` when given (reused between
+        trees).
     scales : ndarray of shape (2,)
         ``scale_g`` and ``scale_h``, powers of two.
     """
@@ -84,31 +85,48 @@ def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
     if weighted and w.shape[0] != n:
         raise ValueError("weight must have one entry per row")
     cdef const double[::1] wv = w
-    cdef double max_g = 0.0, max_h = 0.0, g, h
-    cdef Py_ssize_t n_active = 0
-    cdef bint finite = True
-    for i in range(n):   # max is order-independent: deterministic
+    # maxima per thread, then overall: max is order-independent, so the
+    # scales (and everything after) do not depend on the threads
+    # g, h, count; a cache line (8 doubles) per thread: no false sharing
+    maxima_arr = np.zeros((n_threads, 8), dtype=np.float64)
+    bad_arr = np.zeros(n_threads, dtype=np.uint8)
+    cdef double[:, ::1] maxima = maxima_arr
+    cdef uint8_t[::1] bad = bad_arr
+    cdef double g, h
+    cdef int tid
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         if active[i]:
+            tid = threadid()
             g = fabs(gpair[i, 0] * (wv[i] if weighted else 1.0))
             h = fabs(gpair[i, 1] * (wv[i] if weighted else 1.0))
-            finite = finite and isfinite(g) and isfinite(h)
-            n_active += 1
-            if g > max_g:
-                max_g = g
-            if h > max_h:
-                max_h = h
-    if not finite:
+            if not (isfinite(g) and isfinite(h)):
+                bad[tid] = 1
+            maxima[tid, 2] += 1
+            if g > maxima[tid, 0]:
+                maxima[tid, 0] = g
+            if h > maxima[tid, 1]:
+                maxima[tid, 1] = h
+    if bad_arr.any():
         raise ValueError("gradients, hessians and weights must be finite")
+    cdef double max_g = maxima_arr[:, 0].max(), max_h = maxima_arr[:, 1].max()
+    cdef Py_ssize_t n_active = int(maxima_arr[:, 2].sum())
     cdef double scale_g = quantization_scale(max_g, n_active)
     cdef double scale_h = quantization_scale(max_h, n_active)
-    out = np.zeros((n, 2), dtype=np.int64)
+    if out is None:
+        out = np.empty((n, 2), dtype=np.int64)
+    if out.shape != (n, 2) or out.dtype != np.int64:
+        raise ValueError("out must be int64 of shape (n_rows, 2)")
     cdef int64_t[:, ::1] q = out
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         if active[i]:
-            q[i, 0] = llround(<double> gpair[i, 0]
-                              * (wv[i] if weighted else 1.0) * scale_g)
-            q[i, 1] = llround(<double> gpair[i, 1]
-                              * (wv[i] if weighted else 1.0) * scale_h)
+            # llrint: round to nearest (ties to even), one instruction
+            q[i, 0] = llrint(<double> gpair[i, 0]
+                             * (wv[i] if weighted else 1.0) * scale_g)
+            q[i, 1] = llrint(<double> gpair[i, 1]
+                             * (wv[i] if weighted else 1.0) * scale_h)
+        else:
+            q[i, 0] = 0
+            q[i, 1] = 0
     return out, np.array([scale_g, scale_h])
 
 

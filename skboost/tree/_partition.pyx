@@ -107,6 +107,9 @@ cdef class RowPartition:
             raise ValueError("rows must be increasing (each row once)")
         self.row_index = rows
         self.n_rows = n_rows
+        # buffers for every split of this partition, allocated once
+        self._scratch = np.empty_like(rows)
+        self._goes_left = np.empty(rows.shape[0], dtype=np.uint8)
 
     @cython.boundscheck(True)
     @cython.wraparound(True)
@@ -141,10 +144,12 @@ cdef class RowPartition:
             return _split_nodes[uint8_t](data.codes_by_feature, self.row_index,
                                          data.missing_code, tasks, begin, end,
                                          feature, split_bin, default_left,
+                                         self._scratch, self._goes_left,
                                          n_threads)
         return _split_nodes[uint16_t](data.codes_by_feature, self.row_index,
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
+                                      self._scratch, self._goes_left,
                                       n_threads)
 
 
@@ -176,14 +181,14 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          const int32_t[::1] feature,
                          const int32_t[::1] split_bin,
                          const uint8_t[::1] default_left,
+                         int32_t[::1] scratch,              # work buffer
+                         uint8_t[::1] goes_left,            # work buffer
                          int n_threads):
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
     cdef Py_ssize_t n_tasks = task_node.shape[0], t
     cdef int64_t[::1] task_left = np.zeros(n_tasks, dtype=np.int64)
-    goes_left_arr = np.empty(row_index.shape[0], dtype=np.uint8)
-    cdef uint8_t[::1] goes_left = goes_left_arr
     cdef int64_t i, k, count, node
     cdef int32_t code, f
     # Pass 1: where each row goes, and how many go left per task.
@@ -217,8 +222,6 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t[::1] left_dest = np.asarray(begin)[node_arr] + left_before
     cdef int64_t[::1] right_dest = (np.asarray(begin)[node_arr]
                                     + n_left[node_arr] + right_before)
-    scratch_arr = np.empty_like(np.asarray(row_index))
-    cdef int32_t[::1] scratch = scratch_arr
     cdef int64_t l, r
     # Pass 2: scatter into scratch; pass 3: copy the slices back.
     for t in prange(n_tasks, nogil=True, schedule="static",

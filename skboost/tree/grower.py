@@ -228,8 +228,12 @@ class HistGrower:
         the ``LeafRows`` of the active rows."""
         p = self.params
         self.sampler.start_tree()
+        if getattr(self, "quantized", None) is None or (
+                self.quantized.shape[0] != gpair.shape[0]):
+            self.quantized = np.empty((gpair.shape[0], 2), dtype=np.int64)
         self.quantized, self.scales = quantize_gradients(
-            gpair, self.weight, active.view(np.uint8), self.n_threads)
+            gpair, self.weight, active.view(np.uint8), self.n_threads,
+            out=self.quantized)
         self.partition = RowPartition(np.flatnonzero(active), self.binned.n_rows)
         n_active = self.partition.row_index.shape[0]
         hist = np.empty((1, self.binned.n_bins, 2), dtype=np.int64)
