@@ -27,7 +27,7 @@ from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
 
 # Below this many histogram bins per thread, a parallel region costs more
 # than it saves.
-BINS_PER_THREAD = 32768
+BINS_PER_THREAD = 4096
 
 
 ctypedef struct HistCandidate:
