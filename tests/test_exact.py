@@ -23,44 +23,21 @@ sum is exact whatever the summation order: equal partitions then give equal
 gains in both finders, and ties are real ties, broken by the rule above.
 """
 
-import math
 import sys
 
 import numpy as np
 import pytest
 
 from skboost.tree._exact import SortedColumns, find_best_splits
+from _oracles import REG_GRID, score
 from _isolation import call_outcomes
 
-REG_GRID = [
-    # (reg_lambda, reg_alpha, max_delta_step, min_child_weight)
-    (1.0, 0.0, 0.0, 0.0),
-    (1.0, 0.0, 0.0, 1.0),
-    (0.0, 0.0, 0.0, 0.5),
-    (2.0, 0.5, 0.0, 0.0),
-    (1.0, 0.0, 0.4, 0.0),
-    (0.5, 0.25, 0.3, 1.5),
-    (1.0, 2.0, 0.0, 3.0),
-]
 
 
 # --------------------------------------------------------------------------
 # The naive finder
 # --------------------------------------------------------------------------
 
-def score(G, H, reg):
-    """-2 min_w [G w + 1/2 (H + lambda) w^2 + alpha |w|], |w| <= mds if mds > 0;
-    0 for a node lighter than min_child_weight (or with no hessian)."""
-    reg_lambda, reg_alpha, mds, mcw = reg
-    if H < mcw or H <= 0.0:
-        return 0.0
-    t = math.copysign(max(abs(G) - reg_alpha, 0.0), G)  # soft threshold
-    w = -t / (H + reg_lambda)
-    if mds > 0.0 and abs(w) > mds:
-        w = math.copysign(mds, w)
-        return -(2.0 * G * w + (H + reg_lambda) * w * w
-                 + 2.0 * reg_alpha * abs(w))
-    return t * t / (H + reg_lambda)
 
 
 def naive_best_split(X, g, h, rows, feature_allowed_row, reg):
