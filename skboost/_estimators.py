@@ -174,19 +174,19 @@ _COMMON_PARAMS_DOC = """
         Algorithms 1 and 3).
     max_bin : int in [2, 65535], default=256
         Maximum number of value bins (candidate cuts + 1) per feature, for
-        ``"hist"`` and ``"approx"``.
+        ``"hist"`` and ``"approx"``. Missing values have a bin of their own;
+        with ``max_bin=256`` a feature that has missing values keeps at most
+        255 value bins so that its codes fit a byte.
     approx_proposal : {"global", "local"}, default="global"
         When ``tree_method="approx"`` re-proposes candidate cuts (paper
         section 3.2): ``"global"`` once per tree from all its rows, ``"local"``
         for every node from the node's own rows (finer candidates where the
-        tree is deep, one more pass over the data per level; depth-wise
-        growth only). Missing values
-        have a bin of their own; with ``max_bin=256`` a feature that has
-        missing values keeps at most 255 value bins so its codes fit a byte.
+        tree is deep, two walks over the data per level; depth-wise growth
+        only).
     grow_policy : {"depthwise", "lossguide"}, default="depthwise"
         ``"depthwise"`` splits every node of a level before the next level;
-        ``"lossguide"`` (``"hist"`` and ``"approx"``) always splits the leaf with the
-        highest loss reduction, up to ``max_leaves``.
+        ``"lossguide"`` (``"hist"`` and ``"approx"``) always splits the leaf
+        with the highest loss reduction, up to ``max_leaves``.
     max_leaves : int >= 0, default=0
         Maximum number of leaves per tree; 0 means no limit.
     n_jobs : int, default=None

@@ -212,12 +212,15 @@ def local_histograms(SortedColumns columns not None,
                      const int64_t[:, ::1] node_sums not None,  # IN (n_slots, 2)
                      const int64_t[::1] bin_ptr not None,   # IN (n_features + 1,)
                      int n_threads):
-    """Per-node ("local") proposals and histograms, one pass per feature.
+    """Per-node ("local") proposals and histograms, two walks per feature.
 
     For every open node (slot) and feature, candidate cuts are the node's
     own hessian-weighted quantiles (feature f has room for
     ``bin_ptr[f+1] - bin_ptr[f] - 1`` value bins), and the node's histogram
-    is accumulated over those bins in the same walk of the presorted block.
+    is accumulated over those bins: a first walk of the presorted block
+    takes each node's hessian mass and distinct values, a second one cuts
+    and accumulates. Rows of zero hessian take no part (they are not in
+    the tree).
     The missing bin is the node's total minus its present entries (exact in
     fixed point).
 

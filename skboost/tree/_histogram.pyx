@@ -13,8 +13,9 @@ exact integer sum:
 
 The scale is chosen so that the sum of the absolute quantised values of all
 rows stays below 2**62: no bin, node total or partial sum can overflow.
-Quantisation keeps about 61 - log2(n_rows) bits below the largest gradient,
-far more than the float32 gradients themselves carry.
+Quantisation keeps about 61 - log2(n_rows) bits below the largest gradient
+(a resolution of about 1e-12 of it for a million rows); values smaller than
+that, such as the 1e-16 hessian floor of the logistic loss, round to 0.
 
 Histogram layout: ``hist[node, bin, 0]`` gradient and ``hist[node, bin, 1]``
 hessian, with feature f owning bins ``bin_ptr[f] .. bin_ptr[f+1]-1`` (see

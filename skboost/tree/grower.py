@@ -1,11 +1,23 @@
 """Growing one tree: the growth loop, constraints and sampling around a
-split finder.
+split finder. The growers hold no per-row loop; every pass over rows is a
+kernel.
 
-The exact greedy finder grows depth-wise, one level at a time (paper
-Algorithm 1): all open nodes of a level are searched together by one scan
-per feature (``_exact.find_best_splits``), the grower decides which of them
-split, and the partitioner moves rows to their children's slots. The
-grower has no per-row loop.
+- ``ExactGrower`` (``tree_method="exact"``): depth-wise, one level at a time
+  (paper Algorithm 1); all open nodes of a level are searched together by
+  one scan per feature over the presorted blocks
+  (``_exact.find_best_splits``), and rows move to their children's slots.
+- ``HistGrower`` (``"hist"``): rows partitioned so each node's rows are a
+  contiguous slice; a batch of nodes is expanded by partitioning, building
+  the smaller children's histograms, subtracting for the larger ones and
+  scanning the histograms. ``grow_policy="depthwise"`` expands a level per
+  batch, ``"lossguide"`` the open leaf of highest gain (a heap).
+- ``ApproxGrower`` (``"approx"``, global proposal): re-bins on
+  hessian-weighted cuts per tree, then grows like ``HistGrower``.
+- ``LocalApproxGrower`` (``"approx"``, local proposal): depth-wise like the
+  exact grower, with each node's own cuts and histogram.
+
+Every grower returns the same ``Tree`` (``_tree.py``) and applies the same
+decision rule (``worth_splitting``, ``within_max_leaves``).
 """
 
 import heapq
