@@ -322,28 +322,36 @@ class HistGrower:
             self.binned, begin, end, s["feature"], s["split_bin"],
             s["default_left"], self.n_threads)
         left_smaller = n_left <= (end - begin - n_left)
-        small_begin = np.where(left_smaller, begin, begin + n_left)
-        small_end = np.where(left_smaller, begin + n_left, end)
-        # hists[:B] the smaller children, built; hists[B:] the larger ones,
-        # parent minus smaller (exact in fixed point)
         n_nodes = len(nodes)
-        hists = np.empty((2 * n_nodes, self.binned.n_bins, 2), dtype=np.int64)
-        build_histograms(self.binned, self.partition, self.quantized,
-                         small_begin, small_end, hists[:n_nodes],
-                         self.n_threads)
+        depth = nodes[0].depth + 1
+        if p.max_depth and depth >= p.max_depth:
+            # the children will be leaves: no histogram is needed
+            hists = None
+        else:
+            # hists[:B] the smaller children, built; hists[B:] the larger
+            # ones, parent minus smaller (exact in fixed point)
+            hists = np.empty((2 * n_nodes, self.binned.n_bins, 2),
+                             dtype=np.int64)
+            build_histograms(self.binned, self.partition, self.quantized,
+                             np.where(left_smaller, begin, begin + n_left),
+                             np.where(left_smaller, begin + n_left, end),
+                             hists[:n_nodes], self.n_threads)
         small, large = [], []
         for k, n in enumerate(nodes):
-            np.subtract(n.hist, hists[k], out=hists[n_nodes + k])
+            if hists is not None:
+                np.subtract(n.hist, hists[k], out=hists[n_nodes + k])
             mid = n.begin + int(n_left[k])
             left_sums = np.array([s["Gq_left"][k], s["Hq_left"][k]])
             left = (int(left_ids[k]), n.begin, mid, left_sums)
             right = (int(right_ids[k]), mid, n.end, n.sums - left_sums)
             small_child, large_child = ((left, right) if left_smaller[k]
                                         else (right, left))
-            small.append(_OpenNode(small_child[0], n.depth + 1, *small_child[1:3],
-                                   hists[k], small_child[3]))
-            large.append(_OpenNode(large_child[0], n.depth + 1, *large_child[1:3],
-                                   hists[n_nodes + k], large_child[3]))
+            small.append(_OpenNode(small_child[0], depth, *small_child[1:3],
+                                   None if hists is None else hists[k],
+                                   small_child[3]))
+            large.append(_OpenNode(large_child[0], depth, *large_child[1:3],
+                                   None if hists is None else hists[n_nodes + k],
+                                   large_child[3]))
         children = small + large   # in the order of their rows in ``hists``
         self._evaluate(children, hists)
         return children
