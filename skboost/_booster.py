@@ -171,14 +171,14 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
 
 def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
     if boost_params.tree_method == "exact":
-        return ExactGrower(X, presort_dense(X), tree_params, n_threads, rng,
+        return ExactGrower(X, presort_dense(X, n_threads), tree_params, n_threads, rng,
                            weight=weight)
     if boost_params.tree_method == "approx":
         if boost_params.approx_proposal == "local":
-            return LocalApproxGrower(X, presort_dense(X), tree_params,
+            return LocalApproxGrower(X, presort_dense(X, n_threads), tree_params,
                                      boost_params.max_bin, n_threads, rng,
                                      weight=weight)
-        return ApproxGrower(presort_dense(X), tree_params, boost_params.max_bin,
+        return ApproxGrower(presort_dense(X, n_threads), tree_params, boost_params.max_bin,
                             n_threads, rng, weight=weight)
     mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
