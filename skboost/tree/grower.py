@@ -406,23 +406,25 @@ class ApproxGrower:
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
         self.hist = HistGrower(None, None, params, n_threads, rng, weight,
                                n_features=sorted_columns.n_features)
-        self._proposed_for = None   # the hessians of the current binning
+        self._proposed_for = None   # (hessians, active rows) of the binning
 
     def grow(self, gpair, active):
         """Grow one tree: propose cuts, re-bin, grow on histograms."""
-        hess = gpair[:, 1].astype(np.float64)
-        if self.weight is not None:
-            hess *= self.weight
-        hess[~active] = 0.0
-        # the same hessians propose the same cuts (constant-hessian
-        # objectives without row sampling): keep the binning
-        if self._proposed_for is None or not np.array_equal(
-                hess, self._proposed_for):
+        # the same hessians on the same rows propose the same cuts
+        # (constant-hessian objectives without row sampling): keep the
+        # binning, checked on the inputs without building the weighted copy
+        if self._proposed_for is None or not (
+                np.array_equal(gpair[:, 1], self._proposed_for[0])
+                and np.array_equal(active, self._proposed_for[1])):
+            self._proposed_for = (gpair[:, 1].copy(), active.copy())
+            hess = gpair[:, 1].astype(np.float64)
+            if self.weight is not None:
+                hess *= self.weight
+            hess[~active] = 0.0
             self._rebin(hess)
         return self.hist.grow(gpair, active)
 
     def _rebin(self, hess):
-        self._proposed_for = hess
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
         layout = HistogramLayout(cuts, self.has_missing)
         codes = np.empty((self.sorted.n_features, self.sorted.n_rows),
