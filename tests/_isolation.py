@@ -60,3 +60,36 @@ def call_outcomes(calls):
 def snippet_outcomes(prelude, cases):
     """Outcome of running the code ``prelude + case`` for each case."""
     return _outcomes("snippet", prelude, cases)
+
+
+def snippet_input_tests(prelude, bad_inputs, valid):
+    """The two tests of a kernel module's inputs, for assignment at module
+    level::
+
+        test_valid_arguments_run, test_bad_inputs_raise_value_error = \\
+            snippet_input_tests(PRELUDE, BAD_INPUTS, VALID)
+
+    ``valid`` cases (the baselines: without the defect the call works) must
+    return; every ``bad_inputs`` case must raise ValueError. All cases run
+    once per test process, in child processes.
+    """
+    import functools
+
+    import pytest
+
+    names = list(bad_inputs) + list(valid)
+
+    @functools.lru_cache(maxsize=None)
+    def outcomes():
+        cases = [{**bad_inputs, **valid}[name] for name in names]
+        return dict(zip(names, snippet_outcomes(prelude, cases)))
+
+    @pytest.mark.parametrize("case", list(valid))
+    def test_valid_arguments_run(case):
+        assert outcomes()[case] == "returned"
+
+    @pytest.mark.parametrize("case", list(bad_inputs))
+    def test_bad_inputs_raise_value_error(case):
+        assert outcomes()[case] == "ValueError"
+
+    return test_valid_arguments_run, test_bad_inputs_raise_value_error

@@ -29,7 +29,7 @@ import pytest
 
 from skboost.tree._hist_split import find_best_splits_hist
 from _oracles import REG_GRID, score
-from _isolation import snippet_outcomes
+from _isolation import snippet_input_tests
 
 
 
@@ -363,7 +363,6 @@ def test_threads_give_identical_results():
 # Each case runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-outcomes_in_child_processes = snippet_outcomes
 
 
 _PRELUDE = """
@@ -442,19 +441,5 @@ VALID = {
 }
 
 
-@pytest.fixture(scope="module")
-def bad_input_outcomes():
-    names = list(BAD_INPUTS) + list(VALID)
-    cases = [{**BAD_INPUTS, **VALID}[name] for name in names]
-    return dict(zip(names, outcomes_in_child_processes(_PRELUDE, cases)))
-
-
-@pytest.mark.parametrize("case", list(VALID))
-def test_valid_arguments_run(case, bad_input_outcomes):
-    # The baselines of the cases below: without the defect, the call works.
-    assert bad_input_outcomes[case] == "returned"
-
-
-@pytest.mark.parametrize("case", list(BAD_INPUTS))
-def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
-    assert bad_input_outcomes[case] == "ValueError"
+test_valid_arguments_run, test_bad_inputs_raise_value_error = \
+    snippet_input_tests(_PRELUDE, BAD_INPUTS, VALID)

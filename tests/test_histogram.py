@@ -21,7 +21,7 @@ from skboost.tree._binning import BinnedData
 from skboost.tree._histogram import (build_histograms, quantization_scale,
                                      quantize_gradients)
 from skboost.tree._partition import RowPartition
-from _isolation import snippet_outcomes
+from _isolation import snippet_input_tests
 
 SUM_LIMIT = 2 ** 62
 
@@ -346,7 +346,6 @@ def test_integer_weights_are_exact_multiples():
 # Each case runs in a child process so that a crash fails its own case only.
 # --------------------------------------------------------------------------
 
-outcomes_in_child_processes = snippet_outcomes
 
 
 _PRELUDE = """
@@ -429,19 +428,5 @@ VALID = {
 }
 
 
-@pytest.fixture(scope="module")
-def bad_input_outcomes():
-    names = list(BAD_INPUTS) + list(VALID)
-    cases = [{**BAD_INPUTS, **VALID}[name] for name in names]
-    return dict(zip(names, outcomes_in_child_processes(_PRELUDE, cases)))
-
-
-@pytest.mark.parametrize("case", list(VALID))
-def test_valid_arguments_run(case, bad_input_outcomes):
-    # The baselines of the cases below: without the defect, the call works.
-    assert bad_input_outcomes[case] == "returned"
-
-
-@pytest.mark.parametrize("case", list(BAD_INPUTS))
-def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
-    assert bad_input_outcomes[case] == "ValueError"
+test_valid_arguments_run, test_bad_inputs_raise_value_error = \
+    snippet_input_tests(_PRELUDE, BAD_INPUTS, VALID)
