@@ -413,3 +413,25 @@ def write_json(path, args, results):
     with open(path, "w") as f:
         json.dump({"args": vars(args), "environment": environment(),
                    "results": [r.to_json() for r in results]}, f, indent=2)
+
+
+def base_parser(description, n_rows, task):
+    """The options every benchmark script shares: data size, model size,
+    threads, repeats, task and a JSON output path."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--n-rows", type=int, default=n_rows,
+                        help="training rows (50,000 more are drawn for test)")
+    parser.add_argument("--n-features", type=int, default=28)
+    parser.add_argument("--n-rounds", type=int, default=100)
+    parser.add_argument("--max-depth", type=int, default=8)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="fits per library, each in a fresh process; "
+                             "times are the best, memory the worst")
+    parser.add_argument("--task", default=task,
+                        choices=["classification", "regression", "both"])
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the results to this JSON file")
+    return parser

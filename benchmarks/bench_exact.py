@@ -9,11 +9,10 @@ n_estimators, max_depth, learning_rate=0.1, reg_lambda=1, n_jobs); each is
 fitted in its own fresh process. See benchmarks/README.md for what is measured.
 """
 
-import argparse
 import sys
 
-from _common import (METRIC_NAME, Contender, comparison_table, environment,
-                     make_data, run_contenders, write_json)
+from _common import (METRIC_NAME, Contender, base_parser, comparison_table,
+                     environment, make_data, run_contenders, write_json)
 
 
 def contenders(task, args):
@@ -28,21 +27,8 @@ def contenders(task, args):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-rows", type=int, default=200_000,
-                        help="training rows (50,000 more are drawn for test)")
-    parser.add_argument("--n-features", type=int, default=28)
-    parser.add_argument("--n-rounds", type=int, default=100)
-    parser.add_argument("--max-depth", type=int, default=8)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="fits per library, each in a fresh process; "
-                             "times are the best, memory the worst")
-    parser.add_argument("--task", default="classification",
-                        choices=["classification", "regression", "both"])
-    parser.add_argument("--json", metavar="PATH",
-                        help="also write the results to this JSON file")
-    return parser.parse_args(argv)
+    return base_parser(__doc__.splitlines()[0], n_rows=200_000,
+                       task="classification").parse_args(argv)
 
 
 def main(argv=None):

@@ -12,11 +12,10 @@ fit runs in its own fresh process (see benchmarks/README.md). Ratios are to
 XGBoost's hist method and to XGBoost's method of the same name.
 """
 
-import argparse
 import sys
 
-from _common import (METRIC_NAME, Contender, environment, format_table,
-                     make_data, run_contenders, write_json)
+from _common import (METRIC_NAME, Contender, base_parser, environment,
+                     format_table, make_data, run_contenders, write_json)
 
 
 def contenders(task, args):
@@ -69,21 +68,12 @@ def comparison_table(results, task):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-rows", type=int, default=1_000_000,
-                        help="training rows (50,000 more are drawn for test)")
-    parser.add_argument("--n-features", type=int, default=28)
-    parser.add_argument("--n-rounds", type=int, default=100)
-    parser.add_argument("--max-depth", type=int, default=8)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--task", default="both",
-                        choices=["classification", "regression", "both"])
+    parser = base_parser(__doc__.splitlines()[0], n_rows=1_000_000,
+                         task="both")
     parser.add_argument("--skip-exact", action="store_true",
                         help="leave out tree_method='exact' (minutes at 1M rows)")
     parser.add_argument("--only", nargs="*", metavar="LIBRARY",
                         help="run only these libraries (e.g. skboost xgboost)")
-    parser.add_argument("--json", metavar="PATH")
     return parser.parse_args(argv)
 
 
