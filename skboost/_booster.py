@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .objectives import get_objective
-from .tree._predictor import PackedForest, predict_raw
+from .metrics import get_metric
+from .objectives import RANKING_OBJECTIVES, Objective, get_objective
+from .tree._predictor import PackedForest, predict_leaves, predict_raw
 from .tree._binning import BinnedData
 from .tree._presort import presort_dense
 from .tree._tree import NODE_FIELDS
@@ -51,6 +52,12 @@ class Booster:
         self.trees = []
         self.tree_group = []  # output column of each tree
         self._forest = None  # concatenated node arrays, built on demand
+        self.feature_names = None  # training column names, when known
+        self.objective_params = {}  # parameters of the objective
+        self.evals_result = {}  # {eval set: {metric: [value per round]}}
+        self.metric_maximize = {}  # {metric: whether higher is better}
+        self.best_iteration = None  # set by early stopping (from 0)
+        self.best_score = None
 
     @property
     def n_outputs(self):
@@ -117,9 +124,85 @@ class Booster:
         first, last = self._tree_slice(iteration_range)
         return self._packed_forest().predict_leaves(X, first, last, n_threads)
 
+    def get_score(self, importance_type="weight"):
+        """Importance of each feature used in at least one split.
+
+        Parameters
+        ----------
+        importance_type : {"weight", "gain", "cover", "total_gain", \
+"total_cover"}, default="weight"
+            XGBoost's definitions: number of splits on the feature, average
+            or total loss reduction of those splits, average or total cover
+            (hessian sum) of the split nodes. skboost's gain is the loss
+            reduction of the paper's equation 7 (with its factor 1/2), half
+            of the value XGBoost reports.
+
+        Returns
+        -------
+        scores : dict
+            ``{feature name: importance}``; names are the training column
+            names, else ``"f0"``, ``"f1"``, ...
+        """
+        from ._importance import get_score
+
+        return get_score(self, importance_type)
+
+    def get_dump(self, with_stats=False, dump_format="text"):
+        """A readable dump of every tree.
+
+        Parameters
+        ----------
+        with_stats : bool, default=False
+            Add each split's gain and each node's cover.
+        dump_format : {"text", "json"}, default="text"
+            XGBoost's text format (``0:[f1<0.5] yes=1,no=2,missing=1``, one
+            line per node, depth-first, indented by depth) or nested JSON.
+
+        Returns
+        -------
+        dump : list of str
+            One string per tree, in boosting order.
+        """
+        from ._importance import get_dump
+
+        return get_dump(self, with_stats, dump_format)
+
+    def trees_to_dataframe(self):
+        """The nodes of all trees as a pandas DataFrame.
+
+        Returns
+        -------
+        nodes : pandas.DataFrame
+            One row per node, columns ``Tree``, ``Node``, ``ID`` (``"t-n"``),
+            ``Feature`` (``"Leaf"`` on leaves), ``Split`` (threshold: go to
+            ``Yes`` when value < ``Split``), ``Yes``, ``No``, ``Missing``
+            (IDs of the children), ``Gain`` (a split's loss reduction; on
+            leaves the leaf value, as in XGBoost), ``Cover`` and ``Value``
+            (the node's output, learning rate included).
+        """
+        from ._importance import trees_to_dataframe
+
+        return trees_to_dataframe(self)
+
+
+@dataclass
+class EvalSet:
+    """Data evaluated after every round (rows grouped by query for ranking).
+
+    ``X`` is float32 C-ordered with NaN for missing values; ``weight``
+    float64; ``query_ptr`` (ranking) the row boundaries of the queries.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray
+    query_ptr: np.ndarray | None = None
+
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
-          n_threads, rng):
+          n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
+          eval_metrics=None, callbacks=()):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -128,26 +211,43 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     y : ndarray of shape (n_rows,)
         Labels (class indices for classification).
     weight : ndarray of shape (n_rows,), float64, non-negative
-    objective_name : str
+    objective_name : str or Objective
+        A registered objective name, or an objective instance (a callable
+        objective wrapped in ``CallableObjective``).
     n_classes : int or None
     boost_params : BoostParams
     tree_params : TreeParams
     n_threads : int
     rng : numpy.random.Generator
+    objective_params : dict, default=None
+        Parameters of the objective (``objectives.DEFAULT_PARAMS``).
+    query_ptr : ndarray of shape (n_queries + 1,), default=None
+        Ranking: rows of query q are ``query_ptr[q]:query_ptr[q + 1]``.
+    evals : sequence of EvalSet, default=()
+        Evaluated after every round, in order.
+    eval_metrics : list of (str or callable), default=None
+        Metrics of the evaluation sets; None is the objective's default.
+    callbacks : sequence, default=()
+        Objects of the protocol of :mod:`skboost.callback`.
 
     Returns
     -------
     Booster
+        With ``evals_result`` (and ``best_iteration`` / ``best_score`` when
+        a callback such as early stopping set them).
     """
-    objective = get_objective(objective_name)
+    objective = _resolve_objective(objective_name, objective_params, query_ptr)
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
+    weight = objective.training_weight(y, weight)
     if boost_params.base_score is None:
         base_margin = objective.estimate_base_margin(y, weight, n_outputs)
     else:
         base_margin = objective.base_score_to_margin(boost_params.base_score,
                                                      n_outputs)
-    booster = Booster(objective_name, base_margin, X.shape[1])
+    booster = Booster(objective.name, base_margin, X.shape[1])
+    booster.objective_params = dict(objective.params)
+    evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     # Gradient pairs are kept unweighted in float32; the growers apply the
     # weights inside their sums.
     unit_weight = np.ones(X.shape[0])
@@ -157,16 +257,102 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
     weighted = weight > 0
-    for _ in range(boost_params.n_estimators):
+    for callback in callbacks:
+        _call(callback, "before_training", booster)
+    for iteration in range(boost_params.n_estimators):
         objective.gradient(y, raw, unit_weight, gpair, n_threads)
         for group in range(n_outputs):
             active = weighted & _row_sample(X.shape[0], boost_params.subsample,
                                             rng)
             tree, leaf_rows = grower.grow(gpair[group], active)
+            if objective.refit_leaves():
+                _refit_leaf_values(tree, X, y, raw[:, group], weight, active,
+                                   objective, group, tree_params.learning_rate,
+                                   n_threads)
             booster.add_tree(tree, group)
             _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
                             n_threads)
+        evaluator.add_round(iteration)
+        stops = [_call(callback, "after_iteration", booster, iteration,
+                       booster.evals_result) for callback in callbacks]
+        if any(stops):
+            break
+    for callback in callbacks:
+        booster = _call(callback, "after_training", booster) or booster
     return booster
+
+
+def _call(callback, method, *args):
+    """callback.method(*args) if the callback has that method."""
+    function = getattr(callback, method, None)
+    return function(*args) if function is not None else None
+
+
+def _resolve_objective(objective, params, query_ptr):
+    if isinstance(objective, Objective):
+        return objective
+    if objective in RANKING_OBJECTIVES:
+        return get_objective(objective, params, query_ptr=query_ptr)
+    return get_objective(objective, params)
+
+
+class _Evaluator:
+    """Margins of the evaluation sets, kept up to date tree by tree, and
+    their metrics after every round (into ``booster.evals_result``)."""
+
+    def __init__(self, booster, objective, evals, metric_names, n_threads):
+        self.booster = booster
+        self.objective = objective
+        self.evals = list(evals)
+        self.n_threads = n_threads
+        if not metric_names:
+            metric_names = [objective.default_metric] if self.evals else []
+        self.metrics = [get_metric(name, objective.params)
+                        for name in metric_names]
+        booster.metric_maximize = {m.name: m.higher_is_better
+                                   for m in self.metrics}
+        booster.evals_result = {e.name: {m.name: [] for m in self.metrics}
+                                for e in self.evals}
+        self.margins = [booster.predict_raw(e.X, n_threads=n_threads)
+                        for e in self.evals]
+
+    def add_round(self, iteration):
+        """Add the trees of round ``iteration`` and log every metric."""
+        if not self.evals:
+            return
+        n_outputs = self.booster.n_outputs
+        first = iteration * n_outputs
+        for data, margin in zip(self.evals, self.margins):
+            for k in range(first, first + n_outputs):
+                _add_tree_output(self.booster.trees[k], data.X, margin,
+                                 self.booster.tree_group[k], self.n_threads)
+            prediction = self.objective.eval_transform(margin)
+            log = self.booster.evals_result[data.name]
+            for metric in self.metrics:
+                log[metric.name].append(metric(data.y, prediction, data.weight,
+                                               data.query_ptr))
+
+
+def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
+                       learning_rate, n_threads):
+    """Set each leaf to ``learning_rate`` times the objective's target (a
+    weighted quantile) of the residuals ``y - margin`` of its training rows,
+    as XGBoost does for the quantile and absolute errors."""
+    rows = np.flatnonzero(active)
+    if rows.size == 0:
+        return
+    leaves = predict_leaves(
+        np.ascontiguousarray(X[rows]), tree.left_child, tree.right_child,
+        tree.feature, tree.threshold, tree.default_left,
+        np.array([0, tree.n_nodes], dtype=np.int64), n_threads)[:, 0]
+    order = np.argsort(leaves, kind="stable")
+    leaves, rows = leaves[order], rows[order]
+    starts = np.flatnonzero(np.r_[True, leaves[1:] != leaves[:-1]])
+    residual = y[rows] - margin[rows]
+    for begin, end in zip(starts, np.r_[starts[1:], rows.size]):
+        target = objective.leaf_target(residual[begin:end],
+                                       weight[rows[begin:end]], output)
+        tree.value[leaves[begin]] = learning_rate * target
 
 
 def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._booster import BoostParams, train
 from ._data import check_weight, check_X
+from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
 from .tree.grower import TreeParams
 
@@ -48,6 +49,7 @@ class _BoostBase(BaseEstimator):
         "base_score": [Interval(Real, None, None, closed="neither"), None],
         "random_state": ["random_state"],
         "missing": [Real],
+        "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
@@ -57,7 +59,8 @@ class _BoostBase(BaseEstimator):
                  min_child_weight=1.0, max_delta_step=0.0, subsample=1.0,
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
-                 base_score=None, random_state=None, missing=np.nan):
+                 base_score=None, random_state=None, missing=np.nan,
+                 importance_type="gain"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -80,6 +83,7 @@ class _BoostBase(BaseEstimator):
         self.base_score = base_score
         self.random_state = random_state
         self.missing = missing
+        self.importance_type = importance_type
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -115,6 +119,8 @@ class _BoostBase(BaseEstimator):
                 colsample_bylevel=self.colsample_bylevel,
                 colsample_bynode=self.colsample_bynode),
             effective_n_threads(self.n_jobs), np.random.default_rng(seed))
+        names = getattr(self, "feature_names_in_", None)
+        self.booster_.feature_names = None if names is None else list(names)
         return self
 
     def _raw_predict(self, X, iteration_range):
@@ -154,6 +160,80 @@ class _BoostBase(BaseEstimator):
         """
         check_is_fitted(self)
         return self.booster_
+
+    @property
+    def feature_importances_(self):
+        """Normalised feature importances of type ``importance_type``.
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features_in_,)
+            Non-negative, summing to 1 (all zeros when no tree has a split).
+        """
+        check_is_fitted(self)
+        return feature_importances(self.booster_, self.importance_type)
+
+    def save_model(self, fname):
+        """Save the fitted model to a versioned JSON file.
+
+        The file holds everything needed to predict again: parameters,
+        classes, feature names, objective, base margin, trees and best
+        iteration; a loaded model's predictions are bit-identical.
+        Parameters that are not JSON values (a ``RandomState`` instance,
+        callables) are saved as None. The file is written atomically.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            Path of the file to write (replaced if it exists).
+        """
+        check_is_fitted(self)
+        from ._serialization import save_estimator
+
+        save_estimator(self, fname)
+
+    def load_model(self, fname):
+        """Load a model saved by :meth:`save_model` into this estimator.
+
+        The saved parameters and fitted state replace this estimator's.
+        The file is validated; nothing in it is executed.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            Path of a file written by :meth:`save_model`.
+
+        Returns
+        -------
+        self : object
+            The estimator, fitted.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a valid model of this estimator class
+            (truncated, corrupted, another format version, an inconsistent
+            tree, ...).
+        """
+        from ._serialization import load_estimator
+
+        return load_estimator(self, fname)
+
+    @classmethod
+    def load(cls, fname):
+        """A new fitted estimator from a file written by :meth:`save_model`.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            Path of the model file.
+
+        Returns
+        -------
+        estimator : object
+            A new instance of this class.
+        """
+        return cls().load_model(fname)
 
 
 _COMMON_PARAMS_DOC = """
@@ -222,6 +302,12 @@ _COMMON_PARAMS_DOC = """
         Seed of row and column subsampling.
     missing : float, default=np.nan
         Value marking a missing entry, in addition to NaN.
+    importance_type : {"gain", "weight", "cover", "total_gain", \
+"total_cover"}, default="gain"
+        Definition of ``feature_importances_`` (XGBoost's): the average
+        (``gain``) or total loss reduction of the splits on a feature, their
+        number (``weight``), or the average or total cover (hessian sum) of
+        those splits.
 """
 
 
@@ -271,7 +357,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan):
+                 missing=np.nan, importance_type="gain"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -284,7 +370,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             colsample_bylevel=colsample_bylevel,
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
-            random_state=random_state, missing=missing)
+            random_state=random_state, missing=missing,
+            importance_type=importance_type)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -421,7 +508,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan):
+                 missing=np.nan, importance_type="gain"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -434,7 +521,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             colsample_bylevel=colsample_bylevel,
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
-            random_state=random_state, missing=missing)
+            random_state=random_state, missing=missing,
+            importance_type=importance_type)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -1,0 +1,567 @@
+"""Saved models: a versioned JSON format, written atomically, read with
+validation.
+
+A model file is one JSON object::
+
+    {"format": "skboost-model", "version": 1,
+     "checksum": "sha256:<hex>",          # optional, see below
+     "model": {
+        "estimator": "BoostClassifier",   # class to rebuild
+        "skboost_version": "...",         # informative only
+        "params": {...},                  # get_params(), JSON values only
+        "unsaved_params": [...],          # params that are not JSON values
+        "n_features_in": 4,
+        "feature_names": ["a", ...] | null,
+        "classes": {"dtype": "int64", "values": [...]} | null,
+        "categories": null,               # reserved for categorical features
+        "best_iteration": 12 | null,
+        "best_score": 0.25 | null,
+        "booster": {
+           "objective": "binary:logistic",
+           "n_features": 4,
+           "base_margin": [...],          # one per output (class)
+           "trees": [{"left_child": [...], "right_child": [...],
+                      "feature": [...], "threshold": [...],
+                      "default_left": [...], "value": [...],
+                      "gain": [...], "cover": [...]}, ...]}}}
+
+Trees are stored round by round, the ``n_outputs`` trees of a round in
+output order (tree ``i`` adds to output ``i % n_outputs``). Floats are
+written with Python's shortest round-trip representation, so a loaded model
+predicts bit-identically. JSON has no infinities: ``"inf"``, ``"-inf"`` and
+``"nan"`` stand for them (``+inf`` is a legal split threshold, meaning "every
+present value goes left"; NaN is legal in no node array).
+
+The checksum is the SHA-256 of the ``"model"`` object written canonically
+(sorted keys, no spaces). It catches accidental corruption; a file edited by
+hand must drop the ``"checksum"`` entry to load, and is then validated like
+any other: loading never executes anything from the file, and every
+structural property the predictor relies on (child indices inside the tree
+and after their parent, each node reached exactly once, feature indices
+below ``n_features``, leaves marked consistently, finite values) is checked
+in Python before any kernel sees the arrays.
+"""
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import is_classifier
+
+from .objectives import OBJECTIVES, get_objective
+from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
+
+FORMAT_NAME = "skboost-model"
+FORMAT_VERSION = 1
+# dtype kinds of classes_ a file may hold: bool, signed, unsigned, float,
+# unicode; "object" means an object array of str (labels from pandas)
+_CLASS_DTYPES = {"b", "i", "u", "f", "U"}
+_INT32 = np.iinfo(np.int32)
+_INT_FIELDS = ("left_child", "right_child", "feature", "default_left")
+_FLOAT_FIELDS = ("threshold", "value", "gain", "cover")
+_SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+class _Invalid(ValueError):
+    """A problem with the file's content (the caller adds the file name)."""
+
+
+# --------------------------------------------------------------- writing
+
+
+def save_estimator(estimator, fname):
+    """Write a fitted estimator to ``fname`` (atomically: a failure leaves
+    any existing file untouched)."""
+    text = dumps_estimator(estimator)
+    fname = os.fspath(fname)
+    directory = os.path.dirname(os.path.abspath(fname))
+    fd, tmp = tempfile.mkstemp(prefix=".skboost-", suffix=".tmp",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, fname)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def dumps_estimator(estimator):
+    """The model file's text for a fitted estimator."""
+    model = _estimator_to_dict(estimator)
+    return json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION,
+                       "checksum": _checksum(model), "model": model},
+                      allow_nan=False, separators=(",", ":"))
+
+
+def _checksum(model):
+    canonical = json.dumps(model, sort_keys=True, separators=(",", ":"),
+                           allow_nan=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _estimator_to_dict(estimator):
+    params, unsaved = _params_to_json(estimator.get_params(deep=False))
+    names = getattr(estimator, "feature_names_in_", None)
+    return {
+        "estimator": type(estimator).__name__,
+        "skboost_version": _version(),
+        "params": params,
+        "unsaved_params": unsaved,
+        "n_features_in": int(estimator.n_features_in_),
+        "feature_names": None if names is None else [str(n) for n in names],
+        "classes": _classes_to_json(getattr(estimator, "classes_", None)),
+        "categories": None,
+        "best_iteration": _optional_int(getattr(estimator, "best_iteration",
+                                                None)),
+        "best_score": _optional_float(getattr(estimator, "best_score", None)),
+        "booster": _booster_to_dict(estimator.booster_),
+    }
+
+
+def _version():
+    from . import __version__
+
+    return __version__
+
+
+def _booster_to_dict(booster):
+    return {
+        "objective": booster.objective,
+        "n_features": booster.n_features,
+        "base_margin": [_float_to_json(v) for v in booster.base_margin],
+        "trees": [{name: _array_to_json(getattr(tree, name), name)
+                   for name in NODE_FIELDS} for tree in booster.trees],
+    }
+
+
+def _array_to_json(array, name):
+    if name in _INT_FIELDS:
+        return [int(v) for v in array]
+    return [_float_to_json(v) for v in array]
+
+
+def _float_to_json(value):
+    value = float(value)
+    if math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _json_value(value):
+    """``value`` as a JSON value, or raise TypeError when it has none."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (Real, np.floating)):
+        return _float_to_json(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _json_value(v) for k, v in value.items()}
+    raise TypeError(type(value).__name__)
+
+
+def _params_to_json(params):
+    """(JSON-representable params, names of the others, saved as None)."""
+    saved, unsaved = {}, []
+    for name, value in sorted(params.items()):
+        try:
+            saved[name] = _json_value(value)
+        except TypeError:
+            saved[name] = None
+            unsaved.append(name)
+    return saved, unsaved
+
+
+def _classes_to_json(classes):
+    if classes is None:
+        return None
+    classes = np.asarray(classes)
+    if classes.dtype == object:
+        if not all(isinstance(c, str) for c in classes):
+            raise TypeError(
+                "save_model can store class labels of a numeric, bool or str "
+                f"type; classes_ holds {sorted({type(c).__name__ for c in classes})}")
+        return {"dtype": "object", "values": [str(c) for c in classes]}
+    if classes.dtype.kind not in _CLASS_DTYPES:
+        raise TypeError(f"save_model can not store class labels of dtype "
+                        f"{classes.dtype}")
+    return {"dtype": classes.dtype.str,
+            "values": [_json_value(c.item()) for c in classes]}
+
+
+def _optional_int(value):
+    return None if value is None else int(value)
+
+
+def _optional_float(value):
+    return None if value is None else _float_to_json(value)
+
+
+# --------------------------------------------------------------- reading
+
+
+def load_estimator(estimator, fname):
+    """Read ``fname`` into ``estimator`` (parameters and fitted state)."""
+    fname = os.fspath(fname)
+    try:
+        with open(fname, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise ValueError(f"{fname!r} is a directory, not a model file") from None
+    return loads_estimator(estimator, data, source=repr(fname))
+
+
+def loads_estimator(estimator, data, source="the model"):
+    """Fill ``estimator`` from the model file's text or bytes ``data``."""
+    try:
+        model = _parse(data)
+        state = _model_from_dict(estimator, model)
+    except _Invalid as exc:
+        raise ValueError(f"{source} is not a valid skboost model file: "
+                         f"{exc}") from None
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError,
+            RecursionError, MemoryError) as exc:
+        # defensive: every expected problem is reported as _Invalid above
+        raise ValueError(f"{source} is not a valid skboost model file "
+                         f"({type(exc).__name__}: {exc})") from None
+    _install(estimator, state)
+    return estimator
+
+
+def _parse(data):
+    """The ``"model"`` object of a well-formed file of the right version."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Invalid(f"it is not UTF-8 text ({exc.reason})") from None
+    try:
+        doc = json.loads(data, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise _Invalid(f"it is not complete JSON ({exc})") from None
+    except RecursionError:
+        raise _Invalid("it nests JSON too deeply") from None
+    _expect(isinstance(doc, dict), "the top level must be a JSON object")
+    _expect(doc.get("format") == FORMAT_NAME,
+            f"'format' must be {FORMAT_NAME!r}, got {doc.get('format')!r}")
+    version = doc.get("version")
+    _expect(_is_int(version), f"'version' must be an integer, got {version!r}")
+    _expect(version == FORMAT_VERSION,
+            f"it is format version {version}; this skboost reads version "
+            f"{FORMAT_VERSION}")
+    _expect(set(doc) <= {"format", "version", "checksum", "model"},
+            f"unknown top-level entries {sorted(set(doc) - {'format', 'version', 'checksum', 'model'})}")
+    model = doc.get("model")
+    _expect(isinstance(model, dict), "'model' must be a JSON object")
+    if "checksum" in doc:
+        _expect(doc["checksum"] == _checksum(model),
+                "its checksum does not match its content (the file is "
+                "corrupted, or was edited: a hand-edited file must drop its "
+                "'checksum' entry)")
+    return model
+
+
+def _reject_constant(name):
+    raise _Invalid(f"it contains the non-JSON constant {name}")
+
+
+def _expect(condition, message):
+    if not condition:
+        raise _Invalid(message)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_MODEL_KEYS = {"estimator", "skboost_version", "params", "unsaved_params",
+               "n_features_in", "feature_names", "classes", "categories",
+               "best_iteration", "best_score", "booster"}
+
+
+def _model_from_dict(estimator, model):
+    """Validated fitted state for ``estimator`` (nothing installed yet)."""
+    missing = _MODEL_KEYS - set(model)
+    extra = set(model) - _MODEL_KEYS
+    _expect(not missing, f"'model' lacks {sorted(missing)}")
+    _expect(not extra, f"'model' has unknown entries {sorted(extra)}")
+    name = type(estimator).__name__
+    _expect(model["estimator"] == name,
+            f"it holds a {model['estimator']!r}, not a {name!r}")
+    _expect(model["categories"] is None,
+            "it has categorical features, which this skboost does not support")
+    params = _params_from_json(estimator, model["params"],
+                               model["unsaved_params"])
+    n_features = model["n_features_in"]
+    _expect(_is_int(n_features) and n_features >= 1,
+            f"'n_features_in' must be a positive integer, got {n_features!r}")
+    names = _feature_names_from_json(model["feature_names"], n_features)
+    classes = _classes_from_json(model["classes"])
+    n_classes = None if classes is None else classes.shape[0]
+    if is_classifier(estimator):
+        _expect(classes is not None and n_classes >= 2,
+                "a classifier needs at least 2 classes")
+    else:
+        _expect(classes is None, "only a classifier has classes")
+    booster = _booster_from_dict(model["booster"], n_features, n_classes)
+    _check_objective(estimator, params.get("objective"), booster.objective,
+                     n_classes)
+    best_iteration = model["best_iteration"]
+    _expect(best_iteration is None or (_is_int(best_iteration)
+                                       and 0 <= best_iteration < booster.n_rounds),
+            f"'best_iteration' must be null or in [0, {booster.n_rounds}), got "
+            f"{best_iteration!r}")
+    best_score = model["best_score"]
+    if best_score is not None:
+        best_score = _float_from_json(best_score, "best_score")
+    booster.feature_names = None if names is None else list(names)
+    return dict(params=params, n_features_in_=n_features,
+                feature_names_in_=names, classes_=classes, booster_=booster,
+                best_iteration=best_iteration, best_score=best_score)
+
+
+def _params_from_json(estimator, params, unsaved):
+    _expect(isinstance(params, dict), "'params' must be a JSON object")
+    _expect(isinstance(unsaved, list) and all(isinstance(u, str) for u in unsaved),
+            "'unsaved_params' must be a list of names")
+    known = estimator.get_params(deep=False)
+    unknown = set(params) - set(known)
+    _expect(not unknown, f"unknown parameters {sorted(unknown)} for "
+                         f"{type(estimator).__name__}")
+    decoded = {name: _decode_param(value) for name, value in params.items()
+               if name not in unsaved}
+    probe = type(estimator)(**{**known, **decoded})
+    try:
+        probe._validate_params()
+    except (ValueError, TypeError) as exc:
+        raise _Invalid(f"invalid saved parameter: {exc}") from None
+    return decoded
+
+
+def _decode_param(value):
+    """Saved JSON parameter value -> Python value (special floats decoded;
+    a parameter's float strings never collide with its string options, none
+    of which is "inf", "-inf" or "nan")."""
+    if isinstance(value, str) and value in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[value]
+    if isinstance(value, list):
+        return [_decode_param(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _decode_param(v) for k, v in value.items()}
+    return value
+
+
+def _feature_names_from_json(names, n_features):
+    if names is None:
+        return None
+    _expect(isinstance(names, list) and all(isinstance(n, str) for n in names),
+            "'feature_names' must be null or a list of strings")
+    _expect(len(names) == n_features,
+            f"{len(names)} feature names for {n_features} features")
+    _expect(len(set(names)) == len(names), "feature names must be unique")
+    return np.asarray(names, dtype=object)
+
+
+def _classes_from_json(classes):
+    if classes is None:
+        return None
+    _expect(isinstance(classes, dict) and set(classes) == {"dtype", "values"},
+            "'classes' must be null or {'dtype': ..., 'values': [...]}")
+    dtype, values = classes["dtype"], classes["values"]
+    _expect(isinstance(values, list), "class values must be a list")
+    if dtype == "object":
+        _expect(all(isinstance(v, str) for v in values),
+                "object class labels must be strings")
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+    else:
+        _expect(isinstance(dtype, str) and len(dtype) <= 8,
+                f"unsupported class dtype {dtype!r}")
+        try:
+            np_dtype = np.dtype(dtype)
+        except TypeError:
+            raise _Invalid(f"unsupported class dtype {dtype!r}") from None
+        _expect(np_dtype.kind in _CLASS_DTYPES,
+                f"unsupported class dtype {dtype!r}")
+        _expect(all(_class_value_ok(v, np_dtype.kind) for v in values),
+                f"class values do not fit dtype {dtype!r}")
+        if np_dtype.kind == "f":
+            values = [_float_from_json(v, "classes") for v in values]
+        try:
+            array = np.asarray(values, dtype=np_dtype)
+        except (OverflowError, ValueError):
+            raise _Invalid(f"class values do not fit dtype {dtype!r}") from None
+        _expect(array.tolist() == values,
+                f"class values do not fit dtype {dtype!r}")
+    _expect(len(set(array.tolist())) == len(values), "classes must be unique")
+    _expect(len(values) == 0 or bool(np.all(array[:-1] < array[1:])),
+            "classes must be sorted (as LabelEncoder sorts them)")
+    return array
+
+
+def _class_value_ok(value, kind):
+    if kind == "b":
+        return isinstance(value, bool)
+    if kind in "iu":
+        return _is_int(value)
+    if kind == "f":
+        return _is_number(value) or value in _SPECIAL_FLOATS
+    return isinstance(value, str)
+
+
+def _float_from_json(value, what):
+    if isinstance(value, str) and value in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[value]
+    _expect(_is_number(value), f"{what} must hold numbers, got {value!r}")
+    return float(value)
+
+
+def _booster_from_dict(booster, n_features, n_classes):
+    from ._booster import Booster
+
+    _expect(isinstance(booster, dict)
+            and set(booster) == {"objective", "n_features", "base_margin",
+                                 "trees"},
+            "'booster' must be an object with the entries 'objective', "
+            "'n_features', 'base_margin' and 'trees'")
+    objective = booster["objective"]
+    _expect(isinstance(objective, str) and objective in OBJECTIVES,
+            f"unknown objective {objective!r}")
+    _expect(booster["n_features"] == n_features and _is_int(booster["n_features"]),
+            f"the booster has {booster['n_features']!r} features, the "
+            f"estimator {n_features}")
+    n_outputs = get_objective(objective).n_outputs(n_classes)
+    base_margin = _float_array(booster["base_margin"], "base_margin")
+    _expect(base_margin.shape[0] == n_outputs,
+            f"{objective} with {n_classes} classes has {n_outputs} outputs, "
+            f"'base_margin' has {base_margin.shape[0]}")
+    _expect(np.all(np.isfinite(base_margin)), "'base_margin' must be finite")
+    trees = booster["trees"]
+    _expect(isinstance(trees, list), "'trees' must be a list")
+    _expect(len(trees) % n_outputs == 0,
+            f"{len(trees)} trees is not a whole number of rounds of "
+            f"{n_outputs} trees")
+    result = Booster(objective, base_margin, n_features)
+    for index, tree in enumerate(trees):
+        try:
+            result.add_tree(_tree_from_dict(tree, n_features), index % n_outputs)
+        except _Invalid as exc:
+            raise _Invalid(f"tree {index}: {exc}") from None
+    return result
+
+
+def _float_array(values, what):
+    _expect(isinstance(values, list), f"'{what}' must be a list")
+    return np.array([_float_from_json(v, what) for v in values],
+                    dtype=np.float64)
+
+
+def _int_array(values, what, dtype):
+    _expect(isinstance(values, list) and all(_is_int(v) for v in values),
+            f"'{what}' must be a list of integers")
+    _expect(all(_INT32.min <= v <= _INT32.max for v in values),
+            f"'{what}' holds integers beyond 32 bits")
+    return np.array(values, dtype=dtype)
+
+
+def _tree_from_dict(tree, n_features):
+    _expect(isinstance(tree, dict) and set(tree) == set(NODE_FIELDS),
+            f"a tree must be an object with exactly the entries "
+            f"{list(NODE_FIELDS)}")
+    arrays = {}
+    for name, dtype in NODE_FIELDS.items():
+        if name in _INT_FIELDS:
+            arrays[name] = _int_array(tree[name], name, np.int64)
+        else:
+            arrays[name] = _float_array(tree[name], name)
+    n_nodes = arrays["left_child"].shape[0]
+    _expect(n_nodes >= 1, "a tree needs at least one node")
+    _expect(all(a.shape[0] == n_nodes for a in arrays.values()),
+            "the node arrays have different lengths")
+    _check_structure(arrays, n_nodes, n_features)
+    return Tree(**{name: arrays[name].astype(dtype)
+                   for name, dtype in NODE_FIELDS.items()})
+
+
+def _check_structure(a, n_nodes, n_features):
+    """What the predictor relies on: see the module docstring."""
+    left, right, feature = a["left_child"], a["right_child"], a["feature"]
+    leaf = left == NO_CHILD
+    inner = ~leaf
+    nodes = np.arange(n_nodes)
+    _expect(np.all(right[leaf] == NO_CHILD),
+            "a node has a right child but no left child")
+    _expect(np.all(feature[leaf] == NO_CHILD),
+            "a leaf has a split feature (leaves have feature -1)")
+    for child, side in ((left, "left"), (right, "right")):
+        bad = inner & ((child <= nodes) | (child >= n_nodes))
+        _expect(not bad.any(),
+                f"node {int(np.argmax(bad))}'s {side} child "
+                f"{int(child[np.argmax(bad)])} is outside the tree "
+                f"[0, {n_nodes}) or not after its parent")
+    parents = np.bincount(np.concatenate([left[inner], right[inner]]),
+                          minlength=n_nodes)
+    _expect(parents[0] == 0 and np.all(parents[1:] == 1),
+            "every node but the root must be the child of exactly one node "
+            "(the nodes must form one tree)")
+    bad = inner & ((feature < 0) | (feature >= n_features))
+    _expect(not bad.any(),
+            f"node {int(np.argmax(bad))} splits on feature "
+            f"{int(feature[np.argmax(bad)])}, outside [0, {n_features})")
+    _expect(np.all(np.isin(a["default_left"], (0, 1))),
+            "'default_left' must hold 0 or 1")
+    threshold = a["threshold"]
+    _expect(not np.any(np.isnan(threshold) | (threshold == -np.inf)),
+            "thresholds must be finite or +inf")
+    for name in ("value", "gain", "cover"):
+        _expect(np.all(np.isfinite(a[name])), f"'{name}' must be finite")
+
+
+def _check_objective(estimator, objective_param, booster_objective, n_classes):
+    """The booster's objective is the one ``fit`` would have trained."""
+    if booster_objective == objective_param:
+        return
+    # a classifier switches binary:logistic to multi:softprob for > 2 classes
+    _expect(is_classifier(estimator) and objective_param == "binary:logistic"
+            and booster_objective == "multi:softprob" and n_classes > 2,
+            f"the booster's objective {booster_objective!r} does not match "
+            f"the parameter objective={objective_param!r}")
+
+
+def _install(estimator, state):
+    """Set the validated parameters and fitted attributes on ``estimator``."""
+    for name in list(vars(estimator)):
+        if name.endswith("_") and not name.startswith("__"):
+            delattr(estimator, name)  # fitted state of an earlier fit
+    estimator.set_params(**state["params"])
+    estimator.n_features_in_ = state["n_features_in_"]
+    if state["feature_names_in_"] is not None:
+        estimator.feature_names_in_ = state["feature_names_in_"]
+    if state["classes_"] is not None:
+        estimator.classes_ = state["classes_"]
+        estimator.n_classes_ = state["classes_"].shape[0]
+    estimator.booster_ = state["booster_"]
+    for name in ("best_iteration", "best_score"):
+        if state[name] is not None:
+            _set_attribute(estimator, name, state[name])
+
+
+def _set_attribute(estimator, name, value):
+    try:
+        setattr(estimator, name, value)
+    except AttributeError:  # a read-only property computed from the booster
+        setattr(estimator.booster_, name, value)
