@@ -18,6 +18,7 @@ from setuptools import Extension, setup
 EXTENSIONS = {
     "skboost._openmp_helpers": "skboost/_openmp_helpers.pyx",
     "skboost._objectives": "skboost/_objectives.pyx",
+    "skboost._ranking": "skboost/_ranking.pyx",
     "skboost.tree._gain": "skboost/tree/_gain.pyx",
     "skboost.tree._sketch": "skboost/tree/_sketch.pyx",
     "skboost.tree._exact": "skboost/tree/_exact.pyx",

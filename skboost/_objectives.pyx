@@ -20,7 +20,7 @@ cimport cython
 
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t
-from libc.math cimport exp, fmax
+from libc.math cimport exp, fmax, log1p, sqrt
 
 cdef double HESSIAN_FLOOR = 1e-16
 
@@ -109,3 +109,116 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
             gpair[k, i, 0] = <float> ((p - (k == y[i])) * weight[i])
             gpair[k, i, 1] = <float> (
                 fmax(2.0 * p * (1.0 - p), HESSIAN_FLOOR) * weight[i])
+
+
+# --------------------------------------------------------------------------
+# Element-wise objectives: one kernel, the loss picked by a code. Each case
+# writes the (unweighted) derivatives of the loss ``l(y, m)`` in the margin
+# ``m``; ``param`` is the objective's parameter (huber_slope, quantile alpha,
+# max_delta_step of poisson, tweedie_variance_power) and unused otherwise.
+# --------------------------------------------------------------------------
+
+cdef enum ElementwiseLoss:
+    LOSS_SQUARED_LOG_ERROR = 1  # l = 1/2 (log1p(m) - log1p(y))^2, m > -1
+    LOSS_PSEUDO_HUBER_ERROR = 2  # l = s^2 (sqrt(1 + ((m - y)/s)^2) - 1)
+    LOSS_ABSOLUTE_ERROR = 3  # l = |m - y|; h = 1 (leaves re-fitted)
+    LOSS_QUANTILE_ERROR = 4  # pinball loss at alpha; h = 1 (leaves re-fitted)
+    LOSS_HINGE = 5  # l = max(0, 1 - (2y - 1) m); h = 1 on the margin
+    LOSS_POISSON = 6  # l = exp(m) - y m; h = exp(m + max_delta_step)
+    LOSS_GAMMA = 7  # l = y exp(-m) + m
+    LOSS_TWEEDIE = 8  # l = -y e^{(1-r)m}/(1-r) + e^{(2-r)m}/(2-r)
+    LOSS_SQUARED_ERROR = 9  # l = 1/2 (m - y)^2
+    LOSS_LOGISTIC = 10  # l = log(1 + e^m) - y m
+
+# The codes, for Python callers of elementwise_gradient.
+LOSS_CODES = {
+    "squared_log_error": LOSS_SQUARED_LOG_ERROR,
+    "pseudo_huber_error": LOSS_PSEUDO_HUBER_ERROR,
+    "absolute_error": LOSS_ABSOLUTE_ERROR,
+    "quantile_error": LOSS_QUANTILE_ERROR,
+    "hinge": LOSS_HINGE,
+    "poisson": LOSS_POISSON,
+    "gamma": LOSS_GAMMA,
+    "tweedie": LOSS_TWEEDIE,
+    "squared_error": LOSS_SQUARED_ERROR,
+    "logistic": LOSS_LOGISTIC,
+}
+
+cdef double HINGE_FLAT_HESSIAN = 1.1754943508222875e-38  # FLT_MIN
+cdef double SQUARED_LOG_HESSIAN_FLOOR = 1e-6
+
+
+cdef struct GradientPair:
+    double g
+    double h
+
+
+cdef inline GradientPair elementwise_pair(int loss, double y, double m,
+                                          double param) noexcept nogil:
+    cdef double r, z, p, sign
+    cdef GradientPair out
+    if loss == LOSS_SQUARED_LOG_ERROR:
+        r = log1p(m) - log1p(y)
+        out.g = r / (m + 1.0)
+        out.h = fmax((1.0 - r) / ((m + 1.0) * (m + 1.0)),
+                    SQUARED_LOG_HESSIAN_FLOOR)
+    elif loss == LOSS_PSEUDO_HUBER_ERROR:
+        r = (m - y) / param
+        z = sqrt(1.0 + r * r)
+        out.g = (m - y) / z
+        out.h = 1.0 / (z * z * z)
+    elif loss == LOSS_ABSOLUTE_ERROR:
+        out.g = (m > y) - (m < y)
+        out.h = 1.0
+    elif loss == LOSS_QUANTILE_ERROR:
+        out.g = -param if y >= m else 1.0 - param
+        out.h = 1.0
+    elif loss == LOSS_HINGE:
+        sign = 2.0 * y - 1.0
+        if sign * m < 1.0:
+            out.g = -sign
+            out.h = 1.0
+        else:
+            out.g = 0.0
+            out.h = HINGE_FLAT_HESSIAN
+    elif loss == LOSS_POISSON:
+        out.g = exp(m) - y
+        out.h = exp(m + param)
+    elif loss == LOSS_GAMMA:
+        out.g = 1.0 - y * exp(-m)
+        out.h = y * exp(-m)
+    elif loss == LOSS_TWEEDIE:
+        out.g = -y * exp((1.0 - param) * m) + exp((2.0 - param) * m)
+        out.h = (-y * (1.0 - param) * exp((1.0 - param) * m)
+                + (2.0 - param) * exp((2.0 - param) * m))
+    elif loss == LOSS_SQUARED_ERROR:
+        out.g = m - y
+        out.h = 1.0
+    else:  # LOGISTIC
+        p = sigmoid(m)
+        out.g = p - y
+        out.h = fmax(p * (1.0 - p), HESSIAN_FLOOR)
+    return out
+
+
+def elementwise_gradient(int loss,
+                         const double[::1] y not None,        # IN (n,)
+                         const double[::1] raw not None,      # IN (n,)
+                         const double[::1] weight not None,   # IN (n,)
+                         float[:, ::1] gpair not None,        # OUT (n, 2)
+                         double param,
+                         int n_threads):
+    """Gradient pairs of the element-wise loss ``loss`` (a module constant),
+    multiplied by ``weight``."""
+    check_n_threads(n_threads)
+    if not LOSS_SQUARED_LOG_ERROR <= loss <= LOSS_LOGISTIC:
+        raise ValueError(f"unknown element-wise loss code {loss}")
+    _check(y.shape[0], raw, weight, gpair)
+    _check_pairs(gpair.shape[1])
+    cdef Py_ssize_t i
+    cdef GradientPair pair
+    for i in prange(y.shape[0], nogil=True, schedule="static",
+                    num_threads=n_threads):
+        pair = elementwise_pair(loss, y[i], raw[i], param)
+        gpair[i, 0] = <float> (pair.g * weight[i])
+        gpair[i, 1] = <float> (pair.h * weight[i])

@@ -2,34 +2,80 @@
 
 An objective turns raw margins (the sum of the trees plus the base margin)
 into per-row gradient pairs for the next round, and into predictions. The
-per-row arithmetic runs in the Cython kernels of ``_objectives.pyx``.
+per-row arithmetic runs in the Cython kernels of ``_objectives.pyx`` (and of
+``_ranking.pyx`` for the per-query ranking objectives). Names and parameters
+follow XGBoost.
 
-=====================  =================  ====================================
-name                   outputs per row    base score estimated from the data
-=====================  =================  ====================================
-``reg:squarederror``   1 (identity)       weighted mean of y
-``binary:logistic``    1 (probability)    log-odds of the weighted mean of y
-``multi:softprob``     K (probabilities)  centred log weighted class priors
-=====================  =================  ====================================
+==========================  ===============  ==========================  =========================
+name                        prediction       base margin from the data   default metric
+==========================  ===============  ==========================  =========================
+``reg:squarederror``        margin           weighted mean               ``rmse``
+``reg:squaredlogerror``     margin           expm1(mean of log1p y)      ``rmsle``
+``reg:pseudohubererror``    margin           numerical minimiser         ``mphe``
+``reg:absoluteerror``       margin           weighted median             ``mae``
+``reg:quantileerror``       margin per alpha weighted alpha-quantiles    ``quantile``
+``reg:logistic``            sigmoid          log-odds of the mean        ``rmse``
+``count:poisson``           exp              log of the mean             ``poisson-nloglik``
+``reg:gamma``               exp              log of the mean             ``gamma-nloglik``
+``reg:tweedie``             exp              log of the mean             ``tweedie-nloglik@rho``
+``binary:logistic``         sigmoid          log-odds of the mean        ``logloss``
+``binary:logitraw``         margin           log-odds of the mean        ``logloss``
+``binary:hinge``            0/1              +1 or -1 (majority)         ``error``
+``multi:softprob``          softmax          centred log priors          ``mlogloss``
+``multi:softmax``           class index      centred log priors          ``merror``
+``rank:pairwise``           margin           0                           ``ndcg``
+``rank:ndcg``               margin           0                           ``ndcg``
+``rank:map``                margin           0                           ``map``
+==========================  ===============  ==========================  =========================
+
+Every objective takes the same parameter dictionary (see ``DEFAULT_PARAMS``)
+and reads the entries it needs.
 """
 
 from abc import ABC, abstractmethod
+import inspect
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
-from . import _objectives
+from . import _objectives, _ranking
 
 # Class frequencies are clipped to [PRIOR_FLOOR, 1 - PRIOR_FLOOR] before
 # taking logs, so a class with (weighted) frequency 0 or 1 gives a finite
 # base margin.
 PRIOR_FLOOR = 1e-7
 
+# Parameters of the objectives, with XGBoost's defaults.
+DEFAULT_PARAMS = {
+    "huber_slope": 1.0,
+    "quantile_alpha": 0.5,
+    "tweedie_variance_power": 1.5,
+    "scale_pos_weight": 1.0,
+    "poisson_max_delta_step": 0.7,
+    "lambdarank_pair_method": "topk",
+    "lambdarank_num_pair_per_sample": None,  # 32 for topk, 1 for mean
+    "ndcg_exp_gain": True,
+}
+
+# Largest label of rank:ndcg with exponential gains 2^y - 1 (as XGBoost).
+MAX_EXP_GAIN_LABEL = 31
+
 
 class Objective(ABC):
-    """Interface of a training objective (see the module docstring)."""
+    """Interface of a training objective (see the module docstring).
+
+    Parameters
+    ----------
+    params : dict, default=None
+        Objective parameters; missing entries take ``DEFAULT_PARAMS``.
+    """
 
     name = None
+    default_metric = None
+
+    def __init__(self, params=None):
+        self.params = {**DEFAULT_PARAMS, **(params or {})}
 
     def n_outputs(self, n_classes):
         """Number of raw margins per row (trees per boosting round)."""
@@ -37,7 +83,14 @@ class Objective(ABC):
 
     def prepare_labels(self, y):
         """Labels as the gradient kernel wants them; raise on invalid ones."""
-        return np.ascontiguousarray(y, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"{self.name} needs finite labels")
+        return y
+
+    def training_weight(self, y, weight):
+        """Weights of the rows in training (``scale_pos_weight`` applies)."""
+        return weight
 
     @abstractmethod
     def estimate_base_margin(self, y, weight, n_outputs):
@@ -55,15 +108,55 @@ class Objective(ABC):
         """Predictions (n_rows, n_outputs) from margins."""
         return raw
 
+    def eval_transform(self, raw):
+        """What the evaluation metrics see: probabilities for every
+        classification objective, predictions otherwise."""
+        return self.transform(raw)
+
+    def refit_leaves(self):
+        """Whether leaf values are re-fitted from residuals after growth."""
+        return False
+
     @abstractmethod
     def loss(self, y, raw, weight):
         """Weighted mean loss, the quantity boosting decreases."""
 
 
-class SquaredError(Objective):
+def _check_range(name, y, low=None, high=None, low_open=False, what=None):
+    """Raise a ValueError naming the objective when a label is out of range."""
+    bad = np.zeros(y.shape, dtype=bool)
+    if low is not None:
+        bad |= (y <= low) if low_open else (y < low)
+    if high is not None:
+        bad |= y > high
+    if bad.any():
+        raise ValueError(f"{name} needs labels {what}; got {y[bad][0]!r}")
+
+
+class _Elementwise(Objective):
+    """An objective whose pairs come from ``elementwise_gradient``."""
+
+    loss_code = None
+
+    def kernel_param(self):
+        return 0.0
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        _objectives.elementwise_gradient(
+            _objectives.LOSS_CODES[self.loss_code], y,
+            np.ascontiguousarray(raw[:, 0]), weight, gpair[0],
+            self.kernel_param(), n_threads)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(self.row_loss(y, raw[:, 0]), weights=weight))
+
+
+class SquaredError(_Elementwise):
     """``reg:squarederror``: ``l = 1/2 (y - m)^2``."""
 
     name = "reg:squarederror"
+    default_metric = "rmse"
+    loss_code = "squared_error"
 
     def estimate_base_margin(self, y, weight, n_outputs):
         return np.array([np.average(y, weights=weight)])
@@ -72,20 +165,146 @@ class SquaredError(Objective):
         _objectives.squared_error_gradient(y, raw[:, 0], weight, gpair[0],
                                            n_threads)
 
-    def loss(self, y, raw, weight):
-        return float(np.average(0.5 * (raw[:, 0] - y) ** 2, weights=weight))
+    def row_loss(self, y, m):
+        return 0.5 * (m - y) ** 2
 
 
-class BinaryLogistic(Objective):
-    """``binary:logistic``: log loss of ``p = sigmoid(m)``."""
+class SquaredLogError(_Elementwise):
+    """``reg:squaredlogerror``: ``l = 1/2 (log1p(m) - log1p(y))^2``."""
 
-    name = "binary:logistic"
+    name = "reg:squaredlogerror"
+    default_metric = "rmsle"
+    loss_code = "squared_log_error"
 
     def prepare_labels(self, y):
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if y.size and (y.min() < 0 or y.max() > 1):
-            raise ValueError("binary:logistic needs labels in [0, 1]")
+        y = super().prepare_labels(y)
+        _check_range(self.name, y, low=-1.0, low_open=True,
+                     what="greater than -1")
         return y
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.array([np.expm1(np.average(np.log1p(y), weights=weight))])
+
+    def row_loss(self, y, m):
+        return 0.5 * (np.log1p(m) - np.log1p(y)) ** 2
+
+
+class PseudoHuberError(_Elementwise):
+    """``reg:pseudohubererror``: ``l = s^2 (sqrt(1 + ((m - y)/s)^2) - 1)``,
+    ``s = huber_slope``."""
+
+    name = "reg:pseudohubererror"
+    default_metric = "mphe"
+    loss_code = "pseudo_huber_error"
+
+    def kernel_param(self):
+        return float(self.params["huber_slope"])
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        # convex, no closed form: a bounded scalar minimisation over [min, max]
+        if y.min() == y.max():
+            return np.array([y[0]])
+        result = minimize_scalar(lambda c: self.loss(y, np.full((len(y), 1), c),
+                                                     weight),
+                                 bounds=(y.min(), y.max()), method="bounded",
+                                 options={"xatol": 1e-10 * (1 + np.ptp(y))})
+        return np.array([result.x])
+
+    def row_loss(self, y, m):
+        s = self.kernel_param()
+        return s * s * (np.sqrt(1.0 + ((m - y) / s) ** 2) - 1.0)
+
+
+def weighted_quantile(values, weight, alpha):
+    """Smallest value whose cumulative weight reaches ``alpha`` of the total:
+    a minimiser of the weighted pinball loss at ``alpha``."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weight[order])
+    k = np.searchsorted(cumulative, alpha * cumulative[-1], side="left")
+    return values[order[min(k, len(values) - 1)]]
+
+
+class QuantileError(Objective):
+    """``reg:quantileerror``: pinball loss at each ``quantile_alpha``, one
+    output per alpha; leaf values re-fitted to weighted quantiles."""
+
+    name = "reg:quantileerror"
+    default_metric = "quantile"
+
+    @property
+    def alphas(self):
+        alphas = np.atleast_1d(np.asarray(self.params["quantile_alpha"],
+                                          dtype=np.float64))
+        if alphas.ndim != 1 or alphas.size == 0 or np.any(
+                (alphas <= 0) | (alphas >= 1)):
+            raise ValueError("quantile_alpha must be a number or a list of "
+                             f"numbers in (0, 1), got {alphas.tolist()!r}")
+        return alphas
+
+    def n_outputs(self, n_classes):
+        return self.alphas.size
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.array([weighted_quantile(y, weight, a) for a in self.alphas])
+
+    def leaf_target(self, residual, weight, output):
+        return weighted_quantile(residual, weight, self.alphas[output])
+
+    def refit_leaves(self):
+        return True
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        for k, alpha in enumerate(self.alphas):
+            _objectives.elementwise_gradient(
+                _objectives.LOSS_CODES["quantile_error"], y,
+                np.ascontiguousarray(raw[:, k]), weight, gpair[k], alpha,
+                n_threads)
+
+    def loss(self, y, raw, weight):
+        total = 0.0
+        for k, alpha in enumerate(self.alphas):
+            r = y - raw[:, k]
+            total += np.average(np.where(r >= 0, alpha * r, (alpha - 1) * r),
+                                weights=weight)
+        return float(total)
+
+
+class AbsoluteError(QuantileError):
+    """``reg:absoluteerror``: ``l = |m - y|`` (the 0.5 quantile, doubled);
+    leaf values re-fitted to weighted medians."""
+
+    name = "reg:absoluteerror"
+    default_metric = "mae"
+
+    @property
+    def alphas(self):
+        return np.array([0.5])
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        _objectives.elementwise_gradient(
+            _objectives.LOSS_CODES["absolute_error"], y,
+            np.ascontiguousarray(raw[:, 0]), weight, gpair[0], 0.0, n_threads)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(np.abs(raw[:, 0] - y), weights=weight))
+
+
+class _LogisticBase(_Elementwise):
+    """Log loss of ``p = sigmoid(m)``; positives weighted by
+    ``scale_pos_weight``."""
+
+    loss_code = "logistic"
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        _check_range(self.name, y, low=0.0, high=1.0, what="in [0, 1]")
+        return y
+
+    def training_weight(self, y, weight):
+        scale = float(self.params["scale_pos_weight"])
+        if scale == 1.0:
+            return weight
+        return np.where(y == 1.0, weight * scale, weight)
 
     def estimate_base_margin(self, y, weight, n_outputs):
         mean = np.clip(np.average(y, weights=weight), PRIOR_FLOOR,
@@ -95,26 +314,166 @@ class BinaryLogistic(Objective):
     def base_score_to_margin(self, base_score, n_outputs):
         if not 0.0 < base_score < 1.0:
             raise ValueError(
-                "base_score must be in (0, 1) for binary:logistic, got "
+                f"base_score must be in (0, 1) for {self.name}, got "
                 f"{base_score}")
         return np.array([logit(base_score)])
 
     def gradient(self, y, raw, weight, gpair, n_threads):
-        _objectives.logistic_gradient(y, raw[:, 0], weight, gpair[0], n_threads)
+        _objectives.logistic_gradient(y, np.ascontiguousarray(raw[:, 0]),
+                                      weight, gpair[0], n_threads)
 
     def transform(self, raw):
         return expit(raw)
 
-    def loss(self, y, raw, weight):
-        m = raw[:, 0]
+    def row_loss(self, y, m):
         # log(1 + exp(m)) - y m, written to avoid overflow
-        return float(np.average(np.logaddexp(0.0, m) - y * m, weights=weight))
+        return np.logaddexp(0.0, m) - y * m
+
+
+class BinaryLogistic(_LogisticBase):
+    """``binary:logistic``: log loss, predictions are probabilities."""
+
+    name = "binary:logistic"
+    default_metric = "logloss"
+
+
+class RegLogistic(_LogisticBase):
+    """``reg:logistic``: log loss for targets in [0, 1], predictions are
+    probabilities, evaluated by ``rmse``."""
+
+    name = "reg:logistic"
+    default_metric = "rmse"
+
+
+class BinaryLogitRaw(_LogisticBase):
+    """``binary:logitraw``: log loss, predictions are the log-odds margins."""
+
+    name = "binary:logitraw"
+    default_metric = "logloss"
+
+    def transform(self, raw):
+        return raw
+
+    def eval_transform(self, raw):
+        return expit(raw)
+
+
+class BinaryHinge(_Elementwise):
+    """``binary:hinge``: ``l = max(0, 1 - (2y - 1) m)``, predictions 0/1.
+
+    The hessian is 1 where the loss is linear (inside the margin) and
+    ``FLT_MIN`` where it is flat, as XGBoost's.
+    """
+
+    name = "binary:hinge"
+    default_metric = "error"
+    loss_code = "hinge"
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        if np.any((y != 0) & (y != 1)):
+            raise ValueError(f"{self.name} needs labels 0 or 1")
+        return y
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        # The loss of a constant c in [-1, 1] is W+ (1 - c) + W- (1 + c).
+        positive = weight[y == 1].sum()
+        negative = weight[y == 0].sum()
+        return np.array([float(np.sign(positive - negative))])
+
+    def transform(self, raw):
+        return (raw > 0).astype(np.float64)
+
+    def row_loss(self, y, m):
+        return np.maximum(0.0, 1.0 - (2.0 * y - 1.0) * m)
+
+
+class _LogLink(_Elementwise):
+    """Objectives on ``mu = exp(m)`` whose constant minimiser is the log of
+    the weighted mean label."""
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        _check_range(self.name, y, low=0.0, what="non-negative")
+        return y
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        mean = np.average(y, weights=weight)
+        if mean <= 0:
+            raise ValueError(f"{self.name} needs a positive mean label")
+        return np.array([np.log(mean)])
+
+    def base_score_to_margin(self, base_score, n_outputs):
+        if not base_score > 0:
+            raise ValueError(f"base_score must be positive for {self.name}, "
+                             f"got {base_score}")
+        return np.array([np.log(base_score)])
+
+    def transform(self, raw):
+        return np.exp(raw)
+
+
+class Poisson(_LogLink):
+    """``count:poisson``: ``l = exp(m) - y m``. The hessian is
+    ``exp(m + max_delta_step)`` (0.7 unless set), XGBoost's safeguard."""
+
+    name = "count:poisson"
+    default_metric = "poisson-nloglik"
+    loss_code = "poisson"
+
+    def kernel_param(self):
+        return float(self.params["poisson_max_delta_step"])
+
+    def row_loss(self, y, m):
+        return np.exp(m) - y * m
+
+
+class Gamma(_LogLink):
+    """``reg:gamma``: ``l = y exp(-m) + m`` (gamma deviance up to constants)."""
+
+    name = "reg:gamma"
+    default_metric = "gamma-nloglik"
+    loss_code = "gamma"
+
+    def prepare_labels(self, y):
+        y = _Elementwise.prepare_labels(self, y)
+        _check_range(self.name, y, low=0.0, low_open=True, what="positive")
+        return y
+
+    def row_loss(self, y, m):
+        return y * np.exp(-m) + m
+
+
+class Tweedie(_LogLink):
+    """``reg:tweedie``: ``l = -y e^{(1-r)m}/(1-r) + e^{(2-r)m}/(2-r)``,
+    ``r = tweedie_variance_power`` in [1, 2)."""
+
+    name = "reg:tweedie"
+    loss_code = "tweedie"
+
+    @property
+    def default_metric(self):
+        return f"tweedie-nloglik@{self.kernel_param():g}"
+
+    def kernel_param(self):
+        rho = float(self.params["tweedie_variance_power"])
+        if not 1.0 <= rho < 2.0:
+            raise ValueError("tweedie_variance_power must be in [1, 2), got "
+                             f"{rho}")
+        return rho
+
+    def row_loss(self, y, m):
+        rho = self.kernel_param()
+        first = (y * m if rho == 1.0
+                 else y * np.exp((1 - rho) * m) / (1 - rho))
+        return -first + np.exp((2 - rho) * m) / (2 - rho)
 
 
 class MultiSoftprob(Objective):
     """``multi:softprob``: cross-entropy of ``p = softmax(m)`` over K classes."""
 
     name = "multi:softprob"
+    default_metric = "mlogloss"
 
     def n_outputs(self, n_classes):
         return n_classes
@@ -122,7 +481,7 @@ class MultiSoftprob(Objective):
     def prepare_labels(self, y):
         y = np.asarray(y)
         if y.size and (y.min() < 0 or np.any(y != np.round(y))):
-            raise ValueError("multi:softprob needs class indices 0..K-1")
+            raise ValueError(f"{self.name} needs class indices 0..K-1")
         return np.ascontiguousarray(y, dtype=np.int32)
 
     def estimate_base_margin(self, y, weight, n_outputs):
@@ -133,7 +492,8 @@ class MultiSoftprob(Objective):
         return log_priors - log_priors.mean()
 
     def gradient(self, y, raw, weight, gpair, n_threads):
-        _objectives.softmax_gradient(y, raw, weight, gpair, n_threads)
+        _objectives.softmax_gradient(y, np.ascontiguousarray(raw), weight,
+                                     gpair, n_threads)
 
     def transform(self, raw):
         return softmax(raw, axis=1)
@@ -144,15 +504,214 @@ class MultiSoftprob(Objective):
                                 weights=weight))
 
 
-OBJECTIVES = {cls.name: cls for cls in (SquaredError, BinaryLogistic,
-                                        MultiSoftprob)}
+class MultiSoftmax(MultiSoftprob):
+    """``multi:softmax``: trained as ``multi:softprob``; predictions are the
+    class indices of the largest margins."""
+
+    name = "multi:softmax"
+    default_metric = "merror"
+
+    def transform(self, raw):
+        return np.argmax(raw, axis=1).astype(np.float64)[:, np.newaxis]
+
+    def eval_transform(self, raw):
+        return softmax(raw, axis=1)
 
 
-def get_objective(name):
-    """The objective registered under ``name``."""
+class _Ranking(Objective):
+    """LambdaMART (``_ranking.pyx``) over the queries of ``query_ptr``: the
+    rows of query q are ``query_ptr[q]:query_ptr[q + 1]``."""
+
+    def __init__(self, params=None, query_ptr=None):
+        super().__init__(params)
+        self.query_ptr = query_ptr
+        self.iteration = 0
+
+    @property
+    def pair_method(self):
+        return self.params["lambdarank_pair_method"]
+
+    @property
+    def num_pair(self):
+        num_pair = self.params["lambdarank_num_pair_per_sample"]
+        if num_pair is None:
+            return 32 if self.pair_method == "topk" else 1
+        return int(num_pair)
+
+    @property
+    def default_metric(self):
+        if self.pair_method == "topk":
+            return f"{self.metric_name}@{self.num_pair}"
+        return self.metric_name
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        if np.any((y < 0) | (y != np.round(y))):
+            raise ValueError(f"{self.name} needs relevance labels that are "
+                             "non-negative integers")
+        return y
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.zeros(1)  # scores are invariant to a shift
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        query_ptr = (np.array([0, y.shape[0]], dtype=np.int64)
+                     if self.query_ptr is None else self.query_ptr)
+        _ranking.lambda_gradient(
+            y, np.ascontiguousarray(raw[:, 0]), query_ptr, self.name,
+            self.pair_method, self.num_pair, self.params["ndcg_exp_gain"],
+            True, self.iteration, gpair[0], n_threads)
+        self.iteration += 1
+        if not np.all(weight == 1.0):
+            gpair[0] *= weight[:, np.newaxis].astype(np.float32)
+
+    def loss(self, y, raw, weight):
+        raise NotImplementedError(f"{self.name} has no pointwise loss")
+
+
+class RankPairwise(_Ranking):
+    """``rank:pairwise``: RankNet pairs (|delta| = 1)."""
+
+    name = "rank:pairwise"
+    metric_name = "ndcg"
+
+
+class RankNDCG(_Ranking):
+    """``rank:ndcg``: LambdaMART with |delta NDCG|."""
+
+    name = "rank:ndcg"
+    metric_name = "ndcg"
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        if self.params["ndcg_exp_gain"] and np.any(y > MAX_EXP_GAIN_LABEL):
+            raise ValueError(
+                f"{self.name} with ndcg_exp_gain=True needs labels of at most "
+                f"{MAX_EXP_GAIN_LABEL} (gains 2^y - 1); set "
+                "ndcg_exp_gain=False for larger relevance degrees")
+        return y
+
+
+class RankMAP(_Ranking):
+    """``rank:map``: LambdaMART with |delta MAP|; binary relevance labels."""
+
+    name = "rank:map"
+    metric_name = "map"
+
+    def prepare_labels(self, y):
+        y = super().prepare_labels(y)
+        if np.any(y > 1):
+            raise ValueError(f"{self.name} needs binary relevance labels "
+                             "(0 or 1)")
+        return y
+
+
+class CallableObjective(Objective):
+    """A user function ``obj(y_true, y_pred, *, sample_weight, qid)`` that
+    returns ``(grad, hess)`` at the margins ``y_pred`` (the keyword arguments
+    are optional).
+
+    ``y_pred`` is 1-D for one output, (n_rows, n_outputs) otherwise. When the
+    function takes ``sample_weight`` it receives the weights and must apply
+    them itself (as in XGBoost); otherwise skboost weights its pairs.
+    ``qid`` (the ranker's query id of every row, rows grouped by query) is
+    passed when the function takes it. ``params["link"]`` (``"identity"``,
+    ``"logistic"`` or ``"softmax"``) maps margins to predictions.
+    """
+
+    name = "custom"
+
+    def __init__(self, function=None, params=None, qid=None, n_outputs=1):
+        super().__init__(params)
+        self.function = function
+        self.qid = qid
+        self._n_outputs = n_outputs
+        parameters = ({} if function is None
+                      else inspect.signature(function).parameters)
+        self.takes_weight = "sample_weight" in parameters
+        self.takes_qid = "qid" in parameters
+
+    def transform(self, raw):
+        link = self.params.get("link", "identity")
+        if link == "logistic":
+            return expit(raw)
+        if link == "softmax":
+            return softmax(raw, axis=1)
+        return raw
+
+    def n_outputs(self, n_classes):
+        return self._n_outputs
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.zeros(n_outputs)
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        y_pred = raw[:, 0].copy() if raw.shape[1] == 1 else raw.copy()
+        kwargs = {}
+        if self.takes_weight:
+            kwargs["sample_weight"] = weight
+        if self.takes_qid:
+            kwargs["qid"] = self.qid
+        grad, hess = self.function(y, y_pred, **kwargs)
+        shape = (raw.shape[0],) if raw.shape[1] == 1 else raw.shape
+        grad, hess = (np.asarray(a, dtype=np.float64) for a in (grad, hess))
+        if grad.shape != shape or hess.shape != shape:
+            raise ValueError(
+                "the objective function must return grad and hess of shape "
+                f"{shape}, got {grad.shape} and {hess.shape}")
+        if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
+            raise ValueError("the objective function returned NaN or infinite "
+                             "gradients or hessians")
+        grad = grad.reshape(raw.shape[0], -1).T
+        hess = hess.reshape(raw.shape[0], -1).T
+        gpair[:, :, 0] = grad
+        gpair[:, :, 1] = hess
+        if not self.takes_weight and not np.all(weight == 1.0):
+            gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
+
+    def loss(self, y, raw, weight):
+        raise NotImplementedError("a callable objective has no known loss")
+
+
+OBJECTIVES = {cls.name: cls for cls in (
+    SquaredError, SquaredLogError, PseudoHuberError, AbsoluteError,
+    QuantileError, RegLogistic, Poisson, Gamma, Tweedie, BinaryLogistic,
+    BinaryLogitRaw, BinaryHinge, MultiSoftprob, MultiSoftmax, RankPairwise,
+    RankNDCG, RankMAP)}
+
+REGRESSION_OBJECTIVES = frozenset({
+    "reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
+    "reg:absoluteerror", "reg:quantileerror", "reg:logistic",
+    "count:poisson", "reg:gamma", "reg:tweedie"})
+CLASSIFICATION_OBJECTIVES = frozenset({
+    "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob",
+    "multi:softmax"})
+RANKING_OBJECTIVES = frozenset({"rank:pairwise", "rank:ndcg", "rank:map"})
+
+
+def get_objective(name, params=None, **kwargs):
+    """The objective registered under ``name``, configured by ``params``.
+
+    Parameters
+    ----------
+    name : str
+        An objective name (see the module docstring).
+    params : dict, default=None
+        Objective parameters (``DEFAULT_PARAMS`` fill the rest).
+    **kwargs
+        Extra arguments of the objective's constructor (``query_ptr`` of the
+        ranking objectives).
+
+    Returns
+    -------
+    Objective
+    """
+    if name == CallableObjective.name:  # a saved model's link, no function
+        return CallableObjective(None, params)
     try:
-        return OBJECTIVES[name]()
+        cls = OBJECTIVES[name]
     except KeyError:
         raise ValueError(
             f"Unknown objective {name!r}; expected one of "
             f"{sorted(OBJECTIVES)}") from None
+    return cls(params, **kwargs)

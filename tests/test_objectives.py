@@ -7,26 +7,85 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
-from skboost.objectives import OBJECTIVES, get_objective
+from skboost.objectives import OBJECTIVES, RANKING_OBJECTIVES, get_objective
 from _isolation import call_outcomes
 
 N_CLASSES = 4
 
 
+# Objectives with a pointwise loss (the ranking ones have none: see
+# test_ranker.py), and a variant with several quantiles.
+POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES) + ["multi-quantile"]
+QUANTILES = [0.1, 0.5, 0.8]
+
+
+def objective(name):
+    if name == "multi-quantile":
+        return get_objective("reg:quantileerror",
+                             {"quantile_alpha": QUANTILES})
+    return get_objective(name, {"huber_slope": 1.7,
+                                "tweedie_variance_power": 1.3})
+
+
 def make_data(name, n, seed):
     """(labels, n_outputs) for an objective; a new objective needs an entry."""
     rng = np.random.default_rng(seed)
-    if name == "reg:squarederror":
+    if name in ("reg:squarederror", "reg:pseudohubererror",
+                "reg:absoluteerror", "reg:quantileerror"):
         return rng.normal(scale=3.0, size=n), 1
-    if name == "binary:logistic":
+    if name == "multi-quantile":
+        return rng.normal(scale=3.0, size=n), len(QUANTILES)
+    if name == "reg:squaredlogerror":
+        return rng.exponential(2.0, size=n), 1
+    if name in ("binary:logistic", "binary:logitraw", "reg:logistic"):
         y = (rng.random(n) < 0.4).astype(np.float64)
         y[:3] = [0.25, 0.5, 0.9]  # soft labels are valid too
         return y, 1
-    if name == "multi:softprob":
+    if name == "binary:hinge":
+        return (rng.random(n) < 0.4).astype(np.float64), 1
+    if name == "count:poisson":
+        return rng.poisson(3.0, size=n).astype(np.float64), 1
+    if name == "reg:gamma":
+        return rng.gamma(2.0, 1.5, size=n), 1
+    if name == "reg:tweedie":
+        return np.where(rng.random(n) < 0.3, 0.0, rng.gamma(2.0, 1.5, n)), 1
+    if name in ("multi:softprob", "multi:softmax"):
         y = rng.integers(0, N_CLASSES, n)
         y[:N_CLASSES] = np.arange(N_CLASSES)  # every class present
         return y, N_CLASSES
     raise AssertionError(f"no test data for objective {name!r}")
+
+
+def make_margins(name, n, n_outputs, rng):
+    if name == "reg:squaredlogerror":  # the loss needs m > -1
+        return rng.uniform(-0.5, 4.0, size=(n, n_outputs))
+    return rng.normal(scale=1.5, size=(n, n_outputs))
+
+
+def surrogate_hessian(name, y, m, hess):
+    """The hessian an objective's kernel uses in place of the loss's own
+    second derivative ``hess`` (XGBoost's choices, named here):
+
+    - absolute and quantile errors: the loss is piecewise linear (hess 0);
+      the kernel uses 1 and the leaves are re-fitted to quantiles after the
+      tree is grown, so only the tree structure depends on it;
+    - hinge: 1 inside the margin, FLT_MIN outside;
+    - poisson: ``exp(m + max_delta_step)``, ``max_delta_step`` 0.7 by default,
+      a safeguard that slows the steps of the exp link;
+    - squared log error: floored at 1e-6 where the loss is concave;
+    - softmax: twice the diagonal (see test_softmax_diagonal_bounds...).
+    """
+    if name in ("reg:absoluteerror", "reg:quantileerror", "multi-quantile"):
+        return 1.0
+    if name == "binary:hinge":
+        return 1.0 if (2 * y - 1) * m < 1 else np.finfo(np.float32).tiny
+    if name == "count:poisson":
+        return np.exp(0.7) * hess
+    if name == "reg:squaredlogerror":
+        return max(hess, 1e-6)
+    if name.startswith("multi:"):
+        return 2.0 * hess
+    return hess
 
 
 def gradient_pairs(obj, y, raw, weight, n_threads=1):
@@ -52,28 +111,21 @@ def finite_differences(f, m, k, eps_grad=1e-5, eps_hess=1e-4):
     return grad, hess
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+@pytest.mark.parametrize("name", POINTWISE)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_gradient_and_hessian_match_finite_differences(name, weighted):
-    obj = get_objective(name)
+    obj = objective(name)
     n = 40
     y, n_outputs = make_data(name, n, seed=0)
     rng = np.random.default_rng(1)
-    raw = rng.normal(scale=1.5, size=(n, n_outputs))
+    raw = make_margins(name, n, n_outputs, rng)
     weight = rng.uniform(0.2, 3.0, n) if weighted else np.ones(n)
     gpair = gradient_pairs(obj, y, raw, weight)
     for i in range(n):
         f = row_loss(obj, y, raw, i)
         for k in range(n_outputs):
             grad, hess = finite_differences(f, raw[i].copy(), k)
-            if name == "multi:softprob":
-                # The kernel's hessian is 2 p_k (1 - p_k), twice the diagonal
-                # p_k (1 - p_k) of the softmax loss's Hessian. _objectives.pyx
-                # explains why: the K trees of a round are fitted
-                # independently, and doubling the diagonal bounds the full
-                # Hessian so that they do not overshoot together; it is also
-                # XGBoost's choice, so min_child_weight carries over.
-                hess = 2.0 * hess
+            hess = surrogate_hessian(name, y[i], raw[i, k], hess)
             # gpair holds float32 values already multiplied by the weight.
             assert gpair[k, i, 0] == pytest.approx(weight[i] * grad, rel=1e-5,
                                                    abs=1e-6), (i, k)
@@ -107,6 +159,14 @@ def test_softmax_diagonal_bounds_the_full_hessian():
         assert np.linalg.eigvalsh(bound).min() > -1e-5
 
 
+def single_output(obj, k):
+    """Output k of a multi-quantile objective as a one-quantile objective."""
+    if obj.n_outputs(None) == 1:
+        return obj
+    return get_objective("reg:quantileerror",
+                         {"quantile_alpha": obj.alphas[k]})
+
+
 def weighted_loss_of_constant(obj, y, weight, n_outputs):
     """The weighted loss of the constant margin vector c (a scalar if 1)."""
     labels = obj.prepare_labels(y)
@@ -114,10 +174,16 @@ def weighted_loss_of_constant(obj, y, weight, n_outputs):
         labels, np.tile(np.reshape(c, (1, n_outputs)), (len(y), 1)), weight)
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+# Losses whose minimiser is an interval (piecewise linear): the estimate must
+# reach the minimum loss, not a particular point of the interval.
+PIECEWISE_LINEAR = {"reg:absoluteerror", "reg:quantileerror", "multi-quantile",
+                    "binary:hinge"}
+
+
+@pytest.mark.parametrize("name", POINTWISE)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_estimate_base_margin_minimises_the_weighted_loss(name, weighted):
-    obj = get_objective(name)
+    obj = objective(name)
     n = 200
     y, n_outputs = make_data(name, n, seed=3)
     rng = np.random.default_rng(4)
@@ -125,8 +191,16 @@ def test_estimate_base_margin_minimises_the_weighted_loss(name, weighted):
     margin = obj.estimate_base_margin(obj.prepare_labels(y), weight, n_outputs)
     assert margin.shape == (n_outputs,)
     loss = weighted_loss_of_constant(obj, y, weight, n_outputs)
-    if n_outputs == 1:
-        best = minimize_scalar(loss, bracket=(-5.0, 5.0),
+    if name in PIECEWISE_LINEAR:
+        best = np.array([minimize_scalar(
+            lambda c: weighted_loss_of_constant(
+                single_output(obj, k), y, weight, 1)(c),
+            bounds=(-10, 10), method="bounded",
+            options={"xatol": 1e-10}).x for k in range(n_outputs)])
+    elif n_outputs == 1:
+        # the squared log error is defined for margins > -1
+        bracket = (0.0, 5.0) if name == "reg:squaredlogerror" else (-5.0, 5.0)
+        best = minimize_scalar(loss, bracket=bracket,
                                options={"xtol": 1e-12}).x
         assert margin[0] == pytest.approx(best, abs=1e-5)
     else:
@@ -159,13 +233,13 @@ def test_logistic_base_score_is_its_log_odds(base_score):
                                                          rel=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+@pytest.mark.parametrize("name", POINTWISE)
 def test_threads_give_identical_results(name):
-    obj = get_objective(name)
+    obj = objective(name)
     n = 20_000
     y, n_outputs = make_data(name, n, seed=5)
     rng = np.random.default_rng(6)
-    raw = rng.normal(scale=2.0, size=(n, n_outputs))
+    raw = make_margins(name, n, n_outputs, rng)
     weight = rng.uniform(0.5, 2.0, n)
     one = gradient_pairs(obj, y, raw, weight, n_threads=1)
     two = gradient_pairs(obj, y, raw, weight, n_threads=2)

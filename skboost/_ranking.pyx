@@ -1,0 +1,325 @@
+"""LambdaMART gradients: per-query pairwise kernels, parallel over queries.
+
+For a query, documents are ranked by their current scores (descending, ties
+by row order). A pair (high, low) of documents with different labels, where
+``high`` has the larger label, contributes the RankNet gradient of
+``log(1 + exp(-(s_high - s_low)))`` weighted by ``|delta|``, the change of the
+ranking metric if the two documents swapped places (1 for
+``rank:pairwise``)::
+
+    sigma   = sigmoid(s_high - s_low)
+    delta   = |delta metric| / (|s_high - s_low| + 0.01)   (unless all scores tie)
+    g_high += (sigma - 1) delta       g_low -= (sigma - 1) delta
+    h_high += 2 max(sigma (1 - sigma), eps) delta       (same for h_low)
+
+Pairs are chosen by ``pair_method``: ``TOPK`` pairs each of the ``num_pair``
+best-ranked documents with every document below it; ``MEAN`` pairs every
+document with ``num_pair`` random documents of other labels (a per-query
+random stream seeded by ``(iteration, query)``, so results do not depend on
+the number of threads). The query's pairs are then normalised: ``TOPK`` by
+``log2(1 + S) / S`` where ``S = sum of -2 g`` over the pairs, ``MEAN`` by
+``1 / num_pair``. This follows XGBoost's LambdaMART without position-bias
+correction (``lambdarank_unbiased=False``, its default).
+
+NDCG uses the gains ``2^y - 1`` (``exp_gain``) or ``y`` and the discount
+``1 / log2(2 + rank)``; MAP uses binary labels.
+"""
+
+import numpy as np
+
+from skboost._openmp_helpers import check_n_threads
+
+cimport cython
+from cython.parallel cimport parallel, prange
+from libc.math cimport exp, fabs, fmax, log2, pow
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort
+
+cdef enum RankMetric:
+    METRIC_PAIRWISE = 0
+    METRIC_NDCG = 1
+    METRIC_MAP = 2
+
+cdef enum PairMethod:
+    PAIRS_TOPK = 0
+    PAIRS_MEAN = 1
+
+METRIC_CODES = {"rank:pairwise": METRIC_PAIRWISE, "rank:ndcg": METRIC_NDCG,
+                "rank:map": METRIC_MAP}
+PAIR_METHOD_CODES = {"topk": PAIRS_TOPK, "mean": PAIRS_MEAN}
+
+cdef double EPS = 1e-16
+cdef double SCORE_DIFF_OFFSET = 0.01
+
+
+cdef struct Keyed:
+    double key
+    int64_t index
+
+
+cdef int by_key_descending(const void* a, const void* b) noexcept nogil:
+    """Larger key first; equal keys in increasing index (a stable order)."""
+    cdef const Keyed* x = <const Keyed*> a
+    cdef const Keyed* y = <const Keyed*> b
+    if x.key > y.key:
+        return -1
+    if x.key < y.key:
+        return 1
+    return (x.index > y.index) - (x.index < y.index)
+
+
+cdef inline double sigmoid(double m) noexcept nogil:
+    cdef double e
+    if m >= 0:
+        return 1.0 / (1.0 + exp(-m))
+    e = exp(m)
+    return e / (1.0 + e)
+
+
+cdef inline double gain_of(double label, bint exp_gain) noexcept nogil:
+    return pow(2.0, label) - 1.0 if exp_gain else label
+
+
+cdef inline double discount(Py_ssize_t rank) noexcept nogil:
+    return 1.0 / log2(2.0 + rank)
+
+
+cdef inline uint64_t next_random(uint64_t* state) noexcept nogil:
+    """minstd: x <- 48271 x mod (2^31 - 1)."""
+    state[0] = (state[0] * 48271) % 2147483647
+    return state[0]
+
+
+cdef struct QueryView:
+    # The documents of one query, ranked: rank r is row begin + order[r].index
+    const double* label
+    const double* score
+    Keyed* order
+    double* n_relevant   # MAP: relevant documents among ranks 0..r
+    double* precision_sum  # MAP: sum of label / (k + 1) over ranks 0..k
+    float* pairs         # (gradient, hessian) of the query's rows, row-major
+    Py_ssize_t count
+    int metric
+    bint exp_gain
+    double inverse_ideal   # NDCG: 1 / ideal DCG
+    bint score_normalise
+
+
+cdef QueryView query_view(const double* label, const double* score,
+                          float* pairs, Py_ssize_t count, Keyed* order,
+                          double* stats, Py_ssize_t stats_stride, int metric,
+                          bint exp_gain, bint score_normalise) noexcept nogil:
+    cdef QueryView q
+    q.label = label
+    q.score = score
+    q.pairs = pairs
+    q.count = count
+    q.order = order
+    q.n_relevant = stats
+    q.precision_sum = stats + stats_stride
+    q.metric = metric
+    q.exp_gain = exp_gain
+    q.score_normalise = score_normalise
+    q.inverse_ideal = 0.0
+    return q
+
+
+cdef double delta_metric(QueryView* q, Py_ssize_t rank_a,
+                         Py_ssize_t rank_b) noexcept nogil:
+    """|change of the metric| if the documents at ranks a < b swapped."""
+    cdef double y_a = q.label[q.order[rank_a].index]
+    cdef double y_b = q.label[q.order[rank_b].index]
+    cdef double between, r_a = rank_a + 1.0, r_b = rank_b + 1.0
+    if q.metric == METRIC_PAIRWISE:
+        return 1.0
+    if q.metric == METRIC_NDCG:
+        return fabs((gain_of(y_a, q.exp_gain) - gain_of(y_b, q.exp_gain))
+                    * (discount(rank_a) - discount(rank_b))) * q.inverse_ideal
+    # MAP: the relevant one moves from a to b (or b to a); each relevant
+    # document strictly between loses (or gains) one relevant above it.
+    between = q.precision_sum[rank_b - 1] - q.precision_sum[rank_a]
+    if y_a > y_b:
+        return fabs(q.n_relevant[rank_b] / r_b - q.n_relevant[rank_a] / r_a
+                    - between) / q.n_relevant[q.count - 1]
+    return fabs((q.n_relevant[rank_a] + 1.0) / r_a - q.n_relevant[rank_b] / r_b
+                + between) / q.n_relevant[q.count - 1]
+
+
+cdef double add_pair(QueryView* q, Py_ssize_t rank_a,
+                     Py_ssize_t rank_b) noexcept nogil:
+    """Add the lambda gradients of the documents at two ranks; return the
+    pair's ``-2 g`` (for the top-k normalisation), 0 for equal labels."""
+    cdef Py_ssize_t high = q.order[rank_a].index, low = q.order[rank_b].index
+    cdef Py_ssize_t swap_rank
+    if q.label[high] == q.label[low]:
+        return 0.0
+    if rank_a > rank_b:
+        swap_rank = rank_a
+        rank_a = rank_b
+        rank_b = swap_rank
+    if q.label[high] < q.label[low]:
+        high, low = low, high
+    cdef double diff = q.score[high] - q.score[low]
+    cdef double delta = delta_metric(q, rank_a, rank_b)
+    cdef double best = q.score[q.order[0].index]
+    cdef double worst = q.score[q.order[q.count - 1].index]
+    if q.score_normalise and best != worst:
+        delta = delta / (fabs(diff) + SCORE_DIFF_OFFSET)
+    cdef double s = sigmoid(diff)
+    cdef double lam = (s - 1.0) * delta
+    cdef double h = 2.0 * fmax(s * (1.0 - s), EPS) * delta
+    q.pairs[2 * high] += <float> lam
+    q.pairs[2 * low] -= <float> lam
+    q.pairs[2 * high + 1] += <float> h
+    q.pairs[2 * low + 1] += <float> h
+    return -2.0 * lam
+
+
+cdef void rank_documents(QueryView* q) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(q.count):
+        q.order[r].key = q.score[r]
+        q.order[r].index = r
+    qsort(q.order, q.count, sizeof(Keyed), by_key_descending)
+
+
+cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
+    """Ideal DCG (NDCG) or relevant counts and precision sums (MAP)."""
+    cdef Py_ssize_t r
+    cdef double ideal = 0.0, y
+    if q.metric == METRIC_NDCG:
+        for r in range(q.count):
+            scratch[r].key = q.label[r]
+            scratch[r].index = r
+        qsort(scratch, q.count, sizeof(Keyed), by_key_descending)
+        for r in range(q.count):
+            ideal = ideal + gain_of(scratch[r].key, q.exp_gain) * discount(r)
+        q.inverse_ideal = 1.0 / ideal if ideal > 0 else 0.0
+    elif q.metric == METRIC_MAP:
+        for r in range(q.count):
+            y = q.label[q.order[r].index]
+            q.n_relevant[r] = y + (q.n_relevant[r - 1] if r else 0.0)
+            q.precision_sum[r] = (y / (r + 1.0)
+                                  + (q.precision_sum[r - 1] if r else 0.0))
+
+
+cdef double topk_pairs(QueryView* q, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0
+    for i in range(min(k, q.count)):
+        for j in range(i + 1, q.count):
+            total = total + add_pair(q, i, j)
+    return total
+
+
+cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
+                     uint64_t seed) noexcept nogil:
+    """Each document paired with ``num_pair`` random documents whose label
+    differs (drawn from outside its block of equal labels)."""
+    cdef Py_ssize_t r, i = 0, j, n_left, n_right, sample, member, other
+    cdef uint64_t state = seed % 2147483646 + 1
+    for r in range(q.count):  # ranks, ordered by label (descending)
+        by_label[r].key = q.label[q.order[r].index]
+        by_label[r].index = r
+    qsort(by_label, q.count, sizeof(Keyed), by_key_descending)
+    while i < q.count:
+        j = i + 1
+        while j < q.count and by_label[j].key == by_label[i].key:
+            j = j + 1
+        n_left = i
+        n_right = q.count - j
+        if n_left + n_right:
+            for sample in range(num_pair):
+                for member in range(i, j):
+                    other = <Py_ssize_t> (next_random(&state)
+                                          % <uint64_t> (n_left + n_right))
+                    if other >= n_left:
+                        other = other - i + j
+                    add_pair(q, by_label[member].index, by_label[other].index)
+        i = j
+
+
+cdef void scale(QueryView* q, double factor) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(2 * q.count):
+        q.pairs[r] = <float> (q.pairs[r] * factor)
+
+
+def _check_queries(query_ptr, n_rows):
+    ptr = np.asarray(query_ptr)
+    if (ptr.ndim != 1 or ptr.shape[0] < 1 or ptr[0] != 0
+            or ptr[ptr.shape[0] - 1] != n_rows):
+        raise ValueError("query_ptr must start at 0 and end at the number "
+                         "of rows")
+    if np.any(np.diff(ptr) < 0):
+        raise ValueError("query_ptr must be non-decreasing")
+
+
+def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
+                    const double[::1] raw not None,          # IN (n,) scores
+                    const int64_t[::1] query_ptr not None,   # IN (n_queries + 1,)
+                    str objective, str pair_method, Py_ssize_t num_pair,
+                    bint exp_gain, bint score_normalise, Py_ssize_t iteration,
+                    float[:, ::1] gpair not None,            # OUT (n, 2)
+                    int n_threads):
+    """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
+
+    Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
+    valid for the objective (checked by the caller: non-negative integers,
+    binary for ``rank:map``).
+    """
+    check_n_threads(n_threads)
+    cdef Py_ssize_t n = y.shape[0]
+    if raw.shape[0] != n or gpair.shape[0] != n:
+        raise ValueError("y, raw and gpair must have the same number of rows")
+    if gpair.shape[1] != 2:
+        raise ValueError("gpair must hold (gradient, hessian) pairs")
+    if objective not in METRIC_CODES or pair_method not in PAIR_METHOD_CODES:
+        raise ValueError(f"unknown ranking objective {objective!r} or pair "
+                         f"method {pair_method!r}")
+    if num_pair < 1:
+        raise ValueError("num_pair must be at least 1")
+    _check_queries(query_ptr, n)
+    cdef int metric = METRIC_CODES[objective]
+    cdef int method = PAIR_METHOD_CODES[pair_method]
+    cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
+    cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
+    gpair[:, :] = 0.0
+    if n == 0 or longest == 0:
+        return
+    cdef Py_ssize_t g, begin, q_count
+    cdef QueryView q
+    cdef Keyed* order_buffer = NULL
+    cdef double* stats_buffer = NULL
+    cdef double total
+    no_memory = np.zeros(n_queries, dtype=np.uint8)
+    cdef unsigned char[::1] failed = no_memory
+    with nogil, parallel(num_threads=n_threads):
+        order_buffer = <Keyed*> malloc(2 * longest * sizeof(Keyed))
+        stats_buffer = <double*> malloc(2 * longest * sizeof(double))
+        for g in prange(n_queries, schedule="dynamic"):
+            begin = query_ptr[g]
+            q_count = query_ptr[g + 1] - begin
+            if q_count < 2:
+                continue
+            if order_buffer == NULL or stats_buffer == NULL:
+                failed[g] = 1
+                continue
+            # assigned whole, so that q is private to each thread
+            q = query_view(&y[begin], &raw[begin], &gpair[begin, 0],
+                           q_count, order_buffer, stats_buffer, longest,
+                           metric, exp_gain, score_normalise)
+            rank_documents(&q)
+            prepare_metric(&q, order_buffer + longest)
+            if method == PAIRS_TOPK:
+                total = topk_pairs(&q, num_pair)
+                if total > 0:
+                    scale(&q, log2(1.0 + total) / total)
+            else:
+                mean_pairs(&q, num_pair, order_buffer + longest,
+                           <uint64_t> (iteration * n_queries + g))
+                scale(&q, 1.0 / num_pair)
+        free(order_buffer)
+        free(stats_buffer)
+    if no_memory.any():
+        raise MemoryError("no memory for the per-query ranking buffers")

@@ -1,0 +1,155 @@
+"""Callbacks of the boosting loop: early stopping and progress.
+
+The protocol is small. A callback is any object with some of these methods;
+the loop calls those it finds:
+
+``before_training(booster)``
+    once, before the first round;
+``after_iteration(booster, iteration, evals_log) -> bool``
+    after every round (``iteration`` counts from 0), once the round's trees
+    are in ``booster`` and its metrics are in ``evals_log``; returning True
+    stops training;
+``after_training(booster)``
+    once, after the last round; may return a replacement booster.
+
+``evals_log`` is ``{eval set name: {metric name: [value per round]}}``, the
+same dictionary that becomes ``evals_result_``. Pass callbacks to an
+estimator through its ``callbacks`` parameter; ``early_stopping_rounds`` and
+``verbose`` add the two callbacks below.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+
+class TrainingCallback:
+    """Base class of callbacks: every method does nothing."""
+
+    def before_training(self, booster):
+        """Called once before the first round."""
+        return booster
+
+    def after_iteration(self, booster, iteration, evals_log):
+        """Called after each round; return True to stop training."""
+        return False
+
+    def after_training(self, booster):
+        """Called once after the last round."""
+        return booster
+
+
+class EarlyStopping(TrainingCallback):
+    """Stop when the metric has not improved for ``rounds`` rounds.
+
+    The metric watched is the last metric of the last evaluation set, as in
+    XGBoost, unless ``data_name`` / ``metric_name`` say otherwise. The best
+    round is recorded on the booster as ``best_iteration`` (from 0) and
+    ``best_score``.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds without improvement before stopping.
+    maximize : bool, default=None
+        Direction of improvement; None takes the metric's own.
+    data_name, metric_name : str, default=None
+        Which evaluation set and metric to watch (default: the last ones).
+    min_delta : float, default=0.0
+        An improvement smaller than this does not count.
+    """
+
+    def __init__(self, rounds, maximize=None, data_name=None, metric_name=None,
+                 min_delta=0.0):
+        if rounds < 1:
+            raise ValueError(f"early_stopping_rounds must be >= 1, got {rounds}")
+        self.rounds = int(rounds)
+        self.maximize = maximize
+        self.data_name = data_name
+        self.metric_name = metric_name
+        self.min_delta = float(min_delta)
+
+    def before_training(self, booster):
+        self.best_score = None
+        self.best_iteration = None
+        return booster
+
+    def _watched(self, booster, evals_log):
+        if not evals_log:
+            raise ValueError("early stopping needs at least one evaluation "
+                             "set (eval_set)")
+        data = self.data_name or list(evals_log)[-1]
+        metrics = evals_log[data]
+        name = self.metric_name or list(metrics)[-1]
+        maximize = self.maximize
+        if maximize is None:
+            maximize = booster.metric_maximize.get(name, False)
+        return metrics[name][-1], maximize
+
+    def after_iteration(self, booster, iteration, evals_log):
+        score, maximize = self._watched(booster, evals_log)
+        if np.isnan(score):
+            improved = self.best_score is None
+        elif self.best_score is None or np.isnan(self.best_score):
+            improved = True
+        elif maximize:
+            improved = score > self.best_score + self.min_delta
+        else:
+            improved = score < self.best_score - self.min_delta
+        if improved:
+            self.best_score = score
+            self.best_iteration = iteration
+        booster.best_iteration = self.best_iteration
+        booster.best_score = self.best_score
+        return iteration - self.best_iteration >= self.rounds
+
+
+class EvaluationMonitor(TrainingCallback):
+    """Print every metric of every evaluation set each ``period`` rounds.
+
+    One line per printed round, XGBoost's format
+    (``[3]\\tvalidation_0-rmse:0.51234``). Without evaluation sets the line
+    shows the elapsed time, so long fits show progress.
+
+    Parameters
+    ----------
+    period : int, default=1
+        Print every ``period`` rounds (and the last one).
+    stream : file-like, default=None
+        Where to print; None is ``sys.stdout``.
+    """
+
+    def __init__(self, period=1, stream=None):
+        self.period = max(int(period), 1)
+        self.stream = stream
+
+    def before_training(self, booster):
+        self._start = time.perf_counter()
+        self._last_printed = None
+        return booster
+
+    def _line(self, iteration, evals_log):
+        fields = [f"[{iteration}]"]
+        for data, metrics in evals_log.items():
+            for name, values in metrics.items():
+                fields.append(f"{data}-{name}:{values[-1]:.5f}")
+        if len(fields) == 1:
+            fields.append(f"elapsed:{time.perf_counter() - self._start:.1f}s")
+        return "\t".join(fields)
+
+    def _print(self, line):
+        print(line, file=self.stream or sys.stdout, flush=True)
+
+    def after_iteration(self, booster, iteration, evals_log):
+        if iteration % self.period == 0:
+            self._print(self._line(iteration, evals_log))
+            self._last_printed = iteration
+        self._last_log = (iteration, evals_log)
+        return False
+
+    def after_training(self, booster):
+        last = getattr(self, "_last_log", None)
+        if last is not None and last[0] != self._last_printed:
+            self._print(self._line(*last))
+        return booster
