@@ -326,9 +326,11 @@ def test_dataframe_sets_feature_names():
     np.testing.assert_array_equal(reg.feature_names_in_, columns)
     assert reg.n_features_in_ == 5
     np.testing.assert_array_equal(reg.predict(df), _reg().fit(X, signal).predict(X))
-    # columns in another order are refused, not silently misread
+    # columns in another order are matched by name, not silently misread
+    np.testing.assert_array_equal(reg.predict(df[columns[::-1]]),
+                                  reg.predict(df))
     with pytest.raises(ValueError, match="feature names"):
-        reg.predict(df[columns[::-1]])
+        reg.predict(df[columns[::-1]].rename(columns={"beta": "b"}))
     # an ndarray has no names and fitting on it leaves none
     assert not hasattr(_reg().fit(X, signal), "feature_names_in_")
 
