@@ -367,3 +367,38 @@ def test_accuracy_matches_xgboost_hist(task):
     ours_score, theirs_score = metric(ours), metric(theirs)
     assert abs(ours_score - theirs_score) <= 0.01 * theirs_score, (
         ours_score, theirs_score)
+
+
+def test_histogram_pool_keeps_rows_when_it_grows():
+    from skboost.tree.grower import HistogramPool
+    pool = HistogramPool(n_bins=3, capacity=2)
+    first = pool.take(2)
+    pool.array[first] = [[[1, 2]] * 3, [[3, 4]] * 3]
+    more = pool.take(3)                      # doubles twice: 8 rows
+    assert pool.array.shape == (8, 3, 2)
+    assert len(set(first) | set(more)) == 5  # all distinct
+    np.testing.assert_array_equal(pool.array[first[0]], [[1, 2]] * 3)
+    np.testing.assert_array_equal(pool.array[first[1]], [[3, 4]] * 3)
+    pool.give_back(first)
+    assert set(pool.take(2)) == set(first)   # given-back rows are reused
+    pool.clear()
+    assert len(pool.take(8)) == 8 and pool.array.shape[0] == 8
+
+
+@pytest.mark.parametrize("max_depth", [1, 3, 6])
+def test_depthwise_needs_half_a_level_of_histograms(max_depth, monkeypatch):
+    # the larger child reuses its parent's histogram row: growing full trees
+    # to max_depth never needs more than the pool's 2**(max_depth - 1) rows
+    from skboost.tree.grower import HistogramPool
+    grown = []
+    original = HistogramPool._grow
+
+    def recording_grow(pool):
+        grown.append(pool.array.shape[0])
+        original(pool)
+    monkeypatch.setattr(HistogramPool, "_grow", recording_grow)
+    X, y, _ = continuous_data(0, n_rows=20_000, missing=0.0)
+    model = make("regression", max_depth=max_depth, n_estimators=3,
+                 min_child_weight=0.0).fit(X, y)
+    assert trees_of(model)[0].n_leaves == 2 ** max_depth  # full trees
+    assert grown == []

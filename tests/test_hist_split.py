@@ -184,6 +184,27 @@ def test_matches_naive_scan_on_random_problems(first_seed):
     assert n_found > 100  # most nodes have admissible splits to compare
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_hist_rows_select_each_nodes_histogram_from_a_pool(n_threads):
+    # node k reads pool[hist_rows[k]]: the same result as the stacked
+    # histograms of the nodes (checked against the naive scan above)
+    for seed in range(20):
+        hist, sums, bin_ptr, thresholds, allowed, scales = random_problem(
+            seed)
+        rng = np.random.default_rng(seed)
+        n_nodes = hist.shape[0]
+        pool = rng.integers(-5, 5, (n_nodes + 3,) + hist.shape[1:])
+        rows = rng.permutation(pool.shape[0])[:n_nodes]
+        pool[rows] = hist
+        stacked = run_kernel(hist, sums, bin_ptr, thresholds, allowed,
+                             scales, REG_GRID[0], n_threads)
+        pooled = find_best_splits_hist(
+            pool, sums, bin_ptr, thresholds, allowed, scales[0], scales[1],
+            *REG_GRID[0], n_threads, hist_rows=rows)
+        for key in stacked:
+            np.testing.assert_array_equal(pooled[key], stacked[key])
+
+
 @pytest.mark.parametrize("reg", REG_GRID)
 def test_matches_naive_scan_for_each_regularisation(reg):
     for seed in range(1000, 1040):
@@ -391,6 +412,11 @@ BAD_INPUTS = {
     "hist int32": "scan(hist=np.ones((2, 7, 2), np.int32))",
     "hist float64": "scan(hist=np.ones((2, 7, 2)))",
     "hist 2-d": "scan(hist=np.ones((7, 2), np.int64))",
+    "hist_rows beyond hist": "scan(hist_rows=[0, 2])",
+    "hist_rows negative": "scan(hist_rows=[0, -1])",
+    "hist_rows of other length": "scan(hist_rows=[0])",
+    "hist of fewer nodes without hist_rows": (
+        "scan(hist=np.ones((1, 7, 2), np.int64))"),
     "hist not C-contiguous": (
         "scan(hist=np.ones((2, 2, 7), np.int64).transpose(0, 2, 1))"),
     "node_sums of more nodes": "scan(node_sums=np.ones((3, 2), np.int64))",

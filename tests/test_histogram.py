@@ -2,8 +2,10 @@
 written here.
 
 - ``build_histograms``: a naive NumPy histogram (``np.add.at``) of each
-  node's rows, for random codes, random row slices and several nodes per
-  batch. Sums are integers, so every comparison is exact.
+  node's fixed-point pairs (``FixedPointGradients.quantized``, itself
+  checked below), for random codes, gradients, weights, row slices and
+  several nodes per batch. The kernel quantises on the fly; sums are
+  integers, so every comparison is exact.
 - ``quantize_gradients``: checked against exact rational arithmetic
   (``fractions.Fraction``): the scale is a power of two, no sum of
   quantised values can overflow, the rounding error is at most half a unit,
@@ -18,8 +20,8 @@ import numpy as np
 import pytest
 
 from skboost.tree._binning import BinnedData
-from skboost.tree._histogram import (build_histograms, quantization_scale,
-                                     quantize_gradients)
+from skboost.tree._histogram import (FixedPointGradients, build_histograms,
+                                     quantization_scale, quantize_gradients)
 from skboost.tree._partition import RowPartition
 from _isolation import snippet_input_tests
 
@@ -51,10 +53,15 @@ def random_binned(rng, n_rows, n_features, dtype):
     return BinnedData(codes.astype(dtype), bin_ptr)
 
 
-def random_quantized(rng, n_rows):
-    # any int64 values whose sums cannot overflow
-    return np.column_stack([rng.integers(-2**40, 2**40, n_rows),
-                            rng.integers(0, 2**40, n_rows)]).astype(np.int64)
+def random_gradients(rng, active):
+    """Fixed-point gradients of random float32 pairs, weighted or not, and
+    their quantised pairs (the oracle's input)."""
+    n_rows = active.shape[0]
+    gpair = np.column_stack([rng.normal(0, rng.uniform(0.01, 100), n_rows),
+                             rng.uniform(0, 3, n_rows)]).astype(np.float32)
+    weight = None if rng.random() < 0.5 else rng.uniform(0, 5, n_rows)
+    gradients = FixedPointGradients(gpair, weight, active.astype(np.uint8), 1)
+    return gradients, gradients.quantized(active.astype(np.uint8), 1)
 
 
 def random_slices(rng, n_active, n_nodes):
@@ -71,7 +78,8 @@ def random_problem(seed, dtype, n_rows=None):
     rng = np.random.default_rng(seed)
     n_rows = int(rng.integers(1, 400)) if n_rows is None else n_rows
     data = random_binned(rng, n_rows, int(rng.integers(1, 7)), dtype)
-    rows = np.flatnonzero(rng.random(n_rows) < rng.uniform(0.3, 1.0))
+    active = rng.random(n_rows) < rng.uniform(0.3, 1.0)
+    rows = np.flatnonzero(active)
     partition = RowPartition(rows, n_rows)
     # rows in any order inside slices: shuffle the partition the way
     # split_nodes would (a permutation of the active rows)
@@ -79,15 +87,15 @@ def random_problem(seed, dtype, n_rows=None):
         feature = np.array([int(rng.integers(data.n_features))], np.int32)
         partition.split_nodes(data, [0], [rows.size], feature,
                               [int(rng.integers(-1, 5))], [seed % 3 == 0], 1)
-    quantized = random_quantized(rng, n_rows)
+    gradients, quantized = random_gradients(rng, active)
     begin, end = random_slices(rng, rows.size, int(rng.integers(1, 6)))
-    return data, partition, quantized, begin, end
+    return data, partition, gradients, quantized, begin, end
 
 
-def run_kernel(data, partition, quantized, begin, end, n_threads):
+def run_kernel(data, partition, gradients, begin, end, n_threads):
     # garbage in the output: the kernel must overwrite every entry
     hist = np.full((begin.shape[0], data.n_bins, 2), -12345, dtype=np.int64)
-    build_histograms(data, partition, quantized, begin, end, hist, n_threads)
+    build_histograms(data, partition, gradients, begin, end, hist, n_threads)
     return hist
 
 
@@ -99,8 +107,9 @@ def run_kernel(data, partition, quantized, begin, end, n_threads):
 @pytest.mark.parametrize("first_seed", range(0, 60, 20))
 def test_matches_naive_histograms(dtype, first_seed):
     for seed in range(first_seed, first_seed + 20):
-        data, partition, quantized, begin, end = random_problem(seed, dtype)
-        got = run_kernel(data, partition, quantized, begin, end,
+        data, partition, gradients, quantized, begin, end = random_problem(
+            seed, dtype)
+        got = run_kernel(data, partition, gradients, begin, end,
                          1 + seed % 2)
         expected = naive_histograms(data.codes, data.bin_ptr, quantized,
                                     np.asarray(partition.row_index), begin,
@@ -108,15 +117,34 @@ def test_matches_naive_histograms(dtype, first_seed):
         np.testing.assert_array_equal(got, expected, err_msg=f"seed {seed}")
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_pool_rows_receive_their_nodes_and_nothing_else(n_threads):
+    # hist_rows: node k is written to hist[hist_rows[k]] of a larger pool;
+    # the other rows keep what they held
+    data, partition, gradients, quantized, begin, end = random_problem(
+        5, np.uint8, n_rows=50_000)
+    rng = np.random.default_rng(1)
+    pool = rng.integers(-99, 99, (begin.shape[0] + 4, data.n_bins, 2))
+    rows = rng.permutation(pool.shape[0])[:begin.shape[0]]
+    before = pool.copy()
+    build_histograms(data, partition, gradients, begin, end, pool, n_threads,
+                     hist_rows=rows)
+    expected = naive_histograms(data.codes, data.bin_ptr, quantized,
+                                np.asarray(partition.row_index), begin, end)
+    np.testing.assert_array_equal(pool[rows], expected)
+    others = np.setdiff1d(np.arange(pool.shape[0]), rows)
+    np.testing.assert_array_equal(pool[others], before[others])
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_large_nodes_split_into_tasks(dtype):
     # nodes larger than a task (16384 rows): partial histograms per thread
-    data, partition, quantized, begin, end = random_problem(7, dtype,
-                                                            n_rows=60_000)
+    data, partition, gradients, quantized, begin, end = random_problem(
+        7, dtype, n_rows=60_000)
     expected = naive_histograms(data.codes, data.bin_ptr, quantized,
                                 np.asarray(partition.row_index), begin, end)
-    one = run_kernel(data, partition, quantized, begin, end, 1)
-    two = run_kernel(data, partition, quantized, begin, end, 2)
+    one = run_kernel(data, partition, gradients, begin, end, 1)
+    two = run_kernel(data, partition, gradients, begin, end, 2)
     np.testing.assert_array_equal(one, expected)
     np.testing.assert_array_equal(two, expected)
 
@@ -129,16 +157,16 @@ def test_sibling_by_subtraction_is_exact(dtype):
     # realistic quantised gradients: large values, sums close to 2**62
     gpair = np.column_stack([rng.normal(size=n_rows),
                              rng.uniform(0, 1, n_rows)]).astype(np.float32)
-    quantized, _ = quantize_gradients(gpair, rng.uniform(0.2, 5, n_rows),
-                                      np.ones(n_rows, np.uint8), 2)
+    gradients = FixedPointGradients(gpair, rng.uniform(0.2, 5, n_rows),
+                                    np.ones(n_rows, np.uint8), 2)
     partition = RowPartition(np.arange(n_rows), n_rows)
-    parent = run_kernel(data, partition, quantized, np.array([0]),
+    parent = run_kernel(data, partition, gradients, np.array([0]),
                         np.array([n_rows]), 2)
     for feature, split_bin in [(0, 0), (3, 2), (7, 1)]:
         partition = RowPartition(np.arange(n_rows), n_rows)
         n_left = int(partition.split_nodes(
             data, [0], [n_rows], [feature], [split_bin], [1], 2)[0])
-        children = run_kernel(data, partition, quantized,
+        children = run_kernel(data, partition, gradients,
                               np.array([0, n_left]),
                               np.array([n_left, n_rows]), 2)
         np.testing.assert_array_equal(parent[0] - children[0], children[1])
@@ -149,20 +177,21 @@ def test_threads_give_identical_histograms():
     rng = np.random.default_rng(9)
     n_rows = 70_000
     data = random_binned(rng, n_rows, 10, np.uint8)
-    quantized = random_quantized(rng, n_rows)
-    partition = RowPartition(np.flatnonzero(rng.random(n_rows) < 0.9), n_rows)
+    active = rng.random(n_rows) < 0.9
+    gradients, _ = random_gradients(rng, active)
+    partition = RowPartition(np.flatnonzero(active), n_rows)
     n_active = partition.row_index.shape[0]
     begin = np.array([0, 0, 1000, n_active // 2], dtype=np.int64)
     end = np.array([n_active, 20_000, 50_000, n_active], dtype=np.int64)
-    one = run_kernel(data, partition, quantized, begin, end, 1)
-    two = run_kernel(data, partition, quantized, begin, end, 2)
+    one = run_kernel(data, partition, gradients, begin, end, 1)
+    two = run_kernel(data, partition, gradients, begin, end, 2)
     np.testing.assert_array_equal(one, two)
 
 
 def test_every_feature_sums_to_the_node_total():
-    data, partition, quantized, begin, end = random_problem(11, np.uint8,
-                                                            n_rows=3000)
-    hist = run_kernel(data, partition, quantized, begin, end, 2)
+    data, partition, gradients, quantized, begin, end = random_problem(
+        11, np.uint8, n_rows=3000)
+    hist = run_kernel(data, partition, gradients, begin, end, 2)
     rows = np.asarray(partition.row_index)
     for k in range(begin.shape[0]):
         total = quantized[rows[begin[k]:end[k]]].sum(axis=0)
@@ -326,14 +355,17 @@ def test_integer_weights_are_exact_multiples():
     codes = rng.integers(0, 4, (n_rows, 2)).astype(np.uint8)
     bin_ptr = np.array([0, 5, 10])
     repeat = weight.astype(np.int64)
-    q_r, s_r = quantize_gradients(
+    fixed_w = FixedPointGradients(gpair, weight, active.view(np.uint8), 1)
+    fixed_r = FixedPointGradients(
         np.ascontiguousarray(np.repeat(gpair, repeat, axis=0)), None,
         np.ones(repeat.sum(), np.uint8), 1)
+    s_r = fixed_r.scales
     h_w = run_kernel(BinnedData(codes, bin_ptr), RowPartition(
-        np.arange(n_rows), n_rows), q_w, np.array([0]), np.array([n_rows]), 1)
+        np.arange(n_rows), n_rows), fixed_w, np.array([0]),
+        np.array([n_rows]), 1)
     n_rep = int(repeat.sum())
     h_r = run_kernel(BinnedData(np.repeat(codes, repeat, axis=0), bin_ptr),
-                     RowPartition(np.arange(n_rep), n_rep), q_r,
+                     RowPartition(np.arange(n_rep), n_rep), fixed_r,
                      np.array([0]), np.array([n_rep]), 1)
     for c in range(2):
         for b in range(10):
@@ -351,33 +383,47 @@ def test_integer_weights_are_exact_multiples():
 _PRELUDE = """
 import numpy as np
 from skboost.tree._binning import BinnedData
-from skboost.tree._histogram import build_histograms, quantize_gradients
+from skboost.tree._histogram import (FixedPointGradients, build_histograms,
+                                     quantize_gradients)
 from skboost.tree._partition import RowPartition
 N = 6
 data = BinnedData(np.array([[0, 1], [1, 0], [2, 1], [0, 0], [1, 1], [2, 0]],
                            dtype=np.uint8), np.array([0, 4, 7]))
 partition = RowPartition(np.arange(N), N)
-quantized = np.ones((N, 2), dtype=np.int64)
 begin = np.array([0, 2], dtype=np.int64)
 end = np.array([2, 6], dtype=np.int64)
 hist = np.zeros((2, 7, 2), dtype=np.int64)
 gpair = np.ones((N, 2), dtype=np.float32)
 active = np.ones(N, dtype=np.uint8)
+gradients = FixedPointGradients(gpair, None, active, 1)
 def build(**changes):
-    args = dict(data=data, partition=partition, quantized=quantized,
+    args = dict(data=data, partition=partition, gradients=gradients,
                 node_begin=begin, node_end=end, hist=hist, n_threads=1)
     args.update(changes)
     build_histograms(**args)
 """
 
 BAD_INPUTS = {
-    "quantized with 3 columns": "build(quantized=np.ones((N, 3), np.int64))",
-    "quantized with fewer rows": "build(quantized=np.ones((N - 1, 2), np.int64))",
-    "quantized 1-d": "build(quantized=np.ones(2 * N, np.int64))",
-    "quantized int32": "build(quantized=np.ones((N, 2), np.int32))",
-    "quantized float64": "build(quantized=np.ones((N, 2)))",
-    "quantized not C-contiguous": (
-        "build(quantized=np.ones((2, N), np.int64).T)"),
+    "gradients of fewer rows": (
+        "build(gradients=FixedPointGradients(np.ones((N - 1, 2), np.float32),"
+        " None, np.ones(N - 1, np.uint8), 1))"),
+    "gpair float64": "FixedPointGradients(np.ones((N, 2)), None, active, 1)",
+    "gpair not C-contiguous": (
+        "FixedPointGradients(np.ones((2, N), np.float32).T, None, active, 1)"),
+    "gpair 1-d": "FixedPointGradients(np.ones(2 * N, np.float32), None,"
+                 " active, 1)",
+    "quantized of other length": (
+        "gradients.quantized(np.ones(N - 1, np.uint8), 1)"),
+    "quantized into int32": (
+        "gradients.quantized(active, 1, out=np.ones((N, 2), np.int32))"),
+    "hist_rows repeated": (
+        "build(hist_rows=[1, 1])"),
+    "hist_rows beyond hist": (
+        "build(hist_rows=[0, 2])"),
+    "hist_rows negative": (
+        "build(hist_rows=[-1, 0])"),
+    "hist_rows of other length": (
+        "build(hist_rows=[0])"),
     "hist with too few bins": "build(hist=np.zeros((2, 6, 2), np.int64))",
     "hist with too many nodes": "build(hist=np.zeros((3, 7, 2), np.int64))",
     "hist with 3 entries per bin": "build(hist=np.zeros((2, 7, 3), np.int64))",
@@ -418,10 +464,17 @@ BAD_INPUTS = {
 }
 
 VALID = {
+    "valid pool build": (
+        "pool = np.zeros((3, 7, 2), np.int64)\n"
+        "build(hist=pool, hist_rows=[2, 0])\n"
+        "units = pool[2] // gradients.scales.astype(np.int64)\n"
+        "assert units[:, 0].tolist() == [1, 1, 0, 0, 1, 1, 0], units\n"
+        "assert not pool[1].any()"),
     "valid build": (
         "build()\n"
-        "assert hist[0, :, 0].tolist() == [1, 1, 0, 0, 1, 1, 0], hist[0]\n"
-        "assert hist[1, :, 1].tolist() == [1, 1, 2, 0, 2, 2, 0], hist[1]"),
+        "units = hist // gradients.scales.astype(np.int64)\n"
+        "assert units[0, :, 0].tolist() == [1, 1, 0, 0, 1, 1, 0], units[0]\n"
+        "assert units[1, :, 1].tolist() == [1, 1, 2, 0, 2, 2, 0], units[1]"),
     "valid quantize": (
         "q, s = quantize_gradients(gpair, np.arange(N, dtype=float), active, 1)\n"
         "assert (q[:, 0] == np.arange(N) * s[0]).all()"),

@@ -192,6 +192,29 @@ def test_constructor_copies_and_validates_rows():
     assert RowPartition([], 0).row_index.shape == (0,)
 
 
+def test_reset_starts_over_in_the_same_buffers():
+    # a new tree on the same number of rows reuses the buffers; the result
+    # is the partition a fresh object gives
+    rng = np.random.default_rng(4)
+    data = random_data(rng, 500, 3, np.uint8)
+    partition = RowPartition(np.arange(0, 500, 2), 500)
+    partition.split_nodes(data, [0], [250], [1], [2], [0], 1)
+    buffer = partition.row_index
+    rows = np.sort(rng.choice(500, 250, replace=False))
+    partition.reset(rows)
+    assert partition.row_index is buffer
+    np.testing.assert_array_equal(partition.row_index, rows)
+    fresh = RowPartition(rows, 500)
+    for p in (partition, fresh):
+        p.split_nodes(data, [0], [250], [2], [1], [1], 1)
+    np.testing.assert_array_equal(partition.row_index, fresh.row_index)
+    partition.reset(np.arange(7))     # another size: new buffers
+    assert partition.row_index.tolist() == list(range(7))
+    for bad in ([3, 2], [0, 500], [-1, 4]):
+        with pytest.raises(ValueError):
+            partition.reset(bad)
+
+
 # --------------------------------------------------------------------------
 # Invalid inputs: a ValueError, never a crash or an out-of-bounds write.
 # Each case runs in a child process so that a crash fails its own case only.

@@ -103,13 +103,13 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     cuts_per_feature = np.diff(ptr)
     if n_features and np.any(cuts_per_feature > max_code):
         raise ValueError("too many bins for the code dtype")
-    # a feature's missing code (n_cuts + 1) is written only where X is NaN
-    tight = np.flatnonzero(cuts_per_feature + 1 > max_code)
-    if tight.size and np.isnan(np.asarray(X)[:, tight]).any():
-        raise ValueError("a feature's missing code does not fit the code "
-                         "dtype")
+    # A feature's missing code (n_cuts + 1) is needed only where X is NaN;
+    # whether it fits the dtype is checked in the loop (no copy of X).
+    missing_overflow_arr = np.zeros(n_rows, dtype=np.uint8)
+    cdef uint8_t[::1] missing_overflow = missing_overflow_arr
     cdef Py_ssize_t r, f
     cdef int32_t n_cuts
+    cdef int32_t largest = <int32_t> max_code
     cdef float x
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=n_threads):
@@ -117,9 +117,14 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
             x = X[r, f]
             n_cuts = <int32_t> (cut_ptr[f + 1] - cut_ptr[f])
             if isnan(x):
+                if n_cuts + 1 > largest:
+                    missing_overflow[r] = 1
                 codes[r, f] = <code_t> (n_cuts + 1)   # the missing bin
             elif n_cuts == 0:
                 codes[r, f] = 0
             else:
                 codes[r, f] = <code_t> upper_bound(&cuts[cut_ptr[f]], n_cuts,
                                                    <double> x)
+    if missing_overflow_arr.any():
+        raise ValueError("a feature's missing code does not fit the code "
+                         "dtype")

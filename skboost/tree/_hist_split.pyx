@@ -108,18 +108,20 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
 
 
 def find_best_splits_hist(
-        const int64_t[:, :, ::1] hist not None,         # IN (n_nodes, n_bins, 2)
+        const int64_t[:, :, ::1] hist not None,         # IN (n_hist, n_bins, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
         const int64_t[::1] bin_ptr not None,            # IN (n_features + 1,)
         const double[:, ::1] thresholds not None,  # IN (1 or n_nodes, n_bins)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         double scale_g, double scale_h,
         double reg_lambda, double reg_alpha, double max_delta_step,
-        double min_child_weight, int n_threads):
+        double min_child_weight, int n_threads, hist_rows=None):
     """Best split of each node of a batch from its histogram.
 
-    ``thresholds[k]`` holds node k's tree threshold of each "split after
-    bin" (see binning.py); a single row is shared by every node.
+    Node k's histogram is ``hist[hist_rows[k]]`` (rows of a pool of
+    histograms), or ``hist[k]`` without ``hist_rows``. ``thresholds[k]``
+    holds node k's tree threshold of each "split after bin" (see
+    binning.py); a single row is shared by every node.
 
     Returns
     -------
@@ -128,10 +130,11 @@ def find_best_splits_hist(
         ``split_bin``, ``default_left``, ``G_left``, ``H_left`` (float64) and
         ``Gq_left``, ``Hq_left`` (exact int64 sums).
     """
-    cdef Py_ssize_t n_nodes = hist.shape[0], n_bins = hist.shape[1]
+    cdef Py_ssize_t n_nodes = node_sums.shape[0], n_bins = hist.shape[1]
     cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
-    _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
-                  n_threads)
+    cdef const int64_t[::1] rows = _check_inputs(
+        hist, node_sums, bin_ptr, thresholds, feature_allowed, n_threads,
+        hist_rows)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     # about BINS_PER_THREAD bins of scanning per thread, at least
@@ -159,7 +162,7 @@ def find_best_splits_hist(
             k = task // n_features
             f = <int32_t> (task % n_features)
             if feature_allowed[k, f]:
-                scan_feature(hist[k], f, bin_ptr[f],
+                scan_feature(hist[rows[k]], f, bin_ptr[f],
                              bin_ptr[f + 1] - bin_ptr[f] - 1,
                              node_sums[k, 0], node_sums[k, 1],
                              parent_score[k],
@@ -201,14 +204,22 @@ cdef dict _to_arrays(const HistCandidate* best, Py_ssize_t n):
 @cython.boundscheck(True)
 @cython.wraparound(True)
 def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
-                  n_threads):
-    n_nodes, n_bins = hist.shape[0], hist.shape[1]
+                  n_threads, hist_rows):
+    """Validates the inputs; returns the int64 histogram row of each node."""
+    n_nodes, n_bins = node_sums.shape[0], hist.shape[1]
     n_features = bin_ptr.shape[0] - 1
     if n_threads < 1:
         raise ValueError("n_threads must be >= 1")
-    if hist.shape[2] != 2 or node_sums.shape[0] != n_nodes or (
-            node_sums.shape[1] != 2):
-        raise ValueError("hist must be (n_nodes, n_bins, 2), node_sums (n_nodes, 2)")
+    if hist.shape[2] != 2 or node_sums.shape[1] != 2:
+        raise ValueError("hist must be (n_hist, n_bins, 2), node_sums (n_nodes, 2)")
+    if hist_rows is None:
+        if hist.shape[0] != n_nodes:
+            raise ValueError("hist must have one histogram per node")
+        hist_rows = np.arange(n_nodes, dtype=np.int64)
+    hist_rows = np.ascontiguousarray(hist_rows, dtype=np.int64)
+    if hist_rows.shape != (n_nodes,) or (n_nodes and (
+            hist_rows.min() < 0 or hist_rows.max() >= hist.shape[0])):
+        raise ValueError("hist_rows must hold a row of hist for each node")
     ptr = np.asarray(bin_ptr)
     if n_features < 0 or ptr[0] != 0 or ptr[-1] != n_bins or np.any(
             np.diff(ptr) < 1):
@@ -218,3 +229,4 @@ def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")
+    return hist_rows

@@ -1,8 +1,8 @@
 """Gradient histograms in exact fixed-point arithmetic.
 
-Gradients and hessians are quantised once per tree to 64-bit integers with a
-power-of-two scale (``quantize_gradients``), so every histogram bin is an
-exact integer sum:
+Gradients and hessians are quantised to 64-bit integers with power-of-two
+scales chosen once per tree (``FixedPointGradients``), so every histogram
+bin is an exact integer sum:
 
 - the sum does not depend on the order of the rows, hence not on how rows
   are split between threads: results are bit-identical for any n_jobs;
@@ -61,33 +61,106 @@ def quantization_scale(double max_abs, Py_ssize_t n_terms):
     return ldexp(1.0, min(SUM_BITS - 1 - exponent, MAX_SCALE_EXPONENT))
 
 
-def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
-                       weight,                        # None or float64 (n_rows,)
-                       const uint8_t[::1] active not None,     # IN (n_rows,)
-                       int n_threads, out=None):
-    """Weighted gradient pairs of the active rows as int64 fixed point.
+cdef class FixedPointGradients:
+    """One tree's gradient pairs with the power-of-two scales that make them
+    int64 fixed point: row i adds ``round(g_i * w_i * scale_g)`` and
+    ``round(h_i * w_i * scale_h)`` to a histogram.
 
-    Returns
-    -------
-    quantized : ndarray of shape (n_rows, 2), int64
-        ``round(g * w * scale_g)`` and ``round(h * w * scale_h)``; 0 for
-        inactive rows. Written into ``out`` when given (reused between
-        trees).
-    scales : ndarray of shape (2,)
-        ``scale_g`` and ``scale_h``, powers of two.
+    The histogram kernel quantises on the fly from the float32 pairs, so no
+    (n_rows, 2) int64 copy is kept (16 bytes a row, the largest per-tree
+    array of a fit); ``quantized`` builds that copy where it is wanted.
+
+    Parameters
+    ----------
+    gpair : ndarray of shape (n_rows, 2), float32, C order
+        Unweighted gradients and hessians.
+    weight : ndarray of shape (n_rows,) or None
+        Row weights (None: all 1).
+    active : ndarray of shape (n_rows,), uint8
+        Rows of the tree; only they count for the scales.
+    n_threads : int
     """
-    check_n_threads(n_threads)
+
+    cdef readonly object gpair        # (n_rows, 2) float32
+    cdef readonly object weight       # (n_rows,) float64 or None
+    cdef readonly object scales       # (2,) float64: scale_g, scale_h
+    cdef readonly Py_ssize_t n_active
+    cdef double scale_g, scale_h
+
+    def __init__(self, gpair, weight, active, int n_threads):
+        check_n_threads(n_threads)
+        gpair = np.asarray(gpair)
+        if (gpair.dtype != np.float32 or gpair.ndim != 2
+                or gpair.shape[1] != 2 or not gpair.flags.c_contiguous):
+            raise ValueError("gpair must be a C-contiguous float32 array of "
+                             "shape (n_rows, 2)")
+        active = np.ascontiguousarray(active).view(np.uint8)
+        if active.shape != (gpair.shape[0],):
+            raise ValueError("active must have one entry per row of gpair")
+        if weight is not None:
+            weight = np.ascontiguousarray(weight, dtype=np.float64)
+            if weight.shape != (gpair.shape[0],):
+                raise ValueError("weight must have one entry per row")
+        self.gpair = gpair
+        self.weight = weight
+        max_g, max_h, self.n_active = _active_maxima(gpair, weight, active,
+                                                     n_threads)
+        self.scale_g = quantization_scale(max_g, self.n_active)
+        self.scale_h = quantization_scale(max_h, self.n_active)
+        self.scales = np.array([self.scale_g, self.scale_h])
+
+    def quantized(self, active, int n_threads, out=None):
+        """The fixed-point pairs as an (n_rows, 2) int64 array, 0 for the
+        rows not in ``active`` (written into ``out`` when given)."""
+        check_n_threads(n_threads)
+        cdef Py_ssize_t n = self.gpair.shape[0], i
+        active = np.ascontiguousarray(active).view(np.uint8)
+        if active.shape != (n,):
+            raise ValueError("active must have one entry per row of gpair")
+        if out is None:
+            out = np.empty((n, 2), dtype=np.int64)
+        if out.shape != (n, 2) or out.dtype != np.int64:
+            raise ValueError("out must be int64 of shape (n_rows, 2)")
+        cdef int64_t[:, ::1] q = out
+        cdef const uint8_t[::1] act = active
+        cdef const float[:, ::1] gp = self.gpair
+        cdef const double* w = _weight_pointer(self.weight)
+        for i in prange(n, nogil=True, schedule="static",
+                        num_threads=n_threads):
+            if act[i]:
+                q[i, 0] = fixed_point(gp[i, 0], w, i, self.scale_g)
+                q[i, 1] = fixed_point(gp[i, 1], w, i, self.scale_h)
+            else:
+                q[i, 0] = 0
+                q[i, 1] = 0
+        return out
+
+
+cdef inline int64_t fixed_point(float value, const double* weight,
+                                Py_ssize_t row, double scale) noexcept nogil:
+    """round(value * weight[row] * scale), the one rounding every kernel
+    uses (llrint: round to nearest, ties to even, one instruction)."""
+    if weight == NULL:
+        return llrint(<double> value * scale)
+    return llrint(<double> value * weight[row] * scale)
+
+
+cdef const double* _weight_pointer(weight):
+    """Data pointer of a validated float64 weight array, NULL for None."""
+    if weight is None:
+        return NULL
+    cdef const double[::1] view = weight
+    return &view[0] if view.shape[0] else NULL
+
+
+def _active_maxima(const float[:, ::1] gpair, weight,
+                   const uint8_t[::1] active, int n_threads):
+    """Largest |g w| and |h w| over the active rows, and their number.
+
+    Maxima are order-independent, so the scales (and everything after) do
+    not depend on the threads."""
     cdef Py_ssize_t n = gpair.shape[0], i
-    if active.shape[0] != n or gpair.shape[1] != 2:
-        raise ValueError("gpair must be (n_rows, 2), active (n_rows,)")
-    cdef bint weighted = weight is not None
-    w = (np.ones(1) if weight is None
-         else np.ascontiguousarray(weight, dtype=np.float64))
-    if weighted and w.shape[0] != n:
-        raise ValueError("weight must have one entry per row")
-    cdef const double[::1] wv = w
-    # maxima per thread, then overall: max is order-independent, so the
-    # scales (and everything after) do not depend on the threads
+    cdef const double* w = _weight_pointer(weight)
     # g, h, count; a cache line (8 doubles) per thread: no false sharing
     maxima_arr = np.zeros((n_threads, 8), dtype=np.float64)
     bad_arr = np.zeros(n_threads, dtype=np.uint8)
@@ -98,8 +171,8 @@ def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
     for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
         if active[i]:
             tid = threadid()
-            g = fabs(gpair[i, 0] * (wv[i] if weighted else 1.0))
-            h = fabs(gpair[i, 1] * (wv[i] if weighted else 1.0))
+            g = fabs(gpair[i, 0] * (w[i] if w != NULL else 1.0))
+            h = fabs(gpair[i, 1] * (w[i] if w != NULL else 1.0))
             if not (isfinite(g) and isfinite(h)):
                 bad[tid] = 1
             maxima[tid, 2] += 1
@@ -109,35 +182,36 @@ def quantize_gradients(const float[:, ::1] gpair not None,     # IN (n_rows, 2)
                 maxima[tid, 1] = h
     if bad_arr.any():
         raise ValueError("gradients, hessians and weights must be finite")
-    cdef double max_g = maxima_arr[:, 0].max(), max_h = maxima_arr[:, 1].max()
-    cdef Py_ssize_t n_active = int(maxima_arr[:, 2].sum())
-    cdef double scale_g = quantization_scale(max_g, n_active)
-    cdef double scale_h = quantization_scale(max_h, n_active)
-    if out is None:
-        out = np.empty((n, 2), dtype=np.int64)
-    if out.shape != (n, 2) or out.dtype != np.int64:
-        raise ValueError("out must be int64 of shape (n_rows, 2)")
-    cdef int64_t[:, ::1] q = out
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
-        if active[i]:
-            # llrint: round to nearest (ties to even), one instruction
-            q[i, 0] = llrint(<double> gpair[i, 0]
-                             * (wv[i] if weighted else 1.0) * scale_g)
-            q[i, 1] = llrint(<double> gpair[i, 1]
-                             * (wv[i] if weighted else 1.0) * scale_h)
-        else:
-            q[i, 0] = 0
-            q[i, 1] = 0
-    return out, np.array([scale_g, scale_h])
+    return (maxima_arr[:, 0].max(), maxima_arr[:, 1].max(),
+            int(maxima_arr[:, 2].sum()))
+
+
+def quantize_gradients(gpair, weight, active, int n_threads, out=None):
+    """Weighted gradient pairs of the active rows as int64 fixed point.
+
+    Returns
+    -------
+    quantized : ndarray of shape (n_rows, 2), int64
+        ``round(g * w * scale_g)`` and ``round(h * w * scale_h)``; 0 for
+        inactive rows. Written into ``out`` when given.
+    scales : ndarray of shape (2,)
+        ``scale_g`` and ``scale_h``, powers of two.
+    """
+    fixed = FixedPointGradients(gpair, weight, active, n_threads)
+    return fixed.quantized(active, n_threads, out), fixed.scales
 
 
 cdef inline void accumulate_rows(const code_t[:, ::1] codes,
-                                 const int64_t[:, ::1] quantized,
+                                 const float[:, ::1] gpair,
+                                 const double* weight,
+                                 double scale_g, double scale_h,
                                  const int32_t[::1] row_index,
                                  int64_t begin, int64_t end,
                                  const int64_t[::1] bin_ptr,
                                  int64_t* hist) noexcept nogil:
-    """hist[bin] += (g, h) for the rows row_index[begin:end], all features."""
+    """hist[bin] += (g, h) for the rows row_index[begin:end], all features,
+    each pair quantised on the fly (a few instructions, against 2 x
+    n_features scattered additions)."""
     cdef Py_ssize_t n_features = codes.shape[1], f
     cdef int64_t i, b, g, h
     cdef int32_t row, ahead
@@ -148,10 +222,12 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
         if i + PREFETCH_ROWS < end:
             ahead = row_index[i + PREFETCH_ROWS]
             prefetch(&codes[ahead, 0])
-            prefetch(&quantized[ahead, 0])
+            prefetch(&gpair[ahead, 0])
+            if weight != NULL:
+                prefetch(&weight[ahead])
         row = row_index[i]
-        g = quantized[row, 0]
-        h = quantized[row, 1]
+        g = fixed_point(gpair[row, 0], weight, row, scale_g)
+        h = fixed_point(gpair[row, 1], weight, row, scale_h)
         for f in range(n_features):
             b = 2 * (bin_ptr[f] + codes[row, f])
             hist[b] += g
@@ -160,13 +236,17 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
 
 def build_histograms(BinnedData data,
                      RowPartition partition,
-                     quantized,                  # IN (n_rows, 2) int64
+                     FixedPointGradients gradients,
                      node_begin,                 # IN (n_nodes,) int64
                      node_end,                   # IN (n_nodes,) int64
-                     hist,                       # OUT (n_nodes, n_bins, 2) int64
-                     int n_threads):
+                     hist,                       # OUT (n_hist, n_bins, 2) int64
+                     int n_threads,
+                     hist_rows=None):            # IN (n_nodes,) int64
     """Histograms of a batch of nodes, node k owning the rows
     ``partition.row_index[node_begin[k]:node_end[k]]``.
+
+    Node k's histogram is written to ``hist[hist_rows[k]]`` (rows of a pool
+    of histograms, distinct), or to ``hist[k]`` without ``hist_rows``.
 
     Tasks of at most ROWS_PER_TASK rows of one node run in parallel; each
     thread accumulates into its own copy of the node's histogram, zeroed on
@@ -175,13 +255,12 @@ def build_histograms(BinnedData data,
     check_n_threads(n_threads)
     if partition.n_rows != data.n_rows:
         raise ValueError("data and partition have different row counts")
-    if quantized.shape != (data.n_rows, 2) or quantized.dtype != np.int64:
-        raise ValueError("quantized must be int64 of shape (n_rows, 2)")
+    if gradients.gpair.shape[0] != data.n_rows:
+        raise ValueError("gradients must have one pair per row of the data")
     node_begin = np.ascontiguousarray(node_begin, dtype=np.int64)
     node_end = np.ascontiguousarray(node_end, dtype=np.int64)
     n_nodes = node_begin.shape[0]
-    if hist.shape != (n_nodes, data.n_bins, 2) or hist.dtype != np.int64:
-        raise ValueError("hist must be int64 of shape (n_nodes, n_bins, 2)")
+    hist_rows = _check_hist_rows(hist_rows, n_nodes, hist, data.n_bins)
     if node_end.shape[0] != n_nodes or (n_nodes and (
             node_begin.min() < 0 or np.any(node_end < node_begin)
             or node_end.max() > partition.row_index.shape[0])):
@@ -189,26 +268,47 @@ def build_histograms(BinnedData data,
     tasks = _make_tasks(node_begin, node_end)
     n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
     if data.codes.dtype == np.uint8:
-        _build[uint8_t](data.codes, quantized, partition.row_index, tasks,
-                        node_end, data.bin_ptr, hist, n_threads)
+        _build[uint8_t](data.codes, gradients, partition.row_index, tasks,
+                        data.bin_ptr, hist, hist_rows, n_threads)
     else:
-        _build[uint16_t](data.codes, quantized, partition.row_index, tasks,
-                         node_end, data.bin_ptr, hist, n_threads)
+        _build[uint16_t](data.codes, gradients, partition.row_index, tasks,
+                         data.bin_ptr, hist, hist_rows, n_threads)
+
+
+def _check_hist_rows(hist_rows, Py_ssize_t n_nodes, hist, Py_ssize_t n_bins):
+    """Validated int64 rows of ``hist`` for the nodes (0..n_nodes-1 if
+    None): inside the array and distinct, since nodes are built in
+    parallel."""
+    if (hist.ndim != 3 or hist.shape[1:] != (n_bins, 2)
+            or hist.dtype != np.int64 or not hist.flags.c_contiguous):
+        raise ValueError("hist must be C-contiguous int64 of shape "
+                         "(n_hist, n_bins, 2)")
+    if hist_rows is None:
+        if hist.shape[0] != n_nodes:
+            raise ValueError("hist must have one histogram per node")
+        return np.arange(n_nodes, dtype=np.int64)
+    hist_rows = np.ascontiguousarray(hist_rows, dtype=np.int64)
+    if hist_rows.shape != (n_nodes,):
+        raise ValueError("hist_rows must have one entry per node")
+    if n_nodes and (hist_rows.min() < 0 or hist_rows.max() >= hist.shape[0]
+                    or np.unique(hist_rows).shape[0] != n_nodes):
+        raise ValueError("hist_rows must be distinct rows of hist")
+    return hist_rows
 
 
 cdef void _build(const code_t[:, ::1] codes,
-                 const int64_t[:, ::1] quantized,
+                 FixedPointGradients gradients,
                  const int32_t[::1] row_index,
                  tuple tasks,
-                 const int64_t[::1] node_end,
                  const int64_t[::1] bin_ptr,
                  int64_t[:, :, ::1] hist,
+                 const int64_t[::1] hist_rows,
                  int n_threads):
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
     cdef Py_ssize_t n_tasks = task_node.shape[0]
-    cdef Py_ssize_t n_nodes = hist.shape[0], n_bins = hist.shape[1]
+    cdef Py_ssize_t n_nodes = hist_rows.shape[0], n_bins = hist.shape[1]
     # A node of one task is built by one thread straight into ``hist``; only
     # nodes split into several tasks need per-thread partial histograms
     # (scratch[thread, shared node, bin, 2]), added up at the end.
@@ -224,6 +324,9 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef uint8_t[:, ::1] touched = touched_arr
     cdef const int64_t[::1] shared_index = shared_index_arr
     cdef const int64_t[::1] shared_node = shared_nodes.astype(np.int64)
+    cdef const float[:, ::1] gpair = gradients.gpair
+    cdef const double* weight = _weight_pointer(gradients.weight)
+    cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
     cdef Py_ssize_t t, k, j
     cdef int tid
     cdef int64_t node, s
@@ -234,18 +337,18 @@ cdef void _build(const code_t[:, ::1] codes,
         node = task_node[t]
         s = shared_index[node]
         if s < 0:
-            target = &hist[node, 0, 0]
+            target = &hist[hist_rows[node], 0, 0]
             memset(target, 0, n_bins * 2 * sizeof(int64_t))
         else:
             target = &scratch[tid, s, 0, 0]
             if not touched[tid, s]:
                 memset(target, 0, n_bins * 2 * sizeof(int64_t))
                 touched[tid, s] = 1
-        accumulate_rows(codes, quantized, row_index, task_begin[t],
-                        task_end[t], bin_ptr, target)
+        accumulate_rows(codes, gpair, weight, scale_g, scale_h, row_index,
+                        task_begin[t], task_end[t], bin_ptr, target)
     # Add up the partial histograms of shared nodes, in parallel over bins.
     for k in range(n_shared):
-        node = shared_node[k]
+        node = hist_rows[shared_node[k]]
         for j in prange(n_bins, nogil=True, schedule="static",
                         num_threads=n_threads):
             hist[node, j, 0] = 0

@@ -99,17 +99,47 @@ cdef class RowPartition:
     """
 
     def __init__(self, rows, Py_ssize_t n_rows):
-        rows = np.ascontiguousarray(rows, dtype=np.int32)
+        self.n_rows = n_rows
+        self.row_index = None
+        self.reset(rows)
+
+    @cython.boundscheck(True)
+    def reset_to_active(self, active):
+        """Start again (a new tree) from the rows where ``active`` (one
+        entry per row of the data) is true, without an index temporary."""
+        cdef const uint8_t[::1] mask = np.ascontiguousarray(active).view(
+            np.uint8)
+        if mask.shape[0] != self.n_rows:
+            raise ValueError("active must have one entry per row")
+        cdef Py_ssize_t n_active = np.count_nonzero(mask), i, k = 0
+        self._reserve(n_active)
+        cdef int32_t[::1] rows = self.row_index
+        with nogil:
+            for i in range(self.n_rows):
+                if mask[i]:
+                    rows[k] = <int32_t> i
+                    k += 1
+
+    def _reserve(self, Py_ssize_t n_active):
+        """Buffers for n_active rows, reused when the size is unchanged."""
+        if self.row_index is None or self.row_index.shape[0] != n_active:
+            self.row_index = np.empty(n_active, dtype=np.int32)
+            # buffers for every split of this partition, allocated once
+            self._scratch = np.empty_like(self.row_index)
+            self._goes_left = np.empty(n_active, dtype=np.uint8)
+
+    def reset(self, rows):
+        """Start again from ``rows`` (a new tree), all in one node. The
+        buffers are reused when the number of rows is unchanged, so a fit
+        holds one partition's memory, not one per tree."""
+        rows = np.asarray(rows)
         if rows.ndim != 1 or (rows.size and (rows.min() < 0
-                                             or rows.max() >= n_rows)):
+                                             or rows.max() >= self.n_rows)):
             raise ValueError("rows must be indices in [0, n_rows)")
         if np.any(np.diff(rows) <= 0):
             raise ValueError("rows must be increasing (each row once)")
-        self.row_index = rows
-        self.n_rows = n_rows
-        # buffers for every split of this partition, allocated once
-        self._scratch = np.empty_like(rows)
-        self._goes_left = np.empty(rows.shape[0], dtype=np.uint8)
+        self._reserve(rows.shape[0])
+        self.row_index[:] = rows
 
     @cython.boundscheck(True)
     @cython.wraparound(True)

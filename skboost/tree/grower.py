@@ -31,7 +31,8 @@ from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
 from ._hist_split import find_best_splits_hist
-from ._histogram import build_histograms, quantize_gradients
+from ._histogram import (FixedPointGradients, build_histograms,
+                         quantize_gradients)
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
 from ._tree import TreeBuilder
 from .binning import HistogramLayout, value_bin_caps
@@ -195,9 +196,48 @@ class _OpenNode:
     depth: int
     begin: int
     end: int
-    hist: np.ndarray  # (n_bins, 2) int64
+    hist_row: int  # row of its histogram in the HistogramPool; -1 if none
     sums: np.ndarray  # (2,) int64 exact totals
     split: dict = None  # best split (scalars), None if not evaluated
+
+
+class HistogramPool:
+    """The histograms of the open nodes, rows of one int64 array
+    ``(capacity, n_bins, 2)`` reused by every tree of a fit.
+
+    A node's histogram lives until the node is split or becomes a leaf.
+    When it is split, its larger child takes over its row (parent minus
+    smaller child, in place) and only the smaller child takes a new one; a
+    leaf gives its row back. Depth-wise growth to ``max_depth`` then needs
+    ``2**(max_depth - 1)`` rows at most, a third of keeping a level and its
+    parents, and no allocation after the first tree. The array doubles when
+    full (lossguide, or no depth limit).
+    """
+
+    def __init__(self, n_bins, capacity):
+        self.n_bins = n_bins
+        self.array = np.empty((max(1, capacity), n_bins, 2), dtype=np.int64)
+        self._free = list(range(self.array.shape[0] - 1, -1, -1))
+
+    def take(self, n):
+        """Rows for n new histograms (int64 array)."""
+        while len(self._free) < n:
+            self._grow()
+        return np.array([self._free.pop() for _ in range(n)], dtype=np.int64)
+
+    def give_back(self, rows):
+        self._free.extend(int(r) for r in rows if r >= 0)
+
+    def clear(self):
+        """Every row free (a new tree)."""
+        self._free = list(range(self.array.shape[0] - 1, -1, -1))
+
+    def _grow(self):
+        old = self.array.shape[0]
+        array = np.empty((2 * old, self.n_bins, 2), dtype=np.int64)
+        array[:old] = self.array
+        self.array = array
+        self._free[:0] = range(2 * old - 1, old - 1, -1)
 
 
 class HistGrower:
@@ -240,33 +280,47 @@ class HistGrower:
         the ``LeafRows`` of the active rows."""
         p = self.params
         self.sampler.start_tree()
-        if getattr(self, "quantized", None) is None or (
-                self.quantized.shape[0] != gpair.shape[0]):
-            self.quantized = np.empty((gpair.shape[0], 2), dtype=np.int64)
-        self.quantized, self.scales = quantize_gradients(
-            gpair, self.weight, active.view(np.uint8), self.n_threads,
-            out=self.quantized)
-        self.partition = RowPartition(np.flatnonzero(active), self.binned.n_rows)
+        self.gradients = FixedPointGradients(gpair, self.weight, active,
+                                             self.n_threads)
+        self.scales = self.gradients.scales
+        if getattr(self, "partition", None) is None or (
+                self.partition.n_rows != self.binned.n_rows):
+            self.partition = RowPartition([], self.binned.n_rows)
+        self.partition.reset_to_active(active)
+        self._start_pool()
         n_active = self.partition.row_index.shape[0]
-        hist = np.empty((1, self.binned.n_bins, 2), dtype=np.int64)
-        build_histograms(self.binned, self.partition, self.quantized, [0],
-                         [n_active], hist, self.n_threads)
+        root_row = self.pool.take(1)
+        build_histograms(self.binned, self.partition, self.gradients, [0],
+                         [n_active], self.pool.array, self.n_threads,
+                         hist_rows=root_row)
         first = self.binned.bin_ptr
-        sums = hist[0, first[0]:first[1]].sum(axis=0)
+        sums = self.pool.array[root_row[0], first[0]:first[1]].sum(axis=0)
         G, H = sums / self.scales
         builder = TreeBuilder(G, H)
-        root = _OpenNode(0, 0, 0, n_active, hist[0], sums)
-        self._evaluate([root], hist)
+        root = _OpenNode(0, 0, 0, n_active, int(root_row[0]), sums)
+        self._evaluate([root])
         if p.grow_policy == "lossguide":
             leaves = self._grow_lossguide(builder, root)
         else:
             leaves = self._grow_depthwise(builder, root)
         tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
+        self.gradients = None
         return tree, LeafRows(self.partition,
                               np.array([n.begin for n in leaves], np.int64),
                               np.array([n.end for n in leaves], np.int64),
                               np.array([n.node for n in leaves], np.int64))
+
+    def _start_pool(self):
+        """Every histogram row free; a new pool when the bins changed."""
+        n_bins = self.binned.n_bins
+        if getattr(self, "pool", None) is None or self.pool.n_bins != n_bins:
+            p = self.params
+            depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+            self.pool = HistogramPool(
+                n_bins, min(depth_bound, p.max_leaves or depth_bound, 1024))
+        else:
+            self.pool.clear()
 
     def _can_expand(self, open_node):
         return open_node.split is not None and open_node.split["worth"]
@@ -282,7 +336,8 @@ class HistGrower:
                 self.params.max_leaves)
             to_split = [n for n, k in zip(to_split, keep) if k]
             split_ids = {n.node for n in to_split}
-            leaves += [n for n in level if n.node not in split_ids]
+            leaves += self._retire([n for n in level
+                                    if n.node not in split_ids])
             n_leaves += len(to_split)
             level = self._expand(builder, sorted(to_split, key=lambda n: n.node))
         return leaves
@@ -297,13 +352,20 @@ class HistGrower:
                 if self._can_expand(n):
                     heapq.heappush(heap, (-n.split["gain"], n.node, n))
                 else:
-                    leaves.append(n)
+                    leaves += self._retire([n])
             if not heap or n_leaves >= max_leaves:
                 break
             _, _, best = heapq.heappop(heap)
             candidates = self._expand(builder, [best])
             n_leaves += 1
         return leaves + [entry[2] for entry in heap]
+
+    def _retire(self, leaves):
+        """Final leaves: their histograms are no longer needed."""
+        self.pool.give_back([n.hist_row for n in leaves])
+        for n in leaves:
+            n.hist_row = -1
+        return leaves
 
     def _expand(self, builder, nodes):
         """Split ``nodes``; return their children with histograms and best
@@ -324,22 +386,28 @@ class HistGrower:
         left_smaller = n_left <= (end - begin - n_left)
         n_nodes = len(nodes)
         depth = nodes[0].depth + 1
-        if p.max_depth and depth >= p.max_depth:
-            # the children will be leaves: no histogram is needed
-            hists = None
-        else:
-            # hists[:B] the smaller children, built; hists[B:] the larger
-            # ones, parent minus smaller (exact in fixed point)
-            hists = np.empty((2 * n_nodes, self.binned.n_bins, 2),
-                             dtype=np.int64)
-            build_histograms(self.binned, self.partition, self.quantized,
+        parent_rows = np.array([n.hist_row for n in nodes], dtype=np.int64)
+        with_hists = not (p.max_depth and depth >= p.max_depth)
+        if with_hists:
+            # The smaller children's histograms are built into new rows; each
+            # larger child's is its parent's minus the smaller one, computed
+            # in the parent's row (exact in fixed point).
+            small_rows = self.pool.take(n_nodes)
+            build_histograms(self.binned, self.partition, self.gradients,
                              np.where(left_smaller, begin, begin + n_left),
                              np.where(left_smaller, begin + n_left, end),
-                             hists[:n_nodes], self.n_threads)
+                             self.pool.array, self.n_threads,
+                             hist_rows=small_rows)
+            hists = self.pool.array
+            for k in range(n_nodes):
+                np.subtract(hists[parent_rows[k]], hists[small_rows[k]],
+                            out=hists[parent_rows[k]])
+        else:
+            # the children will be leaves: no histogram is needed
+            self.pool.give_back(parent_rows)
+            small_rows = parent_rows = np.full(n_nodes, -1, dtype=np.int64)
         small, large = [], []
         for k, n in enumerate(nodes):
-            if hists is not None:
-                np.subtract(n.hist, hists[k], out=hists[n_nodes + k])
             mid = n.begin + int(n_left[k])
             left_sums = np.array([s["Gq_left"][k], s["Hq_left"][k]])
             left = (int(left_ids[k]), n.begin, mid, left_sums)
@@ -347,27 +415,28 @@ class HistGrower:
             small_child, large_child = ((left, right) if left_smaller[k]
                                         else (right, left))
             small.append(_OpenNode(small_child[0], depth, *small_child[1:3],
-                                   None if hists is None else hists[k],
-                                   small_child[3]))
+                                   int(small_rows[k]), small_child[3]))
             large.append(_OpenNode(large_child[0], depth, *large_child[1:3],
-                                   None if hists is None else hists[n_nodes + k],
-                                   large_child[3]))
-        children = small + large   # in the order of their rows in ``hists``
-        self._evaluate(children, hists)
+                                   int(parent_rows[k]), large_child[3]))
+            n.hist_row = -1
+        children = small + large
+        self._evaluate(children)
         return children
 
-    def _evaluate(self, nodes, hists):
-        """Best split of each node (all of one depth; ``hists[k]`` is node
-        k's histogram), unless the depth limit makes them leaves."""
+    def _evaluate(self, nodes):
+        """Best split of each node (all of one depth, with histograms),
+        unless the depth limit makes them leaves."""
         p = self.params
         depth = nodes[0].depth
         if p.max_depth and depth >= p.max_depth:
             return
         sums = np.stack([n.sums for n in nodes])
         splits = find_best_splits_hist(
-            hists, sums, self.binned.bin_ptr, np.atleast_2d(self.thresholds),
+            self.pool.array, sums, self.binned.bin_ptr,
+            np.atleast_2d(self.thresholds),
             self.sampler.masks(depth, len(nodes)), self.scales[0],
-            self.scales[1], *p.reg, self.n_threads)
+            self.scales[1], *p.reg, self.n_threads,
+            hist_rows=[n.hist_row for n in nodes])
         G, H = (sums / self.scales).T
         worth = worth_splitting(splits, leaf_scores(G.copy(), H.copy(), *p.reg),
                                 p.gamma)
