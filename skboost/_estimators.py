@@ -14,7 +14,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._booster import BoostParams, train
+from ._booster import BoostParams, EvalSet, train
+from .callback import EarlyStopping, EvaluationMonitor
+from .metrics import get_metric
+from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
+                         REGRESSION_OBJECTIVES, CallableObjective,
+                         get_objective)
 from ._data import check_weight, check_X
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
@@ -22,6 +27,15 @@ from .tree.grower import TreeParams
 
 _FRACTION = Interval(Real, 0.0, 1.0, closed="right")
 _NON_NEGATIVE = Interval(Real, 0.0, None, closed="left")
+
+
+def _metric_list(eval_metric):
+    """``eval_metric`` as a list of names and callables (None: default)."""
+    if eval_metric is None:
+        return None
+    if isinstance(eval_metric, str) or callable(eval_metric):
+        return [eval_metric]
+    return list(eval_metric)
 
 
 class _BoostBase(BaseEstimator):
@@ -39,7 +53,7 @@ class _BoostBase(BaseEstimator):
         "n_jobs": [Integral, None],
         "gamma": [_NON_NEGATIVE],
         "min_child_weight": [_NON_NEGATIVE],
-        "max_delta_step": [_NON_NEGATIVE],
+        "max_delta_step": [_NON_NEGATIVE, None],
         "subsample": [_FRACTION],
         "colsample_bytree": [_FRACTION],
         "colsample_bylevel": [_FRACTION],
@@ -50,17 +64,22 @@ class _BoostBase(BaseEstimator):
         "random_state": ["random_state"],
         "missing": [Real],
         "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
+        "eval_metric": [str, list, callable, None],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
+                                  None],
+        "callbacks": [list, None],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
                  objective=None, tree_method="hist", max_bin=256,
                  approx_proposal="global", grow_policy="depthwise",
                  max_leaves=0, n_jobs=None, gamma=0.0,
-                 min_child_weight=1.0, max_delta_step=0.0, subsample=1.0,
+                 min_child_weight=1.0, max_delta_step=None, subsample=1.0,
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
                  base_score=None, random_state=None, missing=np.nan,
-                 importance_type="gain"):
+                 importance_type="gain", eval_metric=None,
+                 early_stopping_rounds=None, callbacks=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -84,13 +103,25 @@ class _BoostBase(BaseEstimator):
         self.random_state = random_state
         self.missing = missing
         self.importance_type = importance_type
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.callbacks = callbacks
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
 
-    def _train(self, X, y, sample_weight, objective, n_classes=None):
+    def _objective_params(self):
+        """Parameters of the objective (``objectives.DEFAULT_PARAMS``)."""
+        params = {}
+        if self.max_delta_step is not None:
+            params["poisson_max_delta_step"] = float(self.max_delta_step)
+        return params
+
+    def _train(self, X, y, sample_weight, objective, n_classes=None, *,
+               eval_set=None, sample_weight_eval_set=None, verbose=False,
+               query_ptr=None, eval_query_ptrs=None, encode_labels=None):
         if self.grow_policy == "lossguide" and self.tree_method == "exact":
             raise ValueError(
                 "grow_policy='lossguide' needs tree_method='hist' or 'approx'; "
@@ -102,6 +133,9 @@ class _BoostBase(BaseEstimator):
                 "grow_policy='lossguide' needs approx_proposal='global': local "
                 "proposals grow level by level (grow_policy='depthwise')")
         weight = check_weight(sample_weight, X)
+        evals = self._eval_sets(eval_set, sample_weight_eval_set,
+                                eval_query_ptrs, encode_labels)
+        callbacks = self._training_callbacks(evals, verbose)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
@@ -114,20 +148,119 @@ class _BoostBase(BaseEstimator):
                 grow_policy=self.grow_policy, learning_rate=self.learning_rate,
                 gamma=self.gamma, min_child_weight=self.min_child_weight,
                 reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-                max_delta_step=self.max_delta_step,
+                max_delta_step=self.max_delta_step or 0.0,
                 colsample_bytree=self.colsample_bytree,
                 colsample_bylevel=self.colsample_bylevel,
                 colsample_bynode=self.colsample_bynode),
-            effective_n_threads(self.n_jobs), np.random.default_rng(seed))
+            effective_n_threads(self.n_jobs), np.random.default_rng(seed),
+            objective_params=self._objective_params(), query_ptr=query_ptr,
+            evals=evals, eval_metrics=_metric_list(self.eval_metric),
+            callbacks=callbacks)
+        self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
 
+    def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
+                   encode_labels):
+        """The ``eval_set`` pairs as validated :class:`EvalSet` objects."""
+        if eval_set is None:
+            if sample_weight_eval_set is not None:
+                raise ValueError("sample_weight_eval_set needs an eval_set")
+            return []
+        eval_set = list(eval_set)
+        weights = (list(sample_weight_eval_set)
+                   if sample_weight_eval_set is not None
+                   else [None] * len(eval_set))
+        if len(weights) != len(eval_set):
+            raise ValueError(
+                f"sample_weight_eval_set has {len(weights)} entries for "
+                f"{len(eval_set)} eval_set pairs")
+        evals = []
+        for i, (pair, weight) in enumerate(zip(eval_set, weights)):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("eval_set must be a list of (X, y) pairs")
+            X_eval = check_X(self, pair[0], reset=False)
+            y_eval = np.asarray(pair[1])
+            if y_eval.ndim != 1 or y_eval.shape[0] != X_eval.shape[0]:
+                raise ValueError(
+                    f"eval_set[{i}]: y must be 1-D with one label per row of "
+                    f"X ({X_eval.shape[0]}), got shape {y_eval.shape}")
+            y_eval = (encode_labels(y_eval) if encode_labels is not None
+                      else y_eval.astype(np.float64))
+            evals.append(EvalSet(
+                f"validation_{i}", X_eval, y_eval,
+                check_weight(weight, X_eval),
+                None if query_ptrs is None else query_ptrs[i]))
+        return evals
+
+    def _training_callbacks(self, evals, verbose):
+        callbacks = list(self.callbacks or [])
+        if self.early_stopping_rounds is not None:
+            if not evals:
+                raise ValueError("early_stopping_rounds needs an eval_set: "
+                                 "the metric of its last pair decides when "
+                                 "to stop")
+            callbacks.append(EarlyStopping(self.early_stopping_rounds))
+        if verbose:
+            period = 1 if verbose is True else int(verbose)
+            callbacks.append(EvaluationMonitor(period))
+        return callbacks
+
+    def _iteration_range(self, iteration_range):
+        """After early stopping, None means the rounds up to the best."""
+        best = getattr(self.booster_, "best_iteration", None)
+        if iteration_range is None and best is not None:
+            return (0, best + 1)
+        return iteration_range
+
     def _raw_predict(self, X, iteration_range):
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        return self.booster_.predict_raw(X, iteration_range,
+        return self.booster_.predict_raw(X,
+                                         self._iteration_range(iteration_range),
                                          effective_n_threads(self.n_jobs))
+
+    def _prediction_objective(self):
+        """The fitted objective, for its link function."""
+        return get_objective(self.booster_.objective,
+                             getattr(self.booster_, "objective_params", None))
+
+    @property
+    def best_iteration(self):
+        """Best boosting round (from 0) found by early stopping.
+
+        Predictions use the rounds up to it unless ``iteration_range`` says
+        otherwise. Only set after a fit with ``early_stopping_rounds``.
+        """
+        check_is_fitted(self)
+        best = getattr(self.booster_, "best_iteration", None)
+        if best is None:
+            raise AttributeError("best_iteration is only defined after a fit "
+                                 "with early_stopping_rounds")
+        return best
+
+    @property
+    def best_score(self):
+        """Score of the early-stopping metric at :attr:`best_iteration`."""
+        check_is_fitted(self)
+        best = getattr(self.booster_, "best_score", None)
+        if best is None:
+            raise AttributeError("best_score is only defined after a fit "
+                                 "with early_stopping_rounds")
+        return best
+
+    def evals_result(self):
+        """The evaluation log of the last fit (XGBoost's method).
+
+        Returns
+        -------
+        evals_result : dict
+            ``{"validation_i": {metric: [value per round]}}``, the same as
+            ``evals_result_``.
+        """
+        check_is_fitted(self)
+        return self.evals_result_
 
     def apply(self, X, iteration_range=None):
         """Leaf reached by each sample in each tree.
@@ -137,7 +270,8 @@ class _BoostBase(BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
-            Use the trees of boosting rounds ``[start, end)``; None uses all.
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
 
         Returns
         -------
@@ -147,8 +281,9 @@ class _BoostBase(BaseEstimator):
         """
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        return self.booster_.predict_leaves(X, iteration_range,
-                                            effective_n_threads(self.n_jobs))
+        return self.booster_.predict_leaves(
+            X, self._iteration_range(iteration_range),
+            effective_n_threads(self.n_jobs))
 
     def get_booster(self):
         """The trained ensemble.
@@ -283,9 +418,11 @@ _COMMON_PARAMS_DOC = """
         therefore close to, not identical with, ``gamma=g/2`` here.
     min_child_weight : float >= 0, default=1
         Minimum sum of hessians (weighted) in each child.
-    max_delta_step : float >= 0, default=0
+    max_delta_step : float >= 0, default=None
         Leaf weights are clipped to ``[-max_delta_step, max_delta_step]``
-        before shrinkage; 0 disables clipping.
+        before shrinkage; None or 0 disables clipping. ``count:poisson`` also
+        uses it in its hessian safeguard ``exp(m + max_delta_step)``, with
+        XGBoost's 0.7 when it is None.
     subsample : float in (0, 1], default=1
         Each tree uses each row with this probability.
     colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default=1
@@ -308,7 +445,36 @@ _COMMON_PARAMS_DOC = """
         (``gain``) or total loss reduction of the splits on a feature, their
         number (``weight``), or the average or total cover (hessian sum) of
         those splits.
+    eval_metric : str, list or callable, default=None
+        Metrics of the ``eval_set`` pairs of :meth:`fit`, logged every round
+        in ``evals_result_``: names from :mod:`skboost.metrics` (``"rmse"``,
+        ``"logloss"``, ``"auc"``, ``"ndcg@10"``, ...), a list of them, or a
+        callable ``metric(y_true, y_pred, *, sample_weight=None) -> float``
+        on predictions (minimised). None uses the objective's default metric.
+    early_stopping_rounds : int, default=None
+        Stop when the last metric on the last ``eval_set`` pair has not
+        improved for this many rounds; ``best_iteration`` and ``best_score``
+        record the best round, which predictions then use by default.
+    callbacks : list, default=None
+        Objects called during training (:mod:`skboost.callback`): after each
+        round with the evaluation log; one returning True stops training.
 """
+
+
+_EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
+            Data evaluated after every round with ``eval_metric``, named
+            ``validation_0``, ``validation_1``, ... in ``evals_result_``;
+            early stopping watches the last pair.
+        sample_weight_eval_set : list of array-like, default=None
+            Weights of the ``eval_set`` pairs (None entries: unit weights).
+        verbose : bool or int, default=False
+            Print the metrics every round (True) or every ``verbose`` rounds;
+            without ``eval_set``, the elapsed time (progress of long fits)."""
+
+
+def _evaluation_kwargs(eval_set, sample_weight_eval_set, verbose):
+    return dict(eval_set=eval_set,
+                sample_weight_eval_set=sample_weight_eval_set, verbose=verbose)
 
 
 class BoostClassifier(ClassifierMixin, _BoostBase):
@@ -319,8 +485,18 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     Parameters
     ----------
-    objective : {{"binary:logistic", "multi:softprob"}}, default="binary:logistic"
-        Training objective.{_COMMON_PARAMS_DOC}
+    objective : str or callable, default="binary:logistic"
+        Training objective: ``"binary:logistic"``, ``"binary:logitraw"``,
+        ``"binary:hinge"`` (two classes), ``"multi:softprob"`` or
+        ``"multi:softmax"``, or a function ``obj(y_true, y_pred, *,
+        sample_weight) -> (grad, hess)`` of the encoded labels and the
+        margins (``sample_weight`` optional: when the function takes it, it
+        must apply the weights itself). Probabilities are the sigmoid (two
+        classes) or softmax of the margins, except ``binary:hinge``'s, which
+        are 0 or 1. See :doc:`/user_guide/objectives`.
+    scale_pos_weight : float > 0, default=1
+        Weight multiplier of the positive class (binary logistic
+        objectives), e.g. ``n_negative / n_positive`` for unbalanced data.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -333,6 +509,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
+    evals_result_ : dict
+        Metrics of the ``eval_set`` pairs per round (empty without them).
+    best_iteration, best_score
+        Best round and its score, after early stopping.
 
     Examples
     --------
@@ -346,7 +526,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     _parameter_constraints = {
         **_BoostBase._parameter_constraints,
-        "objective": [StrOptions({"binary:logistic", "multi:softprob"})],
+        "objective": [StrOptions(set(CLASSIFICATION_OBJECTIVES)), callable],
+        "scale_pos_weight": [Interval(Real, 0.0, None, closed="neither")],
     }
 
     def __init__(self, *, objective="binary:logistic", n_estimators=100,
@@ -354,10 +535,12 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  max_bin=256, approx_proposal="global",
                  grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
-                 max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
+                 max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan, importance_type="gain"):
+                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 early_stopping_rounds=None, callbacks=None,
+                 scale_pos_weight=1.0):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -371,10 +554,17 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
-            importance_type=importance_type)
+            importance_type=importance_type, eval_metric=eval_metric,
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+        self.scale_pos_weight = scale_pos_weight
+
+    def _objective_params(self):
+        return {**super()._objective_params(),
+                "scale_pos_weight": self.scale_pos_weight}
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None,
+            sample_weight_eval_set=None, verbose=False):
         """Fit the boosted trees.
 
         Parameters
@@ -385,6 +575,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             Class labels of any type.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; they scale gradients and hessians.
+        {eval_doc}
 
         Returns
         -------
@@ -399,11 +590,39 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             raise ValueError(
                 "BoostClassifier needs samples of at least 2 classes in the "
                 f"data, but the data contains only one class: {self.classes_[0]!r}")
+        return self._train(X, encoder.transform(y), sample_weight,
+                           self._objective_for(self.n_classes_),
+                           n_classes=self.n_classes_,
+                           encode_labels=self._encode_eval_labels,
+                           **_evaluation_kwargs(eval_set,
+                                                sample_weight_eval_set,
+                                                verbose))
+
+    fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
+
+    def _objective_for(self, n_classes):
+        """The objective to train (a name or a wrapped callable)."""
         objective = self.objective
-        if self.n_classes_ > 2 and objective == "binary:logistic":
+        if callable(objective):
+            return CallableObjective(
+                objective, {"link": "logistic" if n_classes == 2
+                            else "softmax"},
+                n_outputs=1 if n_classes == 2 else n_classes)
+        if n_classes > 2 and objective.startswith("binary:"):
+            if objective != "binary:logistic":
+                raise ValueError(
+                    f"objective={objective!r} is for two classes; the data "
+                    f"has {n_classes}: use 'multi:softprob' or "
+                    "'multi:softmax'")
             objective = "multi:softprob"
-        return self._train(X, encoder.transform(y), sample_weight, objective,
-                           n_classes=self.n_classes_)
+        return objective
+
+    def _encode_eval_labels(self, y):
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(f"eval_set labels {np.unique(y[unknown])!r} are "
+                             "not among the training classes")
+        return np.searchsorted(self.classes_, y)
 
     def decision_function(self, X, iteration_range=None):
         """Raw margins (log-odds for binary, per-class scores for multiclass).
@@ -413,7 +632,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         X : array-like of shape (n_samples, n_features)
             Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
-            Use the trees of boosting rounds ``[start, end)``; None uses all.
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
 
         Returns
         -------
@@ -421,7 +641,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             Sum of the base margin and the trees' outputs.
         """
         raw = self._raw_predict(X, iteration_range)
-        return raw[:, 0] if self.booster_.objective == "binary:logistic" else raw
+        return raw[:, 0] if raw.shape[1] == 1 else raw
 
     def predict_proba(self, X, iteration_range=None):
         """Class probabilities.
@@ -431,7 +651,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         X : array-like of shape (n_samples, n_features)
             Samples; NaN (and ``missing``) mark missing values.
         iteration_range : tuple of (int, int), default=None
-            Use the trees of boosting rounds ``[start, end)``; None uses all.
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
 
         Returns
         -------
@@ -439,9 +660,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             Columns follow ``classes_``.
         """
         raw = self._raw_predict(X, iteration_range)
-        from .objectives import get_objective
-
-        proba = get_objective(self.booster_.objective).transform(raw)
+        proba = self._prediction_objective().eval_transform(raw)
         if proba.shape[1] == 1:
             proba = np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
         return proba
@@ -456,7 +675,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         output_margin : bool, default=False
             Return :meth:`decision_function` instead of labels.
         iteration_range : tuple of (int, int), default=None
-            Use the trees of boosting rounds ``[start, end)``; None uses all.
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
 
         Returns
         -------
@@ -474,8 +694,21 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     Parameters
     ----------
-    objective : {{"reg:squarederror"}}, default="reg:squarederror"
-        Training objective.{_COMMON_PARAMS_DOC}
+    objective : str or callable, default="reg:squarederror"
+        Training objective: ``"reg:squarederror"``, ``"reg:squaredlogerror"``,
+        ``"reg:pseudohubererror"``, ``"reg:absoluteerror"``,
+        ``"reg:quantileerror"``, ``"reg:logistic"``, ``"count:poisson"``,
+        ``"reg:gamma"`` or ``"reg:tweedie"``, or a function ``obj(y_true,
+        y_pred, *, sample_weight) -> (grad, hess)`` of the margins
+        (``sample_weight`` optional: when the function takes it, it must
+        apply the weights itself). See :doc:`/user_guide/objectives`.
+    huber_slope : float > 0, default=1
+        Slope ``s`` of ``reg:pseudohubererror`` (and the ``mphe`` metric).
+    quantile_alpha : float or array-like of floats in (0, 1), default=0.5
+        Quantile(s) of ``reg:quantileerror``; several quantiles give one
+        output (one tree per round) each, and ``predict`` a column each.
+    tweedie_variance_power : float in [1, 2), default=1.5
+        Variance power of ``reg:tweedie``.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
     n_features_in_ : int
@@ -484,6 +717,10 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
+    evals_result_ : dict
+        Metrics of the ``eval_set`` pairs per round (empty without them).
+    best_iteration, best_score
+        Best round and its score, after early stopping.
 
     Examples
     --------
@@ -497,7 +734,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     _parameter_constraints = {
         **_BoostBase._parameter_constraints,
-        "objective": [StrOptions({"reg:squarederror"})],
+        "objective": [StrOptions(set(REGRESSION_OBJECTIVES)), callable],
+        "huber_slope": [Interval(Real, 0.0, None, closed="neither")],
+        "quantile_alpha": [Interval(Real, 0.0, 1.0, closed="neither"),
+                           "array-like"],
+        "tweedie_variance_power": [Interval(Real, 1.0, 2.0,
+                                            closed="left")],
     }
 
     def __init__(self, *, objective="reg:squarederror", n_estimators=100,
@@ -505,10 +747,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  max_bin=256, approx_proposal="global",
                  grow_policy="depthwise", max_leaves=0,
                  n_jobs=None, gamma=0.0, min_child_weight=1.0,
-                 max_delta_step=0.0, subsample=1.0, colsample_bytree=1.0,
+                 max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan, importance_type="gain"):
+                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 early_stopping_rounds=None, callbacks=None, huber_slope=1.0,
+                 quantile_alpha=0.5, tweedie_variance_power=1.5):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -522,10 +766,21 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
-            importance_type=importance_type)
+            importance_type=importance_type, eval_metric=eval_metric,
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+        self.huber_slope = huber_slope
+        self.quantile_alpha = quantile_alpha
+        self.tweedie_variance_power = tweedie_variance_power
+
+    def _objective_params(self):
+        return {**super()._objective_params(),
+                "huber_slope": self.huber_slope,
+                "quantile_alpha": self.quantile_alpha,
+                "tweedie_variance_power": self.tweedie_variance_power}
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None,
+            sample_weight_eval_set=None, verbose=False):
         """Fit the boosted trees.
 
         Parameters
@@ -536,13 +791,22 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; they scale gradients and hessians.
+        {eval_doc}
 
         Returns
         -------
         self : BoostRegressor
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
-        return self._train(X, y, sample_weight, self.objective)
+        objective = self.objective
+        if callable(objective):
+            objective = CallableObjective(objective, {"link": "identity"})
+        return self._train(X, y, sample_weight, objective,
+                           **_evaluation_kwargs(eval_set,
+                                                sample_weight_eval_set,
+                                                verbose))
+
+    fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Predicted targets.
@@ -552,18 +816,299 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         X : array-like of shape (n_samples, n_features)
             Samples; NaN (and ``missing``) mark missing values.
         output_margin : bool, default=False
-            Return the raw margin (identical for ``reg:squarederror``).
+            Return the raw margin (before the objective's link, e.g. the log
+            of the mean for ``count:poisson``).
         iteration_range : tuple of (int, int), default=None
-            Use the trees of boosting rounds ``[start, end)``; None uses all.
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
 
         Returns
         -------
-        y : ndarray of shape (n_samples,)
-            Predicted targets.
+        y : ndarray of shape (n_samples,) or (n_samples, n_quantiles)
+            Predicted targets (one column per quantile of a
+            ``reg:quantileerror`` model with several ``quantile_alpha``).
         """
         raw = self._raw_predict(X, iteration_range)
         if not output_margin:
-            from .objectives import get_objective
+            raw = self._prediction_objective().transform(raw)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
 
-            raw = get_objective(self.booster_.objective).transform(raw)
-        return raw[:, 0]
+
+def _check_queries(qid, group, n_rows, what="qid"):
+    """Stable order that groups the rows by query, and the query boundaries.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_rows,) or None
+        Query id of every row (any order).
+    group : array-like of shape (n_queries,) or None
+        Sizes of consecutive queries (rows already grouped).
+    n_rows : int
+
+    Returns
+    -------
+    order : ndarray of shape (n_rows,)
+        Rows in query order (``qid`` sorted stably).
+    query_ptr : ndarray of shape (n_queries + 1,), int64
+    sorted_qid : ndarray of shape (n_rows,)
+    """
+    if qid is not None and group is not None:
+        raise ValueError(f"give either {what} or group sizes, not both")
+    if group is not None:
+        sizes = np.asarray(group)
+        if (sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer)
+                or np.any(sizes < 0) or sizes.sum() != n_rows):
+            raise ValueError(
+                f"group must be non-negative integer query sizes summing to "
+                f"the number of rows ({n_rows})")
+        qid = np.repeat(np.arange(sizes.shape[0]), sizes)
+    elif qid is None:
+        qid = np.zeros(n_rows, dtype=np.int64)  # the whole input is one query
+    qid = np.asarray(qid)
+    if qid.ndim != 1 or qid.shape[0] != n_rows:
+        raise ValueError(f"{what} must be 1-D with one query id per row "
+                         f"({n_rows}), got shape {qid.shape}")
+    if qid.dtype.kind not in "iub":
+        raise TypeError(f"{what} must hold integer query ids, got dtype "
+                        f"{qid.dtype}")
+    order = np.argsort(qid, kind="stable")
+    sorted_qid = qid[order]
+    starts = np.flatnonzero(np.r_[True, sorted_qid[1:] != sorted_qid[:-1]])
+    query_ptr = np.r_[starts, n_rows].astype(np.int64) if n_rows else (
+        np.zeros(1, dtype=np.int64))
+    return order, query_ptr, sorted_qid
+
+
+class BoostRanker(_BoostBase):
+    __doc__ = f"""Gradient-boosted trees for learning to rank (LambdaMART).
+
+    Rows are documents, grouped into queries by ``qid`` (or ``group``
+    sizes); the model scores documents so that, within each query, better
+    documents score higher. Unlike XGBoost's and LightGBM's rankers it is a
+    complete scikit-learn estimator: without ``qid`` the whole input is one
+    query, and ``qid`` can be routed through model selection as metadata
+    (see :doc:`/user_guide/ranking`).
+
+    Parameters
+    ----------
+    objective : str or callable, default="rank:ndcg"
+        ``"rank:ndcg"`` (LambdaMART with NDCG), ``"rank:map"`` (with MAP,
+        binary labels), ``"rank:pairwise"`` (RankNet pairs), or a function
+        ``obj(y_true, y_pred, *, sample_weight, qid) -> (grad, hess)`` of the
+        margins (keyword arguments optional; rows grouped by query).
+    lambdarank_pair_method : {{"topk", "mean"}}, default="topk"
+        ``"topk"``: pairs of each of the ``lambdarank_num_pair_per_sample``
+        best-ranked documents with every document below it; ``"mean"``:
+        ``lambdarank_num_pair_per_sample`` random pairs per document.
+    lambdarank_num_pair_per_sample : int >= 1, default=None
+        Truncation level (``topk``) or pairs per document (``mean``); None is
+        32 for ``topk`` and 1 for ``mean``, as XGBoost.
+    ndcg_exp_gain : bool, default=True
+        NDCG gains ``2^y - 1`` (labels up to 31) instead of ``y``.
+    score_k : int >= 1, default=None
+        :meth:`score` returns the mean NDCG@``score_k`` over queries; None
+        ranks the whole list.{_COMMON_PARAMS_DOC}
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features, when X had string column names.
+    booster_ : Booster
+        The trained ensemble.
+    evals_result_ : dict
+        Metrics of the ``eval_set`` pairs per round (empty without them).
+    best_iteration, best_score
+        Best round and its score, after early stopping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboost import BoostRanker
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3))
+    >>> y = np.clip(np.round(X[:, 0] + 1), 0, 3)
+    >>> qid = np.repeat(np.arange(6), 10)
+    >>> ranker = BoostRanker(n_estimators=10).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints = {
+        **_BoostBase._parameter_constraints,
+        "objective": [StrOptions(set(RANKING_OBJECTIVES)), callable],
+        "lambdarank_pair_method": [StrOptions({"topk", "mean"})],
+        "lambdarank_num_pair_per_sample": [
+            Interval(Integral, 1, None, closed="left"), None],
+        "ndcg_exp_gain": ["boolean"],
+        "score_k": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, *, objective="rank:ndcg", n_estimators=100,
+                 max_depth=6, learning_rate=0.3, tree_method="hist",
+                 max_bin=256, approx_proposal="global",
+                 grow_policy="depthwise", max_leaves=0,
+                 n_jobs=None, gamma=0.0, min_child_weight=1.0,
+                 max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
+                 reg_lambda=1.0, base_score=None, random_state=None,
+                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 early_stopping_rounds=None, callbacks=None,
+                 lambdarank_pair_method="topk",
+                 lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
+                 score_k=None):
+        super().__init__(
+            objective=objective, n_estimators=n_estimators, max_depth=max_depth,
+            learning_rate=learning_rate, tree_method=tree_method,
+            max_bin=max_bin, approx_proposal=approx_proposal,
+            grow_policy=grow_policy, max_leaves=max_leaves,
+            n_jobs=n_jobs,
+            gamma=gamma, min_child_weight=min_child_weight,
+            max_delta_step=max_delta_step, subsample=subsample,
+            colsample_bytree=colsample_bytree,
+            colsample_bylevel=colsample_bylevel,
+            colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
+            reg_lambda=reg_lambda, base_score=base_score,
+            random_state=random_state, missing=missing,
+            importance_type=importance_type, eval_metric=eval_metric,
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+        self.lambdarank_pair_method = lambdarank_pair_method
+        self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
+        self.ndcg_exp_gain = ndcg_exp_gain
+        self.score_k = score_k
+
+    def _objective_params(self):
+        return {**super()._objective_params(),
+                "lambdarank_pair_method": self.lambdarank_pair_method,
+                "lambdarank_num_pair_per_sample":
+                    self.lambdarank_num_pair_per_sample,
+                "ndcg_exp_gain": bool(self.ndcg_exp_gain)}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, group=None, sample_weight=None,
+            eval_set=None, eval_qid=None, eval_group=None,
+            sample_weight_eval_set=None, verbose=False):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Documents; NaN (and ``missing``) mark missing values.
+        y : array-like of shape (n_samples,)
+            Relevance labels, non-negative integers (0 or 1 for
+            ``rank:map``).
+        qid : array-like of shape (n_samples,), default=None
+            Integer query id of every row, in any order (rows are grouped
+            by a stable sort inside). None, with ``group`` None, makes the
+            whole input one query.
+        group : array-like of shape (n_queries,), default=None
+            Sizes of consecutive queries, instead of ``qid``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the rows; they scale each row's lambda
+            gradients and hessians (XGBoost weighs whole queries: give every
+            row its query's weight for the same effect).
+        {_EVAL_FIT_DOC}
+        eval_qid : list of array-like, default=None
+            Query ids of the rows of each ``eval_set`` pair.
+        eval_group : list of array-like, default=None
+            Query sizes of each ``eval_set`` pair, instead of ``eval_qid``.
+
+        Returns
+        -------
+        self : BoostRanker
+        """
+        X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
+        order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
+        if sample_weight is not None:
+            sample_weight = check_weight(sample_weight, X)[order]
+        objective = self.objective
+        if callable(objective):
+            objective = CallableObjective(objective, {"link": "identity"},
+                                          qid=sorted_qid)
+        eval_set, sample_weight_eval_set, eval_ptrs = self._sorted_eval_sets(
+            eval_set, eval_qid, eval_group, sample_weight_eval_set)
+        return self._train(
+            np.ascontiguousarray(X[order]), np.asarray(y)[order],
+            sample_weight, objective, query_ptr=query_ptr,
+            eval_query_ptrs=eval_ptrs,
+            **_evaluation_kwargs(eval_set, sample_weight_eval_set, verbose))
+
+    fit.__doc__ = fit.__doc__.format(_EVAL_FIT_DOC=_EVAL_FIT_DOC)
+
+    def _sorted_eval_sets(self, eval_set, eval_qid, eval_group,
+                          sample_weight_eval_set):
+        """Each eval set's rows grouped by query, and its boundaries."""
+        if eval_set is None:
+            return None, sample_weight_eval_set, None
+        eval_set = list(eval_set)
+        n_sets = len(eval_set)
+        qids = [None] * n_sets if eval_qid is None else list(eval_qid)
+        groups = [None] * n_sets if eval_group is None else list(eval_group)
+        weights = ([None] * n_sets if sample_weight_eval_set is None
+                   else list(sample_weight_eval_set))
+        if not len(qids) == len(groups) == len(weights) == n_sets:
+            raise ValueError("eval_qid, eval_group and sample_weight_eval_set "
+                             "need one entry per eval_set pair")
+        pairs, sorted_weights, ptrs = [], [], []
+        for i, pair in enumerate(eval_set):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("eval_set must be a list of (X, y) pairs")
+            X_eval = check_X(self, pair[0], reset=False)
+            order, ptr, _ = _check_queries(qids[i], groups[i],
+                                           X_eval.shape[0], "eval_qid")
+            y_eval = np.asarray(pair[1])
+            if y_eval.shape != (X_eval.shape[0],):
+                raise ValueError(f"eval_set[{i}]: y must be 1-D with one label "
+                                 "per row of X")
+            weight = (None if weights[i] is None
+                      else check_weight(weights[i], X_eval)[order])
+            pairs.append((X_eval[order], y_eval[order]))
+            sorted_weights.append(weight)
+            ptrs.append(ptr)
+        return pairs, sorted_weights, ptrs
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Ranking scores: within a query, higher means ranked higher.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Documents; NaN (and ``missing``) mark missing values.
+        output_margin : bool, default=False
+            Accepted for symmetry with the other estimators; the scores are
+            the margins.
+        iteration_range : tuple of (int, int), default=None
+            Use the trees of boosting rounds ``[start, end)``; None uses all
+            (those up to ``best_iteration`` after early stopping).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            One score per row, in the order of ``X``.
+        """
+        return self._raw_predict(X, iteration_range)[:, 0]
+
+    def score(self, X, y, qid=None):
+        """Mean NDCG@``score_k`` over the queries (1 for a query without
+        relevant documents).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Documents.
+        y : array-like of shape (n_samples,)
+            Relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of every row; None makes the input one query.
+
+        Returns
+        -------
+        score : float
+            In [0, 1]; gains follow ``ndcg_exp_gain``.
+        """
+        scores = self.predict(X)
+        y = np.asarray(y, dtype=np.float64)
+        order, query_ptr, _ = _check_queries(qid, None, scores.shape[0])
+        name = "ndcg" if self.score_k is None else f"ndcg@{self.score_k}"
+        metric = get_metric(name, {"ndcg_exp_gain": bool(self.ndcg_exp_gain)})
+        return metric(y[order], scores[order], np.ones(y.shape[0]), query_ptr)

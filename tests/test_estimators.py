@@ -459,7 +459,7 @@ def test_classifier_methods_with_wrong_number_of_features(binary_model):
 
 BAD_PARAMS = [
     ("objective", "reg:unknown"),
-    ("objective", "binary:hinge"),
+    ("objective", "rank:unknown"),
     ("tree_method", "approximate"),
     ("tree_method", None),
     ("learning_rate", -0.1),
