@@ -18,6 +18,7 @@ A model file is one JSON object::
         "best_score": 0.25 | null,
         "booster": {
            "objective": "binary:logistic",
+           "objective_params": {...},     # e.g. tweedie_variance_power
            "n_features": 4,
            "base_margin": [...],          # one per output (class)
            "trees": [{"left_child": [...], "right_child": [...],
@@ -52,7 +53,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import is_classifier
 
-from .objectives import OBJECTIVES, get_objective
+from .objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
+                         OBJECTIVES, RANKING_OBJECTIVES,
+                         REGRESSION_OBJECTIVES, CallableObjective)
 from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
 
 FORMAT_NAME = "skboost-model"
@@ -64,6 +67,9 @@ _INT32 = np.iinfo(np.int32)
 _INT_FIELDS = ("left_child", "right_child", "feature", "default_left")
 _FLOAT_FIELDS = ("threshold", "value", "gain", "cover")
 _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+# the link of a model trained with a callable objective (its function is
+# not saved: such a model predicts again, it can not train further)
+_LINKS = {"identity", "logistic", "softmax"}
 
 
 class _Invalid(ValueError):
@@ -133,8 +139,12 @@ def _version():
 
 
 def _booster_to_dict(booster):
+    params, unsaved = _params_to_json(getattr(booster, "objective_params", {}))
+    if unsaved:
+        raise TypeError(f"objective parameters {unsaved} are not JSON values")
     return {
         "objective": booster.objective,
+        "objective_params": params,
         "n_features": booster.n_features,
         "base_margin": [_float_to_json(v) for v in booster.base_margin],
         "trees": [{name: _array_to_json(getattr(tree, name), name)
@@ -318,8 +328,10 @@ def _model_from_dict(estimator, model):
     else:
         _expect(classes is None, "only a classifier has classes")
     booster = _booster_from_dict(model["booster"], n_features, n_classes)
-    _check_objective(estimator, params.get("objective"), booster.objective,
-                     n_classes)
+    objective_param = (None if "objective" in model["unsaved_params"]
+                       else params.get("objective",
+                                       estimator.get_params()["objective"]))
+    _check_objective(estimator, objective_param, booster.objective, n_classes)
     best_iteration = model["best_iteration"]
     _expect(best_iteration is None or (_is_int(best_iteration)
                                        and 0 <= best_iteration < booster.n_rounds),
@@ -433,18 +445,20 @@ def _float_from_json(value, what):
 def _booster_from_dict(booster, n_features, n_classes):
     from ._booster import Booster
 
-    _expect(isinstance(booster, dict)
-            and set(booster) == {"objective", "n_features", "base_margin",
-                                 "trees"},
-            "'booster' must be an object with the entries 'objective', "
-            "'n_features', 'base_margin' and 'trees'")
+    keys = {"objective", "objective_params", "n_features", "base_margin",
+            "trees"}
+    _expect(isinstance(booster, dict) and set(booster) == keys,
+            f"'booster' must be an object with the entries {sorted(keys)}")
     objective = booster["objective"]
-    _expect(isinstance(objective, str) and objective in OBJECTIVES,
+    _expect(isinstance(objective, str) and (objective in OBJECTIVES
+                                            or objective == CallableObjective.name),
             f"unknown objective {objective!r}")
+    objective_params = _objective_params_from_json(booster["objective_params"],
+                                                   objective)
     _expect(booster["n_features"] == n_features and _is_int(booster["n_features"]),
             f"the booster has {booster['n_features']!r} features, the "
             f"estimator {n_features}")
-    n_outputs = get_objective(objective).n_outputs(n_classes)
+    n_outputs = _n_outputs(objective, objective_params, n_classes)
     base_margin = _float_array(booster["base_margin"], "base_margin")
     _expect(base_margin.shape[0] == n_outputs,
             f"{objective} with {n_classes} classes has {n_outputs} outputs, "
@@ -456,12 +470,38 @@ def _booster_from_dict(booster, n_features, n_classes):
             f"{len(trees)} trees is not a whole number of rounds of "
             f"{n_outputs} trees")
     result = Booster(objective, base_margin, n_features)
+    result.objective_params = objective_params
     for index, tree in enumerate(trees):
         try:
             result.add_tree(_tree_from_dict(tree, n_features), index % n_outputs)
         except _Invalid as exc:
             raise _Invalid(f"tree {index}: {exc}") from None
     return result
+
+
+def _objective_params_from_json(params, objective):
+    _expect(isinstance(params, dict), "'objective_params' must be an object")
+    known = set(DEFAULT_PARAMS) | {"link"}
+    _expect(set(params) <= known,
+            f"unknown objective parameters {sorted(set(params) - known)}")
+    _expect(all(v is None or isinstance(v, (bool, int, float, str))
+                for v in params.values()),
+            "objective parameters must be numbers, strings, booleans or null")
+    params = {name: _decode_param(v) for name, v in params.items()}
+    if objective == CallableObjective.name:
+        _expect(params.get("link", "identity") in _LINKS,
+                f"the link of a custom objective must be one of {sorted(_LINKS)}")
+    return params
+
+
+def _n_outputs(objective, params, n_classes):
+    """Trees per round: what the objective trains for ``n_classes``."""
+    if objective == CallableObjective.name:
+        softmax = params.get("link") == "softmax"
+        _expect(not softmax or n_classes is not None,
+                "a softmax link needs classes")
+        return n_classes if softmax else 1
+    return OBJECTIVES[objective](params).n_outputs(n_classes)
 
 
 def _float_array(values, what):
@@ -532,7 +572,20 @@ def _check_structure(a, n_nodes, n_features):
 
 
 def _check_objective(estimator, objective_param, booster_objective, n_classes):
-    """The booster's objective is the one ``fit`` would have trained."""
+    """The booster's objective is one ``fit`` trains for this estimator and
+    its ``objective`` parameter (None when it was a callable, not saved)."""
+    kind = type(estimator).__name__
+    allowed = {"BoostClassifier": CLASSIFICATION_OBJECTIVES,
+               "BoostRegressor": REGRESSION_OBJECTIVES,
+               "BoostRanker": RANKING_OBJECTIVES}.get(kind, frozenset(OBJECTIVES))
+    _expect(booster_objective in allowed | {CallableObjective.name},
+            f"a {kind} does not train the objective {booster_objective!r}")
+    if objective_param is None or booster_objective == CallableObjective.name:
+        _expect(objective_param is None
+                and booster_objective == CallableObjective.name,
+                f"the booster's objective {booster_objective!r} does not match "
+                f"the parameter objective={objective_param!r}")
+        return
     if booster_objective == objective_param:
         return
     # a classifier switches binary:logistic to multi:softprob for > 2 classes

@@ -136,17 +136,74 @@ def test_file_is_strict_json_with_infinite_thresholds_as_strings(tmp_path):
 
 
 def test_best_iteration_is_saved_when_present(tmp_path):
-    X, signal, _ = _data()
-    reg = BoostRegressor(n_estimators=6).fit(X, signal)
+    X, signal, rng = _data(n=400)
+    y = signal + rng.normal(scale=1.0, size=signal.shape)
+    reg = BoostRegressor(n_estimators=6).fit(X, y)
     reg.save_model(tmp_path / "plain.json")
     doc = json.loads((tmp_path / "plain.json").read_text())
-    assert doc["model"]["best_iteration"] == getattr(reg, "best_iteration", None)
-    try:
-        reg.best_iteration = 3
-    except AttributeError:  # a read-only property once early stopping exists
-        pytest.skip("best_iteration is computed, not set")
+    assert doc["model"]["best_iteration"] is None
+    assert not hasattr(BoostRegressor.load(tmp_path / "plain.json"),
+                       "best_iteration")
+    # early stopping on noisy targets stops well before 200 rounds
+    reg = BoostRegressor(n_estimators=200, learning_rate=0.5,
+                         early_stopping_rounds=3).fit(
+        X[:300], y[:300], eval_set=[(X[300:], y[300:])])
+    assert reg.best_iteration < reg.booster_.n_rounds - 1
     reg.save_model(tmp_path / "best.json")
-    assert BoostRegressor.load(tmp_path / "best.json").best_iteration == 3
+    loaded = BoostRegressor.load(tmp_path / "best.json")
+    assert loaded.best_iteration == reg.best_iteration
+    assert loaded.best_score == reg.best_score
+    # predictions stop at the best round, before and after
+    _assert_same_predictions(reg, loaded, X)
+    full = (0, reg.booster_.n_rounds)
+    np.testing.assert_array_equal(loaded.predict(X, iteration_range=full),
+                                  reg.predict(X, iteration_range=full))
+
+
+def test_objective_parameters_and_other_objectives_round_trip(tmp_path):
+    X, signal, _ = _data()
+    y = np.exp(signal / 2)
+    for est in (BoostRegressor(n_estimators=4, objective="reg:tweedie",
+                               tweedie_variance_power=1.2),
+                BoostRegressor(n_estimators=4, objective="reg:quantileerror",
+                               quantile_alpha=0.8)):
+        est.fit(X, y)
+        est.save_model(tmp_path / "m.json")
+        loaded = BoostRegressor.load(tmp_path / "m.json")
+        _assert_same_predictions(est, loaded, X)
+        _assert_same_params(loaded, est)
+
+
+def test_callable_objective_model_predicts_after_loading(tmp_path):
+    """The function is not saved (its parameter is listed as unsaved); the
+    link is, so the loaded model predicts the same probabilities."""
+    X, signal, _ = _data()
+    y = (signal > 0.8).astype(int)
+
+    def logloss(y_true, margin):
+        p = 1 / (1 + np.exp(-margin))
+        return p - y_true, p * (1 - p)
+
+    clf = BoostClassifier(n_estimators=4, objective=logloss).fit(X, y)
+    clf.save_model(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert "objective" in doc["model"]["unsaved_params"]
+    loaded = BoostClassifier.load(tmp_path / "m.json")
+    _assert_same_predictions(clf, loaded, X)
+
+
+def test_ranker_round_trip(tmp_path):
+    from skboost import BoostRanker
+
+    X, signal, _ = _data()
+    relevance = np.digitize(signal, [0.3, 1.5])
+    qid = np.repeat(np.arange(30), 10)
+    ranker = BoostRanker(n_estimators=4).fit(X, relevance, qid=qid)
+    ranker.save_model(tmp_path / "m.json")
+    loaded = BoostRanker.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), ranker.predict(X))
+    with pytest.raises(ValueError, match="holds a 'BoostRanker'"):
+        BoostRegressor.load(tmp_path / "m.json")
 
 
 def test_load_model_replaces_parameters_and_fitted_state(tmp_path):
@@ -324,8 +381,23 @@ HAND_EDITS = {
                           "'base_margin' has 2"),
     "unknown objective": (_set(["booster", "objective"], "reg:gamma2"),
                           "unknown objective"),
-    "objective of another estimator": (
+    "regression objective in a classifier": (
         _set(["booster", "objective"], "reg:squarederror"), "outputs"),
+    "ranking objective in a classifier": (
+        lambda m: (m["booster"].update(objective="rank:ndcg"),
+                   m["booster"]["base_margin"].__delitem__(slice(1, None)),
+                   m["booster"]["trees"].__delitem__(slice(1, None))),
+        "does not train the objective 'rank:ndcg'"),
+    "unknown objective parameter": (
+        _set(["booster", "objective_params", "eval"], 1),
+        "unknown objective parameters"),
+    "object objective parameter": (
+        _set(["booster", "objective_params", "huber_slope"], [1]),
+        "numbers, strings"),
+    "custom objective with a bad link": (
+        lambda m: (m["booster"].update(objective="custom"),
+                   m["booster"]["objective_params"].update(link="exp")),
+        "link of a custom objective"),
     "n_features mismatch": (_set(["booster", "n_features"], 5), "features"),
     "n_features_in not int": (_set(["n_features_in"], "4"), "positive integer"),
     "too few feature names": (lambda m: m["feature_names"].pop(), "3 feature names"),
