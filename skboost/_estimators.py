@@ -7,7 +7,8 @@ encodes labels and hands plain arrays down.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin,
+                          _fit_context, is_classifier)
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -18,9 +19,10 @@ from ._booster import BoostParams, EvalSet, train
 from .callback import EarlyStopping, EvaluationMonitor
 from .metrics import get_metric
 from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
-                         REGRESSION_OBJECTIVES, CallableObjective,
-                         get_objective)
+                         REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
+                         CallableObjective, get_objective)
 from ._data import check_weight, check_X
+from ._holdout import hold_out, objective_for_rows
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
 from .tree.grower import TreeParams
@@ -68,6 +70,8 @@ class _BoostBase(BaseEstimator):
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
                                   None],
         "callbacks": [list, None],
+        "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
@@ -79,7 +83,8 @@ class _BoostBase(BaseEstimator):
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
                  base_score=None, random_state=None, missing=np.nan,
                  importance_type="gain", eval_metric=None,
-                 early_stopping_rounds=None, callbacks=None):
+                 early_stopping_rounds=None, callbacks=None,
+                 validation_fraction=0.1, warm_start=False):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -106,6 +111,8 @@ class _BoostBase(BaseEstimator):
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
         self.callbacks = callbacks
+        self.validation_fraction = validation_fraction
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -118,6 +125,15 @@ class _BoostBase(BaseEstimator):
         if self.max_delta_step is not None:
             params["poisson_max_delta_step"] = float(self.max_delta_step)
         return params
+
+    def _max_delta_step(self, objective):
+        """The leaf clipping: the parameter, else XGBoost's default (0.7 for
+        ``count:poisson``, no clipping otherwise)."""
+        if self.max_delta_step is not None:
+            return float(self.max_delta_step)
+        if isinstance(objective, str) and objective == "count:poisson":
+            return DEFAULT_PARAMS["poisson_max_delta_step"]
+        return 0.0
 
     def _train(self, X, y, sample_weight, objective, n_classes=None, *,
                eval_set=None, sample_weight_eval_set=None, verbose=False,
@@ -135,11 +151,22 @@ class _BoostBase(BaseEstimator):
         weight = check_weight(sample_weight, X)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels)
+        if self.early_stopping_rounds is not None and not evals:
+            rows, query_ptr, holdout = hold_out(
+                X, y, weight, query_ptr, self.validation_fraction,
+                stratify=is_classifier(self), random_state=self.random_state)
+            X, y, weight = X[rows], y[rows], weight[rows]
+            objective = objective_for_rows(objective, rows)
+            evals = [holdout]
+        init = self._warm_start_booster(objective, n_classes)
+        n_rounds = self.n_estimators - (0 if init is None else init.n_rounds)
+        if n_rounds == 0:
+            return self  # warm start: the model has its rounds already
         callbacks = self._training_callbacks(evals, verbose)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
-            BoostParams(n_estimators=self.n_estimators, subsample=self.subsample,
+            BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         tree_method=self.tree_method, max_bin=self.max_bin,
                         approx_proposal=self.approx_proposal,
                         base_score=self.base_score),
@@ -148,18 +175,42 @@ class _BoostBase(BaseEstimator):
                 grow_policy=self.grow_policy, learning_rate=self.learning_rate,
                 gamma=self.gamma, min_child_weight=self.min_child_weight,
                 reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-                max_delta_step=self.max_delta_step or 0.0,
+                max_delta_step=self._max_delta_step(objective),
                 colsample_bytree=self.colsample_bytree,
                 colsample_bylevel=self.colsample_bylevel,
                 colsample_bynode=self.colsample_bynode),
-            effective_n_threads(self.n_jobs), np.random.default_rng(seed),
+            effective_n_threads(self.n_jobs),
+            np.random.default_rng(seed if init is None else [seed, init.n_rounds]),
             objective_params=self._objective_params(), query_ptr=query_ptr,
             evals=evals, eval_metrics=_metric_list(self.eval_metric),
-            callbacks=callbacks)
+            callbacks=callbacks, init_booster=init)
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _warm_start_booster(self, objective, n_classes):
+        """The fitted booster to continue (``warm_start``), else None."""
+        booster = getattr(self, "booster_", None)
+        if not self.warm_start or booster is None:
+            return None
+        name = getattr(objective, "name", objective)
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else list(names)
+        problems = []
+        if self.n_estimators < booster.n_rounds:
+            problems.append(f"n_estimators={self.n_estimators} is below the "
+                            f"{booster.n_rounds} rounds already fitted")
+        if self.n_features_in_ != booster.n_features or names != getattr(
+                booster, "feature_names", None):
+            problems.append("X does not have the features of the first fit")
+        if name != booster.objective:
+            problems.append(f"the objective is {name!r}, the fitted model's "
+                            f"{booster.objective!r}")
+        if problems:
+            raise ValueError("warm_start=True can not add rounds: "
+                             + "; ".join(problems))
+        return booster
 
     def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
                    encode_labels):
@@ -420,9 +471,9 @@ _COMMON_PARAMS_DOC = """
         Minimum sum of hessians (weighted) in each child.
     max_delta_step : float >= 0, default=None
         Leaf weights are clipped to ``[-max_delta_step, max_delta_step]``
-        before shrinkage; None or 0 disables clipping. ``count:poisson`` also
-        uses it in its hessian safeguard ``exp(m + max_delta_step)``, with
-        XGBoost's 0.7 when it is None.
+        before shrinkage; 0 disables clipping. None is 0, except for
+        ``count:poisson``: 0.7, XGBoost's default, which it also uses in its
+        hessian safeguard ``exp(m + max_delta_step)``.
     subsample : float in (0, 1], default=1
         Each tree uses each row with this probability.
     colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default=1
@@ -455,9 +506,24 @@ _COMMON_PARAMS_DOC = """
         Stop when the last metric on the last ``eval_set`` pair has not
         improved for this many rounds; ``best_iteration`` and ``best_score``
         record the best round, which predictions then use by default.
+        Without ``eval_set``, a ``validation_fraction`` of the training data
+        is held out and watched instead.
     callbacks : list, default=None
         Objects called during training (:mod:`skboost.callback`): after each
         round with the evaluation log; one returning True stops training.
+    validation_fraction : float in (0, 1), default=0.1
+        With ``early_stopping_rounds`` and no ``eval_set``, the fraction of
+        the training rows held out (stratified by class for the classifier,
+        whole queries for the ranker, drawn from ``random_state``) to decide
+        when to stop; it is logged as ``"validation"`` in
+        ``evals_result_``. Inside a ``Pipeline`` and ``GridSearchCV`` this
+        early-stops on the training folds only, without leaking the test
+        fold.
+    warm_start : bool, default=False
+        When fitted already, ``fit`` keeps the trees and adds rounds until
+        there are ``n_estimators`` (scikit-learn's convention; the data must
+        have the same features and, for a classifier, the same classes).
+        ``evals_result_`` then logs the new rounds only.
 """
 
 
@@ -540,6 +606,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
+                 validation_fraction=0.1, warm_start=False,
                  scale_pos_weight=1.0):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
@@ -555,7 +622,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+            validation_fraction=validation_fraction, warm_start=warm_start)
         self.scale_pos_weight = scale_pos_weight
 
     def _objective_params(self):
@@ -584,6 +652,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         X, y = check_X(self, X, y=y, reset=True)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
+        self._check_warm_start_classes(encoder.classes_)
         self.classes_ = encoder.classes_
         self.n_classes_ = len(self.classes_)
         if self.n_classes_ < 2:
@@ -599,6 +668,13 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                                                 verbose))
 
     fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
+
+    def _check_warm_start_classes(self, classes):
+        if (self.warm_start and hasattr(self, "booster_")
+                and not np.array_equal(classes, self.classes_)):
+            raise ValueError(
+                "warm_start=True can not add rounds: y has the classes "
+                f"{list(classes)}, the fitted model {list(self.classes_)}")
 
     def _objective_for(self, n_classes):
         """The objective to train (a name or a wrapped callable)."""
@@ -751,7 +827,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, importance_type="gain", eval_metric=None,
-                 early_stopping_rounds=None, callbacks=None, huber_slope=1.0,
+                 early_stopping_rounds=None, callbacks=None,
+                 validation_fraction=0.1, warm_start=False, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
@@ -767,7 +844,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+            validation_fraction=validation_fraction, warm_start=warm_start)
         self.huber_slope = huber_slope
         self.quantile_alpha = quantile_alpha
         self.tweedie_variance_power = tweedie_variance_power
@@ -954,6 +1032,7 @@ class BoostRanker(_BoostBase):
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
+                 validation_fraction=0.1, warm_start=False,
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
                  score_k=None):
@@ -971,7 +1050,8 @@ class BoostRanker(_BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks)
+            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
+            validation_fraction=validation_fraction, warm_start=warm_start)
         self.lambdarank_pair_method = lambdarank_pair_method
         self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
         self.ndcg_exp_gain = ndcg_exp_gain

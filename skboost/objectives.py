@@ -357,6 +357,10 @@ class BinaryLogitRaw(_LogisticBase):
     def eval_transform(self, raw):
         return expit(raw)
 
+    def base_score_to_margin(self, base_score, n_outputs):
+        # predictions are margins: base_score is one (as in XGBoost)
+        return np.array([float(base_score)])
+
 
 class BinaryHinge(_Elementwise):
     """``binary:hinge``: ``l = max(0, 1 - (2y - 1) m)``, predictions 0/1.

@@ -316,3 +316,217 @@ def test_valid_kernel_calls_run(kernel_outcomes):
 @pytest.mark.parametrize("case", list(BAD_KERNEL_CALLS))
 def test_gradient_kernels_reject_bad_arguments(case, kernel_outcomes):
     assert kernel_outcomes[1][case] == "ValueError"
+
+
+# --------------------------------------------------------------------------
+# The objectives through the estimators
+# --------------------------------------------------------------------------
+
+from sklearn.datasets import make_classification, make_regression  # noqa: E402
+
+from skboost import BoostClassifier, BoostRegressor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def positive_regression():
+    X, y = make_regression(n_samples=800, n_features=6, noise=5.0,
+                           random_state=0)
+    return X, (y - y.min()) / 50  # in [0, ~17]
+
+
+# base_score is given where XGBoost's own estimate differs from the loss
+# minimiser skboost uses (one Newton step from its default, for these two).
+XGBOOST_REGRESSION_CASES = [
+    ("reg:squarederror", lambda y: y, {}),
+    ("reg:pseudohubererror", lambda y: y, {"huber_slope": 5.0,
+                                           "base_score": 7.0}),
+    ("reg:squaredlogerror", lambda y: y, {"base_score": 1.0}),
+    ("count:poisson", np.round, {}),
+    ("count:poisson", np.round, {"max_delta_step": 0.2}),
+    ("reg:gamma", lambda y: y + 0.1, {}),
+    ("reg:tweedie", lambda y: y, {"tweedie_variance_power": 1.3}),
+    ("reg:logistic", lambda y: y / y.max(), {}),
+]
+
+
+@pytest.mark.parametrize("name, target, extra", XGBOOST_REGRESSION_CASES,
+                         ids=[f"{c[0]}{c[2]}" for c in XGBOOST_REGRESSION_CASES])
+def test_regression_objectives_match_xgboost(positive_regression, name,
+                                             target, extra):
+    """Same data and parameters, exact greedy method: the same model as
+    XGBoost's, up to float32 rounding (XGBoost sums margins in float32)."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = positive_regression
+    y = target(y)
+    params = dict(n_estimators=10, max_depth=4, learning_rate=0.3,
+                  tree_method="exact", objective=name, **extra)
+    ours = BoostRegressor(**params).fit(X, y).predict(X)
+    theirs = xgb.XGBRegressor(**params).fit(X, y).predict(X)
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["binary:logistic", "binary:logitraw",
+                                  "multi:softprob", "multi:softmax"])
+def test_classification_objectives_match_xgboost(name):
+    xgb = pytest.importorskip("xgboost")
+    X, y = make_classification(n_samples=800, n_features=6, n_informative=4,
+                               n_classes=3, random_state=0)
+    if name.startswith("binary:"):
+        y = (y == 1).astype(int)
+    params = dict(n_estimators=10, max_depth=4, learning_rate=0.3,
+                  tree_method="exact", objective=name)
+    if name == "binary:logitraw":
+        # XGBoost's estimate is the mean label taken as a margin, not the
+        # loss minimiser (the log-odds of the mean) skboost uses
+        params["base_score"] = 0.0
+    ours = BoostClassifier(**params).fit(X, y)
+    theirs = xgb.XGBClassifier(**params).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X, output_margin=True),
+                               theirs.predict(X, output_margin=True),
+                               rtol=2e-6, atol=1e-6)
+    if name != "binary:logitraw":  # XGBoost returns margins as probabilities
+        np.testing.assert_allclose(ours.predict_proba(X),
+                                   theirs.predict_proba(X), atol=1e-6)
+
+
+def test_scale_pos_weight_is_a_weight_on_the_positive_class():
+    X, y = make_classification(n_samples=500, n_features=5, weights=[0.8],
+                               random_state=1)
+    scaled = BoostClassifier(n_estimators=8, scale_pos_weight=4.0).fit(X, y)
+    weighted = BoostClassifier(n_estimators=8).fit(
+        X, y, sample_weight=np.where(y == 1, 4.0, 1.0))
+    np.testing.assert_array_equal(scaled.predict_proba(X),
+                                  weighted.predict_proba(X))
+    plain = BoostClassifier(n_estimators=8).fit(X, y)
+    assert scaled.predict_proba(X)[:, 1].mean() > (
+        plain.predict_proba(X)[:, 1].mean())
+
+
+def test_poisson_default_max_delta_step_is_xgboosts_07(positive_regression):
+    X, y = positive_regression
+    y = np.round(y)
+    default = BoostRegressor(n_estimators=5, objective="count:poisson")
+    explicit = BoostRegressor(n_estimators=5, objective="count:poisson",
+                              max_delta_step=0.7)
+    unclipped = BoostRegressor(n_estimators=5, objective="count:poisson",
+                               max_delta_step=0.0)
+    np.testing.assert_array_equal(default.fit(X, y).predict(X),
+                                  explicit.fit(X, y).predict(X))
+    assert not np.array_equal(default.predict(X),
+                              unclipped.fit(X, y).predict(X))
+
+
+@pytest.mark.parametrize("method", ["exact", "hist", "approx"])
+@pytest.mark.parametrize("alpha", [0.5, 0.2, [0.1, 0.9]])
+def test_leaf_values_are_weighted_quantiles_of_the_residuals(
+        positive_regression, method, alpha):
+    """One tree of reg:quantileerror / reg:absoluteerror: every leaf holds
+    learning_rate times the weighted alpha-quantile of the residuals of its
+    rows (the smallest residual whose cumulative weight reaches alpha)."""
+    X, y = positive_regression
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    alphas = np.atleast_1d(alpha)
+    objective = ("reg:absoluteerror" if alpha == 0.5
+                 else "reg:quantileerror")
+    reg = BoostRegressor(n_estimators=1, max_depth=3, learning_rate=0.5,
+                         tree_method=method, objective=objective,
+                         quantile_alpha=alpha, base_score=2.0)
+    reg.fit(X, y, sample_weight=w)
+    prediction = reg.predict(X).reshape(len(y), -1)
+    leaves = reg.apply(X)
+    for k, a in enumerate(alphas):
+        for leaf in np.unique(leaves[:, k]):
+            rows = leaves[:, k] == leaf
+            residual, weight = y[rows] - 2.0, w[rows]
+            order = np.argsort(residual)
+            cumulative = np.cumsum(weight[order])
+            quantile = residual[order][np.argmax(
+                cumulative >= a * cumulative[-1] * (1 - 1e-12))]
+            np.testing.assert_allclose(prediction[rows, k],
+                                       2.0 + 0.5 * quantile, rtol=1e-12)
+
+
+def test_quantile_regression_covers_its_quantiles(positive_regression):
+    X, y = positive_regression
+    reg = BoostRegressor(n_estimators=30, max_depth=3,
+                         objective="reg:quantileerror",
+                         quantile_alpha=[0.1, 0.5, 0.9]).fit(X, y)
+    coverage = (y[:, None] <= reg.predict(X)).mean(axis=0)
+    np.testing.assert_allclose(coverage, [0.1, 0.5, 0.9], atol=0.03)
+
+
+def test_hinge_predicts_classes_and_hard_probabilities():
+    X, y = make_classification(n_samples=400, n_features=5, random_state=2)
+    clf = BoostClassifier(n_estimators=10, objective="binary:hinge").fit(X, y)
+    proba = clf.predict_proba(X)
+    assert set(np.unique(proba)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(clf.predict(X), proba[:, 1])
+    np.testing.assert_array_equal(clf.predict(X),
+                                  clf.decision_function(X) > 0)
+    assert clf.score(X, y) > 0.9
+
+
+def test_callable_objective_matches_the_built_in_one(positive_regression):
+    X, y = positive_regression
+
+    def squared_error(y_true, y_pred):
+        return y_pred - y_true, np.ones_like(y_true)
+
+    def weighted_logistic(y_true, y_pred, sample_weight):
+        p = 1 / (1 + np.exp(-y_pred))
+        return (p - y_true) * sample_weight, p * (1 - p) * sample_weight
+
+    w = np.random.default_rng(0).uniform(0.5, 2, len(y))
+    custom = BoostRegressor(n_estimators=5, objective=squared_error).fit(
+        X, y, sample_weight=w)
+    built_in = BoostRegressor(n_estimators=5, base_score=0.0).fit(
+        X, y, sample_weight=w)
+    np.testing.assert_allclose(custom.predict(X), built_in.predict(X),
+                               rtol=1e-6, atol=1e-6)
+    labels = (y > np.median(y)).astype(int)
+    custom = BoostClassifier(n_estimators=5, objective=weighted_logistic).fit(
+        X, labels, sample_weight=w)
+    built_in = BoostClassifier(n_estimators=5, base_score=0.5).fit(
+        X, labels, sample_weight=w)
+    np.testing.assert_allclose(custom.predict_proba(X),
+                               built_in.predict_proba(X), atol=1e-6)
+
+
+def test_callable_objective_with_bad_output_is_rejected(positive_regression):
+    X, y = positive_regression
+    with pytest.raises(ValueError, match="shape"):
+        BoostRegressor(n_estimators=2, objective=lambda t, p: (p, p[:-1])).fit(
+            X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        BoostRegressor(n_estimators=2, objective=lambda t, p: (
+            p * np.nan, np.ones_like(p))).fit(X, y)
+
+
+@pytest.mark.parametrize("objective, labels, match", [
+    ("count:poisson", [1.0, -1.0, 2.0, 0.0], "non-negative"),
+    ("reg:tweedie", [1.0, -0.5, 2.0, 0.0], "non-negative"),
+    ("reg:gamma", [1.0, 0.0, 2.0, 3.0], "positive"),
+    ("reg:gamma", [1.0, -2.0, 2.0, 3.0], "positive"),
+    ("reg:logistic", [0.0, 1.5, 0.5, 1.0], r"\[0, 1\]"),
+    ("reg:logistic", [0.0, -0.1, 0.5, 1.0], r"\[0, 1\]"),
+    ("reg:squaredlogerror", [0.0, -1.0, 0.5, 1.0], "greater than -1"),
+])
+def test_invalid_labels_are_rejected(objective, labels, match):
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match=match) as info:
+        BoostRegressor(n_estimators=2, objective=objective).fit(X, labels)
+    assert objective in str(info.value)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(objective="reg:quantileerror", quantile_alpha=[0.2, 1.0]),
+     "quantile_alpha"),
+    (dict(objective="binary:hinge"), "two classes"),
+])
+def test_invalid_objective_settings_are_rejected(params, match):
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([0, 1, 2, 0, 1, 2])
+    estimator = (BoostClassifier if params["objective"].startswith("binary")
+                 else BoostRegressor)
+    with pytest.raises(ValueError, match=match):
+        estimator(n_estimators=2, **params).fit(X, y)
