@@ -202,7 +202,7 @@ class EvalSet:
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
-          eval_metrics=None, callbacks=()):
+          eval_metrics=None, callbacks=(), init_booster=None):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -229,6 +229,10 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         Metrics of the evaluation sets; None is the objective's default.
     callbacks : sequence, default=()
         Objects of the protocol of :mod:`skboost.callback`.
+    init_booster : Booster, default=None
+        Continue this model (warm start): its base margin and trees are kept
+        (in a new Booster) and ``boost_params.n_estimators`` rounds are
+        added; rounds are numbered on from its last.
 
     Returns
     -------
@@ -240,26 +244,34 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
-    if boost_params.base_score is None:
+    if init_booster is not None:
+        base_margin = init_booster.base_margin
+    elif boost_params.base_score is None:
         base_margin = objective.estimate_base_margin(y, weight, n_outputs)
     else:
         base_margin = objective.base_score_to_margin(boost_params.base_score,
                                                      n_outputs)
     booster = Booster(objective.name, base_margin, X.shape[1])
     booster.objective_params = dict(objective.params)
+    first_round = 0
+    if init_booster is not None:
+        for tree, group in zip(init_booster.trees, init_booster.tree_group):
+            booster.add_tree(tree, group)
+        first_round = booster.n_rounds
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     # Gradient pairs are kept unweighted in float32; the growers apply the
     # weights inside their sums.
     unit_weight = np.ones(X.shape[0])
     grower = _make_grower(X, None if np.all(weight == 1.0) else weight,
                           boost_params, tree_params, n_threads, rng)
-    raw = np.tile(base_margin, (X.shape[0], 1))
+    raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
     weighted = weight > 0
     for callback in callbacks:
         _call(callback, "before_training", booster)
-    for iteration in range(boost_params.n_estimators):
+    for iteration in range(first_round,
+                           first_round + boost_params.n_estimators):
         objective.gradient(y, raw, unit_weight, gpair, n_threads)
         for group in range(n_outputs):
             active = weighted & _row_sample(X.shape[0], boost_params.subsample,
