@@ -28,15 +28,51 @@ class TrainingCallback:
     """Base class of callbacks: every method does nothing."""
 
     def before_training(self, booster):
-        """Called once before the first round."""
+        """Called once before the first round.
+
+        Parameters
+        ----------
+        booster : Booster
+            The ensemble being trained (no trees yet).
+
+        Returns
+        -------
+        booster : Booster
+        """
         return booster
 
     def after_iteration(self, booster, iteration, evals_log):
-        """Called after each round; return True to stop training."""
+        """Called after each round.
+
+        Parameters
+        ----------
+        booster : Booster
+            The ensemble, with the round's trees.
+        iteration : int
+            The round, from 0.
+        evals_log : dict
+            ``{eval set name: {metric name: [value per round]}}``.
+
+        Returns
+        -------
+        stop : bool
+            True stops training.
+        """
         return False
 
     def after_training(self, booster):
-        """Called once after the last round."""
+        """Called once after the last round.
+
+        Parameters
+        ----------
+        booster : Booster
+            The trained ensemble.
+
+        Returns
+        -------
+        booster : Booster
+            The ensemble the estimator keeps.
+        """
         return booster
 
 
