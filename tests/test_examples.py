@@ -20,3 +20,40 @@ def test_quickstart_runs_and_prints_metrics():
     accuracy = float(re.search(r"classifier test accuracy:\s*([0-9.]+)",
                                out).group(1))
     assert accuracy > 0.9, out
+
+
+def test_pandas_workflow_runs_and_saves_a_model(tmp_path):
+    """The DataFrame example: accuracy, early stopping, an identical
+    reloaded model, a valid saved file and a non-empty plot."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "pandas_workflow.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "identical predictions after loading: True" in out, out
+    kept, total = map(int, re.search(r"early stopping kept (\d+) of (\d+) "
+                                      r"rounds", out).groups())
+    assert kept < 500 and total < 500, out
+    accuracy = float(re.search(r"test accuracy:\s*([0-9.]+)", out).group(1))
+    assert accuracy > 0.9, out
+    from skboost import BoostClassifier
+
+    loaded = BoostClassifier.load(tmp_path / "model.json")
+    assert "clinic" in loaded.feature_names_in_
+    if "importance plot skipped" not in out:
+        assert (tmp_path / "importance.png").stat().st_size > 2000
+
+
+def test_ranking_example_runs_and_ranks():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "ranking.py")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    for line in ("best round:", "ranker test NDCG@10:",
+                 "grid search test NDCG@10:"):
+        assert line in out, out
+    ndcg = float(re.search(r"ranker test NDCG@10:\s*([0-9.]+)", out).group(1))
+    # random scores give about 0.58 on these queries (mean of 20 draws)
+    assert ndcg > 0.65, out
