@@ -125,12 +125,6 @@ def test_best_iteration_only_after_early_stopping(regression):
     assert reg.evals_result_ == {}
 
 
-def test_early_stopping_without_eval_set_is_rejected(regression):
-    X, y, _, _ = regression
-    with pytest.raises(ValueError, match="eval_set"):
-        BoostRegressor(n_estimators=3, early_stopping_rounds=2).fit(X, y)
-
-
 @pytest.mark.parametrize("bad", [
     dict(eval_set=[(np.zeros((3, 8)),)]),
     dict(eval_set=[(np.zeros((3, 8)), np.zeros(4))]),
