@@ -9,7 +9,9 @@ multiplied by the sample weight) from float64 raw margins. The formulas:
   ``h_k = max(2 p_k (1 - p_k), eps)``. The factor 2 makes the diagonal an
   upper bound of the softmax Hessian, so the K trees of a round, fitted
   independently, do not overshoot together; it is also what XGBoost uses,
-  so tuned parameters (min_child_weight) carry over.
+  so tuned parameters (min_child_weight) carry over;
+- every other element-wise loss through ``elementwise_gradient``, the loss
+  picked by a code of ``LOSS_CODES`` (formulas beside ``ElementwiseLoss``).
 """
 
 import numpy as np

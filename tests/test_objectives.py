@@ -287,6 +287,27 @@ for _kernel in ("squared_error_gradient", "logistic_gradient"):
             _kernel, raw=np.zeros(N + 1)),
         f"{_kernel}: n_threads -1": per_row_kernel_args(_kernel, n_threads=-1),
     })
+def elementwise_kernel_args(**changes):
+    from skboost._objectives import LOSS_CODES
+    args = dict(loss=LOSS_CODES["tweedie"], y=np.zeros(N), raw=np.zeros(N),
+                weight=np.ones(N), gpair=np.zeros((N, 2), np.float32),
+                param=1.5, n_threads=1)
+    args.update(changes)
+    return ("skboost._objectives", "elementwise_gradient", (), args)
+
+
+BAD_KERNEL_CALLS.update({
+    "elementwise_gradient: loss code 0": elementwise_kernel_args(loss=0),
+    "elementwise_gradient: loss code 99": elementwise_kernel_args(loss=99),
+    "elementwise_gradient: gpair (n, 1)": elementwise_kernel_args(
+        gpair=np.zeros((N, 1), np.float32)),
+    "elementwise_gradient: gpair of other rows": elementwise_kernel_args(
+        gpair=np.zeros((N + 1, 2), np.float32)),
+    "elementwise_gradient: weight of other rows": elementwise_kernel_args(
+        weight=np.ones(N - 1)),
+    "elementwise_gradient: n_threads -1": elementwise_kernel_args(
+        n_threads=-1),
+})
 BAD_KERNEL_CALLS.update({
     "softmax_gradient: gpair (K, n, 1)": softmax_kernel_args(
         gpair=np.zeros((3, N, 1), np.float32)),
@@ -303,14 +324,15 @@ BAD_KERNEL_CALLS.update({
 @pytest.fixture(scope="module")
 def kernel_outcomes():
     valid = [per_row_kernel_args("squared_error_gradient"),
-             per_row_kernel_args("logistic_gradient"), softmax_kernel_args()]
+             per_row_kernel_args("logistic_gradient"), softmax_kernel_args(),
+             elementwise_kernel_args()]
     outcomes = outcomes_in_child_processes(
         valid + list(BAD_KERNEL_CALLS.values()))
-    return outcomes[:3], dict(zip(BAD_KERNEL_CALLS, outcomes[3:]))
+    return outcomes[:4], dict(zip(BAD_KERNEL_CALLS, outcomes[4:]))
 
 
 def test_valid_kernel_calls_run(kernel_outcomes):
-    assert kernel_outcomes[0] == ["returned"] * 3
+    assert kernel_outcomes[0] == ["returned"] * 4
 
 
 @pytest.mark.parametrize("case", list(BAD_KERNEL_CALLS))
