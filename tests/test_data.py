@@ -216,3 +216,20 @@ def test_missing_marker_and_infinity_in_frames():
         BoostRegressor().fit(frame.assign(b=np.inf), y)
     with pytest.raises(ValueError, match="0 sample"):
         BoostRegressor().fit(frame.iloc[:0], y[:0])
+
+
+def test_eval_set_frames_are_matched_by_name():
+    cols, masks = _raw()
+    frame, X = _frame(cols, masks), _matrix(cols, masks)
+    y = _target(X)
+    train, valid = slice(0, 200), slice(200, None)
+    shuffled = frame.iloc[valid][list(frame.columns[::-1])]
+    a = BoostRegressor(n_estimators=4).fit(frame.iloc[train], y[train],
+                                           eval_set=[(shuffled, y[valid])])
+    b = BoostRegressor(n_estimators=4).fit(X[train], y[train],
+                                           eval_set=[(X[valid], y[valid])])
+    assert a.evals_result_["validation_0"] == b.evals_result_["validation_0"]
+    with pytest.raises(ValueError, match="unseen at fit time:\n- extra"):
+        BoostRegressor(n_estimators=2).fit(
+            frame.iloc[train], y[train],
+            eval_set=[(frame.iloc[valid].assign(extra=1), y[valid])])
