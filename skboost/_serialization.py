@@ -70,6 +70,7 @@ _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 # the link of a model trained with a callable objective (its function is
 # not saved: such a model predicts again, it can not train further)
 _LINKS = {"identity", "logistic", "softmax"}
+_MAX_THREADS = 4096
 
 
 class _Invalid(ValueError):
@@ -351,11 +352,16 @@ def _params_from_json(estimator, params, unsaved):
     _expect(isinstance(unsaved, list) and all(isinstance(u, str) for u in unsaved),
             "'unsaved_params' must be a list of names")
     known = estimator.get_params(deep=False)
-    unknown = set(params) - set(known)
+    unknown = (set(params) | set(unsaved)) - set(known)
     _expect(not unknown, f"unknown parameters {sorted(unknown)} for "
                          f"{type(estimator).__name__}")
     decoded = {name: _decode_param(value) for name, value in params.items()
                if name not in unsaved}
+    n_jobs = decoded.get("n_jobs")
+    # a thread count, used as it is at predict time: keep it plausible
+    _expect(not _is_int(n_jobs) or abs(n_jobs) <= _MAX_THREADS,
+            f"n_jobs={n_jobs} is not a plausible thread count "
+            f"(|n_jobs| <= {_MAX_THREADS})")
     probe = type(estimator)(**{**known, **decoded})
     try:
         probe._validate_params()

@@ -10,6 +10,8 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
@@ -414,6 +416,9 @@ HAND_EDITS = {
     "bad parameter value": (_set(["params", "max_depth"], -1), "max_depth"),
     "unknown parameter": (_set(["params", "eval_function"], "os.system"),
                           "unknown parameters"),
+    "unknown unsaved parameter": (_set(["unsaved_params"], ["pickle"]),
+                                  "unknown parameters"),
+    "absurd thread count": (_set(["params", "n_jobs"], 10**12), "n_jobs"),
     "best_iteration out of range": (_set(["best_iteration"], 3), "best_iteration"),
     "categories": (_set(["categories"], {"a": [1]}), "categorical"),
     "extra model entry": (_set(["pickle"], "gASV"), "unknown entries"),
@@ -543,3 +548,38 @@ def test_clone_of_loaded_model_is_unfitted(tmp_path, saved):
     _assert_same_params(fresh, clf)
     with pytest.raises(NotFittedError):
         fresh.predict(X)
+
+
+# ------------------------------------------------------ property: round trip
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1),
+       method=st.sampled_from(["hist", "approx", "exact"]),
+       n_classes=st.sampled_from([0, 2, 3]),
+       scale=st.sampled_from([1e-30, 1.0, 1e30]),
+       missing_fraction=st.sampled_from([0.0, 0.3, 0.9]),
+       depth=st.integers(1, 5))
+def test_round_trip_is_bit_identical_for_any_model(seed, method, n_classes,
+                                                   scale, missing_fraction,
+                                                   depth):
+    """Extreme feature scales (tiny and huge thresholds), many missing
+    values (+inf thresholds), every method and output count."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 3)) * scale
+    X[rng.random(X.shape) < missing_fraction] = np.nan
+    signal = rng.normal(size=120)
+    if n_classes:
+        est = BoostClassifier(n_estimators=3, max_depth=depth, tree_method=method,
+                              random_state=seed % 100, subsample=0.8)
+        y = rng.integers(0, n_classes, size=120)
+        y[:n_classes] = np.arange(n_classes)
+    else:
+        est = BoostRegressor(n_estimators=3, max_depth=depth, tree_method=method,
+                             colsample_bynode=0.7, random_state=seed % 100)
+        y = signal * 1e3
+    est.fit(X, y)
+    loaded = loads_estimator(type(est)(), dumps_estimator(est))
+    X_new = np.vstack([X, rng.normal(size=(50, 3)) * scale])
+    _assert_same_predictions(est, loaded, X_new)
