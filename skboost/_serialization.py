@@ -65,7 +65,6 @@ FORMAT_VERSION = 1
 _CLASS_DTYPES = {"b", "i", "u", "f", "U"}
 _INT32 = np.iinfo(np.int32)
 _INT_FIELDS = ("left_child", "right_child", "feature", "default_left")
-_FLOAT_FIELDS = ("threshold", "value", "gain", "cover")
 _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 # the link of a model trained with a callable objective (its function is
 # not saved: such a model predicts again, it can not train further)
@@ -93,6 +92,10 @@ def save_estimator(estimator, fname):
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes the file private: give it the replaced file's mode,
+        # else an ordinary file's
+        mode = os.stat(fname).st_mode & 0o777 if os.path.exists(fname) else 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, fname)
     except BaseException:
         if os.path.exists(tmp):

@@ -232,6 +232,16 @@ def test_unsaved_parameters_are_listed(tmp_path):
     _assert_same_predictions(reg, loaded, X)
 
 
+def test_saved_file_is_readable_like_an_ordinary_file(tmp_path):
+    X, signal, _ = _data()
+    reg = BoostRegressor(n_estimators=2).fit(X, signal)
+    reg.save_model(tmp_path / "m.json")
+    assert (tmp_path / "m.json").stat().st_mode & 0o777 == 0o644
+    (tmp_path / "m.json").chmod(0o600)
+    reg.save_model(tmp_path / "m.json")  # replacing keeps the file's mode
+    assert (tmp_path / "m.json").stat().st_mode & 0o777 == 0o600
+
+
 def test_unfitted_model_is_not_saved(tmp_path):
     with pytest.raises(NotFittedError):
         BoostRegressor().save_model(tmp_path / "m.json")
