@@ -9,9 +9,9 @@ boundaries to one number. Names follow XGBoost's ``eval_metric``:
   ``quantile_alpha``), ``poisson-nloglik``, ``gamma-nloglik``,
   ``gamma-deviance``, ``tweedie-nloglik@rho``;
 - classification: ``logloss``, ``error``, ``error@t`` (threshold t),
-  ``merror``, ``mlogloss``, ``auc``, ``aucpr``;
+  ``merror``, ``mlogloss``, ``auc``, ``aucpr`` (interpolated as XGBoost);
 - ranking (per query, averaged over queries): ``ndcg``, ``ndcg@n``, ``map``,
-  ``map@n``, ``pre@n``, ``auc``. A trailing ``-`` (``ndcg@5-``) scores a query
+  ``map@n``, ``pre@n``, ``auc``, ``aucpr``. A trailing ``-`` (``ndcg@5-``) scores a query
   without relevant documents 0 instead of 1.
 
 Use :func:`get_metric` to build one; it knows whether higher is better.
@@ -180,18 +180,32 @@ def _binary_auc(y, score, weight):
 
 
 def _binary_aucpr(y, score, weight):
-    """Weighted average precision (step-wise area under the PR curve)."""
+    """Weighted area under the precision-recall curve, interpolated between
+    the curve's points as Davis and Goadrich (2006) show precision must be
+    (XGBoost's ``aucpr``): between two thresholds, false positives grow
+    linearly with true positives, so precision is not linear in recall."""
     positive = y > 0.5
-    w_pos = weight[positive].sum()
-    if w_pos == 0:
+    total_pos = weight[positive].sum()
+    if total_pos == 0 or weight[~positive].sum() == 0:
         return np.nan
     order = np.argsort(-score, kind="stable")
     score, positive, weight = score[order], positive[order], weight[order]
     ends = np.r_[np.flatnonzero(score[1:] != score[:-1]), len(score) - 1]
     tp = np.cumsum(np.where(positive, weight, 0.0))[ends]
-    seen = np.cumsum(weight)[ends]
-    recall_step = np.diff(np.r_[0.0, tp]) / w_pos
-    return np.sum(recall_step * tp / seen)
+    fp = np.cumsum(np.where(positive, 0.0, weight))[ends]
+    tp_prev, fp_prev = np.r_[0.0, tp[:-1]], np.r_[0.0, fp[:-1]]
+    recall, recall_prev = tp / total_pos, tp_prev / total_pos
+    rises = tp > tp_prev
+    # on a segment: fp = fp_prev + h (tp - tp_prev)
+    h = np.where(rises, (fp - fp_prev) / np.where(rises, tp - tp_prev, 1.0),
+                 0.0)
+    a = 1.0 + h
+    b = np.where(rises, (fp_prev - h * tp_prev) / total_pos, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        curved = (recall - recall_prev - b / a * (
+            np.log(a * recall + b) - np.log(a * recall_prev + b))) / a
+    area = np.where(b != 0.0, curved, (recall - recall_prev) / a)
+    return float(np.sum(area))
 
 
 def auc(y, pred, weight, query_ptr=None):
@@ -214,7 +228,11 @@ def auc(y, pred, weight, query_ptr=None):
 
 
 def aucpr(y, pred, weight, query_ptr=None):
-    """Area under the precision-recall curve (average precision), binary."""
+    """Area under the precision-recall curve: binary, or the mean over
+    queries (relevance > 0 is positive) for ranking."""
+    if query_ptr is not None:
+        return _per_query(_binary_aucpr, y, _column(pred), weight, query_ptr,
+                          skip_nan=True)
     return _binary_aucpr(y, _column(pred), weight)
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn import metrics as skm
+from sklearn.datasets import make_classification
 
 from skboost.metrics import METRIC_NAMES, get_metric
 
@@ -110,8 +111,10 @@ def test_binary_metrics_match_sklearn(rng, weighted):
         skm.log_loss(y, p, **sw), rel=1e-12)
     assert call("auc", y, p, w) == pytest.approx(
         skm.roc_auc_score(y, p, **sw), rel=1e-12)
+    # aucpr interpolates between the curve's points (see below): close to,
+    # not equal to, the step-wise average precision
     assert call("aucpr", y, p, w) == pytest.approx(
-        skm.average_precision_score(y, p, **sw), rel=1e-12)
+        skm.average_precision_score(y, p, **sw), abs=0.02)
     for threshold in (0.5, 0.3, 0.8):
         name = "error" if threshold == 0.5 else f"error@{threshold}"
         assert call(name, y, p, w) == pytest.approx(
@@ -215,6 +218,46 @@ def test_ranking_auc_is_the_mean_over_queries(rng):
     assert not np.isnan(expected) or valid
     assert call("auc", y, scores, np.ones_like(y), query_ptr
                 ) == pytest.approx(np.mean(valid), rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_aucpr_matches_xgboost(weighted):
+    """XGBoost's aucpr interpolates precision between the points of the PR
+    curve (Davis and Goadrich): compare with the value XGBoost logs for its
+    own predictions."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = make_classification(n_samples=1200, n_features=8, flip_y=0.3,
+                               random_state=0)
+    w = weights(np.random.default_rng(1), 600, weighted)
+    model = xgb.XGBClassifier(n_estimators=3, eval_metric="aucpr").fit(
+        X[:600], y[:600], eval_set=[(X[600:], y[600:])],
+        sample_weight_eval_set=[w], verbose=False)
+    logged = model.evals_result()["validation_0"]["aucpr"][-1]
+    p = model.predict_proba(X[600:])[:, 1].astype(np.float64)
+    assert call("aucpr", y[600:], p, w) == pytest.approx(logged, rel=1e-6)
+
+
+def test_aucpr_of_perfect_and_reversed_rankings():
+    y = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
+    w = np.ones(5)
+    assert call("aucpr", y, np.array([5.0, 4, 3, 2, 1]), w) == pytest.approx(
+        1.0)
+    # all scores tied: precision is the positive rate at every recall
+    assert call("aucpr", y, np.zeros(5), w) == pytest.approx(0.4)
+
+
+def test_ranking_aucpr_is_xgboosts_mean_over_queries(rng):
+    xgb = pytest.importorskip("xgboost")
+    y, scores, query_ptr = ranking_data(rng, max_label=1)
+    X = np.column_stack([scores + rng.normal(size=len(y)),
+                         rng.normal(size=len(y))])
+    qid = np.repeat(np.arange(len(query_ptr) - 1), np.diff(query_ptr))
+    model = xgb.XGBRanker(n_estimators=2, eval_metric="aucpr").fit(
+        X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid], verbose=False)
+    logged = model.evals_result()["validation_0"]["aucpr"][-1]
+    pred = model.predict(X).astype(np.float64)
+    assert call("aucpr", y, pred, np.ones_like(y), query_ptr) == (
+        pytest.approx(logged, rel=1e-6))
 
 
 @pytest.mark.parametrize("name", METRIC_NAMES)
