@@ -26,9 +26,15 @@ def _pyplot():
     return plt
 
 
+# A new figure grows with its content up to this size (inches), so that a
+# huge tree or thousands of features never ask for a giant canvas.
+MAX_FIGSIZE = (30.0, 20.0)
+
+
 def _new_axes(ax, figsize):
     if ax is not None:
         return ax
+    figsize = (min(figsize[0], MAX_FIGSIZE[0]), min(figsize[1], MAX_FIGSIZE[1]))
     _, ax = _pyplot().subplots(figsize=figsize)
     return ax
 

@@ -133,3 +133,18 @@ def test_plot_metric_errors(model):
         plot_metric(model, metric="auc")
     with pytest.raises(ValueError, match="evaluation sets \\['test'\\]"):
         plot_metric(model, dataset_names=["test"])
+
+
+def test_large_models_get_a_bounded_figure(tmp_path):
+    from skboost.plotting import MAX_FIGSIZE
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 300))
+    y = X[:, :20].sum(axis=1) + rng.normal(size=3000)
+    reg = BoostRegressor(n_estimators=1, max_depth=0, grow_policy="lossguide",
+                         max_leaves=300, min_child_weight=0).fit(X, y)
+    assert reg.booster_.trees[0].n_leaves > 150
+    for ax in (plot_tree(reg), plot_importance(reg, importance_type="weight")):
+        width, height = ax.figure.get_size_inches()
+        assert width <= MAX_FIGSIZE[0] and height <= MAX_FIGSIZE[1]
+        ax.figure.savefig(tmp_path / "big.png", dpi=50)
