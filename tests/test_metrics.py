@@ -285,3 +285,71 @@ def test_callable_metric_gets_predictions_and_weights(rng):
     assert not metric.higher_is_better
     assert metric(y, pred, w) == pytest.approx(
         skm.mean_absolute_error(y, pred, sample_weight=w), rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Every metric against the value XGBoost logs for its own predictions
+# --------------------------------------------------------------------------
+
+XGBOOST_CASES = [
+    ("reg:squarederror", ["rmse", "rmsle", "mae", "mape", "mphe"],
+     {"huber_slope": 2.0}),
+    ("count:poisson", ["poisson-nloglik"], {}),
+    ("reg:gamma", ["gamma-nloglik", "gamma-deviance"], {}),
+    ("reg:tweedie", ["tweedie-nloglik@1.3"], {"tweedie_variance_power": 1.3}),
+    ("reg:quantileerror", ["quantile"], {"quantile_alpha": [0.2, 0.7]}),
+    ("binary:logistic", ["logloss", "error", "error@0.3", "auc", "aucpr"], {}),
+    ("multi:softprob", ["mlogloss", "merror", "auc"], {}),
+    ("rank:ndcg", ["ndcg", "ndcg@5", "ndcg-", "ndcg@3-"], {}),
+    ("rank:map", ["map", "map@5", "map-", "map@3-", "pre@2", "pre@5",
+                  "aucpr"], {}),
+]
+
+
+@pytest.mark.parametrize("objective, names, params", XGBOOST_CASES,
+                         ids=[case[0] for case in XGBOOST_CASES])
+def test_metrics_match_xgboosts_logged_values(objective, names, params):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    n = 1200
+    X = rng.normal(size=(n, 6))
+    signal = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n)
+    fit = {}
+    if objective.startswith("rank:"):
+        y = np.clip(np.round(signal + 1), 0, 1 if objective == "rank:map"
+                    else 3)
+        qid = np.repeat(np.arange(n // 20), 20)
+        model = xgb.XGBRanker
+        fit = dict(qid=qid[:600], eval_qid=[qid[600:]])
+        query_ptr = np.arange(0, 601, 20)
+    else:
+        query_ptr = None
+        if objective.startswith("multi:"):
+            y = np.digitize(signal, [-0.5, 0.5])
+            model = xgb.XGBClassifier
+        elif objective.startswith("binary:"):
+            y = (signal > 0).astype(int)
+            model = xgb.XGBClassifier
+        else:
+            y = np.exp(signal / 2)
+            if objective == "count:poisson":
+                y = np.round(y)
+            model = xgb.XGBRegressor
+    booster = model(n_estimators=3, objective=objective, eval_metric=names,
+                    **params).fit(X[:600], y[:600],
+                                  eval_set=[(X[600:], y[600:])], verbose=False,
+                                  **fit)
+    logged = booster.evals_result()["validation_0"]
+    if model is xgb.XGBClassifier:
+        pred = booster.predict_proba(X[600:]).astype(np.float64)
+        if pred.shape[1] == 2:
+            pred = pred[:, 1]
+    else:
+        pred = booster.predict(X[600:]).astype(np.float64)
+    for name in names:
+        ours = get_metric(name, params)(y[600:].astype(np.float64), pred,
+                                        np.ones(600), query_ptr)
+        # XGBoost computes in float32 in places (and adds 1e-6 to the
+        # predictions of gamma-deviance)
+        assert ours == pytest.approx(logged[name][-1], rel=1e-5, abs=1e-7), (
+            name)
