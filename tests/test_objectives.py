@@ -552,3 +552,20 @@ def test_invalid_objective_settings_are_rejected(params, match):
                  else BoostRegressor)
     with pytest.raises(ValueError, match=match):
         estimator(n_estimators=2, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("objective, extra", [
+    ("reg:quantileerror", {"quantile_alpha": [0.2, 0.8]}),
+    ("reg:absoluteerror", {}),
+    ("count:poisson", {}),
+    ("reg:tweedie", {}),
+    ("reg:pseudohubererror", {}),
+])
+def test_models_do_not_depend_on_threads(positive_regression, objective,
+                                         extra):
+    X, y = positive_regression
+    y = np.round(y) if objective == "count:poisson" else y
+    one, two = (BoostRegressor(n_estimators=5, objective=objective, n_jobs=n,
+                               subsample=0.8, random_state=0, **extra
+                               ).fit(X, y).predict(X) for n in (1, 2))
+    np.testing.assert_array_equal(one, two)
