@@ -247,3 +247,34 @@ def test_bad_importance_type_and_dump_arguments():
         booster.get_dump(dump_format="dot")
     with pytest.raises(TypeError, match="with_stats"):
         booster.get_dump(with_stats="yes")
+
+
+@pytest.mark.parametrize("params", [
+    dict(tree_method="hist"), dict(tree_method="approx"),
+    dict(tree_method="exact"),
+    dict(tree_method="hist", grow_policy="lossguide", max_leaves=12),
+    dict(tree_method="hist", reg_lambda=5.0, min_child_weight=3.0),
+], ids=lambda p: "-".join(f"{v}" for v in p.values()))
+def test_split_statistics_follow_the_paper(params):
+    """Oracle: the closed forms. A node's cover is its hessian sum H (the
+    children's covers add up to it; the root's is the weighted row count for
+    squared error) and its value is ``-lr G / (H + lambda)``, which gives G;
+    a split's stored gain must be equation 7 of those sums."""
+    X, y, w = _data("reg", n=800)
+    lr, lam = 0.3, params.get("reg_lambda", 1.0)
+    reg = BoostRegressor(n_estimators=4, max_depth=5, learning_rate=lr,
+                         **params).fit(X, y, sample_weight=w)
+    for tree in reg.get_booster().trees:
+        assert tree.cover[0] == pytest.approx(w.sum(), rel=1e-9)
+        inner = np.flatnonzero(tree.left_child != -1)
+        assert inner.size > 0
+        left, right = tree.left_child[inner], tree.right_child[inner]
+        np.testing.assert_allclose(tree.cover[left] + tree.cover[right],
+                                   tree.cover[inner], rtol=1e-9)
+        G = -tree.value * (tree.cover + lam) / lr
+
+        def score(nodes):
+            return G[nodes] ** 2 / (tree.cover[nodes] + lam)
+
+        expected = 0.5 * (score(left) + score(right) - score(inner))
+        np.testing.assert_allclose(tree.gain[inner], expected, rtol=1e-6)
