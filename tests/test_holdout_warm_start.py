@@ -160,6 +160,16 @@ def test_warm_start_adds_rounds_like_one_fit(Est, method, target):
                                   one_go.predict(X, output_margin=True))
 
 
+def test_warm_start_ranker():
+    X, y = _data()
+    relevance = np.digitize(y, [0.0, 1.0])
+    qid = np.repeat(np.arange(40), 10)
+    one_go = BoostRanker(n_estimators=6).fit(X, relevance, qid=qid)
+    est = BoostRanker(n_estimators=3, warm_start=True).fit(X, relevance, qid=qid)
+    est.set_params(n_estimators=6).fit(X, relevance, qid=qid)
+    np.testing.assert_array_equal(est.predict(X), one_go.predict(X))
+
+
 def test_warm_start_edge_cases():
     X, y = _data()
     est = BoostRegressor(n_estimators=4, warm_start=True).fit(X, y)
