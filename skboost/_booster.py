@@ -8,16 +8,18 @@
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
+from ._sparse_input import sparse_rows
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
-from .tree._predictor import PackedForest, predict_leaves, predict_raw
+from .tree._predictor import PackedForest, predict_raw
 from .tree._binning import BinnedData
-from .tree._presort import presort_dense
+from .tree._presort import presort_dense, presort_sparse
 from .tree._tree import NODE_FIELDS
 from .tree.binning import BinMapper
-from .tree.grower import (ApproxGrower, ExactGrower, HistGrower,
-                          LocalApproxGrower, TreeParams)
+from .tree.grower import (ApproxGrower, ColumnHistGrower, ExactGrower,
+                          HistGrower, LocalApproxGrower, TreeParams)
 
 
 @dataclass(frozen=True)
@@ -115,13 +117,19 @@ class Booster:
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
         first, last = self._tree_slice(iteration_range)
         out = np.tile(self.base_margin, (X.shape[0], 1))
-        if last > first:
+        if last > first and sp.issparse(X):
+            self._packed_forest().predict_raw_sparse(sparse_rows(X), out,
+                                                     first, last, n_threads)
+        elif last > first:
             self._packed_forest().predict_raw(X, out, first, last, n_threads)
         return out
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
         first, last = self._tree_slice(iteration_range)
+        if sp.issparse(X):
+            return self._packed_forest().predict_leaves_sparse(
+                sparse_rows(X), first, last, n_threads)
         return self._packed_forest().predict_leaves(X, first, last, n_threads)
 
     def get_score(self, importance_type="weight"):
@@ -260,10 +268,15 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         first_round = booster.n_rounds
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     # Gradient pairs are kept unweighted in float32; the growers apply the
-    # weights inside their sums.
+    # weights inside their sums (unless a callable objective applies them).
     unit_weight = np.ones(X.shape[0])
-    grower = _make_grower(X, None if np.all(weight == 1.0) else weight,
-                          boost_params, tree_params, n_threads, rng)
+    grower_weight = weight
+    if objective.applies_weights:
+        objective.sample_weight = weight
+        grower_weight = unit_weight
+    grower = _make_grower(X, None if np.all(grower_weight == 1.0)
+                          else grower_weight, boost_params, tree_params,
+                          n_threads, rng)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
@@ -353,10 +366,8 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
     rows = np.flatnonzero(active)
     if rows.size == 0:
         return
-    leaves = predict_leaves(
-        np.ascontiguousarray(X[rows]), tree.left_child, tree.right_child,
-        tree.feature, tree.threshold, tree.default_left,
-        np.array([0, tree.n_nodes], dtype=np.int64), n_threads)[:, 0]
+    leaves = _single_tree(tree, X.shape[1]).predict_leaves(X[rows],
+                                                           n_threads=n_threads)[:, 0]
     order = np.argsort(leaves, kind="stable")
     leaves, rows = leaves[order], rows[order]
     starts = np.flatnonzero(np.r_[True, leaves[1:] != leaves[:-1]])
@@ -368,6 +379,9 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
 
 
 def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
+    if sp.issparse(X):
+        return _make_sparse_grower(sparse_rows(X), weight, boost_params,
+                                   tree_params, n_threads, rng)
     if boost_params.tree_method == "exact":
         return ExactGrower(X, presort_dense(X, n_threads), tree_params, n_threads, rng,
                            weight=weight)
@@ -383,6 +397,39 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
     return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
                       rng, weight=weight)
 
+
+
+def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
+                        rng):
+    """Growers whose cost is linear in the stored entries of sparse X."""
+    if tree_params.grow_policy == "lossguide":
+        raise ValueError(
+            "grow_policy='lossguide' needs dense X: on sparse input every "
+            "method grows level by level (grow_policy='depthwise')")
+    columns = presort_sparse(X)
+    method = boost_params.tree_method
+    if method == "exact":
+        return ExactGrower(X, columns, tree_params, n_threads, rng,
+                           weight=weight)
+    if method == "approx" and boost_params.approx_proposal == "local":
+        return LocalApproxGrower(X, columns, tree_params,
+                                 boost_params.max_bin, n_threads, rng,
+                                 weight=weight)
+    mapper = None
+    if method == "hist":
+        mapper = BinMapper(boost_params.max_bin).fit_columns(
+            columns, weight, n_threads)
+    return ColumnHistGrower(X, columns, tree_params, n_threads, rng,
+                            weight=weight, mapper=mapper,
+                            max_bin=boost_params.max_bin)
+
+
+def _single_tree(tree, n_features):
+    """A Booster of one tree and a zero margin: its predictions are the
+    tree's outputs, through the predictor ``predict`` uses."""
+    booster = Booster("reg:squarederror", np.zeros(1), n_features)
+    booster.add_tree(tree, 0)
+    return booster
 
 
 def _row_sample(n_rows, subsample, rng):
@@ -414,9 +461,13 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
 
 def _add_tree_output(tree, X, raw, group, n_threads):
     """raw[:, group] += tree(X), through the same predictor as predict."""
-    column = np.zeros((X.shape[0], 1))
-    predict_raw(X, tree.left_child, tree.right_child, tree.feature,
-                tree.threshold, tree.default_left, tree.value,
-                np.array([0, tree.n_nodes], dtype=np.int64),
-                np.zeros(1, dtype=np.int32), column, n_threads)
+    if sp.issparse(X):
+        column = _single_tree(tree, X.shape[1]).predict_raw(
+            X, n_threads=n_threads)
+    else:
+        column = np.zeros((X.shape[0], 1))
+        predict_raw(X, tree.left_child, tree.right_child, tree.feature,
+                    tree.threshold, tree.default_left, tree.value,
+                    np.array([0, tree.n_nodes], dtype=np.int64),
+                    np.zeros(1, dtype=np.int32), column, n_threads)
     raw[:, group] += column[:, 0]

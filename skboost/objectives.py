@@ -73,6 +73,10 @@ class Objective(ABC):
 
     name = None
     default_metric = None
+    # Whether ``gradient`` returns pairs already multiplied by the sample
+    # weights (it then gets them in ``sample_weight``); the growers apply
+    # the weights otherwise.
+    applies_weights = False
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -634,6 +638,11 @@ class CallableObjective(Objective):
                       else inspect.signature(function).parameters)
         self.takes_weight = "sample_weight" in parameters
         self.takes_qid = "qid" in parameters
+        self.sample_weight = None  # set by the boosting loop
+
+    @property
+    def applies_weights(self):
+        return self.takes_weight
 
     def transform(self, raw):
         link = self.params.get("link", "identity")
@@ -653,7 +662,8 @@ class CallableObjective(Objective):
         y_pred = raw[:, 0].copy() if raw.shape[1] == 1 else raw.copy()
         kwargs = {}
         if self.takes_weight:
-            kwargs["sample_weight"] = weight
+            kwargs["sample_weight"] = (weight if self.sample_weight is None
+                                       else self.sample_weight)
         if self.takes_qid:
             kwargs["qid"] = self.qid
         grad, hess = self.function(y, y_pred, **kwargs)

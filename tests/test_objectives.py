@@ -494,7 +494,10 @@ def test_callable_objective_matches_the_built_in_one(positive_regression):
     def squared_error(y_true, y_pred):
         return y_pred - y_true, np.ones_like(y_true)
 
+    received = []
+
     def weighted_logistic(y_true, y_pred, sample_weight):
+        received.append(sample_weight)
         p = 1 / (1 + np.exp(-y_pred))
         return (p - y_true) * sample_weight, p * (1 - p) * sample_weight
 
@@ -506,12 +509,18 @@ def test_callable_objective_matches_the_built_in_one(positive_regression):
     np.testing.assert_allclose(custom.predict(X), built_in.predict(X),
                                rtol=1e-6, atol=1e-6)
     labels = (y > np.median(y)).astype(int)
-    custom = BoostClassifier(n_estimators=5, objective=weighted_logistic).fit(
-        X, labels, sample_weight=w)
-    built_in = BoostClassifier(n_estimators=5, base_score=0.5).fit(
-        X, labels, sample_weight=w)
+    # exact: the weights of hist's cut points would differ (the callable,
+    # not the grower, applies them)
+    custom = BoostClassifier(n_estimators=5, objective=weighted_logistic,
+                             tree_method="exact").fit(X, labels,
+                                                      sample_weight=w)
+    built_in = BoostClassifier(n_estimators=5, base_score=0.5,
+                               tree_method="exact").fit(X, labels,
+                                                        sample_weight=w)
     np.testing.assert_allclose(custom.predict_proba(X),
                                built_in.predict_proba(X), atol=1e-6)
+    assert len(received) == 5
+    np.testing.assert_array_equal(received[0], w)
 
 
 def test_callable_objective_with_bad_output_is_rejected(positive_regression):
