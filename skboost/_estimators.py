@@ -575,8 +575,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
+    feature_importances_ : ndarray of shape (`n_features_in_`,)
+        Importances of type ``importance_type``, normalised to sum to 1.
     evals_result_ : dict
-        Metrics of the ``eval_set`` pairs per round (empty without them).
+        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
+        early stopping, ``"validation"``) per round; empty without them.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
@@ -793,8 +796,11 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
+    feature_importances_ : ndarray of shape (`n_features_in_`,)
+        Importances of type ``importance_type``, normalised to sum to 1.
     evals_result_ : dict
-        Metrics of the ``eval_set`` pairs per round (empty without them).
+        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
+        early stopping, ``"validation"``) per round; empty without them.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
@@ -994,8 +1000,11 @@ class BoostRanker(_BoostBase):
         Names of the features, when X had string column names.
     booster_ : Booster
         The trained ensemble.
+    feature_importances_ : ndarray of shape (`n_features_in_`,)
+        Importances of type ``importance_type``, normalised to sum to 1.
     evals_result_ : dict
-        Metrics of the ``eval_set`` pairs per round (empty without them).
+        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
+        early stopping, ``"validation"``) per round; empty without them.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
