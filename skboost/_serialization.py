@@ -273,8 +273,9 @@ def _parse(data):
     _expect(version == FORMAT_VERSION,
             f"it is format version {version}; this skboost reads version "
             f"{FORMAT_VERSION}")
-    _expect(set(doc) <= {"format", "version", "checksum", "model"},
-            f"unknown top-level entries {sorted(set(doc) - {'format', 'version', 'checksum', 'model'})}")
+    top_level = {"format", "version", "checksum", "model"}
+    _expect(set(doc) <= top_level,
+            f"unknown top-level entries {sorted(set(doc) - top_level)}")
     model = doc.get("model")
     _expect(isinstance(model, dict), "'model' must be a JSON object")
     if "checksum" in doc:
