@@ -252,7 +252,14 @@ class QuantileError(Objective):
         return np.array([weighted_quantile(y, weight, a) for a in self.alphas])
 
     def leaf_target(self, residual, weight, output):
-        return weighted_quantile(residual, weight, self.alphas[output])
+        """The value a leaf is re-fitted to (before the learning rate): the
+        alpha-quantile of its rows' residuals, as XGBoost computes it,
+        interpolated between order statistics at ``alpha (n + 1)`` for
+        unweighted data and the weighted (step) quantile otherwise."""
+        alpha = self.alphas[output]
+        if np.all(weight == 1.0):
+            return float(np.quantile(residual, alpha, method="weibull"))
+        return weighted_quantile(residual, weight, alpha)
 
     def refit_leaves(self):
         return True

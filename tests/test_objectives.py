@@ -468,6 +468,24 @@ def test_leaf_values_are_weighted_quantiles_of_the_residuals(
                                        2.0 + 0.5 * quantile, rtol=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [0.5, 0.37])
+def test_unweighted_leaf_values_interpolate_like_xgboost(positive_regression,
+                                                         alpha):
+    """Without weights XGBoost interpolates the quantile between order
+    statistics at alpha (n + 1) (numpy's "weibull" method)."""
+    X, y = positive_regression
+    reg = BoostRegressor(n_estimators=1, max_depth=3, learning_rate=0.5,
+                         objective="reg:quantileerror", quantile_alpha=alpha,
+                         base_score=2.0).fit(X, y)
+    leaves = reg.apply(X)[:, 0]
+    prediction = reg.predict(X)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        quantile = np.quantile(y[rows] - 2.0, alpha, method="weibull")
+        np.testing.assert_allclose(prediction[rows], 2.0 + 0.5 * quantile,
+                                   rtol=1e-12)
+
+
 def test_quantile_regression_covers_its_quantiles(positive_regression):
     X, y = positive_regression
     reg = BoostRegressor(n_estimators=30, max_depth=3,
@@ -578,3 +596,26 @@ def test_models_do_not_depend_on_threads(positive_regression, objective,
                                subsample=0.8, random_state=0, **extra
                                ).fit(X, y).predict(X) for n in (1, 2))
     np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("objective, extra", [
+    ("reg:absoluteerror", {}),
+    ("reg:quantileerror", {"quantile_alpha": 0.37}),
+    ("reg:quantileerror", {"quantile_alpha": [0.1, 0.77]}),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_leaf_refit_matches_xgboost(positive_regression, objective, extra,
+                                    weighted):
+    """Trees of one leaf (a huge gamma) isolate the re-fit from the split
+    finding: each round's leaf is the quantile of all the residuals, and
+    XGBoost's (hist) agrees for weighted and unweighted data."""
+    xgb = pytest.importorskip("xgboost")
+    X, y = positive_regression
+    w = (np.random.default_rng(0).uniform(0.5, 2.0, len(y)) if weighted
+         else None)
+    params = dict(n_estimators=3, gamma=1e9, learning_rate=0.3,
+                  tree_method="hist", objective=objective, base_score=6.0,
+                  **extra)
+    ours = BoostRegressor(**params).fit(X, y, sample_weight=w).predict(X)
+    theirs = xgb.XGBRegressor(**params).fit(X, y, sample_weight=w).predict(X)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
