@@ -619,3 +619,22 @@ def test_leaf_refit_matches_xgboost(positive_regression, objective, extra,
     ours = BoostRegressor(**params).fit(X, y, sample_weight=w).predict(X)
     theirs = xgb.XGBRegressor(**params).fit(X, y, sample_weight=w).predict(X)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_multiclass_callable_objective_matches_softprob():
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
+                               n_classes=3, random_state=3)
+
+    def softmax_objective(y_true, y_pred):
+        assert y_pred.shape == (len(y_true), 3)
+        p = np.exp(y_pred - y_pred.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        onehot = np.eye(3)[y_true.astype(int)]
+        return p - onehot, np.maximum(2 * p * (1 - p), 1e-16)
+
+    custom = BoostClassifier(n_estimators=5, objective=softmax_objective)
+    # base_score 0.5 on every class: the same probabilities as margins 0
+    built_in = BoostClassifier(n_estimators=5, base_score=0.5)
+    np.testing.assert_allclose(custom.fit(X, y).predict_proba(X),
+                               built_in.fit(X, y).predict_proba(X),
+                               atol=1e-6)
