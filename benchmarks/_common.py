@@ -74,14 +74,27 @@ def make_data(task, n_rows, n_features, n_test=50_000, random_state=0):
 
 
 def save_data(data, directory):
-    """Write the arrays of ``make_data`` to ``directory`` as .npy files."""
+    """Write the arrays of ``make_data`` to ``directory`` as .npy files
+    (scipy.sparse matrices as .npz)."""
+    import scipy.sparse as sp
+
     for name, array in data.items():
-        np.save(os.path.join(directory, name + ".npy"),
-                np.ascontiguousarray(array))
+        if sp.issparse(array):
+            sp.save_npz(os.path.join(directory, name + ".npz"), array)
+        else:
+            np.save(os.path.join(directory, name + ".npy"),
+                    np.ascontiguousarray(array))
 
 
 def load_data(directory):
-    return {name: np.load(os.path.join(directory, name + ".npy"))
+    import scipy.sparse as sp
+
+    def load(name):
+        path = os.path.join(directory, name)
+        if os.path.exists(path + ".npz"):
+            return sp.load_npz(path + ".npz")
+        return np.load(path + ".npy")
+    return {name: load(name)
             for name in ("X_train", "y_train", "X_test", "y_test")}
 
 

@@ -23,6 +23,8 @@ def contenders(task, args):
                   learning_rate=0.1, n_jobs=args.n_jobs)
     suffix = "Classifier" if task == "classification" else "Regressor"
     methods = ["hist", "approx"] + ([] if args.skip_exact else ["exact"])
+    if args.methods:
+        methods = [m for m in methods if m in args.methods]
     out = []
     for method in methods:
         params = dict(common, tree_method=method, max_bin=256, reg_lambda=1.0)
@@ -72,6 +74,9 @@ def parse_args(argv=None):
                          task="both")
     parser.add_argument("--skip-exact", action="store_true",
                         help="leave out tree_method='exact' (minutes at 1M rows)")
+    parser.add_argument("--methods", nargs="*", metavar="METHOD",
+                        help="run only these tree methods of skboost and "
+                             "XGBoost (e.g. hist)")
     parser.add_argument("--only", nargs="*", metavar="LIBRARY",
                         help="run only these libraries (e.g. skboost xgboost)")
     return parser.parse_args(argv)

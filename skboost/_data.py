@@ -13,8 +13,11 @@ reordered.
 import sys
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import (_check_sample_weight, check_array,
                                       check_X_y, validate_data)
+
+from ._sparse_input import SPARSE_FORMATS, canonical_csr
 
 
 def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
@@ -27,7 +30,7 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     # An infinite ``missing`` marker must survive validation to be replaced.
     finite_check = False if np.isinf(missing) else "allow-nan"
     kwargs = dict(dtype=np.float32, order="C", ensure_all_finite=finite_check,
-                  accept_sparse=False)
+                  accept_sparse=SPARSE_FORMATS)
     fitting = not (isinstance(y, str) and y == "no_validation")
     if _is_dataframe(X):
         X = _frame_to_float32(estimator, X, reset)
@@ -41,6 +44,9 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
                              reset=reset, **kwargs)
     else:
         X = validate_data(estimator, X, reset=reset, **kwargs)
+    if sp.issparse(X):
+        X = canonical_csr(X, missing)
+        return (X, y) if fitting else X
     if not np.isnan(missing):
         X = np.where(X == np.float32(missing), np.float32(np.nan), X)
     if finite_check is False and np.isinf(X).any():

@@ -7,6 +7,7 @@ encodes labels and hands plain arrays down.
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin,
                           _fit_context, is_classifier)
 from sklearn.preprocessing import LabelEncoder
@@ -117,6 +118,7 @@ class _BoostBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
     def _objective_params(self):
@@ -717,10 +719,17 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Returns
         -------
         margins : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Sum of the base margin and the trees' outputs.
+            Sum of the base margin and the trees' outputs. With two classes
+            the result is 1-D (scikit-learn's convention): the margin of
+            ``classes_[1]``, or under a ``multi:`` objective the difference
+            of the two classes' margins (the log-odds of ``classes_[1]``).
         """
         raw = self._raw_predict(X, iteration_range)
-        return raw[:, 0] if raw.shape[1] == 1 else raw
+        if raw.shape[1] == 1:
+            return raw[:, 0]
+        if raw.shape[1] == 2:
+            return raw[:, 1] - raw[:, 0]
+        return raw
 
     def predict_proba(self, X, iteration_range=None):
         """Class probabilities.
@@ -1116,8 +1125,9 @@ class BoostRanker(_BoostBase):
                                           qid=sorted_qid)
         eval_set, sample_weight_eval_set, eval_ptrs = self._sorted_eval_sets(
             eval_set, eval_qid, eval_group, sample_weight_eval_set)
+        X = X[order] if sp.issparse(X) else np.ascontiguousarray(X[order])
         return self._train(
-            np.ascontiguousarray(X[order]), np.asarray(y)[order],
+            X, np.asarray(y)[order],
             sample_weight, objective, query_ptr=query_ptr,
             eval_query_ptrs=eval_ptrs,
             **_evaluation_kwargs(eval_set, sample_weight_eval_set, verbose))

@@ -103,7 +103,15 @@ cdef int64_t propose_feature(const float[::1] values,
     return n_cuts
 
 
-def propose_cuts(SortedColumns columns not None,
+@cython.wraparound(True)
+def propose_cuts(SortedColumns columns, hess, max_bins, int n_threads):
+    """``propose_cuts_flat`` as one array of cuts per feature."""
+    flat, cut_ptr = propose_cuts_flat(columns, hess, max_bins, n_threads)
+    return np.split(flat, cut_ptr[1:-1])
+
+
+@cython.wraparound(True)
+def propose_cuts_flat(SortedColumns columns not None,
                  const double[::1] hess not None,      # IN (n_rows,) weighted
                  const int64_t[::1] max_bins not None,    # IN (n_features,)
                  int n_threads):
@@ -121,8 +129,10 @@ def propose_cuts(SortedColumns columns not None,
 
     Returns
     -------
-    cuts : list of ndarray
-        Sorted interior cut points of each feature (``BinMapper`` layout).
+    flat_cuts : ndarray
+        Sorted interior cut points of all features (``BinMapper`` layout),
+        feature f's at ``flat_cuts[cut_ptr[f]:cut_ptr[f+1]]``.
+    cut_ptr : ndarray of shape (n_features + 1,)
     """
     check_n_threads(n_threads)
     if hess.shape[0] != columns.n_rows or (
@@ -135,16 +145,24 @@ def propose_cuts(SortedColumns columns not None,
     cdef const float[::1] values = columns.values
     cdef const int32_t[::1] rows = columns.rows
     cdef Py_ssize_t n_features = columns.n_features, f
-    out_arr = np.empty((n_features, max(int(np.max(max_bins, initial=2)) - 1, 1)),
-                       dtype=np.float64)
+    # room for each feature's cuts: fewer than its bins and its entries
+    room = np.minimum(np.asarray(max_bins) - 1, np.diff(columns.col_ptr))
+    room_ptr_arr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(room, out=room_ptr_arr[1:])
+    out_arr = np.empty(max(int(room_ptr_arr[-1]), 1), dtype=np.float64)
     counts_arr = np.zeros(n_features, dtype=np.int64)
-    cdef double[:, ::1] out = out_arr
+    cdef double[::1] out = out_arr
+    cdef const int64_t[::1] room_ptr = room_ptr_arr
     cdef int64_t[::1] counts = counts_arr
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         counts[f] = propose_feature(values, rows, col_ptr[f], col_ptr[f + 1],
-                                    hess, max_bins[f], &out[f, 0])
-    return [out_arr[f, :counts_arr[f]].copy() for f in range(n_features)]
+                                    hess, max_bins[f], &out[room_ptr[f]])
+    cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(counts_arr, out=cut_ptr[1:])
+    kept = np.arange(cut_ptr[-1]) + np.repeat(room_ptr_arr[:-1] - cut_ptr[:-1],
+                                              counts_arr)
+    return out_arr[kept], cut_ptr
 
 
 def codes_from_sorted(SortedColumns columns not None, cuts, codes,
@@ -173,6 +191,50 @@ def codes_from_sorted(SortedColumns columns not None, cuts, codes,
     else:
         _fill_codes[uint16_t](columns.col_ptr, columns.values, columns.rows,
                               flat, cut_ptr, codes, n_threads)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def entry_codes(SortedColumns columns not None, flat_cuts, cut_ptr,
+                int n_threads):
+    """Value bin of every presorted entry for the given cuts (the number of
+    cuts <= its value, as ``_binning.map_to_bins``), by walking each
+    feature's sorted block: the codes of sparse data, one per stored entry.
+    Feature f's cuts are ``flat_cuts[cut_ptr[f]:cut_ptr[f+1]]``.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_entries,), int32
+    """
+    check_n_threads(n_threads)
+    cdef Py_ssize_t n_features = columns.n_features
+    flat = np.ascontiguousarray(flat_cuts, dtype=np.float64)
+    cut_ptr = np.ascontiguousarray(cut_ptr, dtype=np.int64)
+    if cut_ptr.shape != (n_features + 1,) or cut_ptr[0] != 0 or (
+            cut_ptr[-1] != flat.shape[0]) or np.any(np.diff(cut_ptr) < 0):
+        raise ValueError("cut_ptr must rise from 0 to len(flat_cuts), one "
+                         "range per feature")
+    out = np.empty(columns.values.shape[0], dtype=np.int32)
+    _fill_entry_codes(columns.col_ptr, columns.values, flat, cut_ptr, out,
+                      n_threads)
+    return out
+
+
+cdef void _fill_entry_codes(const int64_t[::1] col_ptr,
+                            const float[::1] values, const double[::1] cuts,
+                            const int64_t[::1] cut_ptr, int32_t[::1] codes,
+                            int n_threads):
+    cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, f
+    cdef int64_t k, b, n_cuts, first
+    for f in prange(n_features, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        first = cut_ptr[f]
+        n_cuts = cut_ptr[f + 1] - first
+        b = 0
+        for k in range(col_ptr[f], col_ptr[f + 1]):
+            while b < n_cuts and values[k] >= cuts[first + b]:
+                b = b + 1
+            codes[k] = <int32_t> b
 
 
 cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,

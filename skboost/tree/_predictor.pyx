@@ -19,6 +19,7 @@ from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
 
 from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
+from ._sparse cimport SparseRows
 
 
 cdef inline int32_t find_leaf(const float[:, ::1] X, Py_ssize_t row,
@@ -159,6 +160,9 @@ ctypedef struct PackedNode:
 # rows' independent steps overlap in the CPU.
 cdef enum:
     ROWS_PER_BLOCK = 64
+    # Sparse rows are scattered into a dense buffer of about this many
+    # values per thread (1 MB): fewer rows per block for wide matrices.
+    SPARSE_BUFFER_VALUES = 262144
 
 
 cdef class PackedForest:
@@ -280,9 +284,80 @@ cdef class PackedForest:
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
                 tree = &self.nodes[start[t]]
-                walk_block(tree, depth[t], X, r0, n, leaf)
+                walk_block(tree, depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, group[t]] += value[start[t] + leaf[r]]
+
+    def predict_raw_sparse(self, SparseRows X not None,
+                           double[:, ::1] out not None,  # IN/OUT (n_rows, n_groups)
+                           Py_ssize_t first, Py_ssize_t last, int n_threads):
+        """``predict_raw`` for sparse rows: each block of rows is scattered
+        into a per-thread dense buffer (absent entries hold
+        ``X.absent_value``), walked like dense rows, and cleared again, so
+        the cost is linear in the stored entries plus the tree walks."""
+        self._check_call(X, first, last, n_threads)
+        if out.shape[0] != X.n_rows or out.shape[1] != self.n_groups:
+            raise ValueError("out must be (n_rows, n_groups)")
+        self._walk_sparse(X, first, last, n_threads, out, None)
+
+    def predict_leaves_sparse(self, SparseRows X not None,
+                              Py_ssize_t first, Py_ssize_t last,
+                              int n_threads):
+        """``predict_leaves`` for sparse rows."""
+        self._check_call(X, first, last, n_threads)
+        out_arr = np.empty((X.n_rows, last - first), dtype=np.int32)
+        self._walk_sparse(X, first, last, n_threads, None, out_arr)
+        return out_arr
+
+    cdef _walk_sparse(self, SparseRows X, Py_ssize_t first, Py_ssize_t last,
+                      int n_threads, raw_out, leaves_out):
+        """Adds leaf values to ``raw_out`` or writes leaf indices to
+        ``leaves_out`` (the other is None)."""
+        cdef bint want_raw = raw_out is not None
+        cdef double[:, ::1] raw = raw_out if want_raw else np.empty((1, 1))
+        cdef int32_t[:, ::1] leaves_idx = (
+            leaves_out if not want_raw else np.empty((1, 1), dtype=np.int32))
+        cdef Py_ssize_t n_features = max(X.n_features, 1)
+        cdef Py_ssize_t rows_per_block = max(
+            1, min(ROWS_PER_BLOCK, SPARSE_BUFFER_VALUES // n_features))
+        cdef float[:, ::1] buffers = np.full(
+            (n_threads, rows_per_block * n_features), X.absent_value,
+            dtype=np.float32)
+        cdef int32_t[:, ::1] leaf_scratch = np.empty(
+            (n_threads, rows_per_block), dtype=np.int32)
+        cdef const int64_t[::1] indptr = X.indptr
+        cdef const int32_t[::1] indices = X.indices
+        cdef const float[::1] data = X.data
+        cdef const int64_t[::1] start = self.tree_start
+        cdef const int32_t[::1] group = self.tree_group
+        cdef const int32_t[::1] depth = self.tree_depth
+        cdef const double[::1] value = self.leaf_value
+        cdef float absent = X.absent_value
+        cdef Py_ssize_t n_rows = X.n_rows, block, r, t, r0, n
+        cdef Py_ssize_t n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
+        cdef int64_t k
+        cdef float* buf
+        cdef int32_t* leaf
+        for block in prange(n_blocks, nogil=True, schedule="static",
+                            num_threads=n_threads):
+            buf = &buffers[threadid(), 0]
+            leaf = &leaf_scratch[threadid(), 0]
+            r0 = block * rows_per_block
+            n = min(rows_per_block, n_rows - r0)
+            for r in range(n):
+                for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
+                    buf[r * n_features + indices[k]] = data[k]
+            for t in range(first, last):
+                walk_block(&self.nodes[start[t]], depth[t], buf, n_features,
+                           n, leaf)
+                for r in range(n):
+                    if want_raw:
+                        raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
+                    else:
+                        leaves_idx[r0 + r, t - first] = leaf[r]
+            for r in range(n):
+                for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
+                    buf[r * n_features + indices[k]] = absent
 
     def predict_leaves(self, const float[:, ::1] X not None,
                        Py_ssize_t first, Py_ssize_t last, int n_threads):
@@ -304,7 +379,8 @@ cdef class PackedForest:
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
-                walk_block(&self.nodes[start[t]], depth[t], X, r0, n, leaf)
+                walk_block(&self.nodes[start[t]], depth[t], &X[r0, 0],
+                           X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, t - first] = leaf[r]
         return out_arr
@@ -321,15 +397,14 @@ cdef inline int32_t step(const PackedNode* tree, int32_t node,
 
 
 cdef inline void walk_block(const PackedNode* tree, int32_t depth,
-                           const float[:, ::1] X, Py_ssize_t r0,
+                           const float* x0, Py_ssize_t n_features,
                            Py_ssize_t n, int32_t* leaf) noexcept nogil:
-    """leaf[r] = tree-local leaf reached by X[r0 + r], for r < n: every row
-    steps ``depth`` times (a leaf steps to itself), branch-free; groups of 8
-    rows advance together, their nodes in registers, so that their
-    independent steps overlap."""
-    cdef Py_ssize_t g, r, n_features = X.shape[1]
+    """leaf[r] = tree-local leaf reached by the row ``x0 + r * n_features``,
+    for r < n: every row steps ``depth`` times (a leaf steps to itself),
+    branch-free; groups of 8 rows advance together, their nodes in
+    registers, so that their independent steps overlap."""
+    cdef Py_ssize_t g, r
     cdef int32_t s, a, b, c, d, e, f, h, k
-    cdef const float* x0 = &X[r0, 0]
     for g in range(0, n - 7, 8):
         a = b = c = d = e = f = h = k = 0
         for s in range(depth):

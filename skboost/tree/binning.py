@@ -60,18 +60,39 @@ class HistogramLayout:
 
     def __init__(self, cuts, has_missing=None):
         sizes = np.array([c.shape[0] for c in cuts], dtype=np.int64)
-        self.cut_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=self.cut_ptr[1:])
+        cut_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=cut_ptr[1:])
+        flat = (np.concatenate(cuts).astype(np.float64, copy=False) if cuts
+                else np.empty(0))
+        self._build(flat, cut_ptr, has_missing)
+
+    @classmethod
+    def from_flat(cls, flat_cuts, cut_ptr, has_missing=None):
+        """The layout of cuts given flat: feature f's are
+        ``flat_cuts[cut_ptr[f]:cut_ptr[f+1]]`` (no per-feature arrays, for
+        wide data)."""
+        layout = cls.__new__(cls)
+        layout._build(np.asarray(flat_cuts, dtype=np.float64),
+                      np.asarray(cut_ptr, dtype=np.int64), has_missing)
+        return layout
+
+    def _build(self, flat, cut_ptr, has_missing):
+        n_features = cut_ptr.shape[0] - 1
+        sizes = np.diff(cut_ptr)
+        self.flat_cuts = flat
+        self.cut_ptr = cut_ptr
         self.n_value_bins = (sizes + 1).astype(np.int32)
-        self.bin_ptr = np.zeros(len(cuts) + 1, dtype=np.int64)
+        self.bin_ptr = np.zeros(n_features + 1, dtype=np.int64)
         np.cumsum(self.n_value_bins + 1, out=self.bin_ptr[1:])
-        self.split_thresholds = np.concatenate(
-            [np.concatenate([c, [np.inf, np.nan]]) for c in cuts]
-        ) if cuts else np.empty(0)
+        # per feature: its cuts, +inf (the last value bin), NaN (missing)
+        self.split_thresholds = np.full(self.bin_ptr[-1], np.inf)
+        first_cut = np.repeat(self.bin_ptr[:-1] - cut_ptr[:-1], sizes)
+        self.split_thresholds[first_cut + np.arange(flat.shape[0])] = flat
+        self.split_thresholds[self.bin_ptr[1:] - 1] = np.nan
         if has_missing is None:
-            has_missing = np.ones(len(cuts), dtype=bool)
+            has_missing = np.ones(n_features, dtype=bool)
         largest_code = (int(np.max(self.n_value_bins - 1 + has_missing))
-                        if cuts else 0)
+                        if n_features else 0)
         self.code_dtype = np.uint8 if largest_code < ONE_BYTE_CODES else np.uint16
 
 
@@ -107,6 +128,53 @@ class BinMapper:
             results = list(pool.map(sketch, range(X.shape[1])))
         self.has_missing_ = np.array([m for m, _ in results], dtype=bool)
         self._set_cuts([c for _, c in results])
+        return self
+
+    def fit_columns(self, columns, weight=None, n_threads=1):
+        """Cut points from presorted columns (sparse data: the stored,
+        non-missing entries; a feature has missing values when some row has
+        no entry).
+
+        A feature with at most its cap of distinct values (of positive
+        weight) gets the midpoints, as the sketch's exact summary gives
+        them, all features at once; the others are sketched one by one.
+        """
+        col_ptr = np.asarray(columns.col_ptr)
+        values = np.asarray(columns.values)
+        rows = np.asarray(columns.rows)
+        n_features = columns.n_features
+        self.has_missing_ = np.diff(col_ptr) < columns.n_rows
+        caps = value_bin_caps(self.max_bin, self.has_missing_)
+        feature = np.repeat(np.arange(n_features), np.diff(col_ptr))
+        kept = np.ones(values.shape[0], bool) if weight is None else (
+            weight[rows] > 0)
+        # distinct values: the first kept entry of each run of equal values
+        v, f = values[kept], feature[kept]
+        new = np.ones(v.shape[0], dtype=bool)
+        new[1:] = (v[1:] != v[:-1]) | (f[1:] != f[:-1])
+        v, f = v[new].astype(np.float64), f[new]
+        n_distinct = np.bincount(f, minlength=n_features)
+        exact = n_distinct <= caps
+        lo, hi = v[:-1], v[1:]
+        pair = (f[:-1] == f[1:]) & exact[f[:-1]]
+        with np.errstate(over="ignore", invalid="ignore"):
+            mid = 0.5 * (lo[pair] + hi[pair])
+        mids = np.where((lo[pair] < mid) & (mid < hi[pair]), mid, hi[pair])
+        split_at = np.cumsum(np.bincount(f[:-1][pair], minlength=n_features))
+        cuts = np.split(mids, split_at[:-1]) if n_features else []
+
+        def sketch(j):
+            block = slice(col_ptr[j], col_ptr[j + 1])
+            w = None if weight is None else weight[rows[block]]
+            summary = sketch_column(values[block], w, max_bin=int(caps[j]))
+            return np.asarray(summary.cut_points(int(caps[j])),
+                              dtype=np.float64)
+
+        approximate = np.flatnonzero(~exact)
+        with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+            for j, c in zip(approximate, pool.map(sketch, approximate)):
+                cuts[j] = c
+        self._set_cuts(cuts)
         return self
 
     def _set_cuts(self, cuts):

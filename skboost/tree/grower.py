@@ -25,15 +25,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._approx import codes_from_sorted, local_histograms, propose_cuts
+from ._approx import (codes_from_sorted, entry_codes, local_histograms,
+                      propose_cuts, propose_cuts_flat)
 from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
-from ._hist_split import find_best_splits_hist
+from ._hist_split import (BinnedColumns, find_best_splits_columns,
+                          find_best_splits_hist)
 from ._histogram import (FixedPointGradients, build_histograms,
                          quantize_gradients)
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
+from ._sparse import SparseRows, apply_level_splits_sparse
 from ._tree import TreeBuilder
 from .binning import HistogramLayout, value_bin_caps
 
@@ -165,7 +168,7 @@ class ExactGrower:
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        count_next = apply_level_splits(
+        count_next = apply_splits(
             self.X, row_slot, feature, splits["threshold"],
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
             self.n_threads)
@@ -496,6 +499,7 @@ class ApproxGrower:
     def _rebin(self, hess):
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
         layout = HistogramLayout(cuts, self.has_missing)
+        self.hist.binned = None   # the old codes go before the new arrive
         codes = np.empty((self.sorted.n_features, self.sorted.n_rows),
                          dtype=layout.code_dtype)
         codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
@@ -535,6 +539,10 @@ class LocalApproxGrower:
         self.weight = weight
         caps = value_bin_caps(max_bin, np.diff(sorted_columns.col_ptr)
                               < sorted_columns.n_rows)
+        if isinstance(X, SparseRows):
+            # no more bins than distinct values: a node's histogram holds
+            # every bin of every feature, too many for wide sparse data
+            caps = np.clip(distinct_values(sorted_columns), 2, caps)
         self.bin_ptr = np.zeros(caps.shape[0] + 1, dtype=np.int64)
         np.cumsum(caps + 1, out=self.bin_ptr[1:])
         self.sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
@@ -564,16 +572,20 @@ class LocalApproxGrower:
                               p.learning_rate)
         return tree, None
 
-    def _grow_level(self, builder, quantized, hess, row_slot, nodes, sums,
-                    depth):
-        p = self.params
+    def _find_splits(self, quantized, hess, row_slot, sums, depth):
+        """Best split of each open node: its own cuts and histogram."""
         hist, thresholds = local_histograms(self.sorted, quantized, hess,
                                             row_slot, sums, self.bin_ptr,
                                             self.n_threads)
-        splits = find_best_splits_hist(
+        return find_best_splits_hist(
             hist, sums, self.bin_ptr, thresholds,
-            self.sampler.masks(depth, nodes.shape[0]), self.scales[0],
-            self.scales[1], *p.reg, self.n_threads)
+            self.sampler.masks(depth, sums.shape[0]), self.scales[0],
+            self.scales[1], *self.params.reg, self.n_threads)
+
+    def _grow_level(self, builder, quantized, hess, row_slot, nodes, sums,
+                    depth):
+        p = self.params
+        splits = self._find_splits(quantized, hess, row_slot, sums, depth)
         G, H = builder.node_sums(nodes)
         do_split = worth_splitting(splits, leaf_scores(G, H, *p.reg), p.gamma)
         candidates = np.flatnonzero(do_split)
@@ -588,11 +600,102 @@ class LocalApproxGrower:
         left_slot = np.full(nodes.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        apply_level_splits(self.X, row_slot, feature, splits["threshold"],
-                           splits["default_left"], left_slot, left_slot + 1,
-                           2 * n_split, self.n_threads)
+        apply_splits(self.X, row_slot, feature, splits["threshold"],
+                     splits["default_left"], left_slot, left_slot + 1,
+                     2 * n_split, self.n_threads)
         left_sums = np.column_stack([s["Gq_left"], s["Hq_left"]])
         child_sums = np.empty((2 * n_split, 2), dtype=np.int64)
         child_sums[0::2] = left_sums
         child_sums[1::2] = sums[do_split] - left_sums
         return np.column_stack([left, right]).ravel(), child_sums
+
+
+class ColumnHistGrower(LocalApproxGrower):
+    """Histogram growth on presorted columns, for sparse input
+    (``tree_method="hist"``, or ``"approx"`` with global proposals).
+
+    A dense bin matrix, histograms of every bin for every node and the
+    subtraction trick all cost O(n_rows x n_features) or O(n_bins) per node,
+    hopeless for wide sparse data. Here each stored entry has its bin
+    (``BinnedColumns``), and one walk of the presorted columns per level
+    finds every open node's best split (``find_best_splits_columns``), with
+    the missing (absent) values' statistics recovered from the node totals:
+    the cost of a level is linear in the stored entries. The splits are
+    those the histogram finder would choose on the same bins. Growth is
+    depth-wise, as for the local proposals.
+
+    Parameters
+    ----------
+    X : SparseRows
+    sorted_columns : SortedColumns
+        The stored entries of X, presorted (``_presort.presort_sparse``).
+    params : TreeParams
+    n_threads : int
+    rng : numpy.random.Generator
+    weight : ndarray of shape (n_rows,) or None
+    mapper : BinMapper or None
+        Fitted cuts for ``"hist"``; None re-proposes hessian-weighted cuts
+        for every tree (``"approx"``), needing ``max_bin``.
+    max_bin : int
+    """
+
+    def __init__(self, X, sorted_columns, params, n_threads, rng, weight=None,
+                 mapper=None, max_bin=256):
+        super().__init__(X, sorted_columns, params, max_bin, n_threads, rng,
+                         weight=weight)
+        self.max_bins = value_bin_caps(
+            max_bin, np.diff(sorted_columns.col_ptr) < sorted_columns.n_rows)
+        self.propose = mapper is None
+        self._proposed_for = None   # (hessians, active rows) of the cuts
+        if not self.propose:
+            self._set_cuts(HistogramLayout(mapper.cuts_, mapper.has_missing_))
+
+    def _set_cuts(self, layout):
+        self.binned = None   # the old codes go before the new arrive
+        self.binned = BinnedColumns(
+            self.sorted, entry_codes(self.sorted, layout.flat_cuts,
+                                     layout.cut_ptr, self.n_threads),
+            layout.bin_ptr)
+        self.thresholds = layout.split_thresholds
+
+    def grow(self, gpair, active):
+        """Grow one tree (re-proposing the cuts first for approx)."""
+        if self.propose and (self._proposed_for is None or not (
+                np.array_equal(gpair[:, 1], self._proposed_for[0])
+                and np.array_equal(active, self._proposed_for[1]))):
+            self._proposed_for = (gpair[:, 1].copy(), active.copy())
+            hess = gpair[:, 1].astype(np.float64)
+            if self.weight is not None:
+                hess *= self.weight
+            hess[~active] = 0.0
+            flat, cut_ptr = propose_cuts_flat(self.sorted, hess,
+                                              self.max_bins, self.n_threads)
+            self._set_cuts(HistogramLayout.from_flat(
+                flat, cut_ptr,
+                np.diff(self.sorted.col_ptr) < self.sorted.n_rows))
+        return super().grow(gpair, active)
+
+    def _find_splits(self, quantized, hess, row_slot, sums, depth):
+        return find_best_splits_columns(
+            self.binned, self.thresholds, row_slot, quantized, sums,
+            self.sampler.masks(depth, sums.shape[0]), self.scales[0],
+            self.scales[1], *self.params.reg, self.n_threads)
+
+
+def distinct_values(columns):
+    """Number of distinct present values of each presorted column."""
+    values = np.asarray(columns.values)
+    col_ptr = np.asarray(columns.col_ptr)
+    new = np.ones(values.shape[0], dtype=bool)
+    new[1:] = values[1:] != values[:-1]
+    sizes = np.diff(col_ptr)
+    new[col_ptr[:-1][sizes > 0]] = True   # each column's first entry
+    feature = np.repeat(np.arange(columns.n_features), sizes)
+    return np.bincount(feature[new], minlength=columns.n_features)
+
+
+def apply_splits(X, *args):
+    """``apply_level_splits`` for dense X, its sparse twin for SparseRows."""
+    if isinstance(X, SparseRows):
+        return apply_level_splits_sparse(X, *args)
+    return apply_level_splits(X, *args)

@@ -1,0 +1,30 @@
+from ._common cimport int32_t, int64_t
+
+
+cdef class SparseRows:
+    # A CSR matrix validated once at construction: indptr rises from 0 to
+    # nnz, every row's column indices are strictly increasing and inside
+    # [0, n_features). Kernels that take a SparseRows rely on it.
+    cdef readonly object indptr       # (n_rows + 1,) int64
+    cdef readonly object indices      # (nnz,) int32
+    cdef readonly object data         # (nnz,) float32
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_features
+    cdef readonly float absent_value  # value of an entry not stored
+
+
+cdef inline float row_value(const int64_t* indptr, const int32_t* indices,
+                            const float* data, Py_ssize_t row,
+                            int32_t feature, float absent) noexcept nogil:
+    """Value of (row, feature): a binary search in the row's sorted column
+    indices; ``absent`` when the entry is not stored."""
+    cdef int64_t lo = indptr[row], hi = indptr[row + 1], mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < feature:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < indptr[row + 1] and indices[lo] == feature:
+        return data[lo]
+    return absent

@@ -1,0 +1,139 @@
+"""Sparse rows (CSR) for the kernels, and the level-wise row partitioner on
+them.
+
+An entry that is not stored takes ``absent_value``: NaN (missing, the
+default, as in the paper and XGBoost) or 0.0. Stored NaN is always missing.
+"""
+
+import numpy as np
+
+from skboost._openmp_helpers import check_n_threads
+
+from ._partition import _check_inputs  # takes any X with .shape
+
+cimport cython
+
+from cython.parallel cimport prange
+from libc.math cimport isnan
+
+from ._common cimport NO_FEATURE, NO_SLOT, int32_t, int64_t, uint8_t
+
+
+cdef class SparseRows:
+    """Validated CSR storage of a matrix.
+
+    Parameters
+    ----------
+    indptr : array-like of shape (n_rows + 1,)
+    indices : array-like of shape (nnz,)
+        Column of each stored entry, strictly increasing within a row.
+    data : array-like of shape (nnz,)
+        Stored values (float32; NaN = missing).
+    n_features : int
+    absent_value : float
+        Value of the entries that are not stored: NaN or 0.0.
+    """
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def __init__(self, indptr, indices, data, Py_ssize_t n_features,
+                 float absent_value):
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        data = np.ascontiguousarray(data, dtype=np.float32)
+        if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0:
+            raise ValueError("indptr must be 1-d and start at 0")
+        nnz = indices.shape[0]
+        if indices.ndim != 1 or data.shape != (nnz,) or indptr[-1] != nnz:
+            raise ValueError("indptr, indices and data do not agree")
+        if np.any(np.diff(indptr) < 0):
+            raise ValueError("indptr must be non-decreasing")
+        if n_features < 0 or (nnz and (indices.min() < 0
+                                       or indices.max() >= n_features)):
+            raise ValueError("column indices must be in [0, n_features)")
+        # strictly increasing inside each row: a step down (or repeat) is
+        # allowed only where a new row starts
+        steps_up = np.diff(indices) > 0
+        row_starts = np.zeros(max(nnz - 1, 0), dtype=bool)
+        starts = indptr[1:-1]
+        starts = starts[(starts > 0) & (starts < nnz)]
+        row_starts[starts - 1] = True
+        if not np.all(steps_up | row_starts):
+            raise ValueError("column indices must be sorted and unique "
+                             "within each row")
+        if not (isnan(absent_value) or absent_value == 0.0):
+            raise ValueError("absent_value must be NaN or 0.0")
+        self.indptr = indptr
+        self.indices = indices
+        self.data = data
+        self.n_rows = indptr.shape[0] - 1
+        self.n_features = n_features
+        self.absent_value = absent_value
+
+    @property
+    def shape(self):
+        return (self.n_rows, self.n_features)
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def take_rows(self, rows):
+        """The SparseRows of the given rows (in that order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
+            raise ValueError("rows outside the matrix")
+        indptr = np.asarray(self.indptr)
+        starts, stops = indptr[rows], indptr[rows + 1]
+        lengths = stops - starts
+        new_ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=new_ptr[1:])
+        # positions of the kept entries, row after row
+        offsets = np.repeat(starts - new_ptr[:-1], lengths)
+        take = np.arange(new_ptr[-1], dtype=np.int64) + offsets
+        return SparseRows(new_ptr, np.asarray(self.indices)[take],
+                          np.asarray(self.data)[take], self.n_features,
+                          self.absent_value)
+
+
+def apply_level_splits_sparse(
+        SparseRows X not None,
+        int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
+        const int32_t[::1] split_feature not None,      # IN (n_slots,) -1: now a leaf
+        const double[::1] split_threshold not None,     # IN (n_slots,)
+        const uint8_t[::1] default_left not None,       # IN (n_slots,)
+        const int32_t[::1] left_slot not None,          # IN (n_slots,)
+        const int32_t[::1] right_slot not None,         # IN (n_slots,)
+        int n_next_slots, int n_threads):
+    """``_partition.apply_level_splits`` for sparse rows: a row's value of
+    the split feature is found by binary search in its stored entries."""
+    check_n_threads(n_threads)
+    _check_inputs(X, row_slot, split_feature, split_threshold,
+                  default_left, left_slot, right_slot, n_next_slots)
+    cdef const int64_t[::1] indptr = X.indptr
+    cdef const int32_t[::1] indices = X.indices
+    cdef const float[::1] data = X.data
+    cdef const int64_t* ptr = &indptr[0]
+    cdef const int32_t* idx = &indices[0] if indices.shape[0] else NULL
+    cdef const float* val = &data[0] if data.shape[0] else NULL
+    cdef float absent = X.absent_value
+    cdef Py_ssize_t r, n_rows = X.n_rows
+    cdef int32_t slot, feature
+    cdef float x
+    cdef bint go_left
+    for r in prange(n_rows, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        slot = row_slot[r]
+        if slot == NO_SLOT:
+            continue
+        feature = split_feature[slot]
+        if feature == NO_FEATURE:
+            row_slot[r] = NO_SLOT
+            continue
+        x = row_value(ptr, idx, val, r, feature, absent)
+        if isnan(x):
+            go_left = default_left[slot]
+        else:
+            go_left = x < split_threshold[slot]
+        row_slot[r] = left_slot[slot] if go_left else right_slot[slot]
+    slots = np.asarray(row_slot)
+    return np.bincount(slots[slots >= 0], minlength=n_next_slots).astype(
+        np.int64)
