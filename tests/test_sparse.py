@@ -10,6 +10,8 @@ histogram scan, binary search in CSR rows) share no code path between the
 input and the split arithmetic, so equal trees are strong evidence.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -210,3 +212,38 @@ def test_trains_on_a_matrix_too_large_to_densify(huge_sparse, method,
     root = model.get_booster().trees[0]
     assert root.feature[0] == 654_321
     assert (model.predict(X) == y).all()
+
+
+# --------------------------------------------------------------------------
+# The mushroom data (sparse one-hot, LibSVM) next to XGBoost
+# --------------------------------------------------------------------------
+
+DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
+
+
+def load_agaricus(part):
+    from sklearn.datasets import load_svmlight_file
+
+    path = DATA_DIR / f"agaricus.txt.{part}"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    X, y = load_svmlight_file(str(path), zero_based=True, n_features=127)
+    return X.astype(np.float32), y.astype(int)
+
+
+@pytest.mark.parametrize("method", ["exact", "hist", "approx"])
+@pytest.mark.parametrize("rounds, depth", [(2, 2), (10, 4)])
+def test_agaricus_test_error_equals_xgboost(method, rounds, depth):
+    xgboost = pytest.importorskip("xgboost")
+    X_train, y_train = load_agaricus("train")
+    X_test, y_test = load_agaricus("test")
+    params = dict(n_estimators=rounds, max_depth=depth, learning_rate=1.0,
+                  tree_method=method, n_jobs=1)
+    ours = BoostClassifier(**params).fit(X_train, y_train)
+    theirs = xgboost.XGBClassifier(**params).fit(X_train, y_train)
+    error_ours = np.mean(ours.predict(X_test) != y_test)
+    error_theirs = np.mean(theirs.predict(X_test) != y_test)
+    assert error_ours == error_theirs
+    # the same trees, as far as the probabilities show
+    np.testing.assert_allclose(ours.predict_proba(X_test),
+                               theirs.predict_proba(X_test), atol=1e-5)
