@@ -32,6 +32,12 @@ _FRACTION = Interval(Real, 0.0, 1.0, closed="right")
 _NON_NEGATIVE = Interval(Real, 0.0, None, closed="left")
 
 
+# Regression objectives whose labels must be positive (or > -1); scikit-learn
+# reads it from the positive_only target tag.
+POSITIVE_TARGETS = frozenset({"count:poisson", "reg:gamma", "reg:tweedie",
+                              "reg:squaredlogerror"})
+
+
 def _metric_list(eval_metric):
     """``eval_metric`` as a list of names and callables (None: default)."""
     if eval_metric is None:
@@ -864,6 +870,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         self.huber_slope = huber_slope
         self.quantile_alpha = quantile_alpha
         self.tweedie_variance_power = tweedie_variance_power
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # objectives whose labels must be positive (or > -1)
+        tags.target_tags.positive_only = self.objective in POSITIVE_TARGETS
+        return tags
 
     def _objective_params(self):
         return {**super()._objective_params(),

@@ -8,7 +8,12 @@ from skboost import BoostClassifier, BoostRanker, BoostRegressor
 
 ESTIMATORS = [Est(tree_method=method)
               for Est in (BoostClassifier, BoostRegressor, BoostRanker)
-              for method in ("hist", "approx", "exact")]
+              for method in ("hist", "approx", "exact")] + [
+    # objectives with their own link, labels or leaf re-fit
+    BoostClassifier(objective="multi:softmax"),
+    BoostRegressor(objective="count:poisson"),
+    BoostRegressor(objective="reg:quantileerror", quantile_alpha=0.3),
+]
 
 
 RANKER_WEIGHTS = (
