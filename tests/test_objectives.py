@@ -638,3 +638,18 @@ def test_multiclass_callable_objective_matches_softprob():
     np.testing.assert_allclose(custom.fit(X, y).predict_proba(X),
                                built_in.fit(X, y).predict_proba(X),
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["multi:softprob", "multi:softmax"])
+def test_two_classes_under_a_multi_objective(objective):
+    """scikit-learn's binary convention: a 1-D decision_function whose sign
+    gives the class; it is the log-odds of classes_[1]."""
+    X, y = make_classification(n_samples=300, n_features=5, random_state=4)
+    clf = BoostClassifier(n_estimators=5, objective=objective).fit(X, y)
+    margin = clf.decision_function(X)
+    proba = clf.predict_proba(X)
+    assert margin.shape == (300,)
+    np.testing.assert_allclose(margin, np.log(proba[:, 1] / proba[:, 0]),
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[
+        (margin > 0).astype(int)])
