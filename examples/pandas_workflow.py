@@ -9,7 +9,8 @@ a saved and reloaded model, and a feature-importance plot.
 Run it with ``python examples/pandas_workflow.py [output directory]``; it
 takes a few seconds and writes ``model.json`` and ``importance.png`` (the
 plot needs matplotlib: ``pip install skboost[plot]``) to the output
-directory (default: the current one).
+directory (default: the current one). It needs pandas (``pip install
+pandas``), which skboost itself does not require.
 """
 
 import sys
