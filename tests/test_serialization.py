@@ -593,3 +593,15 @@ def test_round_trip_is_bit_identical_for_any_model(seed, method, n_classes,
     loaded = loads_estimator(type(est)(), dumps_estimator(est))
     X_new = np.vstack([X, rng.normal(size=(50, 3)) * scale])
     _assert_same_predictions(est, loaded, X_new)
+
+
+def test_model_trained_on_sparse_input_round_trips(tmp_path):
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 20, density=0.2, format="csr", random_state=5)
+    y = np.asarray(X[:, :3].sum(axis=1)).ravel() + rng.normal(scale=0.1, size=300)
+    reg = BoostRegressor(n_estimators=5).fit(X, y)
+    reg.save_model(tmp_path / "m.json")
+    loaded = BoostRegressor.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))
+    np.testing.assert_array_equal(loaded.predict(X.tocsc()), reg.predict(X))
