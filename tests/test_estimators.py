@@ -96,9 +96,16 @@ def test_explicit_softprob_with_two_classes():
     y = (signal > 0).astype(int)
     clf = _clf(objective="multi:softprob").fit(X, y)
     assert clf.booster_.objective == "multi:softprob"
-    assert clf.decision_function(X).shape == (X.shape[0], 2)
+    assert clf.predict(X, output_margin=True).shape == (X.shape[0],)
+    # two softmax margins per row; scikit-learn's binary decision_function
+    # is 1-D: their difference, the log-odds of classes_[1]
+    raw = clf.get_booster().predict_raw(
+        np.ascontiguousarray(X, dtype=np.float32))
+    assert raw.shape == (X.shape[0], 2)
     proba = clf.predict_proba(X)
-    np.testing.assert_allclose(proba, _softmax(clf.decision_function(X)), rtol=1e-12)
+    np.testing.assert_allclose(proba, _softmax(raw), rtol=1e-12)
+    np.testing.assert_allclose(clf.decision_function(X), raw[:, 1] - raw[:, 0],
+                               rtol=1e-12)
     np.testing.assert_array_equal(clf.predict(X), np.argmax(proba, axis=1))
 
 
