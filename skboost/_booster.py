@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._sparse_input import sparse_rows
+from .tree._sparse import SparseRows
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
 from .tree._predictor import PackedForest, predict_raw
@@ -32,6 +33,7 @@ class BoostParams:
     max_bin: int = 256
     approx_proposal: str = "global"
     base_score: float | None = None
+    sparse_absent: str = "missing"   # what an absent sparse entry means
 
 
 class Booster:
@@ -60,6 +62,8 @@ class Booster:
         self.metric_maximize = {}  # {metric: whether higher is better}
         self.best_iteration = None  # set by early stopping (from 0)
         self.best_score = None
+        # what an absent entry of sparse X means: NaN (missing) or 0.0
+        self.absent_value = np.nan
 
     @property
     def n_outputs(self):
@@ -113,12 +117,18 @@ class Booster:
         state["_forest"] = None  # C memory: rebuilt on first use
         return state
 
+    def _sparse_rows(self, X):
+        """Sparse X as the kernels read it (absent entries: NaN or 0.0)."""
+        if isinstance(X, SparseRows):
+            return X
+        return sparse_rows(X, getattr(self, "absent_value", np.nan))
+
     def predict_raw(self, X, iteration_range=None, n_threads=1):
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
         first, last = self._tree_slice(iteration_range)
         out = np.tile(self.base_margin, (X.shape[0], 1))
-        if last > first and sp.issparse(X):
-            self._packed_forest().predict_raw_sparse(sparse_rows(X), out,
+        if last > first and _is_sparse(X):
+            self._packed_forest().predict_raw_sparse(self._sparse_rows(X), out,
                                                      first, last, n_threads)
         elif last > first:
             self._packed_forest().predict_raw(X, out, first, last, n_threads)
@@ -127,9 +137,9 @@ class Booster:
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
         first, last = self._tree_slice(iteration_range)
-        if sp.issparse(X):
+        if _is_sparse(X):
             return self._packed_forest().predict_leaves_sparse(
-                sparse_rows(X), first, last, n_threads)
+                self._sparse_rows(X), first, last, n_threads)
         return self._packed_forest().predict_leaves(X, first, last, n_threads)
 
     def get_score(self, importance_type="weight"):
@@ -261,6 +271,10 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                                                      n_outputs)
     booster = Booster(objective.name, base_margin, X.shape[1])
     booster.objective_params = dict(objective.params)
+    if boost_params.sparse_absent == "zero":
+        booster.absent_value = 0.0
+    if sp.issparse(X):
+        X = booster._sparse_rows(X)
     first_round = 0
     if init_booster is not None:
         for tree, group in zip(init_booster.trees, init_booster.tree_group):
@@ -338,8 +352,11 @@ class _Evaluator:
                                    for m in self.metrics}
         booster.evals_result = {e.name: {m.name: [] for m in self.metrics}
                                 for e in self.evals}
-        self.margins = [booster.predict_raw(e.X, n_threads=n_threads)
-                        for e in self.evals]
+        # sparse eval sets as the kernels read them, converted once
+        self.inputs = [booster._sparse_rows(e.X) if sp.issparse(e.X) else e.X
+                       for e in self.evals]
+        self.margins = [booster.predict_raw(X, n_threads=n_threads)
+                        for X in self.inputs]
 
     def add_round(self, iteration):
         """Add the trees of round ``iteration`` and log every metric."""
@@ -347,9 +364,9 @@ class _Evaluator:
             return
         n_outputs = self.booster.n_outputs
         first = iteration * n_outputs
-        for data, margin in zip(self.evals, self.margins):
+        for data, X, margin in zip(self.evals, self.inputs, self.margins):
             for k in range(first, first + n_outputs):
-                _add_tree_output(self.booster.trees[k], data.X, margin,
+                _add_tree_output(self.booster.trees[k], X, margin,
                                  self.booster.tree_group[k], self.n_threads)
             prediction = self.objective.eval_transform(margin)
             log = self.booster.evals_result[data.name]
@@ -366,7 +383,7 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
     rows = np.flatnonzero(active)
     if rows.size == 0:
         return
-    leaves = _single_tree(tree, X.shape[1]).predict_leaves(X[rows],
+    leaves = _single_tree(tree, X).predict_leaves(X[rows],
                                                            n_threads=n_threads)[:, 0]
     order = np.argsort(leaves, kind="stable")
     leaves, rows = leaves[order], rows[order]
@@ -379,8 +396,8 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
 
 
 def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
-    if sp.issparse(X):
-        return _make_sparse_grower(sparse_rows(X), weight, boost_params,
+    if isinstance(X, SparseRows):
+        return _make_sparse_grower(X, weight, boost_params,
                                    tree_params, n_threads, rng)
     if boost_params.tree_method == "exact":
         return ExactGrower(X, presort_dense(X, n_threads), tree_params, n_threads, rng,
@@ -412,6 +429,11 @@ def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
         return ExactGrower(X, columns, tree_params, n_threads, rng,
                            weight=weight)
     if method == "approx" and boost_params.approx_proposal == "local":
+        if columns.zero_absent:
+            raise ValueError(
+                "approx_proposal='local' does not support sparse_absent="
+                "'zero' yet: use approx_proposal='global', or another "
+                "tree_method")
         return LocalApproxGrower(X, columns, tree_params,
                                  boost_params.max_bin, n_threads, rng,
                                  weight=weight)
@@ -424,12 +446,17 @@ def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
                             max_bin=boost_params.max_bin)
 
 
-def _single_tree(tree, n_features):
-    """A Booster of one tree and a zero margin: its predictions are the
-    tree's outputs, through the predictor ``predict`` uses."""
-    booster = Booster("reg:squarederror", np.zeros(1), n_features)
+def _single_tree(tree, X):
+    """A Booster of one tree and a zero margin, for X: its predictions are
+    the tree's outputs, through the predictor ``predict`` uses."""
+    booster = Booster("reg:squarederror", np.zeros(1), X.shape[1])
+    booster.absent_value = getattr(X, "absent_value", np.nan)
     booster.add_tree(tree, 0)
     return booster
+
+
+def _is_sparse(X):
+    return sp.issparse(X) or isinstance(X, SparseRows)
 
 
 def _row_sample(n_rows, subsample, rng):
@@ -461,8 +488,8 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
 
 def _add_tree_output(tree, X, raw, group, n_threads):
     """raw[:, group] += tree(X), through the same predictor as predict."""
-    if sp.issparse(X):
-        column = _single_tree(tree, X.shape[1]).predict_raw(
+    if _is_sparse(X):
+        column = _single_tree(tree, X).predict_raw(
             X, n_threads=n_threads)
     else:
         column = np.zeros((X.shape[0], 1))

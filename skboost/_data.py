@@ -45,7 +45,8 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     else:
         X = validate_data(estimator, X, reset=reset, **kwargs)
     if sp.issparse(X):
-        X = canonical_csr(X, missing)
+        X = canonical_csr(X, missing,
+                          getattr(estimator, "sparse_absent", "missing"))
         return (X, y) if fitting else X
     if not np.isnan(missing):
         X = np.where(X == np.float32(missing), np.float32(np.nan), X)

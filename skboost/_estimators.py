@@ -72,6 +72,7 @@ class _BoostBase(BaseEstimator):
         "base_score": [Interval(Real, None, None, closed="neither"), None],
         "random_state": ["random_state"],
         "missing": [Real],
+        "sparse_absent": [StrOptions({"missing", "zero"})],
         "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
         "eval_metric": [str, list, callable, None],
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
@@ -89,6 +90,7 @@ class _BoostBase(BaseEstimator):
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
                  base_score=None, random_state=None, missing=np.nan,
+                 sparse_absent="missing",
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False):
@@ -114,6 +116,7 @@ class _BoostBase(BaseEstimator):
         self.base_score = base_score
         self.random_state = random_state
         self.missing = missing
+        self.sparse_absent = sparse_absent
         self.importance_type = importance_type
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -177,7 +180,8 @@ class _BoostBase(BaseEstimator):
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         tree_method=self.tree_method, max_bin=self.max_bin,
                         approx_proposal=self.approx_proposal,
-                        base_score=self.base_score),
+                        base_score=self.base_score,
+                        sparse_absent=self.sparse_absent),
             TreeParams(
                 max_depth=self.max_depth, max_leaves=self.max_leaves,
                 grow_policy=self.grow_policy, learning_rate=self.learning_rate,
@@ -498,6 +502,12 @@ _COMMON_PARAMS_DOC = """
         Seed of row and column subsampling.
     missing : float, default=np.nan
         Value marking a missing entry, in addition to NaN.
+    sparse_absent : {"missing", "zero"}, default="missing"
+        What an entry *not stored* in a scipy.sparse X means. ``"missing"``
+        (as in XGBoost): a missing value, which follows the learned default
+        direction; a stored 0.0 is a value. ``"zero"``: the value 0.0, so
+        that the sparse and the dense form of a matrix give the same model.
+        Dense input is unaffected. See :doc:`/user_guide/sparse`.
     importance_type : {"gain", "weight", "cover", "total_gain", \
 "total_cover"}, default="gain"
         Definition of ``feature_importances_`` (XGBoost's): the average
@@ -615,7 +625,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 missing=np.nan, sparse_absent="missing",
+                 importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
                  scale_pos_weight=1.0):
@@ -632,6 +643,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
+            sparse_absent=sparse_absent,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -847,7 +859,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 missing=np.nan, sparse_absent="missing",
+                 importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5):
@@ -864,6 +877,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
+            sparse_absent=sparse_absent,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -1060,7 +1074,8 @@ class BoostRanker(_BoostBase):
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0,
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
-                 missing=np.nan, importance_type="gain", eval_metric=None,
+                 missing=np.nan, sparse_absent="missing",
+                 importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
                  lambdarank_pair_method="topk",
@@ -1079,6 +1094,7 @@ class BoostRanker(_BoostBase):
             colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
+            sparse_absent=sparse_absent,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)

@@ -618,6 +618,9 @@ def _install(estimator, state):
         estimator.classes_ = state["classes_"]
         estimator.n_classes_ = state["classes_"].shape[0]
     estimator.booster_ = state["booster_"]
+    # what an absent sparse entry means is a parameter of the estimator
+    if getattr(estimator, "sparse_absent", "missing") == "zero":
+        estimator.booster_.absent_value = 0.0
     for name in ("best_iteration", "best_score"):
         if state[name] is not None:
             _set_attribute(estimator, name, state[name])

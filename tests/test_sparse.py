@@ -215,6 +215,104 @@ def test_trains_on_a_matrix_too_large_to_densify(huge_sparse, method,
 
 
 # --------------------------------------------------------------------------
+# sparse_absent="zero": absent entries are the value 0.0
+# --------------------------------------------------------------------------
+
+def zero_problem(seed, task="classification"):
+    """A sparse problem with stored NaN and ``missing``-marked entries, and
+    its dense form (absent entries 0.0, missing ones NaN)."""
+    X, _, y, weight = sparse_problem(seed, task=task)
+    X = X.tocsr()
+    rng = np.random.default_rng(seed)
+    chosen = rng.random(X.data.shape[0]) < 0.08
+    X.data[chosen] = np.where(rng.random(chosen.sum()) < 0.5, np.nan, -999.0)
+    dense = X.toarray()
+    dense[dense == -999.0] = np.nan
+    return X, dense, y, weight
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("method", ["hist", "approx"])
+def test_zero_absent_model_equals_dense_model_with_zeros(task, method):
+    # binned methods: the implicit zero block's sums are exact integers
+    # (totals minus stored entries), so the trees are bit-identical
+    X, dense, y, weight = zero_problem(0, task)
+    params = dict(tree_method=method, missing=-999.0)
+    on_sparse = fitted(task, X, y, weight, sparse_absent="zero", **params)
+    on_dense = fitted(task, dense, y, weight, **params)
+    assert_same_trees(on_sparse, on_dense)
+    np.testing.assert_array_equal(outputs(on_sparse, X),
+                                  outputs(on_dense, dense))
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_zero_absent_exact_model_equals_dense_model_to_rounding(task):
+    # exact: the zero block's float sums are the node's totals minus its
+    # stored entries', not a row-by-row sum, so gains agree to rounding.
+    # Where two candidates partition a node's rows identically (true ties,
+    # common in small deep nodes) rounding picks one, differently in the
+    # two forms: the partitions, hence the training outputs, still agree,
+    # and so does every tree's root split.
+    X, dense, y, weight = zero_problem(1, task)
+    on_sparse = fitted(task, X, y, weight, tree_method="exact",
+                       sparse_absent="zero", missing=-999.0)
+    on_dense = fitted(task, dense, y, weight, tree_method="exact",
+                      missing=-999.0)
+    for ta, tb in zip(on_sparse.get_booster().trees,
+                      on_dense.get_booster().trees):
+        for name in ("feature", "threshold", "default_left"):
+            assert getattr(ta, name)[0] == getattr(tb, name)[0], name
+    np.testing.assert_allclose(outputs(on_sparse, X),
+                               outputs(on_dense, dense), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_zero_absent_stored_zeros_equal_absent_ones():
+    X, _, y, weight = zero_problem(2)
+    explicit = X.tocoo()
+    # store a zero in every empty cell of the first three columns
+    rows = np.setdiff1d(np.arange(X.shape[0]), explicit.row[explicit.col == 0])
+    with_zeros = sp.csr_matrix((
+        np.r_[explicit.data, np.zeros(rows.size)],
+        (np.r_[explicit.row, rows], np.r_[explicit.col, np.zeros(rows.size,
+                                                                 int)])),
+        shape=X.shape)
+    for method in ("exact", "hist"):
+        a = fitted("classification", X, y, weight, tree_method=method,
+                   sparse_absent="zero", missing=-999.0)
+        b = fitted("classification", with_zeros, y, weight,
+                   tree_method=method, sparse_absent="zero", missing=-999.0)
+        assert_same_trees(a, b)
+
+
+def test_zero_absent_round_trips_through_a_saved_model(tmp_path):
+    X, _, y, weight = zero_problem(3)
+    model = fitted("classification", X, y, weight, sparse_absent="zero",
+                   missing=-999.0)
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = BoostClassifier.load(path)
+    np.testing.assert_array_equal(outputs(loaded, X), outputs(model, X))
+
+
+def test_zero_absent_with_local_proposals_is_a_clear_error():
+    X, _, y, _ = zero_problem(4)
+    with pytest.raises(ValueError, match="local"):
+        BoostClassifier(tree_method="approx", approx_proposal="local",
+                        sparse_absent="zero").fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["exact", "hist", "approx"])
+def test_zero_absent_trains_on_a_matrix_too_large_to_densify(huge_sparse,
+                                                             method):
+    X, y = huge_sparse
+    model = BoostClassifier(n_estimators=3, max_depth=3, n_jobs=2,
+                            tree_method=method, sparse_absent="zero").fit(X, y)
+    assert model.get_booster().trees[0].feature[0] == 654_321
+    assert (model.predict(X) == y).all()
+
+
+# --------------------------------------------------------------------------
 # The mushroom data (sparse one-hot, LibSVM) next to XGBoost
 # --------------------------------------------------------------------------
 

@@ -43,6 +43,12 @@ cdef class SortedColumns:
     the matching ``rows``. Validated once here: the scan kernels rely on it
     and never re-check it.
 
+    With ``missing_ptr`` (sparse input whose absent entries are 0.0), the
+    blocks hold the stored values, feature j's stored *missing* entries are
+    the rows ``missing_rows[missing_ptr[j]:missing_ptr[j+1]]``, and every
+    other row has the value 0.0 (the implicit zero block, whose statistics
+    the kernels recover from the node totals).
+
     Parameters
     ----------
     col_ptr : array-like of shape (n_features + 1,), int64
@@ -50,11 +56,14 @@ cdef class SortedColumns:
     rows : array-like of shape (n_entries,), int32
     n_rows : int
         Number of rows of the matrix the entries come from.
+    missing_ptr : array-like of shape (n_features + 1,), int64, optional
+    missing_rows : array-like of shape (n_missing,), int32, optional
     """
 
     @cython.boundscheck(True)
     @cython.wraparound(True)
-    def __init__(self, col_ptr, values, rows, Py_ssize_t n_rows):
+    def __init__(self, col_ptr, values, rows, Py_ssize_t n_rows,
+                 missing_ptr=None, missing_rows=None):
         col_ptr = np.ascontiguousarray(col_ptr, dtype=np.int64)
         values = np.ascontiguousarray(values, dtype=np.float32)
         rows = np.ascontiguousarray(rows, dtype=np.int32)
@@ -75,6 +84,21 @@ cdef class SortedColumns:
         self.rows = rows
         self.n_rows = n_rows
         self.n_features = col_ptr.shape[0] - 1
+        self.zero_absent = missing_ptr is not None
+        if not self.zero_absent:
+            missing_ptr = np.zeros(col_ptr.shape[0], dtype=np.int64)
+            missing_rows = np.empty(0, dtype=np.int32)
+        missing_ptr = np.ascontiguousarray(missing_ptr, dtype=np.int64)
+        missing_rows = np.ascontiguousarray(missing_rows, dtype=np.int32)
+        if missing_ptr.shape != col_ptr.shape or missing_ptr[0] != 0 or (
+                missing_ptr[-1] != missing_rows.shape[0]) or np.any(
+                    np.diff(missing_ptr) < 0):
+            raise ValueError("missing_ptr does not match missing_rows")
+        if missing_rows.size and (missing_rows.min() < 0
+                                  or missing_rows.max() >= n_rows):
+            raise ValueError("missing_rows must be indices in [0, n_rows)")
+        self.missing_ptr = missing_ptr
+        self.missing_rows = missing_rows
 
 
 ctypedef struct ScanAccumulator:
@@ -82,6 +106,21 @@ ctypedef struct ScanAccumulator:
     double H               # sum of hessians seen so far in this node
     int64_t count          # number of present entries seen so far
     float last_value       # value of the previous entry of this node
+    # the implicit zero block (absent entries read as 0.0), if any
+    double zero_G
+    double zero_H
+    int64_t zero_count
+    bint zero_pending      # not yet added in the current scan
+
+
+ctypedef struct ScanContext:
+    # what a scan step needs besides the node's accumulator
+    int32_t feature
+    const double* node_G
+    const double* node_H
+    const double* parent_score
+    const RegParams* p
+    bint l2_only
 
 
 cdef inline void offer(SplitCandidate* best, double gain, int32_t feature,
@@ -94,6 +133,102 @@ cdef inline void offer(SplitCandidate* best, double gain, int32_t feature,
         best.G_left = G_left
         best.H_left = H_left
         best.default_left = default_left
+
+
+cdef inline double reduction(double G_left, double H_left, double G_right,
+                             double H_right, double parent_score,
+                             const ScanContext* c) noexcept nogil:
+    if c.l2_only:
+        return split_loss_reduction_l2(G_left, H_left, G_right, H_right,
+                                       parent_score, c.p.reg_lambda)
+    return split_loss_reduction(G_left, H_left, G_right, H_right,
+                                parent_score, c.p)
+
+
+cdef inline void forward_step(ScanAccumulator* a, SplitCandidate* best,
+                              int32_t slot, float v, double g, double h,
+                              int64_t n, const ScanContext* c) noexcept nogil:
+    """Entries of value v (n rows, sums g, h) arrive in ascending order: the
+    boundary below them is a candidate (left = what came before, missing
+    right), then they join the left side."""
+    cdef double H_right
+    if a.count > 0 and v != a.last_value:
+        H_right = c.node_H[slot] - a.H
+        if children_heavy_enough(a.H, H_right, c.p):
+            offer(best, reduction(a.G, a.H, c.node_G[slot] - a.G, H_right,
+                                  c.parent_score[slot], c),
+                  c.feature, 0.5 * (<double> a.last_value + <double> v),
+                  a.G, a.H, False)
+    a.G += g
+    a.H += h
+    a.count += n
+    a.last_value = v
+
+
+cdef inline void backward_step(ScanAccumulator* a, SplitCandidate* best,
+                               int32_t slot, float v, double g, double h,
+                               int64_t n, const ScanContext* c) noexcept nogil:
+    """The mirror image: descending order, right = what came before,
+    missing left."""
+    cdef double H_left
+    if a.count > 0 and v != a.last_value:
+        H_left = c.node_H[slot] - a.H
+        if children_heavy_enough(H_left, a.H, c.p):
+            offer(best, split_loss_reduction(c.node_G[slot] - a.G, H_left,
+                                             a.G, a.H, c.parent_score[slot],
+                                             c.p),
+                  c.feature, 0.5 * (<double> v + <double> a.last_value),
+                  c.node_G[slot] - a.G, H_left, True)
+    a.G += g
+    a.H += h
+    a.count += n
+    a.last_value = v
+
+
+cdef inline void zero_block_sums(
+        int32_t feature, const int64_t[::1] col_ptr,
+        const int32_t[::1] rows, const int64_t[::1] missing_ptr,
+        const int32_t[::1] missing_rows, const float[:, ::1] gpair,
+        const int32_t[::1] row_slot, const uint8_t[:, ::1] feature_allowed,
+        const double[::1] weight, bint weighted, ScanAccumulator* acc,
+        Py_ssize_t n_slots, const double[::1] node_G,
+        const double[::1] node_H, const int64_t[::1] node_count) noexcept nogil:
+    """Each node's zero block: its totals minus its stored entries
+    (present and missing) of this feature."""
+    cdef Py_ssize_t slot
+    cdef int64_t k
+    cdef int32_t row, s
+    cdef double g, h
+    for slot in range(n_slots):
+        acc[slot].zero_G = node_G[slot]
+        acc[slot].zero_H = node_H[slot]
+        acc[slot].zero_count = node_count[slot]
+    for k in range(col_ptr[feature], col_ptr[feature + 1]):
+        row = rows[k]
+        s = row_slot[row]
+        if s == NO_SLOT:
+            continue
+        g = gpair[row, 0]
+        h = gpair[row, 1]
+        if weighted:
+            g = g * weight[row]
+            h = h * weight[row]
+        acc[s].zero_G -= g
+        acc[s].zero_H -= h
+        acc[s].zero_count -= 1
+    for k in range(missing_ptr[feature], missing_ptr[feature + 1]):
+        row = missing_rows[k]
+        s = row_slot[row]
+        if s == NO_SLOT:
+            continue
+        g = gpair[row, 0]
+        h = gpair[row, 1]
+        if weighted:
+            g = g * weight[row]
+            h = h * weight[row]
+        acc[s].zero_G -= g
+        acc[s].zero_H -= h
+        acc[s].zero_count -= 1
 
 
 cdef void scan_feature(
@@ -111,6 +246,9 @@ cdef void scan_feature(
         const double[::1] weight,
         bint weighted,
         const RegParams* p,
+        bint zero_absent,              # absent entries are a zero block
+        const int64_t[::1] missing_ptr,
+        const int32_t[::1] missing_rows,
         ScanAccumulator* acc,          # OUT scratch, n_slots entries
         SplitCandidate* best,          # IN/OUT, n_slots entries
 ) noexcept nogil:
@@ -118,16 +256,30 @@ cdef void scan_feature(
     cdef int64_t k, start = col_ptr[feature], end = col_ptr[feature + 1]
     cdef int32_t row, slot
     cdef float v
-    cdef double G_left, H_left, G_right, H_right, gain, g, h
+    cdef double G_left, H_left, H_right, gain, g, h
     cdef bint any_missing = False
+    cdef ScanContext ctx
+    ctx.feature = feature
+    ctx.node_G = &node_G[0]
+    ctx.node_H = &node_H[0]
+    ctx.parent_score = &parent_score[0]
+    ctx.p = p
+    ctx.l2_only = is_l2_only(p)
 
     for slot in range(n_slots):
         acc[slot].G = 0.0
         acc[slot].H = 0.0
         acc[slot].count = 0
+        acc[slot].zero_pending = False
+    if zero_absent:
+        zero_block_sums(feature, col_ptr, rows, missing_ptr, missing_rows,
+                        gpair, row_slot, feature_allowed, weight, weighted,
+                        acc, n_slots, node_G, node_H, node_count)
+        for slot in range(n_slots):
+            acc[slot].zero_pending = acc[slot].zero_count > 0
 
-    cdef bint l2_only = is_l2_only(p)
     # Forward scan: left = present entries below the threshold, missing right.
+    # The zero block joins in at value 0, before the first positive entry.
     for k in range(start, end):
         # the rows of a block are in value order, i.e. scattered: fetch the
         # slot and gradients of an entry ahead (paper section 4.2)
@@ -139,31 +291,22 @@ cdef void scan_feature(
         if slot == NO_SLOT or not feature_allowed[slot, feature]:
             continue
         v = values[k]
-        if acc[slot].count > 0 and v != acc[slot].last_value:
-            G_left = acc[slot].G
-            H_left = acc[slot].H
-            H_right = node_H[slot] - H_left
-            if children_heavy_enough(H_left, H_right, p):
-                G_right = node_G[slot] - G_left
-                if l2_only:
-                    gain = split_loss_reduction_l2(G_left, H_left, G_right,
-                                                   H_right, parent_score[slot],
-                                                   p.reg_lambda)
-                else:
-                    gain = split_loss_reduction(G_left, H_left, G_right,
-                                                H_right, parent_score[slot], p)
-                offer(&best[slot], gain, feature,
-                      0.5 * (<double> acc[slot].last_value + <double> v),
-                      G_left, H_left, False)
+        if acc[slot].zero_pending and v > 0:
+            forward_step(&acc[slot], &best[slot], slot, 0.0,
+                         acc[slot].zero_G, acc[slot].zero_H,
+                         acc[slot].zero_count, &ctx)
+            acc[slot].zero_pending = False
         g = gpair[row, 0]
         h = gpair[row, 1]
         if weighted:
             g = g * weight[row]
             h = h * weight[row]
-        acc[slot].G += g
-        acc[slot].H += h
-        acc[slot].count += 1
-        acc[slot].last_value = v
+        forward_step(&acc[slot], &best[slot], slot, v, g, h, 1, &ctx)
+    for slot in range(n_slots):
+        if acc[slot].zero_pending and feature_allowed[slot, feature]:
+            forward_step(&acc[slot], &best[slot], slot, 0.0,
+                         acc[slot].zero_G, acc[slot].zero_H,
+                         acc[slot].zero_count, &ctx)
 
     # All present entries left, missing right: a split on missingness itself.
     # Nodes with no missing value for this feature send missing values left
@@ -194,8 +337,10 @@ cdef void scan_feature(
         if (feature_allowed[slot, feature] and acc[slot].count > 0
                 and acc[slot].count < node_count[slot]):
             acc[slot].count = 0
+            acc[slot].zero_pending = zero_absent and acc[slot].zero_count > 0
         else:
             acc[slot].count = -1
+            acc[slot].zero_pending = False
         acc[slot].G = 0.0
         acc[slot].H = 0.0
     for k in range(end - 1, start - 1, -1):
@@ -207,26 +352,22 @@ cdef void scan_feature(
         if slot == NO_SLOT or acc[slot].count < 0:
             continue
         v = values[k]
-        if acc[slot].count > 0 and v != acc[slot].last_value:
-            G_right = acc[slot].G
-            H_right = acc[slot].H
-            H_left = node_H[slot] - H_right
-            if children_heavy_enough(H_left, H_right, p):
-                G_left = node_G[slot] - G_right
-                gain = split_loss_reduction(G_left, H_left, G_right, H_right,
-                                            parent_score[slot], p)
-                offer(&best[slot], gain, feature,
-                      0.5 * (<double> v + <double> acc[slot].last_value),
-                      G_left, H_left, True)
+        if acc[slot].zero_pending and v < 0:
+            backward_step(&acc[slot], &best[slot], slot, 0.0,
+                          acc[slot].zero_G, acc[slot].zero_H,
+                          acc[slot].zero_count, &ctx)
+            acc[slot].zero_pending = False
         g = gpair[row, 0]
         h = gpair[row, 1]
         if weighted:
             g = g * weight[row]
             h = h * weight[row]
-        acc[slot].G += g
-        acc[slot].H += h
-        acc[slot].count += 1
-        acc[slot].last_value = v
+        backward_step(&acc[slot], &best[slot], slot, v, g, h, 1, &ctx)
+    for slot in range(n_slots):
+        if acc[slot].zero_pending:
+            backward_step(&acc[slot], &best[slot], slot, 0.0,
+                          acc[slot].zero_G, acc[slot].zero_H,
+                          acc[slot].zero_count, &ctx)
 
 
 def find_best_splits(
@@ -260,6 +401,9 @@ def find_best_splits(
     cdef Py_ssize_t n_features = columns.n_features
     cdef Py_ssize_t n_slots = node_G.shape[0]
     cdef Py_ssize_t n_rows = gpair.shape[0]
+    cdef bint zero_absent = columns.zero_absent
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    cdef const int32_t[::1] missing_rows = columns.missing_rows
     _check_inputs(columns, gpair, row_slot, node_G, node_H, node_count,
                   feature_allowed, n_threads)
 
@@ -295,6 +439,7 @@ def find_best_splits(
         scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
                      row_slot, node_G, node_H, parent_score, node_count,
                      feature_allowed, weight_view, weighted, &p,
+                     zero_absent, missing_ptr, missing_rows,
                      &acc[tid * acc_stride], &best[tid * best_stride])
     # Merge the threads' bests into thread 0's under the total order.
     for t in range(1, n_threads):

@@ -69,12 +69,13 @@ def presort_sparse(X):
     One stable sort of every entry by (column, value), from the CSC order
     (rows increasing within a column), so ties keep the row order exactly
     as in ``presort_dense``; the cost is that of sorting the stored entries,
-    whatever the number of columns.
+    whatever the number of columns. When X's absent entries are 0.0, the
+    stored missing (NaN) entries are kept aside, per column, for the
+    kernels to tell them from the implicit zero block.
 
     Parameters
     ----------
     X : SparseRows
-        With absent entries missing (``absent_value`` NaN).
 
     Returns
     -------
@@ -87,16 +88,28 @@ def presort_sparse(X):
     csc = sp.csr_matrix((X.data, X.indices, X.indptr),
                         shape=(X.n_rows, X.n_features)).tocsc()
     csc.sort_indices()
+    columns = np.repeat(np.arange(X.n_features, dtype=np.uint64),
+                        np.diff(csc.indptr))
     present = ~np.isnan(csc.data)
     values = csc.data[present] + np.float32(0.0)   # -0.0 becomes +0.0
     rows = csc.indices[present].astype(np.int32)
-    columns = np.repeat(np.arange(X.n_features, dtype=np.uint64),
-                        np.diff(csc.indptr))[present]
+    present_columns = columns[present]
     bits = values.view(np.uint32)
     ordered = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
-    keys = (columns << np.uint64(32)) | ordered.astype(np.uint64)
+    keys = (present_columns << np.uint64(32)) | ordered.astype(np.uint64)
     order = np.argsort(keys, kind="stable")
-    col_ptr = np.zeros(X.n_features + 1, dtype=np.int64)
-    np.cumsum(np.bincount(columns.astype(np.int64),
-                          minlength=X.n_features), out=col_ptr[1:])
-    return SortedColumns(col_ptr, values[order], rows[order], X.n_rows)
+    col_ptr = _pointers(present_columns, X.n_features)
+    if np.isnan(X.absent_value):
+        return SortedColumns(col_ptr, values[order], rows[order], X.n_rows)
+    missing = ~present
+    return SortedColumns(col_ptr, values[order], rows[order], X.n_rows,
+                         missing_ptr=_pointers(columns[missing], X.n_features),
+                         missing_rows=csc.indices[missing])
+
+
+def _pointers(columns, n_features):
+    """CSC pointers of entries grouped by (sorted) column."""
+    ptr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(np.bincount(columns.astype(np.int64), minlength=n_features),
+              out=ptr[1:])
+    return ptr

@@ -74,6 +74,10 @@ cdef class SparseRows:
     def shape(self):
         return (self.n_rows, self.n_features)
 
+    def __getitem__(self, rows):
+        """``X[rows]`` for an array of row indices: ``take_rows``."""
+        return self.take_rows(rows)
+
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def take_rows(self, rows):

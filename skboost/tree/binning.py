@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._binning import map_to_bins
+from ._exact import SortedColumns
 from ._sketch import sketch_column
 
 # One byte per code when every feature's codes (value bins + missing bin)
@@ -132,18 +133,24 @@ class BinMapper:
 
     def fit_columns(self, columns, weight=None, n_threads=1):
         """Cut points from presorted columns (sparse data: the stored,
-        non-missing entries; a feature has missing values when some row has
-        no entry).
+        non-missing entries). A feature has missing values when some row has
+        no entry, or, when absent entries are 0.0, a stored missing entry;
+        its implicit zeros then count as values (``ZeroBlocks``).
 
         A feature with at most its cap of distinct values (of positive
         weight) gets the midpoints, as the sketch's exact summary gives
         them, all features at once; the others are sketched one by one.
         """
+        self.has_missing_ = has_missing_values(columns)
+        if columns.zero_absent:
+            blocks = ZeroBlocks(columns)
+            weight = blocks.weights(np.ones(columns.n_rows) if weight is None
+                                    else weight)
+            columns = blocks.columns
         col_ptr = np.asarray(columns.col_ptr)
         values = np.asarray(columns.values)
         rows = np.asarray(columns.rows)
         n_features = columns.n_features
-        self.has_missing_ = np.diff(col_ptr) < columns.n_rows
         caps = value_bin_caps(self.max_bin, self.has_missing_)
         feature = np.repeat(np.arange(n_features), np.diff(col_ptr))
         kept = np.ones(values.shape[0], bool) if weight is None else (
@@ -197,3 +204,57 @@ class BinMapper:
         flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
         map_to_bins(X, flat, self.cut_ptr_, codes, n_threads)
         return codes
+
+
+def has_missing_values(columns):
+    """Features of presorted columns with at least one missing value."""
+    if columns.zero_absent:
+        return np.diff(columns.missing_ptr) > 0
+    return np.diff(columns.col_ptr) < columns.n_rows
+
+
+class ZeroBlocks:
+    """Presorted columns whose absent entries are 0.0, with each feature's
+    implicit zeros made one entry: value 0.0 at its place in the sorted
+    block, on a virtual row ``n_rows + f`` whose weight is the weight of
+    the rows the feature has no entry for. The sketch and the weighted
+    proposals then see the zeros without a row per zero.
+
+    Parameters
+    ----------
+    columns : SortedColumns
+        With ``zero_absent``.
+    """
+
+    def __init__(self, columns):
+        col_ptr = np.asarray(columns.col_ptr)
+        values = np.asarray(columns.values)
+        self.source = columns
+        n_features = columns.n_features
+        feature = np.repeat(np.arange(n_features), np.diff(col_ptr))
+        self.entry_feature = feature
+        self.missing_feature = np.repeat(np.arange(n_features),
+                                         np.diff(columns.missing_ptr))
+        # after the feature's entries <= 0 (ties: real rows first)
+        at = col_ptr[:-1] + np.bincount(feature[values <= 0],
+                                        minlength=n_features)
+        virtual_rows = columns.n_rows + np.arange(n_features, dtype=np.int32)
+        self.columns = SortedColumns(
+            col_ptr + np.arange(n_features + 1),
+            np.insert(values, at, np.float32(0.0)),
+            np.insert(np.asarray(columns.rows), at, virtual_rows),
+            columns.n_rows + n_features)
+
+    def weights(self, row_weight):
+        """Per-row weights extended by each zero block's: the total minus
+        the weights of the feature's stored (present and missing) rows."""
+        columns = self.source
+        n_features = columns.n_features
+        stored = (np.bincount(self.entry_feature,
+                              weights=row_weight[columns.rows],
+                              minlength=n_features)
+                  + np.bincount(self.missing_feature,
+                                weights=row_weight[columns.missing_rows],
+                                minlength=n_features))
+        zero = np.maximum(row_weight.sum() - stored, 0.0)
+        return np.concatenate([row_weight, zero])

@@ -38,7 +38,8 @@ from ._histogram import (FixedPointGradients, build_histograms,
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
 from ._sparse import SparseRows, apply_level_splits_sparse
 from ._tree import TreeBuilder
-from .binning import HistogramLayout, value_bin_caps
+from .binning import (HistogramLayout, ZeroBlocks, has_missing_values,
+                      value_bin_caps)
 
 # A split whose loss reduction is this small relative to its parent's score
 # is rounding noise (the exact reduction is zero), not a split.
@@ -643,8 +644,12 @@ class ColumnHistGrower(LocalApproxGrower):
                  mapper=None, max_bin=256):
         super().__init__(X, sorted_columns, params, max_bin, n_threads, rng,
                          weight=weight)
-        self.max_bins = value_bin_caps(
-            max_bin, np.diff(sorted_columns.col_ptr) < sorted_columns.n_rows)
+        self.has_missing = has_missing_values(sorted_columns)
+        self.max_bins = value_bin_caps(max_bin, self.has_missing)
+        # absent entries read as 0.0: the proposals see each feature's zeros
+        # as one weighted entry
+        self.zero_blocks = (ZeroBlocks(sorted_columns)
+                            if sorted_columns.zero_absent else None)
         self.propose = mapper is None
         self._proposed_for = None   # (hessians, active rows) of the cuts
         if not self.propose:
@@ -652,10 +657,15 @@ class ColumnHistGrower(LocalApproxGrower):
 
     def _set_cuts(self, layout):
         self.binned = None   # the old codes go before the new arrive
+        # the bin of 0.0 in each feature (the zero block's, if any)
+        zero_codes = np.bincount(
+            np.repeat(np.arange(self.sorted.n_features),
+                      np.diff(layout.cut_ptr))[layout.flat_cuts <= 0.0],
+            minlength=self.sorted.n_features)
         self.binned = BinnedColumns(
             self.sorted, entry_codes(self.sorted, layout.flat_cuts,
                                      layout.cut_ptr, self.n_threads),
-            layout.bin_ptr)
+            layout.bin_ptr, zero_codes)
         self.thresholds = layout.split_thresholds
 
     def grow(self, gpair, active):
@@ -668,11 +678,14 @@ class ColumnHistGrower(LocalApproxGrower):
             if self.weight is not None:
                 hess *= self.weight
             hess[~active] = 0.0
-            flat, cut_ptr = propose_cuts_flat(self.sorted, hess,
-                                              self.max_bins, self.n_threads)
-            self._set_cuts(HistogramLayout.from_flat(
-                flat, cut_ptr,
-                np.diff(self.sorted.col_ptr) < self.sorted.n_rows))
+            columns = self.sorted
+            if self.zero_blocks is not None:
+                columns = self.zero_blocks.columns
+                hess = self.zero_blocks.weights(hess)
+            flat, cut_ptr = propose_cuts_flat(columns, hess, self.max_bins,
+                                              self.n_threads)
+            self._set_cuts(HistogramLayout.from_flat(flat, cut_ptr,
+                                                     self.has_missing))
         return super().grow(gpair, active)
 
     def _find_splits(self, quantized, hess, row_slot, sums, depth):
