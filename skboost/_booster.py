@@ -283,14 +283,16 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     # Gradient pairs are kept unweighted in float32; the growers apply the
     # weights inside their sums (unless a callable objective applies them).
-    unit_weight = np.ones(X.shape[0])
+    # Unweighted fits share one array of ones (8 bytes a row).
+    unweighted = bool(np.all(weight == 1.0))
+    unit_weight = weight if unweighted else np.ones(X.shape[0])
     grower_weight = weight
     if objective.applies_weights:
         objective.sample_weight = weight
         grower_weight = unit_weight
-    grower = _make_grower(X, None if np.all(grower_weight == 1.0)
-                          else grower_weight, boost_params, tree_params,
-                          n_threads, rng)
+    grower = _make_grower(X, None if grower_weight is unit_weight
+                          or unweighted else grower_weight, boost_params,
+                          tree_params, n_threads, rng)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.

@@ -682,7 +682,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             raise ValueError(
                 "BoostClassifier needs samples of at least 2 classes in the "
                 f"data, but the data contains only one class: {self.classes_[0]!r}")
-        return self._train(X, encoder.transform(y), sample_weight,
+        # class indices as float64, the labels' dtype in training: one array,
+        # not an int64 one and a float64 copy of it
+        return self._train(X, encoder.transform(y).astype(np.float64),
+                           sample_weight,
                            self._objective_for(self.n_classes_),
                            n_classes=self.n_classes_,
                            encode_labels=self._encode_eval_labels,
