@@ -5,6 +5,7 @@
 ``Booster`` holds the trees and predicts.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,8 @@ from .tree._predictor import PackedForest, predict_raw
 from .tree._binning import BinnedData
 from .tree._presort import presort_dense, presort_sparse
 from .tree._tree import NODE_FIELDS
-from .tree.binning import BinMapper
+from .tree._approx import propose_cuts
+from .tree.binning import BinMapper, value_bin_caps
 from .tree.grower import (ApproxGrower, ColumnHistGrower, ExactGrower,
                           HistGrower, LocalApproxGrower, TreeParams)
 
@@ -292,7 +294,9 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         grower_weight = unit_weight
     grower = _make_grower(X, None if grower_weight is unit_weight
                           or unweighted else grower_weight, boost_params,
-                          tree_params, n_threads, rng)
+                          tree_params, n_threads, rng,
+                          fixed_hessians=objective.constant_hessian
+                          and boost_params.subsample >= 1.0)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
@@ -397,7 +401,11 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
         tree.value[leaves[begin]] = learning_rate * target
 
 
-def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
+def _make_grower(X, weight, boost_params, tree_params, n_threads, rng,
+                 fixed_hessians=False):
+    """The tree grower of ``boost_params.tree_method`` for X.
+    ``fixed_hessians``: the weighted hessians are the same in every round
+    (constant-hessian objective, no row sampling)."""
     if isinstance(X, SparseRows):
         return _make_sparse_grower(X, weight, boost_params,
                                    tree_params, n_threads, rng)
@@ -409,13 +417,41 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng):
             return LocalApproxGrower(X, presort_dense(X, n_threads), tree_params,
                                      boost_params.max_bin, n_threads, rng,
                                      weight=weight)
-        return ApproxGrower(presort_dense(X, n_threads), tree_params, boost_params.max_bin,
-                            n_threads, rng, weight=weight)
-    mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads)
+        if not fixed_hessians:
+            return ApproxGrower(presort_dense(X, n_threads), tree_params,
+                                boost_params.max_bin, n_threads, rng,
+                                weight=weight)
+        # every tree would propose the same cuts: propose them once, a
+        # column at a time, and grow on them like hist (the same trees as
+        # ApproxGrower, without holding every presorted column)
+        mapper = approx_cuts_once(X, weight, boost_params.max_bin, n_threads)
+    else:
+        mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
                       rng, weight=weight)
 
+
+
+def approx_cuts_once(X, weight, max_bin, n_threads):
+    """A BinMapper holding the approximate method's cuts for hessians that
+    never change: each column is presorted and proposed on (hessians =
+    weights), one column at a time in ``n_threads`` threads."""
+    hess = np.ones(X.shape[0]) if weight is None else weight
+
+    def propose(j):
+        column = presort_dense(np.ascontiguousarray(X[:, j:j + 1]), 1)
+        has_missing = np.diff(column.col_ptr) < X.shape[0]
+        cuts = propose_cuts(column, hess, value_bin_caps(max_bin, has_missing),
+                            1)[0]
+        return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
+
+    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+        proposals = list(pool.map(propose, range(X.shape[1])))
+    mapper = BinMapper(max_bin)
+    mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
+    mapper._set_cuts([c for _, c in proposals])
+    return mapper
 
 
 def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,

@@ -77,6 +77,9 @@ class Objective(ABC):
     # weights (it then gets them in ``sample_weight``); the growers apply
     # the weights otherwise.
     applies_weights = False
+    # Whether every row's unweighted hessian is the same constant in every
+    # round (the approximate method then proposes its cuts once).
+    constant_hessian = False
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -161,6 +164,7 @@ class SquaredError(_Elementwise):
     name = "reg:squarederror"
     default_metric = "rmse"
     loss_code = "squared_error"
+    constant_hessian = True
 
     def estimate_base_margin(self, y, weight, n_outputs):
         return np.array([np.average(y, weights=weight)])

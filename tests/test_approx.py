@@ -1048,3 +1048,29 @@ def test_accuracy_matches_xgboost_approx():
     prior = y_train.mean()
     base = -np.mean(y_test * np.log(prior) + (1 - y_test) * np.log(1 - prior))
     assert a.mean() < 0.85 * base
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cuts_proposed_once_for_constant_hessians_give_the_same_model(
+        weighted):
+    # reg:squarederror has hessian 1 in every round: its cuts are proposed
+    # once, column by column, without keeping the presorted columns. The
+    # same objective as a callable (not known to be constant) goes through
+    # the per-tree proposals: the models must be identical.
+    from skboost import BoostRegressor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 6)).round(2)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 3 + np.nan_to_num(X[:, 1]) ** 2 + rng.normal(
+        size=5000)
+    weight = rng.uniform(0.2, 2, 5000) if weighted else None
+
+    def squared_error(y_true, y_pred):
+        return y_pred - y_true, np.ones_like(y_pred)
+
+    params = dict(tree_method="approx", n_estimators=20, base_score=0.0,
+                  max_bin=32)
+    once = BoostRegressor(**params).fit(X, y, sample_weight=weight)
+    per_tree = BoostRegressor(objective=squared_error, **params).fit(
+        X, y, sample_weight=weight)
+    np.testing.assert_array_equal(once.predict(X), per_tree.predict(X))
