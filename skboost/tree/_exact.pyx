@@ -196,28 +196,28 @@ cdef inline void zero_block_sums(
     """Each node's zero block: its totals minus its stored entries
     (present and missing) of this feature."""
     cdef Py_ssize_t slot
-    cdef int64_t k
-    cdef int32_t row, s
-    cdef double g, h
     for slot in range(n_slots):
         acc[slot].zero_G = node_G[slot]
         acc[slot].zero_H = node_H[slot]
         acc[slot].zero_count = node_count[slot]
-    for k in range(col_ptr[feature], col_ptr[feature + 1]):
+    subtract_rows(rows, col_ptr[feature], col_ptr[feature + 1], gpair,
+                  row_slot, weight, weighted, acc)
+    subtract_rows(missing_rows, missing_ptr[feature],
+                  missing_ptr[feature + 1], gpair, row_slot, weight,
+                  weighted, acc)
+
+
+cdef inline void subtract_rows(const int32_t[::1] rows, int64_t begin,
+                               int64_t end, const float[:, ::1] gpair,
+                               const int32_t[::1] row_slot,
+                               const double[::1] weight, bint weighted,
+                               ScanAccumulator* acc) noexcept nogil:
+    """Take the rows ``rows[begin:end]`` out of their nodes' zero blocks."""
+    cdef int64_t k
+    cdef int32_t row, s
+    cdef double g, h
+    for k in range(begin, end):
         row = rows[k]
-        s = row_slot[row]
-        if s == NO_SLOT:
-            continue
-        g = gpair[row, 0]
-        h = gpair[row, 1]
-        if weighted:
-            g = g * weight[row]
-            h = h * weight[row]
-        acc[s].zero_G -= g
-        acc[s].zero_H -= h
-        acc[s].zero_count -= 1
-    for k in range(missing_ptr[feature], missing_ptr[feature + 1]):
-        row = missing_rows[k]
         s = row_slot[row]
         if s == NO_SLOT:
             continue

@@ -143,10 +143,9 @@ def find_best_splits_hist(
     # about BINS_PER_THREAD bins of scanning per thread, at least
     n_threads = max(1, min(n_threads, (n_nodes * n_bins) // BINS_PER_THREAD))
     cdef double[::1] parent_score = np.empty(n_nodes)
-    cdef Py_ssize_t k, t, task, n_tasks = n_nodes * n_features
+    cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
     cdef int tid
     cdef int32_t f
-    cdef HistCandidate* c
     cdef bint per_node_thresholds = thresholds.shape[0] > 1
     for k in range(n_nodes):
         parent_score[k] = leaf_score(node_sums[k, 0] / scale_g,
@@ -172,14 +171,7 @@ def find_best_splits_hist(
                              thresholds[k if per_node_thresholds else 0],
                              scale_g, scale_h,
                              &p, &best[tid * n_nodes + k])
-        for t in range(1, n_threads):
-            for k in range(n_nodes):
-                c = &best[t * n_nodes + k]
-                if c.split.feature >= 0 and is_better(
-                        c.split.gain, c.split.feature, c.split.threshold,
-                        &best[k].split):
-                    best[k] = c[0]
-        return _to_arrays(best, n_nodes)
+        return _merged_to_arrays(best, n_threads, n_nodes)
     finally:
         free(best)
 
@@ -297,9 +289,8 @@ def find_best_splits_columns(
         n_threads * max(n_nodes, 1) * sizeof(HistCandidate))
     if best == NULL:
         raise MemoryError()
-    cdef Py_ssize_t f, t
+    cdef Py_ssize_t f
     cdef int tid
-    cdef HistCandidate* c
     try:
         for k in range(n_threads * n_nodes):
             reset_candidate(&best[k].split)
@@ -313,14 +304,7 @@ def find_best_splits_columns(
                         scale_g, scale_h, &p, l2_only, &sums[tid, 0, 0],
                         &last_bin[tid, 0], &touched[tid, 0],
                         &best[tid * n_nodes])
-        for t in range(1, n_threads):
-            for k in range(n_nodes):
-                c = &best[t * n_nodes + k]
-                if c.split.feature >= 0 and is_better(
-                        c.split.gain, c.split.feature, c.split.threshold,
-                        &best[k].split):
-                    best[k] = c[0]
-        return _to_arrays(best, n_nodes)
+        return _merged_to_arrays(best, n_threads, n_nodes)
     finally:
         free(best)
 
@@ -539,6 +523,22 @@ def _check_columns_inputs(BinnedColumns binned, thresholds, row_slot,
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != columns.n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")
+
+
+cdef dict _merged_to_arrays(HistCandidate* best, int n_threads,
+                            Py_ssize_t n_nodes):
+    """Merge the threads' bests (``best[t * n_nodes + k]``) into thread 0's
+    under the total order, then as arrays."""
+    cdef Py_ssize_t t, k
+    cdef HistCandidate* c
+    for t in range(1, n_threads):
+        for k in range(n_nodes):
+            c = &best[t * n_nodes + k]
+            if c.split.feature >= 0 and is_better(
+                    c.split.gain, c.split.feature, c.split.threshold,
+                    &best[k].split):
+                best[k] = c[0]
+    return _to_arrays(best, n_nodes)
 
 
 cdef dict _to_arrays(const HistCandidate* best, Py_ssize_t n):
