@@ -174,9 +174,8 @@ cdef inline void backward_step(ScanAccumulator* a, SplitCandidate* best,
     if a.count > 0 and v != a.last_value:
         H_left = c.node_H[slot] - a.H
         if children_heavy_enough(H_left, a.H, c.p):
-            offer(best, split_loss_reduction(c.node_G[slot] - a.G, H_left,
-                                             a.G, a.H, c.parent_score[slot],
-                                             c.p),
+            offer(best, reduction(c.node_G[slot] - a.G, H_left, a.G, a.H,
+                                  c.parent_score[slot], c),
                   c.feature, 0.5 * (<double> v + <double> a.last_value),
                   c.node_G[slot] - a.G, H_left, True)
     a.G += g
