@@ -67,6 +67,9 @@ class Booster:
         self.best_score = None
         # what an absent entry of sparse X means: NaN (missing) or 0.0
         self.absent_value = np.nan
+        # the categorical features and their training categories
+        # (_categorical.CategoryMap), None without any
+        self.category_map = None
 
     @property
     def n_outputs(self):
@@ -112,7 +115,9 @@ class Booster:
                       if name not in ("gain", "cover")]
             self._forest = PackedForest(*arrays, starts,
                                         np.asarray(self.tree_group, np.int32),
-                                        self.n_features, self.n_outputs)
+                                        self.n_features, self.n_outputs,
+                                        *_forest_categories(self.trees,
+                                                            starts))
         return self._forest
 
     def __getstate__(self):
@@ -206,6 +211,21 @@ class Booster:
         return trees_to_dataframe(self)
 
 
+def _forest_categories(trees, starts):
+    """The categorical splits of all trees, concatenated: node indices and
+    bitset offsets moved into the forest's (``PackedForest``)."""
+    if not any(t.has_categorical_splits for t in trees):
+        return ()
+    words = np.cumsum([0] + [t.cat_bits.shape[0] for t in trees])
+    node = np.concatenate([t.cat_node.astype(np.int64) + starts[i]
+                           for i, t in enumerate(trees)])
+    size = np.concatenate([t.cat_size for t in trees])
+    ptr = np.concatenate([[0]] + [t.cat_ptr[1:] + words[i]
+                                  for i, t in enumerate(trees)])
+    bits = np.concatenate([t.cat_bits for t in trees])
+    return node, size, ptr, bits
+
+
 @dataclass
 class EvalSet:
     """Data evaluated after every round (rows grouped by query for ranking).
@@ -223,7 +243,8 @@ class EvalSet:
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
-          eval_metrics=None, callbacks=(), init_booster=None):
+          eval_metrics=None, callbacks=(), init_booster=None,
+          n_categories=None):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -254,6 +275,12 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         Continue this model (warm start): its base margin and trees are kept
         (in a new Booster) and ``boost_params.n_estimators`` rounds are
         added; rounds are numbered on from its last.
+    n_categories : ndarray of shape (n_features,), default=None
+        Number of categories of each categorical feature (whose values in X
+        are category codes 0 .. n-1, NaN = missing), 0 for the numeric
+        ones; None: every feature is numeric. Categorical features need
+        dense X and ``tree_method="hist"`` or ``"approx"`` (global
+        proposals).
 
     Returns
     -------
@@ -297,7 +324,8 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                           or unweighted else grower_weight, boost_params,
                           tree_params, n_threads, rng,
                           fixed_hessians=objective.constant_hessian
-                          and boost_params.subsample >= 1.0)
+                          and boost_params.subsample >= 1.0,
+                          n_categories=n_categories)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     # A row of weight 0 is the same as no row at all: it never takes part.
@@ -403,10 +431,14 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
 
 
 def _make_grower(X, weight, boost_params, tree_params, n_threads, rng,
-                 fixed_hessians=False):
+                 fixed_hessians=False, n_categories=None):
     """The tree grower of ``boost_params.tree_method`` for X.
     ``fixed_hessians``: the weighted hessians are the same in every round
-    (constant-hessian objective, no row sampling)."""
+    (constant-hessian objective, no row sampling). ``n_categories``: see
+    ``train``."""
+    if n_categories is not None and np.any(n_categories > 0):
+        return _make_categorical_grower(X, weight, boost_params, tree_params,
+                                        n_threads, rng, n_categories)
     if isinstance(X, SparseRows):
         return _make_sparse_grower(X, weight, boost_params,
                                    tree_params, n_threads, rng)
@@ -465,6 +497,31 @@ def approx_cuts_once(X, weight, max_bin, n_threads):
     mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
     mapper._set_cuts([c for _, c in proposals])
     return mapper
+
+
+def _make_categorical_grower(X, weight, boost_params, tree_params, n_threads,
+                             rng, n_categories):
+    """The histogram grower with categorical features: their bins are their
+    category codes (any number of categories, not tied to ``max_bin``)."""
+    if isinstance(X, SparseRows):
+        raise ValueError("categorical features need dense X: convert the "
+                         "sparse matrix with X.toarray(), or encode the "
+                         "categorical features")
+    if boost_params.tree_method == "approx" and (
+            boost_params.approx_proposal == "global"):
+        return ApproxGrower(presort_dense(X, n_threads), tree_params,
+                            boost_params.max_bin, n_threads, rng,
+                            weight=weight, n_categories=n_categories)
+    if boost_params.tree_method != "hist":
+        raise ValueError(
+            "categorical features need tree_method='hist' or 'approx' with "
+            "approx_proposal='global' (tree_method="
+            f"{boost_params.tree_method!r} does not split categories yet)")
+    mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads,
+                                                 n_categories=n_categories)
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
+                      rng, weight=weight, categorical=n_categories > 0)
 
 
 def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
@@ -539,7 +596,7 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
 
 def _add_tree_output(tree, X, raw, group, n_threads):
     """raw[:, group] += tree(X), through the same predictor as predict."""
-    if _is_sparse(X):
+    if _is_sparse(X) or tree.has_categorical_splits:
         column = _single_tree(tree, X).predict_raw(
             X, n_threads=n_threads)
     else:

@@ -4,10 +4,11 @@ matrix with NaN for missing values, every weight vector float64.
 pandas DataFrames are converted column by column straight into the float32
 matrix (no object-dtype copy): numpy numeric and bool columns, the nullable
 ``Int*``/``UInt*``/``Float*``/``boolean`` dtypes (``pd.NA`` is missing) and
-pyarrow-backed numeric and bool columns. Other columns (object, string,
-categorical, datetime) raise a ValueError naming them. Columns are matched
-by name: at predict time, the training columns in another order are
-reordered.
+pyarrow-backed numeric and bool columns, and ``category`` columns, which
+become categorical features (``_categorical.py``: their category codes,
+re-coded by value at predict). Other columns (object, string, datetime)
+raise a ValueError naming them. Columns are matched by name: at predict
+time, the training columns in another order are reordered.
 """
 
 import sys
@@ -17,6 +18,9 @@ import scipy.sparse as sp
 from sklearn.utils.validation import (_check_sample_weight, check_array,
                                       check_X_y, validate_data)
 
+from ._categorical import (CategoryMap, dtype_categories, dtype_codes,
+                           is_category_dtype, resolve_categorical_features,
+                           value_categories, value_codes)
 from ._sparse_input import SPARSE_FORMATS, canonical_csr
 
 
@@ -24,7 +28,10 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     """Validate X (and y at fit) the scikit-learn way; apply ``missing``.
 
     Returns float32 C-ordered X in which NaN marks every missing value
-    (NaN itself, and the estimator's ``missing`` marker when it is a number).
+    (NaN itself, and the estimator's ``missing`` marker when it is a number)
+    and categorical features hold category codes. At fit (``reset``) the
+    categorical features and their categories are recorded in
+    ``estimator._category_map_`` (None without any).
     """
     missing = estimator.missing
     # An infinite ``missing`` marker must survive validation to be replaced.
@@ -32,8 +39,9 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     kwargs = dict(dtype=np.float32, order="C", ensure_all_finite=finite_check,
                   accept_sparse=SPARSE_FORMATS)
     fitting = not (isinstance(y, str) and y == "no_validation")
+    dtype_categories = {}
     if _is_dataframe(X):
-        X = _frame_to_float32(estimator, X, reset)
+        X, dtype_categories = _frame_to_float32(estimator, X, reset)
         if fitting:
             X, y = check_X_y(X, y, y_numeric=y_numeric, estimator=estimator,
                              **kwargs)
@@ -45,15 +53,79 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     else:
         X = validate_data(estimator, X, reset=reset, **kwargs)
     if sp.issparse(X):
+        _reject_sparse_categories(estimator, reset)
         X = canonical_csr(X, missing,
                           getattr(estimator, "sparse_absent", "missing"))
         return (X, y) if fitting else X
     if not np.isnan(missing):
-        X = np.where(X == np.float32(missing), np.float32(np.nan), X)
+        # category codes are not values: the marker applies to the others
+        marked = X == np.float32(missing)
+        marked[:, list(dtype_categories)] = False
+        X = np.where(marked, np.float32(np.nan), X)
     if finite_check is False and np.isinf(X).any():
         raise ValueError("Input X contains infinity (other than the "
                          f"missing marker {missing}).")
+    X = _code_categories(estimator, X, reset, dtype_categories)
     return (X, y) if fitting else X
+
+
+def _reject_sparse_categories(estimator, reset):
+    if reset:
+        spec = getattr(estimator, "categorical_features", None)
+        if spec is not None and len(resolve_categorical_features(
+                spec, estimator.n_features_in_, None)):
+            raise ValueError("categorical_features needs dense X: skboost "
+                             "does not take categorical features from "
+                             "scipy.sparse input")
+        estimator._category_map_ = None
+    elif getattr(estimator, "_category_map_", None) is not None:
+        raise ValueError("this model has categorical features: X must be "
+                         "dense (a DataFrame or an array), not sparse")
+
+
+def _code_categories(estimator, X, reset, dtype_categories):
+    """X with the categorical features named by value (not by dtype) coded;
+    at fit, records the CategoryMap on the estimator."""
+    if reset:
+        named = resolve_categorical_features(
+            getattr(estimator, "categorical_features", None), X.shape[1],
+            getattr(estimator, "feature_names_in_", None))
+        features = np.union1d(named, list(dtype_categories)).astype(np.int64)
+        names = _feature_labels(estimator, X.shape[1])
+        categories = [dtype_categories[f] if f in dtype_categories
+                      else value_categories(X[:, f], names[f])
+                      for f in features]
+        estimator._category_map_ = None if not features.size else CategoryMap(
+            features, categories,
+            np.array([f in dtype_categories for f in features], dtype=bool),
+            X.shape[1])
+    category_map = getattr(estimator, "_category_map_", None)
+    if category_map is None:
+        return X
+    by_value = [(f, c) for f, c, d in zip(category_map.features,
+                                          category_map.categories,
+                                          category_map.from_dtype) if not d]
+    if len(dtype_categories) != int(np.count_nonzero(category_map.from_dtype)):
+        raise ValueError(
+            "this model was trained on a DataFrame with categorical (category "
+            "dtype) columns "
+            f"{_labels(estimator, category_map.features[category_map.from_dtype])}"
+            ": X must be a DataFrame with those columns as category dtype")
+    if by_value:
+        X = X.copy()   # never the caller's array
+        for f, categories in by_value:
+            X[:, f] = value_codes(X[:, f], categories)
+    return X
+
+
+def _feature_labels(estimator, n_features):
+    names = getattr(estimator, "feature_names_in_", None)
+    return list(names) if names is not None else list(range(n_features))
+
+
+def _labels(estimator, features):
+    labels = _feature_labels(estimator, estimator.n_features_in_)
+    return [labels[f] for f in features]
 
 
 def _is_dataframe(X):
@@ -64,17 +136,34 @@ def _is_dataframe(X):
 def _frame_to_float32(estimator, frame, reset):
     """Check the DataFrame's column names (set or compare
     ``feature_names_in_``) and convert it to a float32 C-ordered matrix
-    with NaN for missing values, in the training column order."""
+    with NaN for missing values, in the training column order.
+
+    ``category`` columns become their codes (at predict, against the
+    training categories). Returns the matrix and ``{feature: categories}``
+    of those columns.
+    """
     order = None if reset else _training_order(estimator, frame)
     if order is None:
         validate_data(estimator, frame, reset=reset, skip_check_array=True)
         order = range(frame.shape[1])
-    _check_column_dtypes(frame)
+    category_map = None if reset else getattr(estimator, "_category_map_",
+                                              None)
+    _check_column_dtypes(frame, None if reset else order, category_map)
     out = np.empty((frame.shape[0], len(order)), dtype=np.float32)
+    categories = {}
     for j, position in enumerate(order):
-        out[:, j] = frame.iloc[:, position].to_numpy(dtype=np.float32,
-                                                     na_value=np.nan)
-    return out
+        column = frame.iloc[:, position]
+        if is_category_dtype(column):
+            if reset:
+                categories[j] = dtype_categories(column, frame.columns[position])
+                out[:, j] = dtype_codes(column, None)
+            else:
+                categories[j] = category_map.categories[
+                    category_map.index_of(j)]
+                out[:, j] = dtype_codes(column, categories[j])
+            continue
+        out[:, j] = column.to_numpy(dtype=np.float32, na_value=np.nan)
+    return out, categories
 
 
 def _training_order(estimator, frame):
@@ -100,17 +189,50 @@ def _supported_dtype(dtype):
             and not types.is_timedelta64_dtype(dtype))
 
 
-def _check_column_dtypes(frame):
+def _check_column_dtypes(frame, order=None, category_map=None):
+    """Every column numeric or ``category``; at predict (``order``: the
+    positions of the training columns; ``category_map`` None for a model
+    without categorical features) a column is ``category`` exactly when it
+    was in training."""
+    from pandas.api import types
+
+    if order is not None:
+        _check_category_columns(frame, order, category_map)
     bad = [f"{name!r} ({dtype})" for name, dtype in frame.dtypes.items()
-           if not _supported_dtype(dtype)]
+           if not (_supported_dtype(dtype)
+                   or isinstance(dtype, types.CategoricalDtype))]
     if bad:
         raise ValueError(
             f"DataFrame column{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
             f"{'are' if len(bad) > 1 else 'is'} not numeric: skboost takes "
             "numeric and bool columns, including the nullable (Int64, "
             "Float64, boolean) and pyarrow-backed ones, with missing values "
-            "as NaN or pd.NA. Encode or drop the column first (for example "
-            "with a ColumnTransformer and an OrdinalEncoder).")
+            "as NaN or pd.NA, and category columns (categorical features). "
+            "Convert the column with .astype('category'), or encode or drop "
+            "it first (for example with a ColumnTransformer and an "
+            "OrdinalEncoder).")
+
+
+def _check_category_columns(frame, order, category_map):
+    """At predict: the columns of category dtype are those that had it in
+    training (the others are numeric)."""
+    for j, position in enumerate(order):
+        column = frame.iloc[:, position]
+        name = frame.columns[position]
+        was = category_map is not None and (
+            category_map.index_of(j) is not None
+            and category_map.from_dtype[category_map.index_of(j)])
+        now = is_category_dtype(column)
+        if was and not now:
+            raise ValueError(
+                f"column {name!r} was categorical (category dtype) in "
+                f"training, but is {column.dtype} now: convert it with "
+                ".astype('category')")
+        if now and not was:
+            raise ValueError(
+                f"column {name!r} is categorical (category dtype), but was "
+                "not in training (numeric, or a categorical feature named by "
+                "categorical_features)")
 
 
 def check_weight(sample_weight, X):

@@ -73,6 +73,9 @@ class _BoostBase(BaseEstimator):
         "random_state": ["random_state"],
         "missing": [Real],
         "sparse_absent": [StrOptions({"missing", "zero"})],
+        "categorical_features": ["array-like", None],
+        "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
+        "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
         "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
         "eval_metric": [str, list, callable, None],
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
@@ -90,7 +93,8 @@ class _BoostBase(BaseEstimator):
                  colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
                  base_score=None, random_state=None, missing=np.nan,
-                 sparse_absent="missing",
+                 sparse_absent="missing", categorical_features=None,
+                 max_cat_to_onehot=4, max_cat_threshold=64,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False):
@@ -117,6 +121,9 @@ class _BoostBase(BaseEstimator):
         self.random_state = random_state
         self.missing = missing
         self.sparse_absent = sparse_absent
+        self.categorical_features = categorical_features
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
         self.importance_type = importance_type
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -175,6 +182,7 @@ class _BoostBase(BaseEstimator):
             return self  # warm start: the model has its rounds already
         callbacks = self._training_callbacks(evals, verbose)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        category_map = getattr(self, "_category_map_", None)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
@@ -190,12 +198,17 @@ class _BoostBase(BaseEstimator):
                 max_delta_step=self._max_delta_step(objective),
                 colsample_bytree=self.colsample_bytree,
                 colsample_bylevel=self.colsample_bylevel,
-                colsample_bynode=self.colsample_bynode),
+                colsample_bynode=self.colsample_bynode,
+                max_cat_to_onehot=self.max_cat_to_onehot,
+                max_cat_threshold=self.max_cat_threshold),
             effective_n_threads(self.n_jobs),
             np.random.default_rng(seed if init is None else [seed, init.n_rounds]),
             objective_params=self._objective_params(), query_ptr=query_ptr,
             evals=evals, eval_metrics=_metric_list(self.eval_metric),
-            callbacks=callbacks, init_booster=init)
+            callbacks=callbacks, init_booster=init,
+            n_categories=(None if category_map is None
+                          else category_map.n_categories()))
+        self.booster_.category_map = category_map
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
@@ -216,6 +229,12 @@ class _BoostBase(BaseEstimator):
         if self.n_features_in_ != booster.n_features or names != getattr(
                 booster, "feature_names", None):
             problems.append("X does not have the features of the first fit")
+        fitted_map = getattr(booster, "category_map", None)
+        new_map = getattr(self, "_category_map_", None)
+        if (fitted_map is None) != (new_map is None) or (
+                fitted_map is not None and not fitted_map.same_as(new_map)):
+            problems.append("the categorical features or their categories "
+                            "differ from the first fit's")
         if name != booster.objective:
             problems.append(f"the objective is {name!r}, the fitted model's "
                             f"{booster.objective!r}")
@@ -283,6 +302,25 @@ class _BoostBase(BaseEstimator):
         return self.booster_.predict_raw(X,
                                          self._iteration_range(iteration_range),
                                          effective_n_threads(self.n_jobs))
+
+    @property
+    def categories_(self):
+        """Training categories of the categorical features.
+
+        Returns
+        -------
+        categories : dict
+            ``{feature name (or index): ndarray of its categories}``, in
+            code order; empty when no feature is categorical.
+        """
+        check_is_fitted(self)
+        category_map = getattr(self, "_category_map_", None)
+        if category_map is None:
+            return {}
+        names = getattr(self, "feature_names_in_", None)
+        return {(names[f] if names is not None else int(f)): c.copy()
+                for f, c in zip(category_map.features,
+                                category_map.categories)}
 
     def _prediction_objective(self):
         """The fitted objective, for its link function."""
@@ -508,6 +546,23 @@ _COMMON_PARAMS_DOC = """
         direction; a stored 0.0 is a value. ``"zero"``: the value 0.0, so
         that the sparse and the dense form of a matrix give the same model.
         Dense input is unaffected. See :doc:`/user_guide/sparse`.
+    categorical_features : array-like of int, str or bool, default=None
+        Features to treat as categorical beyond the pandas ``category``
+        columns (which always are): indices, column names or a boolean mask.
+        Their distinct values at fit are the categories (re-coded by value at
+        predict; unseen values follow the missing-value direction). Numeric
+        features never become categorical otherwise. Categorical features
+        need dense X and ``tree_method="hist"`` or ``"approx"`` (global
+        proposals). See
+        :doc:`/user_guide/categorical`.
+    max_cat_to_onehot : int >= 1, default=4
+        A categorical feature with at most this many categories is split
+        one category against the rest (the splits of its one-hot encoding);
+        one with more is split by the best partition of its categories
+        sorted by gradient over hessian.
+    max_cat_threshold : int >= 1, default=64
+        A partition split sends at most this many categories to one of its
+        sides (a guard against over-fitting on many categories).
     importance_type : {"gain", "weight", "cover", "total_gain", \
 "total_cover"}, default="gain"
         Definition of ``feature_importances_`` (XGBoost's): the average
@@ -598,6 +653,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
     evals_result_ : dict
         Metrics of the ``eval_set`` pairs (or of the internal hold-out of
         early stopping, ``"validation"``) per round; empty without them.
+    categories_ : dict
+        Training categories of each categorical feature, by feature name
+        (or index), in code order; empty without categorical features.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
@@ -626,6 +684,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
+                 categorical_features=None, max_cat_to_onehot=4,
+                 max_cat_threshold=64,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
@@ -644,6 +704,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             sparse_absent=sparse_absent,
+            categorical_features=categorical_features,
+            max_cat_to_onehot=max_cat_to_onehot,
+            max_cat_threshold=max_cat_threshold,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -831,6 +894,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
     evals_result_ : dict
         Metrics of the ``eval_set`` pairs (or of the internal hold-out of
         early stopping, ``"validation"``) per round; empty without them.
+    categories_ : dict
+        Training categories of each categorical feature, by feature name
+        (or index), in code order; empty without categorical features.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
@@ -863,6 +929,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
+                 categorical_features=None, max_cat_to_onehot=4,
+                 max_cat_threshold=64,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False, huber_slope=1.0,
@@ -881,6 +949,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             sparse_absent=sparse_absent,
+            categorical_features=categorical_features,
+            max_cat_to_onehot=max_cat_to_onehot,
+            max_cat_threshold=max_cat_threshold,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -1043,6 +1114,9 @@ class BoostRanker(_BoostBase):
     evals_result_ : dict
         Metrics of the ``eval_set`` pairs (or of the internal hold-out of
         early stopping, ``"validation"``) per round; empty without them.
+    categories_ : dict
+        Training categories of each categorical feature, by feature name
+        (or index), in code order; empty without categorical features.
     best_iteration, best_score
         Best round and its score, after early stopping.
 
@@ -1078,6 +1152,8 @@ class BoostRanker(_BoostBase):
                  colsample_bylevel=1.0, colsample_bynode=1.0, reg_alpha=0.0,
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
+                 categorical_features=None, max_cat_to_onehot=4,
+                 max_cat_threshold=64,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
@@ -1098,6 +1174,9 @@ class BoostRanker(_BoostBase):
             reg_lambda=reg_lambda, base_score=base_score,
             random_state=random_state, missing=missing,
             sparse_absent=sparse_absent,
+            categorical_features=categorical_features,
+            max_cat_to_onehot=max_cat_to_onehot,
+            max_cat_threshold=max_cat_threshold,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)

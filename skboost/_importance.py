@@ -117,8 +117,7 @@ def dump_tree_text(tree, names, with_stats):
             if with_stats:
                 line += f",cover={_fmt(tree.cover[node])}"
         else:
-            line = (f"{indent}{node}:[{names[tree.feature[node]]}<"
-                    f"{_fmt(tree.threshold[node])}] "
+            line = (f"{indent}{node}:[{_condition_text(tree, node, names)}] "
                     f"yes={tree.left_child[node]},no={tree.right_child[node]},"
                     f"missing={_missing_child(tree, node)}")
             if with_stats:
@@ -126,6 +125,16 @@ def dump_tree_text(tree, names, with_stats):
                          f"cover={_fmt(tree.cover[node])}")
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _condition_text(tree, node, names):
+    """``name<threshold``, or ``name:{c1,c2}`` for a categorical split (the
+    category codes going left, to ``yes``)."""
+    name = names[tree.feature[node]]
+    left = tree.left_categories(node)
+    if left is None:
+        return f"{name}<{_fmt(tree.threshold[node])}"
+    return f"{name}:{{{','.join(str(int(c)) for c in left)}}}"
 
 
 def _node_json(tree, node, depth, names, with_stats):
@@ -140,6 +149,11 @@ def _node_json(tree, node, depth, names, with_stats):
            "yes": int(tree.left_child[node]),
            "no": int(tree.right_child[node]),
            "missing": _missing_child(tree, node)}
+    left = tree.left_categories(node)
+    if left is not None:
+        # category codes going left ("yes")
+        out["split_condition"] = [int(c) for c in left]
+        out["split_type"] = "categorical"
     if with_stats:
         out["gain"] = float(tree.gain[node])
         out["cover"] = float(tree.cover[node])
@@ -193,8 +207,11 @@ def _node_row(t, tree, node, names):
         # XGBoost's convention: a leaf's "Gain" holds its value
         return [t, node, f"{t}-{node}", "Leaf", np.nan, None, None, None,
                 value, cover, value]
+    # a categorical split has no threshold (see get_dump for its set)
+    split = (np.nan if tree.left_categories(node) is not None
+             else float(tree.threshold[node]))
     return [t, node, f"{t}-{node}", names[tree.feature[node]],
-            float(tree.threshold[node]), f"{t}-{tree.left_child[node]}",
+            split, f"{t}-{tree.left_child[node]}",
             f"{t}-{tree.right_child[node]}",
             f"{t}-{_missing_child(tree, node)}", float(tree.gain[node]),
             cover, value]

@@ -13,7 +13,9 @@ A model file is one JSON object::
         "n_features_in": 4,
         "feature_names": ["a", ...] | null,
         "classes": {"dtype": "int64", "values": [...]} | null,
-        "categories": null,               # reserved for categorical features
+        "categories": null | {            # categorical features (see below)
+            "features": [2, ...], "from_dtype": [true, ...],
+            "kinds": ["str", ...], "values": [["a", "b"], ...]},
         "best_iteration": 12 | null,
         "best_score": 0.25 | null,
         "booster": {
@@ -24,7 +26,17 @@ A model file is one JSON object::
            "trees": [{"left_child": [...], "right_child": [...],
                       "feature": [...], "threshold": [...],
                       "default_left": [...], "value": [...],
-                      "gain": [...], "cover": [...]}, ...]}}}
+                      "gain": [...], "cover": [...],
+                      "cat_node": [...], "cat_size": [...],
+                      "cat_ptr": [...], "cat_bits": [...]}, ...]}}}
+
+``categories`` lists the categorical features, whether each was a pandas
+``category`` column, and its training categories in code order (their JSON
+kind: str, int, float or bool). A tree's categorical splits are
+``cat_node`` / ``cat_size`` / ``cat_ptr`` / ``cat_bits`` (``tree/_tree.py``;
+files without them have none); a categorical split must be on a
+categorical feature, with its number of categories, and a split on a
+categorical feature must be categorical.
 
 Trees are stored round by round, the ``n_outputs`` trees of a round in
 output order (tree ``i`` adds to output ``i % n_outputs``). Floats are
@@ -56,7 +68,12 @@ from sklearn.base import is_classifier
 from .objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                          OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, CallableObjective)
+from ._categorical import CategoryMap
 from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
+
+# a tree's categorical splits (tree/_tree.py): name -> dtype
+_CAT_FIELDS = {"cat_node": np.int32, "cat_size": np.int32,
+               "cat_ptr": np.int64, "cat_bits": np.uint32}
 
 FORMAT_NAME = "skboost-model"
 FORMAT_VERSION = 1
@@ -128,12 +145,17 @@ def _estimator_to_dict(estimator):
         "n_features_in": int(estimator.n_features_in_),
         "feature_names": None if names is None else [str(n) for n in names],
         "classes": _classes_to_json(getattr(estimator, "classes_", None)),
-        "categories": None,
+        "categories": _categories_to_json(
+            getattr(estimator, "_category_map_", None)),
         "best_iteration": _optional_int(getattr(estimator, "best_iteration",
                                                 None)),
         "best_score": _optional_float(getattr(estimator, "best_score", None)),
         "booster": _booster_to_dict(estimator.booster_),
     }
+
+
+def _categories_to_json(category_map):
+    return None if category_map is None else category_map.to_json()
 
 
 def _version():
@@ -151,9 +173,16 @@ def _booster_to_dict(booster):
         "objective_params": params,
         "n_features": booster.n_features,
         "base_margin": [_float_to_json(v) for v in booster.base_margin],
-        "trees": [{name: _array_to_json(getattr(tree, name), name)
-                   for name in NODE_FIELDS} for tree in booster.trees],
+        "trees": [_tree_to_dict(tree) for tree in booster.trees],
     }
+
+
+def _tree_to_dict(tree):
+    out = {name: _array_to_json(getattr(tree, name), name)
+           for name in NODE_FIELDS}
+    for name in _CAT_FIELDS:
+        out[name] = [int(v) for v in getattr(tree, name)]
+    return out
 
 
 def _array_to_json(array, name):
@@ -173,6 +202,8 @@ def _json_value(value):
     """``value`` as a JSON value, or raise TypeError when it has none."""
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return [_json_value(v) for v in value.tolist()]
     if isinstance(value, (Integral, np.integer)):
         return int(value)
     if isinstance(value, (Real, np.floating)):
@@ -317,13 +348,12 @@ def _model_from_dict(estimator, model):
     name = type(estimator).__name__
     _expect(model["estimator"] == name,
             f"it holds a {model['estimator']!r}, not a {name!r}")
-    _expect(model["categories"] is None,
-            "it has categorical features, which this skboost does not support")
     params = _params_from_json(estimator, model["params"],
                                model["unsaved_params"])
     n_features = model["n_features_in"]
     _expect(_is_int(n_features) and n_features >= 1,
             f"'n_features_in' must be a positive integer, got {n_features!r}")
+    category_map = _categories_from_json(model["categories"], n_features)
     names = _feature_names_from_json(model["feature_names"], n_features)
     classes = _classes_from_json(model["classes"])
     n_classes = None if classes is None else classes.shape[0]
@@ -332,7 +362,8 @@ def _model_from_dict(estimator, model):
                 "a classifier needs at least 2 classes")
     else:
         _expect(classes is None, "only a classifier has classes")
-    booster = _booster_from_dict(model["booster"], n_features, n_classes)
+    booster = _booster_from_dict(model["booster"], n_features, n_classes,
+                                 category_map)
     objective_param = (None if "objective" in model["unsaved_params"]
                        else params.get("objective",
                                        estimator.get_params()["objective"]))
@@ -348,7 +379,17 @@ def _model_from_dict(estimator, model):
     booster.feature_names = None if names is None else list(names)
     return dict(params=params, n_features_in_=n_features,
                 feature_names_in_=names, classes_=classes, booster_=booster,
+                category_map=category_map,
                 best_iteration=best_iteration, best_score=best_score)
+
+
+def _categories_from_json(value, n_features):
+    if value is None:
+        return None
+    try:
+        return CategoryMap.from_json(value, n_features)
+    except ValueError as exc:
+        raise _Invalid(str(exc)) from None
 
 
 def _params_from_json(estimator, params, unsaved):
@@ -452,7 +493,7 @@ def _float_from_json(value, what):
     return float(value)
 
 
-def _booster_from_dict(booster, n_features, n_classes):
+def _booster_from_dict(booster, n_features, n_classes, category_map=None):
     from ._booster import Booster
 
     keys = {"objective", "objective_params", "n_features", "base_margin",
@@ -481,9 +522,11 @@ def _booster_from_dict(booster, n_features, n_classes):
             f"{n_outputs} trees")
     result = Booster(objective, base_margin, n_features)
     result.objective_params = objective_params
+    result.category_map = category_map
     for index, tree in enumerate(trees):
         try:
-            result.add_tree(_tree_from_dict(tree, n_features), index % n_outputs)
+            result.add_tree(_tree_from_dict(tree, n_features, category_map),
+                            index % n_outputs)
         except _Invalid as exc:
             raise _Invalid(f"tree {index}: {exc}") from None
     return result
@@ -528,10 +571,12 @@ def _int_array(values, what, dtype):
     return np.array(values, dtype=dtype)
 
 
-def _tree_from_dict(tree, n_features):
-    _expect(isinstance(tree, dict) and set(tree) == set(NODE_FIELDS),
+def _tree_from_dict(tree, n_features, category_map=None):
+    keys = set(tree) if isinstance(tree, dict) else set()
+    _expect(isinstance(tree, dict) and keys - set(_CAT_FIELDS) == set(NODE_FIELDS)
+            and keys & set(_CAT_FIELDS) in (set(), set(_CAT_FIELDS)),
             f"a tree must be an object with exactly the entries "
-            f"{list(NODE_FIELDS)}")
+            f"{list(NODE_FIELDS)}, and optionally {list(_CAT_FIELDS)}")
     arrays = {}
     for name, dtype in NODE_FIELDS.items():
         if name in _INT_FIELDS:
@@ -543,8 +588,59 @@ def _tree_from_dict(tree, n_features):
     _expect(all(a.shape[0] == n_nodes for a in arrays.values()),
             "the node arrays have different lengths")
     _check_structure(arrays, n_nodes, n_features)
+    categorical = _categorical_splits(tree, arrays, category_map)
     return Tree(**{name: arrays[name].astype(dtype)
-                   for name, dtype in NODE_FIELDS.items()})
+                   for name, dtype in NODE_FIELDS.items()}, **categorical)
+
+
+def _categorical_splits(tree, arrays, category_map):
+    """The tree's validated categorical split arrays (empty without)."""
+    if "cat_node" not in tree:
+        values = {name: [] if name != "cat_ptr" else [0]
+                  for name in _CAT_FIELDS}
+    else:
+        values = {name: tree[name] for name in _CAT_FIELDS}
+    for name, v in values.items():
+        _expect(isinstance(v, list) and all(_is_int(x) for x in v),
+                f"'{name}' must be a list of integers")
+    node = np.array(values["cat_node"], dtype=np.int64)
+    size = np.array(values["cat_size"], dtype=np.int64)
+    ptr = np.array(values["cat_ptr"], dtype=np.int64)
+    bits = values["cat_bits"]
+    _expect(all(0 <= b < 2 ** 32 for b in bits),
+            "'cat_bits' must hold 32-bit words")
+    m = node.shape[0]
+    _expect(size.shape[0] == m and ptr.shape[0] == m + 1,
+            "'cat_size' needs one entry per categorical split, 'cat_ptr' one "
+            "more")
+    left, feature = arrays["left_child"], arrays["feature"]
+    n_nodes = left.shape[0]
+    _expect(not m or (node.min() >= 0 and node.max() < n_nodes
+                      and np.all(np.diff(node) > 0)
+                      and np.all(left[node] != NO_CHILD)),
+            "'cat_node' must list inner nodes, increasing")
+    _expect(ptr[0] == 0 and np.all(np.diff(ptr) >= 1)
+            and np.all(np.diff(ptr) <= (size + 31) // 32)
+            and ptr[-1] == len(bits),
+            "'cat_ptr' must rise from 0 to len('cat_bits'), by 1 to "
+            "ceil(cat_size / 32) words per split")
+    per_feature = (np.zeros(0, np.int64) if category_map is None
+                   else category_map.n_categories())
+    inner = np.flatnonzero(left != NO_CHILD)
+    on_categorical = np.zeros(n_nodes, dtype=bool)
+    if per_feature.shape[0]:
+        on_categorical[inner] = per_feature[feature[inner]] > 0
+    is_cat_split = np.zeros(n_nodes, dtype=bool)
+    is_cat_split[node] = True
+    _expect(np.array_equal(is_cat_split, on_categorical),
+            "the categorical splits must be exactly the splits on "
+            "categorical features")
+    _expect(not m or np.array_equal(size, per_feature[feature[node]]),
+            "a categorical split's 'cat_size' must be its feature's number "
+            "of categories")
+    return {"cat_node": node.astype(np.int32),
+            "cat_size": size.astype(np.int32), "cat_ptr": ptr,
+            "cat_bits": np.array(bits, dtype=np.uint32)}
 
 
 def _check_structure(a, n_nodes, n_features):
@@ -618,6 +714,7 @@ def _install(estimator, state):
         estimator.classes_ = state["classes_"]
         estimator.n_classes_ = state["classes_"].shape[0]
     estimator.booster_ = state["booster_"]
+    estimator._category_map_ = state["category_map"]
     # what an absent sparse entry means is a parameter of the estimator
     if getattr(estimator, "sparse_absent", "missing") == "zero":
         estimator.booster_.absent_value = 0.0

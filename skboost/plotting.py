@@ -152,7 +152,14 @@ def _node_label(tree, node, names, precision, show_stats):
         if show_stats:
             label += f"\ncover = {tree.cover[node]:.{precision}g}"
         return label
-    label = f"{names[tree.feature[node]]} < {tree.threshold[node]:.{precision}g}"
+    left = tree.left_categories(node)
+    if left is None:
+        label = (f"{names[tree.feature[node]]} < "
+                 f"{tree.threshold[node]:.{precision}g}")
+    else:
+        label = (f"{names[tree.feature[node]]} in "
+                 f"{{{', '.join(str(int(c)) for c in left[:8])}"
+                 f"{', ...' if left.shape[0] > 8 else ''}}}")
     if show_stats:
         label += (f"\ngain = {tree.gain[node]:.{precision}g}"
                   f"\ncover = {tree.cover[node]:.{precision}g}")

@@ -350,7 +350,8 @@ def test_returned_arrays():
     expected = {"gain": np.float64, "feature": np.int32,
                 "threshold": np.float64, "split_bin": np.int32,
                 "default_left": np.uint8, "G_left": np.float64,
-                "H_left": np.float64, "Gq_left": np.int64, "Hq_left": np.int64}
+                "H_left": np.float64, "Gq_left": np.int64, "Hq_left": np.int64,
+                "cat_kind": np.uint8}
     assert set(got) == set(expected)
     for key, dtype in expected.items():
         assert got[key].dtype == dtype and got[key].shape == (3,), key

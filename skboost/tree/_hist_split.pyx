@@ -9,6 +9,16 @@ value for a feature (its missing bin is empty) one direction is scanned and
 missing values go left, as in the exact finder. Candidates are merged with
 the total order of ``_common.is_better``, so the result does not depend on
 the number of threads.
+
+Categorical features (``categorical`` flags) have one value bin per
+category code. Their splits send a set of categories left: with at most
+``max_cat_to_onehot`` categories, one category goes right and the rest left
+(the split a one-hot encoding would make); otherwise the node's non-empty
+categories are sorted by ``G / (H + lambda)`` and every prefix of that order
+is a candidate left set (Fisher's result: with lambda = 0 the best partition
+is one of them), of which one side holds at most ``max_cat_threshold``
+categories. Both directions of missing values are scanned as for numeric
+features. ``categorical_left_set`` turns the chosen candidate into its set.
 """
 
 import numpy as np
@@ -17,6 +27,9 @@ cimport cython
 
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free, malloc
+
+
+from libc.string cimport memcpy
 
 from ._exact cimport SortedColumns
 from ._common cimport (SplitCandidate, int32_t, int64_t, uint8_t, is_better,
@@ -31,17 +44,33 @@ from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
 BINS_PER_THREAD = 4096
 
 
+# Kinds of split a candidate is (``cat_kind``).
+cdef enum:
+    NUMERIC_SPLIT = 0       # value bins 0..split_bin go left
+    ONE_HOT_SPLIT = 1       # category split_bin goes right, the others left
+    SORTED_SPLIT = 2        # the first split_bin + 1 categories by G/(H+lambda) go left
+
+
 ctypedef struct HistCandidate:
     SplitCandidate split
-    int32_t split_bin       # value bins 0..split_bin go left
+    int32_t split_bin       # see the kinds above
     int64_t Gq_left         # exact left sums, for the children's totals
     int64_t Hq_left
+    uint8_t cat_kind
 
 
-cdef inline void offer(HistCandidate* best, double gain, int32_t feature,
+ctypedef struct CatEntry:
+    # one non-empty category of a node, for the sorted (Fisher) scan
+    double key              # G / (H + lambda)
+    int32_t code
+
+
+cdef inline bint offer(HistCandidate* best, double gain, int32_t feature,
                        double threshold, int32_t split_bin, int64_t Gq_left,
                        int64_t Hq_left, double scale_g, double scale_h,
                        bint default_left) noexcept nogil:
+    """Take the candidate if it beats ``best`` (a numeric split until the
+    caller says otherwise); returns whether it did."""
     if is_better(gain, feature, threshold, &best.split):
         best.split.gain = gain
         best.split.feature = feature
@@ -52,9 +81,12 @@ cdef inline void offer(HistCandidate* best, double gain, int32_t feature,
         best.split_bin = split_bin
         best.Gq_left = Gq_left
         best.Hq_left = Hq_left
+        best.cat_kind = NUMERIC_SPLIT
+        return True
+    return False
 
 
-cdef inline void offer_boundary(HistCandidate* best, int32_t feature,
+cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
                                 double threshold, int32_t split_bin,
                                 int64_t Gq_left, int64_t Hq_left,
                                 int64_t Gq, int64_t Hq, double parent_score,
@@ -63,12 +95,12 @@ cdef inline void offer_boundary(HistCandidate* best, int32_t feature,
                                 bint default_left) noexcept nogil:
     """Offer the split whose left child has the exact sums (Gq_left,
     Hq_left) of a node with totals (Gq, Hq), if both children are heavy
-    enough."""
+    enough; returns whether it was taken."""
     cdef double H_left = Hq_left / scale_h
     cdef double H_right = (Hq - Hq_left) / scale_h
     cdef double gain
     if not children_heavy_enough(H_left, H_right, p):
-        return
+        return False
     if l2_only:
         gain = split_loss_reduction_l2(Gq_left / scale_g, H_left,
                                        (Gq - Gq_left) / scale_g, H_right,
@@ -77,8 +109,8 @@ cdef inline void offer_boundary(HistCandidate* best, int32_t feature,
         gain = split_loss_reduction(Gq_left / scale_g, H_left,
                                     (Gq - Gq_left) / scale_g, H_right,
                                     parent_score, p)
-    offer(best, gain, feature, threshold, split_bin, Gq_left, Hq_left,
-          scale_g, scale_h, default_left)
+    return offer(best, gain, feature, threshold, split_bin, Gq_left, Hq_left,
+                 scale_g, scale_h, default_left)
 
 
 cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
@@ -118,26 +150,33 @@ def find_best_splits_hist(
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         double scale_g, double scale_h,
         double reg_lambda, double reg_alpha, double max_delta_step,
-        double min_child_weight, int n_threads, hist_rows=None):
+        double min_child_weight, int n_threads, hist_rows=None,
+        categorical=None, int max_cat_to_onehot=4, int max_cat_threshold=64):
     """Best split of each node of a batch from its histogram.
 
     Node k's histogram is ``hist[hist_rows[k]]`` (rows of a pool of
     histograms), or ``hist[k]`` without ``hist_rows``. ``thresholds[k]``
     holds node k's tree threshold of each "split after bin" (see
-    binning.py); a single row is shared by every node.
+    binning.py); a single row is shared by every node. ``categorical``
+    (uint8, one flag per feature; None: none) marks the features whose
+    value bins are categories, split as the module docstring describes.
 
     Returns
     -------
     splits : dict of ndarray, each of shape (n_nodes,)
         ``gain``, ``feature`` (-1: none admissible), ``threshold``,
-        ``split_bin``, ``default_left``, ``G_left``, ``H_left`` (float64) and
-        ``Gq_left``, ``Hq_left`` (exact int64 sums).
+        ``split_bin``, ``default_left``, ``G_left``, ``H_left`` (float64),
+        ``Gq_left``, ``Hq_left`` (exact int64 sums) and ``cat_kind``
+        (0: numeric, 1: one category right, 2: a prefix of the sorted
+        categories left; see ``categorical_left_set``).
     """
     cdef Py_ssize_t n_nodes = node_sums.shape[0], n_bins = hist.shape[1]
     cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
     cdef const int64_t[::1] rows = _check_inputs(
         hist, node_sums, bin_ptr, thresholds, feature_allowed, n_threads,
         hist_rows)
+    cdef const uint8_t[::1] is_cat = _categorical_flags(
+        categorical, n_features, max_cat_to_onehot, max_cat_threshold)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     # about BINS_PER_THREAD bins of scanning per thread, at least
@@ -147,23 +186,40 @@ def find_best_splits_hist(
     cdef int tid
     cdef int32_t f
     cdef bint per_node_thresholds = thresholds.shape[0] > 1
+    # per thread: twice the categories of the widest categorical feature
+    cdef Py_ssize_t cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
     for k in range(n_nodes):
         parent_score[k] = leaf_score(node_sums[k, 0] / scale_g,
                                      node_sums[k, 1] / scale_h, &p)
     cdef HistCandidate* best = <HistCandidate*> malloc(
         n_threads * max(n_nodes, 1) * sizeof(HistCandidate))
-    if best == NULL:
+    cdef CatEntry* scratch = <CatEntry*> malloc(
+        n_threads * max(cat_room, 1) * sizeof(CatEntry))   # 2 per category
+    if best == NULL or scratch == NULL:
+        free(best)
+        free(scratch)
         raise MemoryError()
     try:
         for k in range(n_threads * n_nodes):
             reset_candidate(&best[k].split)
             best[k].split_bin = -1
+            best[k].cat_kind = NUMERIC_SPLIT
         for task in prange(n_tasks, nogil=True, schedule="dynamic",
                            num_threads=n_threads):
             tid = threadid()
             k = task // n_features
             f = <int32_t> (task % n_features)
-            if feature_allowed[k, f]:
+            if not feature_allowed[k, f]:
+                continue
+            if is_cat[f]:
+                scan_categorical(hist[rows[k]], f, bin_ptr[f],
+                                 bin_ptr[f + 1] - bin_ptr[f] - 1,
+                                 node_sums[k, 0], node_sums[k, 1],
+                                 parent_score[k], scale_g, scale_h, &p,
+                                 max_cat_to_onehot, max_cat_threshold,
+                                 &scratch[tid * cat_room],
+                                 &best[tid * n_nodes + k])
+            else:
                 scan_feature(hist[rows[k]], f, bin_ptr[f],
                              bin_ptr[f + 1] - bin_ptr[f] - 1,
                              node_sums[k, 0], node_sums[k, 1],
@@ -174,6 +230,245 @@ def find_best_splits_hist(
         return _merged_to_arrays(best, n_threads, n_nodes)
     finally:
         free(best)
+        free(scratch)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _categorical_flags(categorical, Py_ssize_t n_features,
+                       int max_cat_to_onehot, int max_cat_threshold):
+    """One uint8 flag per feature (all 0 for None), validated."""
+    if categorical is None:
+        return np.zeros(n_features, dtype=np.uint8)
+    flags = np.ascontiguousarray(categorical, dtype=np.uint8)
+    if flags.shape != (n_features,):
+        raise ValueError("categorical must have one flag per feature")
+    if max_cat_to_onehot < 1 or max_cat_threshold < 1:
+        raise ValueError("max_cat_to_onehot and max_cat_threshold must be >= 1")
+    return flags
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _widest_categorical(bin_ptr, is_cat):
+    """Most value bins of a categorical feature (0 without one)."""
+    widths = np.diff(np.asarray(bin_ptr)) - 1
+    flags = np.asarray(is_cat).astype(bool)
+    return int(widths[flags].max()) if flags.any() else 0
+
+
+cdef inline bint entry_before(const CatEntry* a,
+                             const CatEntry* b) noexcept nogil:
+    """Total order of categories: by key, then by code."""
+    if a.key != b.key:
+        return a.key < b.key
+    return a.code < b.code
+
+
+# Runs of this many entries are insertion-sorted before merging.
+cdef enum:
+    SORT_RUN = 16
+
+
+cdef void sort_entries(CatEntry* a, CatEntry* tmp,
+                       Py_ssize_t n) noexcept nogil:
+    """Sort ``a[0:n]`` in the total order of ``entry_before`` (insertion
+    sort of short runs, then bottom-up merges through ``tmp[0:n]``)."""
+    cdef Py_ssize_t lo, hi, mid, i, j, k, width
+    cdef CatEntry x
+    cdef CatEntry* src = a
+    cdef CatEntry* dst = tmp
+    cdef CatEntry* swap
+    lo = 0
+    while lo < n:
+        hi = min(lo + SORT_RUN, n)
+        for i in range(lo + 1, hi):
+            x = a[i]
+            j = i
+            while j > lo and entry_before(&x, &a[j - 1]):
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = x
+        lo = hi
+    width = SORT_RUN
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if entry_before(&src[j], &src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo += 2 * width
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != a:
+        memcpy(a, src, n * sizeof(CatEntry))
+
+
+cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
+                                  int64_t first_bin, int64_t n_categories,
+                                  double scale_g, double scale_h,
+                                  double reg_lambda, CatEntry* out,
+                                  CatEntry* tmp) noexcept nogil:
+    """The node's non-empty categories in ``out``, sorted by
+    G / (H + lambda) then by code (``tmp``: room for as many); returns how
+    many there are."""
+    cdef Py_ssize_t m = 0
+    cdef int64_t c, g, h
+    cdef double key
+    for c in range(n_categories):
+        g = hist[first_bin + c, 0]
+        h = hist[first_bin + c, 1]
+        if g == 0 and h == 0:
+            continue
+        key = (g / scale_g) / (h / scale_h + reg_lambda)
+        out[m].key = key if key == key else 0.0   # 0/0 (never with H >= 0)
+        out[m].code = <int32_t> c
+        m += 1
+    sort_entries(out, tmp, m)
+    return m
+
+
+cdef inline void offer_category_split(HistCandidate* best, int32_t feature,
+                                      uint8_t kind, int32_t position,
+                                      int64_t Gq_left, int64_t Hq_left,
+                                      int64_t Gq, int64_t Hq,
+                                      double parent_score, double scale_g,
+                                      double scale_h, const RegParams* p,
+                                      bint l2_only,
+                                      bint default_left) noexcept nogil:
+    """A categorical candidate; ties within the feature go to the lower
+    ``position`` (the category, or the prefix's last index)."""
+    if offer_boundary(best, feature, <double> position, position, Gq_left,
+                      Hq_left, Gq, Hq, parent_score, scale_g, scale_h, p,
+                      l2_only, default_left):
+        best.cat_kind = kind
+
+
+cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
+                           int32_t feature, int64_t first_bin,
+                           int64_t n_categories, int64_t Gq, int64_t Hq,
+                           double parent_score, double scale_g,
+                           double scale_h, const RegParams* p,
+                           int max_cat_to_onehot, int max_cat_threshold,
+                           CatEntry* scratch,       # room for 2 n_categories
+                           HistCandidate* best) noexcept nogil:
+    """The categorical candidates of one feature in one node (see the
+    module docstring), in both directions of missing values."""
+    cdef int64_t missing = first_bin + n_categories
+    cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
+    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
+    cdef bint l2_only = is_l2_only(p)
+    cdef int64_t c, g, h, Gq_left = 0, Hq_left = 0
+    cdef Py_ssize_t i, m, last
+    if n_categories <= max_cat_to_onehot:
+        for c in range(n_categories):
+            g = hist[first_bin + c, 0]
+            h = hist[first_bin + c, 1]
+            if g == 0 and h == 0:
+                continue
+            # category c right, every other category left; missing right
+            offer_category_split(best, feature, ONE_HOT_SPLIT, <int32_t> c,
+                                 Gq - g - Gq_miss, Hq - h - Hq_miss, Gq, Hq,
+                                 parent_score, scale_g, scale_h, p, l2_only,
+                                 not has_missing)
+            if has_missing:
+                offer_category_split(best, feature, ONE_HOT_SPLIT,
+                                     <int32_t> c, Gq - g, Hq - h, Gq, Hq,
+                                     parent_score, scale_g, scale_h, p,
+                                     l2_only, True)
+        return
+    m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
+                          p.reg_lambda, scratch, scratch + n_categories)
+    last = m if has_missing else m - 1
+    for i in range(last):
+        Gq_left += hist[first_bin + scratch[i].code, 0]
+        Hq_left += hist[first_bin + scratch[i].code, 1]
+        if i + 1 > max_cat_threshold and m - i - 1 > max_cat_threshold:
+            continue
+        # the first i + 1 categories left, missing right
+        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
+                             scale_h, p, l2_only, not has_missing)
+        if not has_missing or i == m - 1:
+            continue
+        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
+                             parent_score, scale_g, scale_h, p, l2_only, True)
+
+
+def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
+                         int64_t first_bin, int64_t n_categories,
+                         int cat_kind, int32_t split_bin,
+                         double scale_g, double scale_h, double reg_lambda):
+    """The categories a categorical split sends left.
+
+    Parameters
+    ----------
+    node_hist : ndarray of shape (n_bins, 2), int64
+        The node's histogram the split was found on.
+    first_bin, n_categories : int
+        The feature's first bin and its number of categories (value bins).
+    cat_kind, split_bin : int
+        The split's ``cat_kind`` and ``split_bin`` (``find_best_splits_hist``).
+    scale_g, scale_h, reg_lambda : float
+        As given to ``find_best_splits_hist``.
+
+    Returns
+    -------
+    left : ndarray of shape (n_categories,), bool
+        True for the categories that go left.
+    """
+    if n_categories < 1 or first_bin < 0 or (
+            first_bin + n_categories >= node_hist.shape[0]):
+        raise ValueError("the feature's bins are outside the histogram")
+    if node_hist.shape[1] != 2:
+        raise ValueError("node_hist must be (n_bins, 2)")
+    if cat_kind == ONE_HOT_SPLIT:
+        if not 0 <= split_bin < n_categories:
+            raise ValueError("split_bin is not a category")
+        left = np.ones(n_categories, dtype=bool)
+        left[split_bin] = False
+        return left
+    if cat_kind != SORTED_SPLIT:
+        raise ValueError("cat_kind is not a categorical split")
+    cdef CatEntry* entries = <CatEntry*> malloc(
+        2 * n_categories * sizeof(CatEntry))
+    if entries == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t m, i
+    try:
+        with nogil:
+            m = sorted_categories(node_hist, first_bin, n_categories, scale_g,
+                                  scale_h, reg_lambda, entries,
+                                  entries + n_categories)
+        if not 0 <= split_bin < m:
+            raise ValueError("split_bin is beyond the node's categories")
+        left = np.zeros(n_categories, dtype=bool)
+        for i in range(split_bin + 1):
+            left[entries[i].code] = True
+        return left
+    finally:
+        free(entries)
 
 
 cdef class BinnedColumns:
@@ -295,6 +590,7 @@ def find_best_splits_columns(
         for k in range(n_threads * n_nodes):
             reset_candidate(&best[k].split)
             best[k].split_bin = -1
+            best[k].cat_kind = NUMERIC_SPLIT
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
@@ -546,7 +842,8 @@ cdef dict _to_arrays(const HistCandidate* best, Py_ssize_t n):
         ("gain", np.float64), ("feature", np.int32), ("threshold", np.float64),
         ("split_bin", np.int32), ("default_left", np.uint8),
         ("G_left", np.float64), ("H_left", np.float64),
-        ("Gq_left", np.int64), ("Hq_left", np.int64))}
+        ("Gq_left", np.int64), ("Hq_left", np.int64),
+        ("cat_kind", np.uint8))}
     cdef Py_ssize_t k
     for k in range(n):
         out["gain"][k] = best[k].split.gain
@@ -558,6 +855,7 @@ cdef dict _to_arrays(const HistCandidate* best, Py_ssize_t n):
         out["H_left"][k] = best[k].split.H_left
         out["Gq_left"][k] = best[k].Gq_left
         out["Hq_left"][k] = best[k].Hq_left
+        out["cat_kind"][k] = best[k].cat_kind
     return out
 
 

@@ -144,10 +144,15 @@ cdef class RowPartition:
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def split_nodes(self, BinnedData data, begin, end, feature, split_bin,
-                    default_left, int n_threads):
+                    default_left, int n_threads, left_sets=None):
         """Stable partition of each node's slice ``[begin[k], end[k])``: rows
         whose code is ``<= split_bin[k]`` (or missing with ``default_left``)
-        first. Returns the number of rows going left in each node."""
+        first. Returns the number of rows going left in each node.
+
+        ``left_sets`` (None, or one entry per node) makes node k's split
+        categorical when ``left_sets[k]`` is not None: a bool array with one
+        entry per value bin of its feature, True for the codes going left.
+        """
         check_n_threads(n_threads)
         if data.n_rows != self.n_rows:
             raise ValueError("data and partition have different row counts")
@@ -168,19 +173,52 @@ cdef class RowPartition:
         order = np.argsort(begin, kind="stable")
         if np.any(end[order][:-1] > begin[order][1:]):
             raise ValueError("node slices must not overlap")
+        cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
+                                             data.missing_code)
         tasks = _make_tasks(begin, end)
         n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
         if data.codes.dtype == np.uint8:
             return _split_nodes[uint8_t](data.codes_by_feature, self.row_index,
                                          data.missing_code, tasks, begin, end,
                                          feature, split_bin, default_left,
+                                         cat_ptr, cat_left,
                                          self._scratch, self._goes_left,
                                          n_threads)
         return _split_nodes[uint16_t](data.codes_by_feature, self.row_index,
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
+                                      cat_ptr, cat_left,
                                       self._scratch, self._goes_left,
                                       n_threads)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _left_set_arrays(left_sets, feature, missing_code):
+    """Flat form of the categorical splits' left sets: node k's codes are
+    ``cat_left[cat_ptr[k]:cat_ptr[k+1]]`` (empty for a numeric split),
+    one per value bin of its feature (checked: every value code indexes
+    inside)."""
+    n_nodes = feature.shape[0]
+    cat_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    if left_sets is None:
+        return cat_ptr, np.zeros(1, dtype=np.uint8)
+    if len(left_sets) != n_nodes:
+        raise ValueError("left_sets must have one entry per node")
+    parts = []
+    widths = np.asarray(missing_code)
+    for k, left in enumerate(left_sets):
+        if left is None:
+            continue
+        left = (np.asarray(left).ravel() != 0).astype(np.uint8)
+        if left.shape[0] != widths[feature[k]]:
+            raise ValueError("a left set must have one entry per value bin "
+                             "of its feature")
+        parts.append(left)
+        cat_ptr[k + 1] = left.shape[0]
+    np.cumsum(cat_ptr, out=cat_ptr)
+    cat_left = np.concatenate(parts) if parts else np.zeros(1, np.uint8)
+    return cat_ptr, np.ascontiguousarray(cat_left, dtype=np.uint8)
 
 
 def threads_for_tasks(Py_ssize_t n_tasks, int n_threads):
@@ -211,6 +249,8 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          const int32_t[::1] feature,
                          const int32_t[::1] split_bin,
                          const uint8_t[::1] default_left,
+                         const int64_t[::1] cat_ptr,        # (n_nodes + 1,)
+                         const uint8_t[::1] cat_left,       # flat left sets
                          int32_t[::1] scratch,              # work buffer
                          uint8_t[::1] goes_left,            # work buffer
                          int n_threads):
@@ -221,12 +261,27 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t[::1] task_left = np.zeros(n_tasks, dtype=np.int64)
     cdef int64_t i, k, count, node
     cdef int32_t code, f
+    cdef const uint8_t* left_set
     # Pass 1: where each row goes, and how many go left per task.
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
         node = task_node[t]
         f = feature[node]
         count = 0
+        if cat_ptr[node + 1] > cat_ptr[node]:
+            # categorical: a value code goes left when its set says so
+            left_set = &cat_left[cat_ptr[node]]
+            for i in range(task_begin[t], task_end[t]):
+                if i + PREFETCH_ROWS < task_end[t]:
+                    prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
+                code = codes_by_feature[f, row_index[i]]
+                if code == missing_code[f]:
+                    goes_left[i] = default_left[node]
+                else:
+                    goes_left[i] = left_set[code]
+                count = count + goes_left[i]
+            task_left[t] = count
+            continue
         for i in range(task_begin[t], task_end[t]):
             if i + PREFETCH_ROWS < task_end[t]:
                 prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])

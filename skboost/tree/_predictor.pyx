@@ -6,6 +6,9 @@ it. A node is a leaf when ``left_child == -1``. Every array is validated
 (``_check_forest``) before the nogil loops, so a hand-edited model can not
 make them read out of bounds or loop forever (children always have a larger
 index than their parent).
+
+Categorical splits (``_tree.py``) are walked by ``PackedForest`` only: the
+SoA functions ``predict_raw`` and ``predict_leaves`` take numeric trees.
 """
 
 import numpy as np
@@ -17,6 +20,8 @@ cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport isnan
 from libc.stdlib cimport free, malloc
+
+from libc.stdint cimport uint32_t
 
 from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
 from ._sparse cimport SparseRows
@@ -144,8 +149,40 @@ def _check_forest(n_features, left_child, right_child, feature, threshold,
             f"a split uses a feature outside [0, {n_features})")
 
 
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_categorical(left_child, cat_node, cat_size, cat_ptr, cat_bits):
+    """Validated (cat_node int32, cat_size int32, cat_ptr int64, cat_bits
+    uint32) arrays: every categorical split is an inner node, listed once,
+    with at least one category and one bitset word inside ``cat_bits``."""
+    if cat_node is None:
+        return (np.zeros(0, np.int32), np.zeros(0, np.int32),
+                np.zeros(1, np.int64), np.zeros(1, np.uint32))
+    node = np.ascontiguousarray(cat_node, dtype=np.int32)
+    size = np.ascontiguousarray(cat_size, dtype=np.int32)
+    ptr = np.ascontiguousarray(cat_ptr, dtype=np.int64)
+    bits = np.ascontiguousarray(cat_bits, dtype=np.uint32)
+    m = node.shape[0]
+    if node.ndim != 1 or size.shape != (m,) or ptr.shape != (m + 1,):
+        raise ValueError("cat_node and cat_size need one entry per "
+                         "categorical split, cat_ptr one more")
+    left = np.asarray(left_child)
+    if m and (node.min() < 0 or node.max() >= left.shape[0]
+              or np.any(np.diff(node) <= 0)
+              or np.any(left[node] == NO_CHILD)):
+        raise ValueError("cat_node must list inner nodes, increasing")
+    if m and size.min() < 1:
+        raise ValueError("a categorical split needs at least one category")
+    if ptr[0] != 0 or np.any(np.diff(ptr) < 1) or ptr[-1] != bits.shape[0]:
+        raise ValueError("cat_ptr must rise from 0 to len(cat_bits), at "
+                         "least one word per split")
+    if bits.shape[0] == 0:
+        bits = np.zeros(1, np.uint32)   # a valid pointer, never read
+    return node, size, ptr, bits
+
+
 ctypedef struct PackedNode:
-    # One node in one small record (20 bytes): a visit reads one record
+    # One node in one small record (24 bytes): a visit reads one record
     # instead of five arrays. Built only by PackedForest from the validated
     # node arrays, so its layout exists in C alone. A leaf is its own two
     # children (so that stepping from a leaf stays on it).
@@ -153,6 +190,19 @@ ctypedef struct PackedNode:
     int32_t child[2]         # tree-local: [left, right]
     int32_t feature
     int32_t default_left     # 0 or 1
+    int32_t cat              # its CategorySplit, or NUMERIC_NODE
+
+
+ctypedef struct CategorySplit:
+    # The left set of a categorical split: bitset words
+    # bits[begin .. begin + n_words - 1] of the forest
+    int64_t begin
+    int32_t n_words
+    int32_t n_categories     # of its feature: other values follow the default
+
+
+cdef enum:
+    NUMERIC_NODE = -1
 
 
 # Rows per block: a block's rows walk each tree together, level by level, so
@@ -181,9 +231,16 @@ cdef class PackedForest:
     tree_group : ndarray of shape (n_trees,)
         Output column of each tree.
     n_features, n_groups : int
+    cat_node, cat_size, cat_ptr, cat_bits : ndarray, optional
+        The categorical splits of all trees (``_tree.py``), with ``cat_node``
+        indices into the concatenated node arrays and ``cat_ptr`` into the
+        concatenated ``cat_bits``.
     """
 
     cdef PackedNode* nodes
+    cdef CategorySplit* cats
+    cdef const uint32_t* bits
+    cdef readonly object cat_bits        # (n_words,) uint32, owns ``bits``
     cdef readonly object leaf_value      # (n_nodes,) float64
     cdef readonly object tree_start
     cdef readonly object tree_group
@@ -194,7 +251,8 @@ cdef class PackedForest:
 
     def __cinit__(self, left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group,
-                  Py_ssize_t n_features, Py_ssize_t n_groups):
+                  Py_ssize_t n_features, Py_ssize_t n_groups, cat_node=None,
+                  cat_size=None, cat_ptr=None, cat_bits=None):
         arrays = [np.ascontiguousarray(a, dtype=d) for a, d in (
             (left_child, np.int32), (right_child, np.int32),
             (feature, np.int32), (threshold, np.float64),
@@ -202,6 +260,8 @@ cdef class PackedForest:
         tree_start = np.ascontiguousarray(tree_start, dtype=np.int64)
         tree_group = np.ascontiguousarray(tree_group, dtype=np.int32)
         _check_forest(n_features, *arrays, tree_start, tree_group, n_groups)
+        cat_arrays = _check_categorical(arrays[0], cat_node, cat_size,
+                                        cat_ptr, cat_bits)
         cdef const int32_t[::1] left = arrays[0], right = arrays[1]
         cdef const int32_t[::1] feat = arrays[2]
         # x < t  <=>  x < t32 for every float32 x, t32 the smallest float32
@@ -221,6 +281,9 @@ cdef class PackedForest:
         self.nodes = <PackedNode*> malloc(max(n, 1) * sizeof(PackedNode))
         if self.nodes == NULL:
             raise MemoryError()
+        for i in range(n):
+            self.nodes[i].cat = NUMERIC_NODE
+        self._pack_categories(*cat_arrays)
         for t in range(n_trees):
             for i in range(start[t], start[t + 1]):
                 if left[i] == NO_CHILD:       # a leaf: its own children
@@ -247,8 +310,28 @@ cdef class PackedForest:
         self.n_groups = n_groups
         self.n_trees = n_trees
 
+    def _pack_categories(self, cat_node, cat_size, cat_ptr, cat_bits):
+        """Mark the categorical nodes and build their CategorySplit table
+        (from validated arrays)."""
+        cdef const int32_t[::1] node = cat_node
+        cdef const int32_t[::1] size = cat_size
+        cdef const int64_t[::1] ptr = cat_ptr
+        cdef const uint32_t[::1] words = cat_bits
+        cdef Py_ssize_t i, m = node.shape[0]
+        self.cats = <CategorySplit*> malloc(max(m, 1) * sizeof(CategorySplit))
+        if self.cats == NULL:
+            raise MemoryError()
+        for i in range(m):
+            self.cats[i].begin = ptr[i]
+            self.cats[i].n_words = <int32_t> (ptr[i + 1] - ptr[i])
+            self.cats[i].n_categories = size[i]
+            self.nodes[node[i]].cat = <int32_t> i
+        self.cat_bits = cat_bits
+        self.bits = &words[0]
+
     def __dealloc__(self):
         free(self.nodes)
+        free(self.cats)
 
     def _check_call(self, X, Py_ssize_t first, Py_ssize_t last, n_threads):
         check_n_threads(n_threads)
@@ -284,7 +367,8 @@ cdef class PackedForest:
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
                 tree = &self.nodes[start[t]]
-                walk_block(tree, depth[t], &X[r0, 0], X.shape[1], n, leaf)
+                walk_block(tree, self.cats, self.bits, depth[t], &X[r0, 0],
+                           X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, group[t]] += value[start[t] + leaf[r]]
 
@@ -348,8 +432,8 @@ cdef class PackedForest:
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
             for t in range(first, last):
-                walk_block(&self.nodes[start[t]], depth[t], buf, n_features,
-                           n, leaf)
+                walk_block(&self.nodes[start[t]], self.cats, self.bits,
+                           depth[t], buf, n_features, n, leaf)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -379,24 +463,49 @@ cdef class PackedForest:
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
-                walk_block(&self.nodes[start[t]], depth[t], &X[r0, 0],
-                           X.shape[1], n, leaf)
+                walk_block(&self.nodes[start[t]], self.cats, self.bits,
+                           depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, t - first] = leaf[r]
         return out_arr
 
 
-cdef inline int32_t step(const PackedNode* tree, int32_t node,
+cdef inline int category_goes_left(const CategorySplit* split,
+                                   const uint32_t* bits, float x,
+                                   int default_left) noexcept nogil:
+    """A category code in [0, n_categories) goes left when its bit is set
+    (codes beyond the set's words go right); NaN and every other value
+    (a category unseen in training) follow the default direction."""
+    cdef int32_t c
+    if not (x >= 0 and x < split.n_categories):   # NaN fails too
+        return default_left
+    c = <int32_t> x
+    if c != x:
+        return default_left
+    if c >= 32 * <int64_t> split.n_words:
+        return 0
+    return (bits[split.begin + (c >> 5)] >> (c & 31)) & 1
+
+
+cdef inline int32_t step(const PackedNode* tree, const CategorySplit* cats,
+                         const uint32_t* bits, int32_t node,
                          const float* x_row) noexcept nogil:
-    """One branch-free step down from ``node`` for the row ``x_row``."""
+    """One step down from ``node`` for the row ``x_row``, branch-free on
+    numeric splits."""
     cdef const PackedNode* nd = &tree[node]
     cdef float x = x_row[nd.feature]
-    # NaN compares false: it goes left only by its default
-    cdef int go_left = (x < nd.threshold) | ((x != x) & nd.default_left)
+    cdef int go_left
+    if nd.cat == NUMERIC_NODE:
+        # NaN compares false: it goes left only by its default
+        go_left = (x < nd.threshold) | ((x != x) & nd.default_left)
+    else:
+        go_left = category_goes_left(&cats[nd.cat], bits, x, nd.default_left)
     return nd.child[1 - go_left]
 
 
-cdef inline void walk_block(const PackedNode* tree, int32_t depth,
+cdef inline void walk_block(const PackedNode* tree,
+                           const CategorySplit* cats, const uint32_t* bits,
+                           int32_t depth,
                            const float* x0, Py_ssize_t n_features,
                            Py_ssize_t n, int32_t* leaf) noexcept nogil:
     """leaf[r] = tree-local leaf reached by the row ``x0 + r * n_features``,
@@ -408,14 +517,14 @@ cdef inline void walk_block(const PackedNode* tree, int32_t depth,
     for g in range(0, n - 7, 8):
         a = b = c = d = e = f = h = k = 0
         for s in range(depth):
-            a = step(tree, a, x0 + (g + 0) * n_features)
-            b = step(tree, b, x0 + (g + 1) * n_features)
-            c = step(tree, c, x0 + (g + 2) * n_features)
-            d = step(tree, d, x0 + (g + 3) * n_features)
-            e = step(tree, e, x0 + (g + 4) * n_features)
-            f = step(tree, f, x0 + (g + 5) * n_features)
-            h = step(tree, h, x0 + (g + 6) * n_features)
-            k = step(tree, k, x0 + (g + 7) * n_features)
+            a = step(tree, cats, bits, a, x0 + (g + 0) * n_features)
+            b = step(tree, cats, bits, b, x0 + (g + 1) * n_features)
+            c = step(tree, cats, bits, c, x0 + (g + 2) * n_features)
+            d = step(tree, cats, bits, d, x0 + (g + 3) * n_features)
+            e = step(tree, cats, bits, e, x0 + (g + 4) * n_features)
+            f = step(tree, cats, bits, f, x0 + (g + 5) * n_features)
+            h = step(tree, cats, bits, h, x0 + (g + 6) * n_features)
+            k = step(tree, cats, bits, k, x0 + (g + 7) * n_features)
         leaf[g + 0] = a
         leaf[g + 1] = b
         leaf[g + 2] = c
@@ -427,5 +536,5 @@ cdef inline void walk_block(const PackedNode* tree, int32_t depth,
     for r in range(n - n % 8, n):
         a = 0
         for s in range(depth):
-            a = step(tree, a, x0 + r * n_features)
+            a = step(tree, cats, bits, a, x0 + r * n_features)
         leaf[r] = a

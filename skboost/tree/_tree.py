@@ -5,9 +5,19 @@ root; an internal node's children always have larger indices than the node
 itself (the predictor relies on it to terminate); a leaf has
 ``left_child == right_child == -1``. A row goes left when its value is
 ``< threshold``, and a missing value follows ``default_left``.
+
+A categorical split (on a feature whose values are category codes
+0 .. n_categories-1) sends a row left when its category is in the split's
+left set instead; its ``threshold`` is unused (0). The categorical splits of
+a tree are listed in ``cat_node`` (increasing node ids), with the number of
+categories of their feature in ``cat_size``; split ``i``'s left set is the
+bitset ``cat_bits[cat_ptr[i]:cat_ptr[i+1]]`` (uint32 words, bit ``c % 32``
+of word ``c // 32`` for category ``c``; categories beyond the last word go
+right). A missing value follows ``default_left``, and so does a value that
+is not a category code (unseen in training): see ``category_goes_left``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +48,26 @@ class Tree:
     value: np.ndarray
     gain: np.ndarray
     cover: np.ndarray
+    cat_node: np.ndarray = field(default_factory=lambda: _empty(np.int32))
+    cat_size: np.ndarray = field(default_factory=lambda: _empty(np.int32))
+    cat_ptr: np.ndarray = field(
+        default_factory=lambda: np.zeros(1, dtype=np.int64))
+    cat_bits: np.ndarray = field(default_factory=lambda: _empty(np.uint32))
+
+    @property
+    def has_categorical_splits(self):
+        return self.cat_node.shape[0] > 0
+
+    def left_categories(self, node):
+        """Categories that split ``node`` sends left (sorted ndarray), or
+        None when it is not a categorical split."""
+        i = np.searchsorted(self.cat_node, node)
+        if i == self.cat_node.shape[0] or self.cat_node[i] != node:
+            return None
+        words = self.cat_bits[self.cat_ptr[i]:self.cat_ptr[i + 1]]
+        bits = np.unpackbits(words.astype("<u4").view(np.uint8),
+                             bitorder="little")
+        return np.flatnonzero(bits)
 
     @property
     def n_nodes(self):
@@ -62,6 +92,33 @@ class Tree:
         return int(depth.max())
 
 
+def _empty(dtype):
+    return np.zeros(0, dtype=dtype)
+
+
+def category_bitset(left):
+    """uint32 words of the left set given as a bool array over the
+    categories: bit c % 32 of word c // 32 for category c, up to the word of
+    the highest category in the set."""
+    codes = np.flatnonzero(left)
+    n_words = int(codes[-1]) // 32 + 1 if codes.size else 1
+    bits = np.zeros(32 * n_words, dtype=np.uint8)
+    bits[codes] = 1
+    return np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def category_goes_left(value, n_categories, words, default_left):
+    """Where a categorical split sends ``value`` (naive form of the
+    predictor's rule): a category code in [0, n_categories) goes left when
+    its bit is set; NaN and any other value follow ``default_left``."""
+    if not (0 <= value < n_categories) or value != int(value):
+        return bool(default_left)
+    c = int(value)
+    if c >= 32 * len(words):
+        return False
+    return bool((int(words[c // 32]) >> (c % 32)) & 1)
+
+
 class TreeBuilder:
     """Collects the nodes of a tree as they are split.
 
@@ -79,6 +136,7 @@ class TreeBuilder:
         self._a = {name: np.zeros(capacity, dtype=dtype)
                    for name, dtype in self._FIELDS.items()}
         self._n = 0
+        self._left_sets = {}   # node -> bool array over its feature's categories
         self._add(np.array([G_root]), np.array([H_root]))
 
     @property
@@ -111,10 +169,18 @@ class TreeBuilder:
         return ids
 
     def split(self, nodes, feature, threshold, default_left, gain, G_left,
-              H_left):
+              H_left, left_sets=None):
         """Split ``nodes`` (their children get consecutive ids in order);
-        returns the ids of the left and the right children."""
+        returns the ids of the left and the right children. ``left_sets``
+        (None, or one entry per node) makes a node's split categorical when
+        its entry is not None: a bool array over its feature's categories,
+        True for those going left (the threshold is then unused)."""
         nodes = np.asarray(nodes, dtype=np.int64)
+        threshold = np.array(threshold, dtype=np.float64, ndmin=1, copy=True)
+        for k, left in enumerate(left_sets or ()):
+            if left is not None:
+                self._left_sets[int(nodes[k])] = np.asarray(left, dtype=bool)
+                threshold[k] = 0.0
         G, H = self.node_sums(nodes)
         G_left = np.asarray(G_left, dtype=np.float64)
         H_left = np.asarray(H_left, dtype=np.float64)
@@ -133,7 +199,18 @@ class TreeBuilder:
     def finish(self, weights_of, learning_rate):
         """The :class:`Tree`; ``weights_of(G, H)`` gives node weights."""
         a = {name: array[: self._n].copy() for name, array in self._a.items()}
+        cat_node = np.array(sorted(self._left_sets), dtype=np.int32)
+        words = [category_bitset(self._left_sets[n]) for n in cat_node]
+        cat_ptr = np.zeros(len(words) + 1, dtype=np.int64)
+        cat_ptr[1:] = np.cumsum(np.array([w.shape[0] for w in words],
+                                         dtype=np.int64))
         return Tree(
+            cat_node=cat_node,
+            cat_size=np.array([self._left_sets[n].shape[0] for n in cat_node],
+                              dtype=np.int32),
+            cat_ptr=cat_ptr,
+            cat_bits=(np.concatenate(words) if words
+                      else np.zeros(0, dtype=np.uint32)),
             left_child=a["left_child"], right_child=a["right_child"],
             feature=a["feature"], threshold=a["threshold"],
             default_left=a["default_left"],

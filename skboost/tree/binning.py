@@ -109,17 +109,21 @@ class BinMapper:
     def __init__(self, max_bin=256):
         self.max_bin = max_bin
 
-    def fit(self, X, weight=None, n_threads=1):
+    def fit(self, X, weight=None, n_threads=1, n_categories=None):
         """Cut points of every column of float32 X (NaN = missing).
 
         Features are sketched independently, ``n_threads`` at a time (the
         sort and the sketch's loops release the GIL); the result does not
-        depend on ``n_threads``.
+        depend on ``n_threads``. A categorical feature (``n_categories[f]
+        > 0``, values that are category codes) gets one value bin per
+        category, whatever ``max_bin``: cuts at 0.5, 1.5, ...
         """
         def sketch(f):
             # one column at a time: no (n_rows, n_features) temporary
             column = np.ascontiguousarray(X[:, f])
             missing = bool(np.isnan(column).any())
+            if n_categories is not None and n_categories[f] > 0:
+                return missing, category_cuts(n_categories[f])
             n_bins = int(value_bin_caps(self.max_bin, np.array([missing]))[0])
             summary = sketch_column(column, weight, max_bin=n_bins)
             return missing, np.asarray(summary.cut_points(n_bins),
@@ -204,6 +208,11 @@ class BinMapper:
         flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
         map_to_bins(X, flat, self.cut_ptr_, codes, n_threads)
         return codes
+
+
+def category_cuts(n_categories):
+    """Cuts giving each category code 0 .. n_categories-1 its own bin."""
+    return np.arange(int(n_categories) - 1, dtype=np.float64) + 0.5
 
 
 def has_missing_values(columns):

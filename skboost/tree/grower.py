@@ -31,15 +31,15 @@ from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
-from ._hist_split import (BinnedColumns, find_best_splits_columns,
-                          find_best_splits_hist)
+from ._hist_split import (BinnedColumns, categorical_left_set,
+                          find_best_splits_columns, find_best_splits_hist)
 from ._histogram import (FixedPointGradients, build_histograms,
                          quantize_gradients)
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
 from ._sparse import SparseRows, apply_level_splits_sparse
 from ._tree import TreeBuilder
-from .binning import (HistogramLayout, ZeroBlocks, has_missing_values,
-                      value_bin_caps)
+from .binning import (HistogramLayout, ZeroBlocks, category_cuts,
+                      has_missing_values, value_bin_caps)
 
 # A split whose loss reduction is this small relative to its parent's score
 # is rounding noise (the exact reduction is zero), not a split.
@@ -62,6 +62,8 @@ class TreeParams:
     colsample_bytree: float = 1.0
     colsample_bylevel: float = 1.0
     colsample_bynode: float = 1.0
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 64
 
     @property
     def reg(self):
@@ -264,11 +266,16 @@ class HistGrower:
     n_threads : int
     rng : numpy.random.Generator
     weight : ndarray of shape (n_rows,) or None
+    categorical : ndarray of shape (n_features,), bool, default=None
+        Features whose value bins are categories (``_hist_split``); their
+        splits send a set of categories left.
     """
 
     def __init__(self, binned, thresholds, params, n_threads, rng, weight=None,
-                 n_features=None):
+                 n_features=None, categorical=None):
         self.binned = binned
+        self.categorical = (None if categorical is None or not np.any(
+            categorical) else np.asarray(categorical, dtype=np.uint8))
         self.thresholds = thresholds
         self.params = params
         self.n_threads = n_threads
@@ -378,15 +385,17 @@ class HistGrower:
             return []
         p = self.params
         s = {key: np.array([n.split[key] for n in nodes])
-             for key in nodes[0].split}
+             for key in nodes[0].split if key != "left_set"}
+        left_sets = [n.split.get("left_set") for n in nodes]
         left_ids, right_ids = builder.split(
             [n.node for n in nodes], s["feature"], s["threshold"],
-            s["default_left"], s["gain"], s["G_left"], s["H_left"])
+            s["default_left"], s["gain"], s["G_left"], s["H_left"],
+            left_sets=left_sets)
         begin = np.array([n.begin for n in nodes], dtype=np.int64)
         end = np.array([n.end for n in nodes], dtype=np.int64)
         n_left = self.partition.split_nodes(
             self.binned, begin, end, s["feature"], s["split_bin"],
-            s["default_left"], self.n_threads)
+            s["default_left"], self.n_threads, left_sets=left_sets)
         left_smaller = n_left <= (end - begin - n_left)
         n_nodes = len(nodes)
         depth = nodes[0].depth + 1
@@ -440,13 +449,28 @@ class HistGrower:
             np.atleast_2d(self.thresholds),
             self.sampler.masks(depth, len(nodes)), self.scales[0],
             self.scales[1], *p.reg, self.n_threads,
-            hist_rows=[n.hist_row for n in nodes])
+            hist_rows=[n.hist_row for n in nodes],
+            categorical=self.categorical,
+            max_cat_to_onehot=p.max_cat_to_onehot,
+            max_cat_threshold=p.max_cat_threshold)
         G, H = (sums / self.scales).T
         worth = worth_splitting(splits, leaf_scores(G.copy(), H.copy(), *p.reg),
                                 p.gamma)
         for k, n in enumerate(nodes):
             n.split = {key: values[k] for key, values in splits.items()}
             n.split["worth"] = bool(worth[k])
+            if worth[k] and splits["cat_kind"][k]:
+                n.split["left_set"] = self._left_set(n)
+
+    def _left_set(self, node):
+        """The categories the node's (categorical) best split sends left,
+        read off its histogram."""
+        f = int(node.split["feature"])
+        first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
+        return categorical_left_set(
+            self.pool.array[node.hist_row], first, stop - first - 1,
+            int(node.split["cat_kind"]), int(node.split["split_bin"]),
+            self.scales[0], self.scales[1], self.params.reg_lambda)
 
 
 class ApproxGrower:
@@ -467,18 +491,25 @@ class ApproxGrower:
     n_threads : int
     rng : numpy.random.Generator
     weight : ndarray of shape (n_rows,) or None
+    n_categories : ndarray of shape (n_features,), default=None
+        Categories of each categorical feature (values: category codes), 0
+        for the numeric ones: a categorical feature keeps one bin per
+        category instead of proposed cuts.
     """
 
     def __init__(self, sorted_columns, params, max_bin, n_threads, rng,
-                 weight=None):
+                 weight=None, n_categories=None):
         self.sorted = sorted_columns
+        self.n_categories = n_categories
         self.n_threads = n_threads
         self.weight = weight
         n_rows = sorted_columns.n_rows
         self.has_missing = np.diff(sorted_columns.col_ptr) < n_rows
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
-        self.hist = HistGrower(None, None, params, n_threads, rng, weight,
-                               n_features=sorted_columns.n_features)
+        self.hist = HistGrower(
+            None, None, params, n_threads, rng, weight,
+            n_features=sorted_columns.n_features,
+            categorical=None if n_categories is None else n_categories > 0)
         self._proposed_for = None   # (hessians, active rows) of the binning
 
     def grow(self, gpair, active):
@@ -499,6 +530,9 @@ class ApproxGrower:
 
     def _rebin(self, hess):
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
+        if self.n_categories is not None:
+            for f in np.flatnonzero(self.n_categories):
+                cuts[f] = category_cuts(self.n_categories[f])
         layout = HistogramLayout(cuts, self.has_missing)
         self.hist.binned = None   # the old codes go before the new arrive
         codes = np.empty((self.sorted.n_features, self.sorted.n_rows),

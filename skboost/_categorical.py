@@ -1,0 +1,265 @@
+"""Categorical features: which columns are categorical, their training
+categories, and the category codes the trees split on.
+
+A feature is categorical when its pandas column has the ``category`` dtype,
+or when the estimator's ``categorical_features`` names it (indices, column
+names or a boolean mask; any input, values of any numeric dtype). Numeric
+input never becomes categorical otherwise.
+
+At fit, each categorical feature's categories are recorded in order (a
+``category`` column's ``cat.categories``; the sorted distinct values of a
+named numeric column), and X holds the category *codes* 0 .. k-1 as float32
+(NaN = missing). At predict, values are re-coded **by value** against the
+training categories: a ``category`` column whose categories come in another
+order, or as a superset, gives the same codes; a value unseen in training
+becomes NaN, so it follows the missing-value direction of every split.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# A feature's codes and its missing bin fit 16 bits.
+MAX_CATEGORIES = 65535
+
+# JSON type tags of the category values a model stores.
+_KINDS = {"str": object, "int": np.int64, "float": np.float64,
+          "bool": np.bool_}
+
+
+@dataclass
+class CategoryMap:
+    """The categorical features of a fit and their training categories.
+
+    Attributes
+    ----------
+    features : ndarray of int64
+        Indices of the categorical features, increasing.
+    categories : list of ndarray
+        The categories of each, in code order (code c is ``categories[i][c]``).
+    from_dtype : ndarray of bool
+        Whether each was a pandas ``category`` column at fit (it must be
+        one at predict), or a named numeric column (it must not be).
+    n_features : int
+    """
+
+    features: np.ndarray
+    categories: list
+    from_dtype: np.ndarray
+    n_features: int
+
+    def n_categories(self):
+        """Categories per feature, 0 for the numeric ones (int64)."""
+        out = np.zeros(self.n_features, dtype=np.int64)
+        out[self.features] = [len(c) for c in self.categories]
+        return out
+
+    def index_of(self, feature):
+        """Position of ``feature`` in ``features``, or None."""
+        i = int(np.searchsorted(self.features, feature))
+        if i < self.features.shape[0] and self.features[i] == feature:
+            return i
+        return None
+
+    def same_as(self, other):
+        """Whether two maps code every feature identically."""
+        return (other is not None and self.n_features == other.n_features
+                and np.array_equal(self.features, other.features)
+                and np.array_equal(self.from_dtype, other.from_dtype)
+                and all(_same_values(a, b) for a, b in
+                        zip(self.categories, other.categories)))
+
+    def to_json(self):
+        """JSON value of the map (see ``_serialization``)."""
+        return {"features": [int(f) for f in self.features],
+                "from_dtype": [bool(d) for d in self.from_dtype],
+                "kinds": [_kind(c) for c in self.categories],
+                "values": [[_json_scalar(v) for v in c]
+                           for c in self.categories]}
+
+    @classmethod
+    def from_json(cls, value, n_features):
+        """The map of a saved model, validated; raises ValueError."""
+        keys = {"features", "from_dtype", "kinds", "values"}
+        if not isinstance(value, dict) or set(value) != keys:
+            raise ValueError(f"'categories' (the categorical features) must "
+                             f"be null or an object with the entries "
+                             f"{sorted(keys)}")
+        features, kinds = value["features"], value["kinds"]
+        from_dtype, values = value["from_dtype"], value["values"]
+        if not all(isinstance(x, list) for x in
+                   (features, kinds, from_dtype, values)):
+            raise ValueError("the entries of 'categories' must be lists")
+        m = len(features)
+        if not (len(kinds) == len(from_dtype) == len(values) == m) or m == 0:
+            raise ValueError("'categories' needs one kind, dtype flag and "
+                             "list of values per categorical feature")
+        if not all(isinstance(f, int) and not isinstance(f, bool)
+                   and 0 <= f < n_features for f in features) or any(
+                       a >= b for a, b in zip(features, features[1:])):
+            raise ValueError("categorical features must be increasing "
+                             f"indices in [0, {n_features})")
+        if not all(isinstance(d, bool) for d in from_dtype):
+            raise ValueError("'from_dtype' must hold booleans")
+        categories = [_values_from_json(k, v) for k, v in zip(kinds, values)]
+        return cls(np.asarray(features, dtype=np.int64), categories,
+                   np.asarray(from_dtype, dtype=bool), int(n_features))
+
+
+def _same_values(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and bool(np.all(a == b))
+
+
+def _kind(values):
+    if values.dtype == object:
+        return "str"
+    return {"i": "int", "u": "int", "f": "float", "b": "bool"}[
+        values.dtype.kind]
+
+
+def _json_scalar(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return float(value)
+
+
+def _values_from_json(kind, values):
+    """Validated categories of one feature from their JSON list."""
+    if kind not in _KINDS or not isinstance(values, list):
+        raise ValueError(f"unknown category kind {kind!r}")
+    checks = {"str": lambda v: isinstance(v, str),
+              "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+              "float": lambda v: (isinstance(v, (int, float))
+                                  and not isinstance(v, bool)
+                                  and np.isfinite(v)),
+              "bool": lambda v: isinstance(v, bool)}
+    if not all(checks[kind](v) for v in values):
+        raise ValueError(f"category values do not fit the kind {kind!r}")
+    if not 1 <= len(values) <= MAX_CATEGORIES:
+        raise ValueError(f"a categorical feature needs 1 to {MAX_CATEGORIES} "
+                         "categories")
+    if len(set(values)) != len(values):
+        raise ValueError("the categories of a feature must be unique")
+    if kind == "str":
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        return array
+    try:
+        return np.asarray(values, dtype=_KINDS[kind])
+    except OverflowError:
+        raise ValueError("category values beyond 64 bits") from None
+
+
+# --------------------------------------------------------------- at fit
+
+
+def resolve_categorical_features(spec, n_features, names):
+    """Indices (sorted int64) of the features ``categorical_features``
+    names: None, integer indices, column names or a boolean mask."""
+    if spec is None:
+        return np.zeros(0, dtype=np.int64)
+    array = np.asarray(spec)
+    if array.ndim != 1:
+        raise ValueError("categorical_features must be a 1-d list of "
+                         "indices, names or booleans")
+    if array.dtype == bool:
+        if array.shape[0] != n_features:
+            raise ValueError(
+                f"categorical_features as a boolean mask needs one entry per "
+                f"feature ({n_features}), got {array.shape[0]}")
+        return np.flatnonzero(array).astype(np.int64)
+    if array.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if array.dtype.kind in "iu":
+        if array.min() < 0 or array.max() >= n_features:
+            raise ValueError(f"categorical_features holds indices outside "
+                             f"[0, {n_features})")
+        return np.unique(array.astype(np.int64))
+    if array.dtype.kind in "UO" and all(isinstance(v, str) for v in array):
+        if names is None:
+            raise ValueError("categorical_features holds column names, but X "
+                             "has none (pass a DataFrame, or indices)")
+        position = {str(n): i for i, n in enumerate(names)}
+        unknown = [v for v in array if v not in position]
+        if unknown:
+            raise ValueError(f"categorical_features names columns that X does "
+                             f"not have: {unknown}")
+        return np.unique(np.array([position[v] for v in array],
+                                  dtype=np.int64))
+    raise ValueError("categorical_features must hold integer indices, column "
+                     f"names or booleans, got dtype {array.dtype}")
+
+
+def is_category_dtype(column):
+    """Whether a pandas column has the ``category`` dtype."""
+    from pandas.api import types
+
+    return isinstance(column.dtype, types.CategoricalDtype)
+
+
+def dtype_categories(column, name):
+    """The categories of a ``category`` column, as a checked ndarray."""
+    values = column.cat.categories
+    array = np.asarray(values)
+    if array.dtype == object and not all(isinstance(v, str) for v in array):
+        raise ValueError(
+            f"categorical column {name!r}: its categories must all be "
+            "strings, integers, floats or booleans, to be stored with the "
+            f"model; got {sorted({type(v).__name__ for v in array})}")
+    if array.dtype != object and array.dtype.kind not in "iufb":
+        raise ValueError(
+            f"categorical column {name!r}: categories of dtype {array.dtype} "
+            "can not be stored with the model (use strings or numbers)")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise ValueError(f"categorical column {name!r}: infinite category")
+    _check_count(array.shape[0], name)
+    return array
+
+
+def value_categories(column, name):
+    """Categories of a numeric column named categorical: its sorted
+    distinct non-missing float32 values."""
+    categories = np.unique(column[~np.isnan(column)]).astype(np.float64)
+    _check_count(categories.shape[0], name)
+    return categories
+
+
+def _check_count(n, name):
+    if n == 0:
+        raise ValueError(f"categorical column {name!r} has no categories "
+                         "(every value is missing)")
+    if n > MAX_CATEGORIES:
+        raise ValueError(f"categorical column {name!r} has {n} categories; "
+                         f"skboost takes at most {MAX_CATEGORIES} per feature")
+
+
+# --------------------------------------------------------------- coding
+
+
+def dtype_codes(column, categories):
+    """float32 codes of a ``category`` column against the training
+    ``categories`` (by value; unseen categories and missing values: NaN)."""
+    import pandas as pd
+
+    if categories is None:
+        codes = column.cat.codes.to_numpy()
+    else:
+        codes = column.cat.set_categories(pd.Index(categories)).cat.codes
+        codes = codes.to_numpy()
+    out = codes.astype(np.float32)
+    out[codes < 0] = np.nan
+    return out
+
+
+def value_codes(column, categories):
+    """float32 codes of a float32 column against sorted numeric
+    ``categories`` (values not among them, and NaN: NaN)."""
+    position = np.searchsorted(categories, column)
+    inside = position < categories.shape[0]
+    found = np.zeros(column.shape[0], dtype=bool)
+    found[inside] = categories[position[inside]] == column[inside]
+    return np.where(found, position, np.nan).astype(np.float32)

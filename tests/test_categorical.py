@@ -1,0 +1,674 @@
+"""Categorical features: the split scan against brute force over every
+partition, trees against the one-hot encoding's, the predictor against a
+naive walk, re-coding by value, unseen categories, save/load, errors.
+
+Oracles: exhaustive enumeration of the partitions of a node's categories
+(Fisher's result makes the sorted scan optimal for lambda = 0 and
+min_child_weight = 0); the one-hot encoding of a feature, whose trees a
+categorical feature with ``max_cat_to_onehot`` large must reproduce split
+for split; a naive Python walk of the trees (``Tree.left_categories``);
+the same data given as a ``category`` column, with its categories in
+another order or with extra ones.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from skboost import BoostClassifier, BoostRegressor
+from skboost.tree._hist_split import (categorical_left_set,
+                                      find_best_splits_hist)
+from skboost.tree._predictor import PackedForest
+from skboost.tree._tree import Tree, category_bitset, category_goes_left
+from _oracles import REG_GRID, score
+
+pd = pytest.importorskip("pandas")
+
+
+# --------------------------------------------------------------------------
+# The split scan
+# --------------------------------------------------------------------------
+
+
+def random_node(rng, k, with_missing, empty=0.2):
+    """An int64 histogram of one categorical feature with k categories
+    (some empty) and its missing bin."""
+    hist = np.zeros((k + 1, 2), dtype=np.int64)
+    hist[:, 0] = rng.integers(-40, 41, size=k + 1)
+    hist[:, 1] = rng.integers(1, 30, size=k + 1)
+    hist[:k][rng.random(k) < empty] = 0
+    if not with_missing:
+        hist[k] = 0
+    return hist
+
+
+def scan(hist, reg, onehot=1, threshold=64, scales=(4.0, 8.0)):
+    k = hist.shape[0] - 1
+    splits = find_best_splits_hist(
+        hist[np.newaxis], hist.sum(axis=0, keepdims=True),
+        np.array([0, k + 1], dtype=np.int64), np.zeros((1, k + 1)),
+        np.ones((1, 1), dtype=np.uint8), *scales, *reg, 1,
+        categorical=np.ones(1, np.uint8), max_cat_to_onehot=onehot,
+        max_cat_threshold=threshold)
+    return {key: value[0] for key, value in splits.items()}
+
+
+def gain_of(hist, left, missing_left, reg, scales=(4.0, 8.0)):
+    """Loss reduction of sending categories ``left`` (and the missing bin
+    when ``missing_left``) left; None when a child is too light."""
+    k = hist.shape[0] - 1
+    mask = np.zeros(k + 1, dtype=bool)
+    mask[list(left)] = True
+    mask[k] = missing_left
+    G, H = hist.sum(axis=0) / np.array(scales)
+    GL, HL = hist[mask].sum(axis=0) / np.array(scales)
+    if HL < reg[3] or H - HL < reg[3]:
+        return None
+    return 0.5 * (score(GL, HL, reg) + score(G - GL, H - HL, reg)
+                  - score(G, H, reg))
+
+
+def all_partitions(present):
+    """Every non-empty set of present categories (a left side)."""
+    for r in range(1, len(present) + 1):
+        yield from itertools.combinations(present, r)
+
+
+def brute_force(hist, reg, candidates):
+    """The highest gain of the candidate left sets, each with missing
+    values left and right."""
+    best = -np.inf
+    for left in candidates:
+        for missing_left in (False, True):
+            gain = gain_of(hist, left, missing_left, reg)
+            if gain is not None:
+                best = max(best, gain)
+    return best
+
+
+def present_of(hist):
+    k = hist.shape[0] - 1
+    return [c for c in range(k) if hist[c].any()]
+
+
+def chosen_left(hist, split, reg_lambda):
+    k = hist.shape[0] - 1
+    left = categorical_left_set(hist, 0, k, int(split["cat_kind"]),
+                                int(split["split_bin"]), 4.0, 8.0, reg_lambda)
+    return np.flatnonzero(left)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_sorted_scan_finds_the_best_partition(k, with_missing):
+    """lambda = 0, min_child_weight = 0: the best of every partition of
+    the present categories (and both missing directions)."""
+    rng = np.random.default_rng(k + 10 * with_missing)
+    reg = (0.0, 0.0, 0.0, 0.0)
+    for _ in range(30):
+        hist = random_node(rng, k, with_missing)
+        present = present_of(hist)
+        split = scan(hist, reg, onehot=1, threshold=k)
+        best = brute_force(hist, reg, all_partitions(present))
+        if split["feature"] < 0:
+            assert best <= 0 or not np.isfinite(best)
+            continue
+        assert split["cat_kind"] == 2
+        assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
+        # the set it reports is a partition of that gain
+        left = chosen_left(hist, split, 0.0)
+        assert set(left) <= set(present) and len(left) >= 1
+        again = gain_of(hist, left, bool(split["default_left"]), reg)
+        assert again == pytest.approx(split["gain"], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("reg", REG_GRID)
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_one_hot_scan_is_the_best_single_category(reg, k):
+    """k <= max_cat_to_onehot: the best "one category right, the rest
+    left", under every regularisation and min_child_weight."""
+    rng = np.random.default_rng(k)
+    for _ in range(30):
+        hist = random_node(rng, k, with_missing=rng.random() < 0.5)
+        has_missing = bool(hist[k].any())
+        present = present_of(hist)
+        split = scan(hist, reg, onehot=k)
+        best = -np.inf
+        for c in present:
+            rest = [d for d in range(k) if d != c]
+            for missing_left in ((False, True) if has_missing else (True,)):
+                gain = gain_of(hist, rest, missing_left, reg)
+                if gain is not None:
+                    best = max(best, gain)
+        if split["feature"] < 0:
+            assert not np.isfinite(best)
+            continue
+        assert split["cat_kind"] == 1
+        assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
+        left = chosen_left(hist, split, reg[0])
+        assert list(left) == [d for d in range(k) if d != split["split_bin"]]
+
+
+@pytest.mark.parametrize("reg", REG_GRID)
+def test_sorted_scan_respects_min_child_weight_and_threshold(reg):
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        hist = random_node(rng, 12, with_missing=True)
+        split = scan(hist, reg, onehot=1, threshold=3)
+        if split["feature"] < 0:
+            continue
+        left = chosen_left(hist, split, reg[0])
+        n_present = len(present_of(hist))
+        assert min(len(left), n_present - len(left)) <= 3
+        missing_left = bool(split["default_left"])
+        assert gain_of(hist, left, missing_left, reg) == pytest.approx(
+            split["gain"], rel=1e-12, abs=1e-12)
+        mask = np.zeros(13, bool)
+        mask[left] = True
+        mask[12] = missing_left
+        assert hist[mask, 0].sum() == split["Gq_left"]
+        assert hist[mask, 1].sum() == split["Hq_left"]
+
+
+@pytest.mark.parametrize("reg", REG_GRID)
+@pytest.mark.parametrize("k", [40, 300])
+def test_sorted_scan_against_naive_prefix_scan(reg, k):
+    """Many categories (the sort's merges), many equal keys: the kernel's
+    order is (G / (H + lambda), code) and its best prefix is the naive
+    scan's (first of equal gains; missing right before missing left)."""
+    rng = np.random.default_rng(k)
+    scales = (4.0, 8.0)
+    threshold = 25
+    for _ in range(5):
+        hist = np.zeros((k + 1, 2), dtype=np.int64)
+        hist[:, 0] = rng.integers(-3, 4, size=k + 1)
+        hist[:, 1] = rng.integers(1, 4, size=k + 1)
+        hist[:k][rng.random(k) < 0.2] = 0
+        has_missing = bool(hist[k].any())
+        keys = {c: (hist[c, 0] / scales[0])
+                / (hist[c, 1] / scales[1] + reg[0])
+                for c in present_of(hist)}
+        order = sorted(keys, key=lambda c: (keys[c], c))
+        m = len(order)
+        best, best_i, best_missing_left = -np.inf, None, None
+        for i in range(m if has_missing else m - 1):
+            if i + 1 > threshold and m - i - 1 > threshold:
+                continue
+            for missing_left in ((False, True) if has_missing else (True,)):
+                if missing_left and has_missing and i == m - 1:
+                    continue
+                gain = gain_of(hist, order[:i + 1], missing_left, reg, scales)
+                if gain is not None and gain > best:
+                    best, best_i, best_missing_left = gain, i, missing_left
+        split = scan(hist, reg, onehot=1, threshold=threshold, scales=scales)
+        if best_i is None:
+            assert split["feature"] == -1
+            continue
+        assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
+        assert split["split_bin"] == best_i
+        assert bool(split["default_left"]) == best_missing_left
+        left = categorical_left_set(hist, 0, k, 2, int(split["split_bin"]),
+                                    *scales, reg[0])
+        assert set(np.flatnonzero(left)) == set(order[:best_i + 1])
+
+
+def test_left_set_rejects_bad_arguments():
+    hist = np.ones((4, 2), dtype=np.int64)
+    with pytest.raises(ValueError):
+        categorical_left_set(hist, 0, 4, 2, 0, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        categorical_left_set(hist, 0, 3, 1, 3, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        categorical_left_set(hist, 0, 3, 2, 5, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        categorical_left_set(hist, 0, 3, 0, 0, 1.0, 1.0, 1.0)
+
+
+# --------------------------------------------------------------------------
+# The predictor
+# --------------------------------------------------------------------------
+
+
+def test_predictor_membership_against_naive_rule():
+    """Random categorical stumps; values inside, outside, non-integer,
+    negative and NaN, against ``category_goes_left``."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        k = int(rng.integers(1, 200))
+        left = rng.random(k) < 0.4
+        left[rng.integers(k)] = True
+        default_left = int(rng.integers(2))
+        words = category_bitset(left)
+        tree = Tree(left_child=np.array([1, -1, -1], np.int32),
+                    right_child=np.array([2, -1, -1], np.int32),
+                    feature=np.array([0, -1, -1], np.int32),
+                    threshold=np.zeros(3), default_left=np.array(
+                        [default_left, 0, 0], np.uint8),
+                    value=np.array([0.0, -1.0, 1.0]), gain=np.zeros(3),
+                    cover=np.ones(3), cat_node=np.array([0], np.int32),
+                    cat_size=np.array([k], np.int32),
+                    cat_ptr=np.array([0, words.shape[0]], np.int64),
+                    cat_bits=words)
+        assert list(tree.left_categories(0)) == list(np.flatnonzero(left))
+        x = np.concatenate([np.arange(-3, k + 40), [np.nan, 0.5, k - 0.5,
+                                                    1e30, -1e30, np.inf]])
+        X = x.astype(np.float32)[:, np.newaxis]
+        forest = PackedForest(tree.left_child, tree.right_child, tree.feature,
+                              tree.threshold, tree.default_left, tree.value,
+                              np.array([0, 3]), np.zeros(1, np.int32), 1, 1,
+                              tree.cat_node, tree.cat_size, tree.cat_ptr,
+                              tree.cat_bits)
+        out = np.zeros((X.shape[0], 1))
+        forest.predict_raw(X, out, 0, 1, 1)
+        expected = [-1.0 if category_goes_left(v, k, words, default_left)
+                    else 1.0 for v in X[:, 0]]
+        np.testing.assert_array_equal(out[:, 0], expected)
+
+
+@pytest.mark.parametrize("bad", [
+    dict(cat_node=np.array([1], np.int32)),          # a leaf
+    dict(cat_size=np.array([0], np.int32)),
+    dict(cat_ptr=np.array([0, 2], np.int64)),        # beyond the words
+    dict(cat_ptr=np.array([0, 0], np.int64)),        # no word
+])
+def test_predictor_rejects_inconsistent_categorical_arrays(bad):
+    args = dict(cat_node=np.array([0], np.int32),
+                cat_size=np.array([5], np.int32),
+                cat_ptr=np.array([0, 1], np.int64),
+                cat_bits=np.array([3], np.uint32))
+    args.update(bad)
+    with pytest.raises(ValueError):
+        PackedForest(np.array([1, -1, -1], np.int32),
+                     np.array([2, -1, -1], np.int32),
+                     np.array([0, -1, -1], np.int32), np.zeros(3),
+                     np.zeros(3, np.uint8), np.zeros(3), np.array([0, 3]),
+                     np.zeros(1, np.int32), 1, 1, **args)
+
+
+# --------------------------------------------------------------------------
+# Estimators
+# --------------------------------------------------------------------------
+
+
+def make_data(n=3000, k=(5, 40), seed=0, missing=0.0):
+    """Two numeric features and categorical ones with k categories whose
+    effects drive a regression target; codes as float (NaN: missing)."""
+    rng = np.random.default_rng(seed)
+    numeric = rng.normal(size=(n, 2))
+    codes = np.column_stack([rng.integers(0, c, size=n) for c in k]).astype(
+        np.float64)
+    effects = [rng.normal(size=c) for c in k]
+    y = numeric[:, 0] + sum(e[codes[:, j].astype(int)]
+                            for j, e in enumerate(effects))
+    y += 0.1 * rng.normal(size=n)
+    if missing:
+        codes[rng.random(codes.shape) < missing] = np.nan
+    return numeric, codes, y
+
+
+def frame(numeric, codes, k, names=("c0", "c1")):
+    data = {"x0": numeric[:, 0], "x1": numeric[:, 1]}
+    for j, c in enumerate(k):
+        data[names[j]] = pd.Categorical.from_codes(
+            np.where(np.isnan(codes[:, j]), -1, codes[:, j]).astype(int),
+            categories=[f"v{i}" for i in range(c)])
+    return pd.DataFrame(data)
+
+
+def one_hot(numeric, codes, k):
+    blocks = [numeric]
+    for j, c in enumerate(k):
+        blocks.append((codes[:, j:j + 1] == np.arange(c)).astype(np.float64))
+    return np.hstack(blocks)
+
+
+@pytest.mark.parametrize("tree_method", ["hist", "approx"])
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+def test_trees_equal_the_one_hot_encodings(grow_policy, tree_method):
+    """max_cat_to_onehot >= k: every split is "one category against the
+    rest", exactly the one-hot encoding's splits (same gains, covers,
+    values; ties go to the lower category as to the lower column)."""
+    k = (4,)
+    numeric, codes, y = make_data(k=k)
+    params = dict(n_estimators=8, max_depth=4, max_cat_to_onehot=10,
+                  grow_policy=grow_policy, max_leaves=12,
+                  tree_method=tree_method)
+    cat = BoostRegressor(categorical_features=[2], **params).fit(
+        np.column_stack([numeric, codes]), y)
+    hot = BoostRegressor(**params).fit(one_hot(numeric, codes, k), y)
+    for t_cat, t_hot in zip(cat.booster_.trees, hot.booster_.trees):
+        np.testing.assert_array_equal(np.minimum(t_hot.feature, 2),
+                                      t_cat.feature)
+        np.testing.assert_array_equal(t_cat.value, t_hot.value)
+        np.testing.assert_array_equal(t_cat.gain, t_hot.gain)
+        np.testing.assert_array_equal(t_cat.cover, t_hot.cover)
+        for node in np.flatnonzero(t_hot.feature >= 2):
+            c = t_hot.feature[node] - 2   # the one-hot column's category
+            assert list(t_cat.left_categories(node)) == [
+                d for d in range(k[0]) if d != c]
+    X_test = np.column_stack(make_data(n=500, k=k, seed=1)[:2])
+    np.testing.assert_array_equal(
+        cat.predict(X_test),
+        hot.predict(one_hot(X_test[:, :2], X_test[:, 2:], k)))
+
+
+def test_dtype_and_named_columns_give_the_same_model():
+    """A category column equals the same codes named by
+    categorical_features (categories sorted alike), predictions included."""
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k, missing=0.05)
+    df = frame(numeric, codes, k)
+    by_dtype = BoostRegressor(n_estimators=10).fit(df, y)
+    by_name = BoostRegressor(n_estimators=10, categorical_features=[2, 3]).fit(
+        np.column_stack([numeric, codes]), y)
+    np.testing.assert_array_equal(by_dtype.predict(df), by_name.predict(
+        np.column_stack([numeric, codes])))
+    assert any(t.has_categorical_splits for t in by_dtype.booster_.trees)
+
+
+def test_predictions_recode_by_value():
+    """Categories in another order, or a superset of them, at predict:
+    the same predictions (codes differ, values match)."""
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k, missing=0.05)
+    df = frame(numeric, codes, k)
+    model = BoostRegressor(n_estimators=10).fit(df, y)
+    expected = model.predict(df)
+    rng = np.random.default_rng(3)
+    shuffled = df.copy()
+    for name in ("c0", "c1"):
+        cats = list(df[name].cat.categories)
+        shuffled[name] = df[name].cat.reorder_categories(
+            list(rng.permutation(cats)))
+    np.testing.assert_array_equal(model.predict(shuffled), expected)
+    superset = df.copy()
+    superset["c1"] = df["c1"].cat.add_categories(["new", "other"])
+    superset["c1"] = superset["c1"].cat.reorder_categories(
+        ["other"] + list(df["c1"].cat.categories) + ["new"])
+    np.testing.assert_array_equal(model.predict(superset), expected)
+    reordered_columns = shuffled[["c1", "x1", "c0", "x0"]]
+    np.testing.assert_array_equal(model.predict(reordered_columns), expected)
+
+
+def test_unseen_categories_follow_the_missing_direction():
+    """Values unseen in training predict as missing values do, and a naive
+    walk of the trees (missing: default direction) agrees."""
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k, missing=0.1)
+    df = frame(numeric, codes, k)
+    model = BoostRegressor(n_estimators=10, max_depth=3).fit(df, y)
+    test = df.iloc[:200].copy()
+    unseen = test.copy()
+    unseen["c1"] = pd.Categorical(["never"] * 200)
+    missing = test.copy()
+    missing["c1"] = pd.Categorical([None] * 200,
+                                   categories=df["c1"].cat.categories)
+    np.testing.assert_array_equal(model.predict(unseen),
+                                  model.predict(missing))
+    # numeric input named categorical: unseen values too
+    X = np.column_stack([numeric, codes])
+    named = BoostRegressor(n_estimators=10, max_depth=3,
+                           categorical_features=[2, 3]).fit(X, y)
+    X_unseen, X_nan = X[:200].copy(), X[:200].copy()
+    X_unseen[:, 3] = 1000.5
+    X_nan[:, 3] = np.nan
+    np.testing.assert_array_equal(named.predict(X_unseen),
+                                  named.predict(X_nan))
+    # the codes of column 2: ranks among its training values
+    present = np.unique(codes[:, 0][~np.isnan(codes[:, 0])])
+    X_codes = X_nan.copy()
+    X_codes[:, 2] = np.searchsorted(present, X_nan[:, 2])
+    X_codes[np.isnan(X_nan[:, 2]), 2] = np.nan
+    np.testing.assert_allclose(named.predict(X_nan), naive_predict(
+        named, X_codes), rtol=1e-6)
+
+
+def naive_predict(model, X_codes):
+    """Sum of the trees walked in Python: categorical splits test
+    membership of the code, NaN follows default_left."""
+    booster = model.booster_
+    X_codes = np.asarray(X_codes, dtype=np.float32)   # the model's input
+    out = np.full(X_codes.shape[0], booster.base_margin[0])
+    for tree in booster.trees:
+        for r, x in enumerate(X_codes):
+            node = 0
+            while tree.left_child[node] != -1:
+                v = x[tree.feature[node]]
+                left_set = tree.left_categories(node)
+                if np.isnan(v):
+                    go_left = bool(tree.default_left[node])
+                elif left_set is not None:
+                    go_left = int(v) in set(left_set)
+                else:
+                    go_left = v < tree.threshold[node]
+                node = (tree.left_child[node] if go_left
+                        else tree.right_child[node])
+            out[r] += tree.value[node]
+    return out
+
+
+def test_high_cardinality_against_naive_walk():
+    """Thousands of categories (16-bit codes): the predictor and the
+    training margins agree with a naive walk."""
+    rng = np.random.default_rng(0)
+    n, k = 20000, 3000
+    codes = rng.integers(0, k, size=n).astype(np.float64)
+    effect = rng.normal(size=k)
+    y = effect[codes.astype(int)] + 0.1 * rng.normal(size=n)
+    X = np.column_stack([rng.normal(size=n), codes])
+    model = BoostRegressor(n_estimators=5, max_depth=4, max_cat_threshold=500,
+                           categorical_features=[1]).fit(X, y)
+    sizes = [len(t.left_categories(n)) for t in model.booster_.trees
+             for n in t.cat_node]
+    assert sizes and max(sizes) > 32   # several bitset words
+    codes_X = X.copy()   # the codes: ranks among the training values
+    codes_X[:, 1] = np.unique(codes, return_inverse=True)[1]
+    np.testing.assert_allclose(model.predict(X[:300]),
+                               naive_predict(model, codes_X[:300]), rtol=1e-6)
+    # a strong categorical signal is learned: far better than the mean
+    assert np.mean((model.predict(X) - y) ** 2) < 0.8 * np.var(y)
+
+
+def test_results_do_not_depend_on_n_jobs():
+    k = (5, 300)
+    numeric, codes, y = make_data(n=5000, k=k, missing=0.05)
+    df = frame(numeric, codes, k)
+    models = [BoostRegressor(n_estimators=5, n_jobs=n_jobs,
+                             max_cat_threshold=8).fit(df, y)
+              for n_jobs in (1, 2)]
+    for a, b in zip(*(m.booster_.trees for m in models)):
+        for name in ("feature", "threshold", "value", "gain", "cat_node",
+                     "cat_ptr", "cat_bits"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_save_load_round_trip(tmp_path):
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k, missing=0.05)
+    df = frame(numeric, codes, k)
+    y_class = (y > np.median(y)).astype(int)
+    model = BoostClassifier(n_estimators=10).fit(df, y_class)
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = BoostClassifier.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(df),
+                                  model.predict_proba(df))
+    shuffled = df.copy()
+    shuffled["c0"] = df["c0"].cat.reorder_categories(
+        list(reversed(df["c0"].cat.categories)))
+    np.testing.assert_array_equal(loaded.predict_proba(shuffled),
+                                  model.predict_proba(df))
+    with pytest.raises(ValueError, match="'c1'"):
+        loaded.predict(df.astype({"c1": object}))
+
+
+def test_saved_categorical_splits_are_validated(tmp_path):
+    import json
+
+    k = (5,)
+    numeric, codes, y = make_data(k=k)
+    model = BoostRegressor(n_estimators=3, categorical_features=[2]).fit(
+        np.column_stack([numeric, codes]), y)
+    text = json.loads(_dumps(model))
+    trees = text["model"]["booster"]["trees"]
+    t = next(i for i, tree in enumerate(trees) if tree["cat_node"])
+    bad_cases = [
+        lambda m: m["booster"]["trees"][t].update(
+            cat_size=[99] * len(trees[t]["cat_size"])),
+        lambda m: m["booster"]["trees"][t].update(cat_node=[], cat_size=[],
+                                                  cat_ptr=[0], cat_bits=[]),
+        lambda m: m["categories"].update(features=[0]),
+        lambda m: m["categories"].update(values=[["a", "a"]]),
+    ]
+    for corrupt in bad_cases:
+        doc = json.loads(json.dumps(text))
+        del doc["checksum"]
+        corrupt(doc["model"])
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(ValueError, match="not a valid skboost model"):
+            BoostRegressor.load(path)
+
+
+def _dumps(model):
+    from skboost._serialization import dumps_estimator
+
+    return dumps_estimator(model)
+
+
+def test_clear_errors():
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k)
+    df = frame(numeric, codes, k)
+    model = BoostRegressor(n_estimators=2).fit(df, y)
+    with pytest.raises(ValueError, match="'c0'.*categorical"):
+        model.predict(df.assign(c0=codes[:, 0]))
+    with pytest.raises(ValueError, match="'x0'.*categorical"):
+        model.predict(df.assign(x0=pd.Categorical(numeric[:, 0] > 0)))
+    with pytest.raises(ValueError, match="DataFrame"):
+        model.predict(np.column_stack([numeric, codes]))
+    with pytest.raises(ValueError, match="tree_method='hist'"):
+        BoostRegressor(tree_method="exact", n_estimators=2).fit(df, y)
+    with pytest.raises(ValueError, match="approx_proposal='global'"):
+        BoostRegressor(tree_method="approx", approx_proposal="local",
+                       n_estimators=2).fit(df, y)
+    with pytest.raises(ValueError, match="categorical_features"):
+        BoostRegressor(categorical_features=["nope"]).fit(df, y)
+    with pytest.raises(ValueError, match="categorical_features"):
+        BoostRegressor(categorical_features=[7]).fit(numeric, y)
+    with pytest.raises(ValueError, match="boolean mask"):
+        BoostRegressor(categorical_features=[True]).fit(numeric, y)
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="dense"):
+        BoostRegressor(categorical_features=[0]).fit(sp.csr_matrix(numeric),
+                                                     y)
+    too_many = np.arange(70000, dtype=np.float64)[:, np.newaxis]
+    with pytest.raises(ValueError, match="at most 65535"):
+        BoostRegressor(categorical_features=[0]).fit(too_many,
+                                                     np.zeros(70000))
+
+
+def test_warm_start_needs_the_same_categories():
+    k = (5, 40)
+    numeric, codes, y = make_data(k=k)
+    df = frame(numeric, codes, k)
+    model = BoostRegressor(n_estimators=2, warm_start=True).fit(df, y)
+    model.set_params(n_estimators=4).fit(df, y)
+    assert model.booster_.n_rounds == 4
+    other = df.copy()
+    other["c0"] = df["c0"].cat.add_categories(["extra"])
+    with pytest.raises(ValueError, match="categor"):
+        model.set_params(n_estimators=6).fit(other, y)
+
+
+def test_numeric_input_never_becomes_categorical():
+    numeric, codes, y = make_data(k=(5,))
+    model = BoostRegressor(n_estimators=3).fit(
+        np.column_stack([numeric, codes]), y)
+    assert not any(t.has_categorical_splits for t in model.booster_.trees)
+
+
+def test_stump_partition_matches_xgboost():
+    """A stump on one categorical feature with many categories: the same
+    left set as XGBoost's (enable_categorical, hist), up to the side."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    n, k = 4000, 12
+    codes = rng.integers(0, k, size=n)
+    y = rng.normal(size=k)[codes] + rng.normal(size=n)
+    df = pd.DataFrame({"c": pd.Categorical(codes, categories=range(k))})
+    params = dict(n_estimators=1, max_depth=1, learning_rate=1.0,
+                  reg_lambda=1.0, max_cat_to_onehot=1, max_cat_threshold=k,
+                  base_score=0.0)
+    ours = BoostRegressor(**params).fit(df, y)
+    theirs = xgb.XGBRegressor(tree_method="hist", enable_categorical=True,
+                              **params).fit(df, y)
+    ours_pred = ours.predict(df)
+    theirs_pred = theirs.predict(df)
+    np.testing.assert_allclose(ours_pred, theirs_pred, rtol=1e-4, atol=1e-4)
+
+
+def test_approx_equals_hist_on_categorical_features():
+    """Only categorical features: approx keeps one bin per category, as hist
+    does, so both grow the same trees."""
+    _, codes, y = make_data(k=(7, 300), missing=0.05)
+    models = [BoostRegressor(n_estimators=5, tree_method=method,
+                             categorical_features=[0, 1]).fit(codes, y)
+              for method in ("hist", "approx")]
+    for a, b in zip(*(m.booster_.trees for m in models)):
+        for name in ("feature", "value", "gain", "cat_node", "cat_bits"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_random_edits_of_categorical_splits_raise_or_predict_the_file():
+    """Fuzz the categorical entries of a saved model: each edited file
+    either raises a ValueError or predicts exactly what a naive walk of its
+    trees gives (never a crash or an out-of-bounds read)."""
+    import json
+
+    from skboost._serialization import loads_estimator
+
+    k = (5, 40)
+    numeric, codes, y = make_data(n=600, k=k, missing=0.1)
+    X = np.column_stack([numeric, codes])
+    model = BoostRegressor(n_estimators=3, max_depth=3,
+                           categorical_features=[2, 3]).fit(X, y)
+    base = json.loads(_dumps(model))
+    del base["checksum"]
+    rng = np.random.default_rng(0)
+    values = [-1, 0, 1, 2, 3, 31, 32, 40, 2**31, 2**32 - 1, 2**32, 0.5, None]
+    X_test = X[:60].copy()
+    X_test[:5, 3] = [-1, 40, 1e9, 0.5, np.nan]   # unseen values too
+    loaded = rejected = 0
+    for _ in range(150):
+        doc = json.loads(json.dumps(base))
+        trees = doc["model"]["booster"]["trees"]
+        tree = trees[int(rng.integers(len(trees)))]
+        field = ["cat_node", "cat_size", "cat_ptr", "cat_bits"][
+            int(rng.integers(4))]
+        if tree[field] and rng.random() < 0.8:
+            tree[field][int(rng.integers(len(tree[field])))] = values[
+                int(rng.integers(len(values)))]
+        else:
+            tree[field].append(values[int(rng.integers(len(values)))])
+        try:
+            edited = loads_estimator(BoostRegressor(), json.dumps(doc))
+        except ValueError:
+            rejected += 1
+            continue
+        loaded += 1
+        present = [np.unique(codes[:, j][~np.isnan(codes[:, j])])
+                   for j in range(2)]
+        X_codes = X_test.copy()
+        for j in range(2):
+            column = X_test[:, 2 + j]
+            position = np.searchsorted(present[j], column)
+            inside = position < present[j].shape[0]
+            found = np.zeros(column.shape[0], bool)
+            found[inside] = present[j][position[inside]] == column[inside]
+            X_codes[:, 2 + j] = np.where(found, position, np.nan)
+        np.testing.assert_allclose(edited.predict(X_test),
+                                   naive_predict(edited, X_codes), rtol=1e-6)
+    assert rejected > 0
