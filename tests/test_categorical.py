@@ -92,10 +92,10 @@ def present_of(hist):
     return [c for c in range(k) if hist[c].any()]
 
 
-def chosen_left(hist, split, reg_lambda):
+def chosen_left(hist, split, reg):
     k = hist.shape[0] - 1
     left = categorical_left_set(hist, 0, k, int(split["cat_kind"]),
-                                int(split["split_bin"]), 4.0, 8.0, reg_lambda)
+                                int(split["split_bin"]), 4.0, 8.0, *reg)
     return np.flatnonzero(left)
 
 
@@ -117,8 +117,8 @@ def test_sorted_scan_finds_the_best_partition(k, with_missing):
         assert split["cat_kind"] == 2
         assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
         # the set it reports is a partition of that gain
-        left = chosen_left(hist, split, 0.0)
-        assert set(left) <= set(present) and len(left) >= 1
+        left = chosen_left(hist, split, reg)
+        assert 1 <= len(set(left) & set(present)) <= len(present)
         again = gain_of(hist, left, bool(split["default_left"]), reg)
         assert again == pytest.approx(split["gain"], rel=1e-12, abs=1e-12)
 
@@ -146,7 +146,7 @@ def test_one_hot_scan_is_the_best_single_category(reg, k):
             continue
         assert split["cat_kind"] == 1
         assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
-        left = chosen_left(hist, split, reg[0])
+        left = chosen_left(hist, split, reg)
         assert list(left) == [d for d in range(k) if d != split["split_bin"]]
 
 
@@ -158,9 +158,15 @@ def test_sorted_scan_respects_min_child_weight_and_threshold(reg):
         split = scan(hist, reg, onehot=1, threshold=3)
         if split["feature"] < 0:
             continue
-        left = chosen_left(hist, split, reg[0])
-        n_present = len(present_of(hist))
-        assert min(len(left), n_present - len(left)) <= 3
+        present = present_of(hist)
+        left = chosen_left(hist, split, reg)
+        n_left = len(set(left) & set(present))
+        assert min(n_left, len(present) - n_left) <= 3
+        # absent categories go with the side of more present categories
+        absent_left = set(left) - set(present)
+        absent = set(range(12)) - set(present)
+        assert absent_left == (absent if n_left > len(present) - n_left
+                               else set())
         missing_left = bool(split["default_left"])
         assert gain_of(hist, left, missing_left, reg) == pytest.approx(
             split["gain"], rel=1e-12, abs=1e-12)
@@ -175,8 +181,9 @@ def test_sorted_scan_respects_min_child_weight_and_threshold(reg):
 @pytest.mark.parametrize("k", [40, 300])
 def test_sorted_scan_against_naive_prefix_scan(reg, k):
     """Many categories (the sort's merges), many equal keys: the kernel's
-    order is (G / (H + lambda), code) and its best prefix is the naive
-    scan's (first of equal gains; missing right before missing left)."""
+    order is (the category's own leaf weight, code) and its best prefix is
+    the naive scan's (first of equal gains; missing right before missing
+    left)."""
     rng = np.random.default_rng(k)
     scales = (4.0, 8.0)
     threshold = 25
@@ -186,8 +193,8 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
         hist[:, 1] = rng.integers(1, 4, size=k + 1)
         hist[:k][rng.random(k) < 0.2] = 0
         has_missing = bool(hist[k].any())
-        keys = {c: (hist[c, 0] / scales[0])
-                / (hist[c, 1] / scales[1] + reg[0])
+        keys = {c: naive_weight(hist[c, 0] / scales[0],
+                                hist[c, 1] / scales[1], reg)
                 for c in present_of(hist)}
         order = sorted(keys, key=lambda c: (keys[c], c))
         m = len(order)
@@ -209,20 +216,35 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
         assert split["split_bin"] == best_i
         assert bool(split["default_left"]) == best_missing_left
         left = categorical_left_set(hist, 0, k, 2, int(split["split_bin"]),
-                                    *scales, reg[0])
-        assert set(np.flatnonzero(left)) == set(order[:best_i + 1])
+                                    *scales, *reg)
+        assert set(np.flatnonzero(left)) & set(order) == set(
+            order[:best_i + 1])
+
+
+def naive_weight(G, H, reg):
+    """The leaf weight from the maths: 0 below min_child_weight, else
+    -T_alpha(G) / (H + lambda) clipped to max_delta_step."""
+    reg_lambda, reg_alpha, mds, mcw = reg
+    if H < mcw or H <= 0:
+        return 0.0
+    t = np.sign(G) * max(abs(G) - reg_alpha, 0.0)
+    w = -t / (H + reg_lambda)
+    if mds > 0 and abs(w) > mds:
+        w = np.sign(w) * mds
+    return float(w)
 
 
 def test_left_set_rejects_bad_arguments():
     hist = np.ones((4, 2), dtype=np.int64)
+    reg = REG_GRID[0]
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 4, 2, 0, 1.0, 1.0, 1.0)
+        categorical_left_set(hist, 0, 4, 2, 0, 1.0, 1.0, *reg)
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 1, 3, 1.0, 1.0, 1.0)
+        categorical_left_set(hist, 0, 3, 1, 3, 1.0, 1.0, *reg)
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 2, 5, 1.0, 1.0, 1.0)
+        categorical_left_set(hist, 0, 3, 2, 5, 1.0, 1.0, *reg)
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 0, 0, 1.0, 1.0, 1.0)
+        categorical_left_set(hist, 0, 3, 0, 0, 1.0, 1.0, *reg)
 
 
 # --------------------------------------------------------------------------

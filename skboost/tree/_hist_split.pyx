@@ -14,10 +14,13 @@ Categorical features (``categorical`` flags) have one value bin per
 category code. Their splits send a set of categories left: with at most
 ``max_cat_to_onehot`` categories, one category goes right and the rest left
 (the split a one-hot encoding would make); otherwise the node's non-empty
-categories are sorted by ``G / (H + lambda)`` and every prefix of that order
-is a candidate left set (Fisher's result: with lambda = 0 the best partition
-is one of them), of which one side holds at most ``max_cat_threshold``
-categories. Both directions of missing values are scanned as for numeric
+categories are sorted by their own optimal leaf weight ``-G / (H + lambda)``
+(through ``_gain.leaf_weight``: L1, max_delta_step, and weight 0 for a
+category lighter than min_child_weight, which keeps rare categories from the
+ends of the order, as XGBoost does) and every prefix of that order is a
+candidate left set (Fisher's result: without regularisation the best
+partition is one of them), of which one side holds at most
+``max_cat_threshold`` categories. Both directions of missing values are scanned as for numeric
 features. ``categorical_left_set`` turns the chosen candidate into its set.
 """
 
@@ -35,6 +38,7 @@ from ._exact cimport SortedColumns
 from ._common cimport (SplitCandidate, int32_t, int64_t, uint8_t, is_better,
                        reset_candidate)
 from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
+                     leaf_weight,
                      make_reg_params, split_loss_reduction,
                      split_loss_reduction_l2)
 
@@ -48,7 +52,7 @@ BINS_PER_THREAD = 4096
 cdef enum:
     NUMERIC_SPLIT = 0       # value bins 0..split_bin go left
     ONE_HOT_SPLIT = 1       # category split_bin goes right, the others left
-    SORTED_SPLIT = 2        # the first split_bin + 1 categories by G/(H+lambda) go left
+    SORTED_SPLIT = 2        # the first split_bin + 1 categories by weight go left
 
 
 ctypedef struct HistCandidate:
@@ -61,7 +65,7 @@ ctypedef struct HistCandidate:
 
 ctypedef struct CatEntry:
     # one non-empty category of a node, for the sorted (Fisher) scan
-    double key              # G / (H + lambda)
+    double key              # the category's leaf weight
     int32_t code
 
 
@@ -259,7 +263,7 @@ def _widest_categorical(bin_ptr, is_cat):
 
 cdef inline bint entry_before(const CatEntry* a,
                              const CatEntry* b) noexcept nogil:
-    """Total order of categories: by key, then by code."""
+    """Total order of categories: by key (leaf weight), then by code."""
     if a.key != b.key:
         return a.key < b.key
     return a.code < b.code
@@ -327,11 +331,13 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
 cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
                                   int64_t first_bin, int64_t n_categories,
                                   double scale_g, double scale_h,
-                                  double reg_lambda, CatEntry* out,
+                                  const RegParams* p, CatEntry* out,
                                   CatEntry* tmp) noexcept nogil:
-    """The node's non-empty categories in ``out``, sorted by
-    G / (H + lambda) then by code (``tmp``: room for as many); returns how
-    many there are."""
+    """The node's non-empty categories in ``out``, sorted by their own
+    optimal leaf weight (``leaf_weight``: -G / (H + lambda) with L1,
+    max_delta_step, and 0 for a category lighter than min_child_weight, as
+    XGBoost orders them) then by code (``tmp``: room for as many); returns
+    how many there are."""
     cdef Py_ssize_t m = 0
     cdef int64_t c, g, h
     cdef double key
@@ -340,8 +346,8 @@ cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
         h = hist[first_bin + c, 1]
         if g == 0 and h == 0:
             continue
-        key = (g / scale_g) / (h / scale_h + reg_lambda)
-        out[m].key = key if key == key else 0.0   # 0/0 (never with H >= 0)
+        key = leaf_weight(g / scale_g, h / scale_h, p)
+        out[m].key = key if key == key else 0.0   # NaN only if H < 0
         out[m].code = <int32_t> c
         m += 1
     sort_entries(out, tmp, m)
@@ -398,7 +404,7 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                                      l2_only, True)
         return
     m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
-                          p.reg_lambda, scratch, scratch + n_categories)
+                          p, scratch, scratch + n_categories)
     last = m if has_missing else m - 1
     for i in range(last):
         Gq_left += hist[first_bin + scratch[i].code, 0]
@@ -419,7 +425,9 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
 def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
                          int64_t first_bin, int64_t n_categories,
                          int cat_kind, int32_t split_bin,
-                         double scale_g, double scale_h, double reg_lambda):
+                         double scale_g, double scale_h, double reg_lambda,
+                         double reg_alpha, double max_delta_step,
+                         double min_child_weight):
     """The categories a categorical split sends left.
 
     Parameters
@@ -430,13 +438,16 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
         The feature's first bin and its number of categories (value bins).
     cat_kind, split_bin : int
         The split's ``cat_kind`` and ``split_bin`` (``find_best_splits_hist``).
-    scale_g, scale_h, reg_lambda : float
+    scale_g, scale_h, reg_lambda, reg_alpha, max_delta_step, \
+min_child_weight : float
         As given to ``find_best_splits_hist``.
 
     Returns
     -------
     left : ndarray of shape (n_categories,), bool
-        True for the categories that go left.
+        True for the categories that go left: the node's categories of the
+        chosen side, and the categories absent from the node join the side
+        with more of the node's categories.
     """
     if n_categories < 1 or first_bin < 0 or (
             first_bin + n_categories >= node_hist.shape[0]):
@@ -451,6 +462,8 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
         return left
     if cat_kind != SORTED_SPLIT:
         raise ValueError("cat_kind is not a categorical split")
+    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
+                                       min_child_weight)
     cdef CatEntry* entries = <CatEntry*> malloc(
         2 * n_categories * sizeof(CatEntry))
     if entries == NULL:
@@ -459,13 +472,21 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
     try:
         with nogil:
             m = sorted_categories(node_hist, first_bin, n_categories, scale_g,
-                                  scale_h, reg_lambda, entries,
+                                  scale_h, &p, entries,
                                   entries + n_categories)
         if not 0 <= split_bin < m:
             raise ValueError("split_bin is beyond the node's categories")
-        left = np.zeros(n_categories, dtype=bool)
-        for i in range(split_bin + 1):
-            left[entries[i].code] = True
+        # The smaller side of the partition is its set; every other category
+        # (those absent from the node too) goes the other way, with "the
+        # rest", as the one-hot splits send them.
+        if split_bin + 1 <= m - split_bin - 1:
+            left = np.zeros(n_categories, dtype=bool)
+            for i in range(split_bin + 1):
+                left[entries[i].code] = True
+        else:
+            left = np.ones(n_categories, dtype=bool)
+            for i in range(split_bin + 1, m):
+                left[entries[i].code] = False
         return left
     finally:
         free(entries)

@@ -470,7 +470,7 @@ class HistGrower:
         return categorical_left_set(
             self.pool.array[node.hist_row], first, stop - first - 1,
             int(node.split["cat_kind"]), int(node.split["split_bin"]),
-            self.scales[0], self.scales[1], self.params.reg_lambda)
+            self.scales[0], self.scales[1], *self.params.reg)
 
 
 class ApproxGrower:
