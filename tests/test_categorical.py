@@ -94,8 +94,14 @@ def present_of(hist):
 
 def chosen_left(hist, split, reg):
     k = hist.shape[0] - 1
-    left = categorical_left_set(hist, 0, k, int(split["cat_kind"]),
-                                int(split["split_bin"]), 4.0, 8.0, *reg)
+    left, rest_left = categorical_left_set(
+        hist, 0, k, int(split["cat_kind"]), int(split["split_bin"]), 4.0,
+        8.0, *reg)
+    present = present_of(hist)
+    n_left = len(set(np.flatnonzero(left)) & set(present))
+    # "the rest" is the side of more present categories (one-hot: left)
+    assert rest_left == (split["cat_kind"] == 1
+                         or n_left > len(present) - n_left)
     return np.flatnonzero(left)
 
 
@@ -215,8 +221,8 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
         assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
         assert split["split_bin"] == best_i
         assert bool(split["default_left"]) == best_missing_left
-        left = categorical_left_set(hist, 0, k, 2, int(split["split_bin"]),
-                                    *scales, *reg)
+        left, _ = categorical_left_set(hist, 0, k, 2,
+                                       int(split["split_bin"]), *scales, *reg)
         assert set(np.flatnonzero(left)) & set(order) == set(
             order[:best_i + 1])
 
@@ -694,3 +700,24 @@ def test_random_edits_of_categorical_splits_raise_or_predict_the_file():
         np.testing.assert_allclose(edited.predict(X_test),
                                    naive_predict(edited, X_codes), rtol=1e-6)
     assert rejected > 0
+
+
+@pytest.mark.parametrize("onehot", [1, 30])
+def test_missing_without_training_missing_goes_with_the_rest(onehot):
+    """A split whose node had no missing value sends missing values and
+    unseen categories with "the rest": the side of more categories (the
+    other categories in a one-vs-rest split)."""
+    rng = np.random.default_rng(5)
+    k = 20
+    codes = rng.integers(0, k, size=2000).astype(np.float64)
+    y = rng.normal(size=k)[codes.astype(int)] + 0.1 * rng.normal(size=2000)
+    model = BoostRegressor(n_estimators=1, max_depth=1, learning_rate=1.0,
+                           categorical_features=[0],
+                           max_cat_to_onehot=onehot).fit(codes[:, None], y)
+    tree = model.booster_.trees[0]
+    n_left = len(tree.left_categories(0))
+    rest = tree.left_child[0] if n_left > k - n_left else tree.right_child[0]
+    expected = model.booster_.base_margin[0] + tree.value[rest]
+    for value in (np.nan, 100.0, -1.0):
+        assert model.predict(np.array([[value]]))[0] == pytest.approx(
+            expected, rel=1e-12)

@@ -447,7 +447,9 @@ min_child_weight : float
     left : ndarray of shape (n_categories,), bool
         True for the categories that go left: the node's categories of the
         chosen side, and the categories absent from the node join the side
-        with more of the node's categories.
+        with more of the node's categories ("the rest").
+    rest_left : bool
+        Whether "the rest" is the left side.
     """
     if n_categories < 1 or first_bin < 0 or (
             first_bin + n_categories >= node_hist.shape[0]):
@@ -459,7 +461,7 @@ min_child_weight : float
             raise ValueError("split_bin is not a category")
         left = np.ones(n_categories, dtype=bool)
         left[split_bin] = False
-        return left
+        return left, True
     if cat_kind != SORTED_SPLIT:
         raise ValueError("cat_kind is not a categorical split")
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
@@ -483,11 +485,11 @@ min_child_weight : float
             left = np.zeros(n_categories, dtype=bool)
             for i in range(split_bin + 1):
                 left[entries[i].code] = True
-        else:
-            left = np.ones(n_categories, dtype=bool)
-            for i in range(split_bin + 1, m):
-                left[entries[i].code] = False
-        return left
+            return left, False
+        left = np.ones(n_categories, dtype=bool)
+        for i in range(split_bin + 1, m):
+            left[entries[i].code] = False
+        return left, True
     finally:
         free(entries)
 

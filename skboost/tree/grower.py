@@ -460,17 +460,23 @@ class HistGrower:
             n.split = {key: values[k] for key, values in splits.items()}
             n.split["worth"] = bool(worth[k])
             if worth[k] and splits["cat_kind"][k]:
-                n.split["left_set"] = self._left_set(n)
+                self._set_left_set(n)
 
-    def _left_set(self, node):
+    def _set_left_set(self, node):
         """The categories the node's (categorical) best split sends left,
-        read off its histogram."""
+        read off its histogram. When the node has no missing value of the
+        feature, missing values (and unseen categories) go with "the rest",
+        the side the categories absent from the node take."""
         f = int(node.split["feature"])
         first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
-        return categorical_left_set(
-            self.pool.array[node.hist_row], first, stop - first - 1,
-            int(node.split["cat_kind"]), int(node.split["split_bin"]),
-            self.scales[0], self.scales[1], *self.params.reg)
+        hist = self.pool.array[node.hist_row]
+        left, rest_left = categorical_left_set(
+            hist, first, stop - first - 1, int(node.split["cat_kind"]),
+            int(node.split["split_bin"]), self.scales[0], self.scales[1],
+            *self.params.reg)
+        node.split["left_set"] = left
+        if not hist[stop - 1].any():   # the missing bin is empty
+            node.split["default_left"] = np.uint8(rest_left)
 
 
 class ApproxGrower:
