@@ -182,15 +182,15 @@ def _check_categorical(left_child, cat_node, cat_size, cat_ptr, cat_bits):
 
 
 ctypedef struct PackedNode:
-    # One node in one small record (24 bytes): a visit reads one record
+    # One node in one small record (20 bytes): a visit reads one record
     # instead of five arrays. Built only by PackedForest from the validated
     # node arrays, so its layout exists in C alone. A leaf is its own two
     # children (so that stepping from a leaf stays on it).
     float threshold          # smallest float32 >= the split's threshold
     int32_t child[2]         # tree-local: [left, right]
     int32_t feature
-    int32_t default_left     # 0 or 1
-    int32_t cat              # its CategorySplit, or NUMERIC_NODE
+    int32_t kind             # bit 0: default_left; the bits above: 0 for a
+                             # numeric split, else 1 + its CategorySplit
 
 
 ctypedef struct CategorySplit:
@@ -199,10 +199,6 @@ ctypedef struct CategorySplit:
     int64_t begin
     int32_t n_words
     int32_t n_categories     # of its feature: other values follow the default
-
-
-cdef enum:
-    NUMERIC_NODE = -1
 
 
 # Rows per block: a block's rows walk each tree together, level by level, so
@@ -239,6 +235,7 @@ cdef class PackedForest:
 
     cdef PackedNode* nodes
     cdef CategorySplit* cats
+    cdef const CategorySplit* walk_cats  # cats, or NULL: no categorical split
     cdef const uint32_t* bits
     cdef readonly object cat_bits        # (n_words,) uint32, owns ``bits``
     cdef readonly object leaf_value      # (n_nodes,) float64
@@ -281,27 +278,26 @@ cdef class PackedForest:
         self.nodes = <PackedNode*> malloc(max(n, 1) * sizeof(PackedNode))
         if self.nodes == NULL:
             raise MemoryError()
-        for i in range(n):
-            self.nodes[i].cat = NUMERIC_NODE
-        self._pack_categories(*cat_arrays)
         for t in range(n_trees):
             for i in range(start[t], start[t + 1]):
                 if left[i] == NO_CHILD:       # a leaf: its own children
                     self.nodes[i].child[0] = <int32_t> (i - start[t])
                     self.nodes[i].child[1] = <int32_t> (i - start[t])
                     self.nodes[i].feature = 0
-                    self.nodes[i].default_left = 0
+                    self.nodes[i].kind = 0
                     self.nodes[i].threshold = 0.0
                     continue
                 self.nodes[i].child[0] = left[i]
                 self.nodes[i].child[1] = right[i]
                 self.nodes[i].feature = feat[i]
-                self.nodes[i].default_left = dl[i] != 0
+                self.nodes[i].kind = dl[i] != 0
                 self.nodes[i].threshold = thr[i]
                 # children come after parents: depths in one forward pass
                 node_depth[start[t] + left[i]] = node_depth[i] + 1
                 node_depth[start[t] + right[i]] = node_depth[i] + 1
                 depth[t] = max(depth[t], node_depth[i] + 1)
+        # after the default directions: it adds the categorical kind bits
+        self._pack_categories(*cat_arrays)
         self.leaf_value = arrays[5]
         self.tree_start = tree_start
         self.tree_group = tree_group
@@ -325,9 +321,10 @@ cdef class PackedForest:
             self.cats[i].begin = ptr[i]
             self.cats[i].n_words = <int32_t> (ptr[i + 1] - ptr[i])
             self.cats[i].n_categories = size[i]
-            self.nodes[node[i]].cat = <int32_t> i
+            self.nodes[node[i]].kind |= <int32_t> ((i + 1) << 1)
         self.cat_bits = cat_bits
         self.bits = &words[0]
+        self.walk_cats = self.cats if m else NULL
 
     def __dealloc__(self):
         free(self.nodes)
@@ -367,7 +364,7 @@ cdef class PackedForest:
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
                 tree = &self.nodes[start[t]]
-                walk_block(tree, self.cats, self.bits, depth[t], &X[r0, 0],
+                walk_tree(tree, self.walk_cats, self.bits, depth[t], &X[r0, 0],
                            X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -432,7 +429,7 @@ cdef class PackedForest:
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
             for t in range(first, last):
-                walk_block(&self.nodes[start[t]], self.cats, self.bits,
+                walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
                            depth[t], buf, n_features, n, leaf)
                 for r in range(n):
                     if want_raw:
@@ -463,7 +460,7 @@ cdef class PackedForest:
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
-                walk_block(&self.nodes[start[t]], self.cats, self.bits,
+                walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
                            depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
                     out[r0 + r, t - first] = leaf[r]
@@ -487,23 +484,49 @@ cdef inline int category_goes_left(const CategorySplit* split,
     return (bits[split.begin + (c >> 5)] >> (c & 31)) & 1
 
 
-cdef inline int32_t step(const PackedNode* tree, const CategorySplit* cats,
-                         const uint32_t* bits, int32_t node,
-                         const float* x_row) noexcept nogil:
+# The walks are compiled twice (a fused type of two empty tags): forests
+# without categorical splits step without testing a node's kind.
+ctypedef struct NumericSplits:
+    char unused
+ctypedef struct AnySplits:
+    char unused
+ctypedef fused SplitKinds:
+    NumericSplits
+    AnySplits
+
+
+cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
+                         const CategorySplit* cats, const uint32_t* bits,
+                         int32_t node, const float* x_row) noexcept nogil:
     """One step down from ``node`` for the row ``x_row``, branch-free on
     numeric splits."""
     cdef const PackedNode* nd = &tree[node]
     cdef float x = x_row[nd.feature]
     cdef int go_left
-    if nd.cat == NUMERIC_NODE:
+    if SplitKinds is NumericSplits or nd.kind < 2:
         # NaN compares false: it goes left only by its default
-        go_left = (x < nd.threshold) | ((x != x) & nd.default_left)
+        go_left = (x < nd.threshold) | ((x != x) & (nd.kind & 1))
     else:
-        go_left = category_goes_left(&cats[nd.cat], bits, x, nd.default_left)
+        go_left = category_goes_left(&cats[(nd.kind >> 1) - 1], bits, x,
+                                     nd.kind & 1)
     return nd.child[1 - go_left]
 
 
-cdef inline void walk_block(const PackedNode* tree,
+cdef inline void walk_tree(const PackedNode* tree, const CategorySplit* cats,
+                           const uint32_t* bits, int32_t depth,
+                           const float* x0, Py_ssize_t n_features,
+                           Py_ssize_t n, int32_t* leaf) noexcept nogil:
+    """``walk_block``, specialised: without categorical splits in the
+    forest (``cats`` NULL) the numeric-only walk."""
+    if cats == NULL:
+        walk_block(<const NumericSplits*> NULL, tree, cats, bits, depth, x0,
+                   n_features, n, leaf)
+    else:
+        walk_block(<const AnySplits*> NULL, tree, cats, bits, depth, x0,
+                   n_features, n, leaf)
+
+
+cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
                            const CategorySplit* cats, const uint32_t* bits,
                            int32_t depth,
                            const float* x0, Py_ssize_t n_features,
@@ -517,14 +540,14 @@ cdef inline void walk_block(const PackedNode* tree,
     for g in range(0, n - 7, 8):
         a = b = c = d = e = f = h = k = 0
         for s in range(depth):
-            a = step(tree, cats, bits, a, x0 + (g + 0) * n_features)
-            b = step(tree, cats, bits, b, x0 + (g + 1) * n_features)
-            c = step(tree, cats, bits, c, x0 + (g + 2) * n_features)
-            d = step(tree, cats, bits, d, x0 + (g + 3) * n_features)
-            e = step(tree, cats, bits, e, x0 + (g + 4) * n_features)
-            f = step(tree, cats, bits, f, x0 + (g + 5) * n_features)
-            h = step(tree, cats, bits, h, x0 + (g + 6) * n_features)
-            k = step(tree, cats, bits, k, x0 + (g + 7) * n_features)
+            a = step(kinds, tree, cats, bits, a, x0 + (g + 0) * n_features)
+            b = step(kinds, tree, cats, bits, b, x0 + (g + 1) * n_features)
+            c = step(kinds, tree, cats, bits, c, x0 + (g + 2) * n_features)
+            d = step(kinds, tree, cats, bits, d, x0 + (g + 3) * n_features)
+            e = step(kinds, tree, cats, bits, e, x0 + (g + 4) * n_features)
+            f = step(kinds, tree, cats, bits, f, x0 + (g + 5) * n_features)
+            h = step(kinds, tree, cats, bits, h, x0 + (g + 6) * n_features)
+            k = step(kinds, tree, cats, bits, k, x0 + (g + 7) * n_features)
         leaf[g + 0] = a
         leaf[g + 1] = b
         leaf[g + 2] = c
@@ -536,5 +559,5 @@ cdef inline void walk_block(const PackedNode* tree,
     for r in range(n - n % 8, n):
         a = 0
         for s in range(depth):
-            a = step(tree, cats, bits, a, x0 + r * n_features)
+            a = step(kinds, tree, cats, bits, a, x0 + r * n_features)
         leaf[r] = a
