@@ -103,10 +103,11 @@ cdef class RowPartition:
         self.row_index = None
         self.reset(rows)
 
-    @cython.boundscheck(True)
     def reset_to_active(self, active):
         """Start again (a new tree) from the rows where ``active`` (one
-        entry per row of the data) is true, without an index temporary."""
+        entry per row of the data) is true, without an index temporary.
+        (The rows buffer has exactly as many entries as ``active`` has
+        true values, so the fill stays inside it.)"""
         cdef const uint8_t[::1] mask = np.ascontiguousarray(active).view(
             np.uint8)
         if mask.shape[0] != self.n_rows:
@@ -262,32 +263,25 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t i, k, count, node
     cdef int32_t code, f
     cdef const uint8_t* left_set
+    cdef bint categorical
     # Pass 1: where each row goes, and how many go left per task.
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
         node = task_node[t]
         f = feature[node]
         count = 0
-        if cat_ptr[node + 1] > cat_ptr[node]:
-            # categorical: a value code goes left when its set says so
-            left_set = &cat_left[cat_ptr[node]]
-            for i in range(task_begin[t], task_end[t]):
-                if i + PREFETCH_ROWS < task_end[t]:
-                    prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
-                code = codes_by_feature[f, row_index[i]]
-                if code == missing_code[f]:
-                    goes_left[i] = default_left[node]
-                else:
-                    goes_left[i] = left_set[code]
-                count = count + goes_left[i]
-            task_left[t] = count
-            continue
+        # categorical: a value code goes left when the node's set says so
+        # (the test is the same for the whole task: a predictable branch)
+        categorical = cat_ptr[node + 1] > cat_ptr[node]
+        left_set = &cat_left[cat_ptr[node]] if categorical else NULL
         for i in range(task_begin[t], task_end[t]):
             if i + PREFETCH_ROWS < task_end[t]:
                 prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
             code = codes_by_feature[f, row_index[i]]
             if code == missing_code[f]:
                 goes_left[i] = default_left[node]
+            elif categorical:
+                goes_left[i] = left_set[code]
             else:
                 goes_left[i] = code <= split_bin[node]
             count = count + goes_left[i]
