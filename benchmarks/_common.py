@@ -374,6 +374,19 @@ def _fmt(v):
     return str(v)
 
 
+def fit_ratio_table(results, references):
+    """Classification table with each fit time as a ratio to the fit time
+    of each reference, given as ``{column title: (library, method)}``."""
+    by = {(r.library, r.method): r for r in results}
+    refs = {title: by.get(key) for title, key in references.items()}
+    header = ["library", "method", "fit s", "predict s", "peak MB",
+              "ROC AUC"] + list(references)
+    rows = [[r.library, r.method, r.fit_s, r.predict_s, r.peak_mb, r.metric]
+            + [r.fit_s / ref.fit_s if ref else None for ref in refs.values()]
+            for r in results]
+    return format_table(header, rows)
+
+
 def comparison_table(results, task, reference="xgboost"):
     """Results table with ratios to the reference library (skboost/ref)."""
     ref = next((r for r in results if r.library == reference), None)

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from _common import (Contender, base_parser, environment, format_table,
+from _common import (Contender, base_parser, environment, fit_ratio_table,
                      run_contenders, write_json)
 
 CARDINALITIES = (100, 1_000, 10_000, 30_000)
@@ -95,14 +95,11 @@ def contenders(args):
 
 
 def comparison_table(results):
-    by = {r.library: r for r in results}
-    xgb, lgbm = by.get("xgboost"), by.get("lightgbm")
-    header = ["library", "method", "fit s", "predict s", "peak MB",
-              "ROC AUC", "fit / xgb", "fit / lightgbm"]
-    rows = [[r.library, r.method, r.fit_s, r.predict_s, r.peak_mb, r.metric,
-             r.fit_s / xgb.fit_s if xgb else None,
-             r.fit_s / lgbm.fit_s if lgbm else None] for r in results]
-    return format_table(header, rows)
+    """Fit ratios to XGBoost's and LightGBM's (one method each here)."""
+    methods = {r.library: r.method for r in results}
+    return fit_ratio_table(results, {
+        "fit / xgb": ("xgboost", methods.get("xgboost")),
+        "fit / lightgbm": ("lightgbm", methods.get("lightgbm"))})
 
 
 def parse_args(argv=None):

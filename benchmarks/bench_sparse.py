@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from _common import (Contender, base_parser, environment, format_table,
+from _common import (Contender, base_parser, environment, fit_ratio_table,
                      run_contenders, write_json)
 
 
@@ -52,14 +52,9 @@ def contenders(args):
 
 
 def comparison_table(results):
-    by = {(r.library, r.method): r for r in results}
-    xgb, lgbm = by.get(("xgboost", "hist")), by.get(("lightgbm", "hist"))
-    header = ["library", "method", "fit s", "predict s", "peak MB",
-              "ROC AUC", "fit / xgb hist", "fit / lightgbm"]
-    rows = [[r.library, r.method, r.fit_s, r.predict_s, r.peak_mb, r.metric,
-             r.fit_s / xgb.fit_s if xgb else None,
-             r.fit_s / lgbm.fit_s if lgbm else None] for r in results]
-    return format_table(header, rows)
+    return fit_ratio_table(results, {
+        "fit / xgb hist": ("xgboost", "hist"),
+        "fit / lightgbm": ("lightgbm", "hist")})
 
 
 def parse_args(argv=None):
