@@ -65,6 +65,12 @@ MAX_EXP_GAIN_LABEL = 31
 class Objective(ABC):
     """Interface of a training objective (see the module docstring).
 
+    Pointwise objectives also define ``loss(y, raw, weight)``, the weighted
+    mean loss that boosting decreases (the tests check their gradients
+    against it). The ranking objectives (LambdaMART's lambdas follow no
+    closed-form loss) and callable objectives (only gradients are given)
+    have none.
+
     Parameters
     ----------
     params : dict, default=None
@@ -124,9 +130,6 @@ class Objective(ABC):
         """Whether leaf values are re-fitted from residuals after growth."""
         return False
 
-    @abstractmethod
-    def loss(self, y, raw, weight):
-        """Weighted mean loss, the quantity boosting decreases."""
 
 
 def _check_range(name, y, low=None, high=None, low_open=False, what=None):
@@ -584,9 +587,6 @@ class _Ranking(Objective):
         if not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)
 
-    def loss(self, y, raw, weight):
-        raise NotImplementedError(f"{self.name} has no pointwise loss")
-
 
 class RankPairwise(_Ranking):
     """``rank:pairwise``: RankNet pairs (|delta| = 1)."""
@@ -694,8 +694,6 @@ class CallableObjective(Objective):
         if not self.takes_weight and not np.all(weight == 1.0):
             gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
 
-    def loss(self, y, raw, weight):
-        raise NotImplementedError("a callable objective has no known loss")
 
 
 OBJECTIVES = {cls.name: cls for cls in (

@@ -47,7 +47,6 @@ so
 import heapq
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,8 +57,7 @@ from skboost.tree._approx import (codes_from_sorted, local_histograms,
 from skboost.tree._exact import SortedColumns
 from skboost.tree.grower import within_max_leaves
 from _isolation import call_outcomes
-
-DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
+from _shared_data import load_tsv
 
 
 # --------------------------------------------------------------------------
@@ -1011,14 +1009,6 @@ def test_local_approx_depthwise_respects_max_leaves(max_leaves):
 # --------------------------------------------------------------------------
 # Accuracy next to XGBoost's approx method on real data
 # --------------------------------------------------------------------------
-
-def load_tsv(name):
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = np.loadtxt(path)
-    return data[:, 1:], data[:, 0]
-
 
 def test_accuracy_matches_xgboost_approx():
     """Test log loss within 1% of XGBoost's approx method, plus the

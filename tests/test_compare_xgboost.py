@@ -10,17 +10,14 @@ Unseen rows are compared only where the outcome is not a convention: see
 ``test_unseen_rows_match_xgboost``.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 from skboost import BoostClassifier, BoostRegressor
+from _shared_data import load_tsv
 
 xgboost = pytest.importorskip("xgboost")
-
-DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
 
 N_ROWS, N_FEATURES, N_ROUNDS = 800, 6, 15
 
@@ -206,22 +203,14 @@ def test_gamma_is_half_of_xgboosts_on_stumps(objective):
 # --------------------------------------------------------------------------
 
 
-def _load(name):
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = np.loadtxt(path, dtype=np.float64)
-    return data[:, 1:], data[:, 0]
-
-
 def _log_loss(y, p):
     p = np.clip(p, 1e-15, 1 - 1e-15)
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
 def test_binary_log_loss_close_to_xgboost_exact():
-    X_train, y_train = _load("binary.train")
-    X_test, y_test = _load("binary.test")
+    X_train, y_train = load_tsv("binary.train")
+    X_test, y_test = load_tsv("binary.test")
     params = dict(n_estimators=50, max_depth=6, learning_rate=0.1,
                   tree_method="exact", n_jobs=1)
     ours = BoostClassifier(**params).fit(X_train, y_train)

@@ -16,15 +16,11 @@ Oracles:
   training loss, and accuracy next to XGBoost's own hist method.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from skboost import BoostClassifier, BoostRegressor
-
-DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
-
+from _shared_data import load_tsv
 
 def trees_of(model):
     return model.get_booster().trees
@@ -334,14 +330,6 @@ def test_logistic_training_loss_never_increases_where_guaranteed():
 # --------------------------------------------------------------------------
 # Accuracy next to XGBoost's hist method on real data
 # --------------------------------------------------------------------------
-
-def load_tsv(name):
-    path = DATA_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = np.loadtxt(path)
-    return data[:, 1:], data[:, 0]
-
 
 @pytest.mark.parametrize("task", ["binary", "regression"])
 def test_accuracy_matches_xgboost_hist(task):

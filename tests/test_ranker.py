@@ -7,8 +7,6 @@ a regressor with the same pointwise loss for callable objectives; XGBoost's
 XGBRanker on the LETOR data.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import sklearn
@@ -19,8 +17,8 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from skboost import BoostRanker, BoostRegressor
 from skboost._ranking import lambda_gradient
 from skboost.metrics import get_metric
+from _shared_data import shared_data_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 # --------------------------------------------------------------------------
@@ -198,9 +196,9 @@ def test_kernel_rejects_bad_arguments(bad):
 @pytest.fixture(scope="module")
 def letor():
     def load(name):
-        X, y = load_svmlight_file(str(DATA / name), zero_based=True,
-                                  n_features=301)
-        sizes = np.loadtxt(DATA / f"{name}.query", dtype=np.int64)
+        X, y = load_svmlight_file(str(shared_data_path(name)),
+                                  zero_based=True, n_features=301)
+        sizes = np.loadtxt(shared_data_path(f"{name}.query"), dtype=np.int64)
         return X.toarray(), y, np.repeat(np.arange(len(sizes)), sizes)
     return load("rank.train"), load("rank.test")
 

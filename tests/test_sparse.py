@@ -10,13 +10,12 @@ histogram scan, binary search in CSR rows) share no code path between the
 input and the split arithmetic, so equal trees are strong evidence.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRegressor
+from _shared_data import shared_data_path
 
 METHODS = [("exact", "global"), ("hist", "global"), ("approx", "global"),
            ("approx", "local")]
@@ -316,15 +315,10 @@ def test_zero_absent_trains_on_a_matrix_too_large_to_densify(huge_sparse,
 # The mushroom data (sparse one-hot, LibSVM) next to XGBoost
 # --------------------------------------------------------------------------
 
-DATA_DIR = Path(__file__).parents[1] / ".." / "shared" / "data"
-
-
 def load_agaricus(part):
     from sklearn.datasets import load_svmlight_file
 
-    path = DATA_DIR / f"agaricus.txt.{part}"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+    path = shared_data_path(f"agaricus.txt.{part}")
     X, y = load_svmlight_file(str(path), zero_based=True, n_features=127)
     return X.astype(np.float32), y.astype(int)
 
