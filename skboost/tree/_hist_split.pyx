@@ -185,29 +185,21 @@ def find_best_splits_hist(
                                        min_child_weight)
     # about BINS_PER_THREAD bins of scanning per thread, at least
     n_threads = max(1, min(n_threads, (n_nodes * n_bins) // BINS_PER_THREAD))
-    cdef double[::1] parent_score = np.empty(n_nodes)
+    cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
+                                                   scale_h, &p)
     cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
     cdef int tid
     cdef int32_t f
     cdef bint per_node_thresholds = thresholds.shape[0] > 1
     # per thread: twice the categories of the widest categorical feature
     cdef Py_ssize_t cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
-    for k in range(n_nodes):
-        parent_score[k] = leaf_score(node_sums[k, 0] / scale_g,
-                                     node_sums[k, 1] / scale_h, &p)
-    cdef HistCandidate* best = <HistCandidate*> malloc(
-        n_threads * max(n_nodes, 1) * sizeof(HistCandidate))
     cdef CatEntry* scratch = <CatEntry*> malloc(
         n_threads * max(cat_room, 1) * sizeof(CatEntry))   # 2 per category
-    if best == NULL or scratch == NULL:
-        free(best)
-        free(scratch)
+    if scratch == NULL:
         raise MemoryError()
+    cdef HistCandidate* best = NULL
     try:
-        for k in range(n_threads * n_nodes):
-            reset_candidate(&best[k].split)
-            best[k].split_bin = -1
-            best[k].cat_kind = NUMERIC_SPLIT
+        best = _fresh_bests(n_threads * n_nodes)
         for task in prange(n_tasks, nogil=True, schedule="dynamic",
                            num_threads=n_threads):
             tid = threadid()
@@ -579,11 +571,8 @@ def find_best_splits_columns(
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     cdef bint l2_only = is_l2_only(&p)
-    cdef double[::1] parent_score = np.empty(max(n_nodes, 1))
-    cdef Py_ssize_t k
-    for k in range(n_nodes):
-        parent_score[k] = leaf_score(node_sums[k, 0] / scale_g,
-                                     node_sums[k, 1] / scale_h, &p)
+    cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
+                                                   scale_h, &p)
     # per thread and node: present sums, running sums, missing sums, zero
     # block pending, last bin seen
     cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
@@ -603,17 +592,10 @@ def find_best_splits_columns(
     scan.zero_absent = columns.zero_absent
     cdef const int32_t[::1] zero_codes = binned.zero_codes
     cdef const int64_t[::1] bin_ptr = binned.bin_ptr
-    cdef HistCandidate* best = <HistCandidate*> malloc(
-        n_threads * max(n_nodes, 1) * sizeof(HistCandidate))
-    if best == NULL:
-        raise MemoryError()
     cdef Py_ssize_t f
     cdef int tid
+    cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
     try:
-        for k in range(n_threads * n_nodes):
-            reset_candidate(&best[k].split)
-            best[k].split_bin = -1
-            best[k].cat_kind = NUMERIC_SPLIT
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
@@ -842,6 +824,33 @@ def _check_columns_inputs(BinnedColumns binned, thresholds, row_slot,
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != columns.n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")
+
+
+cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
+                                double scale_g, double scale_h,
+                                const RegParams* p):
+    """Each node's own score, from its exact sums."""
+    cdef Py_ssize_t k, n_nodes = node_sums.shape[0]
+    cdef double[::1] scores = np.empty(max(n_nodes, 1))
+    for k in range(n_nodes):
+        scores[k] = leaf_score(node_sums[k, 0] / scale_g,
+                               node_sums[k, 1] / scale_h, p)
+    return scores
+
+
+cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL:
+    """``count`` candidates (threads x nodes) holding no split yet; the
+    caller frees them."""
+    cdef HistCandidate* best = <HistCandidate*> malloc(
+        max(count, 1) * sizeof(HistCandidate))
+    if best == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t k
+    for k in range(count):
+        reset_candidate(&best[k].split)
+        best[k].split_bin = -1
+        best[k].cat_kind = NUMERIC_SPLIT
+    return best
 
 
 cdef dict _merged_to_arrays(HistCandidate* best, int n_threads,

@@ -13,12 +13,13 @@ from libc.math cimport isnan
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
+from ._sparse cimport CSRView, SparseRows, csr_view, row_value
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
                        prefetch, uint8_t)
 
 
 def apply_level_splits(
-        const float[:, ::1] X not None,                 # IN (n_rows, n_features)
+        X,                                              # IN dense or SparseRows
         int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
         const int32_t[::1] split_feature not None,      # IN (n_slots,) -1: now a leaf
         const double[::1] split_threshold not None,     # IN (n_slots,)
@@ -27,12 +28,21 @@ def apply_level_splits(
         const int32_t[::1] right_slot not None,         # IN (n_slots,)
         int n_next_slots, int n_threads):
     """Send every row of a split node to its child's slot; rows of nodes that
-    became leaves get NO_SLOT. Returns the number of rows in each new slot."""
+    became leaves get NO_SLOT. Returns the number of rows in each new slot.
+
+    X is a float32 C-ordered (n_rows, n_features) array or ``SparseRows``,
+    whose row values are found by binary search in the stored entries.
+    """
     check_n_threads(n_threads)
-    cdef Py_ssize_t n_rows = X.shape[0], n_slots = split_feature.shape[0]
+    cdef bint sparse = isinstance(X, SparseRows)
+    cdef const float[:, ::1] dense = (np.zeros((1, 1), np.float32) if sparse
+                                      else X)
     _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
                   left_slot, right_slot, n_next_slots)
-    cdef Py_ssize_t r
+    cdef CSRView csr
+    if sparse:
+        csr = csr_view(X)
+    cdef Py_ssize_t n_rows = row_slot.shape[0], r
     cdef int32_t slot, feature
     cdef float x
     cdef bint go_left
@@ -45,7 +55,11 @@ def apply_level_splits(
         if feature == NO_FEATURE:
             row_slot[r] = NO_SLOT
             continue
-        x = X[r, feature]
+        if sparse:
+            x = row_value(csr.indptr, csr.indices, csr.data, r, feature,
+                          csr.absent)
+        else:
+            x = dense[r, feature]
         if isnan(x):
             go_left = default_left[slot]
         else:

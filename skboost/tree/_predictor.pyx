@@ -346,28 +346,7 @@ cdef class PackedForest:
         self._check_call(X, first, last, n_threads)
         if out.shape[0] != X.shape[0] or out.shape[1] != self.n_groups:
             raise ValueError("out must be (n_rows, n_groups)")
-        cdef const int64_t[::1] start = self.tree_start
-        cdef const int32_t[::1] group = self.tree_group
-        cdef const int32_t[::1] depth = self.tree_depth
-        cdef const double[::1] value = self.leaf_value
-        cdef Py_ssize_t n_rows = X.shape[0], block, r, t, r0, n
-        cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
-        # one row of leaf scratch per thread
-        cdef int32_t[:, ::1] leaves = np.empty((n_threads, ROWS_PER_BLOCK),
-                                               dtype=np.int32)
-        cdef int32_t* leaf
-        cdef const PackedNode* tree
-        for block in prange(n_blocks, nogil=True, schedule="static",
-                            num_threads=n_threads):
-            leaf = &leaves[threadid(), 0]
-            r0 = block * ROWS_PER_BLOCK
-            n = min(ROWS_PER_BLOCK, n_rows - r0)
-            for t in range(first, last):
-                tree = &self.nodes[start[t]]
-                walk_tree(tree, self.walk_cats, self.bits, depth[t], &X[r0, 0],
-                           X.shape[1], n, leaf)
-                for r in range(n):
-                    out[r0 + r, group[t]] += value[start[t] + leaf[r]]
+        self._walk_dense(X, first, last, n_threads, out, None)
 
     def predict_raw_sparse(self, SparseRows X not None,
                            double[:, ::1] out not None,  # IN/OUT (n_rows, n_groups)
@@ -445,26 +424,40 @@ cdef class PackedForest:
         """Tree-local leaf index of every row in trees [first, last)."""
         self._check_call(X, first, last, n_threads)
         out_arr = np.empty((X.shape[0], last - first), dtype=np.int32)
-        cdef int32_t[:, ::1] out = out_arr
+        self._walk_dense(X, first, last, n_threads, None, out_arr)
+        return out_arr
+
+    cdef _walk_dense(self, const float[:, ::1] X, Py_ssize_t first,
+                     Py_ssize_t last, int n_threads, raw_out, leaves_out):
+        """Adds leaf values to ``raw_out`` or writes leaf indices to
+        ``leaves_out`` (the other is None), ROWS_PER_BLOCK rows at a time."""
+        cdef bint want_raw = raw_out is not None
+        cdef double[:, ::1] raw = raw_out if want_raw else np.empty((1, 1))
+        cdef int32_t[:, ::1] leaves_idx = (
+            leaves_out if not want_raw else np.empty((1, 1), dtype=np.int32))
         cdef const int64_t[::1] start = self.tree_start
+        cdef const int32_t[::1] group = self.tree_group
         cdef const int32_t[::1] depth = self.tree_depth
+        cdef const double[::1] value = self.leaf_value
         cdef Py_ssize_t n_rows = X.shape[0], block, r, t, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
         # one row of leaf scratch per thread
-        cdef int32_t[:, ::1] leaves = np.empty((n_threads, ROWS_PER_BLOCK),
-                                               dtype=np.int32)
+        cdef int32_t[:, ::1] leaf_scratch = np.empty(
+            (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=n_threads):
-            leaf = &leaves[threadid(), 0]
+            leaf = &leaf_scratch[threadid(), 0]
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             for t in range(first, last):
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                           depth[t], &X[r0, 0], X.shape[1], n, leaf)
+                          depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
-                    out[r0 + r, t - first] = leaf[r]
-        return out_arr
+                    if want_raw:
+                        raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
+                    else:
+                        leaves_idx[r0 + r, t - first] = leaf[r]
 
 
 cdef inline int category_goes_left(const CategorySplit* split,

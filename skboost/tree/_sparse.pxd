@@ -13,6 +13,18 @@ cdef class SparseRows:
     cdef readonly float absent_value  # value of an entry not stored
 
 
+ctypedef struct CSRView:
+    # the arrays of a SparseRows as pointers, for nogil loops (valid while
+    # the SparseRows lives; NULL for an empty array)
+    const int64_t* indptr
+    const int32_t* indices
+    const float* data
+    float absent
+
+
+cdef CSRView csr_view(SparseRows X)
+
+
 cdef inline float row_value(const int64_t* indptr, const int32_t* indices,
                             const float* data, Py_ssize_t row,
                             int32_t feature, float absent) noexcept nogil:

@@ -1,5 +1,5 @@
-"""Sparse rows (CSR) for the kernels, and the level-wise row partitioner on
-them.
+"""Sparse rows (CSR) for the kernels (``_partition.apply_level_splits`` and
+the predictor read them).
 
 An entry that is not stored takes ``absent_value``: NaN (missing, the
 default, as in the paper and XGBoost) or 0.0. Stored NaN is always missing.
@@ -7,16 +7,11 @@ default, as in the paper and XGBoost) or 0.0. Stored NaN is always missing.
 
 import numpy as np
 
-from skboost._openmp_helpers import check_n_threads
-
-from ._partition import _check_inputs  # takes any X with .shape
-
 cimport cython
 
-from cython.parallel cimport prange
 from libc.math cimport isnan
 
-from ._common cimport NO_FEATURE, NO_SLOT, int32_t, int64_t, uint8_t
+from ._common cimport int32_t, int64_t
 
 
 cdef class SparseRows:
@@ -98,46 +93,13 @@ cdef class SparseRows:
                           self.absent_value)
 
 
-def apply_level_splits_sparse(
-        SparseRows X not None,
-        int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
-        const int32_t[::1] split_feature not None,      # IN (n_slots,) -1: now a leaf
-        const double[::1] split_threshold not None,     # IN (n_slots,)
-        const uint8_t[::1] default_left not None,       # IN (n_slots,)
-        const int32_t[::1] left_slot not None,          # IN (n_slots,)
-        const int32_t[::1] right_slot not None,         # IN (n_slots,)
-        int n_next_slots, int n_threads):
-    """``_partition.apply_level_splits`` for sparse rows: a row's value of
-    the split feature is found by binary search in its stored entries."""
-    check_n_threads(n_threads)
-    _check_inputs(X, row_slot, split_feature, split_threshold,
-                  default_left, left_slot, right_slot, n_next_slots)
+cdef CSRView csr_view(SparseRows X):
+    cdef CSRView view
     cdef const int64_t[::1] indptr = X.indptr
     cdef const int32_t[::1] indices = X.indices
     cdef const float[::1] data = X.data
-    cdef const int64_t* ptr = &indptr[0]
-    cdef const int32_t* idx = &indices[0] if indices.shape[0] else NULL
-    cdef const float* val = &data[0] if data.shape[0] else NULL
-    cdef float absent = X.absent_value
-    cdef Py_ssize_t r, n_rows = X.n_rows
-    cdef int32_t slot, feature
-    cdef float x
-    cdef bint go_left
-    for r in prange(n_rows, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        slot = row_slot[r]
-        if slot == NO_SLOT:
-            continue
-        feature = split_feature[slot]
-        if feature == NO_FEATURE:
-            row_slot[r] = NO_SLOT
-            continue
-        x = row_value(ptr, idx, val, r, feature, absent)
-        if isnan(x):
-            go_left = default_left[slot]
-        else:
-            go_left = x < split_threshold[slot]
-        row_slot[r] = left_slot[slot] if go_left else right_slot[slot]
-    slots = np.asarray(row_slot)
-    return np.bincount(slots[slots >= 0], minlength=n_next_slots).astype(
-        np.int64)
+    view.indptr = &indptr[0]
+    view.indices = &indices[0] if indices.shape[0] else NULL
+    view.data = &data[0] if data.shape[0] else NULL
+    view.absent = X.absent_value
+    return view

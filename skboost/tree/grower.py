@@ -36,7 +36,7 @@ from ._hist_split import (BinnedColumns, categorical_left_set,
 from ._histogram import (FixedPointGradients, build_histograms,
                          quantize_gradients)
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
-from ._sparse import SparseRows, apply_level_splits_sparse
+from ._sparse import SparseRows
 from ._tree import TreeBuilder
 from .binning import (HistogramLayout, ZeroBlocks, category_cuts,
                       has_missing_values, value_bin_caps)
@@ -171,7 +171,7 @@ class ExactGrower:
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        count_next = apply_splits(
+        count_next = apply_level_splits(
             self.X, row_slot, feature, splits["threshold"],
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
             self.n_threads)
@@ -641,7 +641,7 @@ class LocalApproxGrower:
         left_slot = np.full(nodes.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        apply_splits(self.X, row_slot, feature, splits["threshold"],
+        apply_level_splits(self.X, row_slot, feature, splits["threshold"],
                      splits["default_left"], left_slot, left_slot + 1,
                      2 * n_split, self.n_threads)
         left_sums = np.column_stack([s["Gq_left"], s["Hq_left"]])
@@ -745,10 +745,3 @@ def distinct_values(columns):
     new[col_ptr[:-1][sizes > 0]] = True   # each column's first entry
     feature = np.repeat(np.arange(columns.n_features), sizes)
     return np.bincount(feature[new], minlength=columns.n_features)
-
-
-def apply_splits(X, *args):
-    """``apply_level_splits`` for dense X, its sparse twin for SparseRows."""
-    if isinstance(X, SparseRows):
-        return apply_level_splits_sparse(X, *args)
-    return apply_level_splits(X, *args)
