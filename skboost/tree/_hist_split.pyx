@@ -704,7 +704,7 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
                       int32_t* touched,     # (n_nodes,) scratch
                       HistCandidate* best) noexcept nogil:
     """One feature for every node (see find_best_splits_columns)."""
-    cdef int64_t k, Gq_miss, Hq_miss, zero_g, zero_h
+    cdef int64_t k, Gq_miss, Hq_miss
     cdef Py_ssize_t n_touched = 0, i
     cdef int32_t node, code, row
     cdef int64_t* s
