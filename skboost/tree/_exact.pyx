@@ -27,9 +27,9 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 
-from ._common cimport (NO_SLOT, PREFETCH_ROWS, SplitCandidate, int32_t,
+from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, SplitCandidate, int32_t,
                        int64_t, prefetch, uint8_t, is_better, reset_candidate)
 from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
                      make_reg_params, split_loss_reduction,
@@ -106,11 +106,28 @@ ctypedef struct ScanAccumulator:
     double H               # sum of hessians seen so far in this node
     int64_t count          # number of present entries seen so far
     float last_value       # value of the previous entry of this node
+    bint enabled           # the node may split on the feature being scanned
+    bint has_missing       # ... and has missing values of it (after the scan)
+    # the summed children scores a candidate must reach to possibly beat
+    # the node's best (see `consider`); -inf: no cheap test
+    double need
     # the implicit zero block (absent entries read as 0.0), if any
     double zero_G
     double zero_H
     int64_t zero_count
     bint zero_pending      # not yet added in the current scan
+
+
+ctypedef struct Boundary:
+    # A candidate threshold met by the forward scan, kept to be evaluated
+    # with missing values on the left once the node's present totals are
+    # known (a second, backward walk of the block would gather every row's
+    # slot and gradients again).
+    double G_below         # the node's present entries below the threshold
+    double H_below
+    float below            # the two values the threshold lies between
+    float above
+    int32_t slot
 
 
 ctypedef struct ScanContext:
@@ -121,9 +138,17 @@ ctypedef struct ScanContext:
     const double* parent_score
     const RegParams* p
     bint l2_only
+    Boundary* boundaries   # NULL when the feature has no missing value
+    Py_ssize_t n_boundaries
 
 
-cdef inline void offer(SplitCandidate* best, double gain, int32_t feature,
+# Relative slack of the division-free test in `consider`: far above the
+# rounding error of either form of the comparison (a few ulps), so it never
+# rejects a candidate the exact gain would accept.
+cdef double NEED_SLACK = 1e-12
+
+
+cdef inline bint offer(SplitCandidate* best, double gain, int32_t feature,
                        double threshold, double G_left, double H_left,
                        bint default_left) noexcept nogil:
     if is_better(gain, feature, threshold, best):
@@ -133,6 +158,8 @@ cdef inline void offer(SplitCandidate* best, double gain, int32_t feature,
         best.G_left = G_left
         best.H_left = H_left
         best.default_left = default_left
+        return True
+    return False
 
 
 cdef inline double reduction(double G_left, double H_left, double G_right,
@@ -145,39 +172,70 @@ cdef inline double reduction(double G_left, double H_left, double G_right,
                                 parent_score, c.p)
 
 
+cdef inline double children_score_needed(const SplitCandidate* best,
+                                         double parent_score,
+                                         const ScanContext* c) noexcept nogil:
+    """What G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) of a candidate must
+    reach for its gain to possibly reach ``best``'s, minus the slack; -inf
+    when the cheap test does not apply (L1 term or clipping, or no best)."""
+    cdef double need
+    if not c.l2_only or best.feature == NO_FEATURE:
+        return -INFINITY
+    need = 2.0 * best.gain + parent_score
+    return need - NEED_SLACK * (fabs(2.0 * best.gain) + fabs(parent_score))
+
+
+cdef inline void consider(ScanAccumulator* a, SplitCandidate* best,
+                          int32_t slot, double G_left, double H_left,
+                          double G_right, double H_right, double threshold,
+                          bint default_left,
+                          const ScanContext* c) noexcept nogil:
+    """Offer a candidate split of node ``slot`` whose children both satisfy
+    min_child_weight.
+
+    Most candidates cannot beat the node's best, and the gain costs two
+    divisions: the test G_L^2/a_L + G_R^2/a_R >= need (a = H + lambda > 0)
+    is first made multiplied out, G_L^2 a_R + G_R^2 a_L >= need a_L a_R,
+    and only the candidates passing it get their gain computed and offered
+    (the same gains and choices as without the test)."""
+    cdef double a_left = H_left + c.p.reg_lambda
+    cdef double a_right = H_right + c.p.reg_lambda
+    # one branch, rarely taken (several would each be mispredicted often)
+    cdef bint may_win = (
+        (H_left >= c.p.min_child_weight) & (H_right >= c.p.min_child_weight)
+        & ((a.need == -INFINITY)
+           | (G_left * G_left * a_right + G_right * G_right * a_left
+              >= a.need * a_left * a_right)))
+    if not may_win:
+        return
+    if offer(best, reduction(G_left, H_left, G_right, H_right,
+                             c.parent_score[slot], c),
+             c.feature, threshold, G_left, H_left, default_left):
+        a.need = children_score_needed(best, c.parent_score[slot], c)
+
+
+cdef inline double midpoint(float below, float above) noexcept nogil:
+    return 0.5 * (<double> below + <double> above)
+
+
 cdef inline void forward_step(ScanAccumulator* a, SplitCandidate* best,
                               int32_t slot, float v, double g, double h,
-                              int64_t n, const ScanContext* c) noexcept nogil:
+                              int64_t n, ScanContext* c) noexcept nogil:
     """Entries of value v (n rows, sums g, h) arrive in ascending order: the
     boundary below them is a candidate (left = what came before, missing
-    right), then they join the left side."""
-    cdef double H_right
+    right, and kept for missing left), then they join the left side."""
+    cdef Boundary* b
     if a.count > 0 and v != a.last_value:
-        H_right = c.node_H[slot] - a.H
-        if children_heavy_enough(a.H, H_right, c.p):
-            offer(best, reduction(a.G, a.H, c.node_G[slot] - a.G, H_right,
-                                  c.parent_score[slot], c),
-                  c.feature, 0.5 * (<double> a.last_value + <double> v),
-                  a.G, a.H, False)
-    a.G += g
-    a.H += h
-    a.count += n
-    a.last_value = v
-
-
-cdef inline void backward_step(ScanAccumulator* a, SplitCandidate* best,
-                               int32_t slot, float v, double g, double h,
-                               int64_t n, const ScanContext* c) noexcept nogil:
-    """The mirror image: descending order, right = what came before,
-    missing left."""
-    cdef double H_left
-    if a.count > 0 and v != a.last_value:
-        H_left = c.node_H[slot] - a.H
-        if children_heavy_enough(H_left, a.H, c.p):
-            offer(best, reduction(c.node_G[slot] - a.G, H_left, a.G, a.H,
-                                  c.parent_score[slot], c),
-                  c.feature, 0.5 * (<double> v + <double> a.last_value),
-                  c.node_G[slot] - a.G, H_left, True)
+        consider(a, best, slot, a.G, a.H, c.node_G[slot] - a.G,
+                 c.node_H[slot] - a.H, midpoint(a.last_value, v), False, c)
+        if c.boundaries != NULL:
+            b = &c.boundaries[c.n_boundaries]
+            c.n_boundaries += 1
+            b.G_below = a.G
+            b.H_below = a.H
+            b.below = a.last_value
+            b.above = v
+            b.slot = slot
     a.G += g
     a.H += h
     a.count += n
@@ -188,9 +246,8 @@ cdef inline void zero_block_sums(
         int32_t feature, const int64_t[::1] col_ptr,
         const int32_t[::1] rows, const int64_t[::1] missing_ptr,
         const int32_t[::1] missing_rows, const float[:, ::1] gpair,
-        const int32_t[::1] row_slot, const uint8_t[:, ::1] feature_allowed,
-        const double[::1] weight, bint weighted, ScanAccumulator* acc,
-        Py_ssize_t n_slots, const double[::1] node_G,
+        const int32_t[::1] row_slot, const double[::1] weight, bint weighted,
+        ScanAccumulator* acc, Py_ssize_t n_slots, const double[::1] node_G,
         const double[::1] node_H, const int64_t[::1] node_count) noexcept nogil:
     """Each node's zero block: its totals minus its stored entries
     (present and missing) of this feature."""
@@ -230,12 +287,125 @@ cdef inline void subtract_rows(const int32_t[::1] rows, int64_t begin,
         acc[s].zero_count -= 1
 
 
+cdef void start_scan(int32_t feature, ScanAccumulator* acc,
+                     const SplitCandidate* best, Py_ssize_t n_slots,
+                     const uint8_t[:, ::1] feature_allowed,
+                     const ScanContext* c) noexcept nogil:
+    cdef Py_ssize_t slot
+    for slot in range(n_slots):
+        acc[slot].G = 0.0
+        acc[slot].H = 0.0
+        acc[slot].count = 0
+        acc[slot].enabled = feature_allowed[slot, feature]
+        acc[slot].has_missing = False
+        acc[slot].zero_pending = False
+        acc[slot].need = children_score_needed(&best[slot],
+                                               c.parent_score[slot], c)
+
+
+cdef void forward_scan(int64_t start, int64_t end, const float[::1] values,
+                       const int32_t[::1] rows, const float[:, ::1] gpair,
+                       const float[:, ::1] entry_gpair, bint by_entry,
+                       const int32_t[::1] row_slot, const double[::1] weight,
+                       bint weighted, ScanAccumulator* acc,
+                       SplitCandidate* best, Py_ssize_t n_slots,
+                       ScanContext* c) noexcept nogil:
+    """Ascending walk of a block: left = present entries below the
+    threshold, missing right. The zero block joins in at value 0, before
+    the first positive entry."""
+    cdef int64_t k
+    cdef int32_t row, slot
+    cdef float v
+    cdef double g, h
+    for k in range(start, end):
+        # the rows of a block are in value order, i.e. scattered: fetch the
+        # slot and gradients of an entry ahead (paper section 4.2)
+        if k + PREFETCH_ROWS < end:
+            prefetch(&row_slot[rows[k + PREFETCH_ROWS]])
+            if not by_entry:
+                prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
+        row = rows[k]
+        slot = row_slot[row]
+        if slot == NO_SLOT or not acc[slot].enabled:
+            continue
+        v = values[k]
+        if acc[slot].zero_pending and v > 0:
+            forward_step(&acc[slot], &best[slot], slot, 0.0,
+                         acc[slot].zero_G, acc[slot].zero_H,
+                         acc[slot].zero_count, c)
+            acc[slot].zero_pending = False
+        if by_entry:
+            g = entry_gpair[k, 0]
+            h = entry_gpair[k, 1]
+        else:
+            g = gpair[row, 0]
+            h = gpair[row, 1]
+        if weighted:
+            g = g * weight[row]
+            h = h * weight[row]
+        forward_step(&acc[slot], &best[slot], slot, v, g, h, 1, c)
+    for slot in range(n_slots):
+        if acc[slot].zero_pending:
+            forward_step(&acc[slot], &best[slot], slot, 0.0,
+                         acc[slot].zero_G, acc[slot].zero_H,
+                         acc[slot].zero_count, c)
+
+
+cdef bint split_on_missingness(ScanAccumulator* acc, SplitCandidate* best,
+                               Py_ssize_t n_slots,
+                               const int64_t[::1] node_count,
+                               ScanContext* c) noexcept nogil:
+    """All present entries left, missing right: a split on missingness
+    itself. Marks the nodes with missing values (returns whether any has);
+    the nodes without send missing values left (their candidates had both
+    directions equal)."""
+    cdef Py_ssize_t slot
+    cdef bint any_missing = False
+    for slot in range(n_slots):
+        if not acc[slot].enabled or acc[slot].count == 0:
+            continue
+        if acc[slot].count == node_count[slot]:
+            if best[slot].feature == c.feature:
+                best[slot].default_left = True
+            continue
+        any_missing = True
+        acc[slot].has_missing = True
+        # threshold +inf: every present value, seen or unseen, goes left
+        consider(&acc[slot], &best[slot], <int32_t> slot, acc[slot].G,
+                 acc[slot].H, c.node_G[slot] - acc[slot].G,
+                 c.node_H[slot] - acc[slot].H, INFINITY, False, c)
+    return any_missing
+
+
+cdef void missing_left_candidates(ScanAccumulator* acc, SplitCandidate* best,
+                                  ScanContext* c) noexcept nogil:
+    """The forward scan's boundaries with missing values on the left: right
+    = the node's present entries above the threshold (its present totals
+    minus those below)."""
+    cdef Py_ssize_t i
+    cdef int32_t slot
+    cdef double G_right, H_right
+    cdef Boundary* b
+    for i in range(c.n_boundaries):
+        b = &c.boundaries[i]
+        slot = b.slot
+        if not acc[slot].has_missing:
+            continue
+        G_right = acc[slot].G - b.G_below
+        H_right = acc[slot].H - b.H_below
+        consider(&acc[slot], &best[slot], slot, c.node_G[slot] - G_right,
+                 c.node_H[slot] - H_right, G_right, H_right,
+                 midpoint(b.below, b.above), True, c)
+
+
 cdef void scan_feature(
         int32_t feature,
         const int64_t[::1] col_ptr,
         const float[::1] values,
         const int32_t[::1] rows,
         const float[:, ::1] gpair,
+        const float[:, ::1] entry_gpair,
+        bint by_entry,
         const int32_t[::1] row_slot,
         const double[::1] node_G,
         const double[::1] node_H,
@@ -249,14 +419,13 @@ cdef void scan_feature(
         const int64_t[::1] missing_ptr,
         const int32_t[::1] missing_rows,
         ScanAccumulator* acc,          # OUT scratch, n_slots entries
+        Boundary* boundaries,          # OUT scratch, NULL: no missing values
         SplitCandidate* best,          # IN/OUT, n_slots entries
 ) noexcept nogil:
+    """One walk of feature's block offers every open node's candidates,
+    missing right; the boundaries it kept give the missing-left ones."""
     cdef Py_ssize_t n_slots = node_G.shape[0]
-    cdef int64_t k, start = col_ptr[feature], end = col_ptr[feature + 1]
-    cdef int32_t row, slot
-    cdef float v
-    cdef double G_left, H_left, H_right, gain, g, h
-    cdef bint any_missing = False
+    cdef Py_ssize_t slot
     cdef ScanContext ctx
     ctx.feature = feature
     ctx.node_G = &node_G[0]
@@ -264,109 +433,22 @@ cdef void scan_feature(
     ctx.parent_score = &parent_score[0]
     ctx.p = p
     ctx.l2_only = is_l2_only(p)
+    ctx.boundaries = boundaries
+    ctx.n_boundaries = 0
 
-    for slot in range(n_slots):
-        acc[slot].G = 0.0
-        acc[slot].H = 0.0
-        acc[slot].count = 0
-        acc[slot].zero_pending = False
+    start_scan(feature, acc, best, n_slots, feature_allowed, &ctx)
     if zero_absent:
         zero_block_sums(feature, col_ptr, rows, missing_ptr, missing_rows,
-                        gpair, row_slot, feature_allowed, weight, weighted,
-                        acc, n_slots, node_G, node_H, node_count)
+                        gpair, row_slot, weight, weighted, acc, n_slots,
+                        node_G, node_H, node_count)
         for slot in range(n_slots):
-            acc[slot].zero_pending = acc[slot].zero_count > 0
-
-    # Forward scan: left = present entries below the threshold, missing right.
-    # The zero block joins in at value 0, before the first positive entry.
-    for k in range(start, end):
-        # the rows of a block are in value order, i.e. scattered: fetch the
-        # slot and gradients of an entry ahead (paper section 4.2)
-        if k + PREFETCH_ROWS < end:
-            prefetch(&row_slot[rows[k + PREFETCH_ROWS]])
-            prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
-        row = rows[k]
-        slot = row_slot[row]
-        if slot == NO_SLOT or not feature_allowed[slot, feature]:
-            continue
-        v = values[k]
-        if acc[slot].zero_pending and v > 0:
-            forward_step(&acc[slot], &best[slot], slot, 0.0,
-                         acc[slot].zero_G, acc[slot].zero_H,
-                         acc[slot].zero_count, &ctx)
-            acc[slot].zero_pending = False
-        g = gpair[row, 0]
-        h = gpair[row, 1]
-        if weighted:
-            g = g * weight[row]
-            h = h * weight[row]
-        forward_step(&acc[slot], &best[slot], slot, v, g, h, 1, &ctx)
-    for slot in range(n_slots):
-        if acc[slot].zero_pending and feature_allowed[slot, feature]:
-            forward_step(&acc[slot], &best[slot], slot, 0.0,
-                         acc[slot].zero_G, acc[slot].zero_H,
-                         acc[slot].zero_count, &ctx)
-
-    # All present entries left, missing right: a split on missingness itself.
-    # Nodes with no missing value for this feature send missing values left
-    # (their candidates above all had both directions equal).
-    for slot in range(n_slots):
-        if not feature_allowed[slot, feature] or acc[slot].count == 0:
-            continue
-        if acc[slot].count == node_count[slot]:
-            if best[slot].feature == feature:
-                best[slot].default_left = True
-            continue
-        any_missing = True
-        G_left = acc[slot].G
-        H_left = acc[slot].H
-        H_right = node_H[slot] - H_left
-        if children_heavy_enough(H_left, H_right, p):
-            gain = split_loss_reduction(G_left, H_left, node_G[slot] - G_left,
-                                        H_right, parent_score[slot], p)
-            # threshold +inf: every present value, seen or unseen, goes left
-            offer(&best[slot], gain, feature, INFINITY, G_left, H_left, False)
-    if not any_missing:
-        return
-
-    # Backward scan, only for nodes with missing values: right = present
-    # entries at or above the threshold, missing left. The node is marked by
-    # count = -1 when it has nothing to learn here.
-    for slot in range(n_slots):
-        if (feature_allowed[slot, feature] and acc[slot].count > 0
-                and acc[slot].count < node_count[slot]):
-            acc[slot].count = 0
-            acc[slot].zero_pending = zero_absent and acc[slot].zero_count > 0
-        else:
-            acc[slot].count = -1
-            acc[slot].zero_pending = False
-        acc[slot].G = 0.0
-        acc[slot].H = 0.0
-    for k in range(end - 1, start - 1, -1):
-        if k - PREFETCH_ROWS >= start:
-            prefetch(&row_slot[rows[k - PREFETCH_ROWS]])
-            prefetch(&gpair[rows[k - PREFETCH_ROWS], 0])
-        row = rows[k]
-        slot = row_slot[row]
-        if slot == NO_SLOT or acc[slot].count < 0:
-            continue
-        v = values[k]
-        if acc[slot].zero_pending and v < 0:
-            backward_step(&acc[slot], &best[slot], slot, 0.0,
-                          acc[slot].zero_G, acc[slot].zero_H,
-                          acc[slot].zero_count, &ctx)
-            acc[slot].zero_pending = False
-        g = gpair[row, 0]
-        h = gpair[row, 1]
-        if weighted:
-            g = g * weight[row]
-            h = h * weight[row]
-        backward_step(&acc[slot], &best[slot], slot, v, g, h, 1, &ctx)
-    for slot in range(n_slots):
-        if acc[slot].zero_pending:
-            backward_step(&acc[slot], &best[slot], slot, 0.0,
-                          acc[slot].zero_G, acc[slot].zero_H,
-                          acc[slot].zero_count, &ctx)
+            acc[slot].zero_pending = (acc[slot].enabled
+                                      and acc[slot].zero_count > 0)
+    forward_scan(col_ptr[feature], col_ptr[feature + 1], values, rows, gpair,
+                 entry_gpair, by_entry, row_slot, weight, weighted, acc, best, n_slots, &ctx)
+    if split_on_missingness(acc, best, n_slots, node_count, &ctx) and (
+            boundaries != NULL):
+        missing_left_candidates(acc, best, &ctx)
 
 
 def find_best_splits(
@@ -378,7 +460,8 @@ def find_best_splits(
         const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
         double reg_lambda, double reg_alpha, double max_delta_step,
-        double min_child_weight, int n_threads, weight=None):
+        double min_child_weight, int n_threads, weight=None,
+        entry_gpair=None):
     """Best split of every open node of a level, over all allowed features.
 
     ``gpair`` holds unweighted per-row gradients; ``weight`` (float64, one per
@@ -408,6 +491,9 @@ def find_best_splits(
 
     cdef bint weighted = weight is not None
     cdef const double[::1] weight_view = _check_weight(weight, n_rows)
+    cdef bint by_entry = entry_gpair is not None
+    cdef const float[:, ::1] by_entry_view = _check_entry_gpair(
+        entry_gpair, columns)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     cdef double[::1] parent_score = np.empty(n_slots, dtype=np.float64)
@@ -429,6 +515,13 @@ def find_best_splits(
                            + CACHE_LINE, dtype=np.uint8)
     cdef ScanAccumulator* acc = <ScanAccumulator*> aligned(acc_buffer)
     cdef SplitCandidate* best = <SplitCandidate*> aligned(best_buffer)
+    # the boundaries kept by the features that have missing values
+    cdef const uint8_t[::1] keeps = features_with_missing(columns)
+    cdef Py_ssize_t boundary_stride = padded_count(
+        boundary_capacity(columns, keeps, n_slots), sizeof(Boundary))
+    boundary_buffer = np.empty(n_threads * boundary_stride * sizeof(Boundary)
+                               + CACHE_LINE, dtype=np.uint8)
+    cdef Boundary* boundaries = <Boundary*> aligned(boundary_buffer)
     for t in range(n_threads):
         for s in range(n_slots):
             reset_candidate(&best[t * best_stride + s])
@@ -436,10 +529,13 @@ def find_best_splits(
                           num_threads=n_threads):
         tid = threadid()
         scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
-                     row_slot, node_G, node_H, parent_score, node_count,
+                     by_entry_view, by_entry, row_slot, node_G, node_H, parent_score, node_count,
                      feature_allowed, weight_view, weighted, &p,
                      zero_absent, missing_ptr, missing_rows,
-                     &acc[tid * acc_stride], &best[tid * best_stride])
+                     &acc[tid * acc_stride],
+                     &boundaries[tid * boundary_stride] if keeps[feature]
+                     else NULL,
+                     &best[tid * best_stride])
     # Merge the threads' bests into thread 0's under the total order.
     for t in range(1, n_threads):
         for s in range(n_slots):
@@ -448,6 +544,24 @@ def find_best_splits(
                                             c.threshold, &best[s]):
                 best[s] = c[0]
     return _candidates_to_arrays(best, n_slots)
+
+
+def features_with_missing(SortedColumns columns):
+    """Whether each feature may have missing values in some node (uint8):
+    a block shorter than the column, or stored missing entries when absent
+    entries are zeros."""
+    if columns.zero_absent:
+        out = np.diff(columns.missing_ptr) > 0
+    else:
+        out = np.diff(columns.col_ptr) < columns.n_rows
+    return out.astype(np.uint8)
+
+
+def boundary_capacity(SortedColumns columns, keeps, Py_ssize_t n_slots):
+    """Most boundaries one feature's scan can keep: one per present entry,
+    plus one per node for its zero block."""
+    lengths = np.diff(columns.col_ptr)[np.asarray(keeps, dtype=bool)]
+    return int(lengths.max()) + n_slots if lengths.size else 0
 
 
 cdef enum:
@@ -501,6 +615,17 @@ def _check_weight(weight, n_rows):
     if weight.shape != (n_rows,):
         raise ValueError("weight must have one entry per row")
     return weight
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_entry_gpair(entry_gpair, columns):
+    if entry_gpair is None:
+        return np.zeros((1, 2), dtype=np.float32)  # never read
+    entry_gpair = np.ascontiguousarray(entry_gpair, dtype=np.float32)
+    if entry_gpair.shape != (columns.values.shape[0], 2):
+        raise ValueError("entry_gpair must be (n_entries, 2)")
+    return entry_gpair
 
 
 @cython.boundscheck(True)

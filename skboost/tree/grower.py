@@ -133,6 +133,8 @@ class ExactGrower:
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G[0], H[0])
         self.sampler.start_tree()
+        self._entry_gpair = (gradients_by_entry(gpair, self.sorted.rows)
+                             if isinstance(self.X, SparseRows) else None)
         level_nodes = np.zeros(1, dtype=np.int64)
         depth = 0
         while level_nodes.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
@@ -156,7 +158,8 @@ class ExactGrower:
         allowed = self.sampler.masks(depth, nodes.shape[0])
         splits = find_best_splits(self.sorted, gpair, row_slot, G, H, count,
                                   allowed, *p.reg, self.n_threads,
-                                  weight=self.weight)
+                                  weight=self.weight,
+                                  entry_gpair=self._entry_gpair)
         parent_score = leaf_scores(G, H, *p.reg)
         do_split = worth_splitting(splits, parent_score, p.gamma)
         candidates = np.flatnonzero(do_split)
@@ -176,6 +179,13 @@ class ExactGrower:
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
             self.n_threads)
         return np.column_stack([left, right]).ravel(), count_next
+
+
+def gradients_by_entry(gpair, rows):
+    """``gpair[rows]`` for float32 pairs, as one 8-byte gather per row
+    (several times faster than indexing the (n, 2) array)."""
+    packed = np.ascontiguousarray(gpair, dtype=np.float32).view(np.uint64)
+    return np.take(packed.ravel(), rows).view(np.float32).reshape(-1, 2)
 
 
 @dataclass
