@@ -1060,14 +1060,14 @@ def test_category_histograms_against_naive_sums(zero_absent):
                             quantized, 3, 1)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_level_partition_with_left_sets_against_naive_rule(sparse):
+@pytest.mark.parametrize("form", ["dense", "sparse_missing", "sparse_zero"])
+def test_level_partition_with_left_sets_against_naive_rule(form):
     """apply_level_splits with categorical left sets: a row goes by its
     code's entry, NaN and values that are not codes of the set follow the
     default direction (``_tree.category_goes_left``), numeric slots by the
-    threshold."""
+    threshold; sparse rows read absent entries as NaN or as 0.0 (code 0)."""
     from skboost.tree._partition import apply_level_splits
-    from skboost._sparse_input import sparse_rows
+    from skboost._sparse_input import canonical_csr, sparse_rows
     import scipy.sparse as sp
 
     rng = np.random.default_rng(3)
@@ -1077,11 +1077,13 @@ def test_level_partition_with_left_sets_against_naive_rule(sparse):
     X[:20, 1] = [-1, 8, 100, 2.5, np.nan] * 4
     X[rng.random(X.shape) < 0.05] = np.nan
     X = X.astype(np.float32)
-    data = sparse_rows(sp.csr_matrix(np.where(np.isnan(X), 0, X)
-                                     ) if False else sp.csr_matrix(
-        np.nan_to_num(X, nan=0.0)), np.nan) if sparse else X
-    if sparse:   # the sparse form's absent entries are its zeros: NaN here
-        X = np.where(X == 0, np.nan, X)
+    data = X
+    if form == "sparse_missing":   # absent entries (the zeros) are NaN
+        data = sparse_rows(sp.csr_matrix(np.nan_to_num(X, nan=0.0)), np.nan)
+        X = np.where(X == 0, np.float32(np.nan), X)
+    elif form == "sparse_zero":    # absent entries are 0.0, NaN stored
+        data = sparse_rows(canonical_csr(sp.csr_matrix(
+            np.nan_to_num(X, nan=-7.0)), -7.0, "zero"), 0.0)
     left_set = rng.random(8) < 0.5
     feature = np.array([0, 1, 1, -1], dtype=np.int32)
     threshold = np.array([0.1, 0.0, 0.0, 0.0])
