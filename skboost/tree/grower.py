@@ -16,6 +16,11 @@ kernel.
 - ``LocalApproxGrower`` (``"approx"``, local proposal): depth-wise like the
   exact grower, with each node's own cuts and histogram.
 
+Categorical features: ``HistGrower`` and ``ApproxGrower`` give each category
+its own bin; the level-wise growers (exact, local, and ``ColumnHistGrower``
+for sparse input) mask them out of their own finder and take their splits
+from per-node histograms over the category codes (``_categorical_splits``).
+
 Every grower returns the same ``Tree`` (``_tree.py``) and applies the same
 decision rule (``worth_splitting``, ``within_max_leaves``).
 """
