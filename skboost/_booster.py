@@ -278,9 +278,8 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     n_categories : ndarray of shape (n_features,), default=None
         Number of categories of each categorical feature (whose values in X
         are category codes 0 .. n-1, NaN = missing), 0 for the numeric
-        ones; None: every feature is numeric. Categorical features need
-        dense X and ``tree_method="hist"`` or ``"approx"`` (global
-        proposals).
+        ones; None: every feature is numeric. Every tree method takes
+        them, on dense or sparse X.
 
     Returns
     -------
@@ -436,20 +435,23 @@ def _make_grower(X, weight, boost_params, tree_params, n_threads, rng,
     ``fixed_hessians``: the weighted hessians are the same in every round
     (constant-hessian objective, no row sampling). ``n_categories``: see
     ``train``."""
-    if n_categories is not None and np.any(n_categories > 0):
-        return _make_categorical_grower(X, weight, boost_params, tree_params,
-                                        n_threads, rng, n_categories)
+    if n_categories is not None and not np.any(n_categories > 0):
+        n_categories = None
     if isinstance(X, SparseRows):
         return _make_sparse_grower(X, weight, boost_params,
-                                   tree_params, n_threads, rng)
+                                   tree_params, n_threads, rng, n_categories)
     if boost_params.tree_method == "exact":
         return ExactGrower(X, presort_dense(X, n_threads), tree_params, n_threads, rng,
-                           weight=weight)
+                           weight=weight, n_categories=n_categories)
+    if boost_params.tree_method == "approx" and (
+            boost_params.approx_proposal == "local"):
+        return LocalApproxGrower(X, presort_dense(X, n_threads), tree_params,
+                                 boost_params.max_bin, n_threads, rng,
+                                 weight=weight, n_categories=n_categories)
+    if n_categories is not None:
+        return _make_categorical_grower(X, weight, boost_params, tree_params,
+                                        n_threads, rng, n_categories)
     if boost_params.tree_method == "approx":
-        if boost_params.approx_proposal == "local":
-            return LocalApproxGrower(X, presort_dense(X, n_threads), tree_params,
-                                     boost_params.max_bin, n_threads, rng,
-                                     weight=weight)
         if not fixed_hessians:
             return ApproxGrower(presort_dense(X, n_threads), tree_params,
                                 boost_params.max_bin, n_threads, rng,
@@ -501,22 +503,14 @@ def approx_cuts_once(X, weight, max_bin, n_threads):
 
 def _make_categorical_grower(X, weight, boost_params, tree_params, n_threads,
                              rng, n_categories):
-    """The histogram grower with categorical features: their bins are their
-    category codes (any number of categories, not tied to ``max_bin``)."""
-    if isinstance(X, SparseRows):
-        raise ValueError("categorical features need dense X: convert the "
-                         "sparse matrix with X.toarray(), or encode the "
-                         "categorical features")
-    if boost_params.tree_method == "approx" and (
-            boost_params.approx_proposal == "global"):
+    """The histogram grower of dense X with categorical features (``"hist"``
+    or global ``"approx"``): their bins are their category codes (any
+    number of categories, not tied to ``max_bin``). The level-wise growers
+    take ``n_categories`` themselves (``tree._categorical_splits``)."""
+    if boost_params.tree_method == "approx":
         return ApproxGrower(presort_dense(X, n_threads), tree_params,
                             boost_params.max_bin, n_threads, rng,
                             weight=weight, n_categories=n_categories)
-    if boost_params.tree_method != "hist":
-        raise ValueError(
-            "categorical features need tree_method='hist' or 'approx' with "
-            "approx_proposal='global' (tree_method="
-            f"{boost_params.tree_method!r} does not split categories yet)")
     mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads,
                                                  n_categories=n_categories)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
@@ -525,8 +519,10 @@ def _make_categorical_grower(X, weight, boost_params, tree_params, n_threads,
 
 
 def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
-                        rng):
-    """Growers whose cost is linear in the stored entries of sparse X."""
+                        rng, n_categories=None):
+    """Growers whose cost is linear in the stored entries of sparse X
+    (categorical features: ``n_categories``, their stored values being
+    category codes; see ``_categorical.code_sparse``)."""
     if tree_params.grow_policy == "lossguide":
         raise ValueError(
             "grow_policy='lossguide' needs dense X: on sparse input every "
@@ -535,7 +531,7 @@ def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
     method = boost_params.tree_method
     if method == "exact":
         return ExactGrower(X, columns, tree_params, n_threads, rng,
-                           weight=weight)
+                           weight=weight, n_categories=n_categories)
     if method == "approx" and boost_params.approx_proposal == "local":
         if columns.zero_absent:
             raise ValueError(
@@ -544,14 +540,15 @@ def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
                 "tree_method")
         return LocalApproxGrower(X, columns, tree_params,
                                  boost_params.max_bin, n_threads, rng,
-                                 weight=weight)
+                                 weight=weight, n_categories=n_categories)
     mapper = None
     if method == "hist":
         mapper = BinMapper(boost_params.max_bin).fit_columns(
             columns, weight, n_threads)
     return ColumnHistGrower(X, columns, tree_params, n_threads, rng,
                             weight=weight, mapper=mapper,
-                            max_bin=boost_params.max_bin)
+                            max_bin=boost_params.max_bin,
+                            n_categories=n_categories)
 
 
 def _single_tree(tree, X):

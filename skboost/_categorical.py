@@ -13,6 +13,17 @@ named numeric column), and X holds the category *codes* 0 .. k-1 as float32
 training categories: a ``category`` column whose categories come in another
 order, or as a superset, gives the same codes; a value unseen in training
 becomes NaN, so it follows the missing-value direction of every split.
+
+A scipy.sparse X can have named categorical columns too (``code_sparse``).
+Their stored values are the category values; an entry that is not stored is
+missing (``sparse_absent="missing"``), or the value 0.0 (``"zero"``), which
+is then a category like any other. The coded matrix stays sparse and means
+the same: with ``"missing"``, absent entries stay absent (missing) and
+unseen values are dropped (made missing); with ``"zero"``, an absent entry
+reads 0.0, which is code 0, so a categorical column keeps its absent
+entries as they are when 0.0 is its first category (code 0: no negative
+categories), and otherwise stores an entry for every row whose code is not
+0 (the code of 0.0, or NaN when 0.0 is not a training category).
 """
 
 from dataclasses import dataclass
@@ -263,3 +274,63 @@ def value_codes(column, categories):
     found = np.zeros(column.shape[0], dtype=bool)
     found[inside] = categories[position[inside]] == column[inside]
     return np.where(found, position, np.nan).astype(np.float32)
+
+
+# --------------------------------------------------------------- sparse
+
+
+def sparse_value_categories(X, features, names, absent):
+    """Categories of the named columns of canonical CSR ``X``: the sorted
+    distinct stored values (NaN aside), and 0.0 when ``absent="zero"`` and
+    a row has no entry in the column."""
+    columns = X.tocsc()
+    out = []
+    for f in features:
+        begin, end = columns.indptr[f], columns.indptr[f + 1]
+        values = columns.data[begin:end]
+        values = values[~np.isnan(values)].astype(np.float64)
+        if absent == "zero" and end - begin < X.shape[0]:
+            values = np.append(values, 0.0)
+        categories = np.unique(values)
+        _check_count(categories.shape[0], names[f])
+        out.append(categories)
+    return out
+
+
+def code_sparse(X, category_map, absent):
+    """Canonical CSR ``X`` (float32, sorted indices, absent entries as
+    ``absent`` says) with the values of its categorical columns replaced by
+    their codes against the training categories (see the module docstring);
+    never densified, the other columns untouched."""
+    import scipy.sparse as sp
+
+    columns = X.tocsc()
+    columns.sort_indices()
+    indptr = columns.indptr
+    col_of = np.repeat(np.arange(X.shape[1]), np.diff(indptr))
+    keep = ~np.isin(col_of, category_map.features)
+    rows, cols, data = ([columns.indices[keep]], [col_of[keep]],
+                        [columns.data[keep]])
+    for f, categories in zip(category_map.features, category_map.categories):
+        entry_rows = columns.indices[indptr[f]:indptr[f + 1]]
+        codes = value_codes(columns.data[indptr[f]:indptr[f + 1]],
+                            categories)
+        if absent == "zero":
+            zero_code = value_codes(np.zeros(1, dtype=np.float32),
+                                    categories)[0]
+            if zero_code != 0:   # NaN too: every absent row gets its entry
+                full = np.full(X.shape[0], zero_code, dtype=np.float32)
+                full[entry_rows] = codes
+                entry_rows = np.arange(X.shape[0], dtype=entry_rows.dtype)
+                codes = full
+            stored = codes != 0    # code 0 reads as an absent entry
+        else:
+            stored = ~np.isnan(codes)   # to be absent is to be missing
+        rows.append(entry_rows[stored])
+        cols.append(np.full(int(np.count_nonzero(stored)), f))
+        data.append(codes[stored])
+    coded = sp.csr_matrix((np.concatenate(data).astype(np.float32),
+                           (np.concatenate(rows), np.concatenate(cols))),
+                          shape=X.shape)
+    coded.sort_indices()
+    return coded

@@ -18,9 +18,11 @@ import scipy.sparse as sp
 from sklearn.utils.validation import (_check_sample_weight, check_array,
                                       check_X_y, validate_data)
 
-from ._categorical import (CategoryMap, dtype_categories, dtype_codes,
-                           is_category_dtype, resolve_categorical_features,
-                           value_categories, value_codes)
+from ._categorical import (CategoryMap, code_sparse, dtype_categories,
+                           dtype_codes, is_category_dtype,
+                           resolve_categorical_features,
+                           sparse_value_categories, value_categories,
+                           value_codes)
 from ._sparse_input import SPARSE_FORMATS, canonical_csr
 
 
@@ -53,9 +55,10 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     else:
         X = validate_data(estimator, X, reset=reset, **kwargs)
     if sp.issparse(X):
-        _reject_sparse_categories(estimator, reset)
-        X = canonical_csr(X, missing,
-                          getattr(estimator, "sparse_absent", "missing"))
+        absent = getattr(estimator, "sparse_absent", "missing")
+        X = _code_sparse_categories(estimator, canonical_csr(X, missing,
+                                                             absent),
+                                    reset, absent)
         return (X, y) if fitting else X
     if not np.isnan(missing):
         # category codes are not values: the marker applies to the others
@@ -69,18 +72,28 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     return (X, y) if fitting else X
 
 
-def _reject_sparse_categories(estimator, reset):
+def _code_sparse_categories(estimator, X, reset, absent):
+    """Canonical sparse X with its categorical columns (named by
+    ``categorical_features``) coded; at fit, records the CategoryMap."""
     if reset:
-        spec = getattr(estimator, "categorical_features", None)
-        if spec is not None and len(resolve_categorical_features(
-                spec, estimator.n_features_in_, None)):
-            raise ValueError("categorical_features needs dense X: skboost "
-                             "does not take categorical features from "
-                             "scipy.sparse input")
-        estimator._category_map_ = None
-    elif getattr(estimator, "_category_map_", None) is not None:
-        raise ValueError("this model has categorical features: X must be "
-                         "dense (a DataFrame or an array), not sparse")
+        named = resolve_categorical_features(
+            getattr(estimator, "categorical_features", None), X.shape[1],
+            getattr(estimator, "feature_names_in_", None))
+        estimator._category_map_ = None if not named.size else CategoryMap(
+            named, sparse_value_categories(
+                X, named, _feature_labels(estimator, X.shape[1]), absent),
+            np.zeros(named.shape[0], dtype=bool), X.shape[1])
+    category_map = getattr(estimator, "_category_map_", None)
+    if category_map is None:
+        return X
+    if np.any(category_map.from_dtype):
+        raise ValueError(
+            "this model was trained on a DataFrame with categorical (category "
+            "dtype) columns "
+            f"{_labels(estimator, category_map.features[category_map.from_dtype])}"
+            ": X must be a DataFrame with those columns as category dtype, "
+            "not sparse")
+    return code_sparse(X, category_map, absent)
 
 
 def _code_categories(estimator, X, reset, dtype_categories):

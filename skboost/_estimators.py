@@ -551,10 +551,10 @@ _COMMON_PARAMS_DOC = """
         columns (which always are): indices, column names or a boolean mask.
         Their distinct values at fit are the categories (re-coded by value at
         predict; unseen values follow the missing-value direction). Numeric
-        features never become categorical otherwise. Categorical features
-        need dense X and ``tree_method="hist"`` or ``"approx"`` (global
-        proposals). See
-        :doc:`/user_guide/categorical`.
+        features never become categorical otherwise. Every tree_method
+        splits them, on dense or sparse X (a sparse column's absent entries
+        are missing, or the category 0.0 with ``sparse_absent="zero"``).
+        See :doc:`/user_guide/categorical`.
     max_cat_to_onehot : int >= 1, default=4
         A categorical feature with at most this many categories is split
         one category against the rest (the splits of its one-hot encoding);

@@ -576,11 +576,6 @@ def test_clear_errors():
         model.predict(df.assign(x0=pd.Categorical(numeric[:, 0] > 0)))
     with pytest.raises(ValueError, match="DataFrame"):
         model.predict(np.column_stack([numeric, codes]))
-    with pytest.raises(ValueError, match="tree_method='hist'"):
-        BoostRegressor(tree_method="exact", n_estimators=2).fit(df, y)
-    with pytest.raises(ValueError, match="approx_proposal='global'"):
-        BoostRegressor(tree_method="approx", approx_proposal="local",
-                       n_estimators=2).fit(df, y)
     with pytest.raises(ValueError, match="categorical_features"):
         BoostRegressor(categorical_features=["nope"]).fit(df, y)
     with pytest.raises(ValueError, match="categorical_features"):
@@ -589,9 +584,8 @@ def test_clear_errors():
         BoostRegressor(categorical_features=[True]).fit(numeric, y)
     import scipy.sparse as sp
 
-    with pytest.raises(ValueError, match="dense"):
-        BoostRegressor(categorical_features=[0]).fit(sp.csr_matrix(numeric),
-                                                     y)
+    with pytest.raises(ValueError, match="DataFrame.*not sparse"):
+        model.predict(sp.csr_matrix(np.column_stack([numeric, codes])))
     too_many = np.arange(70000, dtype=np.float64)[:, np.newaxis]
     with pytest.raises(ValueError, match="at most 65535"):
         BoostRegressor(categorical_features=[0]).fit(too_many,
@@ -721,3 +715,414 @@ def test_missing_without_training_missing_goes_with_the_rest(onehot):
     for value in (np.nan, 100.0, -1.0):
         assert model.predict(np.array([[value]]))[0] == pytest.approx(
             expected, rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Every tree method: exact and local approx (dense), sparse input
+# --------------------------------------------------------------------------
+
+LEVEL_WISE = [("exact", "global"), ("approx", "local")]
+
+
+def few_values_data(seed=0, n=2000, missing=0.05):
+    """Numeric features with few distinct values (so hist's bins are every
+    exact and local candidate), categorical columns of 5 and 30 codes,
+    NaN in all, continuous target and weights (gains far apart)."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 8, n), rng.integers(0, 6, n) * 0.5
+                         - 1.0, rng.integers(0, 5, n),
+                         rng.integers(0, 30, n)]).astype(np.float64)
+    codes = X[:, 2:].astype(int)
+    y = (np.sin(X[:, 0]) + 0.5 * X[:, 1] + rng.normal(size=5)[codes[:, 0]]
+         + rng.normal(size=30)[codes[:, 1]] + 0.3 * rng.normal(size=n))
+    X[rng.random(X.shape) < missing] = np.nan
+    return X, y, rng.uniform(0.2, 3.0, n)
+
+
+@pytest.mark.parametrize("method, proposal", LEVEL_WISE)
+@pytest.mark.parametrize("setting", [
+    dict(), dict(max_cat_to_onehot=40), dict(reg_alpha=0.5,
+                                             min_child_weight=3.0),
+    dict(max_cat_threshold=3, max_delta_step=0.4)])
+def test_level_wise_methods_equal_hist_on_categorical_features(
+        method, proposal, setting):
+    """Oracle: tree_method="hist" with max_bin above every numeric
+    feature's distinct values. Its bins then hold every exact (and local)
+    numeric candidate, categories are discrete for all methods, so the
+    partitions are the same: same tree shapes, every training row in the
+    same leaf, predictions to rounding (exact sums floats, hist exact
+    integers), the same categorical left sets where both chose the same
+    feature. (They may choose different features only on true ties: two
+    splits partitioning a small node's rows identically, maybe with the
+    sides swapped.)"""
+    X, y, weight = few_values_data()
+    params = dict(n_estimators=10, max_depth=5, categorical_features=[2, 3],
+                  n_jobs=2, **setting)
+    hist = BoostRegressor(tree_method="hist", max_bin=16, **params).fit(
+        X, y, sample_weight=weight)
+    other = BoostRegressor(tree_method=method, approx_proposal=proposal,
+                           **params).fit(X, y, sample_weight=weight)
+    np.testing.assert_allclose(other.predict(X), hist.predict(X), rtol=0,
+                               atol=1e-9)
+    # the same grouping of the rows into leaves (siblings may be swapped
+    # where a true tie was broken the other way)
+    for a, b in zip(hist.apply(X).T, other.apply(X).T):
+        pairs = np.unique(np.column_stack([a, b]), axis=0)
+        assert pairs.shape[0] == np.unique(a).size == np.unique(b).size
+    n_cat_splits = same_feature = 0
+    for a, b in zip(hist.booster_.trees, other.booster_.trees):
+        np.testing.assert_array_equal(a.left_child, b.left_child)
+        np.testing.assert_array_equal(a.right_child, b.right_child)
+        assert a.feature[0] == b.feature[0]
+        for node in np.flatnonzero(a.feature == b.feature):
+            left_a = a.left_categories(node)
+            if left_a is not None:
+                n_cat_splits += 1
+                np.testing.assert_array_equal(left_a,
+                                              b.left_categories(node))
+                assert a.default_left[node] == b.default_left[node]
+        same_feature += np.count_nonzero(a.feature == b.feature)
+    assert n_cat_splits >= 10
+    assert same_feature >= 0.95 * sum(t.n_nodes for t in hist.booster_.trees)
+
+
+@pytest.mark.parametrize("method, proposal", LEVEL_WISE)
+def test_level_wise_methods_equal_the_one_hot_encodings(method, proposal):
+    """max_cat_to_onehot >= k: one category against the rest, the one-hot
+    encoding's splits, for the exact and local methods too."""
+    k = (4,)
+    numeric, codes, y = make_data(k=k)
+    params = dict(n_estimators=6, max_depth=4, max_cat_to_onehot=10,
+                  tree_method=method, approx_proposal=proposal)
+    cat = BoostRegressor(categorical_features=[2], **params).fit(
+        np.column_stack([numeric, codes]), y)
+    hot_X = one_hot(numeric, codes, k)
+    hot = BoostRegressor(**params).fit(hot_X, y)
+    np.testing.assert_allclose(
+        cat.predict(np.column_stack([numeric, codes])), hot.predict(hot_X),
+        rtol=0, atol=1e-9)
+    for t_cat, t_hot in zip(cat.booster_.trees, hot.booster_.trees):
+        np.testing.assert_array_equal(np.minimum(t_hot.feature, 2),
+                                      t_cat.feature)
+        for node in np.flatnonzero(t_hot.feature >= 2):
+            c = t_hot.feature[node] - 2
+            # the one-hot column's split "x < 0.5" sends c right
+            assert list(t_cat.left_categories(node)) == [
+                d for d in range(k[0]) if d != c]
+
+
+def _stump_rows_gain(model, X):
+    tree = model.booster_.trees[0]
+    return tree.gain[0], model.apply(X)[:, 0] == tree.left_child[0]
+
+
+@pytest.mark.parametrize("method, proposal", LEVEL_WISE + [("hist", "global")])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_stump_is_the_brute_force_best_partition(method, proposal, sparse):
+    """A stump on one categorical feature (k <= 6, lambda = 0,
+    min_child_weight = 0): its gain is the best over every partition of the
+    present categories and both missing directions, computed in float64
+    from the rows (squared error, base_score 0: g = -y, h = weight), and
+    the rows it sends left form a partition of that gain."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    reg = (0.0, 0.0, 0.0, 0.0)
+    for k in (3, 5, 6):
+        n = 400
+        codes = rng.integers(1, k + 1, size=n).astype(np.float64)
+        codes[rng.random(n) < 0.1] = np.nan
+        y = rng.normal(size=k + 1)[np.nan_to_num(codes).astype(int)] + (
+            0.5 * rng.normal(size=n))
+        weight = rng.uniform(0.5, 2.0, n)
+        X = codes[:, None]
+        fit_X = sp.csr_matrix(np.nan_to_num(X)) if sparse else X
+        model = BoostRegressor(
+            n_estimators=1, max_depth=1, learning_rate=1.0, base_score=0.0,
+            reg_lambda=0.0, min_child_weight=0.0, max_cat_to_onehot=1,
+            max_cat_threshold=k, tree_method=method,
+            approx_proposal=proposal, categorical_features=[0]).fit(
+                fit_X, y, sample_weight=weight)
+        g, h = -y * weight, weight
+        present = [c for c in range(1, k + 1)]
+        miss = np.isnan(codes)
+        best = -np.inf
+        for left in all_partitions(present):
+            in_left = np.isin(codes, left)
+            for missing_left in (False, True):
+                mask = in_left | (miss & missing_left)
+                if mask.all() or not mask.any():
+                    continue
+                gain = 0.5 * (score(g[mask].sum(), h[mask].sum(), reg)
+                              + score(g[~mask].sum(), h[~mask].sum(), reg)
+                              - score(g.sum(), h.sum(), reg))
+                best = max(best, gain)
+        gain, goes_left = _stump_rows_gain(model, fit_X)
+        assert gain == pytest.approx(best, rel=1e-6)
+        GL, HL = g[goes_left].sum(), h[goes_left].sum()
+        again = 0.5 * (score(GL, HL, reg) + score(g.sum() - GL,
+                                                  h.sum() - HL, reg)
+                       - score(g.sum(), h.sum(), reg))
+        assert again == pytest.approx(best, rel=1e-6)
+
+
+def sparse_categorical_problem(seed=0, n=1500):
+    """CSR matrix (zeros not stored) with three numeric columns of few
+    values, a categorical column of small non-negative integers (0
+    included) and one of negative and non-integer values; its dense forms
+    with absent entries as NaN and as 0.0."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    numeric = np.round(rng.normal(size=(n, 3)), 1)
+    numeric[rng.random(numeric.shape) < 0.6] = 0.0
+    small = rng.integers(0, 6, n).astype(np.float64)
+    odd = rng.integers(-3, 40, n) * 0.5
+    odd[rng.random(n) < 0.3] = 0.0
+    X = np.column_stack([numeric, small, odd])
+    y = (numeric[:, 0] + rng.normal(size=6)[small.astype(int)]
+         + rng.normal(size=200)[(2 * odd + 6).astype(int)]
+         + 0.3 * rng.normal(size=n))
+    with_nan = np.where(X == 0.0, np.nan, X)
+    return sp.csr_matrix(X), with_nan, X, y, rng.uniform(0.2, 3.0, n)
+
+
+def _assert_same_trees(a, b):
+    assert len(a.booster_.trees) == len(b.booster_.trees)
+    for ta, tb in zip(a.booster_.trees, b.booster_.trees):
+        for name in ("left_child", "right_child", "feature", "threshold",
+                     "default_left", "value", "cat_node", "cat_size",
+                     "cat_ptr", "cat_bits"):
+            np.testing.assert_array_equal(getattr(ta, name),
+                                          getattr(tb, name), err_msg=name)
+
+
+SPARSE_CASES = [("missing", "exact", "global"), ("missing", "hist", "global"),
+                ("missing", "approx", "global"), ("missing", "approx", "local"),
+                ("zero", "hist", "global"), ("zero", "approx", "global")]
+
+
+@pytest.mark.parametrize("absent, method, proposal", SPARSE_CASES)
+def test_sparse_categorical_model_equals_dense_model(absent, method,
+                                                     proposal):
+    """Oracle: the dense equivalent (absent entries NaN for "missing", 0.0
+    for "zero"), categorical values of any sign, weights: the same trees,
+    left sets included, and the same predictions from either form."""
+    S, with_nan, with_zero, y, weight = sparse_categorical_problem()
+    dense = with_nan if absent == "missing" else with_zero
+    params = dict(n_estimators=8, max_depth=4, tree_method=method,
+                  approx_proposal=proposal, categorical_features=[3, 4],
+                  n_jobs=2)
+    on_sparse = BoostRegressor(sparse_absent=absent, **params).fit(
+        S, y, sample_weight=weight)
+    on_dense = BoostRegressor(**params).fit(dense, y, sample_weight=weight)
+    _assert_same_trees(on_sparse, on_dense)
+    assert sum(t.cat_node.size for t in on_sparse.booster_.trees) >= 8
+    np.testing.assert_array_equal(on_sparse.predict(S), on_dense.predict(dense))
+    np.testing.assert_array_equal(on_sparse.predict(dense), on_sparse.predict(S))
+    for f in (3, 4):
+        np.testing.assert_array_equal(on_sparse.categories_[f],
+                                      on_dense.categories_[f])
+
+
+def test_sparse_zero_absent_exact_equals_dense_to_rounding():
+    """exact with absent = 0.0: the numeric zero blocks' float sums are
+    totals minus stored entries (see test_sparse), so the models agree to
+    rounding; the categorical splits are exact integer sums either way."""
+    S, _, with_zero, y, weight = sparse_categorical_problem(1)
+    params = dict(n_estimators=8, max_depth=4, tree_method="exact",
+                  categorical_features=[3, 4], n_jobs=2)
+    on_sparse = BoostRegressor(sparse_absent="zero", **params).fit(
+        S, y, sample_weight=weight)
+    on_dense = BoostRegressor(**params).fit(with_zero, y,
+                                            sample_weight=weight)
+    for ta, tb in zip(on_sparse.booster_.trees, on_dense.booster_.trees):
+        assert ta.feature[0] == tb.feature[0]
+        np.testing.assert_array_equal(ta.left_categories(0),
+                                      tb.left_categories(0))
+    np.testing.assert_allclose(on_sparse.predict(S), on_dense.predict(with_zero),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("absent", ["missing", "zero"])
+def test_sparse_unseen_categories_and_round_trip(absent, tmp_path):
+    """Sparse predict: a stored value that is no training category predicts
+    as a missing (NaN) entry; with absent = 0.0 and 0.0 not a training
+    category, an absent entry does too. Save/load keeps the predictions."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    n = 1200
+    numeric = np.round(rng.normal(size=n), 1)
+    cats = rng.integers(1, 9, n).astype(np.float64)   # every row stored
+    y = numeric + rng.normal(size=9)[cats.astype(int)] + 0.2 * rng.normal(
+        size=n)
+    S = sp.csr_matrix(np.column_stack([numeric, cats]))
+    model = BoostRegressor(n_estimators=6, max_depth=3, sparse_absent=absent,
+                           categorical_features=[1]).fit(S, y)
+    test = np.column_stack([numeric[:40], cats[:40]])
+    test[:10, 1] = [100.0, -2.0, 3.5, 9.0, 1e6, 100.0, -2.0, 3.5, 9.0, 1e6]
+    # the dense equivalent, unseen values as NaN
+    reference = test.copy()
+    reference[:10, 1] = np.nan
+    if absent == "missing":
+        reference[test == 0.0] = np.nan
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix(test)),
+                                  model.predict(reference))
+    if absent == "zero":
+        blank = test.copy()
+        blank[:, 1] = 0.0   # not stored: the value 0.0, unseen in training
+        reference[:, 1] = np.nan
+        np.testing.assert_array_equal(model.predict(sp.csr_matrix(blank)),
+                                      model.predict(reference))
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = BoostRegressor.load(path)
+    np.testing.assert_array_equal(loaded.predict(sp.csr_matrix(test)),
+                                  model.predict(sp.csr_matrix(test)))
+    assert loaded.sparse_absent == absent
+
+
+def test_sparse_categorical_errors():
+    """The dense rules: at most 65535 categories, at least one; a model
+    trained on category columns needs a DataFrame."""
+    import scipy.sparse as sp
+
+    many = sp.csr_matrix(np.arange(1, 70001, dtype=np.float64)[:, None])
+    with pytest.raises(ValueError, match="at most 65535"):
+        BoostRegressor(categorical_features=[0]).fit(many, np.zeros(70000))
+    empty = sp.csr_matrix((5, 2))
+    with pytest.raises(ValueError, match="no categories"):
+        BoostRegressor(categorical_features=[1]).fit(empty, np.zeros(5))
+    # absent entries are 0.0: a column with nothing stored has category 0.0
+    model = BoostRegressor(n_estimators=1, sparse_absent="zero",
+                           categorical_features=[1]).fit(empty, np.zeros(5))
+    assert list(model.categories_[1]) == [0.0]
+
+
+# --------------------------------------------------------------------------
+# Kernels of the level-wise methods
+# --------------------------------------------------------------------------
+
+
+def naive_category_histograms(codes, row_slot, quantized, n_slots, k):
+    """codes: (n_rows,) float, NaN missing."""
+    hist = np.zeros((n_slots, k + 1, 2), dtype=np.int64)
+    for r in range(codes.shape[0]):
+        if row_slot[r] < 0:
+            continue
+        b = k if np.isnan(codes[r]) else int(codes[r])
+        hist[row_slot[r], b] += quantized[r]
+    return hist
+
+
+@pytest.mark.parametrize("zero_absent", [False, True])
+def test_category_histograms_against_naive_sums(zero_absent):
+    from skboost.tree._hist_split import category_histograms
+    from skboost.tree._presort import presort_dense, presort_sparse
+    from skboost._sparse_input import canonical_csr, sparse_rows
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(2)
+    n, ks = 500, (4, 70)
+    X = np.column_stack([rng.normal(size=n)] + [
+        rng.integers(0, k, n).astype(np.float64) for k in ks])
+    X[rng.random(X.shape) < 0.1] = np.nan
+    row_slot = rng.integers(-1, 3, n).astype(np.int32)
+    quantized = rng.integers(-1000, 1000, size=(n, 2)).astype(np.int64)
+    if zero_absent:
+        csr = canonical_csr(sp.csr_matrix(np.nan_to_num(X, nan=-7.0)), -7.0,
+                            "zero")
+        columns = presort_sparse(sparse_rows(csr, 0.0))
+    else:
+        columns = presort_dense(X.astype(np.float32))
+    features = np.array([1, 2], dtype=np.int32)
+    bin_ptr = np.array([0, ks[0] + 1, ks[0] + ks[1] + 2], dtype=np.int64)
+    for n_threads in (1, 2):
+        hist, sums = category_histograms(columns, features, bin_ptr,
+                                         row_slot, quantized, 3, n_threads)
+        for j, f in enumerate(features):
+            expected = naive_category_histograms(X[:, f], row_slot,
+                                                 quantized, 3, ks[j])
+            np.testing.assert_array_equal(
+                hist[:, bin_ptr[j]:bin_ptr[j + 1]], expected)
+        for s in range(3):
+            np.testing.assert_array_equal(
+                sums[s], quantized[row_slot == s].sum(axis=0))
+    with pytest.raises(ValueError, match="slot"):
+        category_histograms(columns, features, bin_ptr, row_slot, quantized,
+                            2, 1)
+    with pytest.raises(ValueError, match="features"):
+        category_histograms(columns, np.array([1, 9], dtype=np.int32),
+                            bin_ptr, row_slot, quantized, 3, 1)
+    with pytest.raises(ValueError, match="bin_ptr"):
+        category_histograms(columns, features, bin_ptr[:2], row_slot,
+                            quantized, 3, 1)
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse_missing", "sparse_zero"])
+def test_level_partition_with_left_sets_against_naive_rule(form):
+    """apply_level_splits with categorical left sets: a row goes by its
+    code's entry, NaN and values that are not codes of the set follow the
+    default direction (``_tree.category_goes_left``), numeric slots by the
+    threshold; sparse rows read absent entries as NaN or as 0.0 (code 0)."""
+    from skboost.tree._partition import apply_level_splits
+    from skboost._sparse_input import canonical_csr, sparse_rows
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    n = 300
+    X = np.column_stack([rng.normal(size=n),
+                         rng.integers(0, 8, n).astype(np.float64)])
+    X[:20, 1] = [-1, 8, 100, 2.5, np.nan] * 4
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X = X.astype(np.float32)
+    data = X
+    if form == "sparse_missing":   # absent entries (the zeros) are NaN
+        data = sparse_rows(sp.csr_matrix(np.nan_to_num(X, nan=0.0)), np.nan)
+        X = np.where(X == 0, np.float32(np.nan), X)
+    elif form == "sparse_zero":    # absent entries are 0.0, NaN stored
+        data = sparse_rows(canonical_csr(sp.csr_matrix(
+            np.nan_to_num(X, nan=-7.0)), -7.0, "zero"), 0.0)
+    left_set = rng.random(8) < 0.5
+    feature = np.array([0, 1, 1, -1], dtype=np.int32)
+    threshold = np.array([0.1, 0.0, 0.0, 0.0])
+    default_left = np.array([1, 0, 1, 0], dtype=np.uint8)
+    left_sets = [None, left_set, ~left_set, None]
+    row_slot = rng.integers(-1, 4, n).astype(np.int32)
+    expected = row_slot.copy()
+    words = [category_bitset(s) for s in left_sets[1:3]]
+    for r in range(n):
+        s = row_slot[r]
+        if s < 0:
+            continue
+        if feature[s] < 0:
+            expected[r] = -1
+            continue
+        x = X[r, feature[s]]
+        if s == 0:
+            go = default_left[s] if np.isnan(x) else x < threshold[s]
+        else:
+            go = category_goes_left(float(x), 8, words[s - 1],
+                                    default_left[s])
+        expected[r] = 2 * s if go else 2 * s + 1
+    counts = apply_level_splits(data, row_slot, feature, threshold,
+                                default_left, np.arange(0, 8, 2, dtype=np.int32),
+                                np.arange(1, 8, 2, dtype=np.int32), 8, 2,
+                                left_sets=left_sets)
+    np.testing.assert_array_equal(row_slot, expected)
+    np.testing.assert_array_equal(counts, np.bincount(expected[expected >= 0],
+                                                      minlength=8))
+
+
+def test_exact_grower_rejects_values_that_are_not_codes():
+    from skboost.tree.grower import ExactGrower, TreeParams
+    from skboost.tree._presort import presort_dense
+
+    X = np.array([[0.0], [1.0], [2.5]], dtype=np.float32)
+    with pytest.raises(ValueError, match="category codes"):
+        ExactGrower(X, presort_dense(X), TreeParams(), 1,
+                    np.random.default_rng(0), n_categories=np.array([3]))
+    with pytest.raises(ValueError, match="category codes"):
+        ExactGrower(X, presort_dense(X), TreeParams(), 1,
+                    np.random.default_rng(0), n_categories=np.array([2]))

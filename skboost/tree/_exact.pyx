@@ -14,9 +14,15 @@ to::
 A candidate threshold sits between two consecutive distinct values of a node
 (their midpoint). The forward scan puts missing values on the right; for the
 nodes where feature j has missing values a backward scan puts them on the
-left, so each split learns the direction of missing values. A node where the
-feature has no missing value costs one scan; the cost of a level is linear in
-the number of present entries.
+left, so each split learns the direction of missing values. The block is
+walked once: the forward walk keeps the (slot, value, gradients) of the
+entries it meets, and the backward scan reads them back in reverse (the same
+sums in the same order as a second walk, without gathering every row's slot
+and gradients again). The cost of a level is linear in the number of present
+entries.
+
+Most candidates cannot beat their node's best so far; each is first tested
+without the two divisions of its gain (see ``consider``).
 
 Threads split the features. Each thread keeps its own accumulators and best
 candidates; bests are merged with a total order (gain, feature, threshold),
@@ -29,11 +35,11 @@ cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, fabs
 
-from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, SplitCandidate, int32_t,
-                       int64_t, prefetch, uint8_t, is_better, reset_candidate)
-from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
-                     make_reg_params, split_loss_reduction,
-                     split_loss_reduction_l2)
+from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, SplitCandidate,
+                       int32_t, int64_t, prefetch, uint8_t, is_better,
+                       reset_candidate)
+from ._gain cimport (RegParams, is_l2_only, leaf_score, make_reg_params,
+                     split_loss_reduction, split_loss_reduction_l2)
 
 
 cdef class SortedColumns:
@@ -118,15 +124,12 @@ ctypedef struct ScanAccumulator:
     bint zero_pending      # not yet added in the current scan
 
 
-ctypedef struct Boundary:
-    # A candidate threshold met by the forward scan, kept to be evaluated
-    # with missing values on the left once the node's present totals are
-    # known (a second, backward walk of the block would gather every row's
-    # slot and gradients again).
-    double G_below         # the node's present entries below the threshold
-    double H_below
-    float below            # the two values the threshold lies between
-    float above
+ctypedef struct SeenEntry:
+    # An entry the forward walk met, kept for the backward one (walking the
+    # block again would gather every row's slot and gradients again)
+    double g               # weighted gradient and hessian
+    double h
+    float value
     int32_t slot
 
 
@@ -138,8 +141,8 @@ ctypedef struct ScanContext:
     const double* parent_score
     const RegParams* p
     bint l2_only
-    Boundary* boundaries   # NULL when the feature has no missing value
-    Py_ssize_t n_boundaries
+    SeenEntry* seen        # NULL when the feature has no missing value
+    Py_ssize_t n_seen
 
 
 # Relative slack of the division-free test in `consider`: far above the
@@ -223,19 +226,24 @@ cdef inline void forward_step(ScanAccumulator* a, SplitCandidate* best,
                               int64_t n, ScanContext* c) noexcept nogil:
     """Entries of value v (n rows, sums g, h) arrive in ascending order: the
     boundary below them is a candidate (left = what came before, missing
-    right, and kept for missing left), then they join the left side."""
-    cdef Boundary* b
+    right), then they join the left side."""
     if a.count > 0 and v != a.last_value:
         consider(a, best, slot, a.G, a.H, c.node_G[slot] - a.G,
                  c.node_H[slot] - a.H, midpoint(a.last_value, v), False, c)
-        if c.boundaries != NULL:
-            b = &c.boundaries[c.n_boundaries]
-            c.n_boundaries += 1
-            b.G_below = a.G
-            b.H_below = a.H
-            b.below = a.last_value
-            b.above = v
-            b.slot = slot
+    a.G += g
+    a.H += h
+    a.count += n
+    a.last_value = v
+
+
+cdef inline void backward_step(ScanAccumulator* a, SplitCandidate* best,
+                               int32_t slot, float v, double g, double h,
+                               int64_t n, const ScanContext* c) noexcept nogil:
+    """The mirror image: descending order, right = what came before,
+    missing left."""
+    if a.count > 0 and v != a.last_value:
+        consider(a, best, slot, c.node_G[slot] - a.G, c.node_H[slot] - a.H,
+                 a.G, a.H, midpoint(v, a.last_value), True, c)
     a.G += g
     a.H += h
     a.count += n
@@ -248,7 +256,8 @@ cdef inline void zero_block_sums(
         const int32_t[::1] missing_rows, const float[:, ::1] gpair,
         const int32_t[::1] row_slot, const double[::1] weight, bint weighted,
         ScanAccumulator* acc, Py_ssize_t n_slots, const double[::1] node_G,
-        const double[::1] node_H, const int64_t[::1] node_count) noexcept nogil:
+        const double[::1] node_H,
+        const int64_t[::1] node_count) noexcept nogil:
     """Each node's zero block: its totals minus its stored entries
     (present and missing) of this feature."""
     cdef Py_ssize_t slot
@@ -303,9 +312,18 @@ cdef void start_scan(int32_t feature, ScanAccumulator* acc,
                                                c.parent_score[slot], c)
 
 
+cdef inline void keep_entry(ScanContext* c, int32_t slot, float v, double g,
+                            double h) noexcept nogil:
+    cdef SeenEntry* e = &c.seen[c.n_seen]
+    c.n_seen += 1
+    e.g = g
+    e.h = h
+    e.value = v
+    e.slot = slot
+
+
 cdef void forward_scan(int64_t start, int64_t end, const float[::1] values,
                        const int32_t[::1] rows, const float[:, ::1] gpair,
-                       const float[:, ::1] entry_gpair, bint by_entry,
                        const int32_t[::1] row_slot, const double[::1] weight,
                        bint weighted, ScanAccumulator* acc,
                        SplitCandidate* best, Py_ssize_t n_slots,
@@ -322,8 +340,7 @@ cdef void forward_scan(int64_t start, int64_t end, const float[::1] values,
         # slot and gradients of an entry ahead (paper section 4.2)
         if k + PREFETCH_ROWS < end:
             prefetch(&row_slot[rows[k + PREFETCH_ROWS]])
-            if not by_entry:
-                prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
+            prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
         row = rows[k]
         slot = row_slot[row]
         if slot == NO_SLOT or not acc[slot].enabled:
@@ -334,16 +351,14 @@ cdef void forward_scan(int64_t start, int64_t end, const float[::1] values,
                          acc[slot].zero_G, acc[slot].zero_H,
                          acc[slot].zero_count, c)
             acc[slot].zero_pending = False
-        if by_entry:
-            g = entry_gpair[k, 0]
-            h = entry_gpair[k, 1]
-        else:
-            g = gpair[row, 0]
-            h = gpair[row, 1]
+        g = gpair[row, 0]
+        h = gpair[row, 1]
         if weighted:
             g = g * weight[row]
             h = h * weight[row]
         forward_step(&acc[slot], &best[slot], slot, v, g, h, 1, c)
+        if c.seen != NULL:
+            keep_entry(c, slot, v, g, h)
     for slot in range(n_slots):
         if acc[slot].zero_pending:
             forward_step(&acc[slot], &best[slot], slot, 0.0,
@@ -377,25 +392,39 @@ cdef bint split_on_missingness(ScanAccumulator* acc, SplitCandidate* best,
     return any_missing
 
 
-cdef void missing_left_candidates(ScanAccumulator* acc, SplitCandidate* best,
-                                  ScanContext* c) noexcept nogil:
-    """The forward scan's boundaries with missing values on the left: right
-    = the node's present entries above the threshold (its present totals
-    minus those below)."""
-    cdef Py_ssize_t i
-    cdef int32_t slot
-    cdef double G_right, H_right
-    cdef Boundary* b
-    for i in range(c.n_boundaries):
-        b = &c.boundaries[i]
-        slot = b.slot
+cdef void backward_scan(ScanAccumulator* acc, SplitCandidate* best,
+                        Py_ssize_t n_slots, bint zero_absent,
+                        const ScanContext* c) noexcept nogil:
+    """The entries the forward walk kept, in descending order, for the
+    nodes with missing values: right = present entries at or above the
+    threshold, missing left. The same sums, in the same order, as a second
+    walk of the block. The zero block joins in after the last negative
+    entry."""
+    cdef Py_ssize_t i, slot
+    cdef const SeenEntry* e
+    for slot in range(n_slots):
+        acc[slot].G = 0.0
+        acc[slot].H = 0.0
+        acc[slot].count = 0
+        acc[slot].zero_pending = (acc[slot].has_missing and zero_absent
+                                  and acc[slot].zero_count > 0)
+    for i in range(c.n_seen - 1, -1, -1):
+        e = &c.seen[i]
+        slot = e.slot
         if not acc[slot].has_missing:
             continue
-        G_right = acc[slot].G - b.G_below
-        H_right = acc[slot].H - b.H_below
-        consider(&acc[slot], &best[slot], slot, c.node_G[slot] - G_right,
-                 c.node_H[slot] - H_right, G_right, H_right,
-                 midpoint(b.below, b.above), True, c)
+        if acc[slot].zero_pending and e.value < 0:
+            backward_step(&acc[slot], &best[slot], <int32_t> slot, 0.0,
+                          acc[slot].zero_G, acc[slot].zero_H,
+                          acc[slot].zero_count, c)
+            acc[slot].zero_pending = False
+        backward_step(&acc[slot], &best[slot], <int32_t> slot, e.value, e.g,
+                      e.h, 1, c)
+    for slot in range(n_slots):
+        if acc[slot].zero_pending:
+            backward_step(&acc[slot], &best[slot], <int32_t> slot, 0.0,
+                          acc[slot].zero_G, acc[slot].zero_H,
+                          acc[slot].zero_count, c)
 
 
 cdef void scan_feature(
@@ -404,8 +433,6 @@ cdef void scan_feature(
         const float[::1] values,
         const int32_t[::1] rows,
         const float[:, ::1] gpair,
-        const float[:, ::1] entry_gpair,
-        bint by_entry,
         const int32_t[::1] row_slot,
         const double[::1] node_G,
         const double[::1] node_H,
@@ -419,11 +446,11 @@ cdef void scan_feature(
         const int64_t[::1] missing_ptr,
         const int32_t[::1] missing_rows,
         ScanAccumulator* acc,          # OUT scratch, n_slots entries
-        Boundary* boundaries,          # OUT scratch, NULL: no missing values
+        SeenEntry* seen,               # OUT scratch, NULL: no missing values
         SplitCandidate* best,          # IN/OUT, n_slots entries
 ) noexcept nogil:
     """One walk of feature's block offers every open node's candidates,
-    missing right; the boundaries it kept give the missing-left ones."""
+    missing right; the entries it kept give the missing-left ones."""
     cdef Py_ssize_t n_slots = node_G.shape[0]
     cdef Py_ssize_t slot
     cdef ScanContext ctx
@@ -433,8 +460,8 @@ cdef void scan_feature(
     ctx.parent_score = &parent_score[0]
     ctx.p = p
     ctx.l2_only = is_l2_only(p)
-    ctx.boundaries = boundaries
-    ctx.n_boundaries = 0
+    ctx.seen = seen
+    ctx.n_seen = 0
 
     start_scan(feature, acc, best, n_slots, feature_allowed, &ctx)
     if zero_absent:
@@ -445,10 +472,10 @@ cdef void scan_feature(
             acc[slot].zero_pending = (acc[slot].enabled
                                       and acc[slot].zero_count > 0)
     forward_scan(col_ptr[feature], col_ptr[feature + 1], values, rows, gpair,
-                 entry_gpair, by_entry, row_slot, weight, weighted, acc, best, n_slots, &ctx)
+                 row_slot, weight, weighted, acc, best, n_slots, &ctx)
     if split_on_missingness(acc, best, n_slots, node_count, &ctx) and (
-            boundaries != NULL):
-        missing_left_candidates(acc, best, &ctx)
+            seen != NULL):
+        backward_scan(acc, best, n_slots, zero_absent, &ctx)
 
 
 def find_best_splits(
@@ -460,8 +487,7 @@ def find_best_splits(
         const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
         double reg_lambda, double reg_alpha, double max_delta_step,
-        double min_child_weight, int n_threads, weight=None,
-        entry_gpair=None):
+        double min_child_weight, int n_threads, weight=None):
     """Best split of every open node of a level, over all allowed features.
 
     ``gpair`` holds unweighted per-row gradients; ``weight`` (float64, one per
@@ -491,9 +517,6 @@ def find_best_splits(
 
     cdef bint weighted = weight is not None
     cdef const double[::1] weight_view = _check_weight(weight, n_rows)
-    cdef bint by_entry = entry_gpair is not None
-    cdef const float[:, ::1] by_entry_view = _check_entry_gpair(
-        entry_gpair, columns)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
     cdef double[::1] parent_score = np.empty(n_slots, dtype=np.float64)
@@ -515,13 +538,13 @@ def find_best_splits(
                            + CACHE_LINE, dtype=np.uint8)
     cdef ScanAccumulator* acc = <ScanAccumulator*> aligned(acc_buffer)
     cdef SplitCandidate* best = <SplitCandidate*> aligned(best_buffer)
-    # the boundaries kept by the features that have missing values
+    # the entries kept by the features that have missing values
     cdef const uint8_t[::1] keeps = features_with_missing(columns)
-    cdef Py_ssize_t boundary_stride = padded_count(
-        boundary_capacity(columns, keeps, n_slots), sizeof(Boundary))
-    boundary_buffer = np.empty(n_threads * boundary_stride * sizeof(Boundary)
-                               + CACHE_LINE, dtype=np.uint8)
-    cdef Boundary* boundaries = <Boundary*> aligned(boundary_buffer)
+    cdef Py_ssize_t seen_stride = padded_count(
+        longest_block(columns, keeps), sizeof(SeenEntry))
+    seen_buffer = np.empty(n_threads * seen_stride * sizeof(SeenEntry)
+                           + CACHE_LINE, dtype=np.uint8)
+    cdef SeenEntry* seen = <SeenEntry*> aligned(seen_buffer)
     for t in range(n_threads):
         for s in range(n_slots):
             reset_candidate(&best[t * best_stride + s])
@@ -529,12 +552,11 @@ def find_best_splits(
                           num_threads=n_threads):
         tid = threadid()
         scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
-                     by_entry_view, by_entry, row_slot, node_G, node_H, parent_score, node_count,
+                     row_slot, node_G, node_H, parent_score, node_count,
                      feature_allowed, weight_view, weighted, &p,
                      zero_absent, missing_ptr, missing_rows,
                      &acc[tid * acc_stride],
-                     &boundaries[tid * boundary_stride] if keeps[feature]
-                     else NULL,
+                     &seen[tid * seen_stride] if keeps[feature] else NULL,
                      &best[tid * best_stride])
     # Merge the threads' bests into thread 0's under the total order.
     for t in range(1, n_threads):
@@ -557,11 +579,10 @@ def features_with_missing(SortedColumns columns):
     return out.astype(np.uint8)
 
 
-def boundary_capacity(SortedColumns columns, keeps, Py_ssize_t n_slots):
-    """Most boundaries one feature's scan can keep: one per present entry,
-    plus one per node for its zero block."""
+def longest_block(SortedColumns columns, keeps):
+    """Most entries one feature's walk can keep (0 if none keeps any)."""
     lengths = np.diff(columns.col_ptr)[np.asarray(keeps, dtype=bool)]
-    return int(lengths.max()) + n_slots if lengths.size else 0
+    return int(lengths.max()) if lengths.size else 0
 
 
 cdef enum:
@@ -615,17 +636,6 @@ def _check_weight(weight, n_rows):
     if weight.shape != (n_rows,):
         raise ValueError("weight must have one entry per row")
     return weight
-
-
-@cython.boundscheck(True)
-@cython.wraparound(True)
-def _check_entry_gpair(entry_gpair, columns):
-    if entry_gpair is None:
-        return np.zeros((1, 2), dtype=np.float32)  # never read
-    entry_gpair = np.ascontiguousarray(entry_gpair, dtype=np.float32)
-    if entry_gpair.shape != (columns.values.shape[0], 2):
-        raise ValueError("entry_gpair must be (n_entries, 2)")
-    return entry_gpair
 
 
 @cython.boundscheck(True)

@@ -486,6 +486,124 @@ min_child_weight : float
         free(entries)
 
 
+def category_histograms(
+        SortedColumns columns not None,
+        const int32_t[::1] features not None,        # IN (n_cat_features,)
+        const int64_t[::1] bin_ptr not None,         # IN (n_cat_features + 1,)
+        const int32_t[::1] row_slot not None,        # IN (n_rows,) slot or -1
+        const int64_t[:, ::1] quantized not None,    # IN (n_rows, 2)
+        Py_ssize_t n_slots, int n_threads):
+    """Histograms over the category codes of categorical features, for
+    every open node (slot) of a level, from their presorted columns.
+
+    Categorical feature ``features[j]`` owns the bins ``bin_ptr[j] ..
+    bin_ptr[j+1]-1``: one per category code, then its missing bin. An
+    entry's value is its category code; a value outside [0, n_categories)
+    counts as missing (never read out of bounds; the callers validate the
+    codes first). The rows of a node without an entry for the feature are
+    missing, or, when the columns' absent entries are 0.0
+    (``columns.zero_absent``), category 0 (the code stored as 0.0), while
+    their stored missing entries are missing. Categories are discrete, so
+    these histograms hold every split a categorical feature has: scanning
+    them (``find_best_splits_hist``) is exact.
+
+    Parallel over the features (each owns its bins); the integer sums do not
+    depend on the number of threads.
+
+    Returns
+    -------
+    hist : ndarray of shape (n_slots, n_bins, 2), int64
+    node_sums : ndarray of shape (n_slots, 2), int64
+        Each slot's totals over its rows.
+    """
+    _check_category_inputs(columns, features, bin_ptr, row_slot, quantized,
+                           n_slots, n_threads)
+    cdef Py_ssize_t n_cat = features.shape[0]
+    cdef Py_ssize_t n_bins = bin_ptr[n_cat]
+    hist_array = np.zeros((n_slots, n_bins, 2), dtype=np.int64)
+    sums_array = np.zeros((n_slots, 2), dtype=np.int64)
+    cdef int64_t[:, :, ::1] hist = hist_array
+    cdef int64_t[:, ::1] sums = sums_array
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const float[::1] values = columns.values
+    cdef const int32_t[::1] rows = columns.rows
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    cdef const int32_t[::1] missing_rows = columns.missing_rows
+    cdef bint zero_absent = columns.zero_absent
+    cdef Py_ssize_t r, j, s, n_rows = row_slot.shape[0]
+    cdef int64_t k, b, first, missing, g, h
+    cdef int32_t f, row, slot
+    cdef float v
+    if n_slots == 0 or n_cat == 0:
+        return hist_array, sums_array
+    with nogil:
+        for r in range(n_rows):
+            slot = row_slot[r]
+            if slot >= 0:
+                sums[slot, 0] += quantized[r, 0]
+                sums[slot, 1] += quantized[r, 1]
+    for j in prange(n_cat, nogil=True, schedule="dynamic",
+                    num_threads=max(1, min(n_threads, n_cat))):
+        f = features[j]
+        first = bin_ptr[j]
+        missing = bin_ptr[j + 1] - 1
+        for k in range(col_ptr[f], col_ptr[f + 1]):
+            row = rows[k]
+            slot = row_slot[row]
+            if slot < 0:
+                continue
+            v = values[k]
+            if v >= 0 and v < missing - first:
+                b = first + <int64_t> v
+            else:
+                b = missing
+            hist[slot, b, 0] += quantized[row, 0]
+            hist[slot, b, 1] += quantized[row, 1]
+        if zero_absent:
+            for k in range(missing_ptr[f], missing_ptr[f + 1]):
+                row = missing_rows[k]
+                slot = row_slot[row]
+                if slot < 0:
+                    continue
+                hist[slot, missing, 0] += quantized[row, 0]
+                hist[slot, missing, 1] += quantized[row, 1]
+        # the rows without an entry: the node's totals minus the entries'
+        for s in range(n_slots):
+            g = sums[s, 0]
+            h = sums[s, 1]
+            for b in range(first, missing + 1):
+                g = g - hist[s, b, 0]
+                h = h - hist[s, b, 1]
+            b = first if zero_absent else missing
+            hist[s, b, 0] += g
+            hist[s, b, 1] += h
+    return hist_array, sums_array
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_category_inputs(columns, features, bin_ptr, row_slot, quantized,
+                           n_slots, n_threads):
+    if n_threads < 1:
+        raise ValueError("n_threads must be >= 1")
+    feats = np.asarray(features)
+    ptr = np.asarray(bin_ptr)
+    if ptr.shape != (feats.shape[0] + 1,) or ptr[0] != 0 or np.any(
+            np.diff(ptr) < 2):
+        raise ValueError("bin_ptr must rise from 0, with at least one "
+                         "category and the missing bin per feature")
+    if feats.size and (feats.min() < 0 or feats.max() >= columns.n_features):
+        raise ValueError("features outside [0, n_features)")
+    if row_slot.shape[0] != columns.n_rows or quantized.shape[0] != (
+            columns.n_rows) or quantized.shape[1] != 2:
+        raise ValueError("row_slot (n_rows,) and quantized (n_rows, 2)")
+    if n_slots < 0:
+        raise ValueError("n_slots must be >= 0")
+    slots = np.asarray(row_slot)
+    if slots.size and (slots.min() < -1 or slots.max() >= n_slots):
+        raise ValueError("row_slot holds a slot outside [-1, n_slots)")
+
+
 cdef class BinnedColumns:
     """Presorted columns with the value bin of every entry: the histogram
     finder's input for sparse data, where a dense bin matrix is out of the

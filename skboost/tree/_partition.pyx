@@ -26,12 +26,18 @@ def apply_level_splits(
         const uint8_t[::1] default_left not None,       # IN (n_slots,)
         const int32_t[::1] left_slot not None,          # IN (n_slots,) slot at next level
         const int32_t[::1] right_slot not None,         # IN (n_slots,)
-        int n_next_slots, int n_threads):
+        int n_next_slots, int n_threads, left_sets=None):
     """Send every row of a split node to its child's slot; rows of nodes that
     became leaves get NO_SLOT. Returns the number of rows in each new slot.
 
     X is a float32 C-ordered (n_rows, n_features) array or ``SparseRows``,
     whose row values are found by binary search in the stored entries.
+
+    ``left_sets`` (None, or one entry per slot) makes slot k's split
+    categorical when ``left_sets[k]`` is not None: a bool array over the
+    categories of its feature (whose values are category codes), True for
+    those going left. A value that is not one of its category codes
+    (unseen, or NaN) follows ``default_left``, as in the predictor.
     """
     check_n_threads(n_threads)
     cdef bint sparse = isinstance(X, SparseRows)
@@ -39,11 +45,17 @@ def apply_level_splits(
                                       else X)
     _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
                   left_slot, right_slot, n_next_slots)
+    cat_ptr_array, cat_left_array = _slot_left_sets(left_sets,
+                                                    split_feature.shape[0])
+    cdef const int64_t[::1] cat_ptr = cat_ptr_array
+    cdef const uint8_t[::1] cat_left = cat_left_array
+    cdef bint any_categorical = cat_ptr_array[-1] > 0
     cdef CSRView csr
     if sparse:
         csr = csr_view(X)
     cdef Py_ssize_t n_rows = row_slot.shape[0], r
     cdef int32_t slot, feature
+    cdef int64_t n_categories
     cdef float x
     cdef bint go_left
     for r in prange(n_rows, nogil=True, schedule="static",
@@ -62,12 +74,42 @@ def apply_level_splits(
             x = dense[r, feature]
         if isnan(x):
             go_left = default_left[slot]
+        elif any_categorical and cat_ptr[slot + 1] > cat_ptr[slot]:
+            n_categories = cat_ptr[slot + 1] - cat_ptr[slot]
+            if x >= 0 and x < n_categories and x == <int64_t> x:
+                go_left = cat_left[cat_ptr[slot] + <int64_t> x]
+            else:
+                go_left = default_left[slot]
         else:
             go_left = x < split_threshold[slot]
         row_slot[r] = left_slot[slot] if go_left else right_slot[slot]
     slots = np.asarray(row_slot)
     return np.bincount(slots[slots >= 0], minlength=n_next_slots).astype(
         np.int64)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _slot_left_sets(left_sets, n_slots):
+    """Flat form of the slots' categorical left sets: slot k's is
+    ``cat_left[cat_ptr[k]:cat_ptr[k+1]]`` (empty: a numeric split)."""
+    cat_ptr = np.zeros(n_slots + 1, dtype=np.int64)
+    if left_sets is None:
+        return cat_ptr, np.zeros(1, dtype=np.uint8)
+    if len(left_sets) != n_slots:
+        raise ValueError("left_sets must have one entry per slot")
+    parts = []
+    for k, left in enumerate(left_sets):
+        if left is None:
+            continue
+        left = (np.asarray(left).ravel() != 0).astype(np.uint8)
+        if left.shape[0] < 1:
+            raise ValueError("a left set needs at least one category")
+        parts.append(left)
+        cat_ptr[k + 1] = left.shape[0]
+    np.cumsum(cat_ptr, out=cat_ptr)
+    cat_left = np.concatenate(parts) if parts else np.zeros(1, np.uint8)
+    return cat_ptr, np.ascontiguousarray(cat_left, dtype=np.uint8)
 
 
 @cython.boundscheck(True)

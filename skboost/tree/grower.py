@@ -16,6 +16,11 @@ kernel.
 - ``LocalApproxGrower`` (``"approx"``, local proposal): depth-wise like the
   exact grower, with each node's own cuts and histogram.
 
+Categorical features: ``HistGrower`` and ``ApproxGrower`` give each category
+its own bin; the level-wise growers (exact, local, and ``ColumnHistGrower``
+for sparse input) mask them out of their own finder and take their splits
+from per-node histograms over the category codes (``_categorical_splits``).
+
 Every grower returns the same ``Tree`` (``_tree.py``) and applies the same
 decision rule (``worth_splitting``, ``within_max_leaves``).
 """
@@ -28,6 +33,7 @@ import numpy as np
 from ._approx import (codes_from_sorted, entry_codes, local_histograms,
                       propose_cuts, propose_cuts_flat)
 from ._binning import BinnedData
+from ._categorical_splits import CategoricalSplits, left_set_list, merge_splits
 from ._column_sampler import ColumnSampler
 from ._exact import find_best_splits
 from ._gain import leaf_scores, leaf_weights
@@ -109,9 +115,15 @@ class ExactGrower:
     weight : ndarray of shape (n_rows,), float64, default=None
         Sample weights, applied inside the float64 sums (gradient pairs are
         unweighted); None for unit weights.
+    n_categories : ndarray of shape (n_features,), default=None
+        Categories of each categorical feature (values: category codes), 0
+        for the numeric ones: their splits come from histograms over their
+        codes (``_categorical_splits``), the numeric ones' from the exact
+        scan.
     """
 
-    def __init__(self, X, sorted_columns, params, n_threads, rng, weight=None):
+    def __init__(self, X, sorted_columns, params, n_threads, rng, weight=None,
+                 n_categories=None):
         if sorted_columns.n_rows != X.shape[0] or (
                 sorted_columns.n_features != X.shape[1]):
             raise ValueError("sorted_columns does not describe X")
@@ -120,6 +132,9 @@ class ExactGrower:
         self.params = params
         self.n_threads = n_threads
         self.weight = weight
+        self.categories = CategoricalSplits.create(sorted_columns,
+                                                   n_categories, params,
+                                                   n_threads)
         self.sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
                                      params.colsample_bylevel,
                                      params.colsample_bynode, rng)
@@ -133,8 +148,8 @@ class ExactGrower:
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G[0], H[0])
         self.sampler.start_tree()
-        self._entry_gpair = (gradients_by_entry(gpair, self.sorted.rows)
-                             if isinstance(self.X, SparseRows) else None)
+        if self.categories is not None:
+            self.categories.start_tree(gpair, self.weight, active)
         level_nodes = np.zeros(1, dtype=np.int64)
         depth = 0
         while level_nodes.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
@@ -156,10 +171,13 @@ class ExactGrower:
         p = self.params
         G, H = builder.node_sums(nodes)
         allowed = self.sampler.masks(depth, nodes.shape[0])
+        cats = self.categories
         splits = find_best_splits(self.sorted, gpair, row_slot, G, H, count,
-                                  allowed, *p.reg, self.n_threads,
-                                  weight=self.weight,
-                                  entry_gpair=self._entry_gpair)
+                                  allowed if cats is None
+                                  else cats.numeric_allowed(allowed),
+                                  *p.reg, self.n_threads, weight=self.weight)
+        if cats is not None:
+            splits = merge_splits(splits, cats.best_splits(row_slot, allowed))
         parent_score = leaf_scores(G, H, *p.reg)
         do_split = worth_splitting(splits, parent_score, p.gamma)
         candidates = np.flatnonzero(do_split)
@@ -169,7 +187,7 @@ class ExactGrower:
         s = {name: values[do_split] for name, values in splits.items()}
         left, right = builder.split(nodes[do_split], s["feature"], s["threshold"],
                                     s["default_left"], s["gain"], s["G_left"],
-                                    s["H_left"])
+                                    s["H_left"], left_sets=left_set_list(s))
         n_split = int(np.count_nonzero(do_split))
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
@@ -177,15 +195,8 @@ class ExactGrower:
         count_next = apply_level_splits(
             self.X, row_slot, feature, splits["threshold"],
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
-            self.n_threads)
+            self.n_threads, left_sets=splits.get("left_set"))
         return np.column_stack([left, right]).ravel(), count_next
-
-
-def gradients_by_entry(gpair, rows):
-    """``gpair[rows]`` for float32 pairs, as one 8-byte gather per row
-    (several times faster than indexing the (n, 2) array)."""
-    packed = np.ascontiguousarray(gpair, dtype=np.float32).view(np.uint64)
-    return np.take(packed.ravel(), rows).view(np.float32).reshape(-1, 2)
 
 
 @dataclass
@@ -579,15 +590,22 @@ class LocalApproxGrower:
     n_threads : int
     rng : numpy.random.Generator
     weight : ndarray of shape (n_rows,) or None
+    n_categories : ndarray of shape (n_features,), default=None
+        Categories of each categorical feature (values: category codes), 0
+        for the numeric ones: their splits come from histograms with one
+        bin per category (``_categorical_splits``), not from proposed cuts.
     """
 
     def __init__(self, X, sorted_columns, params, max_bin, n_threads, rng,
-                 weight=None):
+                 weight=None, n_categories=None):
         self.X = X
         self.sorted = sorted_columns
         self.params = params
         self.n_threads = n_threads
         self.weight = weight
+        self.categories = CategoricalSplits.create(sorted_columns,
+                                                   n_categories, params,
+                                                   n_threads)
         caps = value_bin_caps(max_bin, np.diff(sorted_columns.col_ptr)
                               < sorted_columns.n_rows)
         if isinstance(X, SparseRows):
@@ -623,20 +641,26 @@ class LocalApproxGrower:
                               p.learning_rate)
         return tree, None
 
-    def _find_splits(self, quantized, hess, row_slot, sums, depth):
+    def _find_splits(self, quantized, hess, row_slot, sums, allowed):
         """Best split of each open node: its own cuts and histogram."""
         hist, thresholds = local_histograms(self.sorted, quantized, hess,
                                             row_slot, sums, self.bin_ptr,
                                             self.n_threads)
         return find_best_splits_hist(
-            hist, sums, self.bin_ptr, thresholds,
-            self.sampler.masks(depth, sums.shape[0]), self.scales[0],
+            hist, sums, self.bin_ptr, thresholds, allowed, self.scales[0],
             self.scales[1], *self.params.reg, self.n_threads)
 
     def _grow_level(self, builder, quantized, hess, row_slot, nodes, sums,
                     depth):
         p = self.params
-        splits = self._find_splits(quantized, hess, row_slot, sums, depth)
+        allowed = self.sampler.masks(depth, sums.shape[0])
+        cats = self.categories
+        splits = self._find_splits(quantized, hess, row_slot, sums,
+                                   allowed if cats is None
+                                   else cats.numeric_allowed(allowed))
+        if cats is not None:
+            splits = merge_splits(splits, cats.best_splits(
+                row_slot, allowed, quantized, self.scales))
         G, H = builder.node_sums(nodes)
         do_split = worth_splitting(splits, leaf_scores(G, H, *p.reg), p.gamma)
         candidates = np.flatnonzero(do_split)
@@ -646,14 +670,16 @@ class LocalApproxGrower:
         s = {name: values[do_split] for name, values in splits.items()}
         left, right = builder.split(nodes[do_split], s["feature"],
                                     s["threshold"], s["default_left"],
-                                    s["gain"], s["G_left"], s["H_left"])
+                                    s["gain"], s["G_left"], s["H_left"],
+                                    left_sets=left_set_list(s))
         n_split = left.shape[0]
         left_slot = np.full(nodes.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
         apply_level_splits(self.X, row_slot, feature, splits["threshold"],
-                     splits["default_left"], left_slot, left_slot + 1,
-                     2 * n_split, self.n_threads)
+                           splits["default_left"], left_slot, left_slot + 1,
+                           2 * n_split, self.n_threads,
+                           left_sets=splits.get("left_set"))
         left_sums = np.column_stack([s["Gq_left"], s["Hq_left"]])
         child_sums = np.empty((2 * n_split, 2), dtype=np.int64)
         child_sums[0::2] = left_sums
@@ -688,12 +714,15 @@ class ColumnHistGrower(LocalApproxGrower):
         Fitted cuts for ``"hist"``; None re-proposes hessian-weighted cuts
         for every tree (``"approx"``), needing ``max_bin``.
     max_bin : int
+    n_categories : ndarray of shape (n_features,), default=None
+        As for ``LocalApproxGrower``: categorical features are split on
+        their category codes.
     """
 
     def __init__(self, X, sorted_columns, params, n_threads, rng, weight=None,
-                 mapper=None, max_bin=256):
+                 mapper=None, max_bin=256, n_categories=None):
         super().__init__(X, sorted_columns, params, max_bin, n_threads, rng,
-                         weight=weight)
+                         weight=weight, n_categories=n_categories)
         self.has_missing = has_missing_values(sorted_columns)
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
         # absent entries read as 0.0: the proposals see each feature's zeros
@@ -738,11 +767,10 @@ class ColumnHistGrower(LocalApproxGrower):
                                                      self.has_missing))
         return super().grow(gpair, active)
 
-    def _find_splits(self, quantized, hess, row_slot, sums, depth):
+    def _find_splits(self, quantized, hess, row_slot, sums, allowed):
         return find_best_splits_columns(
-            self.binned, self.thresholds, row_slot, quantized, sums,
-            self.sampler.masks(depth, sums.shape[0]), self.scales[0],
-            self.scales[1], *self.params.reg, self.n_threads)
+            self.binned, self.thresholds, row_slot, quantized, sums, allowed,
+            self.scales[0], self.scales[1], *self.params.reg, self.n_threads)
 
 
 def distinct_values(columns):
