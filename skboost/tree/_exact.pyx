@@ -33,12 +33,13 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY
 
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, SplitCandidate,
                        int32_t, int64_t, prefetch, uint8_t, is_better,
                        reset_candidate)
-from ._gain cimport (RegParams, is_l2_only, leaf_score, make_reg_params,
+from ._gain cimport (RegParams, children_score_floor, is_l2_only,
+                     leaf_score, make_reg_params, may_reach,
                      split_loss_reduction, split_loss_reduction_l2)
 
 
@@ -145,12 +146,6 @@ ctypedef struct ScanContext:
     Py_ssize_t n_seen
 
 
-# Relative slack of the division-free test in `consider`: far above the
-# rounding error of either form of the comparison (a few ulps), so it never
-# rejects a candidate the exact gain would accept.
-cdef double NEED_SLACK = 1e-12
-
-
 cdef inline bint offer(SplitCandidate* best, double gain, int32_t feature,
                        double threshold, double G_left, double H_left,
                        bint default_left) noexcept nogil:
@@ -178,14 +173,11 @@ cdef inline double reduction(double G_left, double H_left, double G_right,
 cdef inline double children_score_needed(const SplitCandidate* best,
                                          double parent_score,
                                          const ScanContext* c) noexcept nogil:
-    """What G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) of a candidate must
-    reach for its gain to possibly reach ``best``'s, minus the slack; -inf
+    """The children_score_floor of ``best`` (see ``_gain.pxd``); -inf
     when the cheap test does not apply (L1 term or clipping, or no best)."""
-    cdef double need
     if not c.l2_only or best.feature == NO_FEATURE:
         return -INFINITY
-    need = 2.0 * best.gain + parent_score
-    return need - NEED_SLACK * (fabs(2.0 * best.gain) + fabs(parent_score))
+    return children_score_floor(best.gain, parent_score)
 
 
 cdef inline void consider(ScanAccumulator* a, SplitCandidate* best,
@@ -197,18 +189,15 @@ cdef inline void consider(ScanAccumulator* a, SplitCandidate* best,
     min_child_weight.
 
     Most candidates cannot beat the node's best, and the gain costs two
-    divisions: the test G_L^2/a_L + G_R^2/a_R >= need (a = H + lambda > 0)
-    is first made multiplied out, G_L^2 a_R + G_R^2 a_L >= need a_L a_R,
-    and only the candidates passing it get their gain computed and offered
-    (the same gains and choices as without the test)."""
-    cdef double a_left = H_left + c.p.reg_lambda
-    cdef double a_right = H_right + c.p.reg_lambda
+    divisions: only the candidates passing the division-free ``may_reach``
+    test against the node's floor get their gain computed and offered (the
+    same gains and choices as without the test)."""
     # one branch, rarely taken (several would each be mispredicted often)
     cdef bint may_win = (
         (H_left >= c.p.min_child_weight) & (H_right >= c.p.min_child_weight)
         & ((a.need == -INFINITY)
-           | (G_left * G_left * a_right + G_right * G_right * a_left
-              >= a.need * a_left * a_right)))
+           | may_reach(a.need, G_left, H_left, G_right, H_right,
+                       c.p.reg_lambda)))
     if not may_win:
         return
     if offer(best, reduction(G_left, H_left, G_right, H_right,

@@ -101,3 +101,31 @@ cdef inline bint children_heavy_enough(double H_left, double H_right,
                                        const RegParams* p) noexcept nogil:
     """Both children satisfy min_child_weight."""
     return H_left >= p.min_child_weight and H_right >= p.min_child_weight
+
+
+# A division-free pre-test for the split finders (when is_l2_only holds).
+# A candidate's gain reaches best_gain only if its children's summed scores
+#     S = G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda)
+# reach 2 best_gain + parent_score. With a = H + lambda > 0 on both sides,
+# S >= floor is G_L^2 a_R + G_R^2 a_L >= floor a_L a_R: multiplications only.
+# The floor is lowered by a slack far above the rounding error of either
+# form (a few ulps), so the test never rejects a candidate whose computed
+# gain would reach best_gain; only the candidates passing it need the
+# divisions of their gain.
+
+
+cdef inline double children_score_floor(double best_gain,
+                                        double parent_score) noexcept nogil:
+    # the slack (relative 1e-12) is written here: a constant declared in a
+    # .pxd is not initialised in the modules that cimport it
+    return (2.0 * best_gain + parent_score
+            - 1e-12 * (fabs(2.0 * best_gain) + fabs(parent_score)))
+
+
+cdef inline bint may_reach(double floor, double G_left, double H_left,
+                           double G_right, double H_right,
+                           double reg_lambda) noexcept nogil:
+    cdef double a_left = H_left + reg_lambda
+    cdef double a_right = H_right + reg_lambda
+    return (G_left * G_left * a_right + G_right * G_right * a_left
+            >= floor * a_left * a_right)

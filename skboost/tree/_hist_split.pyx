@@ -37,10 +37,9 @@ from libc.string cimport memcpy
 from ._exact cimport SortedColumns
 from ._common cimport (SplitCandidate, int32_t, int64_t, uint8_t, is_better,
                        reset_candidate)
-from ._gain cimport (RegParams, children_heavy_enough, is_l2_only, leaf_score,
-                     leaf_weight,
-                     make_reg_params, split_loss_reduction,
-                     split_loss_reduction_l2)
+from ._gain cimport (RegParams, children_heavy_enough, children_score_floor,
+                     is_l2_only, leaf_score, leaf_weight, make_reg_params,
+                     may_reach, split_loss_reduction, split_loss_reduction_l2)
 
 
 # Below this many histogram bins per thread, a parallel region costs more
@@ -100,18 +99,24 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
     """Offer the split whose left child has the exact sums (Gq_left,
     Hq_left) of a node with totals (Gq, Hq), if both children are heavy
     enough; returns whether it was taken."""
-    cdef double H_left = Hq_left / scale_h
-    cdef double H_right = (Hq - Hq_left) / scale_h
-    cdef double gain
+    # the scales are powers of two: multiplying by their exact reciprocals
+    # gives the quotients, and the reciprocals leave the scan loops
+    cdef double to_g = 1.0 / scale_g, to_h = 1.0 / scale_h
+    cdef double H_left = Hq_left * to_h
+    cdef double H_right = (Hq - Hq_left) * to_h
+    cdef double G_left, G_right, gain
     if not children_heavy_enough(H_left, H_right, p):
         return False
+    G_left = Gq_left * to_g
+    G_right = (Gq - Gq_left) * to_g
     if l2_only:
-        gain = split_loss_reduction_l2(Gq_left / scale_g, H_left,
-                                       (Gq - Gq_left) / scale_g, H_right,
+        if not may_reach(children_score_floor(best.split.gain, parent_score),
+                         G_left, H_left, G_right, H_right, p.reg_lambda):
+            return False
+        gain = split_loss_reduction_l2(G_left, H_left, G_right, H_right,
                                        parent_score, p.reg_lambda)
     else:
-        gain = split_loss_reduction(Gq_left / scale_g, H_left,
-                                    (Gq - Gq_left) / scale_g, H_right,
+        gain = split_loss_reduction(G_left, H_left, G_right, H_right,
                                     parent_score, p)
     return offer(best, gain, feature, threshold, split_bin, Gq_left, Hq_left,
                  scale_g, scale_h, default_left)
