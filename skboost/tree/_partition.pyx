@@ -88,21 +88,31 @@ def apply_level_splits(
         np.int64)
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
 def _slot_left_sets(left_sets, n_slots):
     """Flat form of the slots' categorical left sets: slot k's is
     ``cat_left[cat_ptr[k]:cat_ptr[k+1]]`` (empty: a numeric split)."""
-    cat_ptr = np.zeros(n_slots + 1, dtype=np.int64)
+    return _flat_left_sets(left_sets, n_slots, "slot")
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _flat_left_sets(left_sets, Py_ssize_t n, what, widths=None):
+    """``left_sets`` (one per slot or node, None for a numeric split) as
+    (cat_ptr, cat_left); each set has ``widths[k]`` entries if given (one
+    per value bin of its feature), at least one otherwise."""
+    cat_ptr = np.zeros(n + 1, dtype=np.int64)
     if left_sets is None:
         return cat_ptr, np.zeros(1, dtype=np.uint8)
-    if len(left_sets) != n_slots:
-        raise ValueError("left_sets must have one entry per slot")
+    if len(left_sets) != n:
+        raise ValueError(f"left_sets must have one entry per {what}")
     parts = []
     for k, left in enumerate(left_sets):
         if left is None:
             continue
         left = (np.asarray(left).ravel() != 0).astype(np.uint8)
+        if widths is not None and left.shape[0] != widths[k]:
+            raise ValueError("a left set must have one entry per value bin "
+                             "of its feature")
         if left.shape[0] < 1:
             raise ValueError("a left set needs at least one category")
         parts.append(left)
@@ -249,33 +259,14 @@ cdef class RowPartition:
                                       n_threads)
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
 def _left_set_arrays(left_sets, feature, missing_code):
     """Flat form of the categorical splits' left sets: node k's codes are
     ``cat_left[cat_ptr[k]:cat_ptr[k+1]]`` (empty for a numeric split),
     one per value bin of its feature (checked: every value code indexes
     inside)."""
-    n_nodes = feature.shape[0]
-    cat_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
-    if left_sets is None:
-        return cat_ptr, np.zeros(1, dtype=np.uint8)
-    if len(left_sets) != n_nodes:
-        raise ValueError("left_sets must have one entry per node")
-    parts = []
-    widths = np.asarray(missing_code)
-    for k, left in enumerate(left_sets):
-        if left is None:
-            continue
-        left = (np.asarray(left).ravel() != 0).astype(np.uint8)
-        if left.shape[0] != widths[feature[k]]:
-            raise ValueError("a left set must have one entry per value bin "
-                             "of its feature")
-        parts.append(left)
-        cat_ptr[k + 1] = left.shape[0]
-    np.cumsum(cat_ptr, out=cat_ptr)
-    cat_left = np.concatenate(parts) if parts else np.zeros(1, np.uint8)
-    return cat_ptr, np.ascontiguousarray(cat_left, dtype=np.uint8)
+    feature = np.asarray(feature)
+    widths = np.asarray(missing_code)[feature]  # features checked above
+    return _flat_left_sets(left_sets, feature.shape[0], "node", widths)
 
 
 def threads_for_tasks(Py_ssize_t n_tasks, int n_threads):
