@@ -441,6 +441,22 @@ def write_json(path, args, results):
                    "results": [r.to_json() for r in results]}, f, indent=2)
 
 
+def run_classification_case(args, setup, data, contenders, table):
+    """The body of a one-case benchmark script: print the machine and the
+    ``setup`` line, run the ``contenders`` (those of ``args.only``, if
+    given) on ``data``, print ``table(results)`` and write ``args.json``."""
+    print("  ".join(f"{k} {v}" for k, v in environment().items()))
+    print(setup, flush=True)
+    chosen = [c for c in contenders
+              if not args.only or c.library in args.only]
+    results = run_contenders(chosen, data, "classification", args.repeat)
+    print("\nclassification (ROC AUC on 50,000 test rows)\n"
+          + table(results))
+    if args.json:
+        write_json(args.json, args, results)
+    return results
+
+
 def base_parser(description, n_rows, task):
     """The options every benchmark script shares: data size, model size,
     threads, repeats, task and a JSON output path."""

@@ -21,8 +21,8 @@ import sys
 
 import numpy as np
 
-from _common import (Contender, base_parser, environment, fit_ratio_table,
-                     run_contenders, write_json)
+from _common import (Contender, base_parser, fit_ratio_table,
+                     run_classification_case)
 
 CARDINALITIES = (100, 1_000, 10_000, 30_000)
 N_NUMERIC = 6
@@ -112,19 +112,12 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    print("  ".join(f"{k} {v}" for k, v in environment().items()))
-    print(f"{args.n_rows} train rows, categorical columns of "
-          f"{', '.join(map(str, CARDINALITIES))} categories + {N_NUMERIC} "
-          f"numeric, {args.n_rounds} rounds, max_depth {args.max_depth}, "
-          f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
-    data = make_categorical_data(args.n_rows)
-    chosen = [c for c in contenders(args)
-              if not args.only or c.library in args.only]
-    results = run_contenders(chosen, data, "classification", args.repeat)
-    print("\nclassification (ROC AUC on 50,000 test rows)\n"
-          + comparison_table(results))
-    if args.json:
-        write_json(args.json, args, results)
+    setup = (f"{args.n_rows} train rows, categorical columns of "
+             f"{', '.join(map(str, CARDINALITIES))} categories + {N_NUMERIC} "
+             f"numeric, {args.n_rounds} rounds, max_depth {args.max_depth}, "
+             f"n_jobs {args.n_jobs}, repeat {args.repeat}")
+    run_classification_case(args, setup, make_categorical_data(args.n_rows),
+                            contenders(args), comparison_table)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import sys
 
 import numpy as np
 
-from _common import (Contender, base_parser, environment, fit_ratio_table,
-                     run_contenders, write_json)
+from _common import (Contender, base_parser, fit_ratio_table,
+                     run_classification_case)
 
 
 def make_sparse_data(n_rows, n_features, density=0.005, n_test=50_000,
@@ -69,19 +69,12 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    print("  ".join(f"{k} {v}" for k, v in environment().items()))
-    print(f"{args.n_rows} train rows x {args.n_features} features, density "
-          f"{args.density}, {args.n_rounds} rounds, max_depth "
-          f"{args.max_depth}, n_jobs {args.n_jobs}, repeat {args.repeat}",
-          flush=True)
+    setup = (f"{args.n_rows} train rows x {args.n_features} features, "
+             f"density {args.density}, {args.n_rounds} rounds, max_depth "
+             f"{args.max_depth}, n_jobs {args.n_jobs}, repeat {args.repeat}")
     data = make_sparse_data(args.n_rows, args.n_features, args.density)
-    chosen = [c for c in contenders(args)
-              if not args.only or c.library in args.only]
-    results = run_contenders(chosen, data, "classification", args.repeat)
-    print("\nclassification (ROC AUC on 50,000 test rows)\n"
-          + comparison_table(results))
-    if args.json:
-        write_json(args.json, args, results)
+    run_classification_case(args, setup, data, contenders(args),
+                            comparison_table)
 
 
 if __name__ == "__main__":

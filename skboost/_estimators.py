@@ -600,6 +600,25 @@ _COMMON_PARAMS_DOC = """
 """
 
 
+# The fitted attributes every estimator has (after its own, if any).
+_COMMON_ATTRIBUTES_DOC = """    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features, when X had string column names.
+    booster_ : Booster
+        The trained ensemble.
+    feature_importances_ : ndarray of shape (`n_features_in_`,)
+        Importances of type ``importance_type``, normalised to sum to 1.
+    evals_result_ : dict
+        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
+        early stopping, ``"validation"``) per round; empty without them.
+    categories_ : dict
+        Training categories of each categorical feature, by feature name
+        (or index), in code order; empty without categorical features.
+    best_iteration, best_score
+        Best round and its score, after early stopping.
+"""
+
 _EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
             Data evaluated after every round with ``eval_metric``, named
             ``validation_0``, ``validation_1``, ... in ``evals_result_``;
@@ -642,23 +661,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Class labels.
     n_classes_ : int
         Number of classes.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the features, when X had string column names.
-    booster_ : Booster
-        The trained ensemble.
-    feature_importances_ : ndarray of shape (`n_features_in_`,)
-        Importances of type ``importance_type``, normalised to sum to 1.
-    evals_result_ : dict
-        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
-        early stopping, ``"validation"``) per round; empty without them.
-    categories_ : dict
-        Training categories of each categorical feature, by feature name
-        (or index), in code order; empty without categorical features.
-    best_iteration, best_score
-        Best round and its score, after early stopping.
-
+{_COMMON_ATTRIBUTES_DOC}
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -883,23 +886,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Variance power of ``reg:tweedie``.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the features, when X had string column names.
-    booster_ : Booster
-        The trained ensemble.
-    feature_importances_ : ndarray of shape (`n_features_in_`,)
-        Importances of type ``importance_type``, normalised to sum to 1.
-    evals_result_ : dict
-        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
-        early stopping, ``"validation"``) per round; empty without them.
-    categories_ : dict
-        Training categories of each categorical feature, by feature name
-        (or index), in code order; empty without categorical features.
-    best_iteration, best_score
-        Best round and its score, after early stopping.
-
+{_COMMON_ATTRIBUTES_DOC}
     Examples
     --------
     >>> from sklearn.datasets import load_diabetes
@@ -1103,23 +1090,7 @@ class BoostRanker(_BoostBase):
         ranks the whole list.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the features, when X had string column names.
-    booster_ : Booster
-        The trained ensemble.
-    feature_importances_ : ndarray of shape (`n_features_in_`,)
-        Importances of type ``importance_type``, normalised to sum to 1.
-    evals_result_ : dict
-        Metrics of the ``eval_set`` pairs (or of the internal hold-out of
-        early stopping, ``"validation"``) per round; empty without them.
-    categories_ : dict
-        Training categories of each categorical feature, by feature name
-        (or index), in code order; empty without categorical features.
-    best_iteration, best_score
-        Best round and its score, after early stopping.
-
+{_COMMON_ATTRIBUTES_DOC}
     Examples
     --------
     >>> import numpy as np

@@ -24,15 +24,9 @@ from cython.parallel cimport prange
 from libc.stdint cimport int32_t
 from libc.math cimport exp, fmax, log1p, sqrt
 
+from ._math cimport sigmoid
+
 cdef double HESSIAN_FLOOR = 1e-16
-
-
-cdef inline double sigmoid(double m) noexcept nogil:
-    cdef double e
-    if m >= 0:
-        return 1.0 / (1.0 + exp(-m))
-    e = exp(m)
-    return e / (1.0 + e)
 
 
 @cython.boundscheck(True)

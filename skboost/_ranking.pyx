@@ -31,9 +31,11 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport exp, fabs, fmax, log2, pow
+from libc.math cimport fabs, fmax, log2, pow
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
+
+from ._math cimport sigmoid
 
 cdef enum RankMetric:
     METRIC_PAIRWISE = 0
@@ -66,14 +68,6 @@ cdef int by_key_descending(const void* a, const void* b) noexcept nogil:
     if x.key < y.key:
         return 1
     return (x.index > y.index) - (x.index < y.index)
-
-
-cdef inline double sigmoid(double m) noexcept nogil:
-    cdef double e
-    if m >= 0:
-        return 1.0 / (1.0 + exp(-m))
-    e = exp(m)
-    return e / (1.0 + e)
 
 
 cdef inline double gain_of(double label, bint exp_gain) noexcept nogil:
