@@ -28,7 +28,7 @@ import sys
 import numpy as np
 import pytest
 
-from skboost.tree._exact import SortedColumns, find_best_splits
+from skboost.tree._exact import NodeBlocks, SortedColumns, find_best_splits
 from _oracles import REG_GRID, score
 from _isolation import call_outcomes
 
@@ -280,7 +280,7 @@ def valid_blocks():
 
 def valid_arguments():
     return dict(
-        columns=SortedColumns(**valid_blocks()),
+        blocks=SortedColumns(**valid_blocks()),
         gpair=np.ones((6, 2), dtype=np.float32),
         row_slot=np.array([0, 0, 0, 1, 1, -1], dtype=np.int32),
         node_G=np.array([3.0, 2.0]), node_H=np.array([3.0, 2.0]),
@@ -367,6 +367,116 @@ def test_bad_inputs_raise_value_error(case, bad_input_outcomes):
 @pytest.mark.parametrize("columns", [None, (np.zeros(1), np.zeros(0), np.zeros(0))])
 def test_columns_must_be_sorted_columns(columns):
     # Only a validated SortedColumns reaches the nogil scan.
-    args = dict(valid_arguments(), columns=columns)
+    args = dict(valid_arguments(), blocks=columns)
     with pytest.raises(TypeError):
         find_best_splits(**args)
+
+
+# --------------------------------------------------------------------------
+# The blocks regrouped by node (NodeBlocks)
+# --------------------------------------------------------------------------
+
+def naive_groups(X, row_slot, feature):
+    """{slot: its rows with a present value, in (value, row) order}."""
+    out = {}
+    present = np.flatnonzero(~np.isnan(X[:, feature]) & (row_slot >= 0))
+    order = present[np.lexsort((present, X[present, feature]))]
+    for row in order:
+        out.setdefault(int(row_slot[row]), []).append(row)
+    return {s: np.array(rows) for s, rows in out.items()}
+
+
+def assert_groups_equal(blocks, X, row_slot):
+    for feature in range(X.shape[1]):
+        got = blocks.groups(feature)
+        want = naive_groups(X, row_slot, feature)
+        assert sorted(got) == sorted(want)
+        for slot in want:
+            np.testing.assert_array_equal(got[slot], want[slot])
+
+
+def next_level(rng, row_slot, n_slots):
+    """A random level's outcome: each slot split (its rows sent to either
+    child at random) or made a leaf; returns (row_slot, left_slot, n_next)."""
+    split = rng.random(n_slots) < 0.7
+    left_slot = np.full(n_slots, -1, dtype=np.int32)
+    left_slot[split] = 2 * np.arange(np.count_nonzero(split))
+    n_next = 2 * int(np.count_nonzero(split))
+    nxt = np.full(row_slot.shape[0], -1, dtype=np.int32)
+    active = row_slot >= 0
+    go_right = rng.random(row_slot.shape[0]) < rng.uniform(0.0, 1.0)
+    nxt[active] = left_slot[row_slot[active]] + go_right[active]
+    nxt[active & (left_slot[np.maximum(row_slot, 0)] < 0)] = -1
+    return nxt, left_slot, n_next
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_node_blocks_split_equals_regrouping(seed, n_threads):
+    # Splitting the groups level after level (in place, from the second
+    # level on) gives the groups a fresh grouping by the rows' slots gives,
+    # checked against a naive grouping.
+    rng = np.random.default_rng(seed)
+    X, _, _, _, _, _ = random_problem(seed)
+    col_ptr, values, rows = sorted_blocks(X)
+    blocks = NodeBlocks(SortedColumns(col_ptr, values, rows, X.shape[0]))
+    row_slot = np.where(rng.random(X.shape[0]) < 0.8, 0, -1).astype(np.int32)
+    if seed % 2:
+        row_slot[:] = 0  # the one-group-per-block start, read in place
+    blocks.start(row_slot, 1, n_threads)
+    assert_groups_equal(blocks, X, row_slot)
+    n_slots = 1
+    for _ in range(4):
+        if n_slots == 0:
+            break
+        row_slot, left_slot, n_slots = next_level(rng, row_slot, n_slots)
+        blocks.split(row_slot, left_slot, n_slots, n_threads)
+        assert blocks.n_slots == n_slots
+        assert_groups_equal(blocks, X, row_slot)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_finder_on_split_blocks_equals_finder_on_columns(seed):
+    # The grower's path (groups split from the previous level) finds the
+    # same splits as a grouping made for the level.
+    rng = np.random.default_rng(1000 + seed)
+    X, gpair, weight, _, _, reg = random_problem(seed)
+    columns = SortedColumns(*sorted_blocks(X), X.shape[0])
+    blocks = NodeBlocks(columns)
+    row_slot = np.zeros(X.shape[0], dtype=np.int32)
+    blocks.start(row_slot, 1, 1)
+    row_slot, left_slot, n_slots = next_level(rng, row_slot, 1)
+    blocks.split(row_slot, left_slot, n_slots, 2)
+    allowed = np.ones((n_slots, X.shape[1]), dtype=np.uint8)
+    _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
+                                                  n_slots)
+    args = (gpair, row_slot, node_G, node_H, count, allowed, *reg, 2)
+    got = find_best_splits(blocks, *args, weight=weight)
+    want = find_best_splits(columns, *args, weight=weight)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_node_blocks_reject_bad_levels():
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    blocks = NodeBlocks(SortedColumns(*sorted_blocks(X), 6))
+    blocks.start(np.zeros(6, dtype=np.int32), 1, 1)
+    good_slots = np.array([0, 0, 1, 1, 1, -1], dtype=np.int32)
+    with pytest.raises(ValueError, match="left_slot"):
+        blocks.split(good_slots, np.array([1], dtype=np.int32), 2, 1)
+    with pytest.raises(ValueError, match="left_slot"):
+        blocks.split(good_slots, np.array([0, 0], dtype=np.int32), 2, 1)
+    with pytest.raises(ValueError, match="row_slot"):
+        blocks.split(good_slots + 1, np.array([0], dtype=np.int32), 2, 1)
+    with pytest.raises(ValueError, match="row_slot"):
+        blocks.start(good_slots[:5], 2, 1)
+    with pytest.raises(ValueError, match="n_threads"):
+        blocks.split(good_slots, np.array([0], dtype=np.int32), 2, 0)
+    blocks.split(good_slots, np.array([0], dtype=np.int32), 2, 1)
+    assert_groups_equal(blocks, X, good_slots)
+    # the finder refuses blocks grouped for another level
+    with pytest.raises(ValueError, match="grouped for 2 slots"):
+        find_best_splits(blocks, np.ones((6, 2), np.float32),
+                         np.zeros(6, np.int32), np.ones(1), np.ones(1),
+                         np.ones(1, np.int64), np.ones((1, 2), np.uint8),
+                         1.0, 0.0, 0.0, 0.0, 1)

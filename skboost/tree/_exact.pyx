@@ -2,31 +2,31 @@
 
 The training matrix is presorted once per fit (see ``_presort.py``): for each
 feature a block of (value, row) pairs holding the non-missing entries only,
-sorted by value. One level of the tree is grown at a time. For each feature,
-ONE linear scan of its block serves every open node of the level: the row's
-slot (its node among the open nodes) selects the accumulator the entry adds
-to::
+sorted by value. One level of the tree is grown at a time.
 
-    block of feature j:  v0 <= v1 <= v2 <= ...        (present entries only)
-                          |     |     |
-    row_slot[row]:        2     0     2   ...  -> accumulators[slot] (G_L, H_L)
+Each block is kept regrouped by the open nodes of the level (``NodeBlocks``):
+the entries of one node form one contiguous group, still in value order::
+
+    block of feature j:  [ node 2: v0 <= v3 <= ... ][ node 0: v1 <= v2 ... ]
+
+so a node's candidates for a feature come from one walk of its group, with
+its sums in registers. After a level, each group is split in place into its
+node's children's groups (one stable pass; rows of finished leaves drop
+out), like the attribute lists of SPRINT (Shafer, Agrawal and Mehta, 1996).
+The cost of a level is linear in the present entries of the open nodes.
 
 A candidate threshold sits between two consecutive distinct values of a node
-(their midpoint). The forward scan puts missing values on the right; for the
-nodes where feature j has missing values a backward scan puts them on the
-left, so each split learns the direction of missing values. The block is
-walked once: the forward walk keeps the (slot, value, gradients) of the
-entries it meets, and the backward scan reads them back in reverse (the same
-sums in the same order as a second walk, without gathering every row's slot
-and gradients again). The cost of a level is linear in the number of present
-entries.
+(their midpoint). The forward walk puts missing values on the right; for the
+nodes where feature j has missing values a backward walk puts them on the
+left, so each split learns the direction of missing values. The group's
+gradients are gathered once into a scratch buffer that both walks read.
 
 Most candidates cannot beat their node's best so far; each is first tested
 without the two divisions of its gain (see ``consider``).
 
-Threads split the features. Each thread keeps its own accumulators and best
-candidates; bests are merged with a total order (gain, feature, threshold),
-so the result does not depend on the number of threads.
+Threads split the features. Each thread keeps its own best candidates;
+bests are merged with a total order (gain, feature, threshold), so the
+result does not depend on the number of threads.
 """
 
 import numpy as np
@@ -34,6 +34,7 @@ import numpy as np
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
+from libc.string cimport memcpy
 
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, SplitCandidate,
                        int32_t, int64_t, prefetch, uint8_t, is_better,
@@ -108,42 +109,381 @@ cdef class SortedColumns:
         self.missing_rows = missing_rows
 
 
-ctypedef struct ScanAccumulator:
-    double G               # sum of gradients seen so far in this node
-    double H               # sum of hessians seen so far in this node
-    int64_t count          # number of present entries seen so far
-    float last_value       # value of the previous entry of this node
-    bint enabled           # the node may split on the feature being scanned
-    bint has_missing       # ... and has missing values of it (after the scan)
+# --------------------------------------------------------------------------
+# The blocks regrouped by node
+# --------------------------------------------------------------------------
+
+cdef class NodeBlocks:
+    """The presorted blocks regrouped by the open nodes of one level.
+
+    Feature j's groups are ``group_slot[i]``, ``group_end[i]`` for i in
+    ``group_ptr[j] : group_ptr[j] + group_count[j]``: group i holds the
+    entries ``values[start:group_end[i]]`` and ``rows[...]`` of the node in
+    slot ``group_slot[i]``, where ``start`` is the previous group's end
+    (``col_ptr[j]`` for the first). Within a group, entries keep the block's
+    order (value, then row). Rows whose slot is NO_SLOT are in no group.
+
+    ``start`` groups the blocks for a level's ``row_slot``; ``split``
+    moves every group into its node's children's groups after the level's
+    splits (cheaper: one pass, in place, over the entries still open). The
+    grouping always matches the ``row_slot`` it was made for; the finder
+    relies on it.
+
+    Parameters
+    ----------
+    columns : SortedColumns
+    """
+
+    cdef readonly SortedColumns columns
+    cdef readonly Py_ssize_t longest     # entries of the longest block
+    cdef readonly Py_ssize_t n_slots
+    cdef readonly object values          # the originals or the working copy
+    cdef readonly object rows
+    cdef readonly object group_ptr
+    cdef readonly object group_count
+    cdef readonly object group_slot
+    cdef readonly object group_end
+    cdef object _work_values
+    cdef object _work_rows
+
+    def __init__(self, SortedColumns columns not None):
+        self.columns = columns
+        lengths = np.diff(columns.col_ptr)
+        self.longest = int(lengths.max()) if lengths.size else 0
+        self._work_values = None
+        self._work_rows = None
+        self.values = columns.values
+        self.rows = columns.rows
+        self.n_slots = 0
+        self.group_ptr = np.zeros(columns.n_features + 1, dtype=np.int64)
+        self.group_count = np.zeros(columns.n_features, dtype=np.int64)
+        self.group_slot = np.empty(0, dtype=np.int32)
+        self.group_end = np.empty(0, dtype=np.int64)
+
+    def _work(self):
+        """The working copy the groups are written to (made once)."""
+        if self._work_values is None:
+            n = self.columns.values.shape[0]
+            self._work_values = np.empty(n, dtype=np.float32)
+            self._work_rows = np.empty(n, dtype=np.int32)
+        return self._work_values, self._work_rows
+
+    def start(self, row_slot, Py_ssize_t n_slots, int n_threads):
+        """Group the presorted blocks by ``row_slot`` (n_rows,) int32, whose
+        values are slots in [0, n_slots) or NO_SLOT."""
+        columns = self.columns
+        row_slot = _checked_row_slot(row_slot, columns.n_rows, n_slots)
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        if n_slots == 1 and not np.any(row_slot):
+            self._one_group_per_feature()
+            return
+        work_values, work_rows = self._work()
+        lengths = np.diff(columns.col_ptr)
+        group_ptr = np.zeros(columns.n_features + 1, dtype=np.int64)
+        np.cumsum(np.minimum(lengths, n_slots), out=group_ptr[1:])
+        group_slot = np.empty(group_ptr[-1], dtype=np.int32)
+        group_end = np.empty(group_ptr[-1], dtype=np.int64)
+        group_count = np.zeros(columns.n_features, dtype=np.int64)
+        position = np.empty((n_threads, max(n_slots, 1)), dtype=np.int64)
+        cdef Py_ssize_t position_stride = max(n_slots, 1)
+        cdef BlockData src = _block_data(columns.col_ptr, columns.values,
+                                         columns.rows)
+        cdef BlockData dst = _block_data(columns.col_ptr, work_values,
+                                         work_rows)
+        cdef GroupData out = _group_data(group_ptr, group_count, group_slot,
+                                         group_end)
+        cdef const int32_t[::1] slots = row_slot
+        cdef int64_t[:, ::1] pos = position
+        cdef int64_t* pos_base = &pos[0, 0]
+        cdef const int32_t* slots_base = &slots[0]
+        cdef Py_ssize_t f, n_features = columns.n_features
+        for f in prange(n_features, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            regroup_feature(<int32_t> f, &src, &dst, &out, slots_base,
+                            n_slots, pos_base + threadid() * position_stride)
+        self._set_groups(work_values, work_rows, group_ptr, group_count,
+                         group_slot, group_end, n_slots)
+
+    def _one_group_per_feature(self):
+        """Every row in slot 0: each nonempty block is one group, read in
+        place."""
+        col_ptr = self.columns.col_ptr
+        nonempty = np.diff(col_ptr) > 0
+        group_count = nonempty.astype(np.int64)
+        group_ptr = np.zeros(col_ptr.shape[0], dtype=np.int64)
+        np.cumsum(group_count, out=group_ptr[1:])
+        self._set_groups(self.columns.values, self.columns.rows, group_ptr,
+                         group_count,
+                         np.zeros(group_ptr[-1], dtype=np.int32),
+                         col_ptr[1:][nonempty].copy(), 1)
+
+    def _set_groups(self, values, rows, group_ptr, group_count, group_slot,
+                    group_end, n_slots):
+        self.values = values
+        self.rows = rows
+        self.group_ptr = group_ptr
+        self.group_count = group_count
+        self.group_slot = group_slot
+        self.group_end = group_end
+        self.n_slots = n_slots
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def split(self, row_slot, left_slot, Py_ssize_t n_next, int n_threads):
+        """Move each group into the groups of its node's children, after a
+        level's rows moved to their children's slots.
+
+        ``row_slot`` (n_rows,) holds the rows' slots at the next level (in
+        [0, n_next) or NO_SLOT); ``left_slot`` (n_slots,) the left child's
+        slot of each current slot, NO_SLOT for a node that became a leaf
+        (the right child is ``left_slot + 1``). An entry whose row is in
+        neither child leaves the groups.
+        """
+        columns = self.columns
+        row_slot = _checked_row_slot(row_slot, columns.n_rows, n_next)
+        left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        if left_slot.shape != (self.n_slots,) or (left_slot.size and (
+                left_slot.min() < NO_SLOT
+                or left_slot.max() + 1 >= max(n_next, 1))):
+            raise ValueError("left_slot must hold, per slot, NO_SLOT or a "
+                             "slot whose right neighbour is below n_next")
+        work_values, work_rows = self._work()
+        col_ptr = columns.col_ptr
+        group_count = self.group_count
+        # entries now held by each feature's groups, an upper bound on the
+        # groups of the next level with 2 per group and n_next
+        held = np.zeros(columns.n_features, dtype=np.int64)
+        has_groups = group_count > 0
+        last = self.group_ptr[:-1][has_groups] + group_count[has_groups] - 1
+        held[has_groups] = self.group_end[last] - col_ptr[:-1][has_groups]
+        next_ptr = np.zeros(columns.n_features + 1, dtype=np.int64)
+        np.cumsum(np.minimum(np.minimum(held, n_next), 2 * group_count),
+                  out=next_ptr[1:])
+        next_count = np.zeros(columns.n_features, dtype=np.int64)
+        next_slot = np.empty(next_ptr[-1], dtype=np.int32)
+        next_end = np.empty(next_ptr[-1], dtype=np.int64)
+        scratch_values = np.empty((n_threads, max(self.longest, 1)),
+                                  dtype=np.float32)
+        scratch_rows = np.empty((n_threads, max(self.longest, 1)),
+                                dtype=np.int32)
+        cdef BlockData src = _block_data(col_ptr, self.values, self.rows)
+        cdef BlockData dst = _block_data(col_ptr, work_values, work_rows)
+        cdef GroupData now = _group_data(self.group_ptr, group_count,
+                                         self.group_slot, self.group_end)
+        cdef GroupData out = _group_data(next_ptr, next_count, next_slot,
+                                         next_end)
+        cdef const int32_t[::1] slots = row_slot
+        cdef const int32_t[::1] left = left_slot
+        cdef float[:, ::1] spare_values = scratch_values
+        cdef int32_t[:, ::1] spare_rows = scratch_rows
+        cdef float* spare_values_base = &spare_values[0, 0]
+        cdef int32_t* spare_rows_base = &spare_rows[0, 0]
+        cdef Py_ssize_t spare_stride = spare_values.shape[1]
+        cdef const int32_t* slots_base = &slots[0]
+        cdef const int32_t* left_base = &left[0] if left.shape[0] else NULL
+        cdef Py_ssize_t f, n_features = columns.n_features
+        cdef int tid
+        with nogil:
+            for f in prange(n_features, schedule="dynamic",
+                            num_threads=n_threads):
+                tid = threadid()
+                split_feature_groups(<int32_t> f, &src, &dst, &now, &out,
+                                     slots_base, left_base,
+                                     spare_values_base + tid * spare_stride,
+                                     spare_rows_base + tid * spare_stride)
+        self._set_groups(work_values, work_rows, next_ptr, next_count,
+                         next_slot, next_end, n_next)
+
+    def groups(self, Py_ssize_t feature):
+        """Feature ``feature``'s groups as {slot: rows in group order}."""
+        if not 0 <= feature < self.columns.n_features:
+            raise ValueError("feature out of range")
+        out = {}
+        start = self.columns.col_ptr[feature]
+        first = self.group_ptr[feature]
+        for i in range(first, first + self.group_count[feature]):
+            end = self.group_end[i]
+            out[int(self.group_slot[i])] = np.asarray(self.rows[start:end])
+            start = end
+        return out
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _checked_row_slot(row_slot, Py_ssize_t n_rows, Py_ssize_t n_slots):
+    row_slot = np.ascontiguousarray(row_slot, dtype=np.int32)
+    if row_slot.shape != (n_rows,):
+        raise ValueError("row_slot must have one entry per row")
+    if row_slot.size and (row_slot.min() < NO_SLOT
+                          or row_slot.max() >= n_slots):
+        raise ValueError("row_slot holds a slot outside [-1, n_slots)")
+    if n_rows == 0:
+        return np.zeros(1, dtype=np.int32)  # a pointer to take; never read
+    return row_slot
+
+
+ctypedef struct BlockData:
+    # presorted entries (the originals or the working copy)
+    const int64_t* col_ptr
+    float* values
+    int32_t* rows
+
+
+ctypedef struct GroupData:
+    const int64_t* ptr      # (n_features + 1,) room of each feature's groups
+    int64_t* count          # (n_features,)
+    int32_t* slot
+    int64_t* end
+
+
+cdef BlockData _block_data(col_ptr, values, rows):
+    """Pointers to validated arrays. The originals are only read; the
+    pointers drop const so one kernel serves both (never written through
+    unless they are the working copy)."""
+    cdef const int64_t[::1] ptr = col_ptr
+    cdef const float[::1] v = values
+    cdef const int32_t[::1] r = rows
+    cdef BlockData out
+    out.col_ptr = &ptr[0]
+    out.values = <float*> &v[0] if v.shape[0] else NULL
+    out.rows = <int32_t*> &r[0] if r.shape[0] else NULL
+    return out
+
+
+cdef GroupData _group_data(ptr, count, slot, end):
+    cdef const int64_t[::1] p = ptr
+    cdef int64_t[::1] c = count
+    cdef int32_t[::1] s = slot
+    cdef int64_t[::1] e = end
+    cdef GroupData out
+    out.ptr = &p[0]
+    out.count = &c[0] if c.shape[0] else NULL
+    out.slot = &s[0] if s.shape[0] else NULL
+    out.end = &e[0] if e.shape[0] else NULL
+    return out
+
+
+cdef void regroup_feature(int32_t f, const BlockData* src,
+                          const BlockData* dst, const GroupData* out,
+                          const int32_t* row_slot, Py_ssize_t n_slots,
+                          int64_t* position) noexcept nogil:
+    """Feature f's block (the originals) into groups in slot order: a
+    stable counting sort by slot."""
+    cdef int64_t k, begin = src.col_ptr[f], end = src.col_ptr[f + 1]
+    cdef int64_t next_start = begin, n_groups = 0
+    cdef int64_t first = out.ptr[f]
+    cdef Py_ssize_t s
+    cdef int32_t slot
+    for s in range(n_slots):
+        position[s] = 0
+    for k in range(begin, end):
+        slot = row_slot[src.rows[k]]
+        if slot != NO_SLOT:
+            position[slot] += 1
+    for s in range(n_slots):
+        if position[s] == 0:
+            continue
+        out.slot[first + n_groups] = <int32_t> s
+        next_start += position[s]
+        out.end[first + n_groups] = next_start
+        position[s] = next_start - position[s]
+        n_groups += 1
+    out.count[f] = n_groups
+    for k in range(begin, end):
+        slot = row_slot[src.rows[k]]
+        if slot != NO_SLOT:
+            dst.values[position[slot]] = src.values[k]
+            dst.rows[position[slot]] = src.rows[k]
+            position[slot] += 1
+
+
+cdef void split_feature_groups(int32_t f, const BlockData* src,
+                               const BlockData* dst, const GroupData* now,
+                               const GroupData* out, const int32_t* row_slot,
+                               const int32_t* left_slot, float* spare_values,
+                               int32_t* spare_rows) noexcept nogil:
+    """Each group of feature f into its left child's entries then its
+    right child's, both in the group's order. Written from the start of the
+    block: the writes never pass the reads, so the working copy can be read
+    and written at once (the right child's entries wait in the spare
+    buffers)."""
+    cdef int64_t i, k, begin = src.col_ptr[f], n_right, left_start
+    cdef int64_t written = begin, group_begin = begin, n_groups = 0
+    cdef int64_t first_out = out.ptr[f]
+    cdef int32_t slot, left, row
+    for i in range(now.ptr[f], now.ptr[f] + now.count[f]):
+        left = left_slot[now.slot[i]]
+        if left == NO_SLOT:
+            group_begin = now.end[i]
+            continue
+        n_right = 0
+        left_start = written
+        for k in range(group_begin, now.end[i]):
+            if k + PREFETCH_ROWS < now.end[i]:
+                prefetch(&row_slot[src.rows[k + PREFETCH_ROWS]])
+            row = src.rows[k]
+            slot = row_slot[row]
+            if slot == left:
+                dst.values[written] = src.values[k]
+                dst.rows[written] = row
+                written += 1
+            elif slot == left + 1:
+                spare_values[n_right] = src.values[k]
+                spare_rows[n_right] = row
+                n_right += 1
+        if written > left_start:
+            out.slot[first_out + n_groups] = left
+            out.end[first_out + n_groups] = written
+            n_groups += 1
+        if n_right:
+            memcpy(&dst.values[written], spare_values, n_right * sizeof(float))
+            memcpy(&dst.rows[written], spare_rows, n_right * sizeof(int32_t))
+            written += n_right
+            out.slot[first_out + n_groups] = left + 1
+            out.end[first_out + n_groups] = written
+            n_groups += 1
+        group_begin = now.end[i]
+    out.count[f] = n_groups
+
+
+# --------------------------------------------------------------------------
+# The finder
+# --------------------------------------------------------------------------
+
+ctypedef struct NodeContext:
+    # one node's constants while its group of one feature is walked
+    int32_t feature
+    double G               # the node's totals
+    double H
+    int64_t count          # its active rows
+    double parent_score
+    const RegParams* p
+    bint l2_only
+    SplitCandidate* best   # the node's best so far (this thread's)
+
+
+ctypedef struct NodeWalk:
+    # the running state of one walk over a group
+    double G               # sums of the entries met so far
+    double H
+    int64_t count          # number of rows met so far
+    float last_value       # value of the previous entry
     # the summed children scores a candidate must reach to possibly beat
     # the node's best (see `consider`); -inf: no cheap test
     double need
-    # the implicit zero block (absent entries read as 0.0), if any
-    double zero_G
-    double zero_H
-    int64_t zero_count
-    bint zero_pending      # not yet added in the current scan
 
 
-ctypedef struct SeenEntry:
-    # An entry the forward walk met, kept for the backward one (walking the
-    # block again would gather every row's slot and gradients again)
-    double g               # weighted gradient and hessian
-    double h
-    float value
-    int32_t slot
-
-
-ctypedef struct ScanContext:
-    # what a scan step needs besides the node's accumulator
-    int32_t feature
-    const double* node_G
-    const double* node_H
-    const double* parent_score
-    const RegParams* p
-    bint l2_only
-    SeenEntry* seen        # NULL when the feature has no missing value
-    Py_ssize_t n_seen
+ctypedef struct ZeroBlock:
+    # a node's implicit zero block (absent entries read as 0.0): its totals
+    # minus its stored entries of the feature being scanned
+    double G
+    double H
+    int64_t count
+    bint touched           # set up for this feature
+    bint has_group         # the node has present entries of this feature
 
 
 cdef inline bint offer(SplitCandidate* best, double gain, int32_t feature,
@@ -161,31 +501,28 @@ cdef inline bint offer(SplitCandidate* best, double gain, int32_t feature,
 
 
 cdef inline double reduction(double G_left, double H_left, double G_right,
-                             double H_right, double parent_score,
-                             const ScanContext* c) noexcept nogil:
+                             double H_right,
+                             const NodeContext* c) noexcept nogil:
     if c.l2_only:
         return split_loss_reduction_l2(G_left, H_left, G_right, H_right,
-                                       parent_score, c.p.reg_lambda)
+                                       c.parent_score, c.p.reg_lambda)
     return split_loss_reduction(G_left, H_left, G_right, H_right,
-                                parent_score, c.p)
+                                c.parent_score, c.p)
 
 
-cdef inline double children_score_needed(const SplitCandidate* best,
-                                         double parent_score,
-                                         const ScanContext* c) noexcept nogil:
-    """The children_score_floor of ``best`` (see ``_gain.pxd``); -inf
-    when the cheap test does not apply (L1 term or clipping, or no best)."""
-    if not c.l2_only or best.feature == NO_FEATURE:
+cdef inline double children_score_needed(const NodeContext* c) noexcept nogil:
+    """The children_score_floor of the node's best (see ``_gain.pxd``);
+    -inf when the cheap test does not apply (L1 term or clipping, or no
+    best)."""
+    if not c.l2_only or c.best.feature == NO_FEATURE:
         return -INFINITY
-    return children_score_floor(best.gain, parent_score)
+    return children_score_floor(c.best.gain, c.parent_score)
 
 
-cdef inline void consider(ScanAccumulator* a, SplitCandidate* best,
-                          int32_t slot, double G_left, double H_left,
-                          double G_right, double H_right, double threshold,
-                          bint default_left,
-                          const ScanContext* c) noexcept nogil:
-    """Offer a candidate split of node ``slot`` whose children both satisfy
+cdef inline void consider(NodeWalk* a, const NodeContext* c, double G_left,
+                          double H_left, double G_right, double H_right,
+                          double threshold, bint default_left) noexcept nogil:
+    """Offer a candidate split whose children both satisfy
     min_child_weight.
 
     Most candidates cannot beat the node's best, and the gain costs two
@@ -200,275 +537,302 @@ cdef inline void consider(ScanAccumulator* a, SplitCandidate* best,
                        c.p.reg_lambda)))
     if not may_win:
         return
-    if offer(best, reduction(G_left, H_left, G_right, H_right,
-                             c.parent_score[slot], c),
+    if offer(c.best, reduction(G_left, H_left, G_right, H_right, c),
              c.feature, threshold, G_left, H_left, default_left):
-        a.need = children_score_needed(best, c.parent_score[slot], c)
+        a.need = children_score_needed(c)
 
 
 cdef inline double midpoint(float below, float above) noexcept nogil:
     return 0.5 * (<double> below + <double> above)
 
 
-cdef inline void forward_step(ScanAccumulator* a, SplitCandidate* best,
-                              int32_t slot, float v, double g, double h,
-                              int64_t n, ScanContext* c) noexcept nogil:
+cdef inline void restart(NodeWalk* a) noexcept nogil:
+    a.G = 0.0
+    a.H = 0.0
+    a.count = 0
+    a.last_value = 0.0
+
+
+cdef inline void forward_step(NodeWalk* a, const NodeContext* c, float v,
+                              double g, double h, int64_t n) noexcept nogil:
     """Entries of value v (n rows, sums g, h) arrive in ascending order: the
     boundary below them is a candidate (left = what came before, missing
     right), then they join the left side."""
     if a.count > 0 and v != a.last_value:
-        consider(a, best, slot, a.G, a.H, c.node_G[slot] - a.G,
-                 c.node_H[slot] - a.H, midpoint(a.last_value, v), False, c)
+        consider(a, c, a.G, a.H, c.G - a.G, c.H - a.H,
+                 midpoint(a.last_value, v), False)
     a.G += g
     a.H += h
     a.count += n
     a.last_value = v
 
 
-cdef inline void backward_step(ScanAccumulator* a, SplitCandidate* best,
-                               int32_t slot, float v, double g, double h,
-                               int64_t n, const ScanContext* c) noexcept nogil:
+cdef inline void backward_step(NodeWalk* a, const NodeContext* c, float v,
+                               double g, double h, int64_t n) noexcept nogil:
     """The mirror image: descending order, right = what came before,
     missing left."""
     if a.count > 0 and v != a.last_value:
-        consider(a, best, slot, c.node_G[slot] - a.G, c.node_H[slot] - a.H,
-                 a.G, a.H, midpoint(v, a.last_value), True, c)
+        consider(a, c, c.G - a.G, c.H - a.H, a.G, a.H,
+                 midpoint(v, a.last_value), True)
     a.G += g
     a.H += h
     a.count += n
     a.last_value = v
 
 
-cdef inline void zero_block_sums(
-        int32_t feature, const int64_t[::1] col_ptr,
-        const int32_t[::1] rows, const int64_t[::1] missing_ptr,
-        const int32_t[::1] missing_rows, const float[:, ::1] gpair,
-        const int32_t[::1] row_slot, const double[::1] weight, bint weighted,
-        ScanAccumulator* acc, Py_ssize_t n_slots, const double[::1] node_G,
-        const double[::1] node_H,
-        const int64_t[::1] node_count) noexcept nogil:
-    """Each node's zero block: its totals minus its stored entries
-    (present and missing) of this feature."""
-    cdef Py_ssize_t slot
-    for slot in range(n_slots):
-        acc[slot].zero_G = node_G[slot]
-        acc[slot].zero_H = node_H[slot]
-        acc[slot].zero_count = node_count[slot]
-    subtract_rows(rows, col_ptr[feature], col_ptr[feature + 1], gpair,
-                  row_slot, weight, weighted, acc)
-    subtract_rows(missing_rows, missing_ptr[feature],
-                  missing_ptr[feature + 1], gpair, row_slot, weight,
-                  weighted, acc)
-
-
-cdef inline void subtract_rows(const int32_t[::1] rows, int64_t begin,
-                               int64_t end, const float[:, ::1] gpair,
-                               const int32_t[::1] row_slot,
-                               const double[::1] weight, bint weighted,
-                               ScanAccumulator* acc) noexcept nogil:
-    """Take the rows ``rows[begin:end]`` out of their nodes' zero blocks."""
-    cdef int64_t k
-    cdef int32_t row, s
+cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
+                                  const float[:, ::1] gpair,
+                                  const double[::1] weight, bint weighted,
+                                  double* gh, ZeroBlock* zero) noexcept nogil:
+    """The weighted gradient pairs of a group's rows into ``gh`` (2 per
+    entry); taken out of the node's zero block, if any."""
+    cdef Py_ssize_t k
+    cdef int32_t row
     cdef double g, h
-    for k in range(begin, end):
-        row = rows[k]
-        s = row_slot[row]
-        if s == NO_SLOT:
-            continue
-        g = gpair[row, 0]
-        h = gpair[row, 1]
-        if weighted:
-            g = g * weight[row]
-            h = h * weight[row]
-        acc[s].zero_G -= g
-        acc[s].zero_H -= h
-        acc[s].zero_count -= 1
-
-
-cdef void start_scan(int32_t feature, ScanAccumulator* acc,
-                     const SplitCandidate* best, Py_ssize_t n_slots,
-                     const uint8_t[:, ::1] feature_allowed,
-                     const ScanContext* c) noexcept nogil:
-    cdef Py_ssize_t slot
-    for slot in range(n_slots):
-        acc[slot].G = 0.0
-        acc[slot].H = 0.0
-        acc[slot].count = 0
-        acc[slot].enabled = feature_allowed[slot, feature]
-        acc[slot].has_missing = False
-        acc[slot].zero_pending = False
-        acc[slot].need = children_score_needed(&best[slot],
-                                               c.parent_score[slot], c)
-
-
-cdef inline void keep_entry(ScanContext* c, int32_t slot, float v, double g,
-                            double h) noexcept nogil:
-    cdef SeenEntry* e = &c.seen[c.n_seen]
-    c.n_seen += 1
-    e.g = g
-    e.h = h
-    e.value = v
-    e.slot = slot
-
-
-cdef void forward_scan(int64_t start, int64_t end, const float[::1] values,
-                       const int32_t[::1] rows, const float[:, ::1] gpair,
-                       const int32_t[::1] row_slot, const double[::1] weight,
-                       bint weighted, ScanAccumulator* acc,
-                       SplitCandidate* best, Py_ssize_t n_slots,
-                       ScanContext* c) noexcept nogil:
-    """Ascending walk of a block: left = present entries below the
-    threshold, missing right. The zero block joins in at value 0, before
-    the first positive entry."""
-    cdef int64_t k
-    cdef int32_t row, slot
-    cdef float v
-    cdef double g, h
-    for k in range(start, end):
-        # the rows of a block are in value order, i.e. scattered: fetch the
-        # slot and gradients of an entry ahead (paper section 4.2)
-        if k + PREFETCH_ROWS < end:
-            prefetch(&row_slot[rows[k + PREFETCH_ROWS]])
+    for k in range(n):
+        # the rows of a group are in value order, i.e. scattered: fetch the
+        # gradients of an entry ahead (paper section 4.2)
+        if k + PREFETCH_ROWS < n:
             prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
         row = rows[k]
-        slot = row_slot[row]
-        if slot == NO_SLOT or not acc[slot].enabled:
-            continue
-        v = values[k]
-        if acc[slot].zero_pending and v > 0:
-            forward_step(&acc[slot], &best[slot], slot, 0.0,
-                         acc[slot].zero_G, acc[slot].zero_H,
-                         acc[slot].zero_count, c)
-            acc[slot].zero_pending = False
         g = gpair[row, 0]
         h = gpair[row, 1]
         if weighted:
             g = g * weight[row]
             h = h * weight[row]
-        forward_step(&acc[slot], &best[slot], slot, v, g, h, 1, c)
-        if c.seen != NULL:
-            keep_entry(c, slot, v, g, h)
-    for slot in range(n_slots):
-        if acc[slot].zero_pending:
-            forward_step(&acc[slot], &best[slot], slot, 0.0,
-                         acc[slot].zero_G, acc[slot].zero_H,
-                         acc[slot].zero_count, c)
+        gh[2 * k] = g
+        gh[2 * k + 1] = h
+    if zero != NULL:
+        for k in range(n):
+            zero.G -= gh[2 * k]
+            zero.H -= gh[2 * k + 1]
+        zero.count -= n
 
 
-cdef bint split_on_missingness(ScanAccumulator* acc, SplitCandidate* best,
-                               Py_ssize_t n_slots,
-                               const int64_t[::1] node_count,
-                               ScanContext* c) noexcept nogil:
-    """All present entries left, missing right: a split on missingness
-    itself. Marks the nodes with missing values (returns whether any has);
-    the nodes without send missing values left (their candidates had both
-    directions equal)."""
-    cdef Py_ssize_t slot
-    cdef bint any_missing = False
-    for slot in range(n_slots):
-        if not acc[slot].enabled or acc[slot].count == 0:
-            continue
-        if acc[slot].count == node_count[slot]:
-            if best[slot].feature == c.feature:
-                best[slot].default_left = True
-            continue
-        any_missing = True
-        acc[slot].has_missing = True
-        # threshold +inf: every present value, seen or unseen, goes left
-        consider(&acc[slot], &best[slot], <int32_t> slot, acc[slot].G,
-                 acc[slot].H, c.node_G[slot] - acc[slot].G,
-                 c.node_H[slot] - acc[slot].H, INFINITY, False, c)
-    return any_missing
+cdef void walk_group(const NodeContext* c, const float* values,
+                     const double* gh, Py_ssize_t n,
+                     const ZeroBlock* zero) noexcept nogil:
+    """Every candidate of one node for one feature: the forward walk
+    (missing right), all present entries against the missing ones, and,
+    when the node has missing values, the backward walk (missing left).
+    ``zero`` (NULL if none) is the node's zero block, walked at value 0."""
+    cdef NodeWalk a
+    cdef Py_ssize_t k
+    cdef bint zero_pending = zero != NULL and zero.count > 0
+    a.need = children_score_needed(c)
+    restart(&a)
+    for k in range(n):
+        if zero_pending and values[k] > 0:
+            forward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
+            zero_pending = False
+        forward_step(&a, c, values[k], gh[2 * k], gh[2 * k + 1], 1)
+    if zero_pending:
+        forward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
+    if a.count == 0:
+        return
+    if a.count == c.count:
+        # no missing value: both directions gave the same candidates; the
+        # split sends missing values left
+        if c.best.feature == c.feature:
+            c.best.default_left = True
+        return
+    # threshold +inf: every present value, seen or unseen, goes left
+    consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY, False)
+    restart(&a)
+    zero_pending = zero != NULL and zero.count > 0
+    for k in range(n - 1, -1, -1):
+        if zero_pending and values[k] < 0:
+            backward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
+            zero_pending = False
+        backward_step(&a, c, values[k], gh[2 * k], gh[2 * k + 1], 1)
+    if zero_pending:
+        backward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
 
 
-cdef void backward_scan(ScanAccumulator* acc, SplitCandidate* best,
-                        Py_ssize_t n_slots, bint zero_absent,
-                        const ScanContext* c) noexcept nogil:
-    """The entries the forward walk kept, in descending order, for the
-    nodes with missing values: right = present entries at or above the
-    threshold, missing left. The same sums, in the same order, as a second
-    walk of the block. The zero block joins in after the last negative
-    entry."""
-    cdef Py_ssize_t i, slot
-    cdef const SeenEntry* e
-    for slot in range(n_slots):
-        acc[slot].G = 0.0
-        acc[slot].H = 0.0
-        acc[slot].count = 0
-        acc[slot].zero_pending = (acc[slot].has_missing and zero_absent
-                                  and acc[slot].zero_count > 0)
-    for i in range(c.n_seen - 1, -1, -1):
-        e = &c.seen[i]
-        slot = e.slot
-        if not acc[slot].has_missing:
-            continue
-        if acc[slot].zero_pending and e.value < 0:
-            backward_step(&acc[slot], &best[slot], <int32_t> slot, 0.0,
-                          acc[slot].zero_G, acc[slot].zero_H,
-                          acc[slot].zero_count, c)
-            acc[slot].zero_pending = False
-        backward_step(&acc[slot], &best[slot], <int32_t> slot, e.value, e.g,
-                      e.h, 1, c)
-    for slot in range(n_slots):
-        if acc[slot].zero_pending:
-            backward_step(&acc[slot], &best[slot], <int32_t> slot, 0.0,
-                          acc[slot].zero_G, acc[slot].zero_H,
-                          acc[slot].zero_count, c)
+cdef bint any_may_win(const NodeContext* c, const float* values,
+                      const double* gh, double* sums, Py_ssize_t n,
+                      double need) noexcept nogil:
+    """Whether any candidate of the group (either direction) passes the
+    node's pre-test at floor ``need``; False lets the walks be skipped, as
+    none of their candidates could then beat the node's best.
+
+    The running sums are the walks' own, in the same order (prefix sums
+    ascending, suffix sums descending), so the tests are the walks' tests,
+    bit for bit; the floor only rises during the walks. Kept apart from
+    them, the tests have no loop-carried dependency and are vectorised.
+    """
+    cdef Py_ssize_t k
+    cdef double G = 0.0, H = 0.0, G_left, H_left, G_right, H_right
+    cdef double lam = c.p.reg_lambda, mcw = c.p.min_child_weight
+    cdef double a_left, a_right
+    cdef bint has_missing = n < c.count
+    cdef int passes = 0
+    # sums[4k .. 4k+1]: entries [0, k); sums[4k+2 .. 4k+3]: entries [k, n)
+    for k in range(n):
+        sums[4 * k] = G
+        sums[4 * k + 1] = H
+        G += gh[2 * k]
+        H += gh[2 * k + 1]
+    G = 0.0
+    H = 0.0
+    if has_missing:
+        for k in range(n - 1, -1, -1):
+            G += gh[2 * k]
+            H += gh[2 * k + 1]
+            sums[4 * k + 2] = G
+            sums[4 * k + 3] = H
+    # forward (missing right): left = entries below k
+    for k in range(1, n):
+        G_left = sums[4 * k]
+        H_left = sums[4 * k + 1]
+        G_right = c.G - G_left
+        H_right = c.H - H_left
+        a_left = H_left + lam
+        a_right = H_right + lam
+        passes |= ((values[k] != values[k - 1]) & (H_left >= mcw)
+                   & (H_right >= mcw)
+                   & (G_left * G_left * a_right + G_right * G_right * a_left
+                      >= need * a_left * a_right))
+    if has_missing and not passes:
+        # backward (missing left): right = entries from k up
+        for k in range(1, n):
+            G_right = sums[4 * k + 2]
+            H_right = sums[4 * k + 3]
+            G_left = c.G - G_right
+            H_left = c.H - H_right
+            a_left = H_left + lam
+            a_right = H_right + lam
+            passes |= ((values[k] != values[k - 1]) & (H_left >= mcw)
+                       & (H_right >= mcw)
+                       & (G_left * G_left * a_right
+                          + G_right * G_right * a_left
+                          >= need * a_left * a_right))
+    return passes
 
 
-cdef void scan_feature(
-        int32_t feature,
-        const int64_t[::1] col_ptr,
-        const float[::1] values,
-        const int32_t[::1] rows,
-        const float[:, ::1] gpair,
-        const int32_t[::1] row_slot,
-        const double[::1] node_G,
-        const double[::1] node_H,
-        const double[::1] parent_score,
-        const int64_t[::1] node_count,
-        const uint8_t[:, ::1] feature_allowed,
-        const double[::1] weight,
-        bint weighted,
-        const RegParams* p,
-        bint zero_absent,              # absent entries are a zero block
-        const int64_t[::1] missing_ptr,
-        const int32_t[::1] missing_rows,
-        ScanAccumulator* acc,          # OUT scratch, n_slots entries
-        SeenEntry* seen,               # OUT scratch, NULL: no missing values
-        SplitCandidate* best,          # IN/OUT, n_slots entries
-) noexcept nogil:
-    """One walk of feature's block offers every open node's candidates,
-    missing right; the entries it kept give the missing-left ones."""
-    cdef Py_ssize_t n_slots = node_G.shape[0]
-    cdef Py_ssize_t slot
-    cdef ScanContext ctx
-    ctx.feature = feature
-    ctx.node_G = &node_G[0]
-    ctx.node_H = &node_H[0]
-    ctx.parent_score = &parent_score[0]
-    ctx.p = p
-    ctx.l2_only = is_l2_only(p)
-    ctx.seen = seen
-    ctx.n_seen = 0
+cdef void scan_group(const NodeContext* c, const float* values,
+                     const double* gh, double* sums, Py_ssize_t n,
+                     const ZeroBlock* zero) noexcept nogil:
+    """``walk_group``, skipped when ``any_may_win`` shows that no
+    candidate of the walks can win: then only the split on missingness
+    itself is offered."""
+    cdef NodeWalk a
+    cdef double need
+    if zero == NULL and n > 1 and c.l2_only and (
+            c.best.feature != NO_FEATURE):
+        need = children_score_needed(c)
+        if not any_may_win(c, values, gh, sums, n, need):
+            if n < c.count:
+                a.need = need
+                # the sums of all n entries, in the walks' order
+                a.G = sums[4 * (n - 1)] + gh[2 * (n - 1)]
+                a.H = sums[4 * (n - 1) + 1] + gh[2 * (n - 1) + 1]
+                consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY,
+                         False)
+            return
+    walk_group(c, values, gh, n, zero)
 
-    start_scan(feature, acc, best, n_slots, feature_allowed, &ctx)
-    if zero_absent:
-        zero_block_sums(feature, col_ptr, rows, missing_ptr, missing_rows,
-                        gpair, row_slot, weight, weighted, acc, n_slots,
-                        node_G, node_H, node_count)
-        for slot in range(n_slots):
-            acc[slot].zero_pending = (acc[slot].enabled
-                                      and acc[slot].zero_count > 0)
-    forward_scan(col_ptr[feature], col_ptr[feature + 1], values, rows, gpair,
-                 row_slot, weight, weighted, acc, best, n_slots, &ctx)
-    if split_on_missingness(acc, best, n_slots, node_count, &ctx) and (
-            seen != NULL):
-        backward_scan(acc, best, n_slots, zero_absent, &ctx)
+
+ctypedef struct LevelScan:
+    # what every group's scan of a level reads
+    const float* values
+    const int32_t* rows
+    const int64_t* col_ptr
+    const int64_t* group_ptr
+    const int64_t* group_count
+    const int32_t* group_slot
+    const int64_t* group_end
+    const double* node_G
+    const double* node_H
+    const int64_t* node_count
+    const double* parent_score
+    const RegParams* p
+    bint l2_only
+    bint zero_absent
+    const int64_t* missing_ptr
+    const int32_t* missing_rows
+    const int32_t* row_slot
+
+
+cdef inline void node_context(NodeContext* c, const LevelScan* L,
+                              int32_t feature, int32_t slot,
+                              SplitCandidate* best) noexcept nogil:
+    c.feature = feature
+    c.G = L.node_G[slot]
+    c.H = L.node_H[slot]
+    c.count = L.node_count[slot]
+    c.parent_score = L.parent_score[slot]
+    c.p = L.p
+    c.l2_only = L.l2_only
+    c.best = &best[slot]
+
+
+cdef inline ZeroBlock* zero_block(ZeroBlock* zero, int32_t slot,
+                                  int32_t* touched, Py_ssize_t* n_touched,
+                                  const LevelScan* L) noexcept nogil:
+    """Node ``slot``'s zero block, set to its totals when first met."""
+    cdef ZeroBlock* z = &zero[slot]
+    if not z.touched:
+        z.touched = True
+        z.has_group = False
+        z.G = L.node_G[slot]
+        z.H = L.node_H[slot]
+        z.count = L.node_count[slot]
+        touched[n_touched[0]] = slot
+        n_touched[0] += 1
+    return z
+
+
+cdef void scan_feature(const LevelScan* L, int32_t f,
+                       const float[:, ::1] gpair, const double[::1] weight,
+                       bint weighted, const uint8_t[:, ::1] feature_allowed,
+                       double* gh,            # scratch, 2 per entry
+                       double* sums,          # scratch, 4 per entry
+                       ZeroBlock* zero,       # scratch, one per slot
+                       int32_t* touched,      # scratch, one per slot
+                       SplitCandidate* best) noexcept nogil:
+    """Every open node's candidates on feature f: one walk per group."""
+    cdef int64_t i, k, begin = L.col_ptr[f]
+    cdef int32_t slot, row
+    cdef Py_ssize_t n_touched = 0, t
+    cdef NodeContext c
+    cdef ZeroBlock* z = NULL
+    if L.zero_absent:
+        # the stored missing entries leave their nodes' zero blocks
+        for k in range(L.missing_ptr[f], L.missing_ptr[f + 1]):
+            row = L.missing_rows[k]
+            slot = L.row_slot[row]
+            if slot == NO_SLOT or not feature_allowed[slot, f]:
+                continue
+            z = zero_block(zero, slot, touched, &n_touched, L)
+            z.G -= gpair[row, 0] * (weight[row] if weighted else 1.0)
+            z.H -= gpair[row, 1] * (weight[row] if weighted else 1.0)
+            z.count -= 1
+    for i in range(L.group_ptr[f], L.group_ptr[f] + L.group_count[f]):
+        slot = L.group_slot[i]
+        if feature_allowed[slot, f]:
+            if L.zero_absent:
+                z = zero_block(zero, slot, touched, &n_touched, L)
+                z.has_group = True
+            gather_gradients(&L.rows[begin], L.group_end[i] - begin, gpair,
+                             weight, weighted, gh, z)
+            node_context(&c, L, f, slot, best)
+            scan_group(&c, &L.values[begin], gh, sums,
+                       L.group_end[i] - begin, z)
+        begin = L.group_end[i]
+    # nodes with stored missing entries but no present one: their zero block
+    # against their missing entries
+    for t in range(n_touched):
+        slot = touched[t]
+        z = &zero[slot]
+        if not z.has_group:
+            node_context(&c, L, f, slot, best)
+            walk_group(&c, NULL, gh, 0, z)
+        z.touched = False
 
 
 def find_best_splits(
-        SortedColumns columns not None,        # IN presorted blocks
+        blocks,                                # IN SortedColumns or NodeBlocks
         const float[:, ::1] gpair not None,    # IN (n_rows, 2)
         const int32_t[::1] row_slot not None,  # IN (n_rows,)
         const double[::1] node_G not None,     # IN (n_slots,)
@@ -478,6 +842,10 @@ def find_best_splits(
         double reg_lambda, double reg_alpha, double max_delta_step,
         double min_child_weight, int n_threads, weight=None):
     """Best split of every open node of a level, over all allowed features.
+
+    ``blocks`` is the presorted ``SortedColumns`` (grouped here by
+    ``row_slot``) or a ``NodeBlocks`` already grouped for ``row_slot`` (the
+    grower keeps one across levels).
 
     ``gpair`` holds unweighted per-row gradients; ``weight`` (float64, one per
     row, None for unit weights) multiplies them inside the float64 sums. A
@@ -492,62 +860,58 @@ def find_best_splits(
         split satisfies min_child_weight), ``threshold``, ``default_left``,
         ``G_left`` and ``H_left`` (statistics of the left child).
     """
-    cdef const int64_t[::1] col_ptr = columns.col_ptr
-    cdef const float[::1] sorted_values = columns.values
-    cdef const int32_t[::1] sorted_rows = columns.rows
-    cdef Py_ssize_t n_features = columns.n_features
     cdef Py_ssize_t n_slots = node_G.shape[0]
-    cdef Py_ssize_t n_rows = gpair.shape[0]
-    cdef bint zero_absent = columns.zero_absent
-    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
-    cdef const int32_t[::1] missing_rows = columns.missing_rows
+    cdef SortedColumns columns = _columns_of(blocks)
     _check_inputs(columns, gpair, row_slot, node_G, node_H, node_count,
                   feature_allowed, n_threads)
-
+    cdef NodeBlocks grouped = _grouped_blocks(blocks, row_slot, n_slots,
+                                              n_threads)
+    cdef Py_ssize_t n_features = columns.n_features
+    cdef Py_ssize_t n_rows = gpair.shape[0]
     cdef bint weighted = weight is not None
     cdef const double[::1] weight_view = _check_weight(weight, n_rows)
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
-    cdef double[::1] parent_score = np.empty(n_slots, dtype=np.float64)
-    cdef Py_ssize_t s, t
+    cdef double[::1] parent_score = np.empty(max(n_slots, 1))
+    cdef Py_ssize_t s, t, f
     cdef int tid
-    cdef int32_t feature
-    cdef SplitCandidate* c
     for s in range(n_slots):
         parent_score[s] = leaf_score(node_G[s], node_H[s], &p)
+    cdef LevelScan L
+    _level_scan(&L, grouped, columns, row_slot, node_G, node_H, node_count,
+                parent_score, &p)
 
-    # Each thread's scratch starts on its own cache lines: the accumulators
-    # are written on every entry, and a line shared by two threads would
-    # bounce between their cores (false sharing).
-    cdef Py_ssize_t acc_stride = padded_count(n_slots, sizeof(ScanAccumulator))
+    # Each thread's scratch starts on its own cache lines: a line shared by
+    # two threads would bounce between their cores (false sharing).
     cdef Py_ssize_t best_stride = padded_count(n_slots, sizeof(SplitCandidate))
-    acc_buffer = np.empty(n_threads * acc_stride * sizeof(ScanAccumulator)
-                          + CACHE_LINE, dtype=np.uint8)
+    cdef Py_ssize_t zero_stride = padded_count(n_slots, sizeof(ZeroBlock))
+    # per entry: its gradient pair, then the walks' running sums
+    cdef Py_ssize_t longest = grouped.longest
+    cdef Py_ssize_t gh_stride = padded_count(6 * longest, sizeof(double))
     best_buffer = np.empty(n_threads * best_stride * sizeof(SplitCandidate)
                            + CACHE_LINE, dtype=np.uint8)
-    cdef ScanAccumulator* acc = <ScanAccumulator*> aligned(acc_buffer)
-    cdef SplitCandidate* best = <SplitCandidate*> aligned(best_buffer)
-    # the entries kept by the features that have missing values
-    cdef const uint8_t[::1] keeps = features_with_missing(columns)
-    cdef Py_ssize_t seen_stride = padded_count(
-        longest_block(columns, keeps), sizeof(SeenEntry))
-    seen_buffer = np.empty(n_threads * seen_stride * sizeof(SeenEntry)
+    zero_buffer = np.zeros(n_threads * zero_stride * sizeof(ZeroBlock)
                            + CACHE_LINE, dtype=np.uint8)
-    cdef SeenEntry* seen = <SeenEntry*> aligned(seen_buffer)
+    gh_buffer = np.empty(n_threads * gh_stride * sizeof(double) + CACHE_LINE,
+                         dtype=np.uint8)
+    touched_buffer = np.empty((n_threads, max(n_slots, 1)), dtype=np.int32)
+    cdef SplitCandidate* best = <SplitCandidate*> aligned(best_buffer)
+    cdef ZeroBlock* zero = <ZeroBlock*> aligned(zero_buffer)
+    cdef double* gh = <double*> aligned(gh_buffer)
+    cdef int32_t[:, ::1] touched = touched_buffer
     for t in range(n_threads):
         for s in range(n_slots):
             reset_candidate(&best[t * best_stride + s])
-    for feature in prange(n_features, nogil=True, schedule="dynamic",
-                          num_threads=n_threads):
+    for f in prange(n_features, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
         tid = threadid()
-        scan_feature(feature, col_ptr, sorted_values, sorted_rows, gpair,
-                     row_slot, node_G, node_H, parent_score, node_count,
-                     feature_allowed, weight_view, weighted, &p,
-                     zero_absent, missing_ptr, missing_rows,
-                     &acc[tid * acc_stride],
-                     &seen[tid * seen_stride] if keeps[feature] else NULL,
+        scan_feature(&L, <int32_t> f, gpair, weight_view, weighted,
+                     feature_allowed, &gh[tid * gh_stride],
+                     &gh[tid * gh_stride + 2 * longest],
+                     &zero[tid * zero_stride], &touched[tid, 0],
                      &best[tid * best_stride])
     # Merge the threads' bests into thread 0's under the total order.
+    cdef SplitCandidate* c
     for t in range(1, n_threads):
         for s in range(n_slots):
             c = &best[t * best_stride + s]
@@ -557,21 +921,58 @@ def find_best_splits(
     return _candidates_to_arrays(best, n_slots)
 
 
-def features_with_missing(SortedColumns columns):
-    """Whether each feature may have missing values in some node (uint8):
-    a block shorter than the column, or stored missing entries when absent
-    entries are zeros."""
-    if columns.zero_absent:
-        out = np.diff(columns.missing_ptr) > 0
-    else:
-        out = np.diff(columns.col_ptr) < columns.n_rows
-    return out.astype(np.uint8)
+def _columns_of(blocks):
+    if isinstance(blocks, NodeBlocks):
+        return blocks.columns
+    if isinstance(blocks, SortedColumns):
+        return blocks
+    raise TypeError("blocks must be SortedColumns or NodeBlocks, got "
+                    f"{type(blocks).__name__}")
 
 
-def longest_block(SortedColumns columns, keeps):
-    """Most entries one feature's walk can keep (0 if none keeps any)."""
-    lengths = np.diff(columns.col_ptr)[np.asarray(keeps, dtype=bool)]
-    return int(lengths.max()) if lengths.size else 0
+def _grouped_blocks(blocks, row_slot, Py_ssize_t n_slots, int n_threads):
+    """``blocks`` grouped for ``row_slot``."""
+    if isinstance(blocks, SortedColumns):
+        grouped = NodeBlocks(blocks)
+        grouped.start(row_slot, n_slots, n_threads)
+        return grouped
+    if blocks.n_slots != n_slots:
+        raise ValueError(f"the blocks are grouped for {blocks.n_slots} "
+                         f"slots, not {n_slots}")
+    return blocks
+
+
+cdef void _level_scan(LevelScan* L, NodeBlocks grouped,
+                      SortedColumns columns, const int32_t[::1] row_slot,
+                      const double[::1] node_G, const double[::1] node_H,
+                      const int64_t[::1] node_count,
+                      const double[::1] parent_score, const RegParams* p):
+    """Pointers into validated arrays (kept alive by the caller)."""
+    cdef BlockData data = _block_data(columns.col_ptr, grouped.values,
+                                      grouped.rows)
+    cdef GroupData groups = _group_data(grouped.group_ptr,
+                                        grouped.group_count,
+                                        grouped.group_slot,
+                                        grouped.group_end)
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    cdef const int32_t[::1] missing_rows = columns.missing_rows
+    L.values = data.values
+    L.rows = data.rows
+    L.col_ptr = data.col_ptr
+    L.group_ptr = groups.ptr
+    L.group_count = groups.count
+    L.group_slot = groups.slot
+    L.group_end = groups.end
+    L.node_G = &node_G[0] if node_G.shape[0] else NULL
+    L.node_H = &node_H[0] if node_H.shape[0] else NULL
+    L.node_count = &node_count[0] if node_count.shape[0] else NULL
+    L.parent_score = &parent_score[0]
+    L.p = p
+    L.l2_only = is_l2_only(p)
+    L.zero_absent = columns.zero_absent
+    L.missing_ptr = &missing_ptr[0]
+    L.missing_rows = &missing_rows[0] if missing_rows.shape[0] else NULL
+    L.row_slot = &row_slot[0] if row_slot.shape[0] else NULL
 
 
 cdef enum:

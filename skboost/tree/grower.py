@@ -35,7 +35,7 @@ from ._approx import (codes_from_sorted, entry_codes, local_histograms,
 from ._binning import BinnedData
 from ._categorical_splits import CategoricalSplits, left_set_list, merge_splits
 from ._column_sampler import ColumnSampler
-from ._exact import find_best_splits
+from ._exact import NodeBlocks, find_best_splits
 from ._gain import leaf_scores, leaf_weights
 from ._hist_split import (BinnedColumns, categorical_left_set,
                           find_best_splits_columns, find_best_splits_hist)
@@ -129,6 +129,8 @@ class ExactGrower:
             raise ValueError("sorted_columns does not describe X")
         self.X = X
         self.sorted = sorted_columns
+        # the blocks regrouped by node, level after level
+        self.blocks = NodeBlocks(sorted_columns)
         self.params = params
         self.n_threads = n_threads
         self.weight = weight
@@ -147,6 +149,7 @@ class ExactGrower:
         G, H = self._root_sums(gpair, active)
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G[0], H[0])
+        self.blocks.start(row_slot, 1, self.n_threads)
         self.sampler.start_tree()
         if self.categories is not None:
             self.categories.start_tree(gpair, self.weight, active)
@@ -172,7 +175,7 @@ class ExactGrower:
         G, H = builder.node_sums(nodes)
         allowed = self.sampler.masks(depth, nodes.shape[0])
         cats = self.categories
-        splits = find_best_splits(self.sorted, gpair, row_slot, G, H, count,
+        splits = find_best_splits(self.blocks, gpair, row_slot, G, H, count,
                                   allowed if cats is None
                                   else cats.numeric_allowed(allowed),
                                   *p.reg, self.n_threads, weight=self.weight)
@@ -196,6 +199,9 @@ class ExactGrower:
             self.X, row_slot, feature, splits["threshold"],
             splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
             self.n_threads, left_sets=splits.get("left_set"))
+        if n_split and (p.max_depth == 0 or depth + 1 < p.max_depth):
+            self.blocks.split(row_slot, left_slot, 2 * n_split,
+                              self.n_threads)
         return np.column_stack([left, right]).ravel(), count_next
 
 
