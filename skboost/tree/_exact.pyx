@@ -145,6 +145,9 @@ cdef class NodeBlocks:
     cdef readonly object group_end
     cdef object _work_values
     cdef object _work_rows
+    cdef object _pending         # the arrays of a planned split, or None
+    cdef object _spare_values    # per-thread buffers of a split under way
+    cdef object _spare_rows
 
     def __init__(self, SortedColumns columns not None):
         self.columns = columns
@@ -159,6 +162,7 @@ cdef class NodeBlocks:
         self.group_count = np.zeros(columns.n_features, dtype=np.int64)
         self.group_slot = np.empty(0, dtype=np.int32)
         self.group_end = np.empty(0, dtype=np.int64)
+        self._pending = None
 
     def _work(self):
         """The working copy the groups are written to (made once)."""
@@ -175,6 +179,7 @@ cdef class NodeBlocks:
         row_slot = _checked_row_slot(row_slot, columns.n_rows, n_slots)
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self._pending = None
         if n_slots == 1 and not np.any(row_slot):
             self._one_group_per_feature()
             return
@@ -232,7 +237,10 @@ cdef class NodeBlocks:
     @cython.wraparound(True)
     def split(self, row_slot, left_slot, Py_ssize_t n_next, int n_threads):
         """Move each group into the groups of its node's children, after a
-        level's rows moved to their children's slots.
+        level's rows moved to their children's slots. Planned here; the
+        entries move when the next level is scanned (``find_best_splits``
+        moves a feature's entries just before it scans them, while they
+        are in cache) or at ``flush``.
 
         ``row_slot`` (n_rows,) holds the rows' slots at the next level (in
         [0, n_next) or NO_SLOT); ``left_slot`` (n_slots,) the left child's
@@ -241,16 +249,16 @@ cdef class NodeBlocks:
         neither child leaves the groups.
         """
         columns = self.columns
-        row_slot = _checked_row_slot(row_slot, columns.n_rows, n_next)
-        left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.flush(n_threads)
+        row_slot = _checked_row_slot(row_slot, columns.n_rows, n_next)
+        left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
         if left_slot.shape != (self.n_slots,) or (left_slot.size and (
                 left_slot.min() < NO_SLOT
                 or left_slot.max() + 1 >= max(n_next, 1))):
             raise ValueError("left_slot must hold, per slot, NO_SLOT or a "
                              "slot whose right neighbour is below n_next")
-        work_values, work_rows = self._work()
         col_ptr = columns.col_ptr
         group_count = self.group_count
         # entries now held by each feature's groups, an upper bound on the
@@ -262,45 +270,157 @@ cdef class NodeBlocks:
         next_ptr = np.zeros(columns.n_features + 1, dtype=np.int64)
         np.cumsum(np.minimum(np.minimum(held, n_next), 2 * group_count),
                   out=next_ptr[1:])
-        next_count = np.zeros(columns.n_features, dtype=np.int64)
-        next_slot = np.empty(next_ptr[-1], dtype=np.int32)
-        next_end = np.empty(next_ptr[-1], dtype=np.int64)
-        scratch_values = np.empty((n_threads, max(self.longest, 1)),
-                                  dtype=np.float32)
-        scratch_rows = np.empty((n_threads, max(self.longest, 1)),
-                                dtype=np.int32)
-        cdef BlockData src = _block_data(col_ptr, self.values, self.rows)
-        cdef BlockData dst = _block_data(col_ptr, work_values, work_rows)
-        cdef GroupData now = _group_data(self.group_ptr, group_count,
-                                         self.group_slot, self.group_end)
-        cdef GroupData out = _group_data(next_ptr, next_count, next_slot,
-                                         next_end)
-        cdef const int32_t[::1] slots = row_slot
+        self._pending = dict(
+            row_slot=row_slot.copy(), left_slot=left_slot, ptr=next_ptr,
+            count=np.zeros(columns.n_features, dtype=np.int64),
+            slot=np.empty(next_ptr[-1], dtype=np.int32),
+            end=np.empty(next_ptr[-1], dtype=np.int64))
+        self.n_slots = n_next
+
+    @property
+    def split_pending(self):
+        """Whether a split is planned but its entries not moved yet."""
+        return self._pending is not None
+
+    def flush(self, int n_threads=1):
+        """Move the entries of a pending split now, for every feature (the
+        finder does it feature by feature, just before it scans one)."""
+        if self._pending is None:
+            return
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        cdef SplitStep step = self._split_step(n_threads)
+        cdef Py_ssize_t f, n_features = self.columns.n_features
+        for f in prange(n_features, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            split_step_feature(&step, <int32_t> f, threadid())
+        self._commit()
+
+    cdef SplitStep _split_step(self, int n_threads) except *:
+        """Pointers of the pending split, with spare buffers for
+        ``n_threads`` (kept alive here until the commit)."""
+        pending = self._pending
+        work_values, work_rows = self._work()
+        col_ptr = self.columns.col_ptr
+        self._spare_values = np.empty((n_threads, max(self.longest, 1)),
+                                      dtype=np.float32)
+        self._spare_rows = np.empty((n_threads, max(self.longest, 1)),
+                                    dtype=np.int32)
+        cdef float[:, ::1] spare_values = self._spare_values
+        cdef int32_t[:, ::1] spare_rows = self._spare_rows
+        cdef const int32_t[::1] slots = pending["row_slot"]
+        cdef const int32_t[::1] left = pending["left_slot"]
+        cdef SplitStep step
+        step.src = _block_data(col_ptr, self.values, self.rows)
+        step.dst = _block_data(col_ptr, work_values, work_rows)
+        step.now = _group_data(self.group_ptr, self.group_count,
+                               self.group_slot, self.group_end)
+        step.out = _group_data(pending["ptr"], pending["count"],
+                               pending["slot"], pending["end"])
+        step.row_slot = &slots[0]
+        step.left_slot = &left[0] if left.shape[0] else NULL
+        step.spare_values = &spare_values[0, 0]
+        step.spare_rows = &spare_rows[0, 0]
+        step.spare_stride = spare_values.shape[1]
+        return step
+
+    def _commit(self):
+        """The pending split's groups become the current ones."""
+        pending = self._pending
+        work_values, work_rows = self._work()
+        self._pending = None
+        self._spare_values = None
+        self._spare_rows = None
+        self._set_groups(work_values, work_rows, pending["ptr"],
+                         pending["count"], pending["slot"], pending["end"],
+                         self.n_slots)
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def route_rows(self, int32_t[::1] row_slot not None, split_feature,
+                   threshold, default_left, left_slot, Py_ssize_t n_next,
+                   int n_threads, slot_node=None, row_leaf=None):
+        """Move each row of a split node to its child's slot (in place), as
+        ``_partition.apply_level_splits`` does, from the groups: a row goes
+        where its node sends missing values, unless the split feature's
+        group of its node holds its value (then ``value < threshold`` goes
+        left). Rows of nodes that became leaves get NO_SLOT. Numeric splits
+        only, and not with absent entries read as 0.0 (whose rows have no
+        entry yet a value). Returns the number of rows in each new slot.
+
+        ``split_feature`` (n_slots,) holds NO_FEATURE for a node that
+        became a leaf; ``left_slot`` as in ``split``. With ``slot_node``
+        (n_slots,) int32, the node of each slot, the rows of the nodes that
+        became leaves get that node in ``row_leaf`` (n_rows,) int32.
+        """
+        columns = self.columns
+        cdef Py_ssize_t n_slots = self.n_slots
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.flush(n_threads)
+        if columns.zero_absent:
+            raise ValueError("route_rows cannot place the rows of an "
+                             "implicit zero block")
+        split_feature = np.ascontiguousarray(split_feature, dtype=np.int32)
+        threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
+        left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
+        if not (split_feature.shape == threshold.shape == default_left.shape
+                == left_slot.shape == (n_slots,)):
+            raise ValueError("one split_feature, threshold, default_left "
+                             "and left_slot per slot")
+        split = split_feature != NO_FEATURE
+        if split.any() and (split_feature.min() < NO_FEATURE
+                            or split_feature.max() >= columns.n_features
+                            or left_slot[split].min() < 0
+                            or left_slot[split].max() + 1 >= n_next):
+            raise ValueError("a split's feature or children are out of range")
+        _checked_row_slot(row_slot, columns.n_rows, n_slots)
+        # every row of a split node to its node's default child
+        default_child = np.full(max(n_slots, 1), NO_SLOT, dtype=np.int32)
+        default_child[:n_slots][split] = (
+            left_slot + 1 - (default_left != 0))[split]
+        cdef bint track = slot_node is not None
+        if track:
+            slot_node = np.ascontiguousarray(slot_node, dtype=np.int32)
+            if slot_node.shape != (n_slots,) or not isinstance(
+                    row_leaf, np.ndarray) or row_leaf.dtype != np.int32 or (
+                        row_leaf.shape != (columns.n_rows,)):
+                raise ValueError("slot_node (n_slots,) and row_leaf "
+                                 "(n_rows,) int32 go together")
+        cdef const int32_t[::1] node_of = (slot_node if track
+                                           else default_child)
+        cdef int32_t[::1] leaf_view = (row_leaf if track
+                                       else np.empty(1, dtype=np.int32))
+        cdef const int32_t[::1] child = default_child
+        cdef int32_t* slots = &row_slot[0] if row_slot.shape[0] else NULL
+        cdef Py_ssize_t r, n_rows = row_slot.shape[0]
+        for r in prange(n_rows, nogil=True, schedule="static",
+                        num_threads=n_threads):
+            if slots[r] != NO_SLOT:
+                if track and child[slots[r]] == NO_SLOT:
+                    leaf_view[r] = node_of[slots[r]]
+                slots[r] = child[slots[r]]
+        cdef BlockData data = _block_data(columns.col_ptr, self.values,
+                                          self.rows)
+        cdef GroupData groups = _group_data(self.group_ptr, self.group_count,
+                                            self.group_slot, self.group_end)
+        cdef const int32_t[::1] feature = split_feature
+        cdef const double[::1] cut = threshold
         cdef const int32_t[::1] left = left_slot
-        cdef float[:, ::1] spare_values = scratch_values
-        cdef int32_t[:, ::1] spare_rows = scratch_rows
-        cdef float* spare_values_base = &spare_values[0, 0]
-        cdef int32_t* spare_rows_base = &spare_rows[0, 0]
-        cdef Py_ssize_t spare_stride = spare_values.shape[1]
-        cdef const int32_t* slots_base = &slots[0]
-        cdef const int32_t* left_base = &left[0] if left.shape[0] else NULL
-        cdef Py_ssize_t f, n_features = columns.n_features
-        cdef int tid
-        with nogil:
-            for f in prange(n_features, schedule="dynamic",
-                            num_threads=n_threads):
-                tid = threadid()
-                split_feature_groups(<int32_t> f, &src, &dst, &now, &out,
-                                     slots_base, left_base,
-                                     spare_values_base + tid * spare_stride,
-                                     spare_rows_base + tid * spare_stride)
-        self._set_groups(work_values, work_rows, next_ptr, next_count,
-                         next_slot, next_end, n_next)
+        cdef Py_ssize_t s
+        for s in prange(n_slots, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            if feature[s] != NO_FEATURE:
+                route_present_rows(&data, &groups, <int32_t> s, feature[s],
+                                   cut[s], left[s], slots)
+        return _slot_counts(slots, n_rows, n_next, n_threads)
 
     def groups(self, Py_ssize_t feature):
         """Feature ``feature``'s groups as {slot: rows in group order}."""
         if not 0 <= feature < self.columns.n_features:
             raise ValueError("feature out of range")
+        self.flush()
         out = {}
         start = self.columns.col_ptr[feature]
         first = self.group_ptr[feature]
@@ -337,6 +457,27 @@ ctypedef struct GroupData:
     int64_t* count          # (n_features,)
     int32_t* slot
     int64_t* end
+
+
+ctypedef struct SplitStep:
+    # a planned split of the groups (see NodeBlocks.split)
+    BlockData src
+    BlockData dst
+    GroupData now
+    GroupData out
+    const int32_t* row_slot
+    const int32_t* left_slot
+    float* spare_values    # one buffer per thread, spare_stride apart
+    int32_t* spare_rows
+    Py_ssize_t spare_stride
+
+
+cdef inline void split_step_feature(const SplitStep* step, int32_t f,
+                                    int tid) noexcept nogil:
+    split_feature_groups(f, &step.src, &step.dst, &step.now, &step.out,
+                         step.row_slot, step.left_slot,
+                         step.spare_values + tid * step.spare_stride,
+                         step.spare_rows + tid * step.spare_stride)
 
 
 cdef BlockData _block_data(col_ptr, values, rows):
@@ -414,6 +555,7 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
     cdef int64_t written = begin, group_begin = begin, n_groups = 0
     cdef int64_t first_out = out.ptr[f]
     cdef int32_t slot, left, row
+    cdef float value
     for i in range(now.ptr[f], now.ptr[f] + now.count[f]):
         left = left_slot[now.slot[i]]
         if left == NO_SLOT:
@@ -424,16 +566,17 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
         for k in range(group_begin, now.end[i]):
             if k + PREFETCH_ROWS < now.end[i]:
                 prefetch(&row_slot[src.rows[k + PREFETCH_ROWS]])
+            # branch-free: the entry is written to both places, and the
+            # cursor of the one it belongs to moves on
             row = src.rows[k]
+            value = src.values[k]
             slot = row_slot[row]
-            if slot == left:
-                dst.values[written] = src.values[k]
-                dst.rows[written] = row
-                written += 1
-            elif slot == left + 1:
-                spare_values[n_right] = src.values[k]
-                spare_rows[n_right] = row
-                n_right += 1
+            dst.values[written] = value
+            dst.rows[written] = row
+            written += slot == left
+            spare_values[n_right] = value
+            spare_rows[n_right] = row
+            n_right += slot == left + 1
         if written > left_start:
             out.slot[first_out + n_groups] = left
             out.end[first_out + n_groups] = written
@@ -447,6 +590,59 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
             n_groups += 1
         group_begin = now.end[i]
     out.count[f] = n_groups
+
+
+cdef void route_present_rows(const BlockData* data, const GroupData* groups,
+                             int32_t slot, int32_t f, double threshold,
+                             int32_t left, int32_t* row_slot) noexcept nogil:
+    """The rows of node ``slot`` present in feature f's group, to the
+    child their value selects."""
+    cdef int64_t i, k, begin = data.col_ptr[f]
+    for i in range(groups.ptr[f], groups.ptr[f] + groups.count[f]):
+        if groups.slot[i] == slot:
+            for k in range(begin, groups.end[i]):
+                row_slot[data.rows[k]] = (
+                    left if data.values[k] < threshold else left + 1)
+            return
+        begin = groups.end[i]
+
+
+def root_sums(const float[:, ::1] gpair not None,
+              const uint8_t[::1] active not None, weight=None):
+    """(G, H): the sums of the (weighted) gradient pairs of the active
+    rows, in float64, in row order."""
+    cdef Py_ssize_t r, n_rows = gpair.shape[0]
+    if gpair.shape[1] != 2 or active.shape[0] != n_rows:
+        raise ValueError("gpair must be (n_rows, 2), active (n_rows,)")
+    cdef bint weighted = weight is not None
+    cdef const double[::1] w = _check_weight(weight, n_rows)
+    cdef double G = 0.0, H = 0.0
+    with nogil:
+        for r in range(n_rows):
+            if active[r]:
+                if weighted:
+                    G += <double> gpair[r, 0] * w[r]
+                    H += <double> gpair[r, 1] * w[r]
+                else:
+                    G += gpair[r, 0]
+                    H += gpair[r, 1]
+    return G, H
+
+
+cdef object _slot_counts(const int32_t* row_slot, Py_ssize_t n_rows,
+                         Py_ssize_t n_slots, int n_threads):
+    """The number of rows in each slot (int64), counted per thread."""
+    # each thread's counts on their own cache lines
+    counts = np.zeros((n_threads, padded_count(n_slots, sizeof(int64_t))),
+                      dtype=np.int64)
+    cdef int64_t[:, ::1] per_thread = counts
+    cdef int64_t* base = &per_thread[0, 0]
+    cdef Py_ssize_t stride = per_thread.shape[1], r
+    for r in prange(n_rows, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        if row_slot[r] != NO_SLOT:
+            base[threadid() * stride + row_slot[r]] += 1
+    return counts.sum(axis=0)[:n_slots]
 
 
 # --------------------------------------------------------------------------
@@ -583,12 +779,15 @@ cdef inline void backward_step(NodeWalk* a, const NodeContext* c, float v,
 cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
                                   const float[:, ::1] gpair,
                                   const double[::1] weight, bint weighted,
-                                  double* gh, ZeroBlock* zero) noexcept nogil:
+                                  double* gh, double* sums,
+                                  ZeroBlock* zero) noexcept nogil:
     """The weighted gradient pairs of a group's rows into ``gh`` (2 per
-    entry); taken out of the node's zero block, if any."""
+    entry) and their running sums into ``sums`` (entries [0, k) at
+    ``sums[4k]``, ``sums[4k + 1]``, in the forward walk's order); taken out
+    of the node's zero block, if any."""
     cdef Py_ssize_t k
     cdef int32_t row
-    cdef double g, h
+    cdef double g, h, G = 0.0, H = 0.0
     for k in range(n):
         # the rows of a group are in value order, i.e. scattered: fetch the
         # gradients of an entry ahead (paper section 4.2)
@@ -602,6 +801,10 @@ cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
             h = h * weight[row]
         gh[2 * k] = g
         gh[2 * k + 1] = h
+        sums[4 * k] = G
+        sums[4 * k + 1] = H
+        G += g
+        H += h
     if zero != NULL:
         for k in range(n):
             zero.G -= gh[2 * k]
@@ -667,20 +870,8 @@ cdef bint any_may_win(const NodeContext* c, const float* values,
     cdef double a_left, a_right
     cdef bint has_missing = n < c.count
     cdef int passes = 0
-    # sums[4k .. 4k+1]: entries [0, k); sums[4k+2 .. 4k+3]: entries [k, n)
-    for k in range(n):
-        sums[4 * k] = G
-        sums[4 * k + 1] = H
-        G += gh[2 * k]
-        H += gh[2 * k + 1]
-    G = 0.0
-    H = 0.0
-    if has_missing:
-        for k in range(n - 1, -1, -1):
-            G += gh[2 * k]
-            H += gh[2 * k + 1]
-            sums[4 * k + 2] = G
-            sums[4 * k + 3] = H
+    # sums[4k .. 4k+1]: entries [0, k) (from gather_gradients);
+    # sums[4k+2 .. 4k+3]: entries [k, n)
     # forward (missing right): left = entries below k
     for k in range(1, n):
         G_left = sums[4 * k]
@@ -694,6 +885,11 @@ cdef bint any_may_win(const NodeContext* c, const float* values,
                    & (G_left * G_left * a_right + G_right * G_right * a_left
                       >= need * a_left * a_right))
     if has_missing and not passes:
+        for k in range(n - 1, -1, -1):
+            G += gh[2 * k]
+            H += gh[2 * k + 1]
+            sums[4 * k + 2] = G
+            sums[4 * k + 3] = H
         # backward (missing left): right = entries from k up
         for k in range(1, n):
             G_right = sums[4 * k + 2]
@@ -815,7 +1011,7 @@ cdef void scan_feature(const LevelScan* L, int32_t f,
                 z = zero_block(zero, slot, touched, &n_touched, L)
                 z.has_group = True
             gather_gradients(&L.rows[begin], L.group_end[i] - begin, gpair,
-                             weight, weighted, gh, z)
+                             weight, weighted, gh, sums, z)
             node_context(&c, L, f, slot, best)
             scan_group(&c, &L.values[begin], gh, sums,
                        L.group_end[i] - begin, z)
@@ -877,9 +1073,23 @@ def find_best_splits(
     cdef int tid
     for s in range(n_slots):
         parent_score[s] = leaf_score(node_G[s], node_H[s], &p)
+    # a split of the groups planned at the previous level is carried out
+    # feature by feature, each just before its scan
+    cdef bint splitting = grouped._pending is not None
+    cdef SplitStep step
+    cdef BlockData data
+    cdef GroupData groups
+    if splitting:
+        step = grouped._split_step(n_threads)
+        data = step.dst
+        groups = step.out
+    else:
+        data = _block_data(columns.col_ptr, grouped.values, grouped.rows)
+        groups = _group_data(grouped.group_ptr, grouped.group_count,
+                             grouped.group_slot, grouped.group_end)
     cdef LevelScan L
-    _level_scan(&L, grouped, columns, row_slot, node_G, node_H, node_count,
-                parent_score, &p)
+    _level_scan(&L, &data, &groups, columns, row_slot, node_G, node_H,
+                node_count, parent_score, &p)
 
     # Each thread's scratch starts on its own cache lines: a line shared by
     # two threads would bounce between their cores (false sharing).
@@ -905,6 +1115,8 @@ def find_best_splits(
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
+        if splitting:
+            split_step_feature(&step, <int32_t> f, tid)
         scan_feature(&L, <int32_t> f, gpair, weight_view, weighted,
                      feature_allowed, &gh[tid * gh_stride],
                      &gh[tid * gh_stride + 2 * longest],
@@ -918,6 +1130,8 @@ def find_best_splits(
             if c.feature >= 0 and is_better(c.gain, c.feature,
                                             c.threshold, &best[s]):
                 best[s] = c[0]
+    if splitting:
+        grouped._commit()
     return _candidates_to_arrays(best, n_slots)
 
 
@@ -942,18 +1156,13 @@ def _grouped_blocks(blocks, row_slot, Py_ssize_t n_slots, int n_threads):
     return blocks
 
 
-cdef void _level_scan(LevelScan* L, NodeBlocks grouped,
+cdef void _level_scan(LevelScan* L, const BlockData* data,
+                      const GroupData* groups,
                       SortedColumns columns, const int32_t[::1] row_slot,
                       const double[::1] node_G, const double[::1] node_H,
                       const int64_t[::1] node_count,
                       const double[::1] parent_score, const RegParams* p):
     """Pointers into validated arrays (kept alive by the caller)."""
-    cdef BlockData data = _block_data(columns.col_ptr, grouped.values,
-                                      grouped.rows)
-    cdef GroupData groups = _group_data(grouped.group_ptr,
-                                        grouped.group_count,
-                                        grouped.group_slot,
-                                        grouped.group_end)
     cdef const int64_t[::1] missing_ptr = columns.missing_ptr
     cdef const int32_t[::1] missing_rows = columns.missing_rows
     L.values = data.values

@@ -35,7 +35,7 @@ from ._approx import (codes_from_sorted, entry_codes, local_histograms,
 from ._binning import BinnedData
 from ._categorical_splits import CategoricalSplits, left_set_list, merge_splits
 from ._column_sampler import ColumnSampler
-from ._exact import NodeBlocks, find_best_splits
+from ._exact import NodeBlocks, find_best_splits, root_sums
 from ._gain import leaf_scores, leaf_weights
 from ._hist_split import (BinnedColumns, categorical_left_set,
                           find_best_splits_columns, find_best_splits_hist)
@@ -146,9 +146,12 @@ class ExactGrower:
         float32, using the rows where ``active`` is True."""
         p = self.params
         row_slot = np.where(active, 0, -1).astype(np.int32)
-        G, H = self._root_sums(gpair, active)
+        # the leaf of each active row, when the groups route the rows
+        self.row_leaf = (np.full(row_slot.shape[0], -1, dtype=np.int32)
+                         if self._routes_from_groups else None)
+        G, H = root_sums(gpair, active.view(np.uint8), self.weight)
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
-        builder = TreeBuilder(G[0], H[0])
+        builder = TreeBuilder(G, H)
         self.blocks.start(row_slot, 1, self.n_threads)
         self.sampler.start_tree()
         if self.categories is not None:
@@ -161,14 +164,18 @@ class ExactGrower:
             depth += 1
         tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
-        return tree, None  # leaves of rows are not tracked: re-predicted
+        if self.row_leaf is None:
+            return tree, None  # leaves of rows not tracked: re-predicted
+        # the rows still open sit in the last level's leaves
+        still_open = row_slot >= 0
+        self.row_leaf[still_open] = level_nodes[row_slot[still_open]]
+        return tree, RowLeaves(self.row_leaf)
 
-    def _root_sums(self, gpair, active):
-        pairs = gpair[active].astype(np.float64)
-        if self.weight is not None:
-            pairs *= self.weight[active, np.newaxis]
-        G, H = pairs.sum(axis=0)
-        return np.array([G]), np.array([H])
+    @property
+    def _routes_from_groups(self):
+        """Rows move by the split features' groups (numeric splits, absent
+        entries missing), not by reading X."""
+        return self.categories is None and not self.sorted.zero_absent
 
     def _grow_level(self, builder, gpair, row_slot, nodes, count, depth):
         p = self.params
@@ -195,14 +202,35 @@ class ExactGrower:
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        count_next = apply_level_splits(
-            self.X, row_slot, feature, splits["threshold"],
-            splits["default_left"], left_slot, left_slot + 1, 2 * n_split,
-            self.n_threads, left_sets=splits.get("left_set"))
+        if self._routes_from_groups:
+            # the split features' groups hold the values: no row lookups
+            count_next = self.blocks.route_rows(
+                row_slot, feature, splits["threshold"],
+                splits["default_left"], left_slot, 2 * n_split,
+                self.n_threads, slot_node=nodes, row_leaf=self.row_leaf)
+        else:
+            count_next = apply_level_splits(
+                self.X, row_slot, feature, splits["threshold"],
+                splits["default_left"], left_slot, left_slot + 1,
+                2 * n_split, self.n_threads,
+                left_sets=splits.get("left_set"))
         if n_split and (p.max_depth == 0 or depth + 1 < p.max_depth):
             self.blocks.split(row_slot, left_slot, 2 * n_split,
                               self.n_threads)
         return np.column_stack([left, right]).ravel(), count_next
+
+
+@dataclass
+class RowLeaves:
+    """The leaf (node id) of each row of a grown tree, -1 for the rows not
+    in it."""
+
+    leaf: np.ndarray
+
+    def add_values(self, tree, raw, column, n_threads):
+        """raw[row, column] += the tree's value at the row, for these rows."""
+        rows = np.flatnonzero(self.leaf >= 0)
+        raw[rows, column] += tree.value[self.leaf[rows]]
 
 
 @dataclass
