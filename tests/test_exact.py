@@ -480,3 +480,61 @@ def test_node_blocks_reject_bad_levels():
                          np.zeros(6, np.int32), np.ones(1), np.ones(1),
                          np.ones(1, np.int64), np.ones((1, 2), np.uint8),
                          1.0, 0.0, 0.0, 0.0, 1)
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_route_rows_equals_apply_level_splits(seed, n_threads):
+    # Rows routed from the split features' groups go where the row
+    # partitioner, reading X itself, sends them.
+    from skboost.tree._partition import apply_level_splits
+
+    rng = np.random.default_rng(2000 + seed)
+    X, _, _, row_slot, allowed, _ = random_problem(seed)
+    n_slots = allowed.shape[0]
+    blocks = NodeBlocks(SortedColumns(*sorted_blocks(X), X.shape[0]))
+    blocks.start(row_slot, n_slots, 1)
+    split = rng.random(n_slots) < 0.7
+    feature = np.where(split, rng.integers(0, X.shape[1], n_slots),
+                       -1).astype(np.int32)
+    # thresholds at data values, between them, and beyond them
+    threshold = rng.choice(np.concatenate([np.nan_to_num(X.ravel()),
+                                           [-np.inf, np.inf, 0.25]]),
+                           n_slots).astype(np.float64)
+    default_left = rng.integers(0, 2, n_slots).astype(np.uint8)
+    left_slot = np.full(n_slots, -1, dtype=np.int32)
+    left_slot[split] = 2 * np.arange(np.count_nonzero(split))
+    n_next = 2 * int(np.count_nonzero(split))
+    want_slots = row_slot.copy()
+    want = apply_level_splits(X, want_slots, feature, threshold,
+                              default_left, left_slot, left_slot + 1,
+                              n_next, 1)
+    got_slots = row_slot.copy()
+    got = blocks.route_rows(got_slots, feature, threshold, default_left,
+                            left_slot, n_next, n_threads)
+    np.testing.assert_array_equal(got_slots, want_slots)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_grower_tracks_the_leaf_of_each_active_row(seed):
+    # The exact grower routes rows from the groups and records where each
+    # active row ends; that must be the leaf the predictor sends it to.
+    from skboost._booster import _single_tree
+    from skboost.tree._presort import presort_dense
+    from skboost.tree.grower import ExactGrower, TreeParams
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    gpair = np.column_stack([rng.normal(size=300), rng.uniform(0.1, 1, 300)])
+    gpair = np.ascontiguousarray(gpair, dtype=np.float32)
+    active = rng.random(300) < 0.8
+    params = TreeParams(max_depth=int(rng.integers(1, 6)),
+                        min_child_weight=0.5, reg_lambda=1.0)
+    grower = ExactGrower(X, presort_dense(X), params, 2, rng)
+    tree, leaf_rows = grower.grow(gpair, active)
+    want = _single_tree(tree, X).predict_leaves(X, n_threads=1)[:, 0]
+    np.testing.assert_array_equal(leaf_rows.leaf[active], want[active])
+    assert np.all(leaf_rows.leaf[~active] == -1)
+    assert np.all(tree.left_child[leaf_rows.leaf[active]] == -1)
