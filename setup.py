@@ -38,7 +38,9 @@ if sys.platform == "win32":
     OPT = ["/O2"]
 else:
     OPENMP_COMPILE, OPENMP_LINK = ["-fopenmp"], ["-fopenmp"]
-    OPT = ["-O0", "-g"] if DEBUG else ["-O3"]
+    # no contraction into fused multiply-adds (which vector clones may
+    # use): every build computes the same float results
+    OPT = (["-O0", "-g"] if DEBUG else ["-O3"]) + ["-ffp-contract=off"]
 
 COMPILER_DIRECTIVES = {
     "language_level": 3,

@@ -776,44 +776,55 @@ cdef inline void backward_step(NodeWalk* a, const NodeContext* c, float v,
     a.last_value = v
 
 
+ctypedef struct GroupBuffers:
+    # one thread's per-entry buffers (``longest`` doubles each) for the
+    # group being scanned: its gradient pairs and the walks' running sums
+    double* g
+    double* h
+    double* below_G        # sums of entries [0, k): the forward walk's
+    double* below_H
+    double* above_G        # sums of entries [k, n): the backward walk's
+    double* above_H
+
+
 cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
                                   const float[:, ::1] gpair,
                                   const double[::1] weight, bint weighted,
-                                  double* gh, double* sums,
-                                  ZeroBlock* zero) noexcept nogil:
-    """The weighted gradient pairs of a group's rows into ``gh`` (2 per
-    entry) and their running sums into ``sums`` (entries [0, k) at
-    ``sums[4k]``, ``sums[4k + 1]``, in the forward walk's order); taken out
-    of the node's zero block, if any."""
+                                  double* g, double* h) noexcept nogil:
+    """The weighted gradient pairs of a group's rows into g, h."""
     cdef Py_ssize_t k
     cdef int32_t row
-    cdef double g, h, G = 0.0, H = 0.0
     for k in range(n):
         # the rows of a group are in value order, i.e. scattered: fetch the
         # gradients of an entry ahead (paper section 4.2)
         if k + PREFETCH_ROWS < n:
             prefetch(&gpair[rows[k + PREFETCH_ROWS], 0])
         row = rows[k]
-        g = gpair[row, 0]
-        h = gpair[row, 1]
+        g[k] = gpair[row, 0]
+        h[k] = gpair[row, 1]
         if weighted:
-            g = g * weight[row]
-            h = h * weight[row]
-        gh[2 * k] = g
-        gh[2 * k + 1] = h
-        sums[4 * k] = G
-        sums[4 * k + 1] = H
-        G += g
-        H += h
-    if zero != NULL:
-        for k in range(n):
-            zero.G -= gh[2 * k]
-            zero.H -= gh[2 * k + 1]
-        zero.count -= n
+            g[k] *= weight[row]
+            h[k] *= weight[row]
+
+
+cdef inline void running_sums(const double* g, const double* h,
+                              Py_ssize_t n, const GroupBuffers* b,
+                              double* G, double* H) noexcept nogil:
+    """The sums of entries [0, k) into ``b.below_G[k]``, ``b.below_H[k]``,
+    in the forward walk's order; the sums of all n in G, H."""
+    cdef Py_ssize_t k
+    cdef double G_run = 0.0, H_run = 0.0
+    for k in range(n):
+        b.below_G[k] = G_run
+        b.below_H[k] = H_run
+        G_run += g[k]
+        H_run += h[k]
+    G[0] = G_run
+    H[0] = H_run
 
 
 cdef void walk_group(const NodeContext* c, const float* values,
-                     const double* gh, Py_ssize_t n,
+                     const double* g, const double* h, Py_ssize_t n,
                      const ZeroBlock* zero) noexcept nogil:
     """Every candidate of one node for one feature: the forward walk
     (missing right), all present entries against the missing ones, and,
@@ -828,7 +839,7 @@ cdef void walk_group(const NodeContext* c, const float* values,
         if zero_pending and values[k] > 0:
             forward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
             zero_pending = False
-        forward_step(&a, c, values[k], gh[2 * k], gh[2 * k + 1], 1)
+        forward_step(&a, c, values[k], g[k], h[k], 1)
     if zero_pending:
         forward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
     if a.count == 0:
@@ -847,86 +858,156 @@ cdef void walk_group(const NodeContext* c, const float* values,
         if zero_pending and values[k] < 0:
             backward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
             zero_pending = False
-        backward_step(&a, c, values[k], gh[2 * k], gh[2 * k + 1], 1)
+        backward_step(&a, c, values[k], g[k], h[k], 1)
     if zero_pending:
         backward_step(&a, c, 0.0, zero.G, zero.H, zero.count)
 
 
-cdef bint any_may_win(const NodeContext* c, const float* values,
-                      const double* gh, double* sums, Py_ssize_t n,
-                      double need) noexcept nogil:
-    """Whether any candidate of the group (either direction) passes the
-    node's pre-test at floor ``need``; False lets the walks be skipped, as
-    none of their candidates could then beat the node's best.
-
-    The running sums are the walks' own, in the same order (prefix sums
-    ascending, suffix sums descending), so the tests are the walks' tests,
-    bit for bit; the floor only rises during the walks. Kept apart from
-    them, the tests have no loop-carried dependency and are vectorised.
+cdef extern from *:
     """
+    /* The pre-test of every position k in [1, n) of a group, boundary or
+       not (see any_passes): G_side[k], H_side[k] are the sums on the left
+       of k if side_is_left, else on its right. Built once per vector unit
+       where the compiler dispatches at load time (GCC or Clang on x86-64
+       glibc: AVX-512, AVX2 or baseline SSE2 clones), a plain loop
+       elsewhere. The clones give the same bits (no contraction into fused
+       multiply-adds: -ffp-contract=off). */
+    #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+    #if __has_attribute(target_clones)
+    #define SKB_VECTOR_CLONES \
+        __attribute__((target_clones("avx512f", "avx2", "default")))
+    #endif
+    #endif
+    #ifndef SKB_VECTOR_CLONES
+    #define SKB_VECTOR_CLONES
+    #endif
+    SKB_VECTOR_CLONES
+    static int skb_any_position_passes(
+            const double* G_side, const double* H_side, int side_is_left,
+            Py_ssize_t n, double G, double H, double lam, double mcw,
+            double need) {
+        int passes = 0;
+        Py_ssize_t k;
+        if (side_is_left) {
+            for (k = 1; k < n; k++) {
+                double G_left = G_side[k], H_left = H_side[k];
+                double G_right = G - G_left, H_right = H - H_left;
+                double a_left = H_left + lam, a_right = H_right + lam;
+                passes |= (H_left >= mcw) & (H_right >= mcw)
+                    & (G_left * G_left * a_right + G_right * G_right * a_left
+                       >= need * a_left * a_right);
+            }
+        } else {
+            for (k = 1; k < n; k++) {
+                double G_right = G_side[k], H_right = H_side[k];
+                double G_left = G - G_right, H_left = H - H_right;
+                double a_left = H_left + lam, a_right = H_right + lam;
+                passes |= (H_left >= mcw) & (H_right >= mcw)
+                    & (G_left * G_left * a_right + G_right * G_right * a_left
+                       >= need * a_left * a_right);
+            }
+        }
+        return passes;
+    }
+    """
+    bint any_position_passes "skb_any_position_passes"(
+        const double* G_side, const double* H_side, bint side_is_left,
+        Py_ssize_t n, double G, double H, double lam, double mcw,
+        double need) noexcept nogil
+
+
+cdef inline bint any_passes(const float* values, const double* G_left_of,
+                            const double* H_left_of, bint left_is_below,
+                            Py_ssize_t n, double G, double H, double lam,
+                            double mcw, double need) noexcept nogil:
+    """Whether a candidate k in [1, n) (a boundary between distinct
+    values) passes the pre-test, the sums on one side of it being
+    ``G_left_of[k]``, ``H_left_of[k]``: the left child's if
+    ``left_is_below``, else the right child's.
+
+    First every position, boundary or not, in the widest vectors (no
+    float/double mix); only if one passes, the boundaries alone."""
+    if not any_position_passes(G_left_of, H_left_of, left_is_below, n, G,
+                               H, lam, mcw, need):
+        return False
     cdef Py_ssize_t k
-    cdef double G = 0.0, H = 0.0, G_left, H_left, G_right, H_right
-    cdef double lam = c.p.reg_lambda, mcw = c.p.min_child_weight
-    cdef double a_left, a_right
-    cdef bint has_missing = n < c.count
+    cdef double G_left, H_left, G_right, H_right, a_left, a_right
     cdef int passes = 0
-    # sums[4k .. 4k+1]: entries [0, k) (from gather_gradients);
-    # sums[4k+2 .. 4k+3]: entries [k, n)
-    # forward (missing right): left = entries below k
     for k in range(1, n):
-        G_left = sums[4 * k]
-        H_left = sums[4 * k + 1]
-        G_right = c.G - G_left
-        H_right = c.H - H_left
+        if left_is_below:
+            G_left = G_left_of[k]
+            H_left = H_left_of[k]
+            G_right = G - G_left
+            H_right = H - H_left
+        else:
+            G_right = G_left_of[k]
+            H_right = H_left_of[k]
+            G_left = G - G_right
+            H_left = H - H_right
         a_left = H_left + lam
         a_right = H_right + lam
         passes |= ((values[k] != values[k - 1]) & (H_left >= mcw)
                    & (H_right >= mcw)
                    & (G_left * G_left * a_right + G_right * G_right * a_left
                       >= need * a_left * a_right))
-    if has_missing and not passes:
-        for k in range(n - 1, -1, -1):
-            G += gh[2 * k]
-            H += gh[2 * k + 1]
-            sums[4 * k + 2] = G
-            sums[4 * k + 3] = H
-        # backward (missing left): right = entries from k up
-        for k in range(1, n):
-            G_right = sums[4 * k + 2]
-            H_right = sums[4 * k + 3]
-            G_left = c.G - G_right
-            H_left = c.H - H_right
-            a_left = H_left + lam
-            a_right = H_right + lam
-            passes |= ((values[k] != values[k - 1]) & (H_left >= mcw)
-                       & (H_right >= mcw)
-                       & (G_left * G_left * a_right
-                          + G_right * G_right * a_left
-                          >= need * a_left * a_right))
     return passes
 
 
+cdef bint any_may_win(const NodeContext* c, const float* values,
+                      const double* g, const double* h,
+                      const GroupBuffers* b, Py_ssize_t n,
+                      double need) noexcept nogil:
+    """Whether any candidate of the group (either direction) passes the
+    node's pre-test at floor ``need``; False lets the walks be skipped, as
+    none of their candidates could then beat the node's best.
+
+    The running sums are the walks' own, in the same order (``below``
+    ascending, from ``running_sums``; ``above`` descending, made here), so
+    the tests are the walks' tests, bit for bit; the floor only rises
+    during the walks. Kept apart from them, in arrays of their own, the
+    tests have no loop-carried dependency and are vectorised.
+    """
+    cdef Py_ssize_t k
+    cdef double G = 0.0, H = 0.0
+    cdef double lam = c.p.reg_lambda, mcw = c.p.min_child_weight
+    # forward (missing right): left = entries below k
+    if any_passes(values, b.below_G, b.below_H, True, n, c.G, c.H, lam, mcw,
+                  need):
+        return True
+    if n == c.count:
+        return False  # no missing value: no backward walk
+    for k in range(n - 1, -1, -1):
+        G += g[k]
+        H += h[k]
+        b.above_G[k] = G
+        b.above_H[k] = H
+    # backward (missing left): right = entries from k up
+    return any_passes(values, b.above_G, b.above_H, False, n, c.G, c.H, lam,
+                      mcw, need)
+
+
 cdef void scan_group(const NodeContext* c, const float* values,
-                     const double* gh, double* sums, Py_ssize_t n,
+                     const double* g, const double* h,
+                     const GroupBuffers* b, Py_ssize_t n,
                      const ZeroBlock* zero) noexcept nogil:
     """``walk_group``, skipped when ``any_may_win`` shows that no
     candidate of the walks can win: then only the split on missingness
-    itself is offered."""
+    itself is offered. ``b.below_*`` hold the group's running sums."""
     cdef NodeWalk a
     cdef double need
     if zero == NULL and n > 1 and c.l2_only and (
             c.best.feature != NO_FEATURE):
         need = children_score_needed(c)
-        if not any_may_win(c, values, gh, sums, n, need):
+        if not any_may_win(c, values, g, h, b, n, need):
             if n < c.count:
                 a.need = need
                 # the sums of all n entries, in the walks' order
-                a.G = sums[4 * (n - 1)] + gh[2 * (n - 1)]
-                a.H = sums[4 * (n - 1) + 1] + gh[2 * (n - 1) + 1]
+                a.G = b.below_G[n - 1] + g[n - 1]
+                a.H = b.below_H[n - 1] + h[n - 1]
                 consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY,
                          False)
             return
-    walk_group(c, values, gh, n, zero)
+    walk_group(c, values, g, h, n, zero)
 
 
 ctypedef struct LevelScan:
@@ -979,52 +1060,200 @@ cdef inline ZeroBlock* zero_block(ZeroBlock* zero, int32_t slot,
     return z
 
 
+ctypedef struct FeatureScratch:
+    # one thread's buffers while it scans a feature
+    GroupBuffers group
+    ZeroBlock* zero        # one per slot
+    int32_t* touched       # one per slot: the zero blocks in use
+    Py_ssize_t n_touched
+    SplitCandidate* best   # one per slot: this thread's bests
+
+
+cdef void scan_node_group(const LevelScan* L, int32_t f, int32_t slot,
+                          const float* values, Py_ssize_t n,
+                          const double* g, const double* h,
+                          FeatureScratch* w,
+                          const uint8_t[:, ::1] feature_allowed) noexcept nogil:
+    """Node ``slot``'s group of feature f (n entries, their gradient pairs
+    in g, h): its running sums, then its candidates."""
+    cdef double G, H
+    cdef NodeContext c
+    cdef ZeroBlock* z = NULL
+    if n == 0 or not feature_allowed[slot, f]:
+        return
+    running_sums(g, h, n, &w.group, &G, &H)
+    if L.zero_absent:
+        # the present entries leave the node's zero block
+        z = zero_block(w.zero, slot, w.touched, &w.n_touched, L)
+        z.has_group = True
+        z.G -= G
+        z.H -= H
+        z.count -= n
+    node_context(&c, L, f, slot, w.best)
+    scan_group(&c, values, g, h, &w.group, n, z)
+
+
+cdef void missing_entries_out_of_zero_blocks(
+        const LevelScan* L, int32_t f, const float[:, ::1] gpair,
+        const double[::1] weight, bint weighted,
+        const uint8_t[:, ::1] feature_allowed,
+        FeatureScratch* w) noexcept nogil:
+    """Absent entries read as 0.0: feature f's stored missing entries leave
+    their nodes' zero blocks."""
+    cdef int64_t k
+    cdef int32_t row, slot
+    cdef ZeroBlock* z
+    for k in range(L.missing_ptr[f], L.missing_ptr[f + 1]):
+        row = L.missing_rows[k]
+        slot = L.row_slot[row]
+        if slot == NO_SLOT or not feature_allowed[slot, f]:
+            continue
+        z = zero_block(w.zero, slot, w.touched, &w.n_touched, L)
+        z.G -= gpair[row, 0] * (weight[row] if weighted else 1.0)
+        z.H -= gpair[row, 1] * (weight[row] if weighted else 1.0)
+        z.count -= 1
+
+
+cdef void scan_zero_only_nodes(const LevelScan* L, int32_t f,
+                               FeatureScratch* w) noexcept nogil:
+    """The nodes with stored missing entries of feature f but no present
+    one: their zero block against their missing entries. Resets the zero
+    blocks for the next feature."""
+    cdef Py_ssize_t t
+    cdef int32_t slot
+    cdef ZeroBlock* z
+    cdef NodeContext c
+    for t in range(w.n_touched):
+        slot = w.touched[t]
+        z = &w.zero[slot]
+        if not z.has_group:
+            node_context(&c, L, f, slot, w.best)
+            walk_group(&c, NULL, NULL, NULL, 0, z)
+        z.touched = False
+    w.n_touched = 0
+
+
 cdef void scan_feature(const LevelScan* L, int32_t f,
                        const float[:, ::1] gpair, const double[::1] weight,
                        bint weighted, const uint8_t[:, ::1] feature_allowed,
-                       double* gh,            # scratch, 2 per entry
-                       double* sums,          # scratch, 4 per entry
-                       ZeroBlock* zero,       # scratch, one per slot
-                       int32_t* touched,      # scratch, one per slot
-                       SplitCandidate* best) noexcept nogil:
+                       FeatureScratch* w) noexcept nogil:
     """Every open node's candidates on feature f: one walk per group."""
-    cdef int64_t i, k, begin = L.col_ptr[f]
-    cdef int32_t slot, row
-    cdef Py_ssize_t n_touched = 0, t
-    cdef NodeContext c
-    cdef ZeroBlock* z = NULL
+    cdef int64_t i, begin = L.col_ptr[f]
+    cdef int32_t slot
     if L.zero_absent:
-        # the stored missing entries leave their nodes' zero blocks
-        for k in range(L.missing_ptr[f], L.missing_ptr[f + 1]):
-            row = L.missing_rows[k]
-            slot = L.row_slot[row]
-            if slot == NO_SLOT or not feature_allowed[slot, f]:
-                continue
-            z = zero_block(zero, slot, touched, &n_touched, L)
-            z.G -= gpair[row, 0] * (weight[row] if weighted else 1.0)
-            z.H -= gpair[row, 1] * (weight[row] if weighted else 1.0)
-            z.count -= 1
+        missing_entries_out_of_zero_blocks(L, f, gpair, weight, weighted,
+                                           feature_allowed, w)
     for i in range(L.group_ptr[f], L.group_ptr[f] + L.group_count[f]):
         slot = L.group_slot[i]
         if feature_allowed[slot, f]:
-            if L.zero_absent:
-                z = zero_block(zero, slot, touched, &n_touched, L)
-                z.has_group = True
             gather_gradients(&L.rows[begin], L.group_end[i] - begin, gpair,
-                             weight, weighted, gh, sums, z)
-            node_context(&c, L, f, slot, best)
-            scan_group(&c, &L.values[begin], gh, sums,
-                       L.group_end[i] - begin, z)
+                             weight, weighted, w.group.g, w.group.h)
+            scan_node_group(L, f, slot, &L.values[begin],
+                            L.group_end[i] - begin, w.group.g, w.group.h, w,
+                            feature_allowed)
         begin = L.group_end[i]
-    # nodes with stored missing entries but no present one: their zero block
-    # against their missing entries
-    for t in range(n_touched):
-        slot = touched[t]
-        z = &zero[slot]
-        if not z.has_group:
-            node_context(&c, L, f, slot, best)
-            walk_group(&c, NULL, gh, 0, z)
-        z.touched = False
+    if L.zero_absent:
+        scan_zero_only_nodes(L, f, w)
+
+
+cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
+                                 int32_t f, int tid,
+                                 const float[:, ::1] gpair,
+                                 const double[::1] weight, bint weighted,
+                                 const uint8_t[:, ::1] feature_allowed,
+                                 FeatureScratch* w) noexcept nogil:
+    """``split_feature_groups`` and ``scan_feature`` in one pass: each
+    entry's row is looked up once, for its child and its gradient pair,
+    and each child's group is scanned while in cache. The left child's
+    pairs fill the buffers from the front, the right child's from the
+    back."""
+    cdef const BlockData* src = &step.src
+    cdef const BlockData* dst = &step.dst
+    cdef const GroupData* now = &step.now
+    cdef const GroupData* out = &step.out
+    cdef float* spare_values = step.spare_values + tid * step.spare_stride
+    cdef int32_t* spare_rows = step.spare_rows + tid * step.spare_stride
+    cdef int64_t i, k, n, n_left, n_right, left_start, end
+    cdef int64_t written = src.col_ptr[f], group_begin = src.col_ptr[f]
+    cdef int64_t n_groups = 0, first_out = out.ptr[f]
+    cdef int32_t slot, left, row, ahead
+    cdef float value
+    cdef double* g = w.group.g
+    cdef double* h = w.group.h
+    if L.zero_absent:
+        missing_entries_out_of_zero_blocks(L, f, gpair, weight, weighted,
+                                           feature_allowed, w)
+    for i in range(now.ptr[f], now.ptr[f] + now.count[f]):
+        left = step.left_slot[now.slot[i]]
+        end = now.end[i]
+        if left == NO_SLOT:
+            group_begin = end
+            continue
+        n = end - group_begin
+        n_left = 0
+        n_right = 0
+        left_start = written
+        for k in range(group_begin, end):
+            if k + PREFETCH_ROWS < end:
+                ahead = src.rows[k + PREFETCH_ROWS]
+                prefetch(&step.row_slot[ahead])
+                prefetch(&gpair[ahead, 0])
+            row = src.rows[k]
+            value = src.values[k]
+            slot = step.row_slot[row]
+            if slot == left:
+                dst.values[written] = value
+                dst.rows[written] = row
+                written += 1
+                g[n_left] = gpair[row, 0]
+                h[n_left] = gpair[row, 1]
+                if weighted:
+                    g[n_left] *= weight[row]
+                    h[n_left] *= weight[row]
+                n_left += 1
+            elif slot == left + 1:
+                spare_values[n_right] = value
+                spare_rows[n_right] = row
+                n_right += 1
+                g[n - n_right] = gpair[row, 0]
+                h[n - n_right] = gpair[row, 1]
+                if weighted:
+                    g[n - n_right] *= weight[row]
+                    h[n - n_right] *= weight[row]
+        if n_left:
+            out.slot[first_out + n_groups] = left
+            out.end[first_out + n_groups] = written
+            n_groups += 1
+        if n_right:
+            memcpy(&dst.values[written], spare_values, n_right * sizeof(float))
+            memcpy(&dst.rows[written], spare_rows, n_right * sizeof(int32_t))
+            written += n_right
+            out.slot[first_out + n_groups] = left + 1
+            out.end[first_out + n_groups] = written
+            n_groups += 1
+            reverse(&g[n - n_right], n_right)
+            reverse(&h[n - n_right], n_right)
+        scan_node_group(L, f, left, &dst.values[left_start], n_left, g, h,
+                        w, feature_allowed)
+        scan_node_group(L, f, left + 1, &dst.values[left_start + n_left],
+                        n_right, &g[n - n_right], &h[n - n_right], w,
+                        feature_allowed)
+        group_begin = end
+    out.count[f] = n_groups
+    if L.zero_absent:
+        scan_zero_only_nodes(L, f, w)
+
+
+cdef inline void reverse(double* x, Py_ssize_t n) noexcept nogil:
+    """Reverse x[0:n] in place."""
+    cdef Py_ssize_t a = 0, b = n - 1
+    cdef double t
+    while a < b:
+        t = x[a]
+        x[a] = x[b]
+        x[b] = t
+        a += 1
+        b -= 1
 
 
 def find_best_splits(
@@ -1097,7 +1326,8 @@ def find_best_splits(
     cdef Py_ssize_t zero_stride = padded_count(n_slots, sizeof(ZeroBlock))
     # per entry: its gradient pair, then the walks' running sums
     cdef Py_ssize_t longest = grouped.longest
-    cdef Py_ssize_t gh_stride = padded_count(6 * longest, sizeof(double))
+    cdef Py_ssize_t buffer_stride = padded_count(longest, sizeof(double))
+    cdef Py_ssize_t gh_stride = 6 * buffer_stride
     best_buffer = np.empty(n_threads * best_stride * sizeof(SplitCandidate)
                            + CACHE_LINE, dtype=np.uint8)
     zero_buffer = np.zeros(n_threads * zero_stride * sizeof(ZeroBlock)
@@ -1109,19 +1339,42 @@ def find_best_splits(
     cdef ZeroBlock* zero = <ZeroBlock*> aligned(zero_buffer)
     cdef double* gh = <double*> aligned(gh_buffer)
     cdef int32_t[:, ::1] touched = touched_buffer
+    cdef Py_ssize_t scratch_stride = padded_count(1, sizeof(FeatureScratch))
+    scratch_buffer = np.empty(n_threads * scratch_stride
+                              * sizeof(FeatureScratch) + CACHE_LINE,
+                              dtype=np.uint8)
+    cdef FeatureScratch* scratch_base = <FeatureScratch*> aligned(
+        scratch_buffer)
+    cdef FeatureScratch* scratch
     for t in range(n_threads):
+        scratch = &scratch_base[t * scratch_stride]
         for s in range(n_slots):
             reset_candidate(&best[t * best_stride + s])
+        scratch.group.g = &gh[t * gh_stride]
+        scratch.group.h = &gh[t * gh_stride + buffer_stride]
+        scratch.group.below_G = &gh[t * gh_stride + 2 * buffer_stride]
+        scratch.group.below_H = &gh[t * gh_stride + 3 * buffer_stride]
+        scratch.group.above_G = &gh[t * gh_stride + 4 * buffer_stride]
+        scratch.group.above_H = &gh[t * gh_stride + 5 * buffer_stride]
+        scratch.zero = &zero[t * zero_stride]
+        scratch.touched = &touched[t, 0]
+        scratch.n_touched = 0
+        scratch.best = &best[t * best_stride]
+    # the features no open node may split on are only moved, not scanned
+    used_buffer = np.asarray(feature_allowed).any(axis=0).astype(np.uint8)
+    cdef const uint8_t[::1] used = used_buffer
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
-        if splitting:
+        if splitting and used[f]:
+            split_and_scan_feature(&L, &step, <int32_t> f, tid, gpair,
+                                   weight_view, weighted, feature_allowed,
+                                   &scratch_base[tid * scratch_stride])
+        elif splitting:
             split_step_feature(&step, <int32_t> f, tid)
-        scan_feature(&L, <int32_t> f, gpair, weight_view, weighted,
-                     feature_allowed, &gh[tid * gh_stride],
-                     &gh[tid * gh_stride + 2 * longest],
-                     &zero[tid * zero_stride], &touched[tid, 0],
-                     &best[tid * best_stride])
+        elif used[f]:
+            scan_feature(&L, <int32_t> f, gpair, weight_view, weighted,
+                         feature_allowed, &scratch_base[tid * scratch_stride])
     # Merge the threads' bests into thread 0's under the total order.
     cdef SplitCandidate* c
     for t in range(1, n_threads):
