@@ -376,6 +376,8 @@ cdef class NodeBlocks:
                             or left_slot[split].max() + 1 >= n_next):
             raise ValueError("a split's feature or children are out of range")
         _checked_row_slot(row_slot, columns.n_rows, n_slots)
+        if n_slots == 0 or row_slot.shape[0] == 0:
+            return np.zeros(n_next, dtype=np.int64)  # no row to move
         # every row of a split node to its node's default child
         default_child = np.full(max(n_slots, 1), NO_SLOT, dtype=np.int32)
         default_child[:n_slots][split] = (
@@ -394,13 +396,7 @@ cdef class NodeBlocks:
                                        else np.empty(1, dtype=np.int32))
         cdef const int32_t[::1] child = default_child
         cdef int32_t* slots = &row_slot[0] if row_slot.shape[0] else NULL
-        cdef Py_ssize_t r, n_rows = row_slot.shape[0]
-        for r in prange(n_rows, nogil=True, schedule="static",
-                        num_threads=n_threads):
-            if slots[r] != NO_SLOT:
-                if track and child[slots[r]] == NO_SLOT:
-                    leaf_view[r] = node_of[slots[r]]
-                slots[r] = child[slots[r]]
+        cdef Py_ssize_t n_rows = row_slot.shape[0]
         cdef BlockData data = _block_data(columns.col_ptr, self.values,
                                           self.rows)
         cdef GroupData groups = _group_data(self.group_ptr, self.group_count,
@@ -408,12 +404,13 @@ cdef class NodeBlocks:
         cdef const int32_t[::1] feature = split_feature
         cdef const double[::1] cut = threshold
         cdef const int32_t[::1] left = left_slot
-        cdef Py_ssize_t s
-        for s in prange(n_slots, nogil=True, schedule="dynamic",
-                        num_threads=n_threads):
-            if feature[s] != NO_FEATURE:
-                route_present_rows(&data, &groups, <int32_t> s, feature[s],
-                                   cut[s], left[s], slots)
+        # (the loops live in nogil functions: checked indexing here would
+        # make every thread take the GIL at the start of a parallel loop)
+        with nogil:
+            to_default_children(slots, n_rows, &child[0], &node_of[0],
+                                &leaf_view[0] if track else NULL, n_threads)
+            route_split_nodes(&data, &groups, n_slots, &feature[0],
+                              &cut[0], &left[0], slots, n_threads)
         return _slot_counts(slots, n_rows, n_next, n_threads)
 
     def groups(self, Py_ssize_t feature):
@@ -590,6 +587,33 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
             n_groups += 1
         group_begin = now.end[i]
     out.count[f] = n_groups
+
+
+cdef void to_default_children(int32_t* row_slot, Py_ssize_t n_rows,
+                              const int32_t* child, const int32_t* node_of,
+                              int32_t* row_leaf, int n_threads) noexcept nogil:
+    """Every row to its node's ``child``; with ``row_leaf`` (else NULL),
+    the rows of nodes without children get their node's id there."""
+    cdef Py_ssize_t r
+    cdef int32_t slot
+    for r in prange(n_rows, schedule="static", num_threads=n_threads):
+        slot = row_slot[r]
+        if slot != NO_SLOT:
+            if row_leaf != NULL and child[slot] == NO_SLOT:
+                row_leaf[r] = node_of[slot]
+            row_slot[r] = child[slot]
+
+
+cdef void route_split_nodes(const BlockData* data, const GroupData* groups,
+                            Py_ssize_t n_slots, const int32_t* feature,
+                            const double* threshold, const int32_t* left,
+                            int32_t* row_slot, int n_threads) noexcept nogil:
+    """The rows present in each split node's feature to their children."""
+    cdef Py_ssize_t s
+    for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
+        if feature[s] != NO_FEATURE:
+            route_present_rows(data, groups, <int32_t> s, feature[s],
+                               threshold[s], left[s], row_slot)
 
 
 cdef void route_present_rows(const BlockData* data, const GroupData* groups,
