@@ -833,18 +833,35 @@ cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
 
 cdef inline void running_sums(const double* g, const double* h,
                               Py_ssize_t n, const GroupBuffers* b,
-                              double* G, double* H) noexcept nogil:
-    """The sums of entries [0, k) into ``b.below_G[k]``, ``b.below_H[k]``,
-    in the forward walk's order; the sums of all n in G, H."""
-    cdef Py_ssize_t k
-    cdef double G_run = 0.0, H_run = 0.0
-    for k in range(n):
-        b.below_G[k] = G_run
-        b.below_H[k] = H_run
-        G_run += g[k]
-        H_run += h[k]
-    G[0] = G_run
-    H[0] = H_run
+                              bint with_above, double* G,
+                              double* H) noexcept nogil:
+    """The sums of entries [0, k) into ``b.below_G[k]``, ``b.below_H[k]``
+    (the forward walk's order: ascending), the sums of all n into G, H,
+    and if ``with_above``, the sums of entries [k, n) into ``b.above_G[k]``,
+    ``b.above_H[k]`` (the backward walk's order: descending). The two are
+    run in one loop: four independent chains of additions instead of two
+    loops each waiting on the latency of its own."""
+    cdef Py_ssize_t k, j
+    cdef double G_below = 0.0, H_below = 0.0, G_above = 0.0, H_above = 0.0
+    if with_above:
+        for k in range(n):
+            b.below_G[k] = G_below
+            b.below_H[k] = H_below
+            G_below += g[k]
+            H_below += h[k]
+            j = n - 1 - k
+            G_above += g[j]
+            H_above += h[j]
+            b.above_G[j] = G_above
+            b.above_H[j] = H_above
+    else:
+        for k in range(n):
+            b.below_G[k] = G_below
+            b.below_H[k] = H_below
+            G_below += g[k]
+            H_below += h[k]
+    G[0] = G_below
+    H[0] = H_below
 
 
 cdef void walk_group(const NodeContext* c, const float* values,
@@ -978,21 +995,18 @@ cdef inline bint any_passes(const float* values, const double* G_left_of,
 
 
 cdef bint any_may_win(const NodeContext* c, const float* values,
-                      const double* g, const double* h,
                       const GroupBuffers* b, Py_ssize_t n,
                       double need) noexcept nogil:
     """Whether any candidate of the group (either direction) passes the
     node's pre-test at floor ``need``; False lets the walks be skipped, as
     none of their candidates could then beat the node's best.
 
-    The running sums are the walks' own, in the same order (``below``
-    ascending, from ``running_sums``; ``above`` descending, made here), so
+    The running sums (``running_sums``) are the walks' own, in the same
+    order (``below`` ascending, ``above`` descending), so
     the tests are the walks' tests, bit for bit; the floor only rises
     during the walks. Kept apart from them, in arrays of their own, the
     tests have no loop-carried dependency and are vectorised.
     """
-    cdef Py_ssize_t k
-    cdef double G = 0.0, H = 0.0
     cdef double lam = c.p.reg_lambda, mcw = c.p.min_child_weight
     # forward (missing right): left = entries below k
     if any_passes(values, b.below_G, b.below_H, True, n, c.G, c.H, lam, mcw,
@@ -1000,11 +1014,6 @@ cdef bint any_may_win(const NodeContext* c, const float* values,
         return True
     if n == c.count:
         return False  # no missing value: no backward walk
-    for k in range(n - 1, -1, -1):
-        G += g[k]
-        H += h[k]
-        b.above_G[k] = G
-        b.above_H[k] = H
     # backward (missing left): right = entries from k up
     return any_passes(values, b.above_G, b.above_H, False, n, c.G, c.H, lam,
                       mcw, need)
@@ -1022,7 +1031,7 @@ cdef void scan_group(const NodeContext* c, const float* values,
     if zero == NULL and n > 1 and c.l2_only and (
             c.best.feature != NO_FEATURE):
         need = children_score_needed(c)
-        if not any_may_win(c, values, g, h, b, n, need):
+        if not any_may_win(c, values, b, n, need):
             if n < c.count:
                 a.need = need
                 # the sums of all n entries, in the walks' order
@@ -1105,7 +1114,9 @@ cdef void scan_node_group(const LevelScan* L, int32_t f, int32_t slot,
     cdef ZeroBlock* z = NULL
     if n == 0 or not feature_allowed[slot, f]:
         return
-    running_sums(g, h, n, &w.group, &G, &H)
+    # the backward walk's sums too, when the node has missing values (the
+    # zero block, if any, is not in them: such groups are walked)
+    running_sums(g, h, n, &w.group, n < L.node_count[slot], &G, &H)
     if L.zero_absent:
         # the present entries leave the node's zero block
         z = zero_block(w.zero, slot, w.touched, &w.n_touched, L)
@@ -1200,8 +1211,8 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
     cdef int64_t i, k, n, n_left, n_right, left_start, end
     cdef int64_t written = src.col_ptr[f], group_begin = src.col_ptr[f]
     cdef int64_t n_groups = 0, first_out = out.ptr[f]
-    cdef int32_t slot, left, row, ahead
-    cdef float value
+    cdef int32_t left
+    cdef const float* gpair_base = &gpair[0, 0]
     cdef double* g = w.group.g
     cdef double* h = w.group.h
     if L.zero_absent:
@@ -1214,36 +1225,16 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
             group_begin = end
             continue
         n = end - group_begin
-        n_left = 0
-        n_right = 0
         left_start = written
-        for k in range(group_begin, end):
-            if k + PREFETCH_ROWS < end:
-                ahead = src.rows[k + PREFETCH_ROWS]
-                prefetch(&step.row_slot[ahead])
-                prefetch(&gpair[ahead, 0])
-            row = src.rows[k]
-            value = src.values[k]
-            slot = step.row_slot[row]
-            if slot == left:
-                dst.values[written] = value
-                dst.rows[written] = row
-                written += 1
-                g[n_left] = gpair[row, 0]
-                h[n_left] = gpair[row, 1]
-                if weighted:
-                    g[n_left] *= weight[row]
-                    h[n_left] *= weight[row]
-                n_left += 1
-            elif slot == left + 1:
-                spare_values[n_right] = value
-                spare_rows[n_right] = row
-                n_right += 1
-                g[n - n_right] = gpair[row, 0]
-                h[n - n_right] = gpair[row, 1]
-                if weighted:
-                    g[n - n_right] *= weight[row]
-                    h[n - n_right] *= weight[row]
+        # one copy of the loop per case, without the weight test inside
+        if weighted:
+            route_group(src, dst, group_begin, end, step.row_slot, left,
+                        gpair_base, &weight[0], True, &written,
+                        spare_values, spare_rows, g, h, &n_left, &n_right)
+        else:
+            route_group(src, dst, group_begin, end, step.row_slot, left,
+                        gpair_base, NULL, False, &written, spare_values,
+                        spare_rows, g, h, &n_left, &n_right)
         if n_left:
             out.slot[first_out + n_groups] = left
             out.end[first_out + n_groups] = written
@@ -1266,6 +1257,55 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
     out.count[f] = n_groups
     if L.zero_absent:
         scan_zero_only_nodes(L, f, w)
+
+
+cdef inline void route_group(const BlockData* src, const BlockData* dst,
+                             int64_t begin, int64_t end,
+                             const int32_t* row_slot, int32_t left,
+                             const float* gpair, const double* weight,
+                             bint weighted, int64_t* written,
+                             float* spare_values, int32_t* spare_rows,
+                             double* g, double* h, int64_t* n_left,
+                             int64_t* n_right) noexcept nogil:
+    """The entries [begin, end) of a group to its node's children: the
+    left child's written from ``written`` on, the right child's to the
+    spare buffers; their (weighted) gradient pairs to g, h (n = end - begin
+    entries), the left child's from the front, the right child's from the
+    back."""
+    cdef int64_t k, n = end - begin, last = end - 1
+    cdef int64_t to = written[0], lefts = 0, rights = 0
+    cdef int32_t row, slot, ahead
+    cdef double g_row, h_row
+    for k in range(begin, end):
+        # rows are scattered: fetch the slot and gradients of an entry
+        # ahead (paper section 4.2)
+        ahead = src.rows[k + PREFETCH_ROWS if k + PREFETCH_ROWS < last
+                         else last]
+        prefetch(&row_slot[ahead])
+        prefetch(&gpair[2 * ahead])
+        row = src.rows[k]
+        slot = row_slot[row]
+        g_row = gpair[2 * row]
+        h_row = gpair[2 * row + 1]
+        if weighted:
+            g_row = g_row * weight[row]
+            h_row = h_row * weight[row]
+        if slot == left:
+            dst.values[to] = src.values[k]
+            dst.rows[to] = row
+            to += 1
+            g[lefts] = g_row
+            h[lefts] = h_row
+            lefts += 1
+        elif slot == left + 1:
+            spare_values[rights] = src.values[k]
+            spare_rows[rights] = row
+            rights += 1
+            g[n - rights] = g_row
+            h[n - rights] = h_row
+    written[0] = to
+    n_left[0] = lefts
+    n_right[0] = rights
 
 
 cdef inline void reverse(double* x, Py_ssize_t n) noexcept nogil:
