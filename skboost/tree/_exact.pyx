@@ -272,6 +272,7 @@ cdef class NodeBlocks:
                   out=next_ptr[1:])
         self._pending = dict(
             row_slot=row_slot.copy(), left_slot=left_slot, ptr=next_ptr,
+            balanced=_balanced_children(row_slot, left_slot, n_next),
             count=np.zeros(columns.n_features, dtype=np.int64),
             slot=np.empty(next_ptr[-1], dtype=np.int32),
             end=np.empty(next_ptr[-1], dtype=np.int64))
@@ -310,6 +311,7 @@ cdef class NodeBlocks:
         cdef int32_t[:, ::1] spare_rows = self._spare_rows
         cdef const int32_t[::1] slots = pending["row_slot"]
         cdef const int32_t[::1] left = pending["left_slot"]
+        cdef const uint8_t[::1] balanced = pending["balanced"]
         cdef SplitStep step
         step.src = _block_data(col_ptr, self.values, self.rows)
         step.dst = _block_data(col_ptr, work_values, work_rows)
@@ -319,6 +321,7 @@ cdef class NodeBlocks:
                                pending["slot"], pending["end"])
         step.row_slot = &slots[0]
         step.left_slot = &left[0] if left.shape[0] else NULL
+        step.balanced = &balanced[0]
         step.spare_values = &spare_values[0, 0]
         step.spare_rows = &spare_rows[0, 0]
         step.spare_stride = spare_values.shape[1]
@@ -428,6 +431,20 @@ cdef class NodeBlocks:
         return out
 
 
+def _balanced_children(row_slot, left_slot, Py_ssize_t n_next):
+    """Per slot (uint8, at least one entry): whether its children hold
+    comparable numbers of rows (the smaller one at least a tenth)."""
+    rows = np.bincount(row_slot[row_slot >= 0], minlength=max(n_next, 2))
+    split = left_slot >= 0
+    left_rows = np.where(split, rows[np.maximum(left_slot, 0)], 0)
+    right_rows = np.where(split, rows[np.maximum(left_slot, 0) + 1], 0)
+    balanced = 10 * np.minimum(left_rows, right_rows) >= (
+        left_rows + right_rows)
+    out = np.zeros(max(left_slot.shape[0], 1), dtype=np.uint8)
+    out[:left_slot.shape[0]] = split & balanced
+    return out
+
+
 @cython.boundscheck(True)
 @cython.wraparound(True)
 def _checked_row_slot(row_slot, Py_ssize_t n_rows, Py_ssize_t n_slots):
@@ -464,6 +481,8 @@ ctypedef struct SplitStep:
     GroupData out
     const int32_t* row_slot
     const int32_t* left_slot
+    # per current slot: its children hold comparable numbers of rows
+    const uint8_t* balanced
     float* spare_values    # one buffer per thread, spare_stride apart
     int32_t* spare_rows
     Py_ssize_t spare_stride
@@ -1213,6 +1232,7 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
     cdef int64_t n_groups = 0, first_out = out.ptr[f]
     cdef int32_t left
     cdef const float* gpair_base = &gpair[0, 0]
+    cdef const double* weight_base = &weight[0] if weighted else NULL
     cdef double* g = w.group.g
     cdef double* h = w.group.h
     if L.zero_absent:
@@ -1226,14 +1246,14 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
             continue
         n = end - group_begin
         left_start = written
-        # one copy of the loop per case, without the weight test inside
-        if weighted:
-            route_group(src, dst, group_begin, end, step.row_slot, left,
-                        gpair_base, &weight[0], True, &written,
-                        spare_values, spare_rows, g, h, &n_left, &n_right)
+        if step.balanced[now.slot[i]]:
+            route_group_branch_free(src, dst, group_begin, end,
+                                    step.row_slot, left, gpair_base,
+                                    weight_base, &written, spare_values,
+                                    spare_rows, g, h, &n_left, &n_right)
         else:
             route_group(src, dst, group_begin, end, step.row_slot, left,
-                        gpair_base, NULL, False, &written, spare_values,
+                        gpair_base, weight_base, &written, spare_values,
                         spare_rows, g, h, &n_left, &n_right)
         if n_left:
             out.slot[first_out + n_groups] = left
@@ -1259,19 +1279,18 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
         scan_zero_only_nodes(L, f, w)
 
 
-cdef inline void route_group(const BlockData* src, const BlockData* dst,
-                             int64_t begin, int64_t end,
-                             const int32_t* row_slot, int32_t left,
-                             const float* gpair, const double* weight,
-                             bint weighted, int64_t* written,
-                             float* spare_values, int32_t* spare_rows,
-                             double* g, double* h, int64_t* n_left,
-                             int64_t* n_right) noexcept nogil:
+cdef void route_group(const BlockData* src, const BlockData* dst,
+                      int64_t begin, int64_t end, const int32_t* row_slot,
+                      int32_t left, const float* gpair, const double* weight,
+                      int64_t* written, float* spare_values,
+                      int32_t* spare_rows, double* g, double* h,
+                      int64_t* n_left, int64_t* n_right) noexcept nogil:
     """The entries [begin, end) of a group to its node's children: the
     left child's written from ``written`` on, the right child's to the
-    spare buffers; their (weighted) gradient pairs to g, h (n = end - begin
-    entries), the left child's from the front, the right child's from the
-    back."""
+    spare buffers; their gradient pairs (times ``weight``, unless NULL) to
+    g, h (n = end - begin entries), the left child's from the front, the
+    right child's from the back. For a node whose children are of very
+    different sizes, where the branch on the side is well predicted."""
     cdef int64_t k, n = end - begin, last = end - 1
     cdef int64_t to = written[0], lefts = 0, rights = 0
     cdef int32_t row, slot, ahead
@@ -1287,7 +1306,7 @@ cdef inline void route_group(const BlockData* src, const BlockData* dst,
         slot = row_slot[row]
         g_row = gpair[2 * row]
         h_row = gpair[2 * row + 1]
-        if weighted:
+        if weight != NULL:
             g_row = g_row * weight[row]
             h_row = h_row * weight[row]
         if slot == left:
@@ -1303,6 +1322,54 @@ cdef inline void route_group(const BlockData* src, const BlockData* dst,
             rights += 1
             g[n - rights] = g_row
             h[n - rights] = h_row
+    written[0] = to
+    n_left[0] = lefts
+    n_right[0] = rights
+
+
+cdef void route_group_branch_free(
+        const BlockData* src, const BlockData* dst, int64_t begin,
+        int64_t end, const int32_t* row_slot, int32_t left,
+        const float* gpair, const double* weight, int64_t* written,
+        float* spare_values, int32_t* spare_rows, double* g, double* h,
+        int64_t* n_left, int64_t* n_right) noexcept nogil:
+    """``route_group`` for a node whose children are of comparable sizes,
+    where the side of an entry is a coin toss: the entry is written to
+    both sides, and the side it belongs to moves on. The write to the other
+    side lands on a free position, or on the one both sides would take
+    next, then with the same pair."""
+    cdef int64_t k, n = end - begin, last = end - 1
+    cdef int64_t to = written[0], lefts = 0, rights = 0
+    cdef int64_t is_left, is_right
+    cdef int32_t row, slot, ahead
+    cdef double g_row, h_row
+    cdef float value
+    for k in range(begin, end):
+        ahead = src.rows[k + PREFETCH_ROWS if k + PREFETCH_ROWS < last
+                         else last]
+        prefetch(&row_slot[ahead])
+        prefetch(&gpair[2 * ahead])
+        row = src.rows[k]
+        slot = row_slot[row]
+        g_row = gpair[2 * row]
+        h_row = gpair[2 * row + 1]
+        if weight != NULL:
+            g_row = g_row * weight[row]
+            h_row = h_row * weight[row]
+        is_left = slot == left
+        is_right = slot == left + 1
+        value = src.values[k]
+        dst.values[to] = value
+        dst.rows[to] = row
+        spare_values[rights] = value
+        spare_rows[rights] = row
+        g[lefts] = g_row
+        h[lefts] = h_row
+        g[n - 1 - rights] = g_row
+        h[n - 1 - rights] = h_row
+        to += is_left
+        lefts += is_left
+        rights += is_right
     written[0] = to
     n_left[0] = lefts
     n_right[0] = rights
