@@ -451,10 +451,14 @@ def test_finder_on_split_blocks_equals_finder_on_columns(seed):
     _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
                                                   n_slots)
     args = (gpair, row_slot, node_G, node_H, count, allowed, *reg, 2)
+    assert blocks.split_pending
     got = find_best_splits(blocks, *args, weight=weight)
     want = find_best_splits(columns, *args, weight=weight)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+    # the finder carried out the split on its way
+    assert not blocks.split_pending
+    assert_groups_equal(blocks, X, row_slot)
 
 
 def test_node_blocks_reject_bad_levels():

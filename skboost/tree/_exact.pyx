@@ -1279,6 +1279,28 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
         scan_zero_only_nodes(L, f, w)
 
 
+cdef inline int32_t read_entry(const BlockData* src, int64_t k,
+                               int64_t last, const int32_t* row_slot,
+                               const float* gpair, const double* weight,
+                               int32_t* row, double* g_row,
+                               double* h_row) noexcept nogil:
+    """Entry k's row, its (weighted) gradient pair and, returned, its slot.
+    The rows of a group are in value order, i.e. scattered: the slot and
+    gradients of the entry PREFETCH_ROWS ahead (at most ``last``) are
+    fetched now (paper section 4.2)."""
+    cdef int32_t ahead = src.rows[k + PREFETCH_ROWS
+                                  if k + PREFETCH_ROWS < last else last]
+    prefetch(&row_slot[ahead])
+    prefetch(&gpair[2 * ahead])
+    row[0] = src.rows[k]
+    g_row[0] = gpair[2 * row[0]]
+    h_row[0] = gpair[2 * row[0] + 1]
+    if weight != NULL:
+        g_row[0] = g_row[0] * weight[row[0]]
+        h_row[0] = h_row[0] * weight[row[0]]
+    return row_slot[row[0]]
+
+
 cdef void route_group(const BlockData* src, const BlockData* dst,
                       int64_t begin, int64_t end, const int32_t* row_slot,
                       int32_t left, const float* gpair, const double* weight,
@@ -1293,22 +1315,11 @@ cdef void route_group(const BlockData* src, const BlockData* dst,
     different sizes, where the branch on the side is well predicted."""
     cdef int64_t k, n = end - begin, last = end - 1
     cdef int64_t to = written[0], lefts = 0, rights = 0
-    cdef int32_t row, slot, ahead
+    cdef int32_t row, slot
     cdef double g_row, h_row
     for k in range(begin, end):
-        # rows are scattered: fetch the slot and gradients of an entry
-        # ahead (paper section 4.2)
-        ahead = src.rows[k + PREFETCH_ROWS if k + PREFETCH_ROWS < last
-                         else last]
-        prefetch(&row_slot[ahead])
-        prefetch(&gpair[2 * ahead])
-        row = src.rows[k]
-        slot = row_slot[row]
-        g_row = gpair[2 * row]
-        h_row = gpair[2 * row + 1]
-        if weight != NULL:
-            g_row = g_row * weight[row]
-            h_row = h_row * weight[row]
+        slot = read_entry(src, k, last, row_slot, gpair, weight, &row,
+                          &g_row, &h_row)
         if slot == left:
             dst.values[to] = src.values[k]
             dst.rows[to] = row
@@ -1341,21 +1352,12 @@ cdef void route_group_branch_free(
     cdef int64_t k, n = end - begin, last = end - 1
     cdef int64_t to = written[0], lefts = 0, rights = 0
     cdef int64_t is_left, is_right
-    cdef int32_t row, slot, ahead
+    cdef int32_t row, slot
     cdef double g_row, h_row
     cdef float value
     for k in range(begin, end):
-        ahead = src.rows[k + PREFETCH_ROWS if k + PREFETCH_ROWS < last
-                         else last]
-        prefetch(&row_slot[ahead])
-        prefetch(&gpair[2 * ahead])
-        row = src.rows[k]
-        slot = row_slot[row]
-        g_row = gpair[2 * row]
-        h_row = gpair[2 * row + 1]
-        if weight != NULL:
-            g_row = g_row * weight[row]
-            h_row = h_row * weight[row]
+        slot = read_entry(src, k, last, row_slot, gpair, weight, &row,
+                          &g_row, &h_row)
         is_left = slot == left
         is_right = slot == left + 1
         value = src.values[k]

@@ -3,9 +3,10 @@ split finder. The growers hold no per-row loop; every pass over rows is a
 kernel.
 
 - ``ExactGrower`` (``tree_method="exact"``): depth-wise, one level at a time
-  (paper Algorithm 1); all open nodes of a level are searched together by
-  one scan per feature over the presorted blocks
-  (``_exact.find_best_splits``), and rows move to their children's slots.
+  (paper Algorithm 1); the presorted blocks are kept grouped by open node
+  (``_exact.NodeBlocks``), each node's group of each feature is walked
+  (``_exact.find_best_splits``), and rows move to their children's slots
+  from the split features' groups.
 - ``HistGrower`` (``"hist"``): rows partitioned so each node's rows are a
   contiguous slice; a batch of nodes is expanded by partitioning, building
   the smaller children's histograms, subtracting for the larger ones and
