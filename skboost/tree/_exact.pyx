@@ -593,19 +593,38 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
             spare_values[n_right] = value
             spare_rows[n_right] = row
             n_right += slot == left + 1
-        if written > left_start:
-            out.slot[first_out + n_groups] = left
-            out.end[first_out + n_groups] = written
-            n_groups += 1
-        if n_right:
-            memcpy(&dst.values[written], spare_values, n_right * sizeof(float))
-            memcpy(&dst.rows[written], spare_rows, n_right * sizeof(int32_t))
-            written += n_right
-            out.slot[first_out + n_groups] = left + 1
-            out.end[first_out + n_groups] = written
-            n_groups += 1
+        n_groups = close_child_groups(dst, out, first_out + n_groups, left,
+                                      written - left_start, &written,
+                                      spare_values, spare_rows,
+                                      n_right) - first_out
         group_begin = now.end[i]
     out.count[f] = n_groups
+
+
+cdef inline int64_t close_child_groups(const BlockData* dst,
+                                       const GroupData* out, int64_t next,
+                                       int32_t left, int64_t n_left,
+                                       int64_t* written,
+                                       const float* spare_values,
+                                       const int32_t* spare_rows,
+                                       int64_t n_right) noexcept nogil:
+    """After a group's entries were routed: record the left child's group
+    (its n_left entries end at ``written``) and the right child's, whose
+    n_right entries are copied from the spare buffers after it. ``next``
+    is the index of the next group of ``out``; returns the one after."""
+    if n_left:
+        out.slot[next] = left
+        out.end[next] = written[0]
+        next += 1
+    if n_right:
+        memcpy(&dst.values[written[0]], spare_values,
+               n_right * sizeof(float))
+        memcpy(&dst.rows[written[0]], spare_rows, n_right * sizeof(int32_t))
+        written[0] += n_right
+        out.slot[next] = left + 1
+        out.end[next] = written[0]
+        next += 1
+    return next
 
 
 cdef void to_default_children(int32_t* row_slot, Py_ssize_t n_rows,
@@ -1255,17 +1274,10 @@ cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
             route_group(src, dst, group_begin, end, step.row_slot, left,
                         gpair_base, weight_base, &written, spare_values,
                         spare_rows, g, h, &n_left, &n_right)
-        if n_left:
-            out.slot[first_out + n_groups] = left
-            out.end[first_out + n_groups] = written
-            n_groups += 1
+        n_groups = close_child_groups(dst, out, first_out + n_groups, left,
+                                      n_left, &written, spare_values,
+                                      spare_rows, n_right) - first_out
         if n_right:
-            memcpy(&dst.values[written], spare_values, n_right * sizeof(float))
-            memcpy(&dst.rows[written], spare_rows, n_right * sizeof(int32_t))
-            written += n_right
-            out.slot[first_out + n_groups] = left + 1
-            out.end[first_out + n_groups] = written
-            n_groups += 1
             reverse(&g[n - n_right], n_right)
             reverse(&h[n - n_right], n_right)
         scan_node_group(L, f, left, &dst.values[left_start], n_left, g, h,
