@@ -124,10 +124,13 @@ cdef class NodeBlocks:
     order (value, then row). Rows whose slot is NO_SLOT are in no group.
 
     ``start`` groups the blocks for a level's ``row_slot``; ``split``
-    moves every group into its node's children's groups after the level's
-    splits (cheaper: one pass, in place, over the entries still open). The
-    grouping always matches the ``row_slot`` it was made for; the finder
-    relies on it.
+    plans the move of every group into its node's children's groups after
+    the level's splits (cheaper: one stable pass, in place, over the
+    entries still open). ``find_best_splits`` carries a planned split out
+    feature by feature as it scans; ``flush`` (called by ``groups``,
+    ``route_rows`` and ``split``) carries it out at once. The grouping
+    always matches the ``row_slot`` it was made for; the finder relies on
+    it.
 
     Parameters
     ----------
