@@ -947,16 +947,17 @@ cdef void walk_group(const NodeContext* c, const float* values,
 
 cdef extern from *:
     """
-    /* The pre-test of every position k in [1, n) of a group, boundary or
-       not (see any_passes): G_side[k], H_side[k] are the sums on the left
-       of k if side_is_left, else on its right. Built once per vector unit
+    /* The pre-test (_gain.pxd: may_reach, symmetric in the two children)
+       of every position k in [1, n) of a group, boundary or not (see
+       any_passes): side_G[k], side_H[k] are the sums of one child, the
+       other's are the node's totals minus them. Built once per vector unit
        where the compiler dispatches at load time (GCC or Clang on x86-64
        glibc: AVX-512, AVX2 or baseline SSE2 clones), a plain loop
        elsewhere. The clones give the same bits (no contraction into fused
        multiply-adds: -ffp-contract=off). */
     #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
     #if __has_attribute(target_clones)
-    #define SKB_VECTOR_CLONES \
+    #define SKB_VECTOR_CLONES \\
         __attribute__((target_clones("avx512f", "avx2", "default")))
     #endif
     #endif
@@ -965,73 +966,45 @@ cdef extern from *:
     #endif
     SKB_VECTOR_CLONES
     static int skb_any_position_passes(
-            const double* G_side, const double* H_side, int side_is_left,
-            Py_ssize_t n, double G, double H, double lam, double mcw,
-            double need) {
+            const double* side_G, const double* side_H, Py_ssize_t n,
+            double G, double H, double lam, double mcw, double need) {
         int passes = 0;
         Py_ssize_t k;
-        if (side_is_left) {
-            for (k = 1; k < n; k++) {
-                double G_left = G_side[k], H_left = H_side[k];
-                double G_right = G - G_left, H_right = H - H_left;
-                double a_left = H_left + lam, a_right = H_right + lam;
-                passes |= (H_left >= mcw) & (H_right >= mcw)
-                    & (G_left * G_left * a_right + G_right * G_right * a_left
-                       >= need * a_left * a_right);
-            }
-        } else {
-            for (k = 1; k < n; k++) {
-                double G_right = G_side[k], H_right = H_side[k];
-                double G_left = G - G_right, H_left = H - H_right;
-                double a_left = H_left + lam, a_right = H_right + lam;
-                passes |= (H_left >= mcw) & (H_right >= mcw)
-                    & (G_left * G_left * a_right + G_right * G_right * a_left
-                       >= need * a_left * a_right);
-            }
+        for (k = 1; k < n; k++) {
+            double G_one = side_G[k], H_one = side_H[k];
+            double G_other = G - G_one, H_other = H - H_one;
+            double a_one = H_one + lam, a_other = H_other + lam;
+            passes |= (H_one >= mcw) & (H_other >= mcw)
+                & (G_one * G_one * a_other + G_other * G_other * a_one
+                   >= need * (a_one * a_other));
         }
         return passes;
     }
     """
     bint any_position_passes "skb_any_position_passes"(
-        const double* G_side, const double* H_side, bint side_is_left,
-        Py_ssize_t n, double G, double H, double lam, double mcw,
-        double need) noexcept nogil
+        const double* side_G, const double* side_H, Py_ssize_t n, double G,
+        double H, double lam, double mcw, double need) noexcept nogil
 
 
-cdef inline bint any_passes(const float* values, const double* G_left_of,
-                            const double* H_left_of, bint left_is_below,
-                            Py_ssize_t n, double G, double H, double lam,
-                            double mcw, double need) noexcept nogil:
+cdef inline bint any_passes(const float* values, const double* side_G,
+                            const double* side_H, Py_ssize_t n, double G,
+                            double H, double lam, double mcw,
+                            double need) noexcept nogil:
     """Whether a candidate k in [1, n) (a boundary between distinct
-    values) passes the pre-test, the sums on one side of it being
-    ``G_left_of[k]``, ``H_left_of[k]``: the left child's if
-    ``left_is_below``, else the right child's.
+    values) passes the pre-test, one child's sums being ``side_G[k]``,
+    ``side_H[k]`` (the test is symmetric: either child will do).
 
     First every position, boundary or not, in the widest vectors (no
     float/double mix); only if one passes, the boundaries alone."""
-    if not any_position_passes(G_left_of, H_left_of, left_is_below, n, G,
-                               H, lam, mcw, need):
+    if not any_position_passes(side_G, side_H, n, G, H, lam, mcw, need):
         return False
     cdef Py_ssize_t k
-    cdef double G_left, H_left, G_right, H_right, a_left, a_right
     cdef int passes = 0
     for k in range(1, n):
-        if left_is_below:
-            G_left = G_left_of[k]
-            H_left = H_left_of[k]
-            G_right = G - G_left
-            H_right = H - H_left
-        else:
-            G_right = G_left_of[k]
-            H_right = H_left_of[k]
-            G_left = G - G_right
-            H_left = H - H_right
-        a_left = H_left + lam
-        a_right = H_right + lam
-        passes |= ((values[k] != values[k - 1]) & (H_left >= mcw)
-                   & (H_right >= mcw)
-                   & (G_left * G_left * a_right + G_right * G_right * a_left
-                      >= need * a_left * a_right))
+        passes |= ((values[k] != values[k - 1])
+                   & may_reach(need, side_G[k], side_H[k], G - side_G[k],
+                               H - side_H[k], lam)
+                   & (side_H[k] >= mcw) & (H - side_H[k] >= mcw))
     return passes
 
 
@@ -1050,13 +1023,13 @@ cdef bint any_may_win(const NodeContext* c, const float* values,
     """
     cdef double lam = c.p.reg_lambda, mcw = c.p.min_child_weight
     # forward (missing right): left = entries below k
-    if any_passes(values, b.below_G, b.below_H, True, n, c.G, c.H, lam, mcw,
+    if any_passes(values, b.below_G, b.below_H, n, c.G, c.H, lam, mcw,
                   need):
         return True
     if n == c.count:
         return False  # no missing value: no backward walk
     # backward (missing left): right = entries from k up
-    return any_passes(values, b.above_G, b.above_H, False, n, c.G, c.H, lam,
+    return any_passes(values, b.above_G, b.above_H, n, c.G, c.H, lam,
                       mcw, need)
 
 

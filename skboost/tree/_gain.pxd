@@ -125,7 +125,10 @@ cdef inline double children_score_floor(double best_gain,
 cdef inline bint may_reach(double floor, double G_left, double H_left,
                            double G_right, double H_right,
                            double reg_lambda) noexcept nogil:
+    # symmetric in its two sides to the last bit (a_left * a_right is
+    # computed first): a test given either child's sums gives the same
+    # answer, which lets _exact's vectorised pre-test use one loop
     cdef double a_left = H_left + reg_lambda
     cdef double a_right = H_right + reg_lambda
     return (G_left * G_left * a_right + G_right * G_right * a_left
-            >= floor * a_left * a_right)
+            >= floor * (a_left * a_right))

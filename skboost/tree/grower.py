@@ -148,8 +148,8 @@ class ExactGrower:
         p = self.params
         row_slot = np.where(active, 0, -1).astype(np.int32)
         # the leaf of each active row, when the groups route the rows
-        self.row_leaf = (np.full(row_slot.shape[0], -1, dtype=np.int32)
-                         if self._routes_from_groups else None)
+        row_leaf = (np.full(row_slot.shape[0], -1, dtype=np.int32)
+                    if self._routes_from_groups else None)
         G, H = root_sums(gpair, active.view(np.uint8), self.weight)
         count = np.array([np.count_nonzero(active)], dtype=np.int64)
         builder = TreeBuilder(G, H)
@@ -161,16 +161,17 @@ class ExactGrower:
         depth = 0
         while level_nodes.shape[0] and (p.max_depth == 0 or depth < p.max_depth):
             level_nodes, count = self._grow_level(builder, gpair, row_slot,
-                                                  level_nodes, count, depth)
+                                                  row_leaf, level_nodes,
+                                                  count, depth)
             depth += 1
         tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
                               p.learning_rate)
-        if self.row_leaf is None:
+        if row_leaf is None:
             return tree, None  # leaves of rows not tracked: re-predicted
         # the rows still open sit in the last level's leaves
         still_open = row_slot >= 0
-        self.row_leaf[still_open] = level_nodes[row_slot[still_open]]
-        return tree, RowLeaves(self.row_leaf)
+        row_leaf[still_open] = level_nodes[row_slot[still_open]]
+        return tree, RowLeaves(row_leaf)
 
     @property
     def _routes_from_groups(self):
@@ -178,7 +179,8 @@ class ExactGrower:
         entries missing), not by reading X."""
         return self.categories is None and not self.sorted.zero_absent
 
-    def _grow_level(self, builder, gpair, row_slot, nodes, count, depth):
+    def _grow_level(self, builder, gpair, row_slot, row_leaf, nodes, count,
+                    depth):
         p = self.params
         G, H = builder.node_sums(nodes)
         allowed = self.sampler.masks(depth, nodes.shape[0])
@@ -208,7 +210,7 @@ class ExactGrower:
             count_next = self.blocks.route_rows(
                 row_slot, feature, splits["threshold"],
                 splits["default_left"], left_slot, 2 * n_split,
-                self.n_threads, slot_node=nodes, row_leaf=self.row_leaf)
+                self.n_threads, slot_node=nodes, row_leaf=row_leaf)
         else:
             count_next = apply_level_splits(
                 self.X, row_slot, feature, splits["threshold"],
