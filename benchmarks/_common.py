@@ -24,8 +24,14 @@ thread start-up) are not charged to the measured run.
 time: about 2.0 means two threads were busy all along. "others" is the CPU
 time every other process on the machine used meanwhile, per second of the
 fit: on a shared machine, a run with others > 0 competed for cores.
+
+With ``--baseline PATH`` every skboost contender gets a twin, library
+"skboost-base", whose child imports skboost from PATH (a built checkout of
+another commit) instead of the installed one; the two take turns like any
+other contenders, and ``baseline_summary`` gives the current / baseline ratios.
 """
 
+import argparse
 import importlib
 import importlib.metadata
 import json
@@ -33,9 +39,11 @@ import multiprocessing
 import os
 import platform
 import resource
+import subprocess
+import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -100,20 +108,63 @@ def load_data(directory):
 
 # --------------------------------------------------------------- contenders
 
+BASELINE = "skboost-base"
+
+
 @dataclass(frozen=True)
 class Contender:
     """One estimator to benchmark, described by import path so that a spawned
-    child can build it: ``module.class_name(**params)``."""
+    child can build it: ``module.class_name(**params)``, with ``module``
+    imported from the directory ``sys_path`` if given (a baseline build)."""
 
     library: str
     method: str
     module: str
     class_name: str
     params: dict = field(default_factory=dict)
+    sys_path: str = None
 
     def build(self):
-        cls = getattr(importlib.import_module(self.module), self.class_name)
-        return cls(**self.params)
+        if self.sys_path:
+            _import_first_from(self.sys_path)
+        module = importlib.import_module(self.module)
+        if self.sys_path and not os.path.realpath(module.__file__).startswith(
+                os.path.join(os.path.realpath(self.sys_path), "")):
+            raise ImportError(f"{self.module} was imported from "
+                              f"{module.__file__}, not from {self.sys_path}")
+        return getattr(module, self.class_name)(**self.params)
+
+
+def _import_first_from(path):
+    """Make this (child) process import packages from ``path`` before the
+    installed ones.
+
+    sys.path alone gets the package itself from ``path``: the finder of an
+    editable install (setuptools' ``__editable___*_finder``) sits on
+    sys.meta_path after the sys.path finder. But that finder also answers for
+    ``skboost.<name>`` when the package at ``path`` has no such module, and
+    would load it from the installed tree into the baseline package, mixing
+    the two builds. It is removed, so that such a module is an ImportError."""
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(
+        f, "__module__", "").startswith("__editable__")]
+
+
+def select(contenders, args):
+    """The contenders to run: each skboost one followed by its baseline twin
+    (same method and parameters, skboost from ``args.baseline``) if a baseline
+    is given, then only the libraries of ``args.only`` if given, where
+    "skboost" also keeps the twins."""
+    out = []
+    for c in contenders:
+        out.append(c)
+        if args.baseline and c.library == "skboost":
+            out.append(replace(c, library=BASELINE, sys_path=args.baseline))
+    only = set(args.only or ())
+    if "skboost" in only:
+        only.add(BASELINE)
+    return [c for c in out if not only or c.library in only]
 
 
 # ------------------------------------------------------------------- memory
@@ -413,8 +464,24 @@ def _metric_str(m):
     return f"{m:.6f}"
 
 
-def environment():
-    """What the numbers were measured on."""
+def baseline_summary(results):
+    """After a blank line, for each skboost method run from both builds, a
+    line with the ratios current / baseline of the fit time and of the peak
+    memory (0.90x = the current build takes 10% less); "" without a baseline.
+    """
+    base = {r.method: r for r in results if r.library == BASELINE}
+    lines = []
+    for r in results:
+        b = base.get(r.method)
+        if r.library == "skboost" and b:
+            mem = f"{r.peak_mb / b.peak_mb:.2f}x" if b.peak_mb > 0 else "n/a"
+            lines.append(f"skboost {r.method}: fit {r.fit_s / b.fit_s:.2f}x "
+                         f"baseline, peak memory {mem} baseline")
+    return "\n\n" + "\n".join(lines) if lines else ""
+
+
+def environment(baseline=None):
+    """What the numbers were measured on (and the baseline's commit)."""
     import sklearn
     info = {"python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": np.__version__,
@@ -432,26 +499,38 @@ def environment():
                                if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    if baseline:
+        info["baseline"] = f"{baseline} ({_git_commit(baseline)})"
     return info
+
+
+def _git_commit(path):
+    """Short commit of the checkout at ``path``, or "?"."""
+    try:
+        return subprocess.run(
+            ["git", "-C", path, "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
 
 
 def write_json(path, args, results):
     with open(path, "w") as f:
-        json.dump({"args": vars(args), "environment": environment(),
+        json.dump({"args": vars(args),
+                   "environment": environment(args.baseline),
                    "results": [r.to_json() for r in results]}, f, indent=2)
 
 
 def run_classification_case(args, setup, data, contenders, table):
     """The body of a one-case benchmark script: print the machine and the
-    ``setup`` line, run the ``contenders`` (those of ``args.only``, if
-    given) on ``data``, print ``table(results)`` and write ``args.json``."""
-    print("  ".join(f"{k} {v}" for k, v in environment().items()))
+    ``setup`` line, run the ``contenders`` (see ``select``) on ``data``,
+    print ``table(results)`` and the baseline ratios, write ``args.json``."""
+    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
     print(setup, flush=True)
-    chosen = [c for c in contenders
-              if not args.only or c.library in args.only]
-    results = run_contenders(chosen, data, "classification", args.repeat)
+    results = run_contenders(select(contenders, args), data, "classification",
+                             args.repeat)
     print("\nclassification (ROC AUC on 50,000 test rows)\n"
-          + table(results))
+          + table(results) + baseline_summary(results))
     if args.json:
         write_json(args.json, args, results)
     return results
@@ -459,9 +538,8 @@ def run_classification_case(args, setup, data, contenders, table):
 
 def base_parser(description, n_rows, task):
     """The options every benchmark script shares: data size, model size,
-    threads, repeats, task and a JSON output path."""
-    import argparse
-
+    threads, repeats, task, a JSON output path, the libraries to run and a
+    baseline build of skboost."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--n-rows", type=int, default=n_rows,
                         help="training rows (50,000 more are drawn for test)")
@@ -476,4 +554,18 @@ def base_parser(description, n_rows, task):
                         choices=["classification", "regression", "both"])
     parser.add_argument("--json", metavar="PATH",
                         help="also write the results to this JSON file")
+    parser.add_argument("--only", nargs="*", metavar="LIBRARY",
+                        help="run only these libraries (e.g. skboost "
+                             "xgboost); skboost keeps its baseline twins")
+    parser.add_argument("--baseline", metavar="PATH", type=_baseline_dir,
+                        help="also run every skboost contender with skboost "
+                             "imported from PATH, a checkout of another "
+                             "commit with its extensions built in place "
+                             "(library skboost-base)")
     return parser
+
+
+def _baseline_dir(path):
+    if not os.path.isfile(os.path.join(path, "skboost", "__init__.py")):
+        raise argparse.ArgumentTypeError(f"no skboost package in {path}")
+    return os.path.abspath(path)

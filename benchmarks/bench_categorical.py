@@ -105,8 +105,6 @@ def comparison_table(results):
 def parse_args(argv=None):
     parser = base_parser(__doc__.splitlines()[0], n_rows=500_000,
                          task="classification")
-    parser.add_argument("--only", nargs="*", metavar="LIBRARY",
-                        help="run only these libraries")
     return parser.parse_args(argv)
 
 

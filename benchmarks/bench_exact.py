@@ -11,8 +11,9 @@ fitted in its own fresh process. See benchmarks/README.md for what is measured.
 
 import sys
 
-from _common import (METRIC_NAME, Contender, base_parser, comparison_table,
-                     environment, make_data, run_contenders, write_json)
+from _common import (METRIC_NAME, Contender, base_parser, baseline_summary,
+                     comparison_table, environment, make_data, run_contenders,
+                     select, write_json)
 
 
 def contenders(task, args):
@@ -35,8 +36,7 @@ def main(argv=None):
     args = parse_args(argv)
     tasks = (["classification", "regression"] if args.task == "both"
              else [args.task])
-    env = environment()
-    print("  ".join(f"{k} {v}" for k, v in env.items()))
+    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
     print(f"{args.n_rows} train rows x {args.n_features} features, "
           f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
           f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
@@ -44,12 +44,13 @@ def main(argv=None):
     for task in tasks:
         print(f"\n{task}:", flush=True)
         data = make_data(task, args.n_rows, args.n_features)
-        results = run_contenders(contenders(task, args), data, task,
-                                 args.repeat)
+        results = run_contenders(select(contenders(task, args), args), data,
+                                 task, args.repeat)
         all_results += results
         tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows; "
                       "ratios = library / xgboost)\n"
-                      + comparison_table(results, task))
+                      + comparison_table(results, task)
+                      + baseline_summary(results))
     print("\n" + "\n\n".join(tables))
     if args.json:
         write_json(args.json, args, all_results)

@@ -14,8 +14,9 @@ XGBoost's hist method and to XGBoost's method of the same name.
 
 import sys
 
-from _common import (METRIC_NAME, Contender, base_parser, environment,
-                     format_table, make_data, run_contenders, write_json)
+from _common import (METRIC_NAME, Contender, base_parser, baseline_summary,
+                     environment, format_table, make_data, run_contenders,
+                     select, write_json)
 
 
 def contenders(task, args):
@@ -77,8 +78,6 @@ def parse_args(argv=None):
     parser.add_argument("--methods", nargs="*", metavar="METHOD",
                         help="run only these tree methods of skboost and "
                              "XGBoost (e.g. hist)")
-    parser.add_argument("--only", nargs="*", metavar="LIBRARY",
-                        help="run only these libraries (e.g. skboost xgboost)")
     return parser.parse_args(argv)
 
 
@@ -86,7 +85,7 @@ def main(argv=None):
     args = parse_args(argv)
     tasks = (["classification", "regression"] if args.task == "both"
              else [args.task])
-    print("  ".join(f"{k} {v}" for k, v in environment().items()))
+    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
     print(f"{args.n_rows} train rows x {args.n_features} features, "
           f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
           f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
@@ -94,12 +93,12 @@ def main(argv=None):
     for task in tasks:
         print(f"\n{task}:", flush=True)
         data = make_data(task, args.n_rows, args.n_features)
-        chosen = [c for c in contenders(task, args)
-                  if not args.only or c.library in args.only]
-        results = run_contenders(chosen, data, task, args.repeat)
+        results = run_contenders(select(contenders(task, args), args), data,
+                                 task, args.repeat)
         all_results += results
         tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows)\n"
-                      + comparison_table(results, task))
+                      + comparison_table(results, task)
+                      + baseline_summary(results))
     print("\n" + "\n\n".join(tables))
     if args.json:
         write_json(args.json, args, all_results)

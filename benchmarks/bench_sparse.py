@@ -62,8 +62,6 @@ def parse_args(argv=None):
                          task="classification")
     parser.set_defaults(n_features=5000)
     parser.add_argument("--density", type=float, default=0.005)
-    parser.add_argument("--only", nargs="*", metavar="LIBRARY",
-                        help="run only these libraries")
     return parser.parse_args(argv)
 
 
