@@ -5,7 +5,6 @@
 ``Booster`` holds the trees and predicts.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,14 +15,8 @@ from .tree._sparse import SparseRows
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
 from .tree._predictor import PackedForest, predict_raw
-from .tree._binning import BinnedData
-from .tree._presort import presort_dense, presort_sparse
 from .tree._tree import NODE_FIELDS
-from .tree._approx import propose_cuts
-from .tree._exact import SortedColumns
-from .tree.binning import BinMapper, value_bin_caps
-from .tree.grower import (ApproxGrower, ColumnHistGrower, ExactGrower,
-                          HistGrower, LocalApproxGrower, TreeParams)
+from .tree.methods import make_grower
 
 
 @dataclass(frozen=True)
@@ -32,9 +25,6 @@ class BoostParams:
 
     n_estimators: int = 100
     subsample: float = 1.0
-    tree_method: str = "hist"
-    max_bin: int = 256
-    approx_proposal: str = "global"
     base_score: float | None = None
     sparse_absent: str = "missing"   # what an absent sparse entry means
 
@@ -291,60 +281,36 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
-    if init_booster is not None:
-        base_margin = init_booster.base_margin
-    elif boost_params.base_score is None:
-        base_margin = objective.estimate_base_margin(y, weight, n_outputs)
-    else:
-        base_margin = objective.base_score_to_margin(boost_params.base_score,
-                                                     n_outputs)
-    booster = Booster(objective.name, base_margin, X.shape[1])
-    booster.objective_params = dict(objective.params)
-    if boost_params.sparse_absent == "zero":
-        booster.absent_value = 0.0
+    booster = _start_booster(objective, y, weight, n_outputs, X.shape[1],
+                             boost_params, init_booster)
     if sp.issparse(X):
         X = booster._sparse_rows(X)
-    first_round = 0
-    if init_booster is not None:
-        for tree, group in zip(init_booster.trees, init_booster.tree_group):
-            booster.add_tree(tree, group)
-        first_round = booster.n_rounds
+    first_round = booster.n_rounds
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
-    # Gradient pairs are kept unweighted in float32; the growers apply the
-    # weights inside their sums (unless a callable objective applies them).
-    # Unweighted fits share one array of ones (8 bytes a row).
-    unweighted = bool(np.all(weight == 1.0))
-    unit_weight = weight if unweighted else np.ones(X.shape[0])
-    grower_weight = weight
-    if objective.applies_weights:
-        objective.sample_weight = weight
-        grower_weight = unit_weight
-    grower = _make_grower(X, None if grower_weight is unit_weight
-                          or unweighted else grower_weight, boost_params,
-                          tree_params, n_threads, rng,
-                          fixed_hessians=objective.constant_hessian
-                          and boost_params.subsample >= 1.0,
-                          n_categories=n_categories)
+    weights = _RoundWeights(weight, objective)
+    grower = make_grower(X, tree_params, n_threads, rng,
+                         weight=weights.in_sums,
+                         fixed_hessians=objective.constant_hessian
+                         and boost_params.subsample >= 1.0,
+                         n_categories=n_categories)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
-    # A row of weight 0 is the same as no row at all: it never takes part.
-    weighted = weight > 0
     for callback in callbacks:
         _call(callback, "before_training", booster)
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
-        objective.gradient(y, raw, unit_weight, gpair, n_threads)
+        objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
         for group in range(n_outputs):
-            active = weighted & _row_sample(X.shape[0], boost_params.subsample,
-                                            rng)
+            active = weights.positive & _row_sample(
+                X.shape[0], boost_params.subsample, rng)
             tree, leaf_rows = grower.grow(gpair[group], active)
             if objective.refit_leaves():
                 _refit_leaf_values(tree, X, y, raw[:, group], weight, active,
                                    objective, group, tree_params.learning_rate,
                                    n_threads)
             booster.add_tree(tree, group)
-            _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
-                            n_threads)
+            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
+                            group, n_threads)
         evaluator.add_round(iteration)
         stops = [_call(callback, "after_iteration", booster, iteration,
                        booster.evals_result) for callback in callbacks]
@@ -353,6 +319,49 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     for callback in callbacks:
         booster = _call(callback, "after_training", booster) or booster
     return booster
+
+
+def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
+                   init_booster):
+    """The Booster the rounds add to: the base margin (estimated, given, or
+    that of ``init_booster``, whose trees it keeps)."""
+    if init_booster is not None:
+        base_margin = init_booster.base_margin
+    elif boost_params.base_score is None:
+        base_margin = objective.estimate_base_margin(y, weight, n_outputs)
+    else:
+        base_margin = objective.base_score_to_margin(boost_params.base_score,
+                                                     n_outputs)
+    booster = Booster(objective.name, base_margin, n_features)
+    booster.objective_params = dict(objective.params)
+    if boost_params.sparse_absent == "zero":
+        booster.absent_value = 0.0
+    if init_booster is not None:
+        for tree, group in zip(init_booster.trees, init_booster.tree_group):
+            booster.add_tree(tree, group)
+    return booster
+
+
+class _RoundWeights:
+    """Where the sample weights enter a round.
+
+    Gradient pairs are kept unweighted in float32, and the weights are
+    applied inside the finders' float64 sums (``in_sums``); a callable
+    objective that applies them itself gets them (``in_gradients``) and
+    the finders unit weights. Unweighted fits pass None to the finders and
+    share one array of ones (8 bytes a row). A row of weight 0 is the same
+    as no row at all: it never takes part (``positive``).
+    """
+
+    def __init__(self, weight, objective):
+        unweighted = bool(np.all(weight == 1.0))
+        unit = weight if unweighted else np.ones(weight.shape[0])
+        self.in_gradients = unit
+        self.in_sums = None if unweighted else weight
+        if objective.applies_weights:
+            objective.sample_weight = weight
+            self.in_sums = None
+        self.positive = weight > 0
 
 
 def _call(callback, method, *args):
@@ -427,128 +436,6 @@ def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
         target = objective.leaf_target(residual[begin:end],
                                        weight[rows[begin:end]], output)
         tree.value[leaves[begin]] = learning_rate * target
-
-
-def _make_grower(X, weight, boost_params, tree_params, n_threads, rng,
-                 fixed_hessians=False, n_categories=None):
-    """The tree grower of ``boost_params.tree_method`` for X.
-    ``fixed_hessians``: the weighted hessians are the same in every round
-    (constant-hessian objective, no row sampling). ``n_categories``: see
-    ``train``."""
-    if n_categories is not None and not np.any(n_categories > 0):
-        n_categories = None
-    if isinstance(X, SparseRows):
-        return _make_sparse_grower(X, weight, boost_params,
-                                   tree_params, n_threads, rng, n_categories)
-    if boost_params.tree_method == "exact":
-        return ExactGrower(X, presort_dense(X, n_threads), tree_params, n_threads, rng,
-                           weight=weight, n_categories=n_categories)
-    if boost_params.tree_method == "approx" and (
-            boost_params.approx_proposal == "local"):
-        return LocalApproxGrower(X, presort_dense(X, n_threads), tree_params,
-                                 boost_params.max_bin, n_threads, rng,
-                                 weight=weight, n_categories=n_categories)
-    if n_categories is not None:
-        return _make_categorical_grower(X, weight, boost_params, tree_params,
-                                        n_threads, rng, n_categories)
-    if boost_params.tree_method == "approx":
-        if not fixed_hessians:
-            return ApproxGrower(presort_dense(X, n_threads), tree_params,
-                                boost_params.max_bin, n_threads, rng,
-                                weight=weight)
-        # every tree would propose the same cuts: propose them once, a
-        # column at a time, and grow on them like hist (the same trees as
-        # ApproxGrower, without holding every presorted column)
-        mapper = approx_cuts_once(X, weight, boost_params.max_bin, n_threads)
-    else:
-        mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads)
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
-    return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
-                      rng, weight=weight)
-
-
-
-def approx_cuts_once(X, weight, max_bin, n_threads):
-    """A BinMapper holding the approximate method's cuts for hessians that
-    never change: each column is presorted and proposed on (hessians =
-    weights), one column at a time in ``n_threads`` threads."""
-    n_rows = X.shape[0]
-    hess = np.ones(n_rows) if weight is None else weight
-
-    def sorted_column(j):
-        if weight is not None:
-            return presort_dense(np.ascontiguousarray(X[:, j:j + 1]), 1)
-        # unit hessians: which row holds a value does not matter, so a plain
-        # float sort (several times faster than the (value, row) key sort)
-        values = X[:, j]
-        values = np.sort(values[~np.isnan(values)] + np.float32(0.0))
-        return SortedColumns(np.array([0, values.shape[0]]), values,
-                             np.zeros(values.shape[0], dtype=np.int32),
-                             n_rows)
-
-    def propose(j):
-        column = sorted_column(j)
-        has_missing = np.diff(column.col_ptr) < n_rows
-        cuts = propose_cuts(column, hess, value_bin_caps(max_bin, has_missing),
-                            1)[0]
-        return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
-
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-        proposals = list(pool.map(propose, range(X.shape[1])))
-    mapper = BinMapper(max_bin)
-    mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
-    mapper._set_cuts([c for _, c in proposals])
-    return mapper
-
-
-def _make_categorical_grower(X, weight, boost_params, tree_params, n_threads,
-                             rng, n_categories):
-    """The histogram grower of dense X with categorical features (``"hist"``
-    or global ``"approx"``): their bins are their category codes (any
-    number of categories, not tied to ``max_bin``). The level-wise growers
-    take ``n_categories`` themselves (``tree._categorical_splits``)."""
-    if boost_params.tree_method == "approx":
-        return ApproxGrower(presort_dense(X, n_threads), tree_params,
-                            boost_params.max_bin, n_threads, rng,
-                            weight=weight, n_categories=n_categories)
-    mapper = BinMapper(boost_params.max_bin).fit(X, weight, n_threads,
-                                                 n_categories=n_categories)
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
-    return HistGrower(binned, mapper.split_thresholds_, tree_params, n_threads,
-                      rng, weight=weight, categorical=n_categories > 0)
-
-
-def _make_sparse_grower(X, weight, boost_params, tree_params, n_threads,
-                        rng, n_categories=None):
-    """Growers whose cost is linear in the stored entries of sparse X
-    (categorical features: ``n_categories``, their stored values being
-    category codes; see ``_categorical.code_sparse``)."""
-    if tree_params.grow_policy == "lossguide":
-        raise ValueError(
-            "grow_policy='lossguide' needs dense X: on sparse input every "
-            "method grows level by level (grow_policy='depthwise')")
-    columns = presort_sparse(X)
-    method = boost_params.tree_method
-    if method == "exact":
-        return ExactGrower(X, columns, tree_params, n_threads, rng,
-                           weight=weight, n_categories=n_categories)
-    if method == "approx" and boost_params.approx_proposal == "local":
-        if columns.zero_absent:
-            raise ValueError(
-                "approx_proposal='local' does not support sparse_absent="
-                "'zero' yet: use approx_proposal='global', or another "
-                "tree_method")
-        return LocalApproxGrower(X, columns, tree_params,
-                                 boost_params.max_bin, n_threads, rng,
-                                 weight=weight, n_categories=n_categories)
-    mapper = None
-    if method == "hist":
-        mapper = BinMapper(boost_params.max_bin).fit_columns(
-            columns, weight, n_threads)
-    return ColumnHistGrower(X, columns, tree_params, n_threads, rng,
-                            weight=weight, mapper=mapper,
-                            max_bin=boost_params.max_bin,
-                            n_categories=n_categories)
 
 
 def _single_tree(tree, X):

@@ -26,7 +26,7 @@ from ._data import check_weight, check_X
 from ._holdout import hold_out, objective_for_rows
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
-from .tree.grower import TreeParams
+from .tree.driver import TreeParams
 
 _FRACTION = Interval(Real, 0.0, 1.0, closed="right")
 _NON_NEGATIVE = Interval(Real, 0.0, None, closed="left")
@@ -156,16 +156,6 @@ class _BoostBase(BaseEstimator):
     def _train(self, X, y, sample_weight, objective, n_classes=None, *,
                eval_set=None, sample_weight_eval_set=None, verbose=False,
                query_ptr=None, eval_query_ptrs=None, encode_labels=None):
-        if self.grow_policy == "lossguide" and self.tree_method == "exact":
-            raise ValueError(
-                "grow_policy='lossguide' needs tree_method='hist' or 'approx'; "
-                "the exact method grows level by level "
-                "(grow_policy='depthwise')")
-        if (self.grow_policy == "lossguide" and self.tree_method == "approx"
-                and self.approx_proposal == "local"):
-            raise ValueError(
-                "grow_policy='lossguide' needs approx_proposal='global': local "
-                "proposals grow level by level (grow_policy='depthwise')")
         weight = check_weight(sample_weight, X)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels)
@@ -186,11 +176,11 @@ class _BoostBase(BaseEstimator):
         self.booster_ = train(
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
-                        tree_method=self.tree_method, max_bin=self.max_bin,
-                        approx_proposal=self.approx_proposal,
                         base_score=self.base_score,
                         sparse_absent=self.sparse_absent),
             TreeParams(
+                tree_method=self.tree_method, max_bin=self.max_bin,
+                approx_proposal=self.approx_proposal,
                 max_depth=self.max_depth, max_leaves=self.max_leaves,
                 grow_policy=self.grow_policy, learning_rate=self.learning_rate,
                 gamma=self.gamma, min_child_weight=self.min_child_weight,

@@ -55,7 +55,7 @@ from skboost import BoostClassifier, BoostRegressor
 from skboost.tree._approx import (codes_from_sorted, local_histograms,
                                   propose_cuts)
 from skboost.tree._exact import SortedColumns
-from skboost.tree.grower import within_max_leaves
+from skboost.tree.driver import within_max_leaves
 from _isolation import call_outcomes
 from _shared_data import load_tsv
 
@@ -976,16 +976,6 @@ def test_lossguide_global_approx_without_limit_equals_depthwise():
                      **params).fit(X, y, weight)
     np.testing.assert_array_equal(predictions(lossguide, X),
                                   predictions(depthwise, X))
-
-
-def test_lossguide_with_local_proposal_raises():
-    X, y, _ = continuous_data(4, n_rows=100)
-    for kind, target in ((BoostRegressor, y),
-                         (BoostClassifier, (y > 0).astype(int))):
-        with pytest.raises(ValueError, match="lossguide"):
-            kind(tree_method="approx", approx_proposal="local",
-                 grow_policy="lossguide", max_leaves=8,
-                 n_estimators=2).fit(X, target)
 
 
 @pytest.mark.parametrize("max_leaves", [3, 6, 13])

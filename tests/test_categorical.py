@@ -1115,14 +1115,15 @@ def test_level_partition_with_left_sets_against_naive_rule(form):
                                                       minlength=8))
 
 
-def test_exact_grower_rejects_values_that_are_not_codes():
-    from skboost.tree.grower import ExactGrower, TreeParams
+def test_exact_finder_rejects_values_that_are_not_codes():
+    from skboost.tree.driver import TreeParams
+    from skboost.tree.finders import ExactFinder
     from skboost.tree._presort import presort_dense
 
     X = np.array([[0.0], [1.0], [2.5]], dtype=np.float32)
     with pytest.raises(ValueError, match="category codes"):
-        ExactGrower(X, presort_dense(X), TreeParams(), 1,
-                    np.random.default_rng(0), n_categories=np.array([3]))
+        ExactFinder(X, presort_dense(X), TreeParams(), 1,
+                    n_categories=np.array([3]))
     with pytest.raises(ValueError, match="category codes"):
-        ExactGrower(X, presort_dense(X), TreeParams(), 1,
-                    np.random.default_rng(0), n_categories=np.array([2]))
+        ExactFinder(X, presort_dense(X), TreeParams(), 1,
+                    n_categories=np.array([2]))

@@ -525,8 +525,8 @@ def test_grower_tracks_the_leaf_of_each_active_row(seed):
     # The exact grower routes rows from the groups and records where each
     # active row ends; that must be the leaf the predictor sends it to.
     from skboost._booster import _single_tree
-    from skboost.tree._presort import presort_dense
-    from skboost.tree.grower import ExactGrower, TreeParams
+    from skboost.tree.driver import TreeParams
+    from skboost.tree.methods import make_grower
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(300, 5)).astype(np.float32)
@@ -534,9 +534,10 @@ def test_grower_tracks_the_leaf_of_each_active_row(seed):
     gpair = np.column_stack([rng.normal(size=300), rng.uniform(0.1, 1, 300)])
     gpair = np.ascontiguousarray(gpair, dtype=np.float32)
     active = rng.random(300) < 0.8
-    params = TreeParams(max_depth=int(rng.integers(1, 6)),
+    params = TreeParams(tree_method="exact",
+                        max_depth=int(rng.integers(1, 6)),
                         min_child_weight=0.5, reg_lambda=1.0)
-    grower = ExactGrower(X, presort_dense(X), params, 2, rng)
+    grower = make_grower(X, params, 2, rng)
     tree, leaf_rows = grower.grow(gpair, active)
     want = _single_tree(tree, X).predict_leaves(X, n_threads=1)[:, 0]
     np.testing.assert_array_equal(leaf_rows.leaf[active], want[active])

@@ -227,15 +227,6 @@ def test_lossguide_with_room_for_a_full_tree_equals_depthwise(task, max_depth,
                                       np.sort(b.value[b.is_leaf]))
 
 
-def test_lossguide_needs_hist():
-    X, y, _ = continuous_data(5, n_rows=100)
-    for kind in (BoostRegressor, BoostClassifier):
-        target = y if kind is BoostRegressor else (y > 0).astype(int)
-        with pytest.raises(ValueError, match="lossguide"):
-            kind(tree_method="exact", grow_policy="lossguide",
-                 n_estimators=2).fit(X, target)
-
-
 # --------------------------------------------------------------------------
 # Threads
 # --------------------------------------------------------------------------
@@ -358,7 +349,7 @@ def test_accuracy_matches_xgboost_hist(task):
 
 
 def test_histogram_pool_keeps_rows_when_it_grows():
-    from skboost.tree.grower import HistogramPool
+    from skboost.tree.finders import HistogramPool
     pool = HistogramPool(n_bins=3, capacity=2)
     first = pool.take(2)
     pool.array[first] = [[[1, 2]] * 3, [[3, 4]] * 3]
@@ -377,7 +368,7 @@ def test_histogram_pool_keeps_rows_when_it_grows():
 def test_depthwise_needs_half_a_level_of_histograms(max_depth, monkeypatch):
     # the larger child reuses its parent's histogram row: growing full trees
     # to max_depth never needs more than the pool's 2**(max_depth - 1) rows
-    from skboost.tree.grower import HistogramPool
+    from skboost.tree.finders import HistogramPool
     grown = []
     original = HistogramPool._grow
 

@@ -178,12 +178,6 @@ def test_declared_shape_is_kept():
         model.predict(dense)
 
 
-def test_lossguide_on_sparse_input_is_a_clear_error():
-    X, _, y, _ = sparse_problem(7)
-    with pytest.raises(ValueError, match="lossguide"):
-        BoostClassifier(grow_policy="lossguide", max_leaves=8).fit(X, y)
-
-
 @pytest.fixture(scope="module")
 def huge_sparse():
     """100,000 x 1,000,000 with 20 stored entries a row: its dense float32

@@ -55,3 +55,69 @@ def empty_records(n):
     records["gain"] = -1e300
     records["split_bin"] = -1
     return records
+
+
+class SplitBatch:
+    """The best splits of a batch of nodes, as a finder found them.
+
+    Parameters
+    ----------
+    records : ndarray of SPLIT_RECORD, shape (n_nodes,)
+    G, H : ndarray of shape (n_nodes,), float64
+        Each node's gradient and hessian totals as the finder measured them
+        (the parent score of the decision rule is computed from these).
+    left_sets : list or None
+        None when no split of the batch is categorical; else one entry per
+        node: None, or the bool array over its feature's categories that
+        its (categorical) split sends left.
+    """
+
+    def __init__(self, records, G, H, left_sets=None):
+        self.records = records
+        self.G = np.ascontiguousarray(G, dtype=np.float64)
+        self.H = np.ascontiguousarray(H, dtype=np.float64)
+        self.left_sets = left_sets
+
+    def __len__(self):
+        return self.records.shape[0]
+
+    def take(self, index):
+        """The splits of the nodes at ``index`` (an integer array)."""
+        left_sets = (None if self.left_sets is None
+                     else [self.left_sets[k] for k in index])
+        return SplitBatch(self.records[index], self.G[index], self.H[index],
+                          left_sets)
+
+    @classmethod
+    def concatenate(cls, batches):
+        """One batch of the nodes of ``batches``, in order."""
+        if len(batches) == 1:
+            return batches[0]
+        with_sets = any(b.left_sets is not None for b in batches)
+        left_sets = None
+        if with_sets:
+            left_sets = [s for b in batches
+                         for s in (b.left_sets or [None] * len(b))]
+        return cls(np.concatenate([b.records for b in batches]),
+                   np.concatenate([b.G for b in batches]),
+                   np.concatenate([b.H for b in batches]), left_sets)
+
+    def builder_arguments(self):
+        """Keyword arguments of ``TreeBuilder.split`` for these splits."""
+        r = self.records
+        return dict(feature=r["feature"], threshold=r["threshold"],
+                    default_left=r["default_left"], gain=r["gain"],
+                    G_left=r["G_left"], H_left=r["H_left"],
+                    left_sets=self.left_sets)
+
+
+def as_records(splits):
+    """Records of a kernel's result (a dict of arrays, or records)."""
+    if isinstance(splits, np.ndarray):
+        return splits
+    n = splits["feature"].shape[0]
+    records = empty_records(n)
+    for name in SPLIT_RECORD.names:
+        if name in splits:
+            records[name] = splits[name]
+    return records

@@ -1,20 +1,20 @@
-"""Categorical splits for the level-wise growers (``ExactGrower``,
-``LocalApproxGrower``, ``ColumnHistGrower``): dense or sparse input.
+"""Categorical splits for the level-wise finders (``ExactFinder``,
+``LocalApproxFinder``, ``ColumnScanFinder``): dense or sparse input.
 
-Those growers find numeric splits by their own method (the exact scan of
+Those finders find numeric splits by their own method (the exact scan of
 presorted blocks, local proposals, the column-wise histogram scan). A
 categorical feature's values are category codes, and categories are
 discrete: a histogram over its codes holds every split the feature has, so
 scanning it is exact whatever the tree method. For every level:
 
-1. the grower's own finder runs with the categorical features masked out
+1. the finder's own scan runs with the categorical features masked out
    (``numeric_allowed``);
 2. ``CategoricalSplits.best_splits`` builds each open node's histograms over
    the codes of the categorical features (``_hist_split.category_histograms``,
    one walk of their presorted columns) and scans them with the categorical
    scan of ``tree_method="hist"`` (``_hist_split.find_best_splits_hist``:
    one category against the rest, or sorted partitions);
-3. ``merge_splits`` keeps, for each node, the better of the two bests under
+3. ``merge_into`` keeps, for each node, the better of the two bests under
    the total order every finder uses (gain, then feature index, then
    threshold: ``_common.is_better``), and the left set of each categorical
    winner (``_hist_split.categorical_left_set``), which the row partitioner
@@ -23,15 +23,16 @@ scanning it is exact whatever the tree method. For every level:
 The statistics are the fixed-point integer sums of the histogram finders
 (``_histogram.quantize_gradients``), so a categorical split is the one
 ``tree_method="hist"`` would choose on the same rows. Without categorical
-features the growers hold ``None`` instead of a ``CategoricalSplits`` and
+features the finders hold ``None`` instead of a ``CategoricalSplits`` and
 do no extra work.
 """
 
 import numpy as np
 
-from ._hist_split import (categorical_left_set, category_histograms,
+from .._hist_split import (categorical_left_set, category_histograms,
                           find_best_splits_hist)
-from ._histogram import quantize_gradients
+from .._histogram import quantize_gradients
+from ..splits import as_records
 
 
 class CategoricalSplits:
@@ -69,7 +70,7 @@ class CategoricalSplits:
     @classmethod
     def create(cls, sorted_columns, n_categories, params, n_threads):
         """The search for these features, or None without categorical ones
-        (the growers then do nothing extra)."""
+        (the finders then do nothing extra)."""
         if n_categories is None or not np.any(np.asarray(n_categories) > 0):
             return None
         return cls(sorted_columns, n_categories, params, n_threads)
@@ -86,7 +87,7 @@ class CategoricalSplits:
                     f"codes, integers in [0, {n})")
 
     def start_tree(self, gpair, weight, active):
-        """Fixed-point gradient pairs of a new tree (for growers that do not
+        """Fixed-point gradient pairs of a new tree (for finders that do not
         quantize their own: the exact one)."""
         self.quantized, self.scales = quantize_gradients(
             gpair, weight, np.ascontiguousarray(active).view(np.uint8),
@@ -94,7 +95,7 @@ class CategoricalSplits:
 
     def numeric_allowed(self, allowed):
         """The column-sampling mask with the categorical features taken
-        out: what the grower's own (numeric) finder may scan."""
+        out: what the finder's own (numeric) scan may use."""
         allowed = allowed.copy()
         allowed[:, self.is_categorical] = 0
         return allowed
@@ -151,26 +152,20 @@ class CategoricalSplits:
         return splits
 
 
-def merge_splits(numeric, categorical):
-    """Per node, the better of two bests under the finders' total order
-    (higher gain, then lower feature index; the features differ). Returns
-    the numeric dict's entries, taken from ``categorical`` where it wins,
-    and ``left_set`` (None for numeric splits)."""
-    cat_feature, num_feature = categorical["feature"], numeric["feature"]
-    cat_wins = (cat_feature >= 0) & (
-        (num_feature < 0) | (categorical["gain"] > numeric["gain"])
-        | ((categorical["gain"] == numeric["gain"])
-           & (cat_feature < num_feature)))
-    merged = {name: np.where(cat_wins, categorical[name], values).astype(
-        values.dtype) for name, values in numeric.items()}
-    left_sets = np.full(cat_wins.shape[0], None, dtype=object)
-    left_sets[cat_wins] = categorical["left_set"][cat_wins]
-    merged["left_set"] = left_sets
-    return merged
-
-
-def left_set_list(splits):
-    """The ``left_set`` entry as the tree builder takes it (a list), or
-    None for a level without categorical features."""
-    left_sets = splits.get("left_set")
-    return None if left_sets is None else list(left_sets)
+    @staticmethod
+    def merge_into(numeric, categorical):
+        """Per node, the better of two bests under the finders' total order
+        (higher gain, then lower feature index; the features differ).
+        Returns the records (``numeric``'s, taken from ``categorical``
+        where it wins) and the left sets (None for numeric splits)."""
+        numeric = as_records(numeric)
+        cat_feature, num_feature = categorical["feature"], numeric["feature"]
+        cat_wins = (cat_feature >= 0) & (
+            (num_feature < 0) | (categorical["gain"] > numeric["gain"])
+            | ((categorical["gain"] == numeric["gain"])
+               & (cat_feature < num_feature)))
+        records = numeric.copy()
+        records[cat_wins] = as_records(categorical)[cat_wins]
+        left_sets = [categorical["left_set"][k] if wins else None
+                     for k, wins in enumerate(cat_wins)]
+        return records, left_sets

@@ -1,0 +1,259 @@
+"""The one growth loop: every tree of every method grows here.
+
+The driver owns the decisions: which open node is expanded next (the growth
+policy, a queue), whether a node splits at all (``worth_splitting``: gamma,
+rounding noise; ``min_child_weight`` is enforced inside the gain
+arithmetic), how many leaves a tree may have (``max_leaves``) and how deep
+it may go (``max_depth``), and which features each node may use (column
+sampling). How a node's best split is found and how its rows move is the
+job of a split finder (``finders.SplitFinder``), called a few times per
+level, never per row::
+
+    start_tree(gpair, active)      -> the root's totals
+    find_splits(NodeBatch)         -> SplitBatch (one record per node)
+    apply_splits(nodes, splits,
+                 left, right, ...) -> the children, in the order to find
+    retire(nodes)                  -> nodes that became leaves
+    finish_tree(tree)              -> where the rows ended (margins)
+
+Depth-wise growth (``DepthwiseQueue``) expands a whole level per step;
+best-first growth (``LossguideHeap``, ``grow_policy="lossguide"``)
+expands the open leaf of highest gain. With ``max_leaves = 2**max_depth``
+the two grow the same trees.
+
+Room for the next capabilities: ``NodeBatch`` carries per-node value
+bounds (monotone constraints) and the per-node feature mask (column
+sampling today, interaction constraints next); the driver computes both,
+the finders read them.
+"""
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._gain import leaf_scores, leaf_weights
+from ._tree import TreeBuilder
+
+# A split whose loss reduction is this small relative to its parent's score
+# is rounding noise (the exact reduction is zero), not a split.
+SPLIT_NOISE_RTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    """Parameters of one tree's growth (see the estimators' docstrings)."""
+
+    tree_method: str = "hist"
+    approx_proposal: str = "global"
+    max_bin: int = 256
+    max_depth: int = 6  # 0: no limit
+    max_leaves: int = 0  # 0: no limit
+    grow_policy: str = "depthwise"
+    learning_rate: float = 0.3
+    gamma: float = 0.0
+    min_child_weight: float = 1.0
+    reg_lambda: float = 1.0
+    reg_alpha: float = 0.0
+    max_delta_step: float = 0.0
+    colsample_bytree: float = 1.0
+    colsample_bylevel: float = 1.0
+    colsample_bynode: float = 1.0
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 64
+
+    @property
+    def reg(self):
+        """Positional arguments of the _gain kernels."""
+        return (self.reg_lambda, self.reg_alpha, self.max_delta_step,
+                self.min_child_weight)
+
+    def allows_depth(self, depth):
+        """Whether nodes at ``depth`` may still be split."""
+        return self.max_depth == 0 or depth < self.max_depth
+
+
+def worth_splitting(records, parent_score, gamma):
+    """Nodes whose best split exists and reduces the loss by more than gamma
+    (and by more than rounding noise)."""
+    gain = records["gain"]
+    return ((records["feature"] >= 0) & (gain > gamma)
+            & (gain > SPLIT_NOISE_RTOL * parent_score))
+
+
+def within_max_leaves(gain, node, n_leaves, max_leaves):
+    """Which of a level's candidate splits (gains, node ids) to make so the
+    tree keeps at most ``max_leaves`` leaves (0: no limit): the best gains
+    first, ties to the lower node id. Each split adds one leaf."""
+    keep = np.ones(gain.shape[0], dtype=bool)
+    room = max_leaves - n_leaves
+    if max_leaves and gain.shape[0] > room:
+        order = np.lexsort((node, -gain))
+        keep[:] = False
+        keep[order[:max(room, 0)]] = True
+    return keep
+
+
+@dataclass
+class NodeBatch:
+    """Open nodes handed to a finder together (all of one depth).
+
+    Attributes
+    ----------
+    nodes : ndarray of shape (n,), int64
+        Node ids in the tree being built.
+    depth : int
+    G, H : ndarray of shape (n,), float64
+        Gradient and hessian totals the tree records for each node.
+    allowed : ndarray of shape (n, n_features), uint8
+        The features each node may split on.
+    lower, upper : ndarray of shape (n,), float64
+        Bounds of each node's value (-inf, inf: unconstrained); the hook of
+        monotone constraints.
+    """
+
+    nodes: np.ndarray
+    depth: int
+    G: np.ndarray
+    H: np.ndarray
+    allowed: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+@dataclass
+class Expansion:
+    """What a policy hands back: the nodes to split now (in increasing id
+    order, with their splits) and the nodes that became final leaves."""
+
+    nodes: np.ndarray
+    depth: int
+    splits: object  # SplitBatch
+    retired: np.ndarray
+
+
+_NO_NODES = np.zeros(0, dtype=np.int64)
+
+
+class DepthwiseQueue:
+    """Level by level: every node of a level worth splitting is split
+    together (the best gains first when ``max_leaves`` runs out)."""
+
+    def __init__(self, max_leaves):
+        self.max_leaves = max_leaves
+        self._level = None
+
+    def push(self, nodes, depth, splits, worth):
+        self._level = (nodes, depth, splits, worth)
+
+    def pop(self, n_leaves):
+        if self._level is None:
+            return None
+        nodes, depth, splits, worth = self._level
+        self._level = None
+        candidates = np.flatnonzero(worth)
+        keep = within_max_leaves(splits.records["gain"][candidates],
+                                 nodes[candidates], n_leaves, self.max_leaves)
+        chosen = candidates[keep]
+        chosen = chosen[np.argsort(nodes[chosen], kind="stable")]
+        retired = np.setdiff1d(nodes, nodes[chosen])
+        return Expansion(nodes[chosen], depth, splits.take(chosen), retired)
+
+
+class LossguideHeap:
+    """Best first: the open leaf of highest gain (ties to the lower node id)
+    is split next, until ``max_leaves`` leaves (0: no limit)."""
+
+    def __init__(self, max_leaves):
+        self.max_leaves = max_leaves or np.inf
+        self._heap = []
+        self._retired = []
+
+    def push(self, nodes, depth, splits, worth):
+        gain = splits.records["gain"]
+        for k in range(nodes.shape[0]):
+            if worth[k]:
+                heapq.heappush(self._heap, (-gain[k], int(nodes[k]), depth,
+                                            splits, k))
+            else:
+                self._retired.append(int(nodes[k]))
+
+    def pop(self, n_leaves):
+        retired = np.array(self._retired, dtype=np.int64)
+        self._retired = []
+        if not self._heap or n_leaves >= self.max_leaves:
+            return Expansion(_NO_NODES, 0, None, retired)
+        _, node, depth, splits, k = heapq.heappop(self._heap)
+        return Expansion(np.array([node], dtype=np.int64), depth,
+                         splits.take([k]), retired)
+
+
+POLICIES = {"depthwise": DepthwiseQueue, "lossguide": LossguideHeap}
+
+
+class GrowthDriver:
+    """Grows trees with a split finder (see the module docstring).
+
+    Parameters
+    ----------
+    finder : SplitFinder
+    params : TreeParams
+    sampler : ColumnSampler
+        Draws the features of each tree, level and node.
+    """
+
+    def __init__(self, finder, params, sampler):
+        self.finder = finder
+        self.params = params
+        self.sampler = sampler
+
+    def grow(self, gpair, active):
+        """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
+        float32 with the rows where ``active`` is True. Returns the tree
+        and where the rows ended (``add_values(tree, raw, column,
+        n_threads)``), or None when the finder does not track them."""
+        p = self.params
+        self.sampler.start_tree()
+        G, H = self.finder.start_tree(gpair, active)
+        builder = TreeBuilder(G, H)
+        policy = POLICIES[p.grow_policy](p.max_leaves)
+        if p.allows_depth(0):
+            self._find(builder, policy, np.zeros(1, dtype=np.int64), 0)
+        while True:
+            step = policy.pop(builder.n_leaves)
+            if step is None:
+                break
+            self.finder.retire(step.retired)
+            if step.nodes.shape[0] == 0:
+                break
+            self._expand(builder, policy, step)
+        tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
+                              p.learning_rate)
+        return tree, self.finder.finish_tree(tree)
+
+    def _expand(self, builder, policy, step):
+        """Split the step's nodes; find their children's splits unless the
+        children are at the depth limit."""
+        left, right = builder.split(step.nodes,
+                                    **step.splits.builder_arguments())
+        depth = step.depth + 1
+        grows_on = self.params.allows_depth(depth)
+        children = self.finder.apply_splits(step.nodes, step.splits, left,
+                                            right, find_next=grows_on)
+        if grows_on:
+            self._find(builder, policy, children, depth)
+        else:
+            self.finder.retire(children)
+
+    def _find(self, builder, policy, nodes, depth):
+        """Best splits of ``nodes`` and whether each is worth making."""
+        p = self.params
+        G, H = builder.node_sums(nodes)
+        n = nodes.shape[0]
+        batch = NodeBatch(nodes=nodes, depth=depth, G=G, H=H,
+                          allowed=self.sampler.masks(depth, n),
+                          lower=np.full(n, -np.inf), upper=np.full(n, np.inf))
+        splits = self.finder.find_splits(batch)
+        parent_score = leaf_scores(splits.G, splits.H, *p.reg)
+        policy.push(nodes, depth, splits,
+                    worth_splitting(splits.records, parent_score, p.gamma))

@@ -1,0 +1,101 @@
+"""The sparsity-aware exact greedy finder (``tree_method="exact"``,
+paper Algorithms 1 and 3), dense or sparse input.
+
+The presorted blocks are kept grouped by the batch's nodes
+(``_exact.NodeBlocks``); each node's group of each feature is walked
+(``_exact.find_best_splits``), and rows move to their children's slots
+from the split features' groups, with no lookup of a row's value
+(``NodeBlocks.route_rows``). With categorical features, or absent entries
+read as 0.0, rows move by their values instead (``apply_level_splits``).
+"""
+
+import numpy as np
+
+from .._exact import NodeBlocks, find_best_splits, root_sums
+from ..splits import SplitBatch, as_records
+from .categorical import CategoricalSplits
+from .level import LevelFinder
+
+
+class ExactFinder(LevelFinder):
+    """Exact greedy splits over presorted blocks grouped by node.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, or SparseRows
+    sorted_columns : SortedColumns
+        Presorted blocks of ``X`` (see ``_presort.py``).
+    params : TreeParams
+    n_threads : int
+    weight : ndarray of shape (n_rows,), float64, default=None
+        Sample weights, applied inside the float64 sums (gradient pairs are
+        unweighted); None for unit weights.
+    n_categories : ndarray of shape (n_features,), default=None
+        Categories of each categorical feature (values: category codes), 0
+        for the numeric ones: their splits come from histograms over their
+        codes (``CategoricalSplits``), the numeric ones' from the exact
+        scan.
+    """
+
+    def __init__(self, X, sorted_columns, params, n_threads, weight=None,
+                 n_categories=None):
+        if sorted_columns.n_rows != X.shape[0] or (
+                sorted_columns.n_features != X.shape[1]):
+            raise ValueError("sorted_columns does not describe X")
+        self.blocks = NodeBlocks(sorted_columns)
+        self.params = params
+        self.weight = weight
+        self.categories = CategoricalSplits.create(sorted_columns,
+                                                   n_categories, params,
+                                                   n_threads)
+        # rows move by the split features' groups (numeric splits, absent
+        # entries missing), which also tells each row's leaf for free
+        self.routes_from_groups = (self.categories is None
+                                   and not sorted_columns.zero_absent)
+        super().__init__(X, n_threads, track_leaves=(
+            self.routes_from_groups or params.grow_policy == "lossguide"))
+
+    def start_tree(self, gpair, active):
+        self.gpair = gpair
+        G, H = root_sums(gpair, active.view(np.uint8), self.weight)
+        self.count = np.array([np.count_nonzero(active)], dtype=np.int64)
+        self._start_rows(active)
+        self.blocks.start(self.row_slot, 1, self.n_threads)
+        if self.categories is not None:
+            self.categories.start_tree(gpair, self.weight, active)
+        return G, H
+
+    def _slots_changed(self):
+        n_slots = self.slot_node.shape[0]
+        self.blocks.start(self.row_slot, n_slots, self.n_threads)
+        slots = self.row_slot[self.row_slot >= 0]
+        self.count = np.bincount(slots, minlength=n_slots).astype(np.int64)
+
+    def find_splits(self, batch):
+        self._select_slots(batch.nodes)
+        cats = self.categories
+        allowed = batch.allowed
+        records = as_records(find_best_splits(
+            self.blocks, self.gpair, self.row_slot, batch.G, batch.H,
+            self.count,
+            allowed if cats is None else cats.numeric_allowed(allowed),
+            *self.params.reg, self.n_threads, weight=self.weight))
+        left_sets = None
+        if cats is not None:
+            records, left_sets = cats.merge_into(
+                records, cats.best_splits(self.row_slot, allowed))
+        return SplitBatch(records, batch.G, batch.H, left_sets)
+
+    def _route(self, level, n_next, find_next):
+        if self.routes_from_groups:
+            # the split features' groups hold the values: no row lookups
+            self.count = self.blocks.route_rows(
+                self.row_slot, level.feature, level.threshold,
+                level.default_left, level.left_slot, n_next, self.n_threads,
+                slot_node=self.slot_node.astype(np.int32),
+                row_leaf=self.row_leaf)
+        else:
+            self.count = self._move_rows_by_value(level, n_next)
+        if n_next and find_next:
+            self.blocks.split(self.row_slot, level.left_slot, n_next,
+                              self.n_threads)

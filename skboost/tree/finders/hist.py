@@ -1,0 +1,292 @@
+"""Histogram finders: ``tree_method="hist"`` on dense data, and the
+approximate method with global proposals (cuts re-proposed per tree, then
+the same histograms).
+
+Rows are kept partitioned so that each node's rows are a contiguous slice
+(``RowPartition``). Applying a batch of splits partitions the parents'
+slices, builds the smaller children's histograms and derives the larger
+children's by subtraction from their parents' (exact in fixed point);
+finding splits scans the histograms of a batch of nodes in one kernel call.
+"""
+
+import numpy as np
+
+from .._approx import codes_from_sorted, propose_cuts
+from .._binning import BinnedData
+from .._hist_split import categorical_left_set, find_best_splits_hist
+from .._histogram import FixedPointGradients, build_histograms
+from .._partition import RowPartition
+from ..binning import HistogramLayout, category_cuts, value_bin_caps
+from ..splits import SplitBatch, as_records
+from .base import LeafRows, NodeTable, SplitFinder
+
+
+class HistogramPool:
+    """The histograms of the open nodes, rows of one int64 array
+    ``(capacity, n_bins, 2)`` reused by every tree of a fit.
+
+    A node's histogram lives until the node is split or becomes a leaf.
+    When it is split, its larger child takes over its row (parent minus
+    smaller child, in place) and only the smaller child takes a new one; a
+    leaf gives its row back. Depth-wise growth to ``max_depth`` then needs
+    ``2**(max_depth - 1)`` rows at most, a third of keeping a level and its
+    parents, and no allocation after the first tree. The array doubles when
+    full (lossguide, or no depth limit).
+    """
+
+    def __init__(self, n_bins, capacity):
+        self.n_bins = n_bins
+        self.array = np.empty((max(1, capacity), n_bins, 2), dtype=np.int64)
+        self._free = list(range(self.array.shape[0] - 1, -1, -1))
+
+    def take(self, n):
+        """Rows for n new histograms (int64 array)."""
+        while len(self._free) < n:
+            self._grow()
+        return np.array([self._free.pop() for _ in range(n)], dtype=np.int64)
+
+    def give_back(self, rows):
+        self._free.extend(int(r) for r in rows if r >= 0)
+
+    def clear(self):
+        """Every row free (a new tree)."""
+        self._free = list(range(self.array.shape[0] - 1, -1, -1))
+
+    def _grow(self):
+        old = self.array.shape[0]
+        array = np.empty((2 * old, self.n_bins, 2), dtype=np.int64)
+        array[:old] = self.array
+        self.array = array
+        self._free[:0] = range(2 * old - 1, old - 1, -1)
+
+
+# per node: its rows' slice, its histogram's row in the pool (-1: none) and
+# its exact fixed-point totals
+_HIST_NODE = {"begin": (np.int64, ()), "end": (np.int64, ()),
+              "hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
+
+
+class HistFinder(SplitFinder):
+    """Splits found on gradient histograms over binned features
+    (``tree_method="hist"``, dense input).
+
+    Parameters
+    ----------
+    binned : BinnedData
+    thresholds : ndarray of shape (n_bins,)
+        Tree threshold of each "split after bin" (``BinMapper.split_thresholds_``).
+    params : TreeParams
+    n_threads : int
+    weight : ndarray of shape (n_rows,) or None
+    categorical : ndarray of shape (n_features,), bool, default=None
+        Features whose value bins are categories (``_hist_split``); their
+        splits send a set of categories left.
+    """
+
+    def __init__(self, binned, thresholds, params, n_threads, weight=None,
+                 categorical=None):
+        self.binned = binned
+        self.thresholds = thresholds
+        self.categorical = (None if categorical is None or not np.any(
+            categorical) else np.asarray(categorical, dtype=np.uint8))
+        self.params = params
+        self.n_threads = n_threads
+        self.weight = weight
+        self.partition = None
+        self.pool = None
+        self.table = NodeTable(_HIST_NODE)
+
+    def start_tree(self, gpair, active):
+        self.gradients = FixedPointGradients(gpair, self.weight, active,
+                                             self.n_threads)
+        self.scales = self.gradients.scales
+        if self.partition is None or (
+                self.partition.n_rows != self.binned.n_rows):
+            self.partition = RowPartition([], self.binned.n_rows)
+        self.partition.reset_to_active(active)
+        self._start_pool()
+        n_active = self.partition.row_index.shape[0]
+        root_row = self.pool.take(1)
+        self.build_histograms([0], [n_active], root_row)
+        first = self.binned.bin_ptr
+        sums = self.pool.array[root_row[0], first[0]:first[1]].sum(axis=0)
+        t = self.table
+        t["begin"][0], t["end"][0] = 0, n_active
+        t["hist_row"][0], t["sums"][0] = root_row[0], sums
+        G, H = sums / self.scales
+        return G, H
+
+    def build_histograms(self, begin, end, hist_rows):
+        """Histograms of the rows ``partition.row_index[begin[k]:end[k]]``
+        into the pool's rows ``hist_rows`` (the one place the binned rows
+        are read: the hook of out-of-core pages, and where histograms
+        would be summed across processes)."""
+        build_histograms(self.binned, self.partition, self.gradients, begin,
+                         end, self.pool.array, self.n_threads,
+                         hist_rows=hist_rows)
+
+    def _start_pool(self):
+        """Every histogram row free; a new pool when the bins changed."""
+        n_bins = self.binned.n_bins
+        if self.pool is None or self.pool.n_bins != n_bins:
+            p = self.params
+            depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+            self.pool = HistogramPool(
+                n_bins, min(depth_bound, p.max_leaves or depth_bound, 1024))
+        else:
+            self.pool.clear()
+
+    def find_splits(self, batch):
+        p = self.params
+        sums = self.table["sums"][batch.nodes]
+        records = as_records(find_best_splits_hist(
+            self.pool.array, sums, self.binned.bin_ptr,
+            np.atleast_2d(self.thresholds), batch.allowed, self.scales[0],
+            self.scales[1], *p.reg, self.n_threads,
+            hist_rows=self.table["hist_row"][batch.nodes],
+            categorical=self.categorical,
+            max_cat_to_onehot=p.max_cat_to_onehot,
+            max_cat_threshold=p.max_cat_threshold))
+        G, H = (sums / self.scales).T
+        return SplitBatch(records, G, H,
+                          self._left_sets(batch.nodes, records))
+
+    def _left_sets(self, nodes, records):
+        """The categories each categorical best split sends left, read off
+        its node's histogram (None for a batch without one). When the node
+        has no missing value of the feature, missing values (and unseen
+        categories) go with "the rest", the side the categories absent
+        from the node take."""
+        categorical = np.flatnonzero((records["feature"] >= 0)
+                                     & (records["cat_kind"] > 0))
+        if categorical.shape[0] == 0:
+            return None
+        left_sets = [None] * nodes.shape[0]
+        for k in categorical:
+            f = int(records["feature"][k])
+            first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
+            hist = self.pool.array[self.table["hist_row"][nodes[k]]]
+            left_sets[k], rest_left = categorical_left_set(
+                hist, first, stop - first - 1, int(records["cat_kind"][k]),
+                int(records["split_bin"][k]), self.scales[0], self.scales[1],
+                *self.params.reg)
+            if not hist[stop - 1].any():   # the missing bin is empty
+                records["default_left"][k] = rest_left
+        return left_sets
+
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        r = splits.records
+        t = self.table
+        t.reserve(int(right.max()) + 1)
+        begin, end = t["begin"][nodes], t["end"][nodes]
+        n_left = self.partition.split_nodes(
+            self.binned, begin, end, r["feature"], r["split_bin"],
+            r["default_left"], self.n_threads, left_sets=splits.left_sets)
+        left_smaller = n_left <= (end - begin - n_left)
+        small = np.where(left_smaller, left, right)
+        large = np.where(left_smaller, right, left)
+        parent_rows = t["hist_row"][nodes]
+        t["hist_row"][nodes] = -1
+        if find_next:
+            # The smaller children's histograms are built into new rows; each
+            # larger child's is its parent's minus the smaller one, computed
+            # in the parent's row (exact in fixed point).
+            small_rows = self.pool.take(nodes.shape[0])
+            t["hist_row"][small], t["hist_row"][large] = small_rows, parent_rows
+            self.build_histograms(np.where(left_smaller, begin, begin + n_left),
+                                  np.where(left_smaller, begin + n_left, end),
+                                  small_rows)
+            hists = self.pool.array
+            for parent_row, small_row in zip(parent_rows, small_rows):
+                np.subtract(hists[parent_row], hists[small_row],
+                            out=hists[parent_row])
+        else:
+            # the children will be leaves: no histogram is needed
+            self.pool.give_back(parent_rows)
+            t["hist_row"][left] = t["hist_row"][right] = -1
+        mid = begin + n_left
+        left_sums = np.column_stack([r["Gq_left"], r["Hq_left"]])
+        t["begin"][left], t["end"][left] = begin, mid
+        t["begin"][right], t["end"][right] = mid, end
+        t["sums"][right] = t["sums"][nodes] - left_sums
+        t["sums"][left] = left_sums
+        return np.concatenate([small, large])
+
+    def retire(self, nodes):
+        self.pool.give_back(self.table["hist_row"][nodes])
+        self.table["hist_row"][nodes] = -1
+
+    def finish_tree(self, tree):
+        self.gradients = None
+        leaves = np.flatnonzero(tree.left_child == -1)
+        t = self.table
+        return LeafRows(self.partition, t["begin"][leaves].copy(),
+                        t["end"][leaves].copy(), leaves)
+
+
+class GlobalApproxFinder(HistFinder):
+    """The paper's approximate algorithm (``tree_method="approx"``) with
+    global proposals: for every tree, candidate cuts are re-proposed from
+    the current hessians (``_approx.propose_cuts``: hessian-weighted
+    quantiles read off the presorted columns, at most ``max_bin`` value
+    bins per feature), the rows re-binned, and the tree grown on
+    histograms as by ``HistFinder``.
+
+    Parameters
+    ----------
+    sorted_columns : SortedColumns
+    params : TreeParams
+    max_bin : int
+    n_threads : int
+    weight : ndarray of shape (n_rows,) or None
+    n_categories : ndarray of shape (n_features,), default=None
+        Categories of each categorical feature (values: category codes), 0
+        for the numeric ones: a categorical feature keeps one bin per
+        category instead of proposed cuts.
+    """
+
+    def __init__(self, sorted_columns, params, max_bin, n_threads,
+                 weight=None, n_categories=None):
+        super().__init__(None, None, params, n_threads, weight=weight,
+                         categorical=None if n_categories is None
+                         else n_categories > 0)
+        self.sorted = sorted_columns
+        self.n_categories = n_categories
+        n_rows = sorted_columns.n_rows
+        self.has_missing = np.diff(sorted_columns.col_ptr) < n_rows
+        self.max_bins = value_bin_caps(max_bin, self.has_missing)
+        self._proposed_for = None   # (hessians, active rows) of the binning
+
+    def start_tree(self, gpair, active):
+        # the same hessians on the same rows propose the same cuts
+        # (constant-hessian objectives without row sampling): keep the
+        # binning, checked on the inputs without building the weighted copy
+        if self._proposed_for is None or not (
+                np.array_equal(gpair[:, 1], self._proposed_for[0])
+                and np.array_equal(active, self._proposed_for[1])):
+            self._proposed_for = (gpair[:, 1].copy(), active.copy())
+            self._rebin(weighted_hessians(gpair, self.weight, active))
+        return super().start_tree(gpair, active)
+
+    def _rebin(self, hess):
+        cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
+        if self.n_categories is not None:
+            for f in np.flatnonzero(self.n_categories):
+                cuts[f] = category_cuts(self.n_categories[f])
+        layout = HistogramLayout(cuts, self.has_missing)
+        self.binned = None   # the old codes go before the new arrive
+        codes = np.empty((self.sorted.n_features, self.sorted.n_rows),
+                         dtype=layout.code_dtype)
+        codes_from_sorted(self.sorted, cuts, codes, self.n_threads)
+        self.binned = BinnedData(codes.T, layout.bin_ptr)
+        self.thresholds = layout.split_thresholds
+
+
+def weighted_hessians(gpair, weight, active):
+    """float64 hessian of each row times its weight, 0 for inactive rows
+    (the mass of the approximate method's proposals)."""
+    hess = gpair[:, 1].astype(np.float64)
+    if weight is not None:
+        hess *= weight
+    hess[~active] = 0.0
+    return hess

@@ -1,0 +1,194 @@
+"""From ``tree_method`` to a grower: the method choice as one table.
+
+``make_grower`` prepares the data each finder reads (presorted columns,
+bin codes, cut points) and returns the ``GrowthDriver`` that grows every
+tree of a fit. The boosting loop (``_booster.train``) knows no finder.
+
+=========  ====================  ======================================
+input      method                finder
+=========  ====================  ======================================
+dense      exact                 ``ExactFinder`` (presorted blocks)
+dense      hist                  ``HistFinder`` (binned once)
+dense      approx, global        ``GlobalApproxFinder`` (re-binned per
+                                 tree; ``HistFinder`` on cuts proposed
+                                 once when the hessians never change)
+dense      approx, local         ``LocalApproxFinder``
+sparse     exact                 ``ExactFinder`` (stored entries)
+sparse     hist                  ``ColumnScanFinder`` (fitted cuts)
+sparse     approx, global        ``ColumnScanFinder`` (cuts per tree)
+sparse     approx, local         ``LocalApproxFinder``
+=========  ====================  ======================================
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ._approx import propose_cuts
+from ._binning import BinnedData
+from ._column_sampler import ColumnSampler
+from ._exact import SortedColumns
+from ._presort import presort_dense, presort_sparse
+from ._sparse import SparseRows
+from .binning import BinMapper, value_bin_caps
+from .driver import GrowthDriver
+from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
+                      HistFinder, LocalApproxFinder)
+
+
+def make_grower(X, params, n_threads, rng, *, weight=None,
+                fixed_hessians=False, n_categories=None):
+    """The grower of every tree of a fit on X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, NaN = missing; or
+        SparseRows
+    params : TreeParams
+        ``tree_method``, ``approx_proposal`` and ``max_bin`` choose the
+        finder (the module docstring's table).
+    n_threads : int
+    rng : numpy.random.Generator
+        Source of the column samples.
+    weight : ndarray of shape (n_rows,), float64, default=None
+        Sample weights, applied inside the finders' sums; None for unit
+        weights.
+    fixed_hessians : bool, default=False
+        Whether the weighted hessians are the same in every round
+        (constant-hessian objective, no row sampling): global approx then
+        proposes its cuts once.
+    n_categories : ndarray of shape (n_features,), default=None
+        Number of categories of each categorical feature (values are codes
+        0 .. n-1), 0 for the numeric ones; None: every feature is numeric.
+
+    Returns
+    -------
+    GrowthDriver
+        ``grow(gpair, active)`` returns a tree and where its rows ended.
+    """
+    if n_categories is not None and not np.any(n_categories > 0):
+        n_categories = None
+    kind = "sparse" if isinstance(X, SparseRows) else "dense"
+    method = params.tree_method
+    if method == "approx":
+        method = f"approx-{params.approx_proposal}"
+    finder = _FINDERS[kind, method](
+        X, params, n_threads, weight=weight, n_categories=n_categories,
+        fixed_hessians=fixed_hessians)
+    sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
+                            params.colsample_bylevel, params.colsample_bynode,
+                            rng)
+    return GrowthDriver(finder, params, sampler)
+
+
+def _dense_exact(X, params, n_threads, **kw):
+    return ExactFinder(X, presort_dense(X, n_threads), params, n_threads,
+                       weight=kw["weight"], n_categories=kw["n_categories"])
+
+
+def _dense_hist(X, params, n_threads, *, weight, n_categories, **kw):
+    mapper = BinMapper(params.max_bin).fit(X, weight, n_threads,
+                                           n_categories=n_categories)
+    return _binned_hist(X, mapper, params, n_threads, weight, n_categories)
+
+
+def _binned_hist(X, mapper, params, n_threads, weight, n_categories):
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    return HistFinder(binned, mapper.split_thresholds_, params, n_threads,
+                      weight=weight, categorical=None if n_categories is None
+                      else n_categories > 0)
+
+
+def _dense_global_approx(X, params, n_threads, *, weight, n_categories,
+                         fixed_hessians):
+    if fixed_hessians and n_categories is None:
+        # every tree would propose the same cuts: propose them once, a
+        # column at a time, and grow on them like hist (the same trees as
+        # GlobalApproxFinder, without holding every presorted column)
+        mapper = approx_cuts_once(X, weight, params.max_bin, n_threads)
+        return _binned_hist(X, mapper, params, n_threads, weight, None)
+    return GlobalApproxFinder(presort_dense(X, n_threads), params,
+                              params.max_bin, n_threads, weight=weight,
+                              n_categories=n_categories)
+
+
+def _dense_local_approx(X, params, n_threads, **kw):
+    return LocalApproxFinder(X, presort_dense(X, n_threads), params,
+                             params.max_bin, n_threads, weight=kw["weight"],
+                             n_categories=kw["n_categories"])
+
+
+def _sparse_exact(X, params, n_threads, **kw):
+    return ExactFinder(X, presort_sparse(X), params, n_threads,
+                       weight=kw["weight"], n_categories=kw["n_categories"])
+
+
+def _sparse_hist(X, params, n_threads, *, weight, **kw):
+    columns = presort_sparse(X)
+    mapper = BinMapper(params.max_bin).fit_columns(columns, weight, n_threads)
+    return ColumnScanFinder(X, columns, params, n_threads, weight=weight,
+                            mapper=mapper, max_bin=params.max_bin,
+                            n_categories=kw["n_categories"])
+
+
+def _sparse_global_approx(X, params, n_threads, *, weight, **kw):
+    return ColumnScanFinder(X, presort_sparse(X), params, n_threads,
+                            weight=weight, max_bin=params.max_bin,
+                            n_categories=kw["n_categories"])
+
+
+def _sparse_local_approx(X, params, n_threads, **kw):
+    columns = presort_sparse(X)
+    if columns.zero_absent:
+        raise ValueError(
+            "approx_proposal='local' does not support sparse_absent="
+            "'zero' yet: use approx_proposal='global', or another "
+            "tree_method")
+    return LocalApproxFinder(X, columns, params, params.max_bin, n_threads,
+                             weight=kw["weight"],
+                             n_categories=kw["n_categories"])
+
+
+_FINDERS = {
+    ("dense", "exact"): _dense_exact,
+    ("dense", "hist"): _dense_hist,
+    ("dense", "approx-global"): _dense_global_approx,
+    ("dense", "approx-local"): _dense_local_approx,
+    ("sparse", "exact"): _sparse_exact,
+    ("sparse", "hist"): _sparse_hist,
+    ("sparse", "approx-global"): _sparse_global_approx,
+    ("sparse", "approx-local"): _sparse_local_approx,
+}
+
+
+def approx_cuts_once(X, weight, max_bin, n_threads):
+    """A BinMapper holding the approximate method's cuts for hessians that
+    never change: each column is presorted and proposed on (hessians =
+    weights), one column at a time in ``n_threads`` threads."""
+    n_rows = X.shape[0]
+    hess = np.ones(n_rows) if weight is None else weight
+
+    def sorted_column(j):
+        if weight is not None:
+            return presort_dense(np.ascontiguousarray(X[:, j:j + 1]), 1)
+        # unit hessians: which row holds a value does not matter, so a plain
+        # float sort (several times faster than the (value, row) key sort)
+        values = X[:, j]
+        values = np.sort(values[~np.isnan(values)] + np.float32(0.0))
+        return SortedColumns(np.array([0, values.shape[0]]), values,
+                             np.zeros(values.shape[0], dtype=np.int32),
+                             n_rows)
+
+    def propose(j):
+        column = sorted_column(j)
+        has_missing = np.diff(column.col_ptr) < n_rows
+        cuts = propose_cuts(column, hess, value_bin_caps(max_bin, has_missing),
+                            1)[0]
+        return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
+
+    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+        proposals = list(pool.map(propose, range(X.shape[1])))
+    mapper = BinMapper(max_bin)
+    mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
+    mapper._set_cuts([c for _, c in proposals])
+    return mapper
