@@ -483,3 +483,24 @@ VALID = {
 
 test_valid_arguments_run, test_bad_inputs_raise_value_error = \
     snippet_input_tests(_PRELUDE, BAD_INPUTS, VALID)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_subtract_histograms_equals_numpy(n_threads):
+    from skboost.tree._histogram import subtract_histograms
+    rng = np.random.default_rng(3)
+    hist = rng.integers(-2**40, 2**40, size=(9, 17, 2))
+    parent, child = np.array([4, 0, 7]), np.array([2, 8, 1])
+    want = hist.copy()
+    want[parent] -= want[child]
+    subtract_histograms(hist, parent, child, n_threads)
+    np.testing.assert_array_equal(hist, want)
+
+
+@pytest.mark.parametrize("parent,child", [([0, 1], [1, 2]), ([0], [9]),
+                                          ([-1], [2]), ([0, 1], [2])])
+def test_subtract_histograms_rejects_bad_rows(parent, child):
+    from skboost.tree._histogram import subtract_histograms
+    hist = np.zeros((4, 3, 2), dtype=np.int64)
+    with pytest.raises(ValueError, match="distinct rows"):
+        subtract_histograms(hist, parent, child, 1)

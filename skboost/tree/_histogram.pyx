@@ -275,6 +275,37 @@ def build_histograms(BinnedData data,
                          data.bin_ptr, hist, hist_rows, n_threads)
 
 
+def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
+                        parent_rows,                        # IN (n_nodes,) int64
+                        child_rows,                         # IN (n_nodes,) int64
+                        int n_threads):
+    """``hist[parent_rows[k]] -= hist[child_rows[k]]`` for every k, in
+    parallel over the nodes: the larger child's histogram, in its parent's
+    row, from the smaller child's (exact in fixed point). The rows must be
+    2 * n_nodes distinct rows of ``hist``."""
+    check_n_threads(n_threads)
+    cdef Py_ssize_t n_nodes = len(parent_rows)
+    rows = np.concatenate([
+        np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(child_rows, dtype=np.int64).reshape(-1)])
+    if rows.shape[0] != 2 * n_nodes or (n_nodes and (
+            rows.min() < 0 or rows.max() >= hist.shape[0]
+            or np.unique(rows).shape[0] != rows.shape[0])):
+        raise ValueError("parent_rows and child_rows must be one each per "
+                         "node, distinct rows of hist")
+    cdef const int64_t[::1] r = rows
+    cdef Py_ssize_t n_values = hist.shape[1] * hist.shape[2], k, i
+    cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
+    cdef int64_t* parent
+    cdef const int64_t* child
+    for k in prange(n_nodes, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        parent = base + r[k] * n_values
+        child = base + r[n_nodes + k] * n_values
+        for i in range(n_values):
+            parent[i] = parent[i] - child[i]
+
+
 def _check_hist_rows(hist_rows, Py_ssize_t n_nodes, hist, Py_ssize_t n_bins):
     """Validated int64 rows of ``hist`` for the nodes (0..n_nodes-1 if
     None): inside the array and distinct, since nodes are built in

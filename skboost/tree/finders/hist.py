@@ -14,7 +14,8 @@ import numpy as np
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
 from .._hist_split import categorical_left_set, find_best_splits_hist
-from .._histogram import FixedPointGradients, build_histograms
+from .._histogram import (FixedPointGradients, build_histograms,
+                           subtract_histograms)
 from .._partition import RowPartition
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
 from ..splits import SplitBatch, as_records
@@ -196,10 +197,8 @@ class HistFinder(SplitFinder):
             self.build_histograms(np.where(left_smaller, begin, begin + n_left),
                                   np.where(left_smaller, begin + n_left, end),
                                   small_rows)
-            hists = self.pool.array
-            for parent_row, small_row in zip(parent_rows, small_rows):
-                np.subtract(hists[parent_row], hists[small_row],
-                            out=hists[parent_row])
+            subtract_histograms(self.pool.array, parent_rows, small_rows,
+                                self.n_threads)
         else:
             # the children will be leaves: no histogram is needed
             self.pool.give_back(parent_rows)
