@@ -487,12 +487,12 @@ _COMMON_PARAMS_DOC = """
         When ``tree_method="approx"`` re-proposes candidate cuts (paper
         section 3.2): ``"global"`` once per tree from all its rows, ``"local"``
         for every node from the node's own rows (finer candidates where the
-        tree is deep, two walks over the data per level; depth-wise growth
-        only).
+        tree is deep, two walks over the data per level).
     grow_policy : {"depthwise", "lossguide"}, default="depthwise"
         ``"depthwise"`` splits every node of a level before the next level;
-        ``"lossguide"`` (``"hist"`` and ``"approx"``) always splits the leaf
-        with the highest loss reduction, up to ``max_leaves``.
+        ``"lossguide"`` always splits the leaf with the highest loss
+        reduction, up to ``max_leaves``. Both work with every
+        ``tree_method``, on dense and sparse input.
     max_leaves : int >= 0, default=0
         Maximum number of leaves per tree; 0 means no limit.
     n_jobs : int, default=None

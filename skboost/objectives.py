@@ -80,7 +80,7 @@ class Objective(ABC):
     name = None
     default_metric = None
     # Whether ``gradient`` returns pairs already multiplied by the sample
-    # weights (it then gets them in ``sample_weight``); the growers apply
+    # weights (it then gets them in ``sample_weight``); the split finders apply
     # the weights otherwise.
     applies_weights = False
     # Whether every row's unweighted hessian is the same constant in every
