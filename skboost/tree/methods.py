@@ -81,12 +81,15 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     return GrowthDriver(finder, params, sampler)
 
 
-def _dense_exact(X, params, n_threads, **kw):
+# Each builder takes (X, params, n_threads) and the keywords weight,
+# n_categories and fixed_hessians (see make_grower).
+
+def _dense_exact(X, params, n_threads, *, weight, n_categories, **_):
     return ExactFinder(X, presort_dense(X, n_threads), params, n_threads,
-                       weight=kw["weight"], n_categories=kw["n_categories"])
+                       weight=weight, n_categories=n_categories)
 
 
-def _dense_hist(X, params, n_threads, *, weight, n_categories, **kw):
+def _dense_hist(X, params, n_threads, *, weight, n_categories, **_):
     mapper = BinMapper(params.max_bin).fit(X, weight, n_threads,
                                            n_categories=n_categories)
     return _binned_hist(X, mapper, params, n_threads, weight, n_categories)
@@ -112,32 +115,33 @@ def _dense_global_approx(X, params, n_threads, *, weight, n_categories,
                               n_categories=n_categories)
 
 
-def _dense_local_approx(X, params, n_threads, **kw):
+def _dense_local_approx(X, params, n_threads, *, weight, n_categories, **_):
     return LocalApproxFinder(X, presort_dense(X, n_threads), params,
-                             params.max_bin, n_threads, weight=kw["weight"],
-                             n_categories=kw["n_categories"])
+                             params.max_bin, n_threads, weight=weight,
+                             n_categories=n_categories)
 
 
-def _sparse_exact(X, params, n_threads, **kw):
+def _sparse_exact(X, params, n_threads, *, weight, n_categories, **_):
     return ExactFinder(X, presort_sparse(X), params, n_threads,
-                       weight=kw["weight"], n_categories=kw["n_categories"])
+                       weight=weight, n_categories=n_categories)
 
 
-def _sparse_hist(X, params, n_threads, *, weight, **kw):
+def _sparse_hist(X, params, n_threads, *, weight, n_categories, **_):
     columns = presort_sparse(X)
     mapper = BinMapper(params.max_bin).fit_columns(columns, weight, n_threads)
     return ColumnScanFinder(X, columns, params, n_threads, weight=weight,
                             mapper=mapper, max_bin=params.max_bin,
-                            n_categories=kw["n_categories"])
+                            n_categories=n_categories)
 
 
-def _sparse_global_approx(X, params, n_threads, *, weight, **kw):
+def _sparse_global_approx(X, params, n_threads, *, weight, n_categories,
+                          **_):
     return ColumnScanFinder(X, presort_sparse(X), params, n_threads,
                             weight=weight, max_bin=params.max_bin,
-                            n_categories=kw["n_categories"])
+                            n_categories=n_categories)
 
 
-def _sparse_local_approx(X, params, n_threads, **kw):
+def _sparse_local_approx(X, params, n_threads, *, weight, n_categories, **_):
     columns = presort_sparse(X)
     if columns.zero_absent:
         raise ValueError(
@@ -145,8 +149,7 @@ def _sparse_local_approx(X, params, n_threads, **kw):
             "'zero' yet: use approx_proposal='global', or another "
             "tree_method")
     return LocalApproxFinder(X, columns, params, params.max_bin, n_threads,
-                             weight=kw["weight"],
-                             n_categories=kw["n_categories"])
+                             weight=weight, n_categories=n_categories)
 
 
 _FINDERS = {
