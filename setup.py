@@ -21,6 +21,7 @@ EXTENSIONS = {
     "skboost._ranking": "skboost/_ranking.pyx",
     "skboost.tree._gain": "skboost/tree/_gain.pyx",
     "skboost.tree._sketch": "skboost/tree/_sketch.pyx",
+    "skboost.tree._context": "skboost/tree/_context.pyx",
     "skboost.tree._exact": "skboost/tree/_exact.pyx",
     "skboost.tree._binning": "skboost/tree/_binning.pyx",
     "skboost.tree._histogram": "skboost/tree/_histogram.pyx",
