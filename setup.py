@@ -22,6 +22,7 @@ EXTENSIONS = {
     "skboost.tree._gain": "skboost/tree/_gain.pyx",
     "skboost.tree._sketch": "skboost/tree/_sketch.pyx",
     "skboost.tree._context": "skboost/tree/_context.pyx",
+    "skboost.tree._candidate_order": "skboost/tree/_candidate_order.pyx",
     "skboost.tree._exact": "skboost/tree/_exact.pyx",
     "skboost.tree._binning": "skboost/tree/_binning.pyx",
     "skboost.tree._histogram": "skboost/tree/_histogram.pyx",
