@@ -20,7 +20,7 @@ from .tree._binning import BinnedData
 from .tree._presort import presort_dense, presort_sparse
 from .tree._tree import NODE_FIELDS
 from .tree._approx import propose_cuts
-from .tree._exact import SortedColumns
+from .tree._presorted import SortedColumns
 from .tree.binning import BinMapper, value_bin_caps
 from .tree.grower import (ApproxGrower, ColumnHistGrower, ExactGrower,
                           HistGrower, LocalApproxGrower, TreeParams)

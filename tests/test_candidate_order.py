@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from skboost.tree._candidate_order import better_of
-from skboost.tree.splits import empty_records
+from skboost.tree._categorical_splits import merge_splits
+from skboost.tree.splits import SPLIT_RECORD, empty_records
 
 
 def naive_b_wins(a, b):
@@ -80,3 +81,31 @@ def test_rejects_other_arrays():
         better_of(np.zeros(2), empty_records(2))
     with pytest.raises(ValueError, match="SPLIT_RECORD"):
         better_of(empty_records(4).reshape(2, 2), empty_records(4))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_merge_splits_keeps_the_rule_it_had(seed):
+    # merge_splits's own rule before better_of (numeric and categorical
+    # features differ): the categorical best wins if it exists and the
+    # numeric one does not, or it has a higher gain, or an equal gain and a
+    # lower feature index
+    rng = np.random.default_rng(seed)
+    numeric, categorical = random_records(rng, 300), random_records(rng, 300)
+    categorical["feature"] = np.where(categorical["feature"] >= 0,
+                                      categorical["feature"] + 1, -1)
+    numeric["feature"] = np.where(numeric["feature"] >= 0,
+                                  2 * numeric["feature"] + 4, -1)
+    left_sets = np.array([np.array([True, bool(k % 2)]) for k in range(300)]
+                         + [None], dtype=object)[:300]
+    cat_wins = (categorical["feature"] >= 0) & (
+        (numeric["feature"] < 0) | (categorical["gain"] > numeric["gain"])
+        | ((categorical["gain"] == numeric["gain"])
+           & (categorical["feature"] < numeric["feature"])))
+    merged, merged_sets = merge_splits(numeric, (categorical, left_sets))
+    assert merged.dtype == SPLIT_RECORD
+    for name in SPLIT_RECORD.names:
+        np.testing.assert_array_equal(
+            merged[name], np.where(cat_wins, categorical[name],
+                                   numeric[name]))
+    for k in range(300):
+        assert merged_sets[k] is (left_sets[k] if cat_wins[k] else None)

@@ -4,8 +4,8 @@ kernel.
 
 - ``ExactGrower`` (``tree_method="exact"``): depth-wise, one level at a time
   (paper Algorithm 1); the presorted blocks are kept grouped by open node
-  (``_exact.NodeBlocks``), each node's group of each feature is walked
-  (``_exact.find_best_splits``), and rows move to their children's slots
+  (``_node_blocks.NodeBlocks``), each node's group of each feature is walked
+  (``_exact_scan.find_best_splits``), and rows move to their children's slots
   from the split features' groups.
 - ``HistGrower`` (``"hist"``): rows partitioned so each node's rows are a
   contiguous slice; a batch of nodes is expanded by partitioning, building
@@ -35,13 +35,16 @@ from ._approx import (codes_from_sorted, entry_codes, local_histograms,
                       propose_cuts, propose_cuts_flat)
 from ._binning import BinnedData
 from ._categorical_splits import CategoricalSplits, left_set_list, merge_splits
+from ._categorical_scan import categorical_left_set
 from ._column_sampler import ColumnSampler
-from ._exact import NodeBlocks, find_best_splits, root_sums
+from ._column_scan import BinnedColumns, find_best_splits_columns
+from ._context import SplitContext
+from ._exact_scan import find_best_splits, root_sums
 from ._gain import leaf_scores, leaf_weights
-from ._hist_split import (BinnedColumns, categorical_left_set,
-                          find_best_splits_columns, find_best_splits_hist)
+from ._hist_split import find_best_splits_hist
 from ._histogram import (FixedPointGradients, build_histograms,
                          quantize_gradients)
+from ._node_blocks import NodeBlocks
 from ._partition import RowPartition, add_leaf_values, apply_level_splits
 from ._sparse import SparseRows
 from ._tree import TreeBuilder
@@ -188,19 +191,23 @@ class ExactGrower:
         splits = find_best_splits(self.blocks, gpair, row_slot, G, H, count,
                                   allowed if cats is None
                                   else cats.numeric_allowed(allowed),
-                                  *p.reg, self.n_threads, weight=self.weight)
+                                  SplitContext.from_params(p, self.n_threads),
+                                  weight=self.weight)
+        left_sets = None
         if cats is not None:
-            splits = merge_splits(splits, cats.best_splits(row_slot, allowed))
+            splits, left_sets = merge_splits(
+                splits, cats.best_splits(row_slot, allowed))
         parent_score = leaf_scores(G, H, *p.reg)
         do_split = worth_splitting(splits, parent_score, p.gamma)
         candidates = np.flatnonzero(do_split)
         keep = within_max_leaves(splits["gain"][candidates], nodes[candidates],
                                  builder.n_leaves, p.max_leaves)
         do_split[candidates[~keep]] = False
-        s = {name: values[do_split] for name, values in splits.items()}
+        s = splits[do_split]
         left, right = builder.split(nodes[do_split], s["feature"], s["threshold"],
                                     s["default_left"], s["gain"], s["G_left"],
-                                    s["H_left"], left_sets=left_set_list(s))
+                                    s["H_left"], left_sets=left_set_list(
+                                        left_sets, do_split))
         n_split = int(np.count_nonzero(do_split))
         left_slot = np.full(G.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
@@ -213,10 +220,11 @@ class ExactGrower:
                 self.n_threads, slot_node=nodes, row_leaf=row_leaf)
         else:
             count_next = apply_level_splits(
-                self.X, row_slot, feature, splits["threshold"],
-                splits["default_left"], left_slot, left_slot + 1,
-                2 * n_split, self.n_threads,
-                left_sets=splits.get("left_set"))
+                self.X, row_slot, feature,
+                np.ascontiguousarray(splits["threshold"]),
+                np.ascontiguousarray(splits["default_left"]), left_slot,
+                left_slot + 1, 2 * n_split, self.n_threads,
+                left_sets=left_sets)
         if n_split and (p.max_depth == 0 or depth + 1 < p.max_depth):
             self.blocks.split(row_slot, left_slot, 2 * n_split,
                               self.n_threads)
@@ -325,7 +333,7 @@ class HistGrower:
     rng : numpy.random.Generator
     weight : ndarray of shape (n_rows,) or None
     categorical : ndarray of shape (n_features,), bool, default=None
-        Features whose value bins are categories (``_hist_split``); their
+        Features whose value bins are categories (``_categorical_scan``); their
         splits send a set of categories left.
     """
 
@@ -505,17 +513,16 @@ class HistGrower:
         splits = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
             np.atleast_2d(self.thresholds),
-            self.sampler.masks(depth, len(nodes)), self.scales[0],
-            self.scales[1], *p.reg, self.n_threads,
+            self.sampler.masks(depth, len(nodes)),
+            SplitContext.from_params(p, self.n_threads).with_scales(
+                *self.scales),
             hist_rows=[n.hist_row for n in nodes],
-            categorical=self.categorical,
-            max_cat_to_onehot=p.max_cat_to_onehot,
-            max_cat_threshold=p.max_cat_threshold)
+            categorical=self.categorical)
         G, H = (sums / self.scales).T
         worth = worth_splitting(splits, leaf_scores(G.copy(), H.copy(), *p.reg),
                                 p.gamma)
         for k, n in enumerate(nodes):
-            n.split = {key: values[k] for key, values in splits.items()}
+            n.split = {key: splits[key][k] for key in splits.dtype.names}
             n.split["worth"] = bool(worth[k])
             if worth[k] and splits["cat_kind"][k]:
                 self._set_left_set(n)
@@ -530,8 +537,9 @@ class HistGrower:
         hist = self.pool.array[node.hist_row]
         left, rest_left = categorical_left_set(
             hist, first, stop - first - 1, int(node.split["cat_kind"]),
-            int(node.split["split_bin"]), self.scales[0], self.scales[1],
-            *self.params.reg)
+            int(node.split["split_bin"]),
+            SplitContext.from_params(self.params, self.n_threads).with_scales(
+                *self.scales))
         node.split["left_set"] = left
         if not hist[stop - 1].any():   # the missing bin is empty
             node.split["default_left"] = np.uint8(rest_left)
@@ -684,8 +692,9 @@ class LocalApproxGrower:
                                             row_slot, sums, self.bin_ptr,
                                             self.n_threads)
         return find_best_splits_hist(
-            hist, sums, self.bin_ptr, thresholds, allowed, self.scales[0],
-            self.scales[1], *self.params.reg, self.n_threads)
+            hist, sums, self.bin_ptr, thresholds, allowed,
+            SplitContext.from_params(self.params, self.n_threads).with_scales(
+                *self.scales))
 
     def _grow_level(self, builder, quantized, hess, row_slot, nodes, sums,
                     depth):
@@ -695,8 +704,9 @@ class LocalApproxGrower:
         splits = self._find_splits(quantized, hess, row_slot, sums,
                                    allowed if cats is None
                                    else cats.numeric_allowed(allowed))
+        left_sets = None
         if cats is not None:
-            splits = merge_splits(splits, cats.best_splits(
+            splits, left_sets = merge_splits(splits, cats.best_splits(
                 row_slot, allowed, quantized, self.scales))
         G, H = builder.node_sums(nodes)
         do_split = worth_splitting(splits, leaf_scores(G, H, *p.reg), p.gamma)
@@ -704,19 +714,21 @@ class LocalApproxGrower:
         keep = within_max_leaves(splits["gain"][candidates], nodes[candidates],
                                  builder.n_leaves, p.max_leaves)
         do_split[candidates[~keep]] = False
-        s = {name: values[do_split] for name, values in splits.items()}
+        s = splits[do_split]
         left, right = builder.split(nodes[do_split], s["feature"],
                                     s["threshold"], s["default_left"],
                                     s["gain"], s["G_left"], s["H_left"],
-                                    left_sets=left_set_list(s))
+                                    left_sets=left_set_list(left_sets,
+                                                            do_split))
         n_split = left.shape[0]
         left_slot = np.full(nodes.shape[0], -1, dtype=np.int32)
         left_slot[do_split] = 2 * np.arange(n_split, dtype=np.int32)
         feature = np.where(do_split, splits["feature"], -1).astype(np.int32)
-        apply_level_splits(self.X, row_slot, feature, splits["threshold"],
-                           splits["default_left"], left_slot, left_slot + 1,
-                           2 * n_split, self.n_threads,
-                           left_sets=splits.get("left_set"))
+        apply_level_splits(self.X, row_slot, feature,
+                           np.ascontiguousarray(splits["threshold"]),
+                           np.ascontiguousarray(splits["default_left"]),
+                           left_slot, left_slot + 1, 2 * n_split,
+                           self.n_threads, left_sets=left_sets)
         left_sums = np.column_stack([s["Gq_left"], s["Hq_left"]])
         child_sums = np.empty((2 * n_split, 2), dtype=np.int64)
         child_sums[0::2] = left_sums
@@ -807,7 +819,8 @@ class ColumnHistGrower(LocalApproxGrower):
     def _find_splits(self, quantized, hess, row_slot, sums, allowed):
         return find_best_splits_columns(
             self.binned, self.thresholds, row_slot, quantized, sums, allowed,
-            self.scales[0], self.scales[1], *self.params.reg, self.n_threads)
+            SplitContext.from_params(self.params, self.n_threads).with_scales(
+                *self.scales))
 
 
 def distinct_values(columns):
