@@ -3,6 +3,8 @@ of the split finders (written from the maths, not from the kernels)."""
 
 import math
 
+from skboost.tree._context import SplitContext
+
 REG_GRID = [
     # (reg_lambda, reg_alpha, max_delta_step, min_child_weight)
     (1.0, 0.0, 0.0, 0.0),
@@ -13,6 +15,16 @@ REG_GRID = [
     (0.5, 0.25, 0.3, 1.5),
     (1.0, 2.0, 0.0, 3.0),
 ]
+
+
+def split_context(reg, n_threads=1, **settings):
+    """The ``SplitContext`` of a ``REG_GRID`` entry (plus ``settings``:
+    scales, categorical limits)."""
+    reg_lambda, reg_alpha, max_delta_step, min_child_weight = reg
+    return SplitContext(reg_lambda=reg_lambda, reg_alpha=reg_alpha,
+                        max_delta_step=max_delta_step,
+                        min_child_weight=min_child_weight,
+                        n_threads=n_threads, **settings)
 
 
 def score(G, H, reg):

@@ -54,7 +54,7 @@ import pytest
 from skboost import BoostClassifier, BoostRegressor
 from skboost.tree._approx import (codes_from_sorted, local_histograms,
                                   propose_cuts)
-from skboost.tree._exact import SortedColumns
+from skboost.tree._presorted import SortedColumns
 from skboost.tree.driver import within_max_leaves
 from _isolation import call_outcomes
 from _shared_data import load_tsv

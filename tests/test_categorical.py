@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost.tree._hist_split import (categorical_left_set,
-                                      find_best_splits_hist)
+from skboost.tree._categorical_scan import categorical_left_set
+from skboost.tree._hist_split import find_best_splits_hist
 from skboost.tree._predictor import PackedForest
 from skboost.tree._tree import Tree, category_bitset, category_goes_left
-from _oracles import REG_GRID, score
+from _oracles import REG_GRID, score, split_context
 
 pd = pytest.importorskip("pandas")
 
@@ -48,10 +48,11 @@ def scan(hist, reg, onehot=1, threshold=64, scales=(4.0, 8.0)):
     splits = find_best_splits_hist(
         hist[np.newaxis], hist.sum(axis=0, keepdims=True),
         np.array([0, k + 1], dtype=np.int64), np.zeros((1, k + 1)),
-        np.ones((1, 1), dtype=np.uint8), *scales, *reg, 1,
-        categorical=np.ones(1, np.uint8), max_cat_to_onehot=onehot,
-        max_cat_threshold=threshold)
-    return {key: value[0] for key, value in splits.items()}
+        np.ones((1, 1), dtype=np.uint8),
+        split_context(reg, 1, scale_g=scales[0], scale_h=scales[1],
+                      max_cat_to_onehot=onehot, max_cat_threshold=threshold),
+        categorical=np.ones(1, np.uint8))
+    return {key: splits[key][0] for key in splits.dtype.names}
 
 
 def gain_of(hist, left, missing_left, reg, scales=(4.0, 8.0)):
@@ -95,8 +96,8 @@ def present_of(hist):
 def chosen_left(hist, split, reg):
     k = hist.shape[0] - 1
     left, rest_left = categorical_left_set(
-        hist, 0, k, int(split["cat_kind"]), int(split["split_bin"]), 4.0,
-        8.0, *reg)
+        hist, 0, k, int(split["cat_kind"]), int(split["split_bin"]),
+        split_context(reg, scale_g=4.0, scale_h=8.0))
     present = present_of(hist)
     n_left = len(set(np.flatnonzero(left)) & set(present))
     # "the rest" is the side of more present categories (one-hot: left)
@@ -221,8 +222,9 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
         assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
         assert split["split_bin"] == best_i
         assert bool(split["default_left"]) == best_missing_left
-        left, _ = categorical_left_set(hist, 0, k, 2,
-                                       int(split["split_bin"]), *scales, *reg)
+        left, _ = categorical_left_set(
+            hist, 0, k, 2, int(split["split_bin"]),
+            split_context(reg, scale_g=scales[0], scale_h=scales[1]))
         assert set(np.flatnonzero(left)) & set(order) == set(
             order[:best_i + 1])
 
@@ -244,13 +246,13 @@ def test_left_set_rejects_bad_arguments():
     hist = np.ones((4, 2), dtype=np.int64)
     reg = REG_GRID[0]
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 4, 2, 0, 1.0, 1.0, *reg)
+        categorical_left_set(hist, 0, 4, 2, 0, split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 1, 3, 1.0, 1.0, *reg)
+        categorical_left_set(hist, 0, 3, 1, 3, split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 2, 5, 1.0, 1.0, *reg)
+        categorical_left_set(hist, 0, 3, 2, 5, split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 0, 0, 1.0, 1.0, *reg)
+        categorical_left_set(hist, 0, 3, 0, 0, split_context(reg))
 
 
 # --------------------------------------------------------------------------
@@ -1018,7 +1020,7 @@ def naive_category_histograms(codes, row_slot, quantized, n_slots, k):
 
 @pytest.mark.parametrize("zero_absent", [False, True])
 def test_category_histograms_against_naive_sums(zero_absent):
-    from skboost.tree._hist_split import category_histograms
+    from skboost.tree._categorical_scan import category_histograms
     from skboost.tree._presort import presort_dense, presort_sparse
     from skboost._sparse_input import canonical_csr, sparse_rows
     import scipy.sparse as sp

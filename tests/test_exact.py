@@ -1,9 +1,10 @@
-"""The exact greedy finder (``_exact.find_best_splits``) against a naive one.
+"""The exact greedy finder (``_exact_scan.find_best_splits``) against a
+naive one.
 
 The naive finder below enumerates, for every open node and every allowed
 feature, each candidate split of the node's rows explicitly (as a set of
 rows going left) and scores it from the maths of the regularised objective.
-Its semantics, from ``_exact.pyx``:
+Its semantics, from ``_exact_scan.pyx``:
 
 - candidates sit at the midpoints (in float64) of consecutive distinct
   present values of the node; each is tried with missing values right
@@ -28,8 +29,11 @@ import sys
 import numpy as np
 import pytest
 
-from skboost.tree._exact import NodeBlocks, SortedColumns, find_best_splits
-from _oracles import REG_GRID, score
+from skboost.tree._context import SplitContext
+from skboost.tree._exact_scan import find_best_splits
+from skboost.tree._node_blocks import NodeBlocks
+from skboost.tree._presorted import SortedColumns
+from _oracles import REG_GRID, score, split_context
 from _isolation import call_outcomes
 
 
@@ -149,7 +153,8 @@ def run_kernel(X, gpair, weight, row_slot, allowed, reg, n_threads=1):
     col_ptr, values, rows = sorted_blocks(X)
     columns = SortedColumns(col_ptr, values, rows, X.shape[0])
     return find_best_splits(columns, gpair, row_slot, node_G, node_H, count,
-                            allowed, *reg, n_threads, weight=weight)
+                            allowed, split_context(reg, n_threads),
+                            weight=weight)
 
 
 def check_against_naive(X, gpair, weight, row_slot, allowed, reg, n_threads):
@@ -236,7 +241,7 @@ def test_threads_give_identical_results():
             one = run_kernel(X, gpair, w, row_slot, allowed, reg, 1)
             two = run_kernel(X, gpair, w, row_slot, allowed, reg, 2)
             assert (one["feature"] >= 0).all()
-            for key in one:
+            for key in one.dtype.names:
                 np.testing.assert_array_equal(one[key], two[key], err_msg=key)
 
 
@@ -258,7 +263,7 @@ def test_integer_weights_equal_repeated_rows():
     repeated = run_kernel(np.repeat(X, repeat, axis=0),
                           np.repeat(gpair, repeat, axis=0), None,
                           np.repeat(row_slot, repeat), allowed, reg)
-    for key in weighted:
+    for key in weighted.dtype.names:
         np.testing.assert_array_equal(weighted[key], repeated[key],
                                       err_msg=key)
 
@@ -286,8 +291,9 @@ def valid_arguments():
         node_G=np.array([3.0, 2.0]), node_H=np.array([3.0, 2.0]),
         node_count=np.array([3, 2], dtype=np.int64),
         feature_allowed=np.ones((2, 2), dtype=np.uint8),
-        reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0,
-        min_child_weight=0.0, n_threads=1)
+        context=SplitContext(reg_lambda=1.0, reg_alpha=0.0,
+                             max_delta_step=0.0, min_child_weight=0.0,
+                             n_threads=1))
 
 
 def _with(**changes):
@@ -338,16 +344,22 @@ BAD_INPUTS = {
         row_slot=np.array([0, 0, 0, 1, -2, -1], dtype=np.int32)),
     "weight of other length": ("find_best_splits",
                                dict(valid_arguments(), weight=np.ones(5))),
-    "n_threads 0": _with(n_threads=0),
-    "n_threads -1": _with(n_threads=-1),
+    # the thread count comes in the context, validated when it is built
+    "n_threads 0": ("SplitContext", dict(n_threads=0)),
+    "n_threads -1": ("SplitContext", dict(n_threads=-1)),
 }
+
+# the module of each function called above
+MODULES = {"find_best_splits": "skboost.tree._exact_scan",
+           "SortedColumns": "skboost.tree._presorted",
+           "SplitContext": "skboost.tree._context"}
 
 
 @pytest.fixture(scope="module")
 def bad_input_outcomes():
-    calls = [("skboost.tree._exact", function, (), kwargs)
+    calls = [(MODULES[function], function, (), kwargs)
              for function, kwargs in BAD_INPUTS.values()]
-    calls.append(("skboost.tree._exact", "find_best_splits", (),
+    calls.append((MODULES["find_best_splits"], "find_best_splits", (),
                   valid_arguments()))
     return dict(zip(list(BAD_INPUTS) + ["valid"],
                     outcomes_in_child_processes(calls)))
@@ -450,11 +462,12 @@ def test_finder_on_split_blocks_equals_finder_on_columns(seed):
     allowed = np.ones((n_slots, X.shape[1]), dtype=np.uint8)
     _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
                                                   n_slots)
-    args = (gpair, row_slot, node_G, node_H, count, allowed, *reg, 2)
+    args = (gpair, row_slot, node_G, node_H, count, allowed,
+            split_context(reg, 2))
     assert blocks.split_pending
     got = find_best_splits(blocks, *args, weight=weight)
     want = find_best_splits(columns, *args, weight=weight)
-    for name in want:
+    for name in want.dtype.names:
         np.testing.assert_array_equal(got[name], want[name])
     # the finder carried out the split on its way
     assert not blocks.split_pending
@@ -483,7 +496,7 @@ def test_node_blocks_reject_bad_levels():
         find_best_splits(blocks, np.ones((6, 2), np.float32),
                          np.zeros(6, np.int32), np.ones(1), np.ones(1),
                          np.ones(1, np.int64), np.ones((1, 2), np.uint8),
-                         1.0, 0.0, 0.0, 0.0, 1)
+                         SplitContext(min_child_weight=0.0))
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 
 from skboost.tree._hist_split import find_best_splits_hist
-from _oracles import REG_GRID, score
+from skboost.tree.splits import SPLIT_RECORD
+from _oracles import REG_GRID, score, split_context
 from _isolation import snippet_input_tests
 
 
@@ -136,7 +137,9 @@ def random_problem(seed, n_nodes=None, n_features=None, max_width=8,
 def run_kernel(hist, sums, bin_ptr, thresholds, allowed, scales, reg,
                n_threads=1):
     return find_best_splits_hist(hist, sums, bin_ptr, thresholds, allowed,
-                                 scales[0], scales[1], *reg, n_threads)
+                                 split_context(reg, n_threads,
+                                               scale_g=scales[0],
+                                               scale_h=scales[1]))
 
 
 def thresholds_of(thresholds, k):
@@ -199,9 +202,10 @@ def test_hist_rows_select_each_nodes_histogram_from_a_pool(n_threads):
         stacked = run_kernel(hist, sums, bin_ptr, thresholds, allowed,
                              scales, REG_GRID[0], n_threads)
         pooled = find_best_splits_hist(
-            pool, sums, bin_ptr, thresholds, allowed, scales[0], scales[1],
-            *REG_GRID[0], n_threads, hist_rows=rows)
-        for key in stacked:
+            pool, sums, bin_ptr, thresholds, allowed,
+            split_context(REG_GRID[0], n_threads, scale_g=scales[0],
+                          scale_h=scales[1]), hist_rows=rows)
+        for key in stacked.dtype.names:
             np.testing.assert_array_equal(pooled[key], stacked[key])
 
 
@@ -345,14 +349,15 @@ def test_no_allowed_feature_no_split():
     assert got["feature"][1] == -1
 
 
-def test_returned_arrays():
+def test_returned_records():
     got = run_kernel(*random_problem(5, n_nodes=3), REG_GRID[0])
+    assert got.dtype == SPLIT_RECORD
     expected = {"gain": np.float64, "feature": np.int32,
                 "threshold": np.float64, "split_bin": np.int32,
                 "default_left": np.uint8, "G_left": np.float64,
                 "H_left": np.float64, "Gq_left": np.int64, "Hq_left": np.int64,
                 "cat_kind": np.uint8}
-    assert set(got) == set(expected)
+    assert set(got.dtype.names) == set(expected)
     for key, dtype in expected.items():
         assert got[key].dtype == dtype and got[key].shape == (3,), key
 
@@ -375,7 +380,7 @@ def test_threads_give_identical_results():
             one = run_kernel(*problem, reg, n_threads=1)
             two = run_kernel(*problem, reg, n_threads=2)
             assert (one["feature"] >= 0).all()
-            for key in one:
+            for key in one.dtype.names:
                 np.testing.assert_array_equal(one[key], two[key], err_msg=key)
             check_against_naive(problem, reg, 2)
 
@@ -389,17 +394,23 @@ def test_threads_give_identical_results():
 
 _PRELUDE = """
 import numpy as np
+from skboost.tree._context import SplitContext
 from skboost.tree._hist_split import find_best_splits_hist
 hist = np.ones((2, 7, 2), dtype=np.int64)
 sums = np.full((2, 2), 4, dtype=np.int64)
 bin_ptr = np.array([0, 4, 7], dtype=np.int64)
 thresholds = np.array([[0.5, 1.5, np.inf, np.nan, 0.5, np.inf, np.nan]])
 allowed = np.ones((2, 2), dtype=np.uint8)
+CONTEXT = dict(scale_g=1.0, scale_h=1.0, reg_lambda=1.0, reg_alpha=0.0,
+               max_delta_step=0.0, min_child_weight=0.0, n_threads=1)
 def scan(**changes):
+    # a change of a context setting goes to the SplitContext (which
+    # validates it), the others to the scan
+    settings = {name: changes.pop(name, value)
+                for name, value in CONTEXT.items()}
     args = dict(hist=hist, node_sums=sums, bin_ptr=bin_ptr,
                 thresholds=thresholds, feature_allowed=allowed,
-                scale_g=1.0, scale_h=1.0, reg_lambda=1.0, reg_alpha=0.0,
-                max_delta_step=0.0, min_child_weight=0.0, n_threads=1)
+                context=SplitContext(**settings))
     args.update(changes)
     return find_best_splits_hist(**args)
 """

@@ -25,7 +25,7 @@ from cython.parallel cimport prange, threadid
 from skboost._openmp_helpers import check_n_threads
 
 from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
-from ._exact cimport SortedColumns
+from ._presorted cimport SortedColumns
 from libc.stdint cimport uint16_t
 
 ctypedef fused code_t:

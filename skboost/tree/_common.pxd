@@ -67,3 +67,16 @@ cdef extern from *:
 # memory access (~100 ns) behind the work on the rows in between.
 cdef enum:
     PREFETCH_ROWS = 24
+
+
+# Per-thread buffers are padded to whole cache lines: a line shared by two
+# threads would bounce between their cores (false sharing).
+cdef enum:
+    CACHE_LINE = 64
+
+
+cdef inline Py_ssize_t padded_count(Py_ssize_t n,
+                                    size_t item_size) noexcept nogil:
+    """n items rounded up to whole cache lines (in items); at least 1."""
+    cdef Py_ssize_t per_line = max(<Py_ssize_t> (CACHE_LINE // item_size), 1)
+    return max(((n + per_line - 1) // per_line) * per_line, 1)

@@ -127,7 +127,7 @@ cdef inline bint may_reach(double floor, double G_left, double H_left,
                            double reg_lambda) noexcept nogil:
     # symmetric in its two sides to the last bit (a_left * a_right is
     # computed first): a test given either child's sums gives the same
-    # answer, which lets _exact's vectorised pre-test use one loop
+    # answer, which lets _exact_scan's vectorised pre-test use one loop
     cdef double a_left = H_left + reg_lambda
     cdef double a_right = H_right + reg_lambda
     return (G_left * G_left * a_right + G_right * G_right * a_left

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._exact import SortedColumns
+from ._presorted import SortedColumns
 
 
 def presort_dense(X, n_threads=1):

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._binning import map_to_bins
-from ._exact import SortedColumns
+from ._presorted import SortedColumns
 from ._sketch import sketch_column
 
 # One byte per code when every feature's codes (value bins + missing bin)

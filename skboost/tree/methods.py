@@ -27,7 +27,7 @@ import numpy as np
 from ._approx import propose_cuts
 from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
-from ._exact import SortedColumns
+from ._presorted import SortedColumns
 from ._presort import presort_dense, presort_sparse
 from ._sparse import SparseRows
 from .binning import BinMapper, value_bin_caps

@@ -110,14 +110,3 @@ class SplitBatch:
                     G_left=r["G_left"], H_left=r["H_left"],
                     left_sets=self.left_sets)
 
-
-def as_records(splits):
-    """Records of a kernel's result (a dict of arrays, or records)."""
-    if isinstance(splits, np.ndarray):
-        return splits
-    n = splits["feature"].shape[0]
-    records = empty_records(n)
-    for name in SPLIT_RECORD.names:
-        if name in splits:
-            records[name] = splits[name]
-    return records

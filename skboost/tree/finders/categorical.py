@@ -10,15 +10,17 @@ scanning it is exact whatever the tree method. For every level:
 1. the finder's own scan runs with the categorical features masked out
    (``numeric_allowed``);
 2. ``CategoricalSplits.best_splits`` builds each open node's histograms over
-   the codes of the categorical features (``_hist_split.category_histograms``,
-   one walk of their presorted columns) and scans them with the categorical
-   scan of ``tree_method="hist"`` (``_hist_split.find_best_splits_hist``:
-   one category against the rest, or sorted partitions);
-3. ``merge_into`` keeps, for each node, the better of the two bests under
+   the codes of the categorical features
+   (``_categorical_scan.category_histograms``, one walk of their presorted
+   columns) and scans them with the categorical scan of
+   ``tree_method="hist"`` (``_hist_split.find_best_splits_hist``: one
+   category against the rest, or sorted partitions);
+3. ``merge_splits`` keeps, for each node, the better of the two bests under
    the total order every finder uses (gain, then feature index, then
-   threshold: ``_common.is_better``), and the left set of each categorical
-   winner (``_hist_split.categorical_left_set``), which the row partitioner
-   (``_partition.apply_level_splits``) and the tree builder take.
+   threshold: ``_candidate_order.better_of``), and the left set of each
+   categorical winner (``_categorical_scan.categorical_left_set``), which
+   the row partitioner (``_partition.apply_level_splits``) and the tree
+   builder take.
 
 The statistics are the fixed-point integer sums of the histogram finders
 (``_histogram.quantize_gradients``), so a categorical split is the one
@@ -29,10 +31,11 @@ do no extra work.
 
 import numpy as np
 
-from .._hist_split import (categorical_left_set, category_histograms,
-                          find_best_splits_hist)
+from .._candidate_order import better_of
+from .._categorical_scan import categorical_left_set, category_histograms
+from .._context import SplitContext
+from .._hist_split import find_best_splits_hist
 from .._histogram import quantize_gradients
-from ..splits import as_records
 
 
 class CategoricalSplits:
@@ -115,12 +118,13 @@ class CategoricalSplits:
 
         Returns
         -------
-        splits : dict of ndarray
+        splits : ndarray of shape (n_slots,), dtype ``splits.SPLIT_RECORD``
             As ``find_best_splits_hist`` (features are the real indices),
-            plus ``left_set``: an object array holding, for each node whose
-            best split exists, the bool array of the categories it sends
-            left; and ``default_left`` set as the hist grower sets it (with
-            "the rest" when the node has no missing value).
+            with ``default_left`` set as the hist finder sets it (with "the
+            rest" when the node has no missing value).
+        left_sets : ndarray of shape (n_slots,), object
+            For each node whose best split exists, the bool array of the
+            categories it sends left; None for the others.
         """
         quantized = self.quantized if quantized is None else quantized
         scales = self.scales if scales is None else scales
@@ -128,13 +132,12 @@ class CategoricalSplits:
         hist, sums = category_histograms(
             self.columns, self.features, self.bin_ptr, row_slot, quantized,
             n_slots, self.n_threads)
-        p = self.params
+        context = SplitContext.from_params(
+            self.params, self.n_threads).with_scales(scales[0], scales[1])
         splits = find_best_splits_hist(
             hist, sums, self.bin_ptr, self._thresholds,
-            np.ascontiguousarray(allowed[:, self.features]), scales[0],
-            scales[1], *p.reg, self.n_threads, categorical=self._flags,
-            max_cat_to_onehot=p.max_cat_to_onehot,
-            max_cat_threshold=p.max_cat_threshold)
+            np.ascontiguousarray(allowed[:, self.features]), context,
+            categorical=self._flags)
         local = splits["feature"]
         left_sets = np.full(n_slots, None, dtype=object)
         for k in np.flatnonzero(local >= 0):
@@ -142,30 +145,40 @@ class CategoricalSplits:
             first, missing = self.bin_ptr[j], self.bin_ptr[j + 1] - 1
             left, rest_left = categorical_left_set(
                 hist[k], first, missing - first, int(splits["cat_kind"][k]),
-                int(splits["split_bin"][k]), scales[0], scales[1], *p.reg)
+                int(splits["split_bin"][k]), context)
             left_sets[k] = left
             if not hist[k, missing].any():   # no missing value in the node
                 splits["default_left"][k] = rest_left
         splits["feature"] = np.where(local >= 0, self.features[local],
                                      local).astype(np.int32)
-        splits["left_set"] = left_sets
-        return splits
+        return splits, left_sets
 
 
-    @staticmethod
-    def merge_into(numeric, categorical):
-        """Per node, the better of two bests under the finders' total order
-        (higher gain, then lower feature index; the features differ).
-        Returns the records (``numeric``'s, taken from ``categorical``
-        where it wins) and the left sets (None for numeric splits)."""
-        numeric = as_records(numeric)
-        cat_feature, num_feature = categorical["feature"], numeric["feature"]
-        cat_wins = (cat_feature >= 0) & (
-            (num_feature < 0) | (categorical["gain"] > numeric["gain"])
-            | ((categorical["gain"] == numeric["gain"])
-               & (cat_feature < num_feature)))
-        records = numeric.copy()
-        records[cat_wins] = as_records(categorical)[cat_wins]
-        left_sets = [categorical["left_set"][k] if wins else None
-                     for k, wins in enumerate(cat_wins)]
-        return records, left_sets
+def merge_splits(numeric, categorical):
+    """Per node, the better of two bests under the finders' total order
+    (``_candidate_order.better_of``: higher gain, then lower feature index;
+    the features differ).
+
+    Parameters
+    ----------
+    numeric : ndarray of shape (n_slots,), dtype ``splits.SPLIT_RECORD``
+        The numeric finder's bests.
+    categorical : tuple of (ndarray, ndarray)
+        The categorical bests and their left sets
+        (``CategoricalSplits.best_splits``).
+
+    Returns
+    -------
+    splits : ndarray of shape (n_slots,), dtype ``splits.SPLIT_RECORD``
+        ``numeric``'s records, ``categorical``'s where it wins.
+    left_sets : list
+        The winners' left sets (None for numeric splits).
+    """
+    cat_splits, cat_left_sets = categorical
+    cat_wins = better_of(numeric, cat_splits)
+    merged = numeric.copy()
+    merged[cat_wins] = cat_splits[cat_wins]
+    left_sets = [cat_left_sets[k] if wins else None
+                 for k, wins in enumerate(cat_wins)]
+    return merged, left_sets
+

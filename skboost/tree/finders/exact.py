@@ -2,8 +2,8 @@
 paper Algorithms 1 and 3), dense or sparse input.
 
 The presorted blocks are kept grouped by the batch's nodes
-(``_exact.NodeBlocks``); each node's group of each feature is walked
-(``_exact.find_best_splits``), and rows move to their children's slots
+(``_node_blocks.NodeBlocks``); each node's group of each feature is walked
+(``_exact_scan.find_best_splits``), and rows move to their children's slots
 from the split features' groups, with no lookup of a row's value
 (``NodeBlocks.route_rows``). With categorical features, or absent entries
 read as 0.0, rows move by their values instead (``apply_level_splits``).
@@ -11,9 +11,11 @@ read as 0.0, rows move by their values instead (``apply_level_splits``).
 
 import numpy as np
 
-from .._exact import NodeBlocks, find_best_splits, root_sums
-from ..splits import SplitBatch, as_records
-from .categorical import CategoricalSplits
+from .._context import SplitContext
+from .._exact_scan import find_best_splits, root_sums
+from .._node_blocks import NodeBlocks
+from ..splits import SplitBatch
+from .categorical import CategoricalSplits, merge_splits
 from .level import LevelFinder
 
 
@@ -43,7 +45,7 @@ class ExactFinder(LevelFinder):
                 sorted_columns.n_features != X.shape[1]):
             raise ValueError("sorted_columns does not describe X")
         self.blocks = NodeBlocks(sorted_columns)
-        self.params = params
+        self.context = SplitContext.from_params(params, n_threads)
         self.weight = weight
         self.categories = CategoricalSplits.create(sorted_columns,
                                                    n_categories, params,
@@ -75,14 +77,14 @@ class ExactFinder(LevelFinder):
         self._select_slots(batch.nodes)
         cats = self.categories
         allowed = batch.allowed
-        records = as_records(find_best_splits(
+        records = find_best_splits(
             self.blocks, self.gpair, self.row_slot, batch.G, batch.H,
             self.count,
             allowed if cats is None else cats.numeric_allowed(allowed),
-            *self.params.reg, self.n_threads, weight=self.weight))
+            self.context, weight=self.weight)
         left_sets = None
         if cats is not None:
-            records, left_sets = cats.merge_into(
+            records, left_sets = merge_splits(
                 records, cats.best_splits(self.row_slot, allowed))
         return SplitBatch(records, batch.G, batch.H, left_sets)
 

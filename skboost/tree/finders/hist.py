@@ -13,12 +13,14 @@ import numpy as np
 
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
-from .._hist_split import categorical_left_set, find_best_splits_hist
+from .._categorical_scan import categorical_left_set
+from .._context import SplitContext
+from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
                            subtract_histograms)
 from .._partition import RowPartition
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
-from ..splits import SplitBatch, as_records
+from ..splits import SplitBatch
 from .base import LeafRows, NodeTable, SplitFinder
 
 
@@ -92,6 +94,7 @@ class HistFinder(SplitFinder):
             categorical) else np.asarray(categorical, dtype=np.uint8))
         self.params = params
         self.n_threads = n_threads
+        self.fit_context = SplitContext.from_params(params, n_threads)
         self.weight = weight
         self.partition = None
         self.pool = None
@@ -101,6 +104,7 @@ class HistFinder(SplitFinder):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
                                              self.n_threads)
         self.scales = self.gradients.scales
+        self.context = self.fit_context.with_scales(*self.scales)
         if self.partition is None or (
                 self.partition.n_rows != self.binned.n_rows):
             self.partition = RowPartition([], self.binned.n_rows)
@@ -138,16 +142,12 @@ class HistFinder(SplitFinder):
             self.pool.clear()
 
     def find_splits(self, batch):
-        p = self.params
         sums = self.table["sums"][batch.nodes]
-        records = as_records(find_best_splits_hist(
+        records = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
-            np.atleast_2d(self.thresholds), batch.allowed, self.scales[0],
-            self.scales[1], *p.reg, self.n_threads,
+            np.atleast_2d(self.thresholds), batch.allowed, self.context,
             hist_rows=self.table["hist_row"][batch.nodes],
-            categorical=self.categorical,
-            max_cat_to_onehot=p.max_cat_to_onehot,
-            max_cat_threshold=p.max_cat_threshold))
+            categorical=self.categorical)
         G, H = (sums / self.scales).T
         return SplitBatch(records, G, H,
                           self._left_sets(batch.nodes, records))
@@ -169,8 +169,7 @@ class HistFinder(SplitFinder):
             hist = self.pool.array[self.table["hist_row"][nodes[k]]]
             left_sets[k], rest_left = categorical_left_set(
                 hist, first, stop - first - 1, int(records["cat_kind"][k]),
-                int(records["split_bin"][k]), self.scales[0], self.scales[1],
-                *self.params.reg)
+                int(records["split_bin"][k]), self.context)
             if not hist[stop - 1].any():   # the missing bin is empty
                 records["default_left"][k] = rest_left
         return left_sets

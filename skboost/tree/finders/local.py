@@ -11,15 +11,16 @@ a batch is linear in the stored entries.
 import numpy as np
 
 from .._approx import entry_codes, local_histograms, propose_cuts_flat
-from .._hist_split import (BinnedColumns, find_best_splits_columns,
-                           find_best_splits_hist)
+from .._column_scan import BinnedColumns, find_best_splits_columns
+from .._context import SplitContext
+from .._hist_split import find_best_splits_hist
 from .._histogram import quantize_gradients
 from .._sparse import SparseRows
 from ..binning import (HistogramLayout, ZeroBlocks, has_missing_values,
                        value_bin_caps)
-from ..splits import SplitBatch, as_records
+from ..splits import SplitBatch
 from .base import NodeTable
-from .categorical import CategoricalSplits
+from .categorical import CategoricalSplits, merge_splits
 from .hist import weighted_hessians
 from .level import LevelFinder
 
@@ -49,6 +50,7 @@ class FixedPointLevelFinder(LevelFinder):
                          track_leaves=params.grow_policy == "lossguide")
         self.sorted = sorted_columns
         self.params = params
+        self.fit_context = SplitContext.from_params(params, n_threads)
         self.weight = weight
         self.categories = CategoricalSplits.create(sorted_columns,
                                                    n_categories, params,
@@ -58,6 +60,7 @@ class FixedPointLevelFinder(LevelFinder):
     def start_tree(self, gpair, active):
         self.quantized, self.scales = quantize_gradients(
             gpair, self.weight, active.view(np.uint8), self.n_threads)
+        self.context = self.fit_context.with_scales(*self.scales)
         self.hess = weighted_hessians(gpair, self.weight, active)
         self._start_rows(active)
         sums = self.quantized[active].sum(axis=0)
@@ -70,11 +73,11 @@ class FixedPointLevelFinder(LevelFinder):
         cats = self.categories
         allowed = batch.allowed
         sums = self.table["sums"][batch.nodes]
-        records = as_records(self._find_numeric(
-            sums, allowed if cats is None else cats.numeric_allowed(allowed)))
+        records = self._find_numeric(
+            sums, allowed if cats is None else cats.numeric_allowed(allowed))
         left_sets = None
         if cats is not None:
-            records, left_sets = cats.merge_into(records, cats.best_splits(
+            records, left_sets = merge_splits(records, cats.best_splits(
                 self.row_slot, allowed, self.quantized, self.scales))
         return SplitBatch(records, batch.G, batch.H, left_sets)
 
@@ -121,9 +124,8 @@ class LocalApproxFinder(FixedPointLevelFinder):
         hist, thresholds = local_histograms(self.sorted, self.quantized,
                                             self.hess, self.row_slot, sums,
                                             self.bin_ptr, self.n_threads)
-        return find_best_splits_hist(
-            hist, sums, self.bin_ptr, thresholds, allowed, self.scales[0],
-            self.scales[1], *self.params.reg, self.n_threads)
+        return find_best_splits_hist(hist, sums, self.bin_ptr, thresholds,
+                                     allowed, self.context)
 
 
 class ColumnScanFinder(FixedPointLevelFinder):
@@ -199,8 +201,7 @@ class ColumnScanFinder(FixedPointLevelFinder):
     def _find_numeric(self, sums, allowed):
         return find_best_splits_columns(
             self.binned, self.thresholds, self.row_slot, self.quantized, sums,
-            allowed, self.scales[0], self.scales[1], *self.params.reg,
-            self.n_threads)
+            allowed, self.context)
 
 
 def distinct_values(columns):

@@ -1,5 +1,5 @@
 cdef class SortedColumns:
-    # Presorted blocks, validated once at construction (see _exact.pyx).
+    # Presorted blocks, validated once at construction (see _presorted.pyx).
     cdef readonly object col_ptr
     cdef readonly object values
     cdef readonly object rows

@@ -1,0 +1,406 @@
+"""Categorical splits: the scan of a categorical feature's histogram, the
+left set of the chosen split, and histograms over category codes.
+
+A categorical feature has one value bin per category code. Its splits send a
+set of categories left: with at most ``max_cat_to_onehot`` categories, one
+category goes right and the rest left (the split a one-hot encoding would
+make); otherwise the node's non-empty categories are sorted by their own
+optimal leaf weight ``-G / (H + lambda)`` (through ``_gain.leaf_weight``:
+L1, max_delta_step, and weight 0 for a category lighter than
+min_child_weight, which keeps rare categories from the ends of the order, as
+XGBoost does) and every prefix of that order is a candidate left set
+(Fisher's result: without regularisation the best partition is one of them),
+of which one side holds at most ``max_cat_threshold`` categories. Both
+directions of missing values are scanned as for numeric features.
+
+``scan_categorical`` (``_categorical_scan.pxd``) is called by the histogram
+finder (``_hist_split.find_best_splits_hist``) for the features flagged
+categorical, under the same total order as the numeric candidates;
+``categorical_left_set`` turns the chosen candidate into its set.
+``category_histograms`` builds the histograms over category codes that the
+level-wise finders scan (``finders/categorical.py``).
+"""
+
+import numpy as np
+
+cimport cython
+
+from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from ._common cimport int32_t, int64_t, uint8_t
+from ._context cimport SplitContext, reg_params
+from ._gain cimport RegParams, is_l2_only, leaf_weight
+from ._hist_split cimport (HistCandidate, ONE_HOT_SPLIT, SORTED_SPLIT,
+                           offer_boundary)
+from ._presorted cimport SortedColumns
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _categorical_flags(categorical, Py_ssize_t n_features):
+    """One uint8 flag per feature (all 0 for None), validated."""
+    if categorical is None:
+        return np.zeros(n_features, dtype=np.uint8)
+    flags = np.ascontiguousarray(categorical, dtype=np.uint8)
+    if flags.shape != (n_features,):
+        raise ValueError("categorical must have one flag per feature")
+    return flags
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _widest_categorical(bin_ptr, is_cat):
+    """Most value bins of a categorical feature (0 without one)."""
+    widths = np.diff(np.asarray(bin_ptr)) - 1
+    flags = np.asarray(is_cat).astype(bool)
+    return int(widths[flags].max()) if flags.any() else 0
+
+
+cdef inline bint entry_before(const CatEntry* a,
+                             const CatEntry* b) noexcept nogil:
+    """Total order of categories: by key (leaf weight), then by code."""
+    if a.key != b.key:
+        return a.key < b.key
+    return a.code < b.code
+
+
+# Runs of this many entries are insertion-sorted before merging.
+cdef enum:
+    SORT_RUN = 16
+
+
+cdef void sort_entries(CatEntry* a, CatEntry* tmp,
+                       Py_ssize_t n) noexcept nogil:
+    """Sort ``a[0:n]`` in the total order of ``entry_before`` (insertion
+    sort of short runs, then bottom-up merges through ``tmp[0:n]``)."""
+    cdef Py_ssize_t lo, hi, mid, i, j, k, width
+    cdef CatEntry x
+    cdef CatEntry* src = a
+    cdef CatEntry* dst = tmp
+    cdef CatEntry* swap
+    lo = 0
+    while lo < n:
+        hi = min(lo + SORT_RUN, n)
+        for i in range(lo + 1, hi):
+            x = a[i]
+            j = i
+            while j > lo and entry_before(&x, &a[j - 1]):
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = x
+        lo = hi
+    width = SORT_RUN
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if entry_before(&src[j], &src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo += 2 * width
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != a:
+        memcpy(a, src, n * sizeof(CatEntry))
+
+
+cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
+                                  int64_t first_bin, int64_t n_categories,
+                                  double scale_g, double scale_h,
+                                  const RegParams* p, CatEntry* out,
+                                  CatEntry* tmp) noexcept nogil:
+    """The node's non-empty categories in ``out``, sorted by their own
+    optimal leaf weight (``leaf_weight``: -G / (H + lambda) with L1,
+    max_delta_step, and 0 for a category lighter than min_child_weight, as
+    XGBoost orders them) then by code (``tmp``: room for as many); returns
+    how many there are."""
+    cdef Py_ssize_t m = 0
+    cdef int64_t c, g, h
+    cdef double key
+    for c in range(n_categories):
+        g = hist[first_bin + c, 0]
+        h = hist[first_bin + c, 1]
+        if g == 0 and h == 0:
+            continue
+        key = leaf_weight(g / scale_g, h / scale_h, p)
+        out[m].key = key if key == key else 0.0   # NaN only if H < 0
+        out[m].code = <int32_t> c
+        m += 1
+    sort_entries(out, tmp, m)
+    return m
+
+
+cdef inline void offer_category_split(HistCandidate* best, int32_t feature,
+                                      uint8_t kind, int32_t position,
+                                      int64_t Gq_left, int64_t Hq_left,
+                                      int64_t Gq, int64_t Hq,
+                                      double parent_score, double scale_g,
+                                      double scale_h, const RegParams* p,
+                                      bint l2_only,
+                                      bint default_left) noexcept nogil:
+    """A categorical candidate; ties within the feature go to the lower
+    ``position`` (the category, or the prefix's last index)."""
+    if offer_boundary(best, feature, <double> position, position, Gq_left,
+                      Hq_left, Gq, Hq, parent_score, scale_g, scale_h, p,
+                      l2_only, default_left):
+        best.cat_kind = kind
+
+
+cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
+                           int32_t feature, int64_t first_bin,
+                           int64_t n_categories, int64_t Gq, int64_t Hq,
+                           double parent_score, double scale_g,
+                           double scale_h, const RegParams* p,
+                           int max_cat_to_onehot, int max_cat_threshold,
+                           CatEntry* scratch,       # room for 2 n_categories
+                           HistCandidate* best) noexcept nogil:
+    """The categorical candidates of one feature in one node (see the
+    module docstring), in both directions of missing values."""
+    cdef int64_t missing = first_bin + n_categories
+    cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
+    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
+    cdef bint l2_only = is_l2_only(p)
+    cdef int64_t c, g, h, Gq_left = 0, Hq_left = 0
+    cdef Py_ssize_t i, m, last
+    if n_categories <= max_cat_to_onehot:
+        for c in range(n_categories):
+            g = hist[first_bin + c, 0]
+            h = hist[first_bin + c, 1]
+            if g == 0 and h == 0:
+                continue
+            # category c right, every other category left; missing right
+            offer_category_split(best, feature, ONE_HOT_SPLIT, <int32_t> c,
+                                 Gq - g - Gq_miss, Hq - h - Hq_miss, Gq, Hq,
+                                 parent_score, scale_g, scale_h, p, l2_only,
+                                 not has_missing)
+            if has_missing:
+                offer_category_split(best, feature, ONE_HOT_SPLIT,
+                                     <int32_t> c, Gq - g, Hq - h, Gq, Hq,
+                                     parent_score, scale_g, scale_h, p,
+                                     l2_only, True)
+        return
+    m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
+                          p, scratch, scratch + n_categories)
+    last = m if has_missing else m - 1
+    for i in range(last):
+        Gq_left += hist[first_bin + scratch[i].code, 0]
+        Hq_left += hist[first_bin + scratch[i].code, 1]
+        if i + 1 > max_cat_threshold and m - i - 1 > max_cat_threshold:
+            continue
+        # the first i + 1 categories left, missing right
+        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
+                             scale_h, p, l2_only, not has_missing)
+        if not has_missing or i == m - 1:
+            continue
+        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
+                             parent_score, scale_g, scale_h, p, l2_only, True)
+
+
+def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
+                         int64_t first_bin, int64_t n_categories,
+                         int cat_kind, int32_t split_bin,
+                         SplitContext context not None):
+    """The categories a categorical split sends left.
+
+    Parameters
+    ----------
+    node_hist : ndarray of shape (n_bins, 2), int64
+        The node's histogram the split was found on.
+    first_bin, n_categories : int
+        The feature's first bin and its number of categories (value bins).
+    cat_kind, split_bin : int
+        The split's ``cat_kind`` and ``split_bin`` (``find_best_splits_hist``).
+    context : SplitContext
+        As given to ``find_best_splits_hist`` (regularisation and scales).
+
+    Returns
+    -------
+    left : ndarray of shape (n_categories,), bool
+        True for the categories that go left: the node's categories of the
+        chosen side, and the categories absent from the node join the side
+        with more of the node's categories ("the rest").
+    rest_left : bool
+        Whether "the rest" is the left side.
+    """
+    if n_categories < 1 or first_bin < 0 or (
+            first_bin + n_categories >= node_hist.shape[0]):
+        raise ValueError("the feature's bins are outside the histogram")
+    if node_hist.shape[1] != 2:
+        raise ValueError("node_hist must be (n_bins, 2)")
+    if cat_kind == ONE_HOT_SPLIT:
+        if not 0 <= split_bin < n_categories:
+            raise ValueError("split_bin is not a category")
+        left = np.ones(n_categories, dtype=bool)
+        left[split_bin] = False
+        return left, True
+    if cat_kind != SORTED_SPLIT:
+        raise ValueError("cat_kind is not a categorical split")
+    cdef RegParams p = reg_params(context)
+    cdef double scale_g = context.scale_g, scale_h = context.scale_h
+    cdef CatEntry* entries = <CatEntry*> malloc(
+        2 * n_categories * sizeof(CatEntry))
+    if entries == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t m, i
+    try:
+        with nogil:
+            m = sorted_categories(node_hist, first_bin, n_categories, scale_g,
+                                  scale_h, &p, entries,
+                                  entries + n_categories)
+        if not 0 <= split_bin < m:
+            raise ValueError("split_bin is beyond the node's categories")
+        # The smaller side of the partition is its set; every other category
+        # (those absent from the node too) goes the other way, with "the
+        # rest", as the one-hot splits send them.
+        if split_bin + 1 <= m - split_bin - 1:
+            left = np.zeros(n_categories, dtype=bool)
+            for i in range(split_bin + 1):
+                left[entries[i].code] = True
+            return left, False
+        left = np.ones(n_categories, dtype=bool)
+        for i in range(split_bin + 1, m):
+            left[entries[i].code] = False
+        return left, True
+    finally:
+        free(entries)
+
+
+def category_histograms(
+        SortedColumns columns not None,
+        const int32_t[::1] features not None,        # IN (n_cat_features,)
+        const int64_t[::1] bin_ptr not None,         # IN (n_cat_features + 1,)
+        const int32_t[::1] row_slot not None,        # IN (n_rows,) slot or -1
+        const int64_t[:, ::1] quantized not None,    # IN (n_rows, 2)
+        Py_ssize_t n_slots, int n_threads):
+    """Histograms over the category codes of categorical features, for
+    every open node (slot) of a level, from their presorted columns.
+
+    Categorical feature ``features[j]`` owns the bins ``bin_ptr[j] ..
+    bin_ptr[j+1]-1``: one per category code, then its missing bin. An
+    entry's value is its category code; a value outside [0, n_categories)
+    counts as missing (never read out of bounds; the callers validate the
+    codes first). The rows of a node without an entry for the feature are
+    missing, or, when the columns' absent entries are 0.0
+    (``columns.zero_absent``), category 0 (the code stored as 0.0), while
+    their stored missing entries are missing. Categories are discrete, so
+    these histograms hold every split a categorical feature has: scanning
+    them (``find_best_splits_hist``) is exact.
+
+    Parallel over the features (each owns its bins); the integer sums do not
+    depend on the number of threads.
+
+    Returns
+    -------
+    hist : ndarray of shape (n_slots, n_bins, 2), int64
+    node_sums : ndarray of shape (n_slots, 2), int64
+        Each slot's totals over its rows.
+    """
+    _check_category_inputs(columns, features, bin_ptr, row_slot, quantized,
+                           n_slots, n_threads)
+    cdef Py_ssize_t n_cat = features.shape[0]
+    cdef Py_ssize_t n_bins = bin_ptr[n_cat]
+    hist_array = np.zeros((n_slots, n_bins, 2), dtype=np.int64)
+    sums_array = np.zeros((n_slots, 2), dtype=np.int64)
+    cdef int64_t[:, :, ::1] hist = hist_array
+    cdef int64_t[:, ::1] sums = sums_array
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const float[::1] values = columns.values
+    cdef const int32_t[::1] rows = columns.rows
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    cdef const int32_t[::1] missing_rows = columns.missing_rows
+    cdef bint zero_absent = columns.zero_absent
+    cdef Py_ssize_t r, j, s, n_rows = row_slot.shape[0]
+    cdef int64_t k, b, first, missing, g, h
+    cdef int32_t f, row, slot
+    cdef float v
+    if n_slots == 0 or n_cat == 0:
+        return hist_array, sums_array
+    with nogil:
+        for r in range(n_rows):
+            slot = row_slot[r]
+            if slot >= 0:
+                sums[slot, 0] += quantized[r, 0]
+                sums[slot, 1] += quantized[r, 1]
+    for j in prange(n_cat, nogil=True, schedule="dynamic",
+                    num_threads=max(1, min(n_threads, n_cat))):
+        f = features[j]
+        first = bin_ptr[j]
+        missing = bin_ptr[j + 1] - 1
+        for k in range(col_ptr[f], col_ptr[f + 1]):
+            row = rows[k]
+            slot = row_slot[row]
+            if slot < 0:
+                continue
+            v = values[k]
+            if v >= 0 and v < missing - first:
+                b = first + <int64_t> v
+            else:
+                b = missing
+            hist[slot, b, 0] += quantized[row, 0]
+            hist[slot, b, 1] += quantized[row, 1]
+        if zero_absent:
+            for k in range(missing_ptr[f], missing_ptr[f + 1]):
+                row = missing_rows[k]
+                slot = row_slot[row]
+                if slot < 0:
+                    continue
+                hist[slot, missing, 0] += quantized[row, 0]
+                hist[slot, missing, 1] += quantized[row, 1]
+        # the rows without an entry: the node's totals minus the entries'
+        for s in range(n_slots):
+            g = sums[s, 0]
+            h = sums[s, 1]
+            for b in range(first, missing + 1):
+                g = g - hist[s, b, 0]
+                h = h - hist[s, b, 1]
+            b = first if zero_absent else missing
+            hist[s, b, 0] += g
+            hist[s, b, 1] += h
+    return hist_array, sums_array
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_category_inputs(columns, features, bin_ptr, row_slot, quantized,
+                           n_slots, n_threads):
+    if n_threads < 1:
+        raise ValueError("n_threads must be >= 1")
+    feats = np.asarray(features)
+    ptr = np.asarray(bin_ptr)
+    if ptr.shape != (feats.shape[0] + 1,) or ptr[0] != 0 or np.any(
+            np.diff(ptr) < 2):
+        raise ValueError("bin_ptr must rise from 0, with at least one "
+                         "category and the missing bin per feature")
+    if feats.size and (feats.min() < 0 or feats.max() >= columns.n_features):
+        raise ValueError("features outside [0, n_features)")
+    if row_slot.shape[0] != columns.n_rows or quantized.shape[0] != (
+            columns.n_rows) or quantized.shape[1] != 2:
+        raise ValueError("row_slot (n_rows,) and quantized (n_rows, 2)")
+    if n_slots < 0:
+        raise ValueError("n_slots must be >= 0")
+    slots = np.asarray(row_slot)
+    if slots.size and (slots.min() < -1 or slots.max() >= n_slots):
+        raise ValueError("row_slot holds a slot outside [-1, n_slots)")

@@ -1,0 +1,372 @@
+"""The histogram finder for sparse input, column-wise.
+
+A dense bin matrix, histograms of every bin for every node and the
+subtraction trick all cost O(n_rows x n_features) or O(n_bins) per node,
+hopeless for wide sparse data. Here each stored entry of the presorted
+columns has its bin (``BinnedColumns``), and one walk of the columns per
+level finds every open node's best split (``find_best_splits_columns``),
+with the missing (absent) values' statistics recovered from the node
+totals: the cost of a level is linear in the stored entries. The candidates
+are offered with the histogram finder's arithmetic and order
+(``_hist_split.pxd``), so the splits are those ``find_best_splits_hist``
+would choose on the same bins.
+"""
+
+import numpy as np
+
+cimport cython
+
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport free
+
+from ._common cimport int32_t, int64_t, uint8_t
+from ._context cimport SplitContext, reg_params
+from ._gain cimport RegParams, is_l2_only
+from ._hist_split cimport (HistCandidate, _fresh_bests, _merged_to_records,
+                           _parent_scores, offer_boundary)
+from ._presorted cimport SortedColumns
+
+
+cdef class BinnedColumns:
+    """Presorted columns with the value bin of every entry: the histogram
+    finder's input for sparse data, where a dense bin matrix is out of the
+    question. Validated once: every code is a value bin of its feature.
+
+    Parameters
+    ----------
+    columns : SortedColumns
+    entry_codes : array-like of shape (n_entries,), int32
+        Value bin of each presorted entry (nondecreasing within a column).
+    bin_ptr : array-like of shape (n_features + 1,), int64
+        Feature f owns bins ``bin_ptr[f] .. bin_ptr[f+1]-1``, the last its
+        missing bin (as in ``binning.HistogramLayout``).
+    zero_codes : array-like of shape (n_features,), int32, optional
+        Value bin of 0.0 in each feature: needed when the columns' absent
+        entries are 0.0 (``columns.zero_absent``).
+    """
+
+    cdef readonly SortedColumns columns
+    cdef readonly object entry_codes
+    cdef readonly object bin_ptr
+    cdef readonly object zero_codes
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def __init__(self, SortedColumns columns not None, entry_codes, bin_ptr,
+                 zero_codes=None):
+        entry_codes = np.ascontiguousarray(entry_codes, dtype=np.int32)
+        bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+        col_ptr = np.asarray(columns.col_ptr)
+        if bin_ptr.shape != (columns.n_features + 1,) or bin_ptr[0] != 0 or (
+                np.any(np.diff(bin_ptr) < 1)):
+            raise ValueError("bin_ptr must rise from 0, >= 1 bin per feature")
+        if entry_codes.shape != (col_ptr[-1],):
+            raise ValueError("one code per presorted entry")
+        n_value_bins = np.repeat(np.diff(bin_ptr) - 1, np.diff(col_ptr))
+        if entry_codes.size and (entry_codes.min() < 0
+                                 or np.any(entry_codes >= n_value_bins)):
+            raise ValueError("an entry code is not a value bin of its feature")
+        if zero_codes is None:
+            if columns.zero_absent:
+                raise ValueError("zero_codes needed: absent entries are 0.0")
+            zero_codes = np.zeros(columns.n_features, dtype=np.int32)
+        zero_codes = np.ascontiguousarray(zero_codes, dtype=np.int32)
+        if zero_codes.shape != (columns.n_features,) or (
+                zero_codes.size and (zero_codes.min() < 0 or np.any(
+                    zero_codes >= np.diff(bin_ptr) - 1))):
+            raise ValueError("zero_codes must be a value bin per feature")
+        self.zero_codes = zero_codes
+        self.columns = columns
+        self.entry_codes = entry_codes
+        self.bin_ptr = bin_ptr
+
+
+def find_best_splits_columns(
+        BinnedColumns binned not None,
+        const double[::1] thresholds not None,          # IN (n_bins,)
+        const int32_t[::1] row_slot not None,           # IN (n_rows,) slot or -1
+        const int64_t[:, ::1] quantized not None,       # IN (n_rows, 2)
+        const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2)
+        const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
+        SplitContext context not None):
+    """``find_best_splits_hist`` for all open nodes of a level, from the
+    presorted columns instead of histograms: cost linear in the stored
+    entries, whatever the number of bins and nodes.
+
+    Each feature's entries are walked twice (in parallel over features):
+    once for each node's sums of present entries (its missing sums are the
+    node totals minus them), once in value order, where a change of bin
+    inside a node is a boundary. The boundaries and thresholds offered are
+    exactly the classes of equivalent bins the histogram scan distinguishes,
+    each at its lowest bin, with the same arithmetic: the result equals
+    ``find_best_splits_hist`` on the nodes' histograms (splits with an
+    empty child, which never split a node, are not offered).
+
+    ``context`` holds the regularisation, the fixed-point scales of the
+    sums and the thread count (the categorical limits are not used).
+
+    Returns
+    -------
+    splits : ndarray of shape (n_nodes,), dtype ``splits.SPLIT_RECORD``
+        As ``find_best_splits_hist``: numeric splits only.
+    """
+    cdef SortedColumns columns = binned.columns
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t n_features = columns.n_features
+    _check_columns_inputs(binned, thresholds, row_slot, quantized, node_sums,
+                          feature_allowed)
+    cdef int n_threads = context.n_threads
+    cdef double scale_g = context.scale_g, scale_h = context.scale_h
+    cdef RegParams p = reg_params(context)
+    cdef bint l2_only = is_l2_only(&p)
+    cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
+                                                   scale_h, &p)
+    # per thread and node: present sums, running sums, missing sums, zero
+    # block pending, last bin seen
+    cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
+                                            dtype=np.int64)
+    cdef int32_t[:, ::1] last_bin = np.full((n_threads, max(n_nodes, 1)), -1,
+                                            dtype=np.int32)
+    cdef int32_t[:, ::1] touched = np.empty((n_threads, max(n_nodes, 1)),
+                                            dtype=np.int32)
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    cdef ColumnScan scan
+    scan.col_ptr = &col_ptr[0]
+    scan.rows = _int32_pointer(columns.rows)
+    scan.codes = _int32_pointer(binned.entry_codes)
+    scan.missing_ptr = &missing_ptr[0]
+    scan.missing_rows = _int32_pointer(columns.missing_rows)
+    scan.zero_absent = columns.zero_absent
+    cdef const int32_t[::1] zero_codes = binned.zero_codes
+    cdef const int64_t[::1] bin_ptr = binned.bin_ptr
+    cdef Py_ssize_t f
+    cdef int tid
+    cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
+    try:
+        for f in prange(n_features, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            tid = threadid()
+            scan_column(&scan, <int32_t> f, bin_ptr[f + 1] - bin_ptr[f] - 1,
+                        zero_codes[f], &thresholds[bin_ptr[f]], row_slot,
+                        quantized, node_sums, feature_allowed, parent_score,
+                        scale_g, scale_h, &p, l2_only, &sums[tid, 0, 0],
+                        &last_bin[tid, 0], &touched[tid, 0],
+                        &best[tid * n_nodes])
+        return _merged_to_records(best, n_threads, n_nodes)
+    finally:
+        free(best)
+
+
+ctypedef struct ColumnScan:
+    # the presorted columns a level's scan walks
+    const int64_t* col_ptr
+    const int32_t* rows
+    const int32_t* codes
+    const int64_t* missing_ptr
+    const int32_t* missing_rows
+    bint zero_absent
+
+
+cdef const int32_t* _int32_pointer(array):
+    """Data pointer of a validated int32 array (NULL when empty)."""
+    cdef const int32_t[::1] view = array
+    return &view[0] if view.shape[0] else NULL
+
+
+# Fields of a node's scan state (int64 each).
+cdef enum:
+    PRESENT_G = 0      # sums of its stored present entries
+    PRESENT_H = 1
+    LEFT_G = 2         # running sums of the walk so far
+    LEFT_H = 3
+    MISSING_G = 4      # sums of its stored missing entries (absent = 0.0)
+    MISSING_H = 5
+    ZERO_PENDING = 6   # its zero block is still to be added to the walk
+    STATE_SIZE = 8
+
+
+cdef inline int64_t* touch(int32_t node, int64_t* sums, int32_t* last_bin,
+                           int32_t* touched, Py_ssize_t* n_touched) noexcept nogil:
+    """The node's state, zeroed when the feature first meets the node."""
+    cdef int64_t* s = &sums[STATE_SIZE * node]
+    cdef int i
+    if last_bin[node] == -1:
+        last_bin[node] = -2
+        touched[n_touched[0]] = node
+        n_touched[0] += 1
+        for i in range(STATE_SIZE):
+            s[i] = 0
+    return s
+
+
+cdef inline void walk_step(HistCandidate* best, int32_t f, int32_t node,
+                           int64_t* s, int32_t* last_bin, int32_t code,
+                           int64_t qg, int64_t qh, int64_t Gq_miss,
+                           int64_t Hq_miss, int64_t n_value_bins,
+                           const double* thresholds,
+                           const int64_t[:, ::1] node_sums,
+                           const double[::1] parent_score,
+                           double scale_g, double scale_h,
+                           const RegParams* p, bint l2_only) noexcept nogil:
+    """The node's next entries in value order (bin ``code``, sums qg, qh):
+    offer the boundaries the histogram scan would see below them, then
+    add them to the left side."""
+    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
+    cdef int32_t b = last_bin[node]
+    if b == -2:
+        # the node's first entry: bins below it hold no present entry;
+        # at bin 0, missing values alone may go left
+        if code > 0 and has_missing:
+            offer_boundary(best, f, thresholds[0], 0, Gq_miss, Hq_miss,
+                           node_sums[node, 0], node_sums[node, 1],
+                           parent_score[node], scale_g, scale_h, p, l2_only,
+                           True)
+    elif code != b:
+        offer_boundary(best, f, thresholds[b], b, s[LEFT_G], s[LEFT_H],
+                       node_sums[node, 0], node_sums[node, 1],
+                       parent_score[node], scale_g, scale_h, p, l2_only,
+                       not has_missing)
+        if has_missing and b != n_value_bins - 1:
+            offer_boundary(best, f, thresholds[b], b, s[LEFT_G] + Gq_miss,
+                           s[LEFT_H] + Hq_miss, node_sums[node, 0],
+                           node_sums[node, 1], parent_score[node], scale_g,
+                           scale_h, p, l2_only, True)
+    s[LEFT_G] += qg
+    s[LEFT_H] += qh
+    last_bin[node] = code
+
+
+cdef void scan_column(const ColumnScan* scan, int32_t f,
+                      int64_t n_value_bins, int32_t zero_code,
+                      const double* thresholds,      # feature f's bins
+                      const int32_t[::1] row_slot,
+                      const int64_t[:, ::1] quantized,
+                      const int64_t[:, ::1] node_sums,
+                      const uint8_t[:, ::1] feature_allowed,
+                      const double[::1] parent_score,
+                      double scale_g, double scale_h,
+                      const RegParams* p, bint l2_only,
+                      int64_t* sums,        # (n_nodes, STATE_SIZE) this thread's
+                      int32_t* last_bin,    # (n_nodes,) -1 between calls
+                      int32_t* touched,     # (n_nodes,) scratch
+                      HistCandidate* best) noexcept nogil:
+    """One feature for every node (see find_best_splits_columns)."""
+    cdef int64_t k, Gq_miss, Hq_miss
+    cdef Py_ssize_t n_touched = 0, i
+    cdef int32_t node, code, row
+    cdef int64_t* s
+    cdef bint zero_absent = scan.zero_absent
+    # pass 0 (absent = 0.0): sums of the stored missing entries
+    if zero_absent:
+        for k in range(scan.missing_ptr[f], scan.missing_ptr[f + 1]):
+            row = scan.missing_rows[k]
+            node = row_slot[row]
+            if node < 0 or not feature_allowed[node, f]:
+                continue
+            s = touch(node, sums, last_bin, touched, &n_touched)
+            s[MISSING_G] += quantized[row, 0]
+            s[MISSING_H] += quantized[row, 1]
+    # pass 1: sums of the present entries
+    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
+        row = scan.rows[k]
+        node = row_slot[row]
+        if node < 0 or not feature_allowed[node, f]:
+            continue
+        s = touch(node, sums, last_bin, touched, &n_touched)
+        s[PRESENT_G] += quantized[row, 0]
+        s[PRESENT_H] += quantized[row, 1]
+    if zero_absent:
+        for i in range(n_touched):
+            s = &sums[STATE_SIZE * touched[i]]
+            s[ZERO_PENDING] = 1
+    # pass 2: boundaries in value order; the zero block (the rows with no
+    # stored entry) joins in at the bin of 0.0
+    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
+        row = scan.rows[k]
+        node = row_slot[row]
+        if node < 0 or not feature_allowed[node, f]:
+            continue
+        s = &sums[STATE_SIZE * node]
+        code = scan.codes[k]
+        _missing_sums(s, node, node_sums, zero_absent, &Gq_miss, &Hq_miss)
+        if s[ZERO_PENDING] and code > zero_code:
+            _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
+                            Hq_miss, n_value_bins, thresholds, node_sums,
+                            parent_score, scale_g, scale_h, p, l2_only)
+        walk_step(&best[node], f, node, s, last_bin, code, quantized[row, 0],
+                  quantized[row, 1], Gq_miss, Hq_miss, n_value_bins,
+                  thresholds, node_sums, parent_score, scale_g, scale_h, p,
+                  l2_only)
+    # after each node's last entry: every present entry left, missing right
+    for i in range(n_touched):
+        node = touched[i]
+        s = &sums[STATE_SIZE * node]
+        _missing_sums(s, node, node_sums, zero_absent, &Gq_miss, &Hq_miss)
+        if s[ZERO_PENDING]:
+            _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
+                            Hq_miss, n_value_bins, thresholds, node_sums,
+                            parent_score, scale_g, scale_h, p, l2_only)
+        if (Gq_miss != 0 or Hq_miss != 0) and last_bin[node] >= 0:
+            code = last_bin[node]
+            offer_boundary(&best[node], f, thresholds[code], code,
+                           s[LEFT_G], s[LEFT_H], node_sums[node, 0],
+                           node_sums[node, 1], parent_score[node], scale_g,
+                           scale_h, p, l2_only, False)
+        last_bin[node] = -1
+
+
+cdef inline void _missing_sums(const int64_t* s, int32_t node,
+                               const int64_t[:, ::1] node_sums,
+                               bint zero_absent, int64_t* Gq_miss,
+                               int64_t* Hq_miss) noexcept nogil:
+    """The node's missing sums: its stored missing entries' when absent
+    entries are 0.0, else its totals minus its present entries'."""
+    if zero_absent:
+        Gq_miss[0] = s[MISSING_G]
+        Hq_miss[0] = s[MISSING_H]
+    else:
+        Gq_miss[0] = node_sums[node, 0] - s[PRESENT_G]
+        Hq_miss[0] = node_sums[node, 1] - s[PRESENT_H]
+
+
+cdef inline void _add_zero_block(HistCandidate* best, int32_t f, int32_t node,
+                                 int64_t* s, int32_t* last_bin,
+                                 int32_t zero_code, int64_t Gq_miss,
+                                 int64_t Hq_miss, int64_t n_value_bins,
+                                 const double* thresholds,
+                                 const int64_t[:, ::1] node_sums,
+                                 const double[::1] parent_score,
+                                 double scale_g, double scale_h,
+                                 const RegParams* p, bint l2_only) noexcept nogil:
+    """Walk the node's zero block: its totals minus its stored entries, in
+    the bin of 0.0 (skipped when empty, as an empty bin is)."""
+    cdef int64_t zero_g = (node_sums[node, 0] - s[PRESENT_G] - s[MISSING_G])
+    cdef int64_t zero_h = (node_sums[node, 1] - s[PRESENT_H] - s[MISSING_H])
+    s[ZERO_PENDING] = 0
+    if zero_g == 0 and zero_h == 0:
+        return
+    walk_step(&best[node], f, node, s, last_bin, zero_code, zero_g, zero_h,
+              Gq_miss, Hq_miss, n_value_bins, thresholds, node_sums,
+              parent_score, scale_g, scale_h, p, l2_only)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_columns_inputs(BinnedColumns binned, thresholds, row_slot,
+                          quantized, node_sums, feature_allowed):
+    columns = binned.columns
+    n_nodes = node_sums.shape[0]
+    if thresholds.shape[0] != binned.bin_ptr[-1]:
+        raise ValueError("one threshold per bin")
+    if row_slot.shape[0] != columns.n_rows or quantized.shape[0] != (
+            columns.n_rows) or quantized.shape[1] != 2:
+        raise ValueError("row_slot (n_rows,) and quantized (n_rows, 2)")
+    slots = np.asarray(row_slot)
+    if slots.size and (slots.min() < -1 or slots.max() >= n_nodes):
+        raise ValueError("row_slot holds a slot outside [-1, n_nodes)")
+    if node_sums.shape[1] != 2:
+        raise ValueError("node_sums must be (n_nodes, 2)")
+    if feature_allowed.shape[0] != n_nodes or (
+            feature_allowed.shape[1] != columns.n_features):
+        raise ValueError("feature_allowed must be (n_nodes, n_features)")
