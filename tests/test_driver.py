@@ -193,7 +193,8 @@ def test_lossguide_with_room_for_a_full_tree_equals_depthwise(method, kind,
 
 @pytest.mark.parametrize("kind", ["dense", "sparse-missing"])
 @pytest.mark.parametrize("method", METHODS, ids=method_id)
-@pytest.mark.parametrize("max_leaves,max_depth", [(5, 0), (7, 3), (20, 3)])
+@pytest.mark.parametrize("max_leaves,max_depth", [(2, 0), (5, 0), (13, 0),
+                                                  (7, 3), (40, 3), (6, 2)])
 def test_lossguide_respects_max_leaves_and_max_depth(method, kind, max_leaves,
                                                      max_depth):
     X, y = regression_data(3, kind="dense" if kind == "dense" else "sparse")
@@ -209,6 +210,8 @@ def test_lossguide_respects_max_leaves_and_max_depth(method, kind, max_leaves,
         assert max(t.n_leaves for t in trees) == max_leaves
     else:
         assert max(t.max_depth for t in trees) == max_depth
+    for t in trees:  # every internal node has two children
+        assert t.n_nodes == 2 * t.n_leaves - 1
 
 
 @pytest.mark.parametrize("method", METHODS, ids=method_id)

@@ -126,25 +126,8 @@ def test_zero_weight_rows_take_no_part():
 # Limits: max_leaves and max_depth
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("max_leaves,max_depth", [(2, 0), (5, 0), (13, 0),
-                                                  (7, 3), (40, 3), (6, 2)])
-def test_lossguide_respects_max_leaves_and_max_depth(max_leaves, max_depth):
-    X, y, weight = continuous_data(1)
-    model = make("regression", tree_method="hist", grow_policy="lossguide",
-                 max_leaves=max_leaves, max_depth=max_depth, n_estimators=8,
-                 min_child_weight=0.0).fit(X, y, weight)
-    trees = trees_of(model)
-    assert all(t.n_leaves <= max_leaves for t in trees)
-    if max_depth:
-        assert all(t.max_depth <= max_depth for t in trees)
-    # the binding limit is reached (the data has enough structure)
-    if max_depth == 0 or max_leaves < 2 ** max_depth:
-        assert max(t.n_leaves for t in trees) == max_leaves
-    else:
-        assert max(t.max_depth for t in trees) == max_depth
-    for t in trees:  # every internal node has two children
-        assert t.n_nodes == 2 * t.n_leaves - 1
-
+# lossguide's limits and best-first prefixes: tests/test_driver.py, for every
+# finder
 
 @pytest.mark.parametrize("max_leaves,max_depth", [(3, 6), (10, 6), (5, 2)])
 def test_depthwise_respects_max_leaves(max_leaves, max_depth):
@@ -156,29 +139,6 @@ def test_depthwise_respects_max_leaves(max_leaves, max_depth):
     assert all(t.n_leaves <= max_leaves for t in trees)
     assert all(t.max_depth <= max_depth for t in trees)
     assert max(t.n_leaves for t in trees) == min(max_leaves, 2 ** max_depth)
-
-
-def test_lossguide_trees_grow_by_best_first_prefixes():
-    """Lossguide with L + 1 leaves makes the L - 1 splits of L leaves, then
-    one more: the first tree with L leaves is the one with L + 1 leaves minus
-    one split."""
-    X, y, weight = continuous_data(3)
-
-    def splits(max_leaves):
-        model = make("regression", tree_method="hist",
-                     grow_policy="lossguide", max_leaves=max_leaves,
-                     max_depth=0, n_estimators=1).fit(X, y, weight)
-        t = trees_of(model)[0]
-        inner = ~t.is_leaf
-        return sorted(zip(t.gain[inner], t.feature[inner], t.threshold[inner]))
-
-    previous = splits(2)
-    assert len(previous) == 1
-    for max_leaves in range(3, 12):
-        current = splits(max_leaves)
-        assert len(current) == max_leaves - 1
-        assert all(s in current for s in previous)
-        previous = current
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])
