@@ -45,11 +45,11 @@ class LevelFinder(SplitFinder):
                          if self.track_leaves else None)
 
     def _row_nodes(self):
-        """The node each active row is in (-1 for inactive rows)."""
-        row_node = self.row_leaf.copy()
+        """The node each active row is in (-1 for inactive rows): ``row_leaf``
+        completed in place (its entries of rows in a slot are unused)."""
         slotted = self.row_slot >= 0
-        row_node[slotted] = self.slot_node[self.row_slot[slotted]]
-        return row_node
+        self.row_leaf[slotted] = self.slot_node[self.row_slot[slotted]]
+        return self.row_leaf
 
     def _select_slots(self, nodes):
         """Make ``nodes`` the batch, re-slotting rows if it is not already
@@ -64,7 +64,6 @@ class LevelFinder(SplitFinder):
         slot_of[nodes] = np.arange(nodes.shape[0], dtype=np.int32)
         self.row_slot = np.where(row_node >= 0, slot_of[row_node],
                                  -1).astype(np.int32)
-        self.row_leaf = row_node
         self.slot_node = np.array(nodes, dtype=np.int64)
         self._slots_changed()
 
