@@ -1,4 +1,4 @@
-"""Model-level tests of ``tree_method="hist"`` (``grower.HistGrower``).
+"""Model-level tests of ``tree_method="hist"`` (``finders.HistFinder``).
 
 Oracles:
 

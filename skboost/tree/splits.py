@@ -88,20 +88,6 @@ class SplitBatch:
         return SplitBatch(self.records[index], self.G[index], self.H[index],
                           left_sets)
 
-    @classmethod
-    def concatenate(cls, batches):
-        """One batch of the nodes of ``batches``, in order."""
-        if len(batches) == 1:
-            return batches[0]
-        with_sets = any(b.left_sets is not None for b in batches)
-        left_sets = None
-        if with_sets:
-            left_sets = [s for b in batches
-                         for s in (b.left_sets or [None] * len(b))]
-        return cls(np.concatenate([b.records for b in batches]),
-                   np.concatenate([b.G for b in batches]),
-                   np.concatenate([b.H for b in batches]), left_sets)
-
     def builder_arguments(self):
         """Keyword arguments of ``TreeBuilder.split`` for these splits."""
         r = self.records

@@ -96,7 +96,6 @@ class NodeTable:
     tree (``columns``: name -> (dtype, shape of one entry))."""
 
     def __init__(self, columns, capacity=64):
-        self._columns = columns
         self._arrays = {name: np.zeros((capacity,) + shape, dtype=dtype)
                         for name, (dtype, shape) in columns.items()}
 
