@@ -35,6 +35,7 @@ EXTENSIONS = {
     "skboost.tree._partition": "skboost/tree/_partition.pyx",
     "skboost.tree._predictor": "skboost/tree/_predictor.pyx",
     "skboost.tree._sparse": "skboost/tree/_sparse.pyx",
+    "skboost.tree._shap": "skboost/tree/_shap.pyx",
 }
 
 DEBUG = os.environ.get("SKBOOST_DEBUG", "0") not in ("", "0")

@@ -113,6 +113,7 @@ class Booster:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_forest"] = None  # C memory: rebuilt on first use
+        state.pop("_input_estimator", None)  # bound again by get_booster
         return state
 
     def _sparse_rows(self, X):
@@ -139,6 +140,75 @@ class Booster:
             return self._packed_forest().predict_leaves_sparse(
                 self._sparse_rows(X), first, last, n_threads)
         return self._packed_forest().predict_leaves(X, first, last, n_threads)
+
+    def predict(self, X, output_margin=False, pred_leaf=False,
+                pred_contribs=False, approx_contribs=False,
+                pred_interactions=False, iteration_range=None, n_jobs=None,
+                _checked=False):
+        """Predictions, leaf indices, or feature contributions (XGBoost's
+        ``Booster.predict``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Samples, as for the estimator's ``predict`` (numpy, pandas by
+            column name with categories re-coded, scipy.sparse) when this
+            booster comes from ``get_booster()``. A booster on its own (for
+            example unpickled without its estimator) takes float arrays and
+            sparse matrices, NaN for missing, categorical features as codes.
+        output_margin : bool, default=False
+            Raw margins instead of transformed predictions.
+        pred_leaf : bool, default=False
+            Leaf index of each sample in each tree, (n_samples, n_trees).
+        pred_contribs : bool, default=False
+            SHAP feature contributions (path-dependent TreeSHAP, node covers
+            being hessian sums), in margin space: (n_samples,
+            n_features + 1) for one output, (n_samples, n_outputs,
+            n_features + 1) for several (classes), the expected value in
+            the last column; each row sums to the margin.
+        approx_contribs : bool, default=False
+            With ``pred_contribs``: Saabas contributions (along the path,
+            each split's feature gets the change of the subtree's
+            cover-weighted mean). With ``pred_interactions``: the diagonal
+            matrix of those, as in XGBoost.
+        pred_interactions : bool, default=False
+            SHAP interaction values: (n_samples, [n_outputs,] n_features + 1,
+            n_features + 1), symmetric, rows summing to the contributions,
+            the expected value at ``[-1, -1]``.
+        iteration_range : tuple of (int, int), default=None
+            Use the trees of boosting rounds ``[start, end)``; ``(0, 0)``
+            uses all; None uses all, or those up to ``best_iteration``
+            after early stopping (as the estimators do).
+        n_jobs : int, default=None
+            Threads; None: the estimator's ``n_jobs`` (all cores on its
+            own). Results do not depend on it.
+
+        Returns
+        -------
+        predictions : ndarray
+            (n_samples,) for one output, else (n_samples, n_outputs); the
+            shapes above for leaves, contributions and interactions.
+        """
+        from ._explain import booster_predict
+
+        return booster_predict(
+            self, X, output_margin=output_margin, pred_leaf=pred_leaf,
+            pred_contribs=pred_contribs, approx_contribs=approx_contribs,
+            pred_interactions=pred_interactions,
+            iteration_range=iteration_range, n_jobs=n_jobs, checked=_checked)
+
+    def _check_input(self, X):
+        """X as the kernels read it: through the estimator that trained the
+        booster when bound (``get_booster``), else float32 C-ordered or
+        CSR."""
+        estimator = getattr(self, "_input_estimator", None)
+        if estimator is not None:
+            from ._data import check_X
+
+            return check_X(estimator, X, reset=False)
+        from ._explain import plain_input
+
+        return plain_input(self, X)
 
     def get_score(self, importance_type="weight"):
         """Importance of each feature used in at least one split.

@@ -23,6 +23,7 @@ from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
                          CallableObjective, get_objective)
 from ._data import check_weight, check_X
+from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
@@ -47,7 +48,7 @@ def _metric_list(eval_metric):
     return list(eval_metric)
 
 
-class _BoostBase(BaseEstimator):
+class _BoostBase(ExplainMixin, BaseEstimator):
     """Shared parameters, fit wiring and prediction of the estimators."""
 
     _parameter_constraints = {
@@ -385,6 +386,7 @@ class _BoostBase(BaseEstimator):
             Base margin and trees of the fitted model.
         """
         check_is_fitted(self)
+        self.booster_._input_estimator = self   # predict() reads X like us
         return self.booster_
 
     @property
