@@ -4,12 +4,13 @@ XGBoost's ``pred_contribs`` / ``pred_interactions``, on the same trees.
     python benchmarks/bench_shap.py                 # the two cases below, 2 threads
     python benchmarks/bench_shap.py --cases depth8 --n-explain 100
 
-Both libraries fit ``tree_method="exact"`` with the same parameters on the
-same data, so they grow the same trees (the margins are checked to agree);
-then each explains the same rows, timed side by side in this one process
-(one run each, after a warm-up call on 10 rows): training rows, so that
-both libraries send them the same way at every split. skboost's values are
-compared with XGBoost's (classic TreeSHAP in float32).
+skboost fits the model (``hist``, the default method); its trees are then
+loaded into an XGBoost booster (through XGBoost's JSON model format), so
+that both libraries explain the very same trees (their predictions are
+checked to agree). Each explains the same test rows, timed side by side in
+this one process (one run each, after a warm-up call on 10 rows), and the
+largest difference between their values is reported, relative to the
+largest value (XGBoost computes in float32).
 
 Cases: ``depth8``: 200 trees of depth 8 on 50 features (regression,
 ``make_regression``); ``depth12``: the same at depth 12.
@@ -31,29 +32,89 @@ CASES = {
 # that case explains fewer rows for them
 INTERACTION_ROWS = {"depth8": None, "depth12": 30}
 
-# Large enough nodes that no two candidate splits have gains equal up to
-# rounding (which the libraries could break differently): the same trees.
-COMMON = {
-    "tree_method": "exact", "learning_rate": 0.1, "reg_lambda": 1.0,
-    "min_child_weight": 10.0, "base_score": 0.0,
-}
+COMMON = {"learning_rate": 0.1, "reg_lambda": 1.0, "base_score": 0.0}
 
 
-def fit_both(case, args, data):
-    import xgboost
-
+def fit_models(case, args, data):
+    """skboost's model, and the same trees loaded into an XGBoost booster."""
     from skboost import BoostRegressor
 
     params = dict(n_jobs=args.n_jobs, **COMMON, **CASES[case])
     ours = BoostRegressor(**params).fit(data["X_train"], data["y_train"])
-    theirs = xgboost.XGBRegressor(**params).fit(data["X_train"],
-                                                data["y_train"])
-    X = data["X_train"][:args.n_explain]
-    gap = np.abs(ours.predict(X) - theirs.predict(X)).max()
-    scale = np.abs(theirs.predict(X)).max()
-    if gap > 1e-4 * max(scale, 1.0):
-        print(f"warning: margins differ by {gap:.3g}: not the same trees")
+    theirs = xgboost_booster_from(ours.get_booster())
+    X = data["X_test"]
+    gap = np.abs(ours.predict(X) - theirs.predict(xgboost_matrix(X))).max()
+    print(f"{case}: the XGBoost copy's predictions differ by at most "
+          f"{gap:.2g} (float32 leaf values)", flush=True)
     return ours, theirs
+
+
+def xgboost_matrix(X, n_jobs=1):
+    import xgboost
+
+    return xgboost.DMatrix(X, nthread=n_jobs)
+
+
+def xgboost_booster_from(booster):
+    """An XGBoost booster holding skboost's trees (regression, numeric
+    splits): XGBoost sends ``x < t`` left as skboost does, comparing in
+    float32, so each threshold becomes the smallest float32 >= it."""
+    import json
+    import tempfile
+
+    import xgboost
+
+    trees = []
+    for i, tree in enumerate(booster.trees):
+        leaf = tree.left_child == -1
+        t32 = tree.threshold.astype(np.float32)
+        t32 = np.where(t32.astype(np.float64) < tree.threshold,
+                       np.nextafter(t32, np.float32(np.inf)), t32)
+        parents = np.full(tree.n_nodes, 2147483647)
+        inner = np.flatnonzero(~leaf)
+        parents[tree.left_child[inner]] = inner
+        parents[tree.right_child[inner]] = inner
+        n = tree.n_nodes
+        trees.append({
+            "base_weights": tree.value.tolist(),
+            "categories": [], "categories_nodes": [],
+            "categories_segments": [], "categories_sizes": [],
+            "default_left": tree.default_left.astype(int).tolist(),
+            "id": i,
+            "left_children": tree.left_child.tolist(),
+            "right_children": tree.right_child.tolist(),
+            "loss_changes": tree.gain.tolist(),
+            "parents": parents.tolist(),
+            "split_conditions": np.where(leaf, tree.value,
+                                         t32.astype(np.float64)).tolist(),
+            "split_indices": np.where(leaf, 0, tree.feature).tolist(),
+            "split_type": [0] * n,
+            "sum_hessian": tree.cover.tolist(),
+            "tree_param": {"num_deleted": "0",
+                           "num_feature": str(booster.n_features),
+                           "num_nodes": str(n), "size_leaf_vector": "1"},
+        })
+    margin = float(booster.base_margin[0])
+    model = {"learner": {
+        "attributes": {}, "feature_names": [], "feature_types": [],
+        "gradient_booster": {"model": {
+            "cats": {"enc": [], "feature_segments": [], "sorted_idx": []},
+            "gbtree_model_param": {"num_parallel_tree": "1",
+                                   "num_trees": str(len(trees))},
+            "iteration_indptr": list(range(len(trees) + 1)),
+            "tree_info": [0] * len(trees), "trees": trees},
+            "name": "gbtree"},
+        "learner_model_param": {"base_score": f"[{margin!r}]",
+                                "boost_from_average": "0", "num_class": "0",
+                                "num_feature": str(booster.n_features),
+                                "num_target": "1"},
+        "objective": {"name": "reg:squarederror",
+                      "reg_loss_param": {"scale_pos_weight": "1"}}},
+        "version": [3, 2, 0]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+        json.dump(model, file)
+        file.flush()
+        return xgboost.Booster(model_file=file.name)
 
 
 def timed(function, *args, **kwargs):
@@ -65,21 +126,21 @@ def timed(function, *args, **kwargs):
 def run_case(case, args, data):
     import xgboost
 
-    ours, theirs = fit_both(case, args, data)
-    booster, xgb_booster = ours.get_booster(), theirs.get_booster()
+    ours, xgb_booster = fit_models(case, args, data)
+    booster = ours.get_booster()
     xgb_booster.set_param({"nthread": args.n_jobs})
-    X = data["X_train"][:args.n_explain]   # rows whose paths agree
-    dmatrix = xgboost.DMatrix(X, nthread=args.n_jobs)
+    X = data["X_test"]
+    dmatrix = xgboost_matrix(X, args.n_jobs)
     leaves = np.mean([tree.n_leaves for tree in booster.trees])
     rows = []
     for what, flag in (("contributions", "pred_contribs"),
                        ("interactions", "pred_interactions")):
         if what == "interactions" and INTERACTION_ROWS[case]:
             X = X[:INTERACTION_ROWS[case]]
-            dmatrix = xgboost.DMatrix(X, nthread=args.n_jobs)
+            dmatrix = xgboost_matrix(X, args.n_jobs)
         # warm-up: lazy initialisation, thread pools
         booster.predict(X[:10], **{flag: True})
-        xgb_booster.predict(xgboost.DMatrix(X[:10]), **{flag: True})
+        xgb_booster.predict(xgboost_matrix(X[:10]), **{flag: True})
         t_xgb, theirs_values = timed(xgb_booster.predict, dmatrix,
                                      **{flag: True})
         t_ours, our_values = timed(booster.predict, X, **{flag: True})
@@ -113,7 +174,7 @@ def main(argv=None):
           f"{args.n_explain} rows explained, {args.n_jobs} threads",
           flush=True)
     data = make_data("regression", args.n_train, args.n_features,
-                     n_test=1, random_state=0)
+                     n_test=args.n_explain, random_state=0)
     rows = []
     for case in args.cases:
         rows += run_case(case, args, data)

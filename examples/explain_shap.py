@@ -24,7 +24,7 @@ from skboost import BoostRegressor
 def main(output_dir="."):
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-    model = BoostRegressor(n_estimators=200, max_depth=3, learning_rate=0.05)
+    model = BoostRegressor(n_estimators=150, max_depth=2, learning_rate=0.05)
     model.fit(X_train, y_train)
 
     # one row per patient, one column per feature, the expected value last

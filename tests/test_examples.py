@@ -67,3 +67,25 @@ def test_ranking_example_runs_and_ranks(data, tmp_path):
                              out).group(1))
     # the oracle: the same queries ranked at random
     assert ndcg > random + 0.03, out
+
+
+def test_explain_shap_runs_and_saves_plots(tmp_path):
+    """The SHAP example: contributions adding up to the predictions, and
+    (with shap installed) the two plots written."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "explain_shap.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    gap = float(re.search(r"add up to the predictions: max gap (\S+)",
+                          out).group(1))
+    assert gap < 1e-6, out
+    assert "strongest interaction:" in out, out
+    try:
+        import shap  # noqa: F401
+    except ImportError:
+        assert "plots skipped" in out
+        return
+    for name in ("shap_beeswarm.png", "shap_waterfall.png"):
+        assert (tmp_path / name).stat().st_size > 1000, out

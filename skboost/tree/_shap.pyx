@@ -459,7 +459,7 @@ cdef class ShapForest:
         for t in range(self.n_trees):
             tt.start, tt.n_nodes = start[t], <int32_t> (start[t + 1] - start[t])
             prepare_paths(&self.fr, &tt)
-            unique[t] = max(tables["n_unique"][:tt.n_nodes])
+            unique[t] = tables["n_unique"][:tt.n_nodes].max()
         return out
 
     def explain(self, X, double[:, ::1] out not None, Py_ssize_t first,
