@@ -143,8 +143,7 @@ class Booster:
 
     def predict(self, X, output_margin=False, pred_leaf=False,
                 pred_contribs=False, approx_contribs=False,
-                pred_interactions=False, iteration_range=None, n_jobs=None,
-                _checked=False):
+                pred_interactions=False, iteration_range=None, n_jobs=None):
         """Predictions, leaf indices, or feature contributions (XGBoost's
         ``Booster.predict``).
 
@@ -195,7 +194,7 @@ class Booster:
             self, X, output_margin=output_margin, pred_leaf=pred_leaf,
             pred_contribs=pred_contribs, approx_contribs=approx_contribs,
             pred_interactions=pred_interactions,
-            iteration_range=iteration_range, n_jobs=n_jobs, checked=_checked)
+            iteration_range=iteration_range, n_jobs=n_jobs, checked=False)
 
     def _check_input(self, X):
         """X as the kernels read it: through the estimator that trained the

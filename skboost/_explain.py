@@ -8,6 +8,8 @@ model: the contributions of a row add up to its raw margin
 plus every tree's cover-weighted mean leaf value) in the last column.
 """
 
+import weakref
+
 import numpy as np
 
 from ._openmp_helpers import effective_n_threads
@@ -18,8 +20,24 @@ from .tree._tree import NODE_FIELDS
 KIND_TREE_SHAP, KIND_SAABAS, KIND_INTERACTIONS = 0, 1, 2
 
 
+# booster -> (its trees when built, ShapForest): built once per model, as
+# the booster's packed forest for prediction is
+_FORESTS = weakref.WeakKeyDictionary()
+
+
 def shap_forest(booster):
-    """The booster's trees as a validated :class:`ShapForest`."""
+    """The booster's trees as a validated :class:`ShapForest` (cached while
+    the booster holds the same trees)."""
+    cached = _FORESTS.get(booster)
+    if cached is not None and len(cached[0]) == len(booster.trees) and all(
+            a is b for a, b in zip(cached[0], booster.trees)):
+        return cached[1]
+    forest = _build_shap_forest(booster)
+    _FORESTS[booster] = (list(booster.trees), forest)
+    return forest
+
+
+def _build_shap_forest(booster):
     from ._booster import _forest_categories
 
     trees = booster.trees
@@ -142,11 +160,12 @@ class ExplainMixin:
 
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        return self.booster_.predict(
-            X, pred_contribs=not interactions,
-            pred_interactions=interactions, approx_contribs=approximate,
+        return booster_predict(
+            self.booster_, X, output_margin=False, pred_leaf=False,
+            pred_contribs=not interactions, approx_contribs=approximate,
+            pred_interactions=interactions,
             iteration_range=self._iteration_range(iteration_range),
-            n_jobs=self.n_jobs, _checked=True)
+            n_jobs=self.n_jobs, checked=True)
 
     def shap_explanation(self, X, *, iteration_range=None):
         """SHAP values as a ``shap.Explanation``, for the ``shap`` package's
@@ -185,10 +204,12 @@ class ExplainMixin:
 
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        values = self.booster_.predict(
-            X, pred_contribs=True,
+        values = booster_predict(
+            self.booster_, X, output_margin=False, pred_leaf=False,
+            pred_contribs=True, approx_contribs=False,
+            pred_interactions=False,
             iteration_range=self._iteration_range(iteration_range),
-            n_jobs=self.n_jobs, _checked=True)
+            n_jobs=self.n_jobs, checked=True)
         data = X.toarray() if _is_sparse(X) else X
         if values.ndim == 3:    # shap's layout: outputs last
             values = values.transpose(0, 2, 1)

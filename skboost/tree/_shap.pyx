@@ -95,6 +95,30 @@ ctypedef struct TreeTables:
     int32_t max_unique
 
 
+ctypedef struct Rows:
+    # the rows to explain: dense (row-major) or CSR, scattered row by row
+    # into a per-thread buffer of absent values
+    const float* dense            # NULL for CSR
+    const int64_t* indptr
+    const int32_t* indices
+    const float* data
+    float* buffers                # (n_threads, buffer_stride)
+    Py_ssize_t buffer_stride
+    float absent
+    Py_ssize_t n_rows
+    Py_ssize_t n_features
+
+
+ctypedef struct Scratch:
+    # per-thread work arrays: thread t's starts at t * stride
+    double* G                     # nodes x quadrature points
+    Py_ssize_t G_stride
+    uint8_t* om                   # nodes
+    Py_ssize_t om_stride
+    double* C                     # distinct path features x points
+    Py_ssize_t C_stride
+
+
 cdef inline int goes_left(const Forest* fr, int64_t i, const float* x) noexcept nogil:
     """Where node ``i`` (an inner node) sends the row ``x``: the predictor's
     rule (``x < threshold``, NaN by ``default_left``, categories by their
@@ -511,6 +535,12 @@ cdef class ShapForest:
                                            dtype=np.uint8)
         cdef double[:, ::1] C = np.zeros((n_threads,
                                           max(int(unique.max()), 1) * max_q))
+        cdef Scratch scratch
+        scratch.G, scratch.G_stride = &G[0, 0], G.shape[1]
+        scratch.om, scratch.om_stride = &om[0, 0], om.shape[1]
+        scratch.C, scratch.C_stride = &C[0, 0], C.shape[1]
+        cdef Rows rows
+        keep = _rows_view(&rows, X, sparse, n_threads)  # owns the buffers
         cdef const double[:, ::1] gauss_t = self.gauss_t
         cdef const double[:, ::1] gauss_w = self.gauss_w
         cdef const int64_t[::1] start = self.tree_start
@@ -527,53 +557,76 @@ cdef class ShapForest:
                 prepare_factors(&tt, &gauss_t[tt.n_q, 0])
             if kind == INTERACTIONS:
                 prepare_leaf_edges(&self.fr, &tt)
-            self._explain_tree(X, sparse, out, group[t] * width, width,
-                               &tt, G, om, C, n_threads, kind)
+            with nogil:
+                explain_tree(&self.fr, &tt, &rows, &out[0, 0], out.shape[1],
+                             group[t] * width, width, &scratch, n_threads,
+                             kind)
 
-    cdef _explain_tree(self, X, bint sparse, double[:, ::1] out,
+
+cdef object _rows_view(Rows* rows, X, bint sparse, int n_threads):
+    """Fill ``rows`` with pointers into X (and per-thread row buffers for
+    sparse X); returns the arrays that must outlive the pointers."""
+    cdef const float[:, ::1] dense
+    cdef SparseRows Xs
+    cdef const int64_t[::1] indptr
+    cdef const int32_t[::1] indices
+    cdef const float[::1] data
+    cdef float[:, ::1] buffers
+    rows.dense = NULL
+    if not sparse:
+        dense = X
+        rows.dense = &dense[0, 0]
+        rows.n_rows, rows.n_features = dense.shape[0], dense.shape[1]
+        return X
+    Xs = X
+    indices_arr = Xs.indices if Xs.indices.shape[0] else np.zeros(1, np.int32)
+    data_arr = Xs.data if Xs.data.shape[0] else np.zeros(1, np.float32)
+    buffers_arr = np.full((n_threads, max(Xs.n_features, 1)), Xs.absent_value,
+                          dtype=np.float32)
+    indptr, indices, data, buffers = (Xs.indptr, indices_arr, data_arr,
+                                      buffers_arr)
+    rows.indptr, rows.indices, rows.data = &indptr[0], &indices[0], &data[0]
+    rows.buffers, rows.buffer_stride = &buffers[0, 0], buffers.shape[1]
+    rows.absent = Xs.absent_value
+    rows.n_rows, rows.n_features = Xs.n_rows, Xs.n_features
+    return (Xs, indices_arr, data_arr, buffers_arr)
+
+
+cdef void explain_tree(const Forest* fr, const TreeTables* tt,
+                       const Rows* rows, double* out, Py_ssize_t out_stride,
                        Py_ssize_t offset, Py_ssize_t width,
-                       const TreeTables* tt, double[:, ::1] G,
-                       uint8_t[:, ::1] om, double[:, ::1] C, int n_threads,
-                       int kind):
-        """One tree, the rows in parallel; ``offset``: the tree's group."""
-        cdef const float[:, ::1] Xd = (np.zeros((1, 1), np.float32)
-                                       if sparse else X)
-        cdef SparseRows Xs = X if sparse else None
-        cdef const int64_t[::1] indptr = Xs.indptr if sparse else np.zeros(1, np.int64)
-        cdef const int32_t[::1] indices = (Xs.indices if sparse and Xs.indices.shape[0]
-                                           else np.zeros(1, np.int32))
-        cdef const float[::1] data = (Xs.data if sparse and Xs.data.shape[0]
-                                      else np.zeros(1, np.float32))
-        cdef float absent = Xs.absent_value if sparse else 0
-        cdef Py_ssize_t n_rows = Xs.n_rows if sparse else Xd.shape[0]
-        cdef Py_ssize_t n_features = self.n_features
-        cdef float[:, ::1] buffers = np.full(
-            (n_threads if sparse else 1, max(n_features, 1)), absent,
-            dtype=np.float32)
-        cdef Py_ssize_t r, bias = width - 1
-        cdef int64_t k
-        cdef int tid
-        cdef const float* x
-        cdef double* dest
-        cdef double expected = tt.mean[0]
-        for r in prange(n_rows, nogil=True, schedule="static",
-                        num_threads=n_threads):
-            tid = threadid()
-            if sparse:
-                for k in range(indptr[r], indptr[r + 1]):
-                    buffers[tid, indices[k]] = data[k]
-                x = &buffers[tid, 0]
-            else:
-                x = &Xd[r, 0]
-            dest = &out[r, offset]
-            if kind == TREE_SHAP:
-                shap_row(&self.fr, tt, x, dest, &G[tid, 0], &om[tid, 0])
-            elif kind == SAABAS:
-                saabas_row(&self.fr, tt, x, dest)
-            else:
-                interaction_row(&self.fr, tt, x, dest, n_features + 1,
-                                &G[tid, 0], &om[tid, 0], &C[tid, 0])
-            dest[bias] += expected
-            if sparse:
-                for k in range(indptr[r], indptr[r + 1]):
-                    buffers[tid, indices[k]] = absent
+                       const Scratch* scratch, int n_threads,
+                       int kind) noexcept nogil:
+    """One tree, the rows in parallel: row r's explanation is added at
+    ``out + r * out_stride + offset`` (``offset``: the tree's group)."""
+    cdef Py_ssize_t r, n_features = rows.n_features
+    cdef int64_t k
+    cdef int tid
+    cdef const float* x
+    cdef float* buf
+    cdef double* dest
+    cdef double expected = tt.mean[0]
+    for r in prange(rows.n_rows, schedule="static", num_threads=n_threads):
+        tid = threadid()
+        if rows.dense != NULL:
+            x = rows.dense + r * n_features
+        else:
+            buf = rows.buffers + tid * rows.buffer_stride
+            for k in range(rows.indptr[r], rows.indptr[r + 1]):
+                buf[rows.indices[k]] = rows.data[k]
+            x = buf
+        dest = out + r * out_stride + offset
+        if kind == TREE_SHAP:
+            shap_row(fr, tt, x, dest, scratch.G + tid * scratch.G_stride,
+                     scratch.om + tid * scratch.om_stride)
+        elif kind == SAABAS:
+            saabas_row(fr, tt, x, dest)
+        else:
+            interaction_row(fr, tt, x, dest, n_features + 1,
+                            scratch.G + tid * scratch.G_stride,
+                            scratch.om + tid * scratch.om_stride,
+                            scratch.C + tid * scratch.C_stride)
+        dest[width - 1] += expected
+        if rows.dense == NULL:
+            for k in range(rows.indptr[r], rows.indptr[r + 1]):
+                buf[rows.indices[k]] = rows.absent
