@@ -17,6 +17,7 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange, threadid
+from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
 from ._common cimport int32_t, int64_t, uint8_t
@@ -273,6 +274,7 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
     cdef int32_t node, code, row
     cdef int64_t* s
     cdef NodeBounds feature_bounds
+    cdef const NodeBounds* bounds
     cdef bint zero_absent = scan.zero_absent
     # pass 0 (absent = 0.0): sums of the stored missing entries
     if zero_absent:
@@ -328,12 +330,19 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
                             node_bounds, direction)
         if (Gq_miss != 0 or Hq_miss != 0) and last_bin[node] >= 0:
             code = last_bin[node]
+            bounds = with_direction(&feature_bounds, _at(node_bounds, node),
+                                    direction)
             offer_boundary(&best[node], f, thresholds[code], code,
                            s[LEFT_G], s[LEFT_H], node_sums[node, 0],
                            node_sums[node, 1], parent_score[node], scale_g,
-                           scale_h, p, l2_only, False,
-                           with_direction(&feature_bounds,
-                                          _at(node_bounds, node), direction))
+                           scale_h, p, l2_only, False, bounds)
+            if bounds != NULL:
+                # the same partition in the other order (as in
+                # _hist_split.scan_feature)
+                offer_boundary(&best[node], f, -INFINITY, -1, Gq_miss,
+                               Hq_miss, node_sums[node, 0],
+                               node_sums[node, 1], parent_score[node],
+                               scale_g, scale_h, p, l2_only, True, bounds)
         last_bin[node] = -1
 
 

@@ -299,6 +299,10 @@ cdef void walk_group(const NodeContext* c, const float* values,
         return
     # threshold +inf: every present value, seen or unseen, goes left
     consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY, False)
+    if c.bounded:
+        # the same partition in the other order (missing values left), for
+        # a monotone constraint that admits only this one
+        consider(&a, c, c.G - a.G, c.H - a.H, a.G, a.H, -INFINITY, True)
     restart(&a)
     zero_pending = zero != NULL and zero.count > 0
     for k in range(n - 1, -1, -1):

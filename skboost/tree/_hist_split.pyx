@@ -23,6 +23,7 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange, threadid
+from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 from ._categorical_scan cimport CatEntry, scan_categorical
@@ -59,6 +60,13 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
     cdef int64_t b, Gq_left = 0, Hq_left = 0
     cdef int64_t last = n_value_bins if has_missing else n_value_bins - 1
     cdef bint l2_only = is_l2_only(p)
+    if has_missing and bounds != NULL:
+        # missing values alone left, every value bin right: the partition
+        # of the last candidate below in the other order, for a monotone
+        # constraint that admits only this one
+        offer_boundary(best, feature, -INFINITY, -1, Gq_miss, Hq_miss, Gq, Hq,
+                       parent_score, scale_g, scale_h, p, l2_only, True,
+                       bounds)
     for b in range(last):
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
