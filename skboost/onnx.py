@@ -281,7 +281,9 @@ def predict_graph(graph, model, X, outputs):
     """Add the nodes from float32 ``X`` to ``outputs``: [predictions] of a
     regressor or ranker, [label, probabilities] of a classifier."""
     X = _apply_missing_marker(graph, X, model)
-    margins = graph.tree_margins(X, model)
+    columns = category_columns(model)
+    X = _append_category_codes(graph, X, model, columns)
+    margins = graph.tree_margins(X, model, columns)
     if model.kind != "classifier":
         _link(graph, margins, model.link, outputs[0])
         return
@@ -317,6 +319,54 @@ def _apply_missing_marker(graph, X, model):
             model.marker_features)])
     return graph.node("Where", [is_marker, graph.constant(
         np.array([np.nan], dtype=np.float32)), X])
+
+
+def category_columns(model):
+    """``{categorical feature split on: column of its category codes}``;
+    the code columns follow the ``n_features`` input columns."""
+    used = sorted({int(tree.feature[node]) for tree in model.trees
+                   for node in tree.cat_node})
+    return {feature: model.n_features + i for i, feature in enumerate(used)}
+
+
+def _append_category_codes(graph, X, model, columns):
+    """X with the category code of each categorical feature appended (NaN
+    for a missing or unseen value), as skboost re-codes by value."""
+    if not columns:
+        return X
+    if graph.ml_opset < 2:
+        raise ValueError("categorical features need ai.onnx.ml opset 2 or "
+                         "later (LabelEncoder of float values)")
+    codes = []
+    for feature in columns:
+        values = _category_float32(model, feature)
+        column = graph.node("Gather", [X, graph.constant(
+            np.array([feature], dtype=np.int64))], axis=1)
+        codes.append(graph.node(
+            "LabelEncoder", [column], domain=_ML, op_version=2,
+            keys_floats=[float(v) for v in values],
+            values_floats=[float(c) for c in range(values.shape[0])],
+            default_float=float("nan")))
+    return graph.node("Concat", [X, *codes], axis=1)
+
+
+def _category_float32(model, feature):
+    """The training categories of ``feature`` as float32 (the ONNX input's
+    type); raises when one is not a float32 number."""
+    label = model.feature_labels[feature]
+    values = model.category_values.get(feature)
+    if values is None:
+        raise ValueError(
+            f"feature {label!r} is categorical with non-numeric categories: "
+            "an exported model reads numbers, so encode the column as "
+            "numbers first (for example an OrdinalEncoder in the pipeline, "
+            "with the estimator's categorical_features naming the column)")
+    values32 = values.astype(np.float32)
+    if not np.array_equal(values32.astype(np.float64), values):
+        raise ValueError(f"the categories of feature {label!r} are not all "
+                         "float32 numbers, so a float32 input can not hold "
+                         "them")
+    return values32
 
 
 def _link(graph, margins, link, output=None):
@@ -373,17 +423,20 @@ class _Graph:
         self.add_constant(name, tensor)
         return name
 
-    def tree_margins(self, X, model):
-        """The margins, shape (N, n_outputs), from one tree operator."""
+    def tree_margins(self, X, model, columns):
+        """The margins, shape (N, n_outputs), from one tree operator
+        (``columns``: where the category codes are, see
+        :func:`category_columns`)."""
         if self.ml_opset >= TREE_ENSEMBLE_OPSET:
             sums = self.node("TreeEnsemble", [X], domain=_ML,
                              op_version=TREE_ENSEMBLE_OPSET,
-                             **tree_ensemble_attributes(model))
+                             **tree_ensemble_attributes(model, columns))
             base = self.constant(model.base_margin.astype(np.float32)[None])
             return self.node("Add", [sums, base])
         return self.node("TreeEnsembleRegressor", [X], domain=_ML,
                          op_version=min(self.ml_opset, 3),
-                         **tree_ensemble_regressor_attributes(model))
+                         **tree_ensemble_regressor_attributes(model,
+                                                              columns))
 
 
 class _ContainerGraph(_Graph):
@@ -406,7 +459,12 @@ class _ContainerGraph(_Graph):
             op_domain=domain, op_version=op_version, **attributes)
 
     def add_constant(self, name, tensor):
-        self.container.add_initializer(name, None, None, tensor)
+        if tensor.data_type == TensorProto.STRING:  # skl2onnx copies raw data
+            self.container.add_initializer(name, TensorProto.STRING,
+                                           list(tensor.dims),
+                                           list(tensor.string_data))
+        else:
+            self.container.add_initializer(name, None, None, tensor)
 
     def float_input(self, variable):
         """The input as float32 (skboost reads float32 whatever it gets)."""
@@ -461,103 +519,91 @@ def _ir_version(main_opset):
 def needs_member_splits(model):
     """Whether a categorical split of ``model`` tests more than one
     category (set membership: ``ai.onnx.ml`` opset 5)."""
-    return any(category_test(model, tree, node).values.shape[0] > 1
+    return any(category_test(model, tree, node).codes.shape[0] > 1
                for tree in model.trees for node in tree.cat_node)
 
 
 # ---------------------------------------------------------- tree encoding
 
 
-def tree_ensemble_regressor_attributes(model):
+def tree_ensemble_regressor_attributes(model, columns):
     """Attributes of ``TreeEnsembleRegressor`` (``ai.onnx.ml`` opsets 1-4)
     for the trees of ``model`` (an ``ExportedModel``): node ids are
     skboost's tree-local ones, leaves are nodes of mode ``LEAF``."""
-    columns = {key: [] for key in (
-        "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes",
-        "nodes_values", "nodes_truenodeids", "nodes_falsenodeids",
-        "nodes_missing_value_tracks_true", "target_treeids",
-        "target_nodeids", "target_ids", "target_weights")}
+    node_keys = ("nodes_treeids", "nodes_nodeids", "nodes_featureids",
+                 "nodes_modes", "nodes_values", "nodes_truenodeids",
+                 "nodes_falsenodeids", "nodes_missing_value_tracks_true")
+    columns_out = {key: [] for key in node_keys + (
+        "target_treeids", "target_nodeids", "target_ids", "target_weights")}
     for t, (tree, group) in enumerate(zip(model.trees, model.groups)):
         for node in range(tree.n_nodes):
-            mode, value, true, false, missing_true = _legacy_split(model,
-                                                                   tree, node)
-            for key, entry in zip(
-                    ("nodes_treeids", "nodes_nodeids", "nodes_featureids",
-                     "nodes_modes", "nodes_values", "nodes_truenodeids",
-                     "nodes_falsenodeids", "nodes_missing_value_tracks_true"),
-                    (t, node, max(int(tree.feature[node]), 0), mode, value,
-                     true, false, missing_true)):
-                columns[key].append(entry)
+            feature, mode, value, true, false, missing_true = _legacy_split(
+                model, tree, node, columns)
+            for key, entry in zip(node_keys, (t, node, feature, mode, value,
+                                              true, false, missing_true)):
+                columns_out[key].append(entry)
             if mode == "LEAF":
-                columns["target_treeids"].append(t)
-                columns["target_nodeids"].append(node)
-                columns["target_ids"].append(int(group))
-                columns["target_weights"].append(float(tree.value[node]))
-    return dict(columns, n_targets=model.n_outputs, aggregate_function="SUM",
-                post_transform="NONE",
+                columns_out["target_treeids"].append(t)
+                columns_out["target_nodeids"].append(node)
+                columns_out["target_ids"].append(int(group))
+                columns_out["target_weights"].append(float(tree.value[node]))
+    return dict(columns_out, n_targets=model.n_outputs,
+                aggregate_function="SUM", post_transform="NONE",
                 base_values=[float(b) for b in model.base_margin])
 
 
-def _legacy_split(model, tree, node):
-    """(mode, threshold, true child, false child, missing goes true) of one
-    node for ``TreeEnsembleRegressor``; leaves are ``LEAF``."""
+def _legacy_split(model, tree, node, columns):
+    """(feature column, mode, threshold, true child, false child, missing
+    goes true) of one node for ``TreeEnsembleRegressor``."""
     left, right = int(tree.left_child[node]), int(tree.right_child[node])
+    feature = int(tree.feature[node])
     if left < 0:
-        return "LEAF", 0.0, 0, 0, 0
+        return 0, "LEAF", 0.0, 0, 0, 0
     if tree.left_categories(node) is None:
-        return ("BRANCH_LT", float(float32_threshold(tree.threshold[node])),
-                left, right, int(tree.default_left[node]))
+        return (feature, "BRANCH_LT",
+                float(float32_threshold(tree.threshold[node])), left, right,
+                int(tree.default_left[node]))
     test = category_test(model, tree, node)
     members, others = (left, right) if test.members_left else (right, left)
-    if test.values.shape[0] == 0:    # every category on the default side
-        return "BRANCH_LT", float("-inf"), members, others, 0
-    if test.values.shape[0] == 1:
-        return ("BRANCH_EQ", float(_category_float32(model, tree, node,
-                                                     test.values)[0]),
-                members, others, 0)
+    if test.codes.shape[0] == 0:    # every category on the default side
+        return columns[feature], "BRANCH_LT", float("-inf"), members, others, 0
+    if test.codes.shape[0] == 1:
+        return (columns[feature], "BRANCH_EQ", float(test.codes[0]), members,
+                others, 0)
     raise ValueError(
-        f"a split on the categorical feature "
-        f"{model.feature_labels[int(tree.feature[node])]!r} sends "
-        f"{test.values.shape[0]} categories away from its default side: "
-        f"that needs the set-membership splits of ai.onnx.ml opset "
-        f"{TREE_ENSEMBLE_OPSET} (target_opset={{'': 21, 'ai.onnx.ml': "
-        f"{TREE_ENSEMBLE_OPSET}}}); ai.onnx.ml opset {TREE_ENSEMBLE_OPSET - 1}"
-        " and earlier only test one category")
+        f"a split on the categorical feature {model.feature_labels[feature]!r}"
+        f" sends {test.codes.shape[0]} categories away from its default "
+        "side: that needs the set-membership splits (BRANCH_MEMBER) of "
+        f"ai.onnx.ml opset {TREE_ENSEMBLE_OPSET}; ai.onnx.ml opset "
+        f"{TREE_ENSEMBLE_OPSET - 1} and earlier (and skl2onnx, which writes "
+        "at most opset 3) test one category against the rest (train with "
+        "max_cat_to_onehot at least the number of categories, or export "
+        "the estimator alone with skboost.onnx.to_onnx and "
+        f"target_opset={{'': 21, 'ai.onnx.ml': {TREE_ENSEMBLE_OPSET}}})")
 
 
-def _category_float32(model, tree, node, values):
-    """The category values as float32 (the ONNX input's type); raises
-    when one is not a float32 number."""
-    values32 = values.astype(np.float32)
-    if not np.array_equal(values32.astype(np.float64), values):
-        raise ValueError(
-            f"the categories of feature "
-            f"{model.feature_labels[int(tree.feature[node])]!r} are not all "
-            "float32 numbers, so a float32 input can not hold them")
-    return values32
-
-
-def tree_ensemble_attributes(model):
+def tree_ensemble_attributes(model, columns):
     """Attributes of ``TreeEnsemble`` (``ai.onnx.ml`` opset 5) for the trees
     of ``model``: split nodes of all trees in one list, leaves in another;
     a tree that is one leaf is one node whose both branches reach it."""
-    nodes = _TreeEnsembleNodes()
+    nodes = _TreeEnsembleNodes(model, columns)
     for tree, group in zip(model.trees, model.groups):
-        nodes.add_tree(model, tree, int(group))
+        nodes.add_tree(tree, int(group))
     return nodes.attributes(model.n_outputs)
 
 
 class _TreeEnsembleNodes:
     """Collects the node and leaf arrays of ``TreeEnsemble``."""
 
-    def __init__(self):
+    def __init__(self, model, columns):
+        self.model, self.columns = model, columns
         self.split = {key: [] for key in (
             "modes", "featureids", "splits", "truenodeids", "trueleafs",
             "falsenodeids", "falseleafs", "missing_value_tracks_true")}
         self.roots, self.members = [], []
         self.leaf_targets, self.leaf_weights = [], []
 
-    def add_tree(self, model, tree, group):
+    def add_tree(self, tree, group):
         is_leaf = tree.left_child < 0
         # position of each skboost node: split nodes in the split list,
         # leaves in the leaf list
@@ -577,9 +623,9 @@ class _TreeEnsembleNodes:
             left, right = tree.left_child[node], tree.right_child[node]
             children = {side: (int(position[child]), bool(is_leaf[child]))
                         for side, child in (("left", left), ("right", right))}
-            self._add_node(model, tree, node, children)
+            self._add_node(tree, node, children)
 
-    def _add_node(self, model, tree, node, children):
+    def _add_node(self, tree, node, children):
         feature = int(tree.feature[node])
         if tree.left_categories(node) is None:
             self._add_split(_BRANCH_LT, feature,
@@ -587,14 +633,15 @@ class _TreeEnsembleNodes:
                             int(tree.default_left[node]), children["left"],
                             children["right"])
             return
-        test = category_test(model, tree, node)
+        test = category_test(self.model, tree, node)
+        feature = self.columns[feature]    # its category codes
         members, others = ((children["left"], children["right"])
                            if test.members_left
                            else (children["right"], children["left"]))
-        if test.values.shape[0] == 0:   # every category on the default side
+        if test.codes.shape[0] == 0:   # every category on the default side
             self._add_split(_BRANCH_LT, feature, -np.inf, 0, members, others)
             return
-        self.members.extend(_category_float32(model, tree, node, test.values))
+        self.members.extend(test.codes.astype(np.float32))
         self.members.append(np.nan)     # ends the node's set
         self._add_split(_BRANCH_MEMBER, feature, np.nan, 0, members, others)
 
