@@ -249,8 +249,9 @@ def _check_input(operator):
     n_features = operator.raw_operator.n_features_in_
     shape = operator.inputs[0].type.shape
     if len(shape) != 2 or shape[1] not in (None, n_features):
-        raise ValueError(f"the input of {type(operator.raw_operator).__name__}"
-                         f" must have shape (N, {n_features}), got {shape}")
+        raise ValueError(
+            f"the input of {type(operator.raw_operator).__name__} must have "
+            f"shape (N, {n_features}), got {shape} from the steps before it")
 
 
 def _regressor_shapes(operator):
