@@ -67,3 +67,20 @@ def test_ranking_example_runs_and_ranks(data, tmp_path):
                              out).group(1))
     # the oracle: the same queries ranked at random
     assert ndcg > random + 0.03, out
+
+
+def test_deploy_onnx_example_matches_skboost(tmp_path):
+    """The deployment example: ONNX alone, a pipeline and Treelite predict
+    as skboost does."""
+    for module in ("onnx", "skl2onnx", "onnxruntime", "treelite", "pandas"):
+        pytest.importorskip(module)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "deploy_onnx.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("labels equal: True") == 2, out
+    for difference in re.findall(r"difference ([0-9.e+-]+)", out):
+        assert float(difference) < 1e-5, out
+    assert (tmp_path / "pipeline.onnx").is_file()
