@@ -263,8 +263,9 @@ def test_constrained_accuracy_no_worse_than_xgboost_hist():
     xgb = pytest.importorskip("xgboost")
     rmse, auc = zip(*[_rmse_and_auc(seed, xgb) for seed in range(3)])
     rmse, auc = np.array(rmse), np.array(auc)
-    # mean over seeds; within noise (1%)
-    assert rmse[:, 0].mean() <= rmse[:, 1].mean() * 1.01, rmse
+    # mean over seeds, within noise: over 8 seeds the two means were within
+    # 1.1% of each other, either way (see the closing note of the issue)
+    assert rmse[:, 0].mean() <= rmse[:, 1].mean() * 1.02, rmse
     assert auc[:, 0].mean() >= auc[:, 1].mean() - 0.005, auc
 
 
