@@ -211,15 +211,16 @@ def _leaf_values(tree, node):
                            _leaf_values(tree, tree.right_child[node])])
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed, missing", [(0, 0.0), (1, 0.0), (2, 0.1),
+                                           (3, 0.1)])
 @pytest.mark.parametrize("task", ["regression", "binary"])
-def test_exact_constrained_trees_equal_xgboosts(seed, task):
+def test_exact_constrained_trees_equal_xgboosts(seed, missing, task):
     """XGBoost's exact method grows the same trees as skboost's; with the
     same monotone constraints (XGBoost's method), the same constrained
-    trees too, on data without missing values (see the user guide for the
-    one difference with missing values)."""
+    trees too, with and without missing values (the split of the missing
+    values alone considered in both orders)."""
     xgb = pytest.importorskip("xgboost")
-    X, y = non_monotone_data(seed, n=2000)
+    X, y = non_monotone_data(seed, n=2000, missing=missing)
     X = X.astype(np.float32)
     cons = (1, -1, 1, 0, -1)
     params = dict(n_estimators=20, max_depth=5, learning_rate=0.3,

@@ -84,3 +84,25 @@ def test_deploy_onnx_example_matches_skboost(tmp_path):
     for difference in re.findall(r"difference ([0-9.e+-]+)", out):
         assert float(difference) < 1e-5, out
     assert (tmp_path / "pipeline.onnx").is_file()
+
+
+def test_monotone_constraints_example(tmp_path):
+    """The constraints example: the constrained price never falls with the
+    area, the unconstrained one does, age shifts every price equally, and
+    the plot is written."""
+    pytest.importorskip("matplotlib")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "monotone_constraints.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "constrained: price falls with area for 0 of 200 flats" in out
+    falls = int(re.search(r"unconstrained: price falls with area for (\d+)",
+                          out).group(1))
+    assert falls > 0, out
+    low, high = map(float, re.search(
+        r"effect of age 10 -> 80 years: ([-0-9.]+) \.\. ([-0-9.]+)",
+        out).groups())
+    assert low == high != 0.0, out
+    assert (tmp_path / "monotone_pdp.png").stat().st_size > 10_000
