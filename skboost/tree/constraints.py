@@ -293,6 +293,11 @@ class NodeConstraints:
         """Whether nodes carry monotone bounds."""
         return self.monotone is not None
 
+    @property
+    def active(self):
+        """Whether there is any constraint to follow."""
+        return self.bounded or self._set_masks is not None
+
     def start_tree(self):
         self._bounds = np.array([[-np.inf, np.inf]])
         self._paths = [frozenset()]
@@ -325,7 +330,8 @@ class NodeConstraints:
         categorical splits; ``left_sums``, ``right_sums``: the children's
         (G, H) as the tree records them."""
         n_nodes = int(max(left.max(), right.max())) + 1
-        self._record_paths(nodes, left, right, feature, n_nodes)
+        if self._set_masks is not None:
+            self._record_paths(nodes, left, right, feature, n_nodes)
         if self.bounded:
             self._record_bounds(nodes, left, right, feature, categorical,
                                 left_sums, right_sums, n_nodes)

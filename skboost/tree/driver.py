@@ -272,6 +272,8 @@ class GrowthDriver:
     def _constrain_children(self, builder, step, left, right):
         """The children's bounds and paths (``NodeConstraints.split``),
         from the sums the tree records for them."""
+        if not self.constraints.active:
+            return
         left_sets = step.splits.left_sets
         categorical = (np.zeros(len(step.splits), dtype=bool)
                        if left_sets is None else
