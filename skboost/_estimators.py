@@ -27,6 +27,8 @@ from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._openmp_helpers import effective_n_threads
+from .tree.constraints import (parse_feature_weights, parse_interactions,
+                               parse_monotone)
 from .tree.driver import TreeParams
 
 _FRACTION = Interval(Real, 0.0, 1.0, closed="right")
@@ -77,6 +79,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         "categorical_features": ["array-like", None],
         "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
         "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
+        # checked against X at fit (tree/constraints.py: parse_*)
+        "monotone_constraints": [str, dict, "array-like", None],
+        "interaction_constraints": [str, "array-like", None],
+        "feature_weights": ["array-like", None],
         "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
         "eval_metric": [str, list, callable, None],
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
@@ -96,6 +102,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                  base_score=None, random_state=None, missing=np.nan,
                  sparse_absent="missing", categorical_features=None,
                  max_cat_to_onehot=4, max_cat_threshold=64,
+                 monotone_constraints=None, interaction_constraints=None,
+                 feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False):
@@ -125,6 +133,9 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.max_cat_to_onehot = max_cat_to_onehot
         self.max_cat_threshold = max_cat_threshold
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
+        self.feature_weights = feature_weights
         self.importance_type = importance_type
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -191,7 +202,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 colsample_bylevel=self.colsample_bylevel,
                 colsample_bynode=self.colsample_bynode,
                 max_cat_to_onehot=self.max_cat_to_onehot,
-                max_cat_threshold=self.max_cat_threshold),
+                max_cat_threshold=self.max_cat_threshold,
+                **self._constraint_params(X.shape[1])),
             effective_n_threads(self.n_jobs),
             np.random.default_rng(seed if init is None else [seed, init.n_rounds]),
             objective_params=self._objective_params(), query_ptr=query_ptr,
@@ -204,6 +216,23 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _constraint_params(self, n_features):
+        """The constraints and feature weights as ``TreeParams`` fields,
+        checked against the training features."""
+        names = getattr(self, "feature_names_in_", None)
+        category_map = getattr(self, "_category_map_", None)
+        categorical = np.zeros(n_features, dtype=bool)
+        if category_map is not None:
+            categorical[category_map.features] = True
+        monotone = parse_monotone(self.monotone_constraints, n_features,
+                                  names, categorical)
+        weights = parse_feature_weights(self.feature_weights, n_features)
+        return dict(
+            monotone=None if monotone is None else tuple(monotone.tolist()),
+            interaction_sets=parse_interactions(
+                self.interaction_constraints, n_features, names),
+            feature_weights=None if weights is None else tuple(weights))
 
     def _warm_start_booster(self, objective, n_classes):
         """The fitted booster to continue (``warm_start``), else None."""
@@ -555,6 +584,26 @@ _COMMON_PARAMS_DOC = """
     max_cat_threshold : int >= 1, default=64
         A partition split sends at most this many categories to one of its
         sides (a guard against over-fitting on many categories).
+    monotone_constraints : str, sequence or dict, default=None
+        Force predictions to be non-decreasing (1) or non-increasing (-1)
+        in a feature, whatever the other features' values (0: free).
+        XGBoost's formats: ``"(1,-1,0)"``, a sequence with one entry per
+        feature, or ``{column name: direction}`` for a DataFrame (unlisted
+        columns free). Categorical features can not be constrained. Every
+        tree_method and grow_policy; XGBoost's method (leaf weights
+        clipped into bounds their ancestors' splits set). See
+        :doc:`/user_guide/constraints`.
+    interaction_constraints : str or list of lists, default=None
+        Sets of features (indices or column names) allowed to interact: a
+        node splits on a feature only if that feature and those already
+        on its path lie in one set. The sets must not overlap; a feature in
+        no set forms a set of its own (XGBoost's rule). ``"[[0, 1], [2]]"``
+        is accepted too.
+    feature_weights : array-like of shape (n_features,), default=None
+        Relative probability of each feature being drawn by
+        ``colsample_bytree``, ``colsample_bylevel`` and
+        ``colsample_bynode`` (>= 0, not all 0; a 0 is never drawn); no
+        effect when they are all 1.
     importance_type : {"gain", "weight", "cover", "total_gain", \
 "total_cover"}, default="gain"
         Definition of ``feature_importances_`` (XGBoost's): the average
@@ -680,7 +729,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
                  categorical_features=None, max_cat_to_onehot=4,
-                 max_cat_threshold=64,
+                 max_cat_threshold=64, monotone_constraints=None,
+                 interaction_constraints=None, feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
@@ -702,6 +752,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             categorical_features=categorical_features,
             max_cat_to_onehot=max_cat_to_onehot,
             max_cat_threshold=max_cat_threshold,
+            monotone_constraints=monotone_constraints,
+            interaction_constraints=interaction_constraints,
+            feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -909,7 +962,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
                  categorical_features=None, max_cat_to_onehot=4,
-                 max_cat_threshold=64,
+                 max_cat_threshold=64, monotone_constraints=None,
+                 interaction_constraints=None, feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False, huber_slope=1.0,
@@ -931,6 +985,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             categorical_features=categorical_features,
             max_cat_to_onehot=max_cat_to_onehot,
             max_cat_threshold=max_cat_threshold,
+            monotone_constraints=monotone_constraints,
+            interaction_constraints=interaction_constraints,
+            feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)
@@ -1116,7 +1173,8 @@ class BoostRanker(_BoostBase):
                  reg_lambda=1.0, base_score=None, random_state=None,
                  missing=np.nan, sparse_absent="missing",
                  categorical_features=None, max_cat_to_onehot=4,
-                 max_cat_threshold=64,
+                 max_cat_threshold=64, monotone_constraints=None,
+                 interaction_constraints=None, feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
@@ -1140,6 +1198,9 @@ class BoostRanker(_BoostBase):
             categorical_features=categorical_features,
             max_cat_to_onehot=max_cat_to_onehot,
             max_cat_threshold=max_cat_threshold,
+            monotone_constraints=monotone_constraints,
+            interaction_constraints=interaction_constraints,
+            feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start)

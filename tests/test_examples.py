@@ -69,6 +69,45 @@ def test_ranking_example_runs_and_ranks(data, tmp_path):
     assert ndcg > random + 0.03, out
 
 
+def test_deploy_onnx_example_matches_skboost(tmp_path):
+    """The deployment example: ONNX alone, a pipeline and Treelite predict
+    as skboost does."""
+    for module in ("onnx", "skl2onnx", "onnxruntime", "treelite", "pandas"):
+        pytest.importorskip(module)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "deploy_onnx.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("labels equal: True") == 2, out
+    for difference in re.findall(r"difference ([0-9.e+-]+)", out):
+        assert float(difference) < 1e-5, out
+    assert (tmp_path / "pipeline.onnx").is_file()
+
+
+def test_monotone_constraints_example(tmp_path):
+    """The constraints example: the constrained price never falls with the
+    area, the unconstrained one does, age shifts every price equally, and
+    the plot is written."""
+    pytest.importorskip("matplotlib")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "monotone_constraints.py"),
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "constrained: price falls with area for 0 of 200 flats" in out
+    falls = int(re.search(r"unconstrained: price falls with area for (\d+)",
+                          out).group(1))
+    assert falls > 0, out
+    low, high = map(float, re.search(
+        r"effect of age 10 -> 80 years: ([-0-9.]+) \.\. ([-0-9.]+)",
+        out).groups())
+    assert low == high != 0.0, out
+    assert (tmp_path / "monotone_pdp.png").stat().st_size > 10_000
+
+
 def test_explain_shap_runs_and_saves_plots(tmp_path):
     """The SHAP example: contributions adding up to the predictions, and
     (with shap installed) the two plots written."""

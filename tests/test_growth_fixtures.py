@@ -29,14 +29,27 @@ def _comparable(path):
       fixtures were fitted with 1 (it does not change the model: that is
       what the test checks);
     * ``checksum``: the hash of the ``model`` object, hence of the two
-      fields above; everything else it covers is compared directly.
+      fields above; everything else it covers is compared directly;
+    * the parameters added since the fixtures were made
+      (``PARAMS_ADDED_SINCE``), which are checked to hold their defaults
+      (the cases do not set them) and then dropped.
     """
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     data.pop("checksum", None)
     data["model"].pop("skboost_version")
-    data["model"]["params"].pop("n_jobs")
+    params = data["model"]["params"]
+    params.pop("n_jobs")
+    for name, default in PARAMS_ADDED_SINCE.items():
+        assert params.pop(name, default) == default, name
     return data
+
+
+# parameter -> default (as saved), of the parameters the estimators gained
+# after the fixtures were made
+PARAMS_ADDED_SINCE = {"monotone_constraints": None,
+                      "interaction_constraints": None,
+                      "feature_weights": None}
 
 
 def _first_difference(a, b, where="model file"):

@@ -2,7 +2,7 @@
 # called by the histogram finder (_hist_split.find_best_splits_hist).
 
 from ._common cimport int32_t, int64_t
-from ._gain cimport RegParams
+from ._gain cimport NodeBounds, RegParams
 from ._hist_split cimport HistCandidate
 
 
@@ -19,4 +19,5 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            double scale_h, const RegParams* p,
                            int max_cat_to_onehot, int max_cat_threshold,
                            CatEntry* scratch,       # room for 2 n_categories
+                           const NodeBounds* bounds,  # NULL: unconstrained
                            HistCandidate* best) noexcept nogil

@@ -31,7 +31,7 @@ from libc.string cimport memcpy
 
 from ._common cimport int32_t, int64_t, uint8_t
 from ._context cimport SplitContext, reg_params
-from ._gain cimport RegParams, is_l2_only, leaf_weight
+from ._gain cimport NodeBounds, RegParams, is_l2_only, leaf_weight
 from ._hist_split cimport (HistCandidate, ONE_HOT_SPLIT, SORTED_SPLIT,
                            offer_boundary)
 from ._presorted cimport SortedColumns
@@ -157,13 +157,13 @@ cdef inline void offer_category_split(HistCandidate* best, int32_t feature,
                                       int64_t Gq, int64_t Hq,
                                       double parent_score, double scale_g,
                                       double scale_h, const RegParams* p,
-                                      bint l2_only,
-                                      bint default_left) noexcept nogil:
+                                      bint l2_only, bint default_left,
+                                      const NodeBounds* bounds) noexcept nogil:
     """A categorical candidate; ties within the feature go to the lower
     ``position`` (the category, or the prefix's last index)."""
     if offer_boundary(best, feature, <double> position, position, Gq_left,
                       Hq_left, Gq, Hq, parent_score, scale_g, scale_h, p,
-                      l2_only, default_left):
+                      l2_only, default_left, bounds):
         best.cat_kind = kind
 
 
@@ -174,6 +174,7 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            double scale_h, const RegParams* p,
                            int max_cat_to_onehot, int max_cat_threshold,
                            CatEntry* scratch,       # room for 2 n_categories
+                           const NodeBounds* bounds,  # NULL: unconstrained
                            HistCandidate* best) noexcept nogil:
     """The categorical candidates of one feature in one node (see the
     module docstring), in both directions of missing values."""
@@ -193,12 +194,12 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
             offer_category_split(best, feature, ONE_HOT_SPLIT, <int32_t> c,
                                  Gq - g - Gq_miss, Hq - h - Hq_miss, Gq, Hq,
                                  parent_score, scale_g, scale_h, p, l2_only,
-                                 not has_missing)
+                                 not has_missing, bounds)
             if has_missing:
                 offer_category_split(best, feature, ONE_HOT_SPLIT,
                                      <int32_t> c, Gq - g, Hq - h, Gq, Hq,
                                      parent_score, scale_g, scale_h, p,
-                                     l2_only, True)
+                                     l2_only, True, bounds)
         return
     m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
                           p, scratch, scratch + n_categories)
@@ -211,12 +212,13 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
         # the first i + 1 categories left, missing right
         offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
                              Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
-                             scale_h, p, l2_only, not has_missing)
+                             scale_h, p, l2_only, not has_missing, bounds)
         if not has_missing or i == m - 1:
             continue
         offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
                              Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
-                             parent_score, scale_g, scale_h, p, l2_only, True)
+                             parent_score, scale_g, scale_h, p, l2_only, True,
+                             bounds)
 
 
 def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)

@@ -17,13 +17,16 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange, threadid
+from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
 from ._common cimport int32_t, int64_t, uint8_t
 from ._context cimport SplitContext, reg_params
-from ._gain cimport RegParams, is_l2_only
-from ._hist_split cimport (HistCandidate, _fresh_bests, _merged_to_records,
-                           _parent_scores, offer_boundary)
+from ._gain cimport (NodeBounds, RegParams, feature_directions, is_l2_only,
+                     node_bounds_array)
+from ._hist_split cimport (HistCandidate, _at, _fresh_bests,
+                           _merged_to_records, _parent_scores, offer_boundary,
+                           with_direction)
 from ._presorted cimport SortedColumns
 
 
@@ -88,7 +91,7 @@ def find_best_splits_columns(
         const int64_t[:, ::1] quantized not None,       # IN (n_rows, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
-        SplitContext context not None):
+        SplitContext context not None, bounds=None, monotone=None):
     """``find_best_splits_hist`` for all open nodes of a level, from the
     presorted columns instead of histograms: cost linear in the stored
     entries, whatever the number of bins and nodes.
@@ -103,7 +106,9 @@ def find_best_splits_columns(
     empty child, which never split a node, are not offered).
 
     ``context`` holds the regularisation, the fixed-point scales of the
-    sums and the thread count (the categorical limits are not used).
+    sums and the thread count (the categorical limits are not used);
+    ``bounds`` and ``monotone`` are the monotone constraints, as in
+    ``find_best_splits_hist``.
 
     Returns
     -------
@@ -120,7 +125,8 @@ def find_best_splits_columns(
     cdef RegParams p = reg_params(context)
     cdef bint l2_only = is_l2_only(&p)
     cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
-                                                   scale_h, &p)
+                                                   scale_h, &p, bounds)
+    cdef const signed char[::1] direction = feature_directions(monotone, n_features)
     # per thread and node: present sums, running sums, missing sums, zero
     # block pending, last bin seen
     cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
@@ -143,19 +149,23 @@ def find_best_splits_columns(
     cdef Py_ssize_t f
     cdef int tid
     cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
+    cdef NodeBounds* node_bounds = NULL
     try:
+        node_bounds = node_bounds_array(bounds, n_nodes)
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
             scan_column(&scan, <int32_t> f, bin_ptr[f + 1] - bin_ptr[f] - 1,
                         zero_codes[f], &thresholds[bin_ptr[f]], row_slot,
                         quantized, node_sums, feature_allowed, parent_score,
-                        scale_g, scale_h, &p, l2_only, &sums[tid, 0, 0],
+                        scale_g, scale_h, &p, l2_only, node_bounds,
+                        direction[f], &sums[tid, 0, 0],
                         &last_bin[tid, 0], &touched[tid, 0],
                         &best[tid * n_nodes])
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
+        free(node_bounds)
 
 
 ctypedef struct ColumnScan:
@@ -208,10 +218,16 @@ cdef inline void walk_step(HistCandidate* best, int32_t f, int32_t node,
                            const int64_t[:, ::1] node_sums,
                            const double[::1] parent_score,
                            double scale_g, double scale_h,
-                           const RegParams* p, bint l2_only) noexcept nogil:
+                           const RegParams* p, bint l2_only,
+                           const NodeBounds* node_bounds,
+                           int direction) noexcept nogil:
     """The node's next entries in value order (bin ``code``, sums qg, qh):
     offer the boundaries the histogram scan would see below them, then
-    add them to the left side."""
+    add them to the left side. ``node_bounds``: every node's monotone
+    bounds (NULL: none), ``direction``: feature f's constraint."""
+    cdef NodeBounds feature_bounds
+    cdef const NodeBounds* bounds = with_direction(
+        &feature_bounds, _at(node_bounds, node), direction)
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
     cdef int32_t b = last_bin[node]
     if b == -2:
@@ -221,17 +237,17 @@ cdef inline void walk_step(HistCandidate* best, int32_t f, int32_t node,
             offer_boundary(best, f, thresholds[0], 0, Gq_miss, Hq_miss,
                            node_sums[node, 0], node_sums[node, 1],
                            parent_score[node], scale_g, scale_h, p, l2_only,
-                           True)
+                           True, bounds)
     elif code != b:
         offer_boundary(best, f, thresholds[b], b, s[LEFT_G], s[LEFT_H],
                        node_sums[node, 0], node_sums[node, 1],
                        parent_score[node], scale_g, scale_h, p, l2_only,
-                       not has_missing)
+                       not has_missing, bounds)
         if has_missing and b != n_value_bins - 1:
             offer_boundary(best, f, thresholds[b], b, s[LEFT_G] + Gq_miss,
                            s[LEFT_H] + Hq_miss, node_sums[node, 0],
                            node_sums[node, 1], parent_score[node], scale_g,
-                           scale_h, p, l2_only, True)
+                           scale_h, p, l2_only, True, bounds)
     s[LEFT_G] += qg
     s[LEFT_H] += qh
     last_bin[node] = code
@@ -247,6 +263,7 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
                       const double[::1] parent_score,
                       double scale_g, double scale_h,
                       const RegParams* p, bint l2_only,
+                      const NodeBounds* node_bounds, int direction,
                       int64_t* sums,        # (n_nodes, STATE_SIZE) this thread's
                       int32_t* last_bin,    # (n_nodes,) -1 between calls
                       int32_t* touched,     # (n_nodes,) scratch
@@ -256,6 +273,8 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
     cdef Py_ssize_t n_touched = 0, i
     cdef int32_t node, code, row
     cdef int64_t* s
+    cdef NodeBounds feature_bounds
+    cdef const NodeBounds* bounds
     cdef bint zero_absent = scan.zero_absent
     # pass 0 (absent = 0.0): sums of the stored missing entries
     if zero_absent:
@@ -293,11 +312,12 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
         if s[ZERO_PENDING] and code > zero_code:
             _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
                             Hq_miss, n_value_bins, thresholds, node_sums,
-                            parent_score, scale_g, scale_h, p, l2_only)
+                            parent_score, scale_g, scale_h, p, l2_only,
+                            node_bounds, direction)
         walk_step(&best[node], f, node, s, last_bin, code, quantized[row, 0],
                   quantized[row, 1], Gq_miss, Hq_miss, n_value_bins,
                   thresholds, node_sums, parent_score, scale_g, scale_h, p,
-                  l2_only)
+                  l2_only, node_bounds, direction)
     # after each node's last entry: every present entry left, missing right
     for i in range(n_touched):
         node = touched[i]
@@ -306,13 +326,23 @@ cdef void scan_column(const ColumnScan* scan, int32_t f,
         if s[ZERO_PENDING]:
             _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
                             Hq_miss, n_value_bins, thresholds, node_sums,
-                            parent_score, scale_g, scale_h, p, l2_only)
+                            parent_score, scale_g, scale_h, p, l2_only,
+                            node_bounds, direction)
         if (Gq_miss != 0 or Hq_miss != 0) and last_bin[node] >= 0:
             code = last_bin[node]
+            bounds = with_direction(&feature_bounds, _at(node_bounds, node),
+                                    direction)
             offer_boundary(&best[node], f, thresholds[code], code,
                            s[LEFT_G], s[LEFT_H], node_sums[node, 0],
                            node_sums[node, 1], parent_score[node], scale_g,
-                           scale_h, p, l2_only, False)
+                           scale_h, p, l2_only, False, bounds)
+            if bounds != NULL:
+                # the same partition in the other order (as in
+                # _hist_split.scan_feature)
+                offer_boundary(&best[node], f, -INFINITY, -1, Gq_miss,
+                               Hq_miss, node_sums[node, 0],
+                               node_sums[node, 1], parent_score[node],
+                               scale_g, scale_h, p, l2_only, True, bounds)
         last_bin[node] = -1
 
 
@@ -338,7 +368,9 @@ cdef inline void _add_zero_block(HistCandidate* best, int32_t f, int32_t node,
                                  const int64_t[:, ::1] node_sums,
                                  const double[::1] parent_score,
                                  double scale_g, double scale_h,
-                                 const RegParams* p, bint l2_only) noexcept nogil:
+                                 const RegParams* p, bint l2_only,
+                                 const NodeBounds* node_bounds,
+                                 int direction) noexcept nogil:
     """Walk the node's zero block: its totals minus its stored entries, in
     the bin of 0.0 (skipped when empty, as an empty bin is)."""
     cdef int64_t zero_g = (node_sums[node, 0] - s[PRESENT_G] - s[MISSING_G])
@@ -348,7 +380,8 @@ cdef inline void _add_zero_block(HistCandidate* best, int32_t f, int32_t node,
         return
     walk_step(&best[node], f, node, s, last_bin, zero_code, zero_g, zero_h,
               Gq_miss, Hq_miss, n_value_bins, thresholds, node_sums,
-              parent_score, scale_g, scale_h, p, l2_only)
+              parent_score, scale_g, scale_h, p, l2_only, node_bounds,
+              direction)
 
 
 @cython.boundscheck(True)

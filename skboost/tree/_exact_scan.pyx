@@ -29,14 +29,17 @@ import numpy as np
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
+from libc.stdlib cimport free
 
 from ._common cimport (CACHE_LINE, NO_FEATURE, NO_SLOT, PREFETCH_ROWS,
                        SplitCandidate, int32_t, int64_t, is_better,
                        padded_count, prefetch, reset_candidate, uint8_t)
 from ._context cimport SplitContext, reg_params
-from ._gain cimport (RegParams, children_score_floor, is_l2_only,
-                     leaf_score, may_reach,
-                     split_loss_reduction, split_loss_reduction_l2)
+from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
+                     bounded_split_loss_reduction, children_score_floor,
+                     feature_directions, is_l2_only, leaf_score, may_reach,
+                     node_bounds_array, split_loss_reduction,
+                     split_loss_reduction_l2)
 from ._node_blocks cimport (BlockData, GroupData, NodeBlocks, SplitStep,
                             _block_data, _group_data, close_child_groups,
                             split_step_feature)
@@ -80,6 +83,8 @@ ctypedef struct NodeContext:
     double parent_score
     const RegParams* p
     bint l2_only
+    bint bounded           # the model has monotone constraints: use bounds
+    NodeBounds bounds      # the node's, with the feature's constraint
     SplitCandidate* best   # the node's best so far (this thread's)
 
 
@@ -121,6 +126,9 @@ cdef inline bint offer(SplitCandidate* best, double gain, int32_t feature,
 cdef inline double reduction(double G_left, double H_left, double G_right,
                              double H_right,
                              const NodeContext* c) noexcept nogil:
+    if c.bounded:
+        return bounded_split_loss_reduction(G_left, H_left, G_right, H_right,
+                                            c.parent_score, &c.bounds, c.p)
     if c.l2_only:
         return split_loss_reduction_l2(G_left, H_left, G_right, H_right,
                                        c.parent_score, c.p.reg_lambda)
@@ -291,6 +299,10 @@ cdef void walk_group(const NodeContext* c, const float* values,
         return
     # threshold +inf: every present value, seen or unseen, goes left
     consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY, False)
+    if c.bounded:
+        # the same partition in the other order (missing values left), for
+        # a monotone constraint that admits only this one
+        consider(&a, c, c.G - a.G, c.H - a.H, a.G, a.H, -INFINITY, True)
     restart(&a)
     zero_pending = zero != NULL and zero.count > 0
     for k in range(n - 1, -1, -1):
@@ -434,6 +446,8 @@ ctypedef struct LevelScan:
     const double* parent_score
     const RegParams* p
     bint l2_only
+    const NodeBounds* node_bounds      # per slot; NULL: no monotone constraint
+    const signed char* direction       # per feature
     bint zero_absent
     const int64_t* missing_ptr
     const int32_t* missing_rows
@@ -450,6 +464,10 @@ cdef inline void node_context(NodeContext* c, const LevelScan* L,
     c.parent_score = L.parent_score[slot]
     c.p = L.p
     c.l2_only = L.l2_only
+    c.bounded = L.node_bounds != NULL
+    if c.bounded:
+        c.bounds = L.node_bounds[slot]
+        c.bounds.direction = L.direction[feature]
     c.best = &best[slot]
 
 
@@ -751,7 +769,8 @@ def find_best_splits(
         const double[::1] node_H not None,     # IN (n_slots,)
         const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
-        SplitContext context not None, weight=None):
+        SplitContext context not None, weight=None, bounds=None,
+        monotone=None):
     """Best split of every open node of a level, over all allowed features.
 
     Parameters
@@ -779,6 +798,12 @@ def find_best_splits(
         unit weights. A weight w then adds exactly what w copies of the row
         add, so fitting with integer weights gives the same sums, hence the
         same tie-breaks, as fitting on repeated rows.
+    bounds : array-like of shape (n_slots, 2), float64, default=None
+        Each node's monotone bounds on its weight; None when the model has
+        no monotone constraint (see ``_hist_split.find_best_splits_hist``).
+    monotone : array-like of shape (n_features,), int8, default=None
+        Each feature's monotone constraint (-1, 0, +1), read with
+        ``bounds``.
 
     Returns
     -------
@@ -799,7 +824,30 @@ def find_best_splits(
     cdef const double[::1] weight_view = _check_weight(weight,
                                                        gpair.shape[0])
     cdef RegParams p = reg_params(context)
-    cdef double[::1] parent_score = _parent_scores(node_G, node_H, &p)
+    cdef const signed char[::1] direction = feature_directions(
+        monotone, columns.n_features)
+    cdef NodeBounds* node_bounds = node_bounds_array(bounds, n_slots)
+    try:
+        return _find_level(grouped, gpair, row_slot, node_G, node_H,
+                           node_count, feature_allowed, weight_view,
+                           weight is not None, &p, node_bounds, direction,
+                           n_threads)
+    finally:
+        free(node_bounds)
+
+
+cdef object _find_level(NodeBlocks grouped, const float[:, ::1] gpair,
+                        const int32_t[::1] row_slot,
+                        const double[::1] node_G, const double[::1] node_H,
+                        const int64_t[::1] node_count,
+                        const uint8_t[:, ::1] feature_allowed,
+                        const double[::1] weight_view, bint weighted,
+                        const RegParams* p, const NodeBounds* node_bounds,
+                        const signed char[::1] direction, int n_threads):
+    """find_best_splits after its checks and conversions."""
+    cdef Py_ssize_t n_slots = node_G.shape[0]
+    cdef double[::1] parent_score = _parent_scores(node_G, node_H, p,
+                                                   node_bounds)
     # a split of the groups planned at the previous level is carried out
     # feature by feature, each just before its scan
     cdef bint splitting = grouped._pending is not None
@@ -808,14 +856,16 @@ def find_best_splits(
         step = grouped._split_step(n_threads)
     cdef LevelScan L
     _level_scan(&L, grouped, &step if splitting else NULL, row_slot, node_G,
-                node_H, node_count, parent_score, &p)
+                node_H, node_count, parent_score, p)
+    L.node_bounds = node_bounds
+    L.direction = &direction[0]
     cdef ThreadScratch scratch = ThreadScratch(n_threads, n_slots,
                                                grouped.longest)
     # the features no open node may split on are only moved, not scanned
     cdef const uint8_t[::1] used = np.asarray(feature_allowed).any(
         axis=0).astype(np.uint8)
     scan_level(&L, &step, splitting, used, gpair, weight_view,
-               weight is not None, feature_allowed, scratch.base,
+               weighted, feature_allowed, scratch.base,
                scratch.stride, n_threads)
     merge_thread_bests(scratch.best, scratch.best_stride, n_threads, n_slots)
     if splitting:
@@ -969,12 +1019,18 @@ def _grouped_blocks(blocks, row_slot, Py_ssize_t n_slots, int n_threads):
 
 cdef double[::1] _parent_scores(const double[::1] node_G,
                                 const double[::1] node_H,
-                                const RegParams* p):
-    """Each open node's own score (at least one entry)."""
+                                const RegParams* p,
+                                const NodeBounds* node_bounds):
+    """Each open node's own score (at least one entry); with monotone
+    bounds (not NULL), from its weight clipped into them."""
     cdef Py_ssize_t s, n_slots = node_G.shape[0]
     cdef double[::1] parent_score = np.empty(max(n_slots, 1))
     for s in range(n_slots):
-        parent_score[s] = leaf_score(node_G[s], node_H[s], p)
+        if node_bounds == NULL:
+            parent_score[s] = leaf_score(node_G[s], node_H[s], p)
+        else:
+            parent_score[s] = bounded_leaf_score(node_G[s], node_H[s],
+                                                 &node_bounds[s], p)
     return parent_score
 
 

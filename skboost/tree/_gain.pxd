@@ -15,7 +15,7 @@
 # Every split finder and the grower call these functions; nothing else
 # re-derives them.
 
-from libc.math cimport fabs, copysign
+from libc.math cimport INFINITY, copysign, fabs
 
 
 ctypedef struct RegParams:
@@ -132,3 +132,68 @@ cdef inline bint may_reach(double floor, double G_left, double H_left,
     cdef double a_right = H_right + reg_lambda
     return (G_left * G_left * a_right + G_right * G_right * a_left
             >= floor * (a_left * a_right))
+
+
+# Monotone constraints (XGBoost's method). A node of a model with monotone
+# constraints has bounds [lower, upper] on its weight, inherited from its
+# ancestors: every weight is clipped into its node's bounds, and a score is
+# computed from the clipped weight. A split on a feature constrained
+# increasing (+1) is admissible only when its left child's clipped weight
+# is <= its right child's (decreasing, -1: >=); its children's bounds are
+# then cut at the mid-point of the two weights (driver.py). Clipping can
+# only lower a score (the objective is concave in w), so the bounded
+# children's score never exceeds the unbounded one: the division-free
+# pre-test (may_reach) stays a valid filter of bounded candidates.
+
+ctypedef struct NodeBounds:
+    double lower           # bounds of the node's weight (-inf, inf: none)
+    double upper
+    int direction          # monotone constraint of the feature being scanned
+
+
+cdef inline double clip_weight(double w, const NodeBounds* b) noexcept nogil:
+    if w < b.lower:
+        return b.lower
+    if w > b.upper:
+        return b.upper
+    return w
+
+
+cdef inline double score_given_weight(double G, double H, double w,
+                                      const RegParams* p) noexcept nogil:
+    """Twice the objective reduction of a leaf of weight w (see the
+    header); 0 for a node lighter than min_child_weight."""
+    if H < p.min_child_weight or H <= 0.0:
+        return 0.0
+    return -(2.0 * G * w + (H + p.reg_lambda) * w * w
+             + 2.0 * p.reg_alpha * fabs(w))
+
+
+cdef inline double bounded_leaf_score(double G, double H,
+                                      const NodeBounds* b,
+                                      const RegParams* p) noexcept nogil:
+    """leaf_score of a node whose weight is clipped into its bounds."""
+    return score_given_weight(G, H, clip_weight(leaf_weight(G, H, p), b), p)
+
+
+cdef inline double bounded_split_loss_reduction(
+        double G_left, double H_left, double G_right, double H_right,
+        double parent_score, const NodeBounds* b,
+        const RegParams* p) noexcept nogil:
+    """split_loss_reduction with the children's weights clipped into the
+    node's bounds (``parent_score`` from bounded_leaf_score); -inf when the
+    split breaks the monotone constraint ``b.direction`` of its feature."""
+    cdef double w_left = clip_weight(leaf_weight(G_left, H_left, p), b)
+    cdef double w_right = clip_weight(leaf_weight(G_right, H_right, p), b)
+    if (b.direction > 0 and w_left > w_right) or (
+            b.direction < 0 and w_left < w_right):
+        return -INFINITY
+    return 0.5 * (score_given_weight(G_left, H_left, w_left, p)
+                  + score_given_weight(G_right, H_right, w_right, p)
+                  - parent_score)
+
+
+# The kernels' optional arguments ``bounds`` (n_nodes, 2) and ``monotone``
+# (n_features,), validated and converted in _gain.pyx.
+cdef NodeBounds* node_bounds_array(bounds, Py_ssize_t n_nodes) except? NULL
+cdef signed char[::1] feature_directions(monotone, Py_ssize_t n_features)

@@ -7,8 +7,12 @@ closed forms through the scalar wrappers. The formulas themselves live only in
 
 import numpy as np
 
-from ._gain cimport (RegParams, leaf_score, leaf_weight, make_reg_params,
-                     split_loss_reduction)
+cimport cython
+from libc.stdlib cimport malloc
+
+from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
+                     bounded_split_loss_reduction, leaf_score, leaf_weight,
+                     make_reg_params, split_loss_reduction)
 
 
 def py_leaf_weight(double G, double H, double reg_lambda=1.0,
@@ -73,3 +77,64 @@ def leaf_scores(const double[::1] G not None, const double[::1] H,
         for i in range(n):
             out_view[i] = leaf_score(G[i], H[i], &p)
     return out
+
+
+def py_bounded_split_loss_reduction(double G_left, double H_left,
+                                    double G_right, double H_right,
+                                    double lower, double upper,
+                                    int direction, double reg_lambda=1.0,
+                                    double reg_alpha=0.0,
+                                    double max_delta_step=0.0,
+                                    double min_child_weight=0.0):
+    """Loss reduction of a split of a node with monotone bounds
+    ``[lower, upper]`` on a feature constrained ``direction`` (-1, 0, 1);
+    -inf when the split breaks the constraint."""
+    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
+                                       min_child_weight)
+    cdef NodeBounds b
+    b.lower = lower
+    b.upper = upper
+    b.direction = direction
+    cdef double parent = bounded_leaf_score(G_left + G_right,
+                                            H_left + H_right, &b, &p)
+    return bounded_split_loss_reduction(G_left, H_left, G_right, H_right,
+                                        parent, &b, &p)
+
+
+cdef NodeBounds* node_bounds_array(bounds, Py_ssize_t n_nodes) except? NULL:
+    """The nodes' ``bounds`` (n_nodes, 2) as C structs (direction 0) that
+    the caller frees; NULL for None (no monotone constraint)."""
+    if bounds is None:
+        return NULL
+    cdef const double[:, ::1] values = _checked_bounds(bounds, n_nodes)
+    cdef NodeBounds* out = <NodeBounds*> malloc(
+        max(n_nodes, 1) * sizeof(NodeBounds))
+    if out == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t k
+    for k in range(n_nodes):
+        out[k].lower = values[k, 0]
+        out[k].upper = values[k, 1]
+        out[k].direction = 0
+    return out
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _checked_bounds(bounds, n_nodes):
+    values = np.ascontiguousarray(bounds, dtype=np.float64)
+    if values.shape != (n_nodes, 2) or not np.all(values[:, 0] <= values[:, 1]):
+        raise ValueError("bounds must be (n_nodes, 2) with lower <= upper")
+    return values
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef signed char[::1] feature_directions(monotone, Py_ssize_t n_features):
+    """The features' monotone constraints as int8 (zeros for None)."""
+    if monotone is None:
+        return np.zeros(max(n_features, 1), dtype=np.int8)
+    values = np.ascontiguousarray(monotone, dtype=np.int8)
+    if values.shape != (n_features,) or np.any(np.abs(values) > 1):
+        raise ValueError("monotone must hold -1, 0 or 1 for each feature")
+    return values

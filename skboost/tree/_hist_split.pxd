@@ -3,8 +3,9 @@
 # _column_scan.pyx), and how a candidate is offered.
 
 from ._common cimport SplitCandidate, int32_t, int64_t, is_better, uint8_t
-from ._gain cimport (RegParams, children_heavy_enough, children_score_floor,
-                     may_reach, split_loss_reduction, split_loss_reduction_l2)
+from ._gain cimport (NodeBounds, RegParams, bounded_split_loss_reduction,
+                     children_heavy_enough, children_score_floor, may_reach,
+                     split_loss_reduction, split_loss_reduction_l2)
 
 
 # Kinds of split a candidate is (``cat_kind``).
@@ -49,10 +50,13 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
                                 int64_t Gq, int64_t Hq, double parent_score,
                                 double scale_g, double scale_h,
                                 const RegParams* p, bint l2_only,
-                                bint default_left) noexcept nogil:
+                                bint default_left,
+                                const NodeBounds* bounds) noexcept nogil:
     """Offer the split whose left child has the exact sums (Gq_left,
     Hq_left) of a node with totals (Gq, Hq), if both children are heavy
-    enough; returns whether it was taken."""
+    enough; returns whether it was taken. ``bounds``: the node's monotone
+    bounds and the feature's constraint (``_gain.pxd``), NULL when the model
+    has no monotone constraint."""
     # the scales are powers of two: multiplying by their exact reciprocals
     # gives the quotients, and the reciprocals leave the scan loops
     cdef double to_g = 1.0 / scale_g, to_h = 1.0 / scale_h
@@ -63,10 +67,14 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
         return False
     G_left = Gq_left * to_g
     G_right = (Gq - Gq_left) * to_g
-    if l2_only:
-        if not may_reach(children_score_floor(best.split.gain, parent_score),
-                         G_left, H_left, G_right, H_right, p.reg_lambda):
-            return False
+    if l2_only and not may_reach(
+            children_score_floor(best.split.gain, parent_score),
+            G_left, H_left, G_right, H_right, p.reg_lambda):
+        return False
+    if bounds != NULL:
+        gain = bounded_split_loss_reduction(G_left, H_left, G_right, H_right,
+                                            parent_score, bounds, p)
+    elif l2_only:
         gain = split_loss_reduction_l2(G_left, H_left, G_right, H_right,
                                        parent_score, p.reg_lambda)
     else:
@@ -76,9 +84,26 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
                  scale_g, scale_h, default_left)
 
 
+cdef inline const NodeBounds* _at(const NodeBounds* bounds,
+                                  Py_ssize_t k) noexcept nogil:
+    """Node k's bounds, NULL without bounds."""
+    return NULL if bounds == NULL else &bounds[k]
+
+
+cdef inline const NodeBounds* with_direction(
+        NodeBounds* out, const NodeBounds* node, int direction) noexcept nogil:
+    """``node``'s bounds with the constraint of the feature to scan
+    (written to ``out``), or NULL when ``node`` is NULL (no constraint)."""
+    if node == NULL:
+        return NULL
+    out[0] = node[0]
+    out.direction = direction
+    return out
+
+
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
                                 double scale_g, double scale_h,
-                                const RegParams* p)
+                                const RegParams* p, bounds)
 cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL
 cdef object _merged_to_records(HistCandidate* best, int n_threads,
                                Py_ssize_t n_nodes)

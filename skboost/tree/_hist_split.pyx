@@ -23,12 +23,15 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange, threadid
+from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 from ._categorical_scan cimport CatEntry, scan_categorical
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
-from ._gain cimport RegParams, is_l2_only, leaf_score
+from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
+                     feature_directions, is_l2_only, leaf_score,
+                     node_bounds_array)
 
 from ._categorical_scan import _categorical_flags, _widest_categorical
 from .splits import empty_records
@@ -46,26 +49,38 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
                        const double[::1] thresholds,
                        double scale_g, double scale_h,
                        const RegParams* p,
+                       const NodeBounds* node_bounds, int direction,
                        HistCandidate* best) noexcept nogil:
+    cdef NodeBounds feature_bounds
+    cdef const NodeBounds* bounds = with_direction(&feature_bounds,
+                                                   node_bounds, direction)
     cdef int64_t missing = first_bin + n_value_bins
     cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
     cdef int64_t b, Gq_left = 0, Hq_left = 0
     cdef int64_t last = n_value_bins if has_missing else n_value_bins - 1
     cdef bint l2_only = is_l2_only(p)
+    if has_missing and bounds != NULL:
+        # missing values alone left, every value bin right: the partition
+        # of the last candidate below in the other order, for a monotone
+        # constraint that admits only this one
+        offer_boundary(best, feature, -INFINITY, -1, Gq_miss, Hq_miss, Gq, Hq,
+                       parent_score, scale_g, scale_h, p, l2_only, True,
+                       bounds)
     for b in range(last):
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
         # missing values right (bins 0..b left)
         offer_boundary(best, feature, thresholds[first_bin + b], <int32_t> b,
                        Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
-                       scale_h, p, l2_only, not has_missing)
+                       scale_h, p, l2_only, not has_missing, bounds)
         if not has_missing or b == n_value_bins - 1:
             continue
         # missing values left (bins 0..b and the missing bin left)
         offer_boundary(best, feature, thresholds[first_bin + b], <int32_t> b,
                        Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
-                       parent_score, scale_g, scale_h, p, l2_only, True)
+                       parent_score, scale_g, scale_h, p, l2_only, True,
+                       bounds)
 
 
 def find_best_splits_hist(
@@ -74,7 +89,8 @@ def find_best_splits_hist(
         const int64_t[::1] bin_ptr not None,            # IN (n_features + 1,)
         const double[:, ::1] thresholds not None,  # IN (1 or n_nodes, n_bins)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
-        SplitContext context not None, hist_rows=None, categorical=None):
+        SplitContext context not None, hist_rows=None, categorical=None,
+        bounds=None, monotone=None):
     """Best split of each node of a batch from its histogram.
 
     Parameters
@@ -100,6 +116,13 @@ def find_best_splits_hist(
     categorical : array-like of shape (n_features,), uint8, default=None
         Flags of the features whose value bins are categories, split as
         ``_categorical_scan`` describes; None: none.
+    bounds : array-like of shape (n_nodes, 2), float64, default=None
+        Each node's monotone bounds ``[lower, upper]`` on its weight; None
+        when the model has no monotone constraint. With bounds, every
+        weight is clipped into them before its score (``_gain.pxd``).
+    monotone : array-like of shape (n_features,), int8, default=None
+        Monotone constraint of each feature (-1, 0, +1), read with
+        ``bounds``; None: 0 for every feature.
 
     Returns
     -------
@@ -125,7 +148,9 @@ def find_best_splits_hist(
     cdef int n_threads = max(1, min(context.n_threads,
                                     (n_nodes * n_bins) // BINS_PER_THREAD))
     cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
-                                                   scale_h, &p)
+                                                   scale_h, &p, bounds)
+    cdef const signed char[::1] direction = feature_directions(monotone, n_features)
+    cdef NodeBounds one_feature
     cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
     cdef int tid
     cdef int32_t f
@@ -137,8 +162,10 @@ def find_best_splits_hist(
     if scratch == NULL:
         raise MemoryError()
     cdef HistCandidate* best = NULL
+    cdef NodeBounds* node_bounds = NULL
     try:
         best = _fresh_bests(n_threads * n_nodes)
+        node_bounds = node_bounds_array(bounds, n_nodes)
         for task in prange(n_tasks, nogil=True, schedule="dynamic",
                            num_threads=n_threads):
             tid = threadid()
@@ -153,6 +180,7 @@ def find_best_splits_hist(
                                  parent_score[k], scale_g, scale_h, &p,
                                  max_cat_to_onehot, max_cat_threshold,
                                  &scratch[tid * cat_room],
+                                 _at(node_bounds, k),
                                  &best[tid * n_nodes + k])
             else:
                 scan_feature(hist[rows[k]], f, bin_ptr[f],
@@ -160,24 +188,36 @@ def find_best_splits_hist(
                              node_sums[k, 0], node_sums[k, 1],
                              parent_score[k],
                              thresholds[k if per_node_thresholds else 0],
-                             scale_g, scale_h,
-                             &p, &best[tid * n_nodes + k])
+                             scale_g, scale_h, &p,
+                             _at(node_bounds, k), direction[f],
+                             &best[tid * n_nodes + k])
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
         free(scratch)
+        free(node_bounds)
 
 
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
                                 double scale_g, double scale_h,
-                                const RegParams* p):
-    """Each node's own score, from its exact sums."""
+                                const RegParams* p, bounds):
+    """Each node's own score, from its exact sums (its weight clipped
+    into its ``bounds``, when given)."""
     cdef Py_ssize_t k, n_nodes = node_sums.shape[0]
     cdef double[::1] scores = np.empty(max(n_nodes, 1))
-    for k in range(n_nodes):
-        scores[k] = leaf_score(node_sums[k, 0] / scale_g,
-                               node_sums[k, 1] / scale_h, p)
-    return scores
+    cdef NodeBounds* node_bounds = node_bounds_array(bounds, n_nodes)
+    try:
+        for k in range(n_nodes):
+            if node_bounds == NULL:
+                scores[k] = leaf_score(node_sums[k, 0] / scale_g,
+                                       node_sums[k, 1] / scale_h, p)
+            else:
+                scores[k] = bounded_leaf_score(node_sums[k, 0] / scale_g,
+                                               node_sums[k, 1] / scale_h,
+                                               &node_bounds[k], p)
+        return scores
+    finally:
+        free(node_bounds)
 
 
 cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL:

@@ -21,10 +21,12 @@ best-first growth (``LossguideHeap``, ``grow_policy="lossguide"``)
 expands the open leaf of highest gain. With ``max_leaves = 2**max_depth``
 the two grow the same trees.
 
-Room for the next capabilities: ``NodeBatch`` carries per-node value
-bounds (monotone constraints) and the per-node feature mask (column
-sampling today, interaction constraints next); the driver computes both,
-the finders read them.
+Constraints live here too (``constraints.NodeConstraints``): each node's
+feature mask is its column sample restricted by the interaction
+constraints, and with monotone constraints each node carries bounds on
+its weight, which the finders hand to the split kernels (``_gain.pxd``)
+with the features' directions; the driver cuts the children's bounds
+after every split and clips the leaf weights into them.
 """
 
 import heapq
@@ -32,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._gain import leaf_scores, leaf_weights
+from ._gain import leaf_scores
 from ._tree import TreeBuilder
+from .constraints import NodeConstraints
 
 # A split whose loss reduction is this small relative to its parent's score
 # is rounding noise (the exact reduction is zero), not a split.
@@ -61,6 +64,10 @@ class TreeParams:
     colsample_bynode: float = 1.0
     max_cat_to_onehot: int = 4
     max_cat_threshold: int = 64
+    # constraints, parsed (constraints.parse_*); None: none
+    monotone: tuple = None  # -1/0/+1 per feature
+    interaction_sets: tuple = None  # tuples of feature indices
+    feature_weights: tuple = None  # column-sampling weight per feature
 
     @property
     def reg(self):
@@ -106,10 +113,14 @@ class NodeBatch:
     G, H : ndarray of shape (n,), float64
         Gradient and hessian totals the tree records for each node.
     allowed : ndarray of shape (n, n_features), uint8
-        The features each node may split on.
-    lower, upper : ndarray of shape (n,), float64
-        Bounds of each node's value (-inf, inf: unconstrained); the hook of
-        monotone constraints.
+        The features each node may split on (column sample and
+        interaction constraints).
+    bounds : ndarray of shape (n, 2), float64, or None
+        Bounds ``[lower, upper]`` of each node's weight; None when the
+        model has no monotone constraint.
+    monotone : ndarray of shape (n_features,), int8, or None
+        The features' monotone constraints (-1, 0, +1), None with
+        ``bounds``.
     """
 
     nodes: np.ndarray
@@ -117,8 +128,15 @@ class NodeBatch:
     G: np.ndarray
     H: np.ndarray
     allowed: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
+    bounds: np.ndarray = None
+    monotone: np.ndarray = None
+
+    def constraint_arguments(self):
+        """The split kernels' keyword arguments ``bounds`` and
+        ``monotone`` (empty without monotone constraints)."""
+        if self.bounds is None:
+            return {}
+        return dict(bounds=self.bounds, monotone=self.monotone)
 
 
 @dataclass
@@ -206,6 +224,10 @@ class GrowthDriver:
         self.finder = finder
         self.params = params
         self.sampler = sampler
+        monotone = (None if params.monotone is None
+                    else np.asarray(params.monotone, dtype=np.int8))
+        self.constraints = NodeConstraints(monotone, params.interaction_sets,
+                                           sampler.n_features, params.reg)
 
     def grow(self, gpair, active):
         """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
@@ -214,6 +236,7 @@ class GrowthDriver:
         n_threads)``), or None when the finder does not track them."""
         p = self.params
         self.sampler.start_tree()
+        self.constraints.start_tree()
         G, H = self.finder.start_tree(gpair, active)
         builder = TreeBuilder(G, H)
         policy = POLICIES[p.grow_policy](p.max_leaves)
@@ -227,7 +250,7 @@ class GrowthDriver:
             if step.nodes.shape[0] == 0:
                 break
             self._expand(builder, policy, step)
-        tree = builder.finish(lambda G, H: leaf_weights(G, H, *p.reg),
+        tree = builder.finish(self.constraints.leaf_weights,
                               p.learning_rate)
         return tree, self.finder.finish_tree(tree)
 
@@ -236,6 +259,7 @@ class GrowthDriver:
         children are at the depth limit."""
         left, right = builder.split(step.nodes,
                                     **step.splits.builder_arguments())
+        self._constrain_children(builder, step, left, right)
         depth = step.depth + 1
         grows_on = self.params.allows_depth(depth)
         children = self.finder.apply_splits(step.nodes, step.splits, left,
@@ -245,14 +269,32 @@ class GrowthDriver:
         else:
             self.finder.retire(children)
 
+    def _constrain_children(self, builder, step, left, right):
+        """The children's bounds and paths (``NodeConstraints.split``),
+        from the sums the tree records for them."""
+        if not self.constraints.active:
+            return
+        left_sets = step.splits.left_sets
+        categorical = (np.zeros(len(step.splits), dtype=bool)
+                       if left_sets is None else
+                       np.array([s is not None for s in left_sets]))
+        self.constraints.split(step.nodes, left, right,
+                               step.splits.records["feature"], categorical,
+                               builder.node_sums(left),
+                               builder.node_sums(right))
+
     def _find(self, builder, policy, nodes, depth):
         """Best splits of ``nodes`` and whether each is worth making."""
         p = self.params
         G, H = builder.node_sums(nodes)
-        n = nodes.shape[0]
-        batch = NodeBatch(nodes=nodes, depth=depth, G=G, H=H,
-                          allowed=self.sampler.masks(depth, n),
-                          lower=np.full(n, -np.inf), upper=np.full(n, np.inf))
+        constraints = self.constraints
+        allowed = self.sampler.masks(depth, nodes.shape[0])
+        interactions = constraints.allowed(nodes)
+        if interactions is not None:
+            allowed &= interactions
+        batch = NodeBatch(nodes=nodes, depth=depth, G=G, H=H, allowed=allowed,
+                          bounds=constraints.bounds(nodes),
+                          monotone=constraints.monotone)
         splits = self.finder.find_splits(batch)
         parent_score = leaf_scores(splits.G, splits.H, *p.reg)
         policy.push(nodes, depth, splits,

@@ -77,7 +77,7 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
         fixed_hessians=fixed_hessians)
     sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
                             params.colsample_bylevel, params.colsample_bynode,
-                            rng)
+                            rng, feature_weights=params.feature_weights)
     return GrowthDriver(finder, params, sampler)
 
 

@@ -103,7 +103,8 @@ class CategoricalSplits:
         allowed[:, self.is_categorical] = 0
         return allowed
 
-    def best_splits(self, row_slot, allowed, quantized=None, scales=None):
+    def best_splits(self, row_slot, allowed, quantized=None, scales=None,
+                    bounds=None):
         """Best categorical split of each open node (slot) of a level.
 
         Parameters
@@ -115,6 +116,9 @@ class CategoricalSplits:
         quantized, scales : ndarray, default=None
             The tree's fixed-point gradient pairs and their scales; None:
             those of ``start_tree``.
+        bounds : ndarray of shape (n_slots, 2), default=None
+            The nodes' monotone bounds (``driver.NodeBatch``); categorical
+            features themselves are never constrained.
 
         Returns
         -------
@@ -137,7 +141,7 @@ class CategoricalSplits:
         splits = find_best_splits_hist(
             hist, sums, self.bin_ptr, self._thresholds,
             np.ascontiguousarray(allowed[:, self.features]), context,
-            categorical=self._flags)
+            categorical=self._flags, bounds=bounds)
         local = splits["feature"]
         left_sets = np.full(n_slots, None, dtype=object)
         for k in np.flatnonzero(local >= 0):

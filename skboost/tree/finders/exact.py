@@ -81,11 +81,11 @@ class ExactFinder(LevelFinder):
             self.blocks, self.gpair, self.row_slot, batch.G, batch.H,
             self.count,
             allowed if cats is None else cats.numeric_allowed(allowed),
-            self.context, weight=self.weight)
+            self.context, weight=self.weight, **batch.constraint_arguments())
         left_sets = None
         if cats is not None:
-            records, left_sets = merge_splits(
-                records, cats.best_splits(self.row_slot, allowed))
+            records, left_sets = merge_splits(records, cats.best_splits(
+                self.row_slot, allowed, bounds=batch.bounds))
         return SplitBatch(records, batch.G, batch.H, left_sets)
 
     def _route(self, level, n_next, find_next):

@@ -147,7 +147,7 @@ class HistFinder(SplitFinder):
             self.pool.array, sums, self.binned.bin_ptr,
             np.atleast_2d(self.thresholds), batch.allowed, self.context,
             hist_rows=self.table["hist_row"][batch.nodes],
-            categorical=self.categorical)
+            categorical=self.categorical, **batch.constraint_arguments())
         G, H = (sums / self.scales).T
         return SplitBatch(records, G, H,
                           self._left_sets(batch.nodes, records))

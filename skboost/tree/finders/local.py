@@ -74,11 +74,13 @@ class FixedPointLevelFinder(LevelFinder):
         allowed = batch.allowed
         sums = self.table["sums"][batch.nodes]
         records = self._find_numeric(
-            sums, allowed if cats is None else cats.numeric_allowed(allowed))
+            sums, allowed if cats is None else cats.numeric_allowed(allowed),
+            batch.constraint_arguments())
         left_sets = None
         if cats is not None:
             records, left_sets = merge_splits(records, cats.best_splits(
-                self.row_slot, allowed, self.quantized, self.scales))
+                self.row_slot, allowed, self.quantized, self.scales,
+                bounds=batch.bounds))
         return SplitBatch(records, batch.G, batch.H, left_sets)
 
     def _children_made(self, nodes, splits, left, right):
@@ -119,13 +121,14 @@ class LocalApproxFinder(FixedPointLevelFinder):
         self.bin_ptr = np.zeros(caps.shape[0] + 1, dtype=np.int64)
         np.cumsum(caps + 1, out=self.bin_ptr[1:])
 
-    def _find_numeric(self, sums, allowed):
-        """Best split of each open node: its own cuts and histogram."""
+    def _find_numeric(self, sums, allowed, constraints):
+        """Best split of each open node: its own cuts and histogram
+        (``constraints``: the kernel's monotone arguments)."""
         hist, thresholds = local_histograms(self.sorted, self.quantized,
                                             self.hess, self.row_slot, sums,
                                             self.bin_ptr, self.n_threads)
         return find_best_splits_hist(hist, sums, self.bin_ptr, thresholds,
-                                     allowed, self.context)
+                                     allowed, self.context, **constraints)
 
 
 class ColumnScanFinder(FixedPointLevelFinder):
@@ -198,10 +201,10 @@ class ColumnScanFinder(FixedPointLevelFinder):
         self._set_cuts(HistogramLayout.from_flat(flat, cut_ptr,
                                                  self.has_missing))
 
-    def _find_numeric(self, sums, allowed):
+    def _find_numeric(self, sums, allowed, constraints):
         return find_best_splits_columns(
             self.binned, self.thresholds, self.row_slot, self.quantized, sums,
-            allowed, self.context)
+            allowed, self.context, **constraints)
 
 
 def distinct_values(columns):
