@@ -639,3 +639,19 @@ def test_unbound_booster_takes_arrays():
     np.testing.assert_array_equal(
         again.get_booster().predict(pd.DataFrame(X), pred_contribs=True),
         expected)
+
+
+def test_features_kept_apart_do_not_interact():
+    """With interaction_constraints no path holds features of two different
+    sets, so their interaction values are exactly 0 (and the others are
+    not)."""
+    X, y, _ = make_data(18, n=800, d=4)
+    model = BoostRegressor(n_estimators=20, max_depth=4, n_jobs=1,
+                           interaction_constraints=[[0, 1], [2, 3]]).fit(X, y)
+    inter = model.predict_contributions(X, interactions=True)
+    for i, j in [(0, 2), (0, 3), (1, 2), (1, 3)]:
+        assert np.all(inter[:, i, j] == 0) and np.all(inter[:, j, i] == 0)
+    assert np.abs(inter[:, 2, 3]).max() > 0
+    np.testing.assert_allclose(inter.sum(axis=2),
+                               model.predict_contributions(X), rtol=0,
+                               atol=1e-10)
