@@ -536,6 +536,32 @@ def run_classification_case(args, setup, data, contenders, table):
     return results
 
 
+def run_tasks(args, contenders_of, table):
+    """The body of a benchmark script over ``args.task`` ("both": both
+    tasks): print the machine and the setup, and for each task draw its
+    data, run ``contenders_of(task, data)`` (see ``select``) and print
+    ``table(results, task)`` with the baseline ratios; write ``args.json``."""
+    tasks = (["classification", "regression"] if args.task == "both"
+             else [args.task])
+    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
+    print(f"{args.n_rows} train rows x {args.n_features} features, "
+          f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
+          f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
+    all_results, tables = [], []
+    for task in tasks:
+        print(f"\n{task}:", flush=True)
+        data = make_data(task, args.n_rows, args.n_features)
+        results = run_contenders(select(contenders_of(task, data), args),
+                                 data, task, args.repeat)
+        all_results += results
+        tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows)\n"
+                      + table(results, task) + baseline_summary(results))
+    print("\n" + "\n\n".join(tables))
+    if args.json:
+        write_json(args.json, args, all_results)
+    return all_results
+
+
 def base_parser(description, n_rows, task):
     """The options every benchmark script shares: data size, model size,
     threads, repeats, task, a JSON output path, the libraries to run and a

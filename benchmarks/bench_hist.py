@@ -14,9 +14,7 @@ XGBoost's hist method and to XGBoost's method of the same name.
 
 import sys
 
-from _common import (METRIC_NAME, Contender, base_parser, baseline_summary,
-                     environment, format_table, make_data, run_contenders,
-                     select, write_json)
+from _common import METRIC_NAME, Contender, base_parser, format_table, run_tasks
 
 
 def contenders(task, args):
@@ -83,25 +81,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    tasks = (["classification", "regression"] if args.task == "both"
-             else [args.task])
-    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
-    print(f"{args.n_rows} train rows x {args.n_features} features, "
-          f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
-          f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
-    all_results, tables = [], []
-    for task in tasks:
-        print(f"\n{task}:", flush=True)
-        data = make_data(task, args.n_rows, args.n_features)
-        results = run_contenders(select(contenders(task, args), args), data,
-                                 task, args.repeat)
-        all_results += results
-        tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows)\n"
-                      + comparison_table(results, task)
-                      + baseline_summary(results))
-    print("\n" + "\n\n".join(tables))
-    if args.json:
-        write_json(args.json, args, all_results)
+    run_tasks(args, lambda task, data: contenders(task, args), comparison_table)
 
 
 if __name__ == "__main__":

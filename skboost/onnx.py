@@ -34,6 +34,8 @@ opset 5 only a split with one category on that side (``BRANCH_EQ``) can be
 written, and another raises a ValueError naming the feature.
 """
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ._export import category_test, exported_model, float32_threshold
@@ -390,20 +392,23 @@ def _link(graph, margins, link, output=None):
 # ------------------------------------------------------------- the graph
 
 
-class _Graph:
+class _Graph(ABC):
     """Nodes and constants with unique names; ``ml_opset`` decides the tree
     operator."""
 
     ml_opset = 3
 
+    @abstractmethod
     def name(self, hint):
-        raise NotImplementedError
+        """A name not used yet in the graph, built on ``hint``."""
 
+    @abstractmethod
     def add(self, op_type, inputs, output, domain, op_version, attributes):
-        raise NotImplementedError
+        """Add one node with these fields."""
 
+    @abstractmethod
     def add_constant(self, name, tensor):
-        raise NotImplementedError
+        """Add a constant (an initializer) under ``name``."""
 
     def node(self, op_type, inputs, output=None, *, domain="",
              op_version=None, **attributes):
