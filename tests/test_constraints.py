@@ -84,7 +84,8 @@ def test_regressor_is_monotone_where_constrained(method, missing,
 
 @pytest.mark.parametrize("method", METHODS, ids=METHOD_IDS)
 @pytest.mark.parametrize("sparse_absent", ["missing", "zero"])
-def test_monotone_on_sparse_input(method, sparse_absent):
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+def test_monotone_on_sparse_input(method, sparse_absent, grow_policy):
     if (sparse_absent == "zero"
             and method.get("approx_proposal") == "local"):
         pytest.skip("approx_proposal='local' rejects sparse_absent='zero' "
@@ -92,7 +93,8 @@ def test_monotone_on_sparse_input(method, sparse_absent):
     X, y = non_monotone_data(1)
     X[np.random.default_rng(1).random(X.shape) < 0.4] = 0.0
     est = BoostRegressor(n_estimators=20, max_depth=5,
-                         sparse_absent=sparse_absent,
+                         sparse_absent=sparse_absent, grow_policy=grow_policy,
+                         max_leaves=20 if grow_policy == "lossguide" else 0,
                          monotone_constraints="(-1, 1, 0, 0, 0)", **method)
     est.fit(sp.csr_matrix(X), y)
 
@@ -284,13 +286,16 @@ def _paths(tree, node=0, path=()):
 
 @pytest.mark.parametrize("method", METHODS, ids=METHOD_IDS)
 @pytest.mark.parametrize("missing", [0.0, 0.1])
-def test_isolated_feature_is_additive(method, missing):
+@pytest.mark.parametrize("grow_policy", ["depthwise", "lossguide"])
+def test_isolated_feature_is_additive(method, missing, grow_policy):
     """With [[0, 1], [2], [3, 4]], changing feature 2 moves every row's
     prediction by the same amount, and no path mixes two sets."""
     X, y = non_monotone_data(7, missing=missing)
     y = y + np.nan_to_num(X[:, 2] * X[:, 0])   # an interaction to forbid
     sets = [[0, 1], [2], [3, 4]]
     est = BoostRegressor(n_estimators=25, max_depth=5,
+                         grow_policy=grow_policy,
+                         max_leaves=20 if grow_policy == "lossguide" else 0,
                          interaction_constraints=sets, **method).fit(X, y)
     rows = X[:80]
     diffs = sweep_differences(est.predict, rows, 2)
