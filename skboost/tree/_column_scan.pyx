@@ -121,12 +121,11 @@ def find_best_splits_columns(
     _check_columns_inputs(binned, thresholds, row_slot, quantized, node_sums,
                           feature_allowed)
     cdef int n_threads = context.n_threads
-    cdef double scale_g = context.scale_g, scale_h = context.scale_h
     cdef RegParams p = reg_params(context)
-    cdef bint l2_only = is_l2_only(&p)
-    cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
-                                                   scale_h, &p, bounds)
-    cdef const signed char[::1] direction = feature_directions(monotone, n_features)
+    cdef double[::1] parent_score = _parent_scores(
+        node_sums, context.scale_g, context.scale_h, &p, bounds)
+    cdef const signed char[::1] direction = feature_directions(monotone,
+                                                               n_features)
     # per thread and node: present sums, running sums, missing sums, zero
     # block pending, last bin seen
     cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
@@ -135,47 +134,105 @@ def find_best_splits_columns(
                                             dtype=np.int32)
     cdef int32_t[:, ::1] touched = np.empty((n_threads, max(n_nodes, 1)),
                                             dtype=np.int32)
-    cdef const int64_t[::1] col_ptr = columns.col_ptr
-    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
     cdef ColumnScan scan
-    scan.col_ptr = &col_ptr[0]
-    scan.rows = _int32_pointer(columns.rows)
-    scan.codes = _int32_pointer(binned.entry_codes)
-    scan.missing_ptr = &missing_ptr[0]
-    scan.missing_rows = _int32_pointer(columns.missing_rows)
-    scan.zero_absent = columns.zero_absent
+    _column_scan(&scan, binned, row_slot, quantized, feature_allowed)
+    cdef LevelScoring level
+    level.node_sums = &node_sums[0, 0] if n_nodes else NULL
+    level.parent_score = &parent_score[0]
+    level.scale_g = context.scale_g
+    level.scale_h = context.scale_h
+    level.p = &p
+    level.l2_only = is_l2_only(&p)
     cdef const int32_t[::1] zero_codes = binned.zero_codes
     cdef const int64_t[::1] bin_ptr = binned.bin_ptr
     cdef Py_ssize_t f
     cdef int tid
     cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
-    cdef NodeBounds* node_bounds = NULL
+    level.node_bounds = NULL
     try:
-        node_bounds = node_bounds_array(bounds, n_nodes)
+        level.node_bounds = node_bounds_array(bounds, n_nodes)
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
-            scan_column(&scan, <int32_t> f, bin_ptr[f + 1] - bin_ptr[f] - 1,
-                        zero_codes[f], &thresholds[bin_ptr[f]], row_slot,
-                        quantized, node_sums, feature_allowed, parent_score,
-                        scale_g, scale_h, &p, l2_only, node_bounds,
-                        direction[f], &sums[tid, 0, 0],
-                        &last_bin[tid, 0], &touched[tid, 0],
-                        &best[tid * n_nodes])
+            scan_column(&scan, &level,
+                        _feature_scan(<int32_t> f, bin_ptr, zero_codes,
+                                      thresholds, direction),
+                        &sums[tid, 0, 0], &last_bin[tid, 0],
+                        &touched[tid, 0], &best[tid * n_nodes])
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
-        free(node_bounds)
+        free(level.node_bounds)
 
 
 ctypedef struct ColumnScan:
-    # the presorted columns a level's scan walks
+    # the presorted columns a level's scan walks, and the rows' state
     const int64_t* col_ptr
     const int32_t* rows
     const int32_t* codes
     const int64_t* missing_ptr
     const int32_t* missing_rows
     bint zero_absent
+    const int32_t* row_slot         # (n_rows,) slot or -1
+    const int64_t* quantized        # (n_rows, 2) fixed-point gradient pairs
+    const uint8_t* allowed          # (n_nodes, n_features) feature masks
+    Py_ssize_t n_features
+
+
+ctypedef struct LevelScoring:
+    # what every candidate of the level's nodes is scored with
+    const int64_t* node_sums        # (n_nodes, 2) exact totals
+    const double* parent_score      # (n_nodes,)
+    double scale_g
+    double scale_h
+    const RegParams* p
+    bint l2_only
+    const NodeBounds* node_bounds   # (n_nodes,) monotone bounds; NULL: none
+
+
+ctypedef struct FeatureScan:
+    # the feature one thread walks (passed by value: each prange iteration
+    # has its own)
+    int32_t index
+    int64_t n_value_bins
+    int32_t zero_code               # the value bin of 0.0
+    const double* thresholds        # the feature's thresholds, by bin
+    int direction                   # its monotone constraint
+
+
+cdef inline FeatureScan _feature_scan(int32_t f, const int64_t[::1] bin_ptr,
+                                      const int32_t[::1] zero_codes,
+                                      const double[::1] thresholds,
+                                      const signed char[::1] direction
+                                      ) noexcept nogil:
+    cdef FeatureScan F
+    F.index = f
+    F.n_value_bins = bin_ptr[f + 1] - bin_ptr[f] - 1
+    F.zero_code = zero_codes[f]
+    F.thresholds = &thresholds[bin_ptr[f]]
+    F.direction = direction[f]
+    return F
+
+
+cdef void _column_scan(ColumnScan* scan, BinnedColumns binned,
+                       const int32_t[::1] row_slot,
+                       const int64_t[:, ::1] quantized,
+                       const uint8_t[:, ::1] feature_allowed):
+    """Pointers into validated arrays (kept alive by the caller)."""
+    cdef SortedColumns columns = binned.columns
+    cdef const int64_t[::1] col_ptr = columns.col_ptr
+    cdef const int64_t[::1] missing_ptr = columns.missing_ptr
+    scan.col_ptr = &col_ptr[0]
+    scan.rows = _int32_pointer(columns.rows)
+    scan.codes = _int32_pointer(binned.entry_codes)
+    scan.missing_ptr = &missing_ptr[0]
+    scan.missing_rows = _int32_pointer(columns.missing_rows)
+    scan.zero_absent = columns.zero_absent
+    scan.row_slot = &row_slot[0] if row_slot.shape[0] else NULL
+    scan.quantized = &quantized[0, 0] if quantized.shape[0] else NULL
+    scan.allowed = (&feature_allowed[0, 0] if feature_allowed.shape[0]
+                    and feature_allowed.shape[1] else NULL)
+    scan.n_features = columns.n_features
 
 
 cdef const int32_t* _int32_pointer(array):
@@ -186,7 +243,7 @@ cdef const int32_t* _int32_pointer(array):
 
 # Fields of a node's scan state (int64 each).
 cdef enum:
-    PRESENT_G = 0      # sums of its stored present entries
+    PRESENT_G = 0      # sums of its present (stored, non-missing) entries
     PRESENT_H = 1
     LEFT_G = 2         # running sums of the walk so far
     LEFT_H = 3
@@ -210,145 +267,152 @@ cdef inline int64_t* touch(int32_t node, int64_t* sums, int32_t* last_bin,
     return s
 
 
-cdef inline void walk_step(HistCandidate* best, int32_t f, int32_t node,
-                           int64_t* s, int32_t* last_bin, int32_t code,
-                           int64_t qg, int64_t qh, int64_t Gq_miss,
-                           int64_t Hq_miss, int64_t n_value_bins,
-                           const double* thresholds,
-                           const int64_t[:, ::1] node_sums,
-                           const double[::1] parent_score,
-                           double scale_g, double scale_h,
-                           const RegParams* p, bint l2_only,
-                           const NodeBounds* node_bounds,
-                           int direction) noexcept nogil:
+cdef inline void walk_step(HistCandidate* best, const LevelScoring L,
+                           const FeatureScan F, int32_t node, int64_t* s,
+                           int32_t* last_bin, int32_t code, int64_t qg,
+                           int64_t qh, int64_t Gq_miss,
+                           int64_t Hq_miss) noexcept nogil:
     """The node's next entries in value order (bin ``code``, sums qg, qh):
     offer the boundaries the histogram scan would see below them, then
-    add them to the left side. ``node_bounds``: every node's monotone
-    bounds (NULL: none), ``direction``: feature f's constraint."""
+    add them to the left side."""
     cdef NodeBounds feature_bounds
     cdef const NodeBounds* bounds = with_direction(
-        &feature_bounds, _at(node_bounds, node), direction)
+        &feature_bounds, _at(L.node_bounds, node), F.direction)
+    cdef int64_t Gq = L.node_sums[2 * node], Hq = L.node_sums[2 * node + 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
     cdef int32_t b = last_bin[node]
     if b == -2:
         # the node's first entry: bins below it hold no present entry;
         # at bin 0, missing values alone may go left
         if code > 0 and has_missing:
-            offer_boundary(best, f, thresholds[0], 0, Gq_miss, Hq_miss,
-                           node_sums[node, 0], node_sums[node, 1],
-                           parent_score[node], scale_g, scale_h, p, l2_only,
-                           True, bounds)
+            offer_boundary(best, F.index, F.thresholds[0], 0, Gq_miss,
+                           Hq_miss, Gq, Hq, L.parent_score[node], L.scale_g,
+                           L.scale_h, L.p, L.l2_only, True, bounds)
     elif code != b:
-        offer_boundary(best, f, thresholds[b], b, s[LEFT_G], s[LEFT_H],
-                       node_sums[node, 0], node_sums[node, 1],
-                       parent_score[node], scale_g, scale_h, p, l2_only,
-                       not has_missing, bounds)
-        if has_missing and b != n_value_bins - 1:
-            offer_boundary(best, f, thresholds[b], b, s[LEFT_G] + Gq_miss,
-                           s[LEFT_H] + Hq_miss, node_sums[node, 0],
-                           node_sums[node, 1], parent_score[node], scale_g,
-                           scale_h, p, l2_only, True, bounds)
+        offer_boundary(best, F.index, F.thresholds[b], b, s[LEFT_G],
+                       s[LEFT_H], Gq, Hq, L.parent_score[node], L.scale_g,
+                       L.scale_h, L.p, L.l2_only, not has_missing, bounds)
+        if has_missing and b != F.n_value_bins - 1:
+            offer_boundary(best, F.index, F.thresholds[b], b,
+                           s[LEFT_G] + Gq_miss, s[LEFT_H] + Hq_miss, Gq, Hq,
+                           L.parent_score[node], L.scale_g, L.scale_h, L.p,
+                           L.l2_only, True, bounds)
     s[LEFT_G] += qg
     s[LEFT_H] += qh
     last_bin[node] = code
 
 
-cdef void scan_column(const ColumnScan* scan, int32_t f,
-                      int64_t n_value_bins, int32_t zero_code,
-                      const double* thresholds,      # feature f's bins
-                      const int32_t[::1] row_slot,
-                      const int64_t[:, ::1] quantized,
-                      const int64_t[:, ::1] node_sums,
-                      const uint8_t[:, ::1] feature_allowed,
-                      const double[::1] parent_score,
-                      double scale_g, double scale_h,
-                      const RegParams* p, bint l2_only,
-                      const NodeBounds* node_bounds, int direction,
+cdef void scan_column(const ColumnScan* columns, const LevelScoring* level,
+                      const FeatureScan F,
                       int64_t* sums,        # (n_nodes, STATE_SIZE) this thread's
                       int32_t* last_bin,    # (n_nodes,) -1 between calls
                       int32_t* touched,     # (n_nodes,) scratch
                       HistCandidate* best) noexcept nogil:
     """One feature for every node (see find_best_splits_columns)."""
+    # by value: with -fno-strict-aliasing (Python's flags), fields read
+    # through a pointer would be reloaded after every store to the sums
+    cdef ColumnScan scan = columns[0]
+    cdef LevelScoring L = level[0]
+    cdef Py_ssize_t n_touched = _node_sums_of_feature(scan, F.index, sums,
+                                                      last_bin, touched)
     cdef int64_t k, Gq_miss, Hq_miss
-    cdef Py_ssize_t n_touched = 0, i
+    cdef Py_ssize_t i
     cdef int32_t node, code, row
     cdef int64_t* s
-    cdef NodeBounds feature_bounds
-    cdef const NodeBounds* bounds
-    cdef bint zero_absent = scan.zero_absent
-    # pass 0 (absent = 0.0): sums of the stored missing entries
-    if zero_absent:
-        for k in range(scan.missing_ptr[f], scan.missing_ptr[f + 1]):
-            row = scan.missing_rows[k]
-            node = row_slot[row]
-            if node < 0 or not feature_allowed[node, f]:
-                continue
-            s = touch(node, sums, last_bin, touched, &n_touched)
-            s[MISSING_G] += quantized[row, 0]
-            s[MISSING_H] += quantized[row, 1]
-    # pass 1: sums of the present entries
-    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
+    # boundaries in value order; the zero block (the rows with no stored
+    # entry) joins in at the bin of 0.0
+    for k in range(scan.col_ptr[F.index], scan.col_ptr[F.index + 1]):
         row = scan.rows[k]
-        node = row_slot[row]
-        if node < 0 or not feature_allowed[node, f]:
-            continue
-        s = touch(node, sums, last_bin, touched, &n_touched)
-        s[PRESENT_G] += quantized[row, 0]
-        s[PRESENT_H] += quantized[row, 1]
-    if zero_absent:
-        for i in range(n_touched):
-            s = &sums[STATE_SIZE * touched[i]]
-            s[ZERO_PENDING] = 1
-    # pass 2: boundaries in value order; the zero block (the rows with no
-    # stored entry) joins in at the bin of 0.0
-    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
-        row = scan.rows[k]
-        node = row_slot[row]
-        if node < 0 or not feature_allowed[node, f]:
+        node = scan.row_slot[row]
+        if not _scans(scan, node, F.index):
             continue
         s = &sums[STATE_SIZE * node]
         code = scan.codes[k]
-        _missing_sums(s, node, node_sums, zero_absent, &Gq_miss, &Hq_miss)
-        if s[ZERO_PENDING] and code > zero_code:
-            _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
-                            Hq_miss, n_value_bins, thresholds, node_sums,
-                            parent_score, scale_g, scale_h, p, l2_only,
-                            node_bounds, direction)
-        walk_step(&best[node], f, node, s, last_bin, code, quantized[row, 0],
-                  quantized[row, 1], Gq_miss, Hq_miss, n_value_bins,
-                  thresholds, node_sums, parent_score, scale_g, scale_h, p,
-                  l2_only, node_bounds, direction)
+        _missing_sums(s, node, L, scan.zero_absent, &Gq_miss, &Hq_miss)
+        if s[ZERO_PENDING] and code > F.zero_code:
+            _add_zero_block(&best[node], L, F, node, s, last_bin, Gq_miss,
+                            Hq_miss)
+        walk_step(&best[node], L, F, node, s, last_bin, code,
+                  scan.quantized[2 * row], scan.quantized[2 * row + 1],
+                  Gq_miss, Hq_miss)
     # after each node's last entry: every present entry left, missing right
     for i in range(n_touched):
         node = touched[i]
         s = &sums[STATE_SIZE * node]
-        _missing_sums(s, node, node_sums, zero_absent, &Gq_miss, &Hq_miss)
+        _missing_sums(s, node, L, scan.zero_absent, &Gq_miss, &Hq_miss)
         if s[ZERO_PENDING]:
-            _add_zero_block(best, f, node, s, last_bin, zero_code, Gq_miss,
-                            Hq_miss, n_value_bins, thresholds, node_sums,
-                            parent_score, scale_g, scale_h, p, l2_only,
-                            node_bounds, direction)
+            _add_zero_block(&best[node], L, F, node, s, last_bin, Gq_miss,
+                            Hq_miss)
         if (Gq_miss != 0 or Hq_miss != 0) and last_bin[node] >= 0:
-            code = last_bin[node]
-            bounds = with_direction(&feature_bounds, _at(node_bounds, node),
-                                    direction)
-            offer_boundary(&best[node], f, thresholds[code], code,
-                           s[LEFT_G], s[LEFT_H], node_sums[node, 0],
-                           node_sums[node, 1], parent_score[node], scale_g,
-                           scale_h, p, l2_only, False, bounds)
-            if bounds != NULL:
-                # the same partition in the other order (as in
-                # _hist_split.scan_feature)
-                offer_boundary(&best[node], f, -INFINITY, -1, Gq_miss,
-                               Hq_miss, node_sums[node, 0],
-                               node_sums[node, 1], parent_score[node],
-                               scale_g, scale_h, p, l2_only, True, bounds)
+            _offer_missing_apart(&best[node], L, F, node, s, last_bin[node],
+                                 Gq_miss, Hq_miss)
         last_bin[node] = -1
 
 
+cdef inline void _offer_missing_apart(HistCandidate* best,
+                                      const LevelScoring L,
+                                      const FeatureScan F, int32_t node,
+                                      const int64_t* s, int32_t last_code,
+                                      int64_t Gq_miss,
+                                      int64_t Hq_miss) noexcept nogil:
+    """After the node's last entry: every present entry left, missing
+    values right; under a monotone constraint also the same partition in
+    the other order (as in ``_hist_split.scan_feature``)."""
+    cdef NodeBounds feature_bounds
+    cdef const NodeBounds* bounds = with_direction(
+        &feature_bounds, _at(L.node_bounds, node), F.direction)
+    cdef int64_t Gq = L.node_sums[2 * node], Hq = L.node_sums[2 * node + 1]
+    offer_boundary(best, F.index, F.thresholds[last_code], last_code,
+                   s[LEFT_G], s[LEFT_H], Gq, Hq, L.parent_score[node],
+                   L.scale_g, L.scale_h, L.p, L.l2_only, False, bounds)
+    if bounds != NULL:
+        offer_boundary(best, F.index, -INFINITY, -1, Gq_miss, Hq_miss, Gq,
+                       Hq, L.parent_score[node], L.scale_g, L.scale_h, L.p,
+                       L.l2_only, True, bounds)
+
+
+cdef inline bint _scans(const ColumnScan scan, int32_t node,
+                        int32_t f) noexcept nogil:
+    """Whether a row in slot ``node`` takes part in feature f's scan."""
+    return node >= 0 and scan.allowed[node * scan.n_features + f] != 0
+
+
+cdef Py_ssize_t _node_sums_of_feature(const ColumnScan scan, int32_t f,
+                                      int64_t* sums, int32_t* last_bin,
+                                      int32_t* touched) noexcept nogil:
+    """The first passes over feature f: each node's sums of its stored
+    missing entries (absent = 0.0) and of its present entries; returns how
+    many nodes it met (listed in ``touched``)."""
+    cdef Py_ssize_t n_touched = 0, i
+    cdef int64_t k
+    cdef int32_t node, row
+    cdef int64_t* s
+    if scan.zero_absent:
+        for k in range(scan.missing_ptr[f], scan.missing_ptr[f + 1]):
+            row = scan.missing_rows[k]
+            node = scan.row_slot[row]
+            if not _scans(scan, node, f):
+                continue
+            s = touch(node, sums, last_bin, touched, &n_touched)
+            s[MISSING_G] += scan.quantized[2 * row]
+            s[MISSING_H] += scan.quantized[2 * row + 1]
+    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
+        row = scan.rows[k]
+        node = scan.row_slot[row]
+        if not _scans(scan, node, f):
+            continue
+        s = touch(node, sums, last_bin, touched, &n_touched)
+        s[PRESENT_G] += scan.quantized[2 * row]
+        s[PRESENT_H] += scan.quantized[2 * row + 1]
+    if scan.zero_absent:
+        for i in range(n_touched):
+            sums[STATE_SIZE * touched[i] + ZERO_PENDING] = 1
+    return n_touched
+
+
 cdef inline void _missing_sums(const int64_t* s, int32_t node,
-                               const int64_t[:, ::1] node_sums,
-                               bint zero_absent, int64_t* Gq_miss,
+                               const LevelScoring L, bint zero_absent,
+                               int64_t* Gq_miss,
                                int64_t* Hq_miss) noexcept nogil:
     """The node's missing sums: its stored missing entries' when absent
     entries are 0.0, else its totals minus its present entries'."""
@@ -356,32 +420,25 @@ cdef inline void _missing_sums(const int64_t* s, int32_t node,
         Gq_miss[0] = s[MISSING_G]
         Hq_miss[0] = s[MISSING_H]
     else:
-        Gq_miss[0] = node_sums[node, 0] - s[PRESENT_G]
-        Hq_miss[0] = node_sums[node, 1] - s[PRESENT_H]
+        Gq_miss[0] = L.node_sums[2 * node] - s[PRESENT_G]
+        Hq_miss[0] = L.node_sums[2 * node + 1] - s[PRESENT_H]
 
 
-cdef inline void _add_zero_block(HistCandidate* best, int32_t f, int32_t node,
+cdef inline void _add_zero_block(HistCandidate* best, const LevelScoring L,
+                                 const FeatureScan F, int32_t node,
                                  int64_t* s, int32_t* last_bin,
-                                 int32_t zero_code, int64_t Gq_miss,
-                                 int64_t Hq_miss, int64_t n_value_bins,
-                                 const double* thresholds,
-                                 const int64_t[:, ::1] node_sums,
-                                 const double[::1] parent_score,
-                                 double scale_g, double scale_h,
-                                 const RegParams* p, bint l2_only,
-                                 const NodeBounds* node_bounds,
-                                 int direction) noexcept nogil:
+                                 int64_t Gq_miss,
+                                 int64_t Hq_miss) noexcept nogil:
     """Walk the node's zero block: its totals minus its stored entries, in
     the bin of 0.0 (skipped when empty, as an empty bin is)."""
-    cdef int64_t zero_g = (node_sums[node, 0] - s[PRESENT_G] - s[MISSING_G])
-    cdef int64_t zero_h = (node_sums[node, 1] - s[PRESENT_H] - s[MISSING_H])
+    cdef int64_t zero_g = L.node_sums[2 * node] - s[PRESENT_G] - s[MISSING_G]
+    cdef int64_t zero_h = (L.node_sums[2 * node + 1] - s[PRESENT_H]
+                           - s[MISSING_H])
     s[ZERO_PENDING] = 0
     if zero_g == 0 and zero_h == 0:
         return
-    walk_step(&best[node], f, node, s, last_bin, zero_code, zero_g, zero_h,
-              Gq_miss, Hq_miss, n_value_bins, thresholds, node_sums,
-              parent_score, scale_g, scale_h, p, l2_only, node_bounds,
-              direction)
+    walk_step(best, L, F, node, s, last_bin, F.zero_code, zero_g, zero_h,
+              Gq_miss, Hq_miss)
 
 
 @cython.boundscheck(True)

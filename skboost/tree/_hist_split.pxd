@@ -2,46 +2,13 @@
 # categorical and column-wise scans that share them: _categorical_scan.pyx,
 # _column_scan.pyx), and how a candidate is offered.
 
-from ._common cimport SplitCandidate, int32_t, int64_t, is_better, uint8_t
-from ._gain cimport (NodeBounds, RegParams, bounded_split_loss_reduction,
-                     children_heavy_enough, children_score_floor, may_reach,
-                     split_loss_reduction, split_loss_reduction_l2)
-
-
-# Kinds of split a candidate is (``cat_kind``).
-cdef enum:
-    NUMERIC_SPLIT = 0       # value bins 0..split_bin go left
-    ONE_HOT_SPLIT = 1       # category split_bin goes right, the others left
-    SORTED_SPLIT = 2        # the first split_bin + 1 categories by weight go left
-
-
-ctypedef struct HistCandidate:
-    SplitCandidate split
-    int32_t split_bin       # see the kinds above
-    int64_t Gq_left         # exact left sums, for the children's totals
-    int64_t Hq_left
-    uint8_t cat_kind
-
-
-cdef inline bint offer(HistCandidate* best, double gain, int32_t feature,
-                       double threshold, int32_t split_bin, int64_t Gq_left,
-                       int64_t Hq_left, double scale_g, double scale_h,
-                       bint default_left) noexcept nogil:
-    """Take the candidate if it beats ``best`` (a numeric split until the
-    caller says otherwise); returns whether it did."""
-    if is_better(gain, feature, threshold, &best.split):
-        best.split.gain = gain
-        best.split.feature = feature
-        best.split.threshold = threshold
-        best.split.G_left = Gq_left / scale_g
-        best.split.H_left = Hq_left / scale_h
-        best.split.default_left = default_left
-        best.split_bin = split_bin
-        best.Gq_left = Gq_left
-        best.Hq_left = Hq_left
-        best.cat_kind = NUMERIC_SPLIT
-        return True
-    return False
+from ._bounded_offer cimport offer_bounded
+from ._common cimport int32_t, int64_t
+from ._gain cimport (NodeBounds, RegParams, children_heavy_enough,
+                     children_score_floor, may_reach, split_loss_reduction,
+                     split_loss_reduction_l2)
+from ._hist_candidate cimport (HistCandidate, NUMERIC_SPLIT, ONE_HOT_SPLIT,
+                               SORTED_SPLIT, offer)
 
 
 cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
@@ -57,6 +24,12 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
     enough; returns whether it was taken. ``bounds``: the node's monotone
     bounds and the feature's constraint (``_gain.pxd``), NULL when the model
     has no monotone constraint."""
+    if bounds != NULL:
+        # out of line, so that this function stays small enough to be
+        # inlined into the scan loops
+        return offer_bounded(best, feature, threshold, split_bin, Gq_left,
+                             Hq_left, Gq, Hq, parent_score, scale_g, scale_h,
+                             p, l2_only, default_left, bounds)
     # the scales are powers of two: multiplying by their exact reciprocals
     # gives the quotients, and the reciprocals leave the scan loops
     cdef double to_g = 1.0 / scale_g, to_h = 1.0 / scale_h
@@ -67,14 +40,10 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
         return False
     G_left = Gq_left * to_g
     G_right = (Gq - Gq_left) * to_g
-    if l2_only and not may_reach(
-            children_score_floor(best.split.gain, parent_score),
-            G_left, H_left, G_right, H_right, p.reg_lambda):
-        return False
-    if bounds != NULL:
-        gain = bounded_split_loss_reduction(G_left, H_left, G_right, H_right,
-                                            parent_score, bounds, p)
-    elif l2_only:
+    if l2_only:
+        if not may_reach(children_score_floor(best.split.gain, parent_score),
+                         G_left, H_left, G_right, H_right, p.reg_lambda):
+            return False
         gain = split_loss_reduction_l2(G_left, H_left, G_right, H_right,
                                        parent_score, p.reg_lambda)
     else:

@@ -54,6 +54,25 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
     cdef NodeBounds feature_bounds
     cdef const NodeBounds* bounds = with_direction(&feature_bounds,
                                                    node_bounds, direction)
+    # two copies of the inlined scan: in the first, bounds is the constant
+    # NULL and the compiler drops the bounded branch of every candidate
+    if bounds == NULL:
+        scan_bins(hist, feature, first_bin, n_value_bins, Gq, Hq,
+                  parent_score, thresholds, scale_g, scale_h, p, NULL, best)
+    else:
+        scan_bins(hist, feature, first_bin, n_value_bins, Gq, Hq,
+                  parent_score, thresholds, scale_g, scale_h, p, bounds, best)
+
+
+cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
+                           int64_t first_bin, int64_t n_value_bins,
+                           int64_t Gq, int64_t Hq, double parent_score,
+                           const double[::1] thresholds, double scale_g,
+                           double scale_h, const RegParams* p,
+                           const NodeBounds* bounds,
+                           HistCandidate* best) noexcept nogil:
+    """The candidates of one feature in one node, both missing directions
+    (see the module docstring)."""
     cdef int64_t missing = first_bin + n_value_bins
     cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
