@@ -11,9 +11,7 @@ fitted in its own fresh process. See benchmarks/README.md for what is measured.
 
 import sys
 
-from _common import (METRIC_NAME, Contender, base_parser, baseline_summary,
-                     comparison_table, environment, make_data, run_contenders,
-                     select, write_json)
+from _common import Contender, base_parser, comparison_table, run_tasks
 
 
 def contenders(task, args):
@@ -32,28 +30,14 @@ def parse_args(argv=None):
                        task="classification").parse_args(argv)
 
 
+def ratio_table(results, task):
+    return ("ratios = library / xgboost\n"
+            + comparison_table(results, task))
+
+
 def main(argv=None):
     args = parse_args(argv)
-    tasks = (["classification", "regression"] if args.task == "both"
-             else [args.task])
-    print("  ".join(f"{k} {v}" for k, v in environment(args.baseline).items()))
-    print(f"{args.n_rows} train rows x {args.n_features} features, "
-          f"{args.n_rounds} rounds, max_depth {args.max_depth}, "
-          f"n_jobs {args.n_jobs}, repeat {args.repeat}", flush=True)
-    all_results, tables = [], []
-    for task in tasks:
-        print(f"\n{task}:", flush=True)
-        data = make_data(task, args.n_rows, args.n_features)
-        results = run_contenders(select(contenders(task, args), args), data,
-                                 task, args.repeat)
-        all_results += results
-        tables.append(f"{task} ({METRIC_NAME[task]} on 50,000 test rows; "
-                      "ratios = library / xgboost)\n"
-                      + comparison_table(results, task)
-                      + baseline_summary(results))
-    print("\n" + "\n\n".join(tables))
-    if args.json:
-        write_json(args.json, args, all_results)
+    run_tasks(args, lambda task, data: contenders(task, args), ratio_table)
 
 
 if __name__ == "__main__":
