@@ -26,7 +26,7 @@ from ._data import check_weight, check_X
 from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._importance import IMPORTANCE_TYPES, feature_importances
-from ._openmp_helpers import effective_n_threads
+from ._threads import effective_n_threads
 from .tree.constraints import (parse_feature_weights, parse_interactions,
                                parse_monotone)
 from .tree.driver import TreeParams

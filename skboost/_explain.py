@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from ._openmp_helpers import effective_n_threads
+from ._threads import effective_n_threads
 from .tree._shap import ShapForest
 from .tree._tree import NODE_FIELDS
 

@@ -29,7 +29,8 @@ from sklearn.preprocessing import OneHotEncoder
 from threadpoolctl import threadpool_limits
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost._openmp_helpers import effective_n_threads
+from skboost._openmp_helpers import openmp_max_threads
+from skboost._threads import available_cpus, effective_n_threads
 
 pd = pytest.importorskip("pandas")
 
@@ -248,9 +249,37 @@ def test_threadpoolctl_limits_the_default_thread_count():
         assert effective_n_threads(None) == 1
         assert effective_n_threads(-1) == 1
         est = BoostRegressor(n_estimators=2).fit(X, y)
-    assert effective_n_threads(None) == min(
-        os.cpu_count(), __import__("skboost._openmp_helpers",
-                                   fromlist=["x"]).openmp_max_threads())
-    assert effective_n_threads(3) == 3  # an explicit n_jobs is honoured
+    assert effective_n_threads(None) == min(available_cpus(),
+                                            openmp_max_threads())
     np.testing.assert_array_equal(est.predict(X), BoostRegressor(
         n_estimators=2, n_jobs=2).fit(X, y).predict(X))
+
+
+def test_n_jobs_never_exceeds_the_available_cpus():
+    """The default and any explicit n_jobs resolve to at most the CPUs this
+    process may run on (its affinity mask), as joblib does; a huge n_jobs
+    trains (it used to crash the process in the OpenMP runtime)."""
+    n_cpus = len(os.sched_getaffinity(0))
+    assert available_cpus() <= n_cpus
+    for n_jobs in (None, -1, 1, 2, 3, 64, 100_000):
+        assert 1 <= effective_n_threads(n_jobs) <= n_cpus
+    assert effective_n_threads(-n_cpus - 5) == 1
+    X, y = _regression(n=60)
+    BoostRegressor(n_estimators=2, n_jobs=100_000).fit(X, y).predict(X)
+
+
+def test_cgroup_quota_caps_the_thread_count(tmp_path):
+    """A CPU quota of 1.5 CPUs (cgroup v2 file format) allows 2 threads; no
+    quota ("max") allows any; cgroup v1 files are read too."""
+    from skboost._threads import _cgroup_cpu_quota
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert _cgroup_cpu_quota(str(tmp_path)) == 2
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert _cgroup_cpu_quota(str(tmp_path)) is None
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("300000")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000")
+    assert _cgroup_cpu_quota(str(v1)) == 3
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1")
+    assert _cgroup_cpu_quota(str(v1)) is None
