@@ -5,11 +5,12 @@
 ``Booster`` holds the trees and predicts.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._multi_output import flatten_targets
 from ._sparse_input import sparse_rows
 from .tree._sparse import SparseRows
 from .metrics import get_metric
@@ -27,6 +28,9 @@ class BoostParams:
     subsample: float = 1.0
     base_score: float | None = None
     sparse_absent: str = "missing"   # what an absent sparse entry means
+    # trees grown per output and round, each on its own row and column
+    # sample; the round adds their mean (random forests)
+    num_parallel_tree: int = 1
 
 
 class Booster:
@@ -41,6 +45,13 @@ class Booster:
     n_features : int
         Number of input features.
     """
+
+    # Trees per output and round (``num_parallel_tree``); class attributes,
+    # so that boosters pickled before they existed keep their meaning.
+    num_parallel_tree = 1
+    # Number of targets of a multi-output model (columns of y; each is an
+    # output), 1 otherwise.
+    n_targets = 1
 
     def __init__(self, objective, base_margin, n_features):
         self.objective = objective
@@ -66,8 +77,15 @@ class Booster:
         return self.base_margin.shape[0]
 
     @property
+    def trees_per_round(self):
+        """Trees added by one boosting round: ``num_parallel_tree`` per
+        output (tree ``i`` of a round belongs to output
+        ``i // num_parallel_tree``)."""
+        return self.n_outputs * self.num_parallel_tree
+
+    @property
     def n_rounds(self):
-        return len(self.trees) // self.n_outputs
+        return len(self.trees) // self.trees_per_round
 
     def add_tree(self, tree, group):
         self.trees.append(tree)
@@ -91,7 +109,7 @@ class Booster:
                 f"iteration_range={iteration_range!r} is outside the "
                 f"{self.n_rounds} boosting rounds of this model: expected "
                 "0 <= start < end <= n_rounds")
-        return start * self.n_outputs, end * self.n_outputs
+        return start * self.trees_per_round, end * self.trees_per_round
 
     def _packed_forest(self):
         """All trees packed for prediction (built once, validated once)."""
@@ -357,6 +375,9 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     first_round = booster.n_rounds
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     weights = _RoundWeights(weight, objective)
+    if boost_params.num_parallel_tree > 1:
+        tree_params = replace(tree_params, learning_rate=(
+            tree_params.learning_rate / boost_params.num_parallel_tree))
     grower = make_grower(X, tree_params, n_threads, rng,
                          weight=weights.in_sums,
                          fixed_hessians=objective.constant_hessian
@@ -369,17 +390,8 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
         objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
-        for group in range(n_outputs):
-            active = weights.positive & _row_sample(
-                X.shape[0], boost_params.subsample, rng)
-            tree, leaf_rows = grower.grow(gpair[group], active)
-            if objective.refit_leaves():
-                _refit_leaf_values(tree, X, y, raw[:, group], weight, active,
-                                   objective, group, tree_params.learning_rate,
-                                   n_threads)
-            booster.add_tree(tree, group)
-            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
-                            group, n_threads)
+        _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
+                     weights, boost_params, rng, n_threads)
         evaluator.add_round(iteration)
         stops = [_call(callback, "after_iteration", booster, iteration,
                        booster.evals_result) for callback in callbacks]
@@ -388,6 +400,35 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     for callback in callbacks:
         booster = _call(callback, "after_training", booster) or booster
     return booster
+
+
+def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
+                 weights, boost_params, rng, n_threads):
+    """Grow the trees of one round on the gradients ``gpair`` and add them
+    to ``booster`` and the margins ``raw``.
+
+    Each output gets ``num_parallel_tree`` trees, each on its own row
+    sample (and column sample, drawn by the grower), all from the same
+    gradients; their leaf values carry the grower's learning rate,
+    ``learning_rate / num_parallel_tree``, so the round adds
+    ``learning_rate`` times their mean, as XGBoost does."""
+    n_parallel = boost_params.num_parallel_tree
+    learning_rate = grower.params.learning_rate
+    # leaf re-fits see the margins the round started from
+    start = raw.copy() if objective.refit_leaves() and n_parallel > 1 else raw
+    for group in range(booster.n_outputs):
+        labels = y[:, group] if y.ndim == 2 else y
+        for _ in range(n_parallel):
+            active = weights.positive & _row_sample(
+                X.shape[0], boost_params.subsample, rng)
+            tree, leaf_rows = grower.grow(gpair[group], active)
+            if objective.refit_leaves():
+                _refit_leaf_values(tree, X, labels, start[:, group], weight,
+                                   active, objective, group, learning_rate,
+                                   n_threads)
+            booster.add_tree(tree, group)
+            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
+                            group, n_threads)
 
 
 def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
@@ -403,6 +444,8 @@ def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
                                                      n_outputs)
     booster = Booster(objective.name, base_margin, n_features)
     booster.objective_params = dict(objective.params)
+    booster.n_targets = getattr(objective, "n_targets", 1)
+    booster.num_parallel_tree = boost_params.num_parallel_tree
     if boost_params.sparse_absent == "zero":
         booster.absent_value = 0.0
     if init_booster is not None:
@@ -474,16 +517,19 @@ class _Evaluator:
         """Add the trees of round ``iteration`` and log every metric."""
         if not self.evals:
             return
-        n_outputs = self.booster.n_outputs
-        first = iteration * n_outputs
+        per_round = self.booster.trees_per_round
+        first = iteration * per_round
         for data, X, margin in zip(self.evals, self.inputs, self.margins):
-            for k in range(first, first + n_outputs):
+            for k in range(first, first + per_round):
                 _add_tree_output(self.booster.trees[k], X, margin,
                                  self.booster.tree_group[k], self.n_threads)
-            prediction = self.objective.eval_transform(margin)
+            y, prediction, weight = (
+                data.y, self.objective.eval_transform(margin), data.weight)
+            if y.ndim == 2:   # several targets
+                y, prediction, weight = flatten_targets(y, prediction, weight)
             log = self.booster.evals_result[data.name]
             for metric in self.metrics:
-                log[metric.name].append(metric(data.y, prediction, data.weight,
+                log[metric.name].append(metric(y, prediction, weight,
                                                data.query_ptr))
 
 

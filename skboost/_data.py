@@ -26,12 +26,14 @@ from ._categorical import (CategoryMap, code_sparse, dtype_categories,
 from ._sparse_input import SPARSE_FORMATS, canonical_csr
 
 
-def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
+def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
+            multi_output=False):
     """Validate X (and y at fit) the scikit-learn way; apply ``missing``.
 
     Returns float32 C-ordered X in which NaN marks every missing value
     (NaN itself, and the estimator's ``missing`` marker when it is a number)
-    and categorical features hold category codes. At fit (``reset``) the
+    and categorical features hold category codes; ``multi_output`` allows
+    a 2-D y (several targets). At fit (``reset``) the
     categorical features and their categories are recorded in
     ``estimator._category_map_`` (None without any).
     """
@@ -46,12 +48,12 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
         X, dtype_categories = _frame_to_float32(estimator, X, reset)
         if fitting:
             X, y = check_X_y(X, y, y_numeric=y_numeric, estimator=estimator,
-                             **kwargs)
+                             multi_output=multi_output, **kwargs)
         else:
             X = check_array(X, estimator=estimator, **kwargs)
     elif fitting:
         X, y = validate_data(estimator, X, y, y_numeric=y_numeric,
-                             reset=reset, **kwargs)
+                             reset=reset, multi_output=multi_output, **kwargs)
     else:
         X = validate_data(estimator, X, reset=reset, **kwargs)
     if sp.issparse(X):

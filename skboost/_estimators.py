@@ -25,6 +25,8 @@ from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
 from ._data import check_weight, check_X
 from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
+from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
+                            check_multilabel, check_targets)
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._threads import effective_n_threads
 from .tree.constraints import (parse_feature_weights, parse_interactions,
@@ -48,6 +50,14 @@ def _metric_list(eval_metric):
     if isinstance(eval_metric, str) or callable(eval_metric):
         return [eval_metric]
     return list(eval_metric)
+
+
+def _check_eval_targets(y, n_rows, n_targets, index):
+    """An eval_set's y of a model of several targets: (n_rows, n_targets)."""
+    if y.shape != (n_rows, n_targets):
+        raise ValueError(
+            f"eval_set[{index}]: y must have shape ({n_rows}, {n_targets}) "
+            f"(one row per row of X, a column per target), got {y.shape}")
 
 
 class _BoostBase(ExplainMixin, BaseEstimator):
@@ -90,6 +100,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         "callbacks": [list, None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "warm_start": ["boolean"],
+        "num_parallel_tree": [Interval(Integral, 1, None, closed="left")],
+        "multi_strategy": [StrOptions(set(MULTI_STRATEGIES))],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
@@ -106,7 +118,9 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                  feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
-                 validation_fraction=0.1, warm_start=False):
+                 validation_fraction=0.1, warm_start=False,
+                 num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -142,6 +156,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         self.callbacks = callbacks
         self.validation_fraction = validation_fraction
         self.warm_start = warm_start
+        self.num_parallel_tree = num_parallel_tree
+        self.multi_strategy = multi_strategy
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -161,7 +177,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         ``count:poisson``, no clipping otherwise)."""
         if self.max_delta_step is not None:
             return float(self.max_delta_step)
-        if isinstance(objective, str) and objective == "count:poisson":
+        if getattr(objective, "name", objective) == "count:poisson":
             return DEFAULT_PARAMS["poisson_max_delta_step"]
         return 0.0
 
@@ -170,11 +186,13 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                query_ptr=None, eval_query_ptrs=None, encode_labels=None):
         weight = check_weight(sample_weight, X)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
-                                eval_query_ptrs, encode_labels)
+                                eval_query_ptrs, encode_labels,
+                                n_targets=getattr(objective, "n_targets", 1))
         if self.early_stopping_rounds is not None and not evals:
             rows, query_ptr, holdout = hold_out(
                 X, y, weight, query_ptr, self.validation_fraction,
-                stratify=is_classifier(self), random_state=self.random_state)
+                stratify=is_classifier(self) and y.ndim == 1,
+                random_state=self.random_state)
             X, y, weight = X[rows], y[rows], weight[rows]
             objective = objective_for_rows(objective, rows)
             evals = [holdout]
@@ -189,7 +207,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         base_score=self.base_score,
-                        sparse_absent=self.sparse_absent),
+                        sparse_absent=self.sparse_absent,
+                        num_parallel_tree=self.num_parallel_tree),
             TreeParams(
                 tree_method=self.tree_method, max_bin=self.max_bin,
                 approx_proposal=self.approx_proposal,
@@ -216,6 +235,23 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _targets_objective(self, objective, y):
+        """The objective of ``y``: a 2-D y (several targets) trains one
+        output per target (``_multi_output``)."""
+        if y.ndim == 1:
+            return objective
+        n_targets = y.shape[1]
+        if isinstance(objective, CallableObjective):
+            objective._n_outputs = objective.n_targets = n_targets
+            return objective
+        base = get_objective(objective, self._objective_params())
+        if base.n_outputs(None) != 1:
+            raise ValueError(
+                f"objective={objective!r} with quantile_alpha="
+                f"{self.quantile_alpha!r} has several outputs per target: "
+                "a 2-D y needs one quantile")
+        return MultiTargetObjective(base, n_targets)
 
     def _constraint_params(self, n_features):
         """The constraints and feature weights as ``TreeParams`` fields,
@@ -255,6 +291,13 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 fitted_map is not None and not fitted_map.same_as(new_map)):
             problems.append("the categorical features or their categories "
                             "differ from the first fit's")
+        if getattr(objective, "n_targets", 1) != booster.n_targets:
+            problems.append(f"y has {getattr(objective, 'n_targets', 1)} "
+                            f"targets, the fitted model {booster.n_targets}")
+        if self.num_parallel_tree != booster.num_parallel_tree:
+            problems.append(f"num_parallel_tree={self.num_parallel_tree}, "
+                            "the fitted model's "
+                            f"{booster.num_parallel_tree}")
         if name != booster.objective:
             problems.append(f"the objective is {name!r}, the fitted model's "
                             f"{booster.objective!r}")
@@ -264,7 +307,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return booster
 
     def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
-                   encode_labels):
+                   encode_labels, n_targets=1):
         """The ``eval_set`` pairs as validated :class:`EvalSet` objects."""
         if eval_set is None:
             if sample_weight_eval_set is not None:
@@ -284,7 +327,9 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 raise ValueError("eval_set must be a list of (X, y) pairs")
             X_eval = check_X(self, pair[0], reset=False)
             y_eval = np.asarray(pair[1])
-            if y_eval.ndim != 1 or y_eval.shape[0] != X_eval.shape[0]:
+            if n_targets > 1:
+                _check_eval_targets(y_eval, X_eval.shape[0], n_targets, i)
+            elif y_eval.ndim != 1 or y_eval.shape[0] != X_eval.shape[0]:
                 raise ValueError(
                     f"eval_set[{i}]: y must be 1-D with one label per row of "
                     f"X ({X_eval.shape[0]}), got shape {y_eval.shape}")
@@ -734,6 +779,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
+                 num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree",
                  scale_pos_weight=1.0):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
@@ -757,8 +804,17 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start)
+            validation_fraction=validation_fraction, warm_start=warm_start,
+            num_parallel_tree=num_parallel_tree,
+            multi_strategy=multi_strategy)
         self.scale_pos_weight = scale_pos_weight
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a 2-D 0/1 y: one binary output per label
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
 
     def _objective_params(self):
         return {**super()._objective_params(),
@@ -783,7 +839,12 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         -------
         self : BoostClassifier
         """
-        X, y = check_X(self, X, y=y, reset=True)
+        X, y = check_X(self, X, y=y, reset=True, multi_output=True)
+        y = check_targets(y)
+        evaluation = _evaluation_kwargs(eval_set, sample_weight_eval_set,
+                                        verbose)
+        if y.ndim == 2:
+            return self._fit_multilabel(X, y, sample_weight, evaluation)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
         self._check_warm_start_classes(encoder.classes_)
@@ -800,11 +861,41 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                            self._objective_for(self.n_classes_),
                            n_classes=self.n_classes_,
                            encode_labels=self._encode_eval_labels,
-                           **_evaluation_kwargs(eval_set,
-                                                sample_weight_eval_set,
-                                                verbose))
+                           **evaluation)
 
     fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
+
+    def _fit_multilabel(self, X, y, sample_weight, evaluation):
+        """Multi-label classification: one binary output per label
+        (column of the 0/1 matrix ``y``), as XGBoost trains it."""
+        check_multilabel(y)
+        n_labels = y.shape[1]
+        objective = self.objective
+        if callable(objective):
+            objective = CallableObjective(objective, {"link": "logistic"})
+        elif not objective.startswith("binary:"):
+            raise ValueError(
+                f"objective={objective!r} is for one multiclass target; a "
+                "2-D y (multi-label) trains a binary objective per label, "
+                "such as 'binary:logistic'")
+        if self.scale_pos_weight != 1.0:
+            raise ValueError(
+                "scale_pos_weight is not supported with a 2-D y "
+                "(multi-label): pass sample_weight instead")
+        self._check_warm_start_classes(np.arange(n_labels))
+        # XGBoost's (and MLPClassifier's) classes_ of a multi-label model:
+        # the label indices
+        self.classes_ = np.arange(n_labels)
+        self.n_classes_ = n_labels
+        return self._train(X, y.astype(np.float64), sample_weight,
+                           self._targets_objective(objective, y),
+                           encode_labels=_multilabel_eval_labels,
+                           **evaluation)
+
+    def _is_multilabel(self):
+        """Whether the fitted model has one binary output per label."""
+        check_is_fitted(self)
+        return self.booster_.n_targets > 1
 
     def _check_warm_start_classes(self, classes):
         if (self.warm_start and hasattr(self, "booster_")
@@ -859,6 +950,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         raw = self._raw_predict(X, iteration_range)
         if raw.shape[1] == 1:
             return raw[:, 0]
+        if self._is_multilabel():
+            return raw
         if raw.shape[1] == 2:
             return raw[:, 1] - raw[:, 0]
         return raw
@@ -881,6 +974,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         """
         raw = self._raw_predict(X, iteration_range)
         proba = self._prediction_objective().eval_transform(raw)
+        if self._is_multilabel():
+            return proba
         if proba.shape[1] == 1:
             proba = np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
         return proba
@@ -905,8 +1000,19 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         """
         if output_margin:
             return self.decision_function(X, iteration_range)
+        if self._is_multilabel():
+            # a label is predicted where its margin is positive (its
+            # probability above 1/2)
+            margins = self.decision_function(X, iteration_range)
+            return (margins > 0).astype(np.int64)
         proba = self.predict_proba(X, iteration_range)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _multilabel_eval_labels(y):
+    """An eval_set's multi-label targets: 0/1 labels, as float64."""
+    check_multilabel(y)
+    return y.astype(np.float64)
 
 
 class BoostRegressor(RegressorMixin, _BoostBase):
@@ -966,7 +1072,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  interaction_constraints=None, feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
-                 validation_fraction=0.1, warm_start=False, huber_slope=1.0,
+                 validation_fraction=0.1, warm_start=False,
+                 num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree", huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
@@ -990,7 +1098,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start)
+            validation_fraction=validation_fraction, warm_start=warm_start,
+            num_parallel_tree=num_parallel_tree,
+            multi_strategy=multi_strategy)
         self.huber_slope = huber_slope
         self.quantile_alpha = quantile_alpha
         self.tweedie_variance_power = tweedie_variance_power
@@ -999,6 +1109,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         tags = super().__sklearn_tags__()
         # objectives whose labels must be positive (or > -1)
         tags.target_tags.positive_only = self.objective in POSITIVE_TARGETS
+        tags.target_tags.multi_output = True   # a 2-D y: one output per target
         return tags
 
     def _objective_params(self):
@@ -1026,10 +1137,13 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         -------
         self : BoostRegressor
         """
-        X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
+        X, y = check_X(self, X, y=y, reset=True, y_numeric=True,
+                       multi_output=True)
+        y = check_targets(y).astype(np.float64, copy=False)
         objective = self.objective
         if callable(objective):
             objective = CallableObjective(objective, {"link": "identity"})
+        objective = self._targets_objective(objective, y)
         return self._train(X, y, sample_weight, objective,
                            **_evaluation_kwargs(eval_set,
                                                 sample_weight_eval_set,
@@ -1178,6 +1292,8 @@ class BoostRanker(_BoostBase):
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
+                 num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree",
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
                  score_k=None):
@@ -1203,7 +1319,9 @@ class BoostRanker(_BoostBase):
             feature_weights=feature_weights,
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start)
+            validation_fraction=validation_fraction, warm_start=warm_start,
+            num_parallel_tree=num_parallel_tree,
+            multi_strategy=multi_strategy)
         self.lambdarank_pair_method = lambdarank_pair_method
         self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
         self.ndcg_exp_gain = ndcg_exp_gain

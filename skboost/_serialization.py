@@ -39,7 +39,13 @@ categorical feature, with its number of categories, and a split on a
 categorical feature must be categorical.
 
 Trees are stored round by round, the ``n_outputs`` trees of a round in
-output order (tree ``i`` adds to output ``i % n_outputs``). Floats are
+output order (tree ``i`` adds to output ``i % n_outputs``). Two optional
+``booster`` entries (absent means 1) change that layout: ``"n_targets"``,
+the number of targets of a multi-output model (a 2-D y: one output per
+target, ``base_margin`` one entry per target), and ``"num_parallel_tree"``,
+trees per output and round (random forests): a round is then
+``n_outputs * num_parallel_tree`` trees, those of one output together
+(tree ``i`` adds to output ``(i % per_round) // num_parallel_tree``). Floats are
 written with Python's shortest round-trip representation, so a loaded model
 predicts bit-identically. JSON has no infinities: ``"inf"``, ``"-inf"`` and
 ``"nan"`` stand for them (``+inf`` is a legal split threshold, meaning "every
@@ -87,6 +93,10 @@ _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 # not saved: such a model predicts again, it can not train further)
 _LINKS = {"identity", "logistic", "softmax"}
 _MAX_THREADS = 4096
+# optional booster entries (1 when absent): targets of a multi-output model
+# (each an output) and trees per output and round (random forests)
+_ROUND_LAYOUT = ("n_targets", "num_parallel_tree")
+_MAX_LAYOUT = 1 << 20
 
 
 class _Invalid(ValueError):
@@ -174,6 +184,9 @@ def _booster_to_dict(booster):
         "n_features": booster.n_features,
         "base_margin": [_float_to_json(v) for v in booster.base_margin],
         "trees": [_tree_to_dict(tree) for tree in booster.trees],
+        # written only when not 1, so single-output files keep their form
+        **{name: int(getattr(booster, name)) for name in _ROUND_LAYOUT
+           if getattr(booster, name) != 1},
     }
 
 
@@ -368,6 +381,10 @@ def _model_from_dict(estimator, model):
                        else params.get("objective",
                                        estimator.get_params()["objective"]))
     _check_objective(estimator, objective_param, booster.objective, n_classes)
+    _expect(booster.n_targets == 1 or not is_classifier(estimator)
+            or np.array_equal(classes, np.arange(booster.n_targets)),
+            f"a multi-label classifier of {booster.n_targets} labels has the "
+            f"classes 0 .. {booster.n_targets - 1}")
     best_iteration = model["best_iteration"]
     _expect(best_iteration is None or (_is_int(best_iteration)
                                        and 0 <= best_iteration < booster.n_rounds),
@@ -498,8 +515,15 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
 
     keys = {"objective", "objective_params", "n_features", "base_margin",
             "trees"}
-    _expect(isinstance(booster, dict) and set(booster) == keys,
-            f"'booster' must be an object with the entries {sorted(keys)}")
+    _expect(isinstance(booster, dict) and keys <= set(booster)
+            <= keys | set(_ROUND_LAYOUT),
+            f"'booster' must be an object with the entries {sorted(keys)} "
+            f"(and optionally {list(_ROUND_LAYOUT)})")
+    layout = {name: booster.get(name, 1) for name in _ROUND_LAYOUT}
+    for name, value in layout.items():
+        _expect(_is_int(value) and 1 <= value <= _MAX_LAYOUT,
+                f"'{name}' must be an integer in [1, {_MAX_LAYOUT}], got "
+                f"{value!r}")
     objective = booster["objective"]
     _expect(isinstance(objective, str) and (objective in OBJECTIVES
                                             or objective == CallableObjective.name),
@@ -509,24 +533,28 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
     _expect(booster["n_features"] == n_features and _is_int(booster["n_features"]),
             f"the booster has {booster['n_features']!r} features, the "
             f"estimator {n_features}")
-    n_outputs = _n_outputs(objective, objective_params, n_classes)
+    n_outputs = _n_outputs(objective, objective_params, n_classes,
+                           layout["n_targets"])
     base_margin = _float_array(booster["base_margin"], "base_margin")
     _expect(base_margin.shape[0] == n_outputs,
             f"{objective} with {n_classes} classes has {n_outputs} outputs, "
             f"'base_margin' has {base_margin.shape[0]}")
     _expect(np.all(np.isfinite(base_margin)), "'base_margin' must be finite")
     trees = booster["trees"]
+    per_round = n_outputs * layout["num_parallel_tree"]
     _expect(isinstance(trees, list), "'trees' must be a list")
-    _expect(len(trees) % n_outputs == 0,
+    _expect(len(trees) % per_round == 0,
             f"{len(trees)} trees is not a whole number of rounds of "
-            f"{n_outputs} trees")
+            f"{per_round} trees")
     result = Booster(objective, base_margin, n_features)
     result.objective_params = objective_params
     result.category_map = category_map
+    result.n_targets = layout["n_targets"]
+    result.num_parallel_tree = layout["num_parallel_tree"]
     for index, tree in enumerate(trees):
         try:
             result.add_tree(_tree_from_dict(tree, n_features, category_map),
-                            index % n_outputs)
+                            (index % per_round) // layout["num_parallel_tree"])
         except _Invalid as exc:
             raise _Invalid(f"tree {index}: {exc}") from None
     return result
@@ -547,8 +575,18 @@ def _objective_params_from_json(params, objective):
     return params
 
 
-def _n_outputs(objective, params, n_classes):
-    """Trees per round: what the objective trains for ``n_classes``."""
+def _n_outputs(objective, params, n_classes, n_targets=1):
+    """Outputs (margin columns): what the objective trains for
+    ``n_classes``, or one per target of a multi-output model."""
+    if n_targets > 1:
+        single = (objective == CallableObjective.name
+                  and params.get("link") in ("identity", "logistic")) or (
+            objective in OBJECTIVES and objective not in RANKING_OBJECTIVES
+            and OBJECTIVES[objective](params).n_outputs(None) == 1)
+        _expect(single, f"a model of {n_targets} targets can not have the "
+                        f"objective {objective!r} (several outputs per "
+                        "target)")
+        return n_targets
     if objective == CallableObjective.name:
         softmax = params.get("link") == "softmax"
         _expect(not softmax or n_classes is not None,

@@ -49,7 +49,9 @@ def _comparable(path):
 # after the fixtures were made
 PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "interaction_constraints": None,
-                      "feature_weights": None}
+                      "feature_weights": None,
+                      "num_parallel_tree": 1,
+                      "multi_strategy": "one_output_per_tree"}
 
 
 def _first_difference(a, b, where="model file"):
