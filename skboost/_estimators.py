@@ -197,7 +197,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             objective = objective_for_rows(objective, rows)
             evals = [holdout]
         init = self._warm_start_booster(objective, n_classes)
-        n_rounds = self.n_estimators - (0 if init is None else init.n_rounds)
+        n_rounds, n_parallel = self._round_layout()
+        n_rounds -= 0 if init is None else init.n_rounds
         if n_rounds == 0:
             return self  # warm start: the model has its rounds already
         callbacks = self._training_callbacks(evals, verbose)
@@ -208,7 +209,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         base_score=self.base_score,
                         sparse_absent=self.sparse_absent,
-                        num_parallel_tree=self.num_parallel_tree),
+                        num_parallel_tree=n_parallel),
             TreeParams(
                 tree_method=self.tree_method, max_bin=self.max_bin,
                 approx_proposal=self.approx_proposal,
@@ -235,6 +236,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _round_layout(self):
+        """(boosting rounds, trees per output and round) of a fit."""
+        return self.n_estimators, self.num_parallel_tree
 
     def _targets_objective(self, objective, y):
         """The objective of ``y``: a 2-D y (several targets) trains one
@@ -279,7 +284,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else list(names)
         problems = []
-        if self.n_estimators < booster.n_rounds:
+        n_rounds, n_parallel = self._round_layout()
+        if n_rounds < booster.n_rounds:
             problems.append(f"n_estimators={self.n_estimators} is below the "
                             f"{booster.n_rounds} rounds already fitted")
         if self.n_features_in_ != booster.n_features or names != getattr(
@@ -294,8 +300,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         if getattr(objective, "n_targets", 1) != booster.n_targets:
             problems.append(f"y has {getattr(objective, 'n_targets', 1)} "
                             f"targets, the fitted model {booster.n_targets}")
-        if self.num_parallel_tree != booster.num_parallel_tree:
-            problems.append(f"num_parallel_tree={self.num_parallel_tree}, "
+        if n_parallel != booster.num_parallel_tree:
+            problems.append(f"num_parallel_tree={n_parallel}, "
                             "the fitted model's "
                             f"{booster.num_parallel_tree}")
         if name != booster.objective:
@@ -683,6 +689,21 @@ _COMMON_PARAMS_DOC = """
         there are ``n_estimators`` (scikit-learn's convention; the data must
         have the same features and, for a classifier, the same classes).
         ``evals_result_`` then logs the new rounds only.
+    num_parallel_tree : int >= 1, default=1
+        Trees grown per output in every round, each on its own row sample
+        (``subsample``) and column samples, all from the round's gradients;
+        the round adds ``learning_rate`` times their mean (XGBoost's
+        boosted random forests). :class:`BoostRFClassifier` and
+        :class:`BoostRFRegressor` are one round of such a forest. See
+        :doc:`/user_guide/random_forests`.
+    multi_strategy : {"one_output_per_tree", "multi_output_tree"}, \
+default="one_output_per_tree"
+        How a model of several outputs (a 2-D ``y`` of several targets or
+        labels, classes of ``multi:*``, several quantiles) grows its trees:
+        one tree per output and round, or one tree per round whose leaves
+        hold a value per output, its splits chosen by the gain summed over
+        the outputs (XGBoost's vector-leaf trees; ``tree_method="hist"``
+        and ``"approx"``). See :doc:`/user_guide/multi_output`.
 """
 
 
@@ -829,8 +850,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data; NaN (and ``missing``) mark missing values.
-        y : array-like of shape (n_samples,)
-            Class labels of any type.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Class labels of any type; or a 0/1 indicator matrix, one column
+            per label (multi-label: one binary output per label,
+            ``classes_`` the label indices, see
+            :doc:`/user_guide/multi_output`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; they scale gradients and hessians.
         {eval_doc}
@@ -946,6 +970,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             the result is 1-D (scikit-learn's convention): the margin of
             ``classes_[1]``, or under a ``multi:`` objective the difference
             of the two classes' margins (the log-odds of ``classes_[1]``).
+            A multi-label model gives (n_samples, n_labels): each label's
+            log-odds.
         """
         raw = self._raw_predict(X, iteration_range)
         if raw.shape[1] == 1:
@@ -970,7 +996,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
+            Columns follow ``classes_``. For a multi-label model
+            (n_samples, n_labels): the probability of each label, the
+            layout of XGBoost and of scikit-learn's ``MLPClassifier``.
         """
         raw = self._raw_predict(X, iteration_range)
         proba = self._prediction_objective().eval_transform(raw)
@@ -995,8 +1023,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
         Returns
         -------
-        y : ndarray of shape (n_samples,)
-            Class labels (or margins with ``output_margin``).
+        y : ndarray of shape (n_samples,) or (n_samples, n_labels)
+            Class labels (or margins with ``output_margin``); for a
+            multi-label model the 0/1 indicator matrix (int64) of the
+            labels whose probability is above 1/2.
         """
         if output_margin:
             return self.decision_function(X, iteration_range)
@@ -1127,8 +1157,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data; NaN (and ``missing``) mark missing values.
-        y : array-like of shape (n_samples,)
-            Targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets; a 2-D y trains one output per target (see
+            ``multi_strategy`` and :doc:`/user_guide/multi_output`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; they scale gradients and hessians.
         {eval_doc}
@@ -1167,9 +1198,10 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
         Returns
         -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_quantiles)
-            Predicted targets (one column per quantile of a
-            ``reg:quantileerror`` model with several ``quantile_alpha``).
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predicted targets: a column per target of a model fitted on a
+            2-D y, or per quantile of a ``reg:quantileerror`` model with
+            several ``quantile_alpha``.
         """
         raw = self._raw_predict(X, iteration_range)
         if not output_margin:

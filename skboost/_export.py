@@ -93,6 +93,8 @@ def exported_model(estimator):
     ValueError
         For a model trained with a callable objective (its link function
         is not known to the exporters).
+    NotImplementedError
+        For a multi-label classifier.
     """
     from ._estimators import BoostRanker, _BoostBase
 
@@ -106,6 +108,11 @@ def exported_model(estimator):
             "this model was trained with a callable objective: its link "
             "from margins to predictions is not known, so it can not be "
             "exported; train it with a named objective")
+    if is_classifier(estimator) and booster.n_targets > 1:
+        raise NotImplementedError(
+            "exporting a multi-label classifier (fitted on a 2-D y) is not "
+            "supported: ONNX's and Treelite's classifiers have one label per "
+            "row; export one BoostClassifier per label instead")
     first, last = booster._tree_slice(estimator._iteration_range(None))
     if is_classifier(estimator):
         kind, link = "classifier", _CLASSIFICATION_LINKS[booster.objective]

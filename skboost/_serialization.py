@@ -719,9 +719,13 @@ def _check_objective(estimator, objective_param, booster_objective, n_classes):
     """The booster's objective is one ``fit`` trains for this estimator and
     its ``objective`` parameter (None when it was a callable, not saved)."""
     kind = type(estimator).__name__
-    allowed = {"BoostClassifier": CLASSIFICATION_OBJECTIVES,
-               "BoostRegressor": REGRESSION_OBJECTIVES,
-               "BoostRanker": RANKING_OBJECTIVES}.get(kind, frozenset(OBJECTIVES))
+    # by the first estimator class it derives from (the forests: theirs)
+    allowed = next(
+        (objectives for cls in type(estimator).__mro__
+         for name, objectives in (("BoostClassifier", CLASSIFICATION_OBJECTIVES),
+                                  ("BoostRegressor", REGRESSION_OBJECTIVES),
+                                  ("BoostRanker", RANKING_OBJECTIVES))
+         if cls.__name__ == name), frozenset(OBJECTIVES))
     _expect(booster_objective in allowed | {CallableObjective.name},
             f"a {kind} does not train the objective {booster_objective!r}")
     if objective_param is None or booster_objective == CallableObjective.name:
