@@ -4,7 +4,8 @@ finding method, with no expected failures."""
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboost import BoostClassifier, BoostRanker, BoostRegressor
+from skboost import (BoostClassifier, BoostRanker, BoostRegressor,
+                     BoostRFClassifier, BoostRFRegressor)
 
 ESTIMATORS = [Est(tree_method=method)
               for Est in (BoostClassifier, BoostRegressor, BoostRanker)
@@ -13,6 +14,11 @@ ESTIMATORS = [Est(tree_method=method)
     BoostClassifier(objective="multi:softmax"),
     BoostRegressor(objective="count:poisson"),
     BoostRegressor(objective="reg:quantileerror", quantile_alpha=0.3),
+    # random forests: one round of parallel trees
+    BoostRFClassifier(n_estimators=5),
+    BoostRFRegressor(n_estimators=5),
+    # boosted forests
+    BoostRegressor(num_parallel_tree=3, n_estimators=5, subsample=0.8),
 ]
 
 
