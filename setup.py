@@ -32,6 +32,7 @@ EXTENSIONS = {
     "skboost.tree._hist_split": "skboost/tree/_hist_split.pyx",
     "skboost.tree._categorical_scan": "skboost/tree/_categorical_scan.pyx",
     "skboost.tree._column_scan": "skboost/tree/_column_scan.pyx",
+    "skboost.tree._vector_hist": "skboost/tree/_vector_hist.pyx",
     "skboost.tree._approx": "skboost/tree/_approx.pyx",
     "skboost.tree._partition": "skboost/tree/_partition.pyx",
     "skboost.tree._predictor": "skboost/tree/_predictor.pyx",

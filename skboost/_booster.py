@@ -31,6 +31,9 @@ class BoostParams:
     # trees grown per output and round, each on its own row and column
     # sample; the round adds their mean (random forests)
     num_parallel_tree: int = 1
+    # "multi_output_tree": one vector-leaf tree for all outputs (when there
+    # are several), else one tree per output
+    multi_strategy: str = "one_output_per_tree"
 
 
 class Booster:
@@ -52,6 +55,9 @@ class Booster:
     # Number of targets of a multi-output model (columns of y; each is an
     # output), 1 otherwise.
     n_targets = 1
+    # "multi_output_tree": one vector-leaf tree per round (and parallel
+    # tree) holds every output's values; else one tree per output.
+    multi_strategy = "one_output_per_tree"
 
     def __init__(self, objective, base_margin, n_features):
         self.objective = objective
@@ -77,11 +83,35 @@ class Booster:
         return self.base_margin.shape[0]
 
     @property
+    def vector_leaf(self):
+        """Whether every tree holds a value per output (vector leaves)."""
+        return self.multi_strategy == "multi_output_tree"
+
+    @property
     def trees_per_round(self):
         """Trees added by one boosting round: ``num_parallel_tree`` per
         output (tree ``i`` of a round belongs to output
-        ``i // num_parallel_tree``)."""
+        ``i // num_parallel_tree``), or ``num_parallel_tree`` vector-leaf
+        trees."""
+        if self.vector_leaf:
+            return self.num_parallel_tree
         return self.n_outputs * self.num_parallel_tree
+
+    def scalar_trees(self):
+        """The trees as single-output trees and the output of each: the
+        trees themselves, or each vector-leaf tree as one view per output
+        (its structure, that output's values), in tree order. The
+        predictor, TreeSHAP and the exporters read these."""
+        if not self.vector_leaf:
+            return self.trees, self.tree_group
+        outputs = range(self.n_outputs)
+        return ([tree.output_view(k) for tree in self.trees for k in outputs],
+                [k for _ in self.trees for k in outputs])
+
+    def scalar_slice(self, first, last):
+        """Trees [first, last) as the range of ``scalar_trees``."""
+        step = self.n_outputs if self.vector_leaf else 1
+        return first * step, last * step
 
     @property
     def n_rounds(self):
@@ -114,18 +144,18 @@ class Booster:
     def _packed_forest(self):
         """All trees packed for prediction (built once, validated once)."""
         if self._forest is None:
-            sizes = [tree.n_nodes for tree in self.trees]
+            trees, groups = self.scalar_trees()
+            sizes = [tree.n_nodes for tree in trees]
             starts = np.zeros(len(sizes) + 1, dtype=np.int64)
             np.cumsum(sizes, out=starts[1:])
-            arrays = [np.concatenate([getattr(t, name) for t in self.trees])
-                      if self.trees else np.empty(0, dtype=dtype)
+            arrays = [np.concatenate([getattr(t, name) for t in trees])
+                      if trees else np.empty(0, dtype=dtype)
                       for name, dtype in NODE_FIELDS.items()
                       if name not in ("gain", "cover")]
             self._forest = PackedForest(*arrays, starts,
-                                        np.asarray(self.tree_group, np.int32),
+                                        np.asarray(groups, np.int32),
                                         self.n_features, self.n_outputs,
-                                        *_forest_categories(self.trees,
-                                                            starts))
+                                        *_forest_categories(trees, starts))
         return self._forest
 
     def __getstate__(self):
@@ -142,7 +172,7 @@ class Booster:
 
     def predict_raw(self, X, iteration_range=None, n_threads=1):
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
-        first, last = self._tree_slice(iteration_range)
+        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
         out = np.tile(self.base_margin, (X.shape[0], 1))
         if last > first and _is_sparse(X):
             self._packed_forest().predict_raw_sparse(self._sparse_rows(X), out,
@@ -153,11 +183,15 @@ class Booster:
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
-        first, last = self._tree_slice(iteration_range)
+        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
         if _is_sparse(X):
-            return self._packed_forest().predict_leaves_sparse(
+            leaves = self._packed_forest().predict_leaves_sparse(
                 self._sparse_rows(X), first, last, n_threads)
-        return self._packed_forest().predict_leaves(X, first, last, n_threads)
+        else:
+            leaves = self._packed_forest().predict_leaves(X, first, last,
+                                                          n_threads)
+        # a vector-leaf tree's output views share its leaves
+        return leaves[:, ::self.n_outputs] if self.vector_leaf else leaves
 
     def predict(self, X, output_margin=False, pred_leaf=False,
                 pred_contribs=False, approx_contribs=False,
@@ -382,7 +416,9 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                          weight=weights.in_sums,
                          fixed_hessians=objective.constant_hessian
                          and boost_params.subsample >= 1.0,
-                         n_categories=n_categories)
+                         n_categories=n_categories,
+                         vector_outputs=n_outputs if booster.vector_leaf
+                         else 0)
     raw = booster.predict_raw(X, n_threads=n_threads)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     for callback in callbacks:
@@ -414,6 +450,16 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     ``learning_rate`` times their mean, as XGBoost does."""
     n_parallel = boost_params.num_parallel_tree
     learning_rate = grower.params.learning_rate
+    if booster.vector_leaf:
+        # one tree for every output, on all of their gradients
+        for _ in range(n_parallel):
+            active = weights.positive & _row_sample(
+                X.shape[0], boost_params.subsample, rng)
+            tree, leaf_rows = grower.grow(gpair, active)
+            booster.add_tree(tree, 0)
+            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
+                            0, n_threads)
+        return
     # leaf re-fits see the margins the round started from
     start = raw.copy() if objective.refit_leaves() and n_parallel > 1 else raw
     for group in range(booster.n_outputs):
@@ -446,6 +492,13 @@ def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
     booster.objective_params = dict(objective.params)
     booster.n_targets = getattr(objective, "n_targets", 1)
     booster.num_parallel_tree = boost_params.num_parallel_tree
+    if boost_params.multi_strategy == "multi_output_tree" and n_outputs > 1:
+        if objective.refit_leaves():
+            raise ValueError(
+                f"multi_strategy='multi_output_tree' does not support "
+                f"{objective.name!r}, whose leaves are re-fitted per output; "
+                "use multi_strategy='one_output_per_tree'")
+        booster.multi_strategy = "multi_output_tree"
     if boost_params.sparse_absent == "zero":
         booster.absent_value = 0.0
     if init_booster is not None:
@@ -582,6 +635,11 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
     through the predictor. Either way a row gets exactly the value
     ``predict`` gives it.
     """
+    if tree.is_vector_leaf:   # each output's view adds to its column
+        for output in range(tree.value.shape[1]):
+            _update_margins(tree.output_view(output), leaf_rows, active, X,
+                            weighted, raw, output, n_threads)
+        return
     if leaf_rows is None:
         _add_tree_output(tree, X, raw, group, n_threads)
         return
@@ -594,7 +652,13 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
 
 
 def _add_tree_output(tree, X, raw, group, n_threads):
-    """raw[:, group] += tree(X), through the same predictor as predict."""
+    """raw[:, group] += tree(X), through the same predictor as predict
+    (a vector-leaf tree: raw[:, k] += its output k, for every k)."""
+    if tree.is_vector_leaf:
+        for output in range(tree.value.shape[1]):
+            _add_tree_output(tree.output_view(output), X, raw, output,
+                             n_threads)
+        return
     if _is_sparse(X) or tree.has_categorical_splits:
         column = _single_tree(tree, X).predict_raw(
             X, n_threads=n_threads)

@@ -209,7 +209,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         base_score=self.base_score,
                         sparse_absent=self.sparse_absent,
-                        num_parallel_tree=n_parallel),
+                        num_parallel_tree=n_parallel,
+                        multi_strategy=self.multi_strategy),
             TreeParams(
                 tree_method=self.tree_method, max_bin=self.max_bin,
                 approx_proposal=self.approx_proposal,
@@ -300,6 +301,11 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         if getattr(objective, "n_targets", 1) != booster.n_targets:
             problems.append(f"y has {getattr(objective, 'n_targets', 1)} "
                             f"targets, the fitted model {booster.n_targets}")
+        vector = (self.multi_strategy == "multi_output_tree"
+                  and booster.n_outputs > 1)
+        if vector != booster.vector_leaf:
+            problems.append(f"multi_strategy={self.multi_strategy!r}, the "
+                            f"fitted model's {booster.multi_strategy!r}")
         if n_parallel != booster.num_parallel_tree:
             problems.append(f"num_parallel_tree={n_parallel}, "
                             "the fitted model's "

@@ -40,14 +40,14 @@ def shap_forest(booster):
 def _build_shap_forest(booster):
     from ._booster import _forest_categories
 
-    trees = booster.trees
+    trees, groups = booster.scalar_trees()
     sizes = [tree.n_nodes for tree in trees]
     starts = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     arrays = [np.concatenate([getattr(t, name) for t in trees]) if trees
               else np.empty(0, dtype=dtype)
               for name, dtype in NODE_FIELDS.items() if name != "gain"]
-    return ShapForest(*arrays, starts, np.asarray(booster.tree_group, np.int32),
+    return ShapForest(*arrays, starts, np.asarray(groups, np.int32),
                       booster.n_features, booster.n_outputs,
                       *_forest_categories(trees, starts))
 
@@ -73,7 +73,7 @@ def explain(booster, X, kind, iteration_range, n_threads):
         output, (n_rows, n_outputs, n_features + 1) otherwise.
         Interactions: (n_rows, [n_outputs,] n_features + 1, n_features + 1).
     """
-    first, last = booster._tree_slice(iteration_range)
+    first, last = booster.scalar_slice(*booster._tree_slice(iteration_range))
     n_rows, width = X.shape[0], booster.n_features + 1
     size = width * width if kind == KIND_INTERACTIONS else width
     out = np.zeros((n_rows, booster.n_outputs, size))

@@ -113,7 +113,9 @@ def exported_model(estimator):
             "exporting a multi-label classifier (fitted on a 2-D y) is not "
             "supported: ONNX's and Treelite's classifiers have one label per "
             "row; export one BoostClassifier per label instead")
-    first, last = booster._tree_slice(estimator._iteration_range(None))
+    first, last = booster.scalar_slice(
+        *booster._tree_slice(estimator._iteration_range(None)))
+    trees, groups = booster.scalar_trees()
     if is_classifier(estimator):
         kind, link = "classifier", _CLASSIFICATION_LINKS[booster.objective]
     else:
@@ -122,8 +124,8 @@ def exported_model(estimator):
     category_map = getattr(booster, "category_map", None)
     labels = _feature_labels(estimator)
     return ExportedModel(
-        kind=kind, trees=booster.trees[first:last],
-        groups=np.asarray(booster.tree_group[first:last], dtype=np.int64),
+        kind=kind, trees=trees[first:last],
+        groups=np.asarray(groups[first:last], dtype=np.int64),
         base_margin=booster.base_margin.copy(), link=link,
         n_features=booster.n_features,
         classes=getattr(estimator, "classes_", None),

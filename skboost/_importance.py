@@ -87,7 +87,10 @@ def get_score(booster, importance_type="weight"):
 
 
 def _fmt(x):
-    """A float for reading: 9 significant digits (float32 exact)."""
+    """A float for reading: 9 significant digits (float32 exact); a
+    vector leaf's values as ``[v0,v1,...]`` (XGBoost's dump of them)."""
+    if np.ndim(x) == 1:
+        return "[" + ",".join(_fmt(v) for v in x) + "]"
     return format(float(x), ".9g")
 
 
@@ -139,7 +142,9 @@ def _condition_text(tree, node, names):
 
 def _node_json(tree, node, depth, names, with_stats):
     if tree.left_child[node] == NO_CHILD:
-        out = {"nodeid": node, "leaf": float(tree.value[node])}
+        value = tree.value[node]
+        out = {"nodeid": node, "leaf": (float(value) if np.ndim(value) == 0
+                                         else [float(v) for v in value])}
         if with_stats:
             out["cover"] = float(tree.cover[node])
         return out
@@ -192,6 +197,11 @@ def trees_to_dataframe(booster):
         import pandas as pd
     except ImportError as exc:  # pragma: no cover - pandas is a test dep
         raise ImportError("trees_to_dataframe needs pandas") from exc
+    if booster.vector_leaf:
+        raise NotImplementedError(
+            "trees_to_dataframe has one Value per node; vector-leaf trees "
+            "(multi_strategy='multi_output_tree') hold one per output: use "
+            "get_dump(dump_format='json')")
     names = feature_names(booster)
     rows = []
     for t, tree in enumerate(booster.trees):

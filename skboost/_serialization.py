@@ -45,7 +45,10 @@ the number of targets of a multi-output model (a 2-D y: one output per
 target, ``base_margin`` one entry per target), and ``"num_parallel_tree"``,
 trees per output and round (random forests): a round is then
 ``n_outputs * num_parallel_tree`` trees, those of one output together
-(tree ``i`` adds to output ``(i % per_round) // num_parallel_tree``). Floats are
+(tree ``i`` adds to output ``(i % per_round) // num_parallel_tree``).
+A third, ``"multi_strategy": "multi_output_tree"``, marks a model of
+vector-leaf trees: one tree per round (and parallel tree) for all outputs,
+whose ``value`` is a list of rows, one value per output. Floats are
 written with Python's shortest round-trip representation, so a loaded model
 predicts bit-identically. JSON has no infinities: ``"inf"``, ``"-inf"`` and
 ``"nan"`` stand for them (``+inf`` is a legal split threshold, meaning "every
@@ -187,6 +190,8 @@ def _booster_to_dict(booster):
         # written only when not 1, so single-output files keep their form
         **{name: int(getattr(booster, name)) for name in _ROUND_LAYOUT
            if getattr(booster, name) != 1},
+        **({"multi_strategy": booster.multi_strategy}
+           if booster.vector_leaf else {}),
     }
 
 
@@ -201,6 +206,8 @@ def _tree_to_dict(tree):
 def _array_to_json(array, name):
     if name in _INT_FIELDS:
         return [int(v) for v in array]
+    if array.ndim == 2:   # the values of a vector-leaf tree, node by node
+        return [[_float_to_json(v) for v in row] for row in array]
     return [_float_to_json(v) for v in array]
 
 
@@ -515,10 +522,14 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
 
     keys = {"objective", "objective_params", "n_features", "base_margin",
             "trees"}
+    optional = set(_ROUND_LAYOUT) | {"multi_strategy"}
     _expect(isinstance(booster, dict) and keys <= set(booster)
-            <= keys | set(_ROUND_LAYOUT),
+            <= keys | optional,
             f"'booster' must be an object with the entries {sorted(keys)} "
-            f"(and optionally {list(_ROUND_LAYOUT)})")
+            f"(and optionally {sorted(optional)})")
+    vector_leaf = booster.get("multi_strategy") is not None
+    _expect(booster.get("multi_strategy") in (None, "multi_output_tree"),
+            "'multi_strategy' must be 'multi_output_tree' when present")
     layout = {name: booster.get(name, 1) for name in _ROUND_LAYOUT}
     for name, value in layout.items():
         _expect(_is_int(value) and 1 <= value <= _MAX_LAYOUT,
@@ -541,7 +552,9 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
             f"'base_margin' has {base_margin.shape[0]}")
     _expect(np.all(np.isfinite(base_margin)), "'base_margin' must be finite")
     trees = booster["trees"]
-    per_round = n_outputs * layout["num_parallel_tree"]
+    _expect(not vector_leaf or n_outputs > 1,
+            "vector-leaf trees need several outputs")
+    per_round = (1 if vector_leaf else n_outputs) * layout["num_parallel_tree"]
     _expect(isinstance(trees, list), "'trees' must be a list")
     _expect(len(trees) % per_round == 0,
             f"{len(trees)} trees is not a whole number of rounds of "
@@ -551,10 +564,15 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
     result.category_map = category_map
     result.n_targets = layout["n_targets"]
     result.num_parallel_tree = layout["num_parallel_tree"]
+    if vector_leaf:
+        result.multi_strategy = "multi_output_tree"
     for index, tree in enumerate(trees):
         try:
-            result.add_tree(_tree_from_dict(tree, n_features, category_map),
-                            (index % per_round) // layout["num_parallel_tree"])
+            result.add_tree(
+                _tree_from_dict(tree, n_features, category_map,
+                                n_outputs if vector_leaf else 0),
+                0 if vector_leaf else
+                (index % per_round) // layout["num_parallel_tree"])
         except _Invalid as exc:
             raise _Invalid(f"tree {index}: {exc}") from None
     return result
@@ -601,6 +619,16 @@ def _float_array(values, what):
                     dtype=np.float64)
 
 
+def _float_matrix(values, what, n_columns):
+    """A vector-leaf tree's values: a list of rows of ``n_columns``."""
+    _expect(isinstance(values, list) and all(
+        isinstance(row, list) and len(row) == n_columns for row in values),
+        f"'{what}' of a vector-leaf tree must be a list of lists of "
+        f"{n_columns} numbers")
+    return np.array([[_float_from_json(v, what) for v in row]
+                     for row in values], dtype=np.float64).reshape(-1, n_columns)
+
+
 def _int_array(values, what, dtype):
     _expect(isinstance(values, list) and all(_is_int(v) for v in values),
             f"'{what}' must be a list of integers")
@@ -609,7 +637,7 @@ def _int_array(values, what, dtype):
     return np.array(values, dtype=dtype)
 
 
-def _tree_from_dict(tree, n_features, category_map=None):
+def _tree_from_dict(tree, n_features, category_map=None, vector_outputs=0):
     keys = set(tree) if isinstance(tree, dict) else set()
     _expect(isinstance(tree, dict) and keys - set(_CAT_FIELDS) == set(NODE_FIELDS)
             and keys & set(_CAT_FIELDS) in (set(), set(_CAT_FIELDS)),
@@ -619,9 +647,13 @@ def _tree_from_dict(tree, n_features, category_map=None):
     for name, dtype in NODE_FIELDS.items():
         if name in _INT_FIELDS:
             arrays[name] = _int_array(tree[name], name, np.int64)
+        elif name == "value" and vector_outputs:
+            arrays[name] = _float_matrix(tree[name], name, vector_outputs)
         else:
             arrays[name] = _float_array(tree[name], name)
     n_nodes = arrays["left_child"].shape[0]
+    _expect(not vector_outputs or not tree.get("cat_node"),
+            "a vector-leaf tree has no categorical split")
     _expect(n_nodes >= 1, "a tree needs at least one node")
     _expect(all(a.shape[0] == n_nodes for a in arrays.values()),
             "the node arrays have different lengths")

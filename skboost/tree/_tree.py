@@ -30,9 +30,11 @@ NODE_FIELDS = {
     "feature": np.int32,  # -1 on leaves
     "threshold": np.float64,
     "default_left": np.uint8,
-    "value": np.float64,  # leaf output (learning_rate * weight); also set on inner nodes
+    "value": np.float64,  # leaf output (learning_rate * weight); also set on inner nodes;
+                          # (n_nodes, n_outputs) in a vector-leaf tree
     "gain": np.float64,  # loss reduction of the split (0 on leaves)
     "cover": np.float64,  # sum of hessians of the training rows in the node
+                          # (of every output, in a vector-leaf tree)
 }
 
 
@@ -72,6 +74,22 @@ class Tree:
     @property
     def n_nodes(self):
         return self.left_child.shape[0]
+
+    @property
+    def is_vector_leaf(self):
+        """Whether a node holds one value per output (``value`` of shape
+        (n_nodes, n_outputs): a tree of ``multi_strategy=
+        "multi_output_tree"``)."""
+        return self.value.ndim == 2
+
+    def output_view(self, output):
+        """A vector-leaf tree as the single-output tree of one output: the
+        same structure (arrays shared), that output's values."""
+        return Tree(self.left_child, self.right_child, self.feature,
+                    self.threshold, self.default_left,
+                    np.ascontiguousarray(self.value[:, output]), self.gain,
+                    self.cover, self.cat_node, self.cat_size, self.cat_ptr,
+                    self.cat_bits)
 
     @property
     def is_leaf(self):
@@ -216,3 +234,69 @@ class TreeBuilder:
             default_left=a["default_left"],
             value=learning_rate * weights_of(a["G"], a["H"]),
             gain=a["gain"], cover=a["H"])
+
+
+class VectorTreeBuilder(TreeBuilder):
+    """A :class:`TreeBuilder` of vector-leaf trees: every node records the
+    gradient and hessian sums of each of its ``n_outputs`` outputs, and
+    the finished tree a value per output (``value`` of shape (n_nodes,
+    n_outputs)); a node's cover is its hessian sum over the outputs."""
+
+    def __init__(self, G_root, H_root, capacity=64):
+        self.n_outputs = np.shape(G_root)[0]
+        super().__init__(G_root, H_root, capacity)
+
+    def _add(self, G, H):
+        G = np.asarray(G, dtype=np.float64).reshape(-1, self.n_outputs)
+        H = np.asarray(H, dtype=np.float64).reshape(-1, self.n_outputs)
+        n_new = G.shape[0]
+        if self._a["G"].ndim == 1:   # first call: per-output sums
+            for name in ("G", "H"):
+                self._a[name] = np.zeros((self._a["left_child"].shape[0],
+                                          self.n_outputs))
+        if self._n + n_new > self._a["G"].shape[0]:
+            capacity = max(2 * self._a["G"].shape[0], self._n + n_new)
+            for name, array in self._a.items():
+                grown = np.zeros((capacity,) + array.shape[1:], array.dtype)
+                grown[:array.shape[0]] = array
+                self._a[name] = grown
+        ids = np.arange(self._n, self._n + n_new)
+        for name in ("left_child", "right_child", "feature"):
+            self._a[name][ids] = NO_CHILD
+        for name in ("threshold", "default_left", "gain"):
+            self._a[name][ids] = 0
+        self._a["G"][ids] = G
+        self._a["H"][ids] = H
+        self._n += n_new
+        return ids
+
+    def split(self, nodes, feature, threshold, default_left, gain, G_left,
+              H_left, left_sets=None):
+        if left_sets is not None and any(s is not None for s in left_sets):
+            raise ValueError("vector-leaf trees have no categorical splits")
+        nodes = np.asarray(nodes, dtype=np.int64)
+        G, H = self.node_sums(nodes)
+        G_left = np.asarray(G_left, dtype=np.float64)
+        H_left = np.asarray(H_left, dtype=np.float64)
+        # children in order: left of node 0, right of node 0, left of ...
+        children = self._add(np.stack([G_left, G - G_left], axis=1),
+                             np.stack([H_left, H - H_left], axis=1))
+        left, right = children[0::2], children[1::2]
+        a = self._a
+        a["left_child"][nodes] = left
+        a["right_child"][nodes] = right
+        a["feature"][nodes] = feature
+        a["threshold"][nodes] = threshold
+        a["default_left"][nodes] = default_left
+        a["gain"][nodes] = gain
+        return left, right
+
+    def finish(self, weights_of, learning_rate):
+        a = {name: array[: self._n].copy() for name, array in self._a.items()}
+        weights = weights_of(a["G"].ravel(), a["H"].ravel())
+        return Tree(
+            left_child=a["left_child"], right_child=a["right_child"],
+            feature=a["feature"], threshold=a["threshold"],
+            default_left=a["default_left"],
+            value=learning_rate * weights.reshape(self._n, self.n_outputs),
+            gain=a["gain"], cover=a["H"].sum(axis=1))

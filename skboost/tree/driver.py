@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._gain import leaf_scores
-from ._tree import TreeBuilder
+from ._tree import TreeBuilder, VectorTreeBuilder
 from .constraints import NodeConstraints
 
 # A split whose loss reduction is this small relative to its parent's score
@@ -80,6 +80,17 @@ class TreeParams:
         return self.max_depth == 0 or depth < self.max_depth
 
 
+def node_scores(G, H, reg):
+    """Each node's score (``_gain.pxd``) from its sums; a vector-leaf
+    tree's nodes (G, H of shape (n, n_outputs)) score the sum over their
+    outputs."""
+    if np.ndim(G) == 1:
+        return leaf_scores(G, H, *reg)
+    scores = leaf_scores(np.ascontiguousarray(G).ravel(),
+                         np.ascontiguousarray(H).ravel(), *reg)
+    return scores.reshape(G.shape).sum(axis=1)
+
+
 def worth_splitting(records, parent_score, gamma):
     """Nodes whose best split exists and reduces the loss by more than gamma
     (and by more than rounding noise)."""
@@ -110,8 +121,9 @@ class NodeBatch:
     nodes : ndarray of shape (n,), int64
         Node ids in the tree being built.
     depth : int
-    G, H : ndarray of shape (n,), float64
-        Gradient and hessian totals the tree records for each node.
+    G, H : ndarray of shape (n,) or (n, n_outputs), float64
+        Gradient and hessian totals the tree records for each node (per
+        output in a vector-leaf tree).
     allowed : ndarray of shape (n, n_features), uint8
         The features each node may split on (column sample and
         interaction constraints).
@@ -231,14 +243,17 @@ class GrowthDriver:
 
     def grow(self, gpair, active):
         """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
-        float32 with the rows where ``active`` is True. Returns the tree
+        float32 (for a vector-leaf finder: (n_outputs, n_rows, 2), and the
+        tree has a value per output) with the rows where ``active`` is
+        True. Returns the tree
         and where the rows ended (``add_values(tree, raw, column,
         n_threads)``), or None when the finder does not track them."""
         p = self.params
         self.sampler.start_tree()
         self.constraints.start_tree()
         G, H = self.finder.start_tree(gpair, active)
-        builder = TreeBuilder(G, H)
+        # per-output totals: a vector-leaf tree (VectorHistFinder)
+        builder = (TreeBuilder if np.ndim(G) == 0 else VectorTreeBuilder)(G, H)
         policy = POLICIES[p.grow_policy](p.max_leaves)
         if p.allows_depth(0):
             self._find(builder, policy, np.zeros(1, dtype=np.int64), 0)
@@ -296,6 +311,6 @@ class GrowthDriver:
                           bounds=constraints.bounds(nodes),
                           monotone=constraints.monotone)
         splits = self.finder.find_splits(batch)
-        parent_score = leaf_scores(splits.G, splits.H, *p.reg)
+        parent_score = node_scores(splits.G, splits.H, p.reg)
         policy.push(nodes, depth, splits,
                     worth_splitting(splits.records, parent_score, p.gamma))

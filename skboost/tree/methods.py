@@ -17,6 +17,8 @@ sparse     exact                 ``ExactFinder`` (stored entries)
 sparse     hist                  ``ColumnScanFinder`` (fitted cuts)
 sparse     approx, global        ``ColumnScanFinder`` (cuts per tree)
 sparse     approx, local         ``LocalApproxFinder``
+dense      hist, vector leaves   ``VectorHistFinder`` (one tree for all
+                                 outputs, ``multi_output_tree``)
 =========  ====================  ======================================
 """
 
@@ -34,10 +36,11 @@ from .binning import BinMapper, value_bin_caps
 from .driver import GrowthDriver
 from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
                       HistFinder, LocalApproxFinder)
+from .finders.vector_hist import VectorHistFinder
 
 
 def make_grower(X, params, n_threads, rng, *, weight=None,
-                fixed_hessians=False, n_categories=None):
+                fixed_hessians=False, n_categories=None, vector_outputs=0):
     """The grower of every tree of a fit on X.
 
     Parameters
@@ -61,6 +64,10 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
         Number of categories of each categorical feature (values are codes
         0 .. n-1), 0 for the numeric ones; None: every feature is numeric.
 
+    vector_outputs : int, default=0
+        Grow vector-leaf trees of this many outputs (``VectorHistFinder``:
+        dense numeric X, ``tree_method="hist"``); 0: single-output trees.
+
     Returns
     -------
     GrowthDriver
@@ -69,16 +76,42 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
     kind = "sparse" if isinstance(X, SparseRows) else "dense"
+    if vector_outputs:
+        finder = _vector_hist(X, kind, params, n_threads, weight,
+                              n_categories, vector_outputs)
+        return GrowthDriver(finder, params, _column_sampler(X, params, rng))
     method = params.tree_method
     if method == "approx":
         method = f"approx-{params.approx_proposal}"
     finder = _FINDERS[kind, method](
         X, params, n_threads, weight=weight, n_categories=n_categories,
         fixed_hessians=fixed_hessians)
-    sampler = ColumnSampler(X.shape[1], params.colsample_bytree,
-                            params.colsample_bylevel, params.colsample_bynode,
-                            rng, feature_weights=params.feature_weights)
-    return GrowthDriver(finder, params, sampler)
+    return GrowthDriver(finder, params, _column_sampler(X, params, rng))
+
+
+def _column_sampler(X, params, rng):
+    return ColumnSampler(X.shape[1], params.colsample_bytree,
+                         params.colsample_bylevel, params.colsample_bynode,
+                         rng, feature_weights=params.feature_weights)
+
+
+def _vector_hist(X, kind, params, n_threads, weight, n_categories,
+                 n_outputs):
+    """The finder of vector-leaf trees: the hist method on dense numeric
+    data (as XGBoost's); anything else is a clear error."""
+    unsupported = [what for what, present in (
+        (f"tree_method={params.tree_method!r} (use 'hist')",
+         params.tree_method != "hist"),
+        ("sparse X (pass a dense array)", kind == "sparse"),
+        ("categorical features", n_categories is not None),
+        ("monotone_constraints", params.monotone is not None)) if present]
+    if unsupported:
+        raise ValueError("multi_strategy='multi_output_tree' does not "
+                         "support " + ", ".join(unsupported))
+    mapper = BinMapper(params.max_bin).fit(X, weight, n_threads)
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    return VectorHistFinder(binned, mapper.split_thresholds_, params,
+                            n_outputs, n_threads, weight=weight)
 
 
 # Each builder takes (X, params, n_threads) and the keywords weight,

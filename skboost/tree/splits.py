@@ -70,13 +70,23 @@ class SplitBatch:
         None when no split of the batch is categorical; else one entry per
         node: None, or the bool array over its feature's categories that
         its (categorical) split sends left.
+    left_sums : ndarray of shape (n_nodes, n_outputs, 2), int64, or None
+        Vector-leaf trees: the left children's exact fixed-point sums of
+        every output (the records hold output 0's); ``G``, ``H`` are then
+        (n_nodes, n_outputs), and so are ``G_left``, ``H_left``.
+    G_left, H_left : ndarray of shape (n_nodes, n_outputs), or None
+        Vector-leaf trees: ``left_sums`` as float64.
     """
 
-    def __init__(self, records, G, H, left_sets=None):
+    def __init__(self, records, G, H, left_sets=None, left_sums=None,
+                 G_left=None, H_left=None):
         self.records = records
         self.G = np.ascontiguousarray(G, dtype=np.float64)
         self.H = np.ascontiguousarray(H, dtype=np.float64)
         self.left_sets = left_sets
+        self.left_sums = left_sums
+        self.G_left = G_left
+        self.H_left = H_left
 
     def __len__(self):
         return self.records.shape[0]
@@ -85,14 +95,20 @@ class SplitBatch:
         """The splits of the nodes at ``index`` (an integer array)."""
         left_sets = (None if self.left_sets is None
                      else [self.left_sets[k] for k in index])
+        if self.left_sums is None:
+            return SplitBatch(self.records[index], self.G[index],
+                              self.H[index], left_sets)
         return SplitBatch(self.records[index], self.G[index], self.H[index],
-                          left_sets)
+                          left_sets, self.left_sums[index],
+                          self.G_left[index], self.H_left[index])
 
     def builder_arguments(self):
         """Keyword arguments of ``TreeBuilder.split`` for these splits."""
         r = self.records
+        vector = self.left_sums is not None
         return dict(feature=r["feature"], threshold=r["threshold"],
                     default_left=r["default_left"], gain=r["gain"],
-                    G_left=r["G_left"], H_left=r["H_left"],
+                    G_left=self.G_left if vector else r["G_left"],
+                    H_left=self.H_left if vector else r["H_left"],
                     left_sets=self.left_sets)
 

@@ -37,9 +37,13 @@ class HistogramPool:
     full (lossguide, or no depth limit).
     """
 
-    def __init__(self, n_bins, capacity):
+    def __init__(self, n_bins, capacity, entry_shape=(2,)):
         self.n_bins = n_bins
-        self.array = np.empty((max(1, capacity), n_bins, 2), dtype=np.int64)
+        # a bin's entry: (gradient, hessian), or (n_outputs, 2) for the
+        # vector histograms of vector-leaf trees
+        self.entry_shape = tuple(entry_shape)
+        self.array = np.empty((max(1, capacity), n_bins) + self.entry_shape,
+                              dtype=np.int64)
         self._free = list(range(self.array.shape[0] - 1, -1, -1))
 
     def take(self, n):
@@ -57,7 +61,8 @@ class HistogramPool:
 
     def _grow(self):
         old = self.array.shape[0]
-        array = np.empty((2 * old, self.n_bins, 2), dtype=np.int64)
+        array = np.empty((2 * old, self.n_bins) + self.entry_shape,
+                         dtype=np.int64)
         array[:old] = self.array
         self.array = array
         self._free[:0] = range(2 * old - 1, old - 1, -1)
