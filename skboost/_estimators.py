@@ -838,9 +838,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # a 2-D 0/1 y: one binary output per label
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_label = True
+        # a 2-D 0/1 y: one binary output per label (binary objectives)
+        multi_label = not (isinstance(self.objective, str)
+                           and self.objective.startswith("multi:"))
+        tags.target_tags.multi_output = multi_label
+        tags.classifier_tags.multi_label = multi_label
         return tags
 
     def _objective_params(self):
