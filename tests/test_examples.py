@@ -128,3 +128,19 @@ def test_explain_shap_runs_and_saves_plots(tmp_path):
         return
     for name in ("shap_beeswarm.png", "shap_waterfall.png"):
         assert (tmp_path / name).stat().st_size > 1000, out
+
+
+def test_multi_output_example_runs():
+    """The multi-output example: the same predictions as
+    MultiOutputRegressor, sensible errors, a one-round forest."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "multi_output.py")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "the same predictions as MultiOutputRegressor: True" in out, out
+    rmses = [float(v) for v in re.findall(r"test RMSE ([0-9.]+)", out)]
+    assert len(rmses) == 4 and max(rmses) < 0.5, out
+    f1 = float(re.search(r"test micro-F1 ([0-9.]+)", out).group(1))
+    assert f1 > 0.6, out
+    assert "1 round of 100 trees" in out, out
