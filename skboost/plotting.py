@@ -148,7 +148,9 @@ def _layout(tree):
 
 def _node_label(tree, node, names, precision, show_stats):
     if tree.left_child[node] == NO_CHILD:
-        label = f"leaf = {tree.value[node]:.{precision}g}"
+        value = np.atleast_1d(tree.value[node])   # a vector leaf: [v0, ...]
+        text = ", ".join(f"{v:.{precision}g}" for v in value)
+        label = f"leaf = {text if value.size == 1 else '[' + text + ']'}"
         if show_stats:
             label += f"\ncover = {tree.cover[node]:.{precision}g}"
         return label

@@ -247,3 +247,23 @@ def test_accuracy_close_to_xgboost_vector_leaves():
             pred = Model(**params).fit(X[:1500], Y[:1500]).predict(X[1500:])
             out.append(np.sqrt(np.mean((pred - Y[1500:]) ** 2)))
     assert np.mean(ours) <= ERROR_RATIO * np.mean(theirs), (ours, theirs)
+
+
+def test_plot_and_treelite_of_vector_trees():
+    X, Y = _data(n=300)
+    model = BoostRegressor(n_estimators=4, max_depth=3,
+                           multi_strategy="multi_output_tree").fit(X, Y)
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skboost.plotting import plot_tree
+
+    ax = plot_tree(model, tree_index=0)
+    assert any("leaf = [" in t.get_text() for t in ax.texts)
+    treelite = pytest.importorskip("treelite")
+    from skboost.treelite import to_treelite
+
+    got = treelite.gtil.predict(to_treelite(model), X.astype(np.float32))
+    np.testing.assert_allclose(got.reshape(X.shape[0], -1), model.predict(X),
+                               rtol=1e-6, atol=1e-6)
