@@ -249,14 +249,17 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             return objective
         n_targets = y.shape[1]
         if isinstance(objective, CallableObjective):
-            objective._n_outputs = objective.n_targets = n_targets
-            return objective
+            # the function sees (n, n_targets) labels and margins
+            wrapped = CallableObjective(objective.function, objective.params,
+                                        n_outputs=n_targets)
+            wrapped.n_targets = n_targets
+            return wrapped
         base = get_objective(objective, self._objective_params())
         if base.n_outputs(None) != 1:
             raise ValueError(
                 f"objective={objective!r} with quantile_alpha="
-                f"{self.quantile_alpha!r} has several outputs per target: "
-                "a 2-D y needs one quantile")
+                f"{getattr(self, 'quantile_alpha', None)!r} has several "
+                "outputs per target: a 2-D y needs one quantile")
         return MultiTargetObjective(base, n_targets)
 
     def _constraint_params(self, n_features):
