@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._sparse_input import sparse_rows
+from ._threads import ThreadTuner
 from .tree._sparse import SparseRows
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
@@ -366,21 +367,23 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     for callback in callbacks:
         _call(callback, "before_training", booster)
+    tuner = ThreadTuner(n_threads)
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
-        objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
-        for group in range(n_outputs):
-            active = weights.positive & _row_sample(
-                X.shape[0], boost_params.subsample, rng)
-            tree, leaf_rows = grower.grow(gpair[group], active)
-            if objective.refit_leaves():
-                _refit_leaf_values(tree, X, y, raw[:, group], weight, active,
-                                   objective, group, tree_params.learning_rate,
-                                   n_threads)
-            booster.add_tree(tree, group)
-            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
-                            group, n_threads)
-        evaluator.add_round(iteration)
+        with tuner.round():  # as many threads as run fastest right now
+            objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
+            for group in range(n_outputs):
+                active = weights.positive & _row_sample(
+                    X.shape[0], boost_params.subsample, rng)
+                tree, leaf_rows = grower.grow(gpair[group], active)
+                if objective.refit_leaves():
+                    _refit_leaf_values(tree, X, y, raw[:, group], weight,
+                                       active, objective, group,
+                                       tree_params.learning_rate, n_threads)
+                booster.add_tree(tree, group)
+                _update_margins(tree, leaf_rows, active, X, weights.positive,
+                                raw, group, n_threads)
+            evaluator.add_round(iteration)
         stops = [_call(callback, "after_iteration", booster, iteration,
                        booster.evals_result) for callback in callbacks]
         if any(stops):
