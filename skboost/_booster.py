@@ -480,9 +480,13 @@ class _Evaluator:
             for k in range(first, first + n_outputs):
                 _add_tree_output(self.booster.trees[k], X, margin,
                                  self.booster.tree_group[k], self.n_threads)
-            prediction = self.objective.eval_transform(margin)
+            probabilities = self.objective.eval_transform(margin)
             log = self.booster.evals_result[data.name]
             for metric in self.metrics:
+                # a user's function sees what predict returns (labels under
+                # multi:softmax), as XGBoost's custom metrics do
+                prediction = (self.objective.transform(margin)
+                              if metric.on_predictions else probabilities)
                 log[metric.name].append(metric(data.y, prediction, data.weight,
                                                data.query_ptr))
 

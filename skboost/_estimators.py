@@ -14,7 +14,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._booster import BoostParams, EvalSet, train
 from .callback import EarlyStopping, EvaluationMonitor
@@ -283,11 +283,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError("eval_set must be a list of (X, y) pairs")
             X_eval = check_X(self, pair[0], reset=False)
-            y_eval = np.asarray(pair[1])
-            if y_eval.ndim != 1 or y_eval.shape[0] != X_eval.shape[0]:
-                raise ValueError(
-                    f"eval_set[{i}]: y must be 1-D with one label per row of "
-                    f"X ({X_eval.shape[0]}), got shape {y_eval.shape}")
+            y_eval = _eval_target(pair[1], X_eval.shape[0], i)
             y_eval = (encode_labels(y_eval) if encode_labels is not None
                       else y_eval.astype(np.float64))
             evals.append(EvalSet(
@@ -474,6 +470,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         """
         from ._serialization import load_estimator
 
+        self.__dict__.pop("_fitted_on_queries", None)  # unknown from a file
         return load_estimator(self, fname)
 
     @classmethod
@@ -615,7 +612,12 @@ _COMMON_PARAMS_DOC = """
         in ``evals_result_``: names from :mod:`skboost.metrics` (``"rmse"``,
         ``"logloss"``, ``"auc"``, ``"ndcg@10"``, ...), a list of them, or a
         callable ``metric(y_true, y_pred, *, sample_weight=None) -> float``
-        on predictions (minimised). None uses the objective's default metric.
+        (minimised). A callable gets what XGBoost gives it: the encoded
+        labels (class indices) and the objective's predictions as
+        ``predict`` makes them from the margins: probabilities (one column
+        for two classes), the predicted class indices under
+        ``multi:softmax``, margins under ``binary:logitraw``. None uses the
+        objective's default metric.
     early_stopping_rounds : int, default=None
         Stop when the last metric on the last ``eval_set`` pair has not
         improved for this many rounds; ``best_iteration`` and ``best_score``
@@ -669,6 +671,19 @@ _EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
         verbose : bool or int, default=False
             Print the metrics every round (True) or every ``verbose`` rounds;
             without ``eval_set``, the elapsed time (progress of long fits)."""
+
+
+def _eval_target(y, n_rows, index):
+    """An eval_set pair's targets, 1-D (a column vector is raveled with a
+    DataConversionWarning, as the training ``y`` is)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(
+            f"eval_set[{index}]: y must be 1-D (or a column vector) with one "
+            f"label per row of X ({n_rows}), got shape {y.shape}")
+    return y
 
 
 def _evaluation_kwargs(eval_set, sample_weight_eval_set, verbose):
@@ -1084,12 +1099,7 @@ def _check_queries(qid, group, n_rows, what="qid"):
     if qid is not None and group is not None:
         raise ValueError(f"give either {what} or group sizes, not both")
     if group is not None:
-        sizes = np.asarray(group)
-        if (sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer)
-                or np.any(sizes < 0) or sizes.sum() != n_rows):
-            raise ValueError(
-                f"group must be non-negative integer query sizes summing to "
-                f"the number of rows ({n_rows})")
+        sizes = _query_sizes(group, n_rows)
         qid = np.repeat(np.arange(sizes.shape[0]), sizes)
     elif qid is None:
         qid = np.zeros(n_rows, dtype=np.int64)  # the whole input is one query
@@ -1106,6 +1116,28 @@ def _check_queries(qid, group, n_rows, what="qid"):
     query_ptr = np.r_[starts, n_rows].astype(np.int64) if n_rows else (
         np.zeros(1, dtype=np.int64))
     return order, query_ptr, sorted_qid
+
+
+def _query_sizes(group, n_rows):
+    """Query sizes as int64: integers, or floats that are whole numbers
+    (sizes read with ``np.loadtxt``, ``np.ones(n)``), summing to n_rows."""
+    sizes = np.asarray(group)
+    message = ("group must be non-negative whole-number query sizes summing "
+               f"to the number of rows ({n_rows})")
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
+        raise ValueError(f"{message}; got an array of shape {sizes.shape} "
+                         f"and dtype {sizes.dtype}")
+    if sizes.dtype.kind == "f":
+        whole = (np.isfinite(sizes) & (sizes == np.round(sizes))
+                 & (np.abs(sizes) <= max(n_rows, 1)))
+        if not whole.all():
+            raise ValueError(f"{message}; group[{int(np.argmin(whole))}] = "
+                             f"{sizes[np.argmin(whole)]!r} is not a whole "
+                             "number")
+        sizes = sizes.astype(np.int64)
+    if np.any(sizes < 0) or sizes.sum() != n_rows:
+        raise ValueError(f"{message}; they sum to {int(sizes.sum())}")
+    return sizes.astype(np.int64)
 
 
 class BoostRanker(_BoostBase):
@@ -1251,6 +1283,8 @@ class BoostRanker(_BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
+        # score() needs qid exactly when fit had queries
+        self._fitted_on_queries = qid is not None or group is not None
         if sample_weight is not None:
             sample_weight = check_weight(sample_weight, X)[order]
         objective = self.objective
@@ -1287,12 +1321,15 @@ class BoostRanker(_BoostBase):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError("eval_set must be a list of (X, y) pairs")
             X_eval = check_X(self, pair[0], reset=False)
+            if qids[i] is None and groups[i] is None:
+                raise ValueError(
+                    f"eval_set[{i}] has no queries: give eval_qid (or "
+                    "eval_group) with one entry per eval_set pair, as for "
+                    "XGBoost's and LightGBM's rankers (a ranking metric is "
+                    "computed per query)")
             order, ptr, _ = _check_queries(qids[i], groups[i],
                                            X_eval.shape[0], "eval_qid")
-            y_eval = np.asarray(pair[1])
-            if y_eval.shape != (X_eval.shape[0],):
-                raise ValueError(f"eval_set[{i}]: y must be 1-D with one label "
-                                 "per row of X")
+            y_eval = _eval_target(pair[1], X_eval.shape[0], i)
             weight = (None if weights[i] is None
                       else check_weight(weights[i], X_eval)[order])
             pairs.append((X_eval[order], y_eval[order]))
@@ -1332,13 +1369,26 @@ class BoostRanker(_BoostBase):
         y : array-like of shape (n_samples,)
             Relevance labels.
         qid : array-like of shape (n_samples,), default=None
-            Query id of every row; None makes the input one query.
+            Query id of every row (routed as metadata like ``fit``'s:
+            ``set_score_request(qid=True)``). Required when the ranker was
+            fitted with ``qid`` or ``group``: without it a ValueError is
+            raised, as a single-query NDCG of many queries means nothing.
+            Only a ranker fitted without queries (the whole input one
+            query) scores without it, the input then being one query.
 
         Returns
         -------
         score : float
             In [0, 1]; gains follow ``ndcg_exp_gain``.
         """
+        check_is_fitted(self)
+        if qid is None and getattr(self, "_fitted_on_queries", True):
+            raise ValueError(
+                "BoostRanker.score needs qid (the query id of every row) "
+                "for a ranker fitted with queries: NDCG is a mean over "
+                "queries. In model selection, route it with "
+                "set_score_request(qid=True) under "
+                "sklearn.set_config(enable_metadata_routing=True).")
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
         order, query_ptr, _ = _check_queries(qid, None, scores.shape[0])
