@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._margins import check_base_margin
 from ._sparse_input import sparse_rows
 from .tree._sparse import SparseRows
 from .metrics import get_metric
@@ -122,10 +123,17 @@ class Booster:
             return X
         return sparse_rows(X, getattr(self, "absent_value", np.nan))
 
-    def predict_raw(self, X, iteration_range=None, n_threads=1):
-        """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
+    def predict_raw(self, X, iteration_range=None, n_threads=1,
+                    base_margin=None):
+        """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X,
+        starting from ``base_margin`` (n_rows, n_outputs) when given, else
+        from the fitted base margin."""
         first, last = self._tree_slice(iteration_range)
-        out = np.tile(self.base_margin, (X.shape[0], 1))
+        if base_margin is None:
+            out = np.tile(self.base_margin, (X.shape[0], 1))
+        else:
+            out = check_base_margin(base_margin, X.shape[0], self.n_outputs)
+            out = out.copy()
         if last > first and _is_sparse(X):
             self._packed_forest().predict_raw_sparse(self._sparse_rows(X), out,
                                                      first, last, n_threads)
@@ -290,7 +298,8 @@ class EvalSet:
     """Data evaluated after every round (rows grouped by query for ranking).
 
     ``X`` is float32 C-ordered with NaN for missing values; ``weight``
-    float64; ``query_ptr`` (ranking) the row boundaries of the queries.
+    float64; ``query_ptr`` (ranking) the row boundaries of the queries;
+    ``base_margin`` the margins its rows start from (None: the model's).
     """
 
     name: str
@@ -298,12 +307,13 @@ class EvalSet:
     y: np.ndarray
     weight: np.ndarray
     query_ptr: np.ndarray | None = None
+    base_margin: np.ndarray | None = None
 
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
           eval_metrics=None, callbacks=(), init_booster=None,
-          n_categories=None):
+          n_categories=None, base_margin=None):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -339,6 +349,11 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         are category codes 0 .. n-1, NaN = missing), 0 for the numeric
         ones; None: every feature is numeric. Every tree method takes
         them, on dense or sparse X.
+    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs), \
+default=None
+        Margins the rows start from instead of the base margin (the
+        booster's base margin is still estimated or set, for predictions
+        without one); with ``init_booster``, its trees are added to them.
 
     Returns
     -------
@@ -362,7 +377,7 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                          fixed_hessians=objective.constant_hessian
                          and boost_params.subsample >= 1.0,
                          n_categories=n_categories)
-    raw = booster.predict_raw(X, n_threads=n_threads)
+    raw = booster.predict_raw(X, n_threads=n_threads, base_margin=base_margin)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     for callback in callbacks:
         _call(callback, "before_training", booster)
@@ -467,8 +482,10 @@ class _Evaluator:
         # sparse eval sets as the kernels read them, converted once
         self.inputs = [booster._sparse_rows(e.X) if sp.issparse(e.X) else e.X
                        for e in self.evals]
-        self.margins = [booster.predict_raw(X, n_threads=n_threads)
-                        for X in self.inputs]
+        self.margins = [
+            booster.predict_raw(X, n_threads=n_threads,
+                                base_margin=_eval_margin(e, X, booster))
+            for e, X in zip(self.evals, self.inputs)]
 
     def add_round(self, iteration):
         """Add the trees of round ``iteration`` and log every metric."""
@@ -489,6 +506,16 @@ class _Evaluator:
                               if metric.on_predictions else probabilities)
                 log[metric.name].append(metric(data.y, prediction, data.weight,
                                                data.query_ptr))
+
+
+def _eval_margin(data, X, booster):
+    """The eval set's base margin, checked against the model's outputs."""
+    if data.base_margin is None:
+        return None
+    what = ("base_margin_eval_set" if data.name.startswith("validation_")
+            else "base_margin")
+    return check_base_margin(data.base_margin, X.shape[0], booster.n_outputs,
+                             f"{what} of {data.name!r}")
 
 
 def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
