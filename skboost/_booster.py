@@ -33,17 +33,27 @@ class BoostParams:
 class Booster:
     """A trained ensemble: base margin plus trees, one per output per round.
 
+    The everyday methods of XGBoost's ``Booster`` are here: ``predict``,
+    ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
+    ``num_boosted_rounds``, ``get_score`` / ``get_fscore``, ``get_dump``,
+    ``trees_to_dataframe`` and ``feature_names``. ``Booster()`` followed by
+    ``load_model(path)``, or ``Booster(model_file=path)``, reads a saved
+    model, as in XGBoost.
+
     Parameters
     ----------
-    objective : str
+    objective : str, default="reg:squarederror"
         Name of the training objective (defines the link of predictions).
-    base_margin : ndarray of shape (n_outputs,)
+    base_margin : ndarray of shape (n_outputs,), default=(0.0,)
         Margin every prediction starts from.
-    n_features : int
+    n_features : int, default=0
         Number of input features.
+    model_file : str or path-like, default=None
+        Load this model file (``.json`` or ``.ubj``) instead.
     """
 
-    def __init__(self, objective, base_margin, n_features):
+    def __init__(self, objective="reg:squarederror", base_margin=(0.0,),
+                 n_features=0, *, model_file=None):
         self.objective = objective
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.n_features = int(n_features)
@@ -61,6 +71,8 @@ class Booster:
         # the categorical features and their training categories
         # (_categorical.CategoryMap), None without any
         self.category_map = None
+        if model_file is not None:
+            self.load_model(model_file)
 
     @property
     def n_outputs(self):
@@ -239,6 +251,82 @@ class Booster:
         from ._importance import get_score
 
         return get_score(self, importance_type)
+
+    def get_fscore(self, fmap=""):
+        """Number of splits on each feature used (``get_score`` with
+        ``importance_type="weight"``, XGBoost's method).
+
+        Parameters
+        ----------
+        fmap : str, default=""
+            XGBoost's feature map file: not supported (names come from the
+            training columns); only "" is accepted.
+
+        Returns
+        -------
+        scores : dict
+            ``{feature name: number of splits}``.
+        """
+        if fmap:
+            raise ValueError("fmap (a feature map file) is not supported: "
+                             "feature names are the training column names")
+        return self.get_score(importance_type="weight")
+
+    def num_boosted_rounds(self):
+        """Number of boosting rounds in the model (XGBoost's method).
+
+        Returns
+        -------
+        n_rounds : int
+        """
+        return self.n_rounds
+
+    def num_features(self):
+        """Number of input features (XGBoost's method).
+
+        Returns
+        -------
+        n_features : int
+        """
+        return self.n_features
+
+    def save_model(self, fname):
+        """Save the model to a file: JSON for a ``.json`` name, Universal
+        Binary JSON (XGBoost's binary format, the same content) for
+        ``.ubj``; another suffix is a ValueError.
+
+        The file is the estimator's model file (the estimator that
+        ``get_booster()`` came from, else the one ``fit`` would have made
+        for this booster), so that ``load_model`` and the estimators'
+        ``load`` read it.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            Path of the file to write (replaced atomically if it exists).
+        """
+        from ._booster_io import save_booster
+
+        save_booster(self, fname)
+
+    def load_model(self, fname):
+        """Replace this booster by the model saved in ``fname``.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            A ``.json`` or ``.ubj`` file written by ``save_model`` (of a
+            booster or an estimator).
+
+        Returns
+        -------
+        self : Booster
+            Bound to the estimator the file describes (its ``predict``
+            reads DataFrames as the estimator's does).
+        """
+        from ._booster_io import load_booster
+
+        return load_booster(self, fname)
 
     def get_dump(self, with_stats=False, dump_format="text"):
         """A readable dump of every tree.

@@ -503,7 +503,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return feature_importances(self.booster_, self.importance_type)
 
     def save_model(self, fname):
-        """Save the fitted model to a versioned JSON file.
+        """Save the fitted model to a versioned JSON or UBJSON file.
 
         The file holds everything needed to predict again: parameters,
         classes, feature names, objective, base margin, trees and best
@@ -514,7 +514,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         Parameters
         ----------
         fname : str or path-like
-            Path of the file to write (replaced if it exists).
+            Path of the file to write (replaced if it exists). Its suffix
+            chooses the format, as in XGBoost: ``.json`` for JSON, ``.ubj``
+            for Universal Binary JSON (the same document in binary); any
+            other suffix is a ValueError.
         """
         check_is_fitted(self)
         from ._serialization import save_estimator
@@ -530,7 +533,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         Parameters
         ----------
         fname : str or path-like
-            Path of a file written by :meth:`save_model`.
+            Path of a file written by :meth:`save_model` (UBJSON when the
+            name ends in ``.ubj``, else JSON).
 
         Returns
         -------
