@@ -146,7 +146,7 @@ def test_ubjson_codec_against_py_ubjson():
     }
     ours = _ubjson.dumps(document)
     assert ubjson.loadb(ours) == document
-    for options in ({}, {"container_count": True}, {"no_float32": False}):
+    for options in ({}, {"container_count": True}):
         assert _ubjson.loads(ubjson.dumpb(document, **options)) == document
 
 
