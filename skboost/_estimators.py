@@ -236,7 +236,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                                             else init.n_rounds)
         if n_rounds == 0:
             return self  # warm start: the model has its rounds already
-        callbacks = self._training_callbacks(evals, verbose)
+        callbacks = self._training_callbacks(
+            evals, verbose, (0 if init is None else init.n_rounds) + n_rounds)
         seed = draw_seed(self.random_state)
         category_map = getattr(self, "_category_map_", None)
         self.booster_ = train(
@@ -339,7 +340,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 None if query_ptrs is None else query_ptrs[i], margin))
         return evals
 
-    def _training_callbacks(self, evals, verbose):
+    def _training_callbacks(self, evals, verbose, total_rounds=None):
         callbacks = list(self.callbacks or [])
         if self.early_stopping_rounds is not None:
             if not evals:
@@ -349,7 +350,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             callbacks.append(EarlyStopping(self.early_stopping_rounds))
         if verbose:
             period = 1 if verbose is True else int(verbose)
-            callbacks.append(EvaluationMonitor(period))
+            callbacks.append(EvaluationMonitor(period,
+                                               total_rounds=total_rounds))
         return callbacks
 
     def _iteration_range(self, iteration_range):
@@ -749,8 +751,10 @@ _EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
         sample_weight_eval_set : list of array-like, default=None
             Weights of the ``eval_set`` pairs (None entries: unit weights).
         verbose : bool or int, default=False
-            Print the metrics every round (True) or every ``verbose`` rounds;
-            without ``eval_set``, the elapsed time (progress of long fits).
+            Print the metrics every round (True) or every ``verbose`` rounds,
+            with the elapsed time and, on long fits, an estimate of the time
+            left; the same lines go to the ``"skboost"`` logger
+            (:class:`skboost.callback.EvaluationMonitor`).
         base_margin : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
             Margin each row starts from instead of the fitted intercept
             (XGBoost's ``base_margin``): one per row, one per row and class
