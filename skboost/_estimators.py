@@ -96,7 +96,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "warm_start": ["boolean"],
         "verbosity": [Interval(Integral, 0, 3, closed="both"), None],
-        "device": [str],
+        "device": [str, None],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
@@ -636,8 +636,11 @@ _COMMON_PARAMS_DOC = """
     base_score : float, default=None
         Initial prediction of every sample, in prediction space (a probability
         for ``binary:logistic``). None estimates it from the training data.
-    random_state : int, RandomState instance or None, default=None
-        Seed of row and column subsampling.
+    random_state : int, RandomState or Generator instance, or None, default=None
+        Seed of row and column subsampling (and of the hold-out of early
+        stopping). An int gives the same model every fit; a
+        ``numpy.random.RandomState`` or ``numpy.random.Generator``
+        instance draws a new seed from it at every fit.
     missing : float, default=np.nan
         Value marking a missing entry, in addition to NaN.
     sparse_absent : {"missing", "zero"}, default="missing"
@@ -721,7 +724,18 @@ _COMMON_PARAMS_DOC = """
         When fitted already, ``fit`` keeps the trees and adds rounds until
         there are ``n_estimators`` (scikit-learn's convention; the data must
         have the same features and, for a classifier, the same classes).
-        ``evals_result_`` then logs the new rounds only.
+        ``evals_result_`` then logs the new rounds only. To continue
+        another model, pass it to ``fit`` as ``xgb_model``.
+    verbosity : int in [0, 3], default=None
+        XGBoost's parameter, accepted so that its configurations carry
+        over; it changes nothing. skboost writes no messages of its own
+        besides the progress lines of ``fit(..., verbose=...)``, which go
+        through the ``"skboost"`` logger as well (:mod:`logging`), where
+        an application sets their level.
+    device : {"cpu"}, default="cpu"
+        XGBoost's parameter: skboost runs on the CPU only; ``"cuda"`` or
+        any other device is a ValueError at ``fit`` (None means
+        ``"cpu"``).
 """
 
 
@@ -846,7 +860,14 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         are 0 or 1. See :doc:`/user_guide/objectives`.
     scale_pos_weight : float > 0, default=1
         Weight multiplier of the positive class (binary logistic
-        objectives), e.g. ``n_negative / n_positive`` for unbalanced data.{_COMMON_PARAMS_DOC}
+        objectives), e.g. ``n_negative / n_positive`` for unbalanced data.
+    class_weight : "balanced" or dict, default=None
+        Weights of the classes, multiplying ``sample_weight``
+        (scikit-learn's meaning, LightGBM's parameter): ``{{label:
+        weight}}`` (classes not listed weigh 1), or ``"balanced"``,
+        ``n_samples / (n_classes * count of the class)`` counted in the
+        training labels. The model is the one fitted with those weights
+        given as ``sample_weight``. Eval sets are not re-weighted.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
