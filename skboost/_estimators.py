@@ -213,27 +213,12 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                                 eval_query_ptrs, encode_labels,
                                 base_margin_eval_set)
         if self.early_stopping_rounds is not None and not evals:
-            X_all_rows = X.shape[0]
-            rows, query_ptr, holdout = hold_out(
-                X, y, weight, query_ptr, self.validation_fraction,
-                stratify=is_classifier(self),
-                random_state=legacy_random_state(self.random_state))
-            X, y, weight = X[rows], y[rows], weight[rows]
-            if base_margin is not None:
-                every = np.arange(X_all_rows)
-                holdout.base_margin = rows_of(base_margin,
-                                              np.delete(every, rows),
-                                              X_all_rows)
-                base_margin = rows_of(base_margin, rows, X_all_rows)
-            objective = objective_for_rows(objective, rows)
+            X, y, weight, query_ptr, objective, base_margin, holdout = (
+                self._hold_out(X, y, weight, query_ptr, objective,
+                               base_margin))
             evals = [holdout]
-        if init_model is not None:
-            init = continued_booster(self, init_model, objective, n_classes)
-            n_rounds = self.n_estimators  # rounds added to the given model
-        else:
-            init = self._warm_start_booster(objective, n_classes)
-            n_rounds = self.n_estimators - (0 if init is None
-                                            else init.n_rounds)
+        init, n_rounds = self._initial_booster(objective, n_classes,
+                                               init_model)
         if n_rounds == 0:
             return self  # warm start: the model has its rounds already
         callbacks = self._training_callbacks(
@@ -272,6 +257,31 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _hold_out(self, X, y, weight, query_ptr, objective, base_margin):
+        """The training rows kept and the hold-out of early stopping
+        without an eval_set (``_holdout.py``), base margins split alike."""
+        n_rows = X.shape[0]
+        rows, query_ptr, holdout = hold_out(
+            X, y, weight, query_ptr, self.validation_fraction,
+            stratify=is_classifier(self),
+            random_state=legacy_random_state(self.random_state))
+        if base_margin is not None:
+            holdout.base_margin = rows_of(
+                base_margin, np.delete(np.arange(n_rows), rows), n_rows)
+            base_margin = rows_of(base_margin, rows, n_rows)
+        return (X[rows], y[rows], weight[rows], query_ptr,
+                objective_for_rows(objective, rows), base_margin, holdout)
+
+    def _initial_booster(self, objective, n_classes, init_model):
+        """The model the fit continues (``xgb_model`` or ``warm_start``; None
+        for a fresh fit) and the number of rounds to add."""
+        if init_model is not None:
+            init = continued_booster(self, init_model, objective, n_classes)
+            return init, self.n_estimators  # rounds added to the given model
+        init = self._warm_start_booster(objective, n_classes)
+        return init, self.n_estimators - (0 if init is None
+                                          else init.n_rounds)
 
     def _constraint_params(self, n_features):
         """The constraints and feature weights as ``TreeParams`` fields,
