@@ -49,7 +49,10 @@ def _comparable(path):
 # after the fixtures were made
 PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "interaction_constraints": None,
-                      "feature_weights": None}
+                      "feature_weights": None,
+                      # issue 19: XGBoost's and LightGBM's parameters
+                      "verbosity": None, "device": "cpu",
+                      "class_weight": None}
 
 
 def _first_difference(a, b, where="model file"):
