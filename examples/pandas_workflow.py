@@ -9,11 +9,13 @@ a saved and reloaded model, and a feature-importance plot.
 Run it with ``python examples/pandas_workflow.py [output directory]``; it
 takes a few seconds and writes ``model.json`` and ``importance.png`` (the
 plot needs matplotlib: ``pip install skboost[plot]``) to the output
-directory (default: the current one). It needs pandas (``pip install
+directory: the one given, else a new temporary directory (never the
+current one), whose path it prints. It needs pandas (``pip install
 pandas``), which skboost itself does not require.
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +29,12 @@ from sklearn.preprocessing import OrdinalEncoder
 
 from skboost import BoostClassifier
 
-out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
-out_dir.mkdir(parents=True, exist_ok=True)
+if len(sys.argv) > 1:
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+else:  # files of an example do not belong in the caller's directory
+    out_dir = Path(tempfile.mkdtemp(prefix="skboost-example-"))
+print(f"output directory: {out_dir}")
 rng = np.random.default_rng(0)
 
 # --- A DataFrame with mixed dtypes and missing values ----------------------

@@ -1,5 +1,7 @@
 """skboost: regularised second-order gradient-boosted trees for scikit-learn."""
 
+# first: the kernels' own OpenMP runtime, with its thread-waiting policy
+from . import _openmp_runtime  # noqa: F401  (isort: skip)
 from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
 from ._forest import BoostRFClassifier, BoostRFRegressor
 

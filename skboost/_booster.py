@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ._margins import check_base_margin
 from ._multi_output import flatten_targets
 from ._sparse_input import sparse_rows
+from ._threads import ThreadTuner
 from .tree._sparse import SparseRows
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
@@ -39,14 +41,23 @@ class BoostParams:
 class Booster:
     """A trained ensemble: base margin plus trees, one per output per round.
 
+    The everyday methods of XGBoost's ``Booster`` are here: ``predict``,
+    ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
+    ``num_boosted_rounds``, ``get_score`` / ``get_fscore``, ``get_dump``,
+    ``trees_to_dataframe`` and ``feature_names``. ``Booster()`` followed by
+    ``load_model(path)``, or ``Booster(model_file=path)``, reads a saved
+    model, as in XGBoost.
+
     Parameters
     ----------
-    objective : str
+    objective : str, default="reg:squarederror"
         Name of the training objective (defines the link of predictions).
-    base_margin : ndarray of shape (n_outputs,)
+    base_margin : ndarray of shape (n_outputs,), default=(0.0,)
         Margin every prediction starts from.
-    n_features : int
+    n_features : int, default=0
         Number of input features.
+    model_file : str or path-like, default=None
+        Load this model file (``.json`` or ``.ubj``) instead.
     """
 
     # Trees per output and round (``num_parallel_tree``); class attributes,
@@ -59,7 +70,8 @@ class Booster:
     # tree) holds every output's values; else one tree per output.
     multi_strategy = "one_output_per_tree"
 
-    def __init__(self, objective, base_margin, n_features):
+    def __init__(self, objective="reg:squarederror", base_margin=(0.0,),
+                 n_features=0, *, model_file=None):
         self.objective = objective
         self.base_margin = np.asarray(base_margin, dtype=np.float64)
         self.n_features = int(n_features)
@@ -77,6 +89,8 @@ class Booster:
         # the categorical features and their training categories
         # (_categorical.CategoryMap), None without any
         self.category_map = None
+        if model_file is not None:
+            self.load_model(model_file)
 
     @property
     def n_outputs(self):
@@ -170,10 +184,17 @@ class Booster:
             return X
         return sparse_rows(X, getattr(self, "absent_value", np.nan))
 
-    def predict_raw(self, X, iteration_range=None, n_threads=1):
-        """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X."""
+    def predict_raw(self, X, iteration_range=None, n_threads=1,
+                    base_margin=None):
+        """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X,
+        starting from ``base_margin`` (n_rows, n_outputs) when given, else
+        from the fitted base margin."""
         first, last = self.scalar_slice(*self._tree_slice(iteration_range))
-        out = np.tile(self.base_margin, (X.shape[0], 1))
+        if base_margin is None:
+            out = np.tile(self.base_margin, (X.shape[0], 1))
+        else:
+            out = check_base_margin(base_margin, X.shape[0], self.n_outputs)
+            out = out.copy()
         if last > first and _is_sparse(X):
             self._packed_forest().predict_raw_sparse(self._sparse_rows(X), out,
                                                      first, last, n_threads)
@@ -284,6 +305,82 @@ class Booster:
 
         return get_score(self, importance_type)
 
+    def get_fscore(self, fmap=""):
+        """Number of splits on each feature used (``get_score`` with
+        ``importance_type="weight"``, XGBoost's method).
+
+        Parameters
+        ----------
+        fmap : str, default=""
+            XGBoost's feature map file: not supported (names come from the
+            training columns); only "" is accepted.
+
+        Returns
+        -------
+        scores : dict
+            ``{feature name: number of splits}``.
+        """
+        if fmap:
+            raise ValueError("fmap (a feature map file) is not supported: "
+                             "feature names are the training column names")
+        return self.get_score(importance_type="weight")
+
+    def num_boosted_rounds(self):
+        """Number of boosting rounds in the model (XGBoost's method).
+
+        Returns
+        -------
+        n_rounds : int
+        """
+        return self.n_rounds
+
+    def num_features(self):
+        """Number of input features (XGBoost's method).
+
+        Returns
+        -------
+        n_features : int
+        """
+        return self.n_features
+
+    def save_model(self, fname):
+        """Save the model to a file: JSON for a ``.json`` name, Universal
+        Binary JSON (XGBoost's binary format, the same content) for
+        ``.ubj``; another suffix is a ValueError.
+
+        The file is the estimator's model file (the estimator that
+        ``get_booster()`` came from, else the one ``fit`` would have made
+        for this booster), so that ``load_model`` and the estimators'
+        ``load`` read it.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            Path of the file to write (replaced atomically if it exists).
+        """
+        from ._booster_io import save_booster
+
+        save_booster(self, fname)
+
+    def load_model(self, fname):
+        """Replace this booster by the model saved in ``fname``.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            A ``.json`` or ``.ubj`` file written by ``save_model`` (of a
+            booster or an estimator).
+
+        Returns
+        -------
+        self : Booster
+            Bound to the estimator the file describes (its ``predict``
+            reads DataFrames as the estimator's does).
+        """
+        from ._booster_io import load_booster
+
+        return load_booster(self, fname)
+
     def get_dump(self, with_stats=False, dump_format="text"):
         """A readable dump of every tree.
 
@@ -342,7 +439,8 @@ class EvalSet:
     """Data evaluated after every round (rows grouped by query for ranking).
 
     ``X`` is float32 C-ordered with NaN for missing values; ``weight``
-    float64; ``query_ptr`` (ranking) the row boundaries of the queries.
+    float64; ``query_ptr`` (ranking) the row boundaries of the queries;
+    ``base_margin`` the margins its rows start from (None: the model's).
     """
 
     name: str
@@ -350,12 +448,13 @@ class EvalSet:
     y: np.ndarray
     weight: np.ndarray
     query_ptr: np.ndarray | None = None
+    base_margin: np.ndarray | None = None
 
 
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
           eval_metrics=None, callbacks=(), init_booster=None,
-          n_categories=None):
+          n_categories=None, base_margin=None):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -391,6 +490,11 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         are category codes 0 .. n-1, NaN = missing), 0 for the numeric
         ones; None: every feature is numeric. Every tree method takes
         them, on dense or sparse X.
+    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs), \
+default=None
+        Margins the rows start from instead of the base margin (the
+        booster's base margin is still estimated or set, for predictions
+        without one); with ``init_booster``, its trees are added to them.
 
     Returns
     -------
@@ -419,16 +523,18 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                          n_categories=n_categories,
                          vector_outputs=n_outputs if booster.vector_leaf
                          else 0)
-    raw = booster.predict_raw(X, n_threads=n_threads)
+    raw = booster.predict_raw(X, n_threads=n_threads, base_margin=base_margin)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     for callback in callbacks:
         _call(callback, "before_training", booster)
+    tuner = ThreadTuner(n_threads)
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
-        objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
-        _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
-                     weights, boost_params, rng, n_threads)
-        evaluator.add_round(iteration)
+        with tuner.round():  # as many threads as run fastest right now
+            objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
+            _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
+                         weights, boost_params, rng, n_threads)
+            evaluator.add_round(iteration)
         stops = [_call(callback, "after_iteration", booster, iteration,
                        booster.evals_result) for callback in callbacks]
         if any(stops):
@@ -563,8 +669,10 @@ class _Evaluator:
         # sparse eval sets as the kernels read them, converted once
         self.inputs = [booster._sparse_rows(e.X) if sp.issparse(e.X) else e.X
                        for e in self.evals]
-        self.margins = [booster.predict_raw(X, n_threads=n_threads)
-                        for X in self.inputs]
+        self.margins = [
+            booster.predict_raw(X, n_threads=n_threads,
+                                base_margin=_eval_margin(e, X, booster))
+            for e, X in zip(self.evals, self.inputs)]
 
     def add_round(self, iteration):
         """Add the trees of round ``iteration`` and log every metric."""
@@ -576,14 +684,29 @@ class _Evaluator:
             for k in range(first, first + per_round):
                 _add_tree_output(self.booster.trees[k], X, margin,
                                  self.booster.tree_group[k], self.n_threads)
-            y, prediction, weight = (
-                data.y, self.objective.eval_transform(margin), data.weight)
-            if y.ndim == 2:   # several targets
-                y, prediction, weight = flatten_targets(y, prediction, weight)
+            probabilities = self.objective.eval_transform(margin)
             log = self.booster.evals_result[data.name]
             for metric in self.metrics:
+                # a user's function sees what predict returns (labels under
+                # multi:softmax), as XGBoost's custom metrics do
+                prediction = (self.objective.transform(margin)
+                              if metric.on_predictions else probabilities)
+                y, weight = data.y, data.weight
+                if y.ndim == 2:   # several targets: every (row, target) pair
+                    y, prediction, weight = flatten_targets(y, prediction,
+                                                            weight)
                 log[metric.name].append(metric(y, prediction, weight,
                                                data.query_ptr))
+
+
+def _eval_margin(data, X, booster):
+    """The eval set's base margin, checked against the model's outputs."""
+    if data.base_margin is None:
+        return None
+    what = ("base_margin_eval_set" if data.name.startswith("validation_")
+            else "base_margin")
+    return check_base_margin(data.base_margin, X.shape[0], booster.n_outputs,
+                             f"{what} of {data.name!r}")
 
 
 def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,

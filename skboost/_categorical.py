@@ -214,8 +214,12 @@ def is_category_dtype(column):
 
 def dtype_categories(column, name):
     """The categories of a ``category`` column, as a checked ndarray."""
-    values = column.cat.categories
-    array = np.asarray(values)
+    return checked_categories(np.asarray(column.cat.categories), name)
+
+
+def checked_categories(array, name):
+    """The categories of a categorical column (pandas ``category``, polars
+    ``Categorical``/``Enum``, arrow dictionary), checked to be storable."""
     if array.dtype == object and not all(isinstance(v, str) for v in array):
         raise ValueError(
             f"categorical column {name!r}: its categories must all be "

@@ -8,7 +8,9 @@ pyarrow-backed numeric and bool columns, and ``category`` columns, which
 become categorical features (``_categorical.py``: their category codes,
 re-coded by value at predict). Other columns (object, string, datetime)
 raise a ValueError naming them. Columns are matched by name: at predict
-time, the training columns in another order are reordered.
+time, the training columns in another order are reordered. polars
+DataFrames and pyarrow Tables are read the same way, column by column
+(``_frames.py``).
 """
 
 import sys
@@ -23,6 +25,7 @@ from ._categorical import (CategoryMap, code_sparse, dtype_categories,
                            resolve_categorical_features,
                            sparse_value_categories, value_categories,
                            value_codes)
+from ._frames import frame_to_float32, is_other_frame
 from ._sparse_input import SPARSE_FORMATS, canonical_csr
 
 
@@ -44,8 +47,10 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
                   accept_sparse=SPARSE_FORMATS)
     fitting = not (isinstance(y, str) and y == "no_validation")
     dtype_categories = {}
-    if _is_dataframe(X):
-        X, dtype_categories = _frame_to_float32(estimator, X, reset)
+    if _is_dataframe(X) or is_other_frame(X):
+        to_float32 = (_frame_to_float32 if _is_dataframe(X)
+                      else frame_to_float32)  # polars, pyarrow: _frames.py
+        X, dtype_categories = to_float32(estimator, X, reset)
         if fitting:
             X, y = check_X_y(X, y, y_numeric=y_numeric, estimator=estimator,
                              multi_output=multi_output, **kwargs)

@@ -11,10 +11,10 @@ import scipy.sparse as sp
 from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin,
                           _fit_context, is_classifier)
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._booster import BoostParams, EvalSet, train
 from .callback import EarlyStopping, EvaluationMonitor
@@ -28,6 +28,11 @@ from ._holdout import hold_out, objective_for_rows
 from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
                             check_multilabel, check_targets)
 from ._importance import IMPORTANCE_TYPES, feature_importances
+from ._margins import eval_base_margins, intercept, pick_alias, rows_of
+from ._continue import (continuation_problems, continued_booster,
+                        draw_seed, legacy_random_state)
+from ._compat_params import (check_device_and_verbosity,
+                             reject_unknown_keywords, unknown_keyword_advice)
 from ._threads import effective_n_threads
 from .tree.constraints import (parse_feature_weights, parse_interactions,
                                parse_monotone)
@@ -83,7 +88,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         "reg_alpha": [_NON_NEGATIVE],
         "reg_lambda": [_NON_NEGATIVE],
         "base_score": [Interval(Real, None, None, closed="neither"), None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "missing": [Real],
         "sparse_absent": [StrOptions({"missing", "zero"})],
         "categorical_features": ["array-like", None],
@@ -102,6 +107,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "num_parallel_tree": [Interval(Integral, 1, None, closed="left")],
         "multi_strategy": [StrOptions(set(MULTI_STRATEGIES))],
+        "verbosity": [Interval(Integral, 0, 3, closed="both"), None],
+        "device": [str, None],
     }
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
@@ -118,8 +125,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                  feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
-                 validation_fraction=0.1, warm_start=False,
-                 num_parallel_tree=1,
+                 validation_fraction=0.1, warm_start=False, verbosity=None,
+                 device="cpu", num_parallel_tree=1,
                  multi_strategy="one_output_per_tree"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -158,6 +165,36 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         self.warm_start = warm_start
         self.num_parallel_tree = num_parallel_tree
         self.multi_strategy = multi_strategy
+        self.verbosity = verbosity
+        self.device = device
+
+    def __new__(cls, *args, **kwargs):
+        # XGBoost's and LightGBM's names get a TypeError that says what to
+        # use; __init__ keeps its explicit signature (scikit-learn's rule)
+        reject_unknown_keywords(cls, {
+            name: value for name, value in kwargs.items()
+            if name not in cls._get_param_names()})
+        return super().__new__(cls)
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's ``set_params``); an XGBoost or
+        LightGBM name gets a ValueError that says which parameter to use.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+        """
+        unknown = [name for name in params
+                   if "__" not in name and name not in self._get_param_names()]
+        if unknown:
+            raise ValueError(f"Invalid parameter for {type(self).__name__}: "
+                             + unknown_keyword_advice(type(self), unknown))
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -183,26 +220,27 @@ class _BoostBase(ExplainMixin, BaseEstimator):
 
     def _train(self, X, y, sample_weight, objective, n_classes=None, *,
                eval_set=None, sample_weight_eval_set=None, verbose=False,
-               query_ptr=None, eval_query_ptrs=None, encode_labels=None):
+               query_ptr=None, eval_query_ptrs=None, encode_labels=None,
+               base_margin=None, base_margin_eval_set=None, init_model=None):
+        check_device_and_verbosity(self)
         weight = check_weight(sample_weight, X)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels,
+                                base_margin_eval_set,
                                 n_targets=getattr(objective, "n_targets", 1))
         if self.early_stopping_rounds is not None and not evals:
-            rows, query_ptr, holdout = hold_out(
-                X, y, weight, query_ptr, self.validation_fraction,
-                stratify=is_classifier(self) and y.ndim == 1,
-                random_state=self.random_state)
-            X, y, weight = X[rows], y[rows], weight[rows]
-            objective = objective_for_rows(objective, rows)
+            X, y, weight, query_ptr, objective, base_margin, holdout = (
+                self._hold_out(X, y, weight, query_ptr, objective,
+                               base_margin))
             evals = [holdout]
-        init = self._warm_start_booster(objective, n_classes)
-        n_rounds, n_parallel = self._round_layout()
-        n_rounds -= 0 if init is None else init.n_rounds
+        init, n_rounds = self._initial_booster(objective, n_classes,
+                                               init_model)
+        n_parallel = self._round_layout()[1]
         if n_rounds == 0:
             return self  # warm start: the model has its rounds already
-        callbacks = self._training_callbacks(evals, verbose)
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        callbacks = self._training_callbacks(
+            evals, verbose, (0 if init is None else init.n_rounds) + n_rounds)
+        seed = draw_seed(self.random_state)
         category_map = getattr(self, "_category_map_", None)
         self.booster_ = train(
             X, y, weight, objective, n_classes,
@@ -231,12 +269,38 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             evals=evals, eval_metrics=_metric_list(self.eval_metric),
             callbacks=callbacks, init_booster=init,
             n_categories=(None if category_map is None
-                          else category_map.n_categories()))
+                          else category_map.n_categories()),
+            base_margin=base_margin)
         self.booster_.category_map = category_map
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _hold_out(self, X, y, weight, query_ptr, objective, base_margin):
+        """The training rows kept and the hold-out of early stopping
+        without an eval_set (``_holdout.py``), base margins split alike."""
+        n_rows = X.shape[0]
+        rows, query_ptr, holdout = hold_out(
+            X, y, weight, query_ptr, self.validation_fraction,
+            stratify=is_classifier(self) and y.ndim == 1,
+            random_state=legacy_random_state(self.random_state))
+        if base_margin is not None:
+            holdout.base_margin = rows_of(
+                base_margin, np.delete(np.arange(n_rows), rows), n_rows)
+            base_margin = rows_of(base_margin, rows, n_rows)
+        return (X[rows], y[rows], weight[rows], query_ptr,
+                objective_for_rows(objective, rows), base_margin, holdout)
+
+    def _initial_booster(self, objective, n_classes, init_model):
+        """The model the fit continues (``xgb_model`` or ``warm_start``; None
+        for a fresh fit) and the number of rounds to add."""
+        n_rounds = self._round_layout()[0]
+        if init_model is not None:
+            init = continued_booster(self, init_model, objective, n_classes)
+            return init, n_rounds  # rounds added to the given model
+        init = self._warm_start_booster(objective, n_classes)
+        return init, n_rounds - (0 if init is None else init.n_rounds)
 
     def _round_layout(self):
         """(boosting rounds, trees per output and round) of a fit."""
@@ -284,51 +348,30 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         booster = getattr(self, "booster_", None)
         if not self.warm_start or booster is None:
             return None
-        name = getattr(objective, "name", objective)
-        names = getattr(self, "feature_names_in_", None)
-        names = None if names is None else list(names)
         problems = []
         n_rounds, n_parallel = self._round_layout()
         if n_rounds < booster.n_rounds:
             problems.append(f"n_estimators={self.n_estimators} is below the "
                             f"{booster.n_rounds} rounds already fitted")
-        if self.n_features_in_ != booster.n_features or names != getattr(
-                booster, "feature_names", None):
-            problems.append("X does not have the features of the first fit")
-        fitted_map = getattr(booster, "category_map", None)
-        new_map = getattr(self, "_category_map_", None)
-        if (fitted_map is None) != (new_map is None) or (
-                fitted_map is not None and not fitted_map.same_as(new_map)):
-            problems.append("the categorical features or their categories "
-                            "differ from the first fit's")
-        if getattr(objective, "n_targets", 1) != booster.n_targets:
-            problems.append(f"y has {getattr(objective, 'n_targets', 1)} "
-                            f"targets, the fitted model {booster.n_targets}")
-        vector = (self.multi_strategy == "multi_output_tree"
-                  and booster.n_outputs > 1)
-        if vector != booster.vector_leaf:
-            problems.append(f"multi_strategy={self.multi_strategy!r}, the "
-                            f"fitted model's {booster.multi_strategy!r}")
-        if n_parallel != booster.num_parallel_tree:
-            problems.append(f"num_parallel_tree={n_parallel}, "
-                            "the fitted model's "
-                            f"{booster.num_parallel_tree}")
-        if name != booster.objective:
-            problems.append(f"the objective is {name!r}, the fitted model's "
-                            f"{booster.objective!r}")
+        problems += continuation_problems(self, booster, objective,
+                                          "the first fit")
         if problems:
             raise ValueError("warm_start=True can not add rounds: "
                              + "; ".join(problems))
         return booster
 
     def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
-                   encode_labels, n_targets=1):
+                   encode_labels, base_margin_eval_set=None, n_targets=1):
         """The ``eval_set`` pairs as validated :class:`EvalSet` objects."""
         if eval_set is None:
-            if sample_weight_eval_set is not None:
-                raise ValueError("sample_weight_eval_set needs an eval_set")
+            for name, value in (("sample_weight_eval_set",
+                                 sample_weight_eval_set),
+                                ("base_margin_eval_set", base_margin_eval_set)):
+                if value is not None:
+                    raise ValueError(f"{name} needs an eval_set")
             return []
         eval_set = list(eval_set)
+        margins = eval_base_margins(base_margin_eval_set, len(eval_set))
         weights = (list(sample_weight_eval_set)
                    if sample_weight_eval_set is not None
                    else [None] * len(eval_set))
@@ -337,26 +380,25 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 f"sample_weight_eval_set has {len(weights)} entries for "
                 f"{len(eval_set)} eval_set pairs")
         evals = []
-        for i, (pair, weight) in enumerate(zip(eval_set, weights)):
+        for i, (pair, weight, margin) in enumerate(zip(eval_set, weights,
+                                                       margins)):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError("eval_set must be a list of (X, y) pairs")
             X_eval = check_X(self, pair[0], reset=False)
-            y_eval = np.asarray(pair[1])
             if n_targets > 1:
+                y_eval = np.asarray(pair[1])
                 _check_eval_targets(y_eval, X_eval.shape[0], n_targets, i)
-            elif y_eval.ndim != 1 or y_eval.shape[0] != X_eval.shape[0]:
-                raise ValueError(
-                    f"eval_set[{i}]: y must be 1-D with one label per row of "
-                    f"X ({X_eval.shape[0]}), got shape {y_eval.shape}")
+            else:
+                y_eval = _eval_target(pair[1], X_eval.shape[0], i)
             y_eval = (encode_labels(y_eval) if encode_labels is not None
                       else y_eval.astype(np.float64))
             evals.append(EvalSet(
                 f"validation_{i}", X_eval, y_eval,
                 check_weight(weight, X_eval),
-                None if query_ptrs is None else query_ptrs[i]))
+                None if query_ptrs is None else query_ptrs[i], margin))
         return evals
 
-    def _training_callbacks(self, evals, verbose):
+    def _training_callbacks(self, evals, verbose, total_rounds=None):
         callbacks = list(self.callbacks or [])
         if self.early_stopping_rounds is not None:
             if not evals:
@@ -366,7 +408,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             callbacks.append(EarlyStopping(self.early_stopping_rounds))
         if verbose:
             period = 1 if verbose is True else int(verbose)
-            callbacks.append(EvaluationMonitor(period))
+            callbacks.append(EvaluationMonitor(period,
+                                               total_rounds=total_rounds))
         return callbacks
 
     def _iteration_range(self, iteration_range):
@@ -376,12 +419,13 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             return (0, best + 1)
         return iteration_range
 
-    def _raw_predict(self, X, iteration_range):
+    def _raw_predict(self, X, iteration_range, base_margin=None):
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
         return self.booster_.predict_raw(X,
                                          self._iteration_range(iteration_range),
-                                         effective_n_threads(self.n_jobs))
+                                         effective_n_threads(self.n_jobs),
+                                         base_margin=base_margin)
 
     @property
     def categories_(self):
@@ -420,6 +464,34 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             raise AttributeError("best_iteration is only defined after a fit "
                                  "with early_stopping_rounds")
         return best
+
+    @property
+    def n_estimators_(self):
+        """Number of boosting rounds in the fitted model.
+
+        ``n_estimators`` for a plain fit, the rounds of the continued model
+        plus ``n_estimators`` after ``fit(..., xgb_model=...)``, and
+        the rounds actually run after early stopping (which keeps the
+        rounds after the best one: ``best_iteration < n_estimators_``).
+        """
+        check_is_fitted(self)
+        return self.booster_.n_rounds
+
+    @property
+    def intercept_(self):
+        """The fitted base score (XGBoost's ``intercept_``).
+
+        Returns
+        -------
+        intercept : ndarray of shape (n_outputs,)
+            In prediction space for a model with one output (the
+            probability of ``classes_[1]`` for ``binary:logistic``, the
+            mean for ``count:poisson``), the per-class margins for a
+            multiclass model. Predictions with a ``base_margin`` do not
+            use it.
+        """
+        check_is_fitted(self)
+        return intercept(self.booster_)
 
     @property
     def best_score(self):
@@ -491,7 +563,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return feature_importances(self.booster_, self.importance_type)
 
     def save_model(self, fname):
-        """Save the fitted model to a versioned JSON file.
+        """Save the fitted model to a versioned JSON or UBJSON file.
 
         The file holds everything needed to predict again: parameters,
         classes, feature names, objective, base margin, trees and best
@@ -502,7 +574,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         Parameters
         ----------
         fname : str or path-like
-            Path of the file to write (replaced if it exists).
+            Path of the file to write (replaced if it exists). Its suffix
+            chooses the format, as in XGBoost: ``.json`` for JSON, ``.ubj``
+            for Universal Binary JSON (the same document in binary); any
+            other suffix is a ValueError.
         """
         check_is_fitted(self)
         from ._serialization import save_estimator
@@ -518,7 +593,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         Parameters
         ----------
         fname : str or path-like
-            Path of a file written by :meth:`save_model`.
+            Path of a file written by :meth:`save_model` (UBJSON when the
+            name ends in ``.ubj``, else JSON).
 
         Returns
         -------
@@ -534,6 +610,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         """
         from ._serialization import load_estimator
 
+        self.__dict__.pop("_fitted_on_queries", None)  # unknown from a file
         return load_estimator(self, fname)
 
     @classmethod
@@ -617,8 +694,11 @@ _COMMON_PARAMS_DOC = """
     base_score : float, default=None
         Initial prediction of every sample, in prediction space (a probability
         for ``binary:logistic``). None estimates it from the training data.
-    random_state : int, RandomState instance or None, default=None
-        Seed of row and column subsampling.
+    random_state : int, RandomState or Generator instance, or None, default=None
+        Seed of row and column subsampling (and of the hold-out of early
+        stopping). An int gives the same model every fit; a
+        ``numpy.random.RandomState`` or ``numpy.random.Generator``
+        instance draws a new seed from it at every fit.
     missing : float, default=np.nan
         Value marking a missing entry, in addition to NaN.
     sparse_absent : {"missing", "zero"}, default="missing"
@@ -675,7 +755,12 @@ _COMMON_PARAMS_DOC = """
         in ``evals_result_``: names from :mod:`skboost.metrics` (``"rmse"``,
         ``"logloss"``, ``"auc"``, ``"ndcg@10"``, ...), a list of them, or a
         callable ``metric(y_true, y_pred, *, sample_weight=None) -> float``
-        on predictions (minimised). None uses the objective's default metric.
+        (minimised). A callable gets what XGBoost gives it: the encoded
+        labels (class indices) and the objective's predictions as
+        ``predict`` makes them from the margins: probabilities (one column
+        for two classes), the predicted class indices under
+        ``multi:softmax``, margins under ``binary:logitraw``. None uses the
+        objective's default metric.
     early_stopping_rounds : int, default=None
         Stop when the last metric on the last ``eval_set`` pair has not
         improved for this many rounds; ``best_iteration`` and ``best_score``
@@ -697,7 +782,18 @@ _COMMON_PARAMS_DOC = """
         When fitted already, ``fit`` keeps the trees and adds rounds until
         there are ``n_estimators`` (scikit-learn's convention; the data must
         have the same features and, for a classifier, the same classes).
-        ``evals_result_`` then logs the new rounds only.
+        ``evals_result_`` then logs the new rounds only. To continue
+        another model, pass it to ``fit`` as ``xgb_model``.
+    verbosity : int in [0, 3], default=None
+        XGBoost's parameter, accepted so that its configurations carry
+        over; it changes nothing. skboost writes no messages of its own
+        besides the progress lines of ``fit(..., verbose=...)``, which go
+        through the ``"skboost"`` logger as well (:mod:`logging`), where
+        an application sets their level.
+    device : {"cpu"}, default="cpu"
+        XGBoost's parameter: skboost runs on the CPU only; ``"cuda"`` or
+        any other device is a ValueError at ``fit`` (None means
+        ``"cpu"``).
     num_parallel_tree : int >= 1, default=1
         Trees grown per output in every round, each on its own row sample
         (``subsample``) and column samples, all from the round's gradients;
@@ -712,7 +808,7 @@ default="one_output_per_tree"
         one tree per output and round, or one tree per round whose leaves
         hold a value per output, its splits chosen by the gain summed over
         the outputs (XGBoost's vector-leaf trees; ``tree_method="hist"``
-        and ``"approx"``). See :doc:`/user_guide/multi_output`.
+        on dense numeric data). See :doc:`/user_guide/multi_output`.
 """
 
 
@@ -742,13 +838,80 @@ _EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
         sample_weight_eval_set : list of array-like, default=None
             Weights of the ``eval_set`` pairs (None entries: unit weights).
         verbose : bool or int, default=False
-            Print the metrics every round (True) or every ``verbose`` rounds;
-            without ``eval_set``, the elapsed time (progress of long fits)."""
+            Print the metrics every round (True) or every ``verbose`` rounds,
+            with the elapsed time and, on long fits, an estimate of the time
+            left; the same lines go to the ``"skboost"`` logger
+            (:class:`skboost.callback.EvaluationMonitor`).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+            Margin each row starts from instead of the fitted intercept
+            (XGBoost's ``base_margin``): one per row, one per row and class
+            (column) for a multiclass model. The trees are grown on the
+            gradients at ``base_margin + trees``; give the same margins to
+            ``predict`` (``base_margin=``) to predict on top of them. The
+            intercept (``intercept_``) is still fitted, for predictions
+            without a base margin (XGBoost's behaviour).
+        base_margin_eval_set : list of array-like, default=None
+            Base margins of the ``eval_set`` pairs (None entries: the
+            intercept).
+        xgb_model : skboost estimator, Booster, str or path-like, default=None
+            Continue training this model: a fitted estimator of this class,
+            its ``get_booster()``, or the path of a model it saved. Its
+            trees are kept and ``n_estimators`` rounds are added (XGBoost's
+            meaning; ``warm_start`` counts ``n_estimators`` in total
+            instead). Without row or column sampling, 8 rounds and then 8
+            more give the 16-round model bit for bit. The data must have the
+            model's features (and names, categories), classes and objective:
+            otherwise a ValueError.
+        init_score : array-like, default=None
+            LightGBM's name of ``base_margin`` (give one of them).
+        eval_init_score : list of array-like, default=None
+            LightGBM's name of ``base_margin_eval_set``.
+        init_model : skboost estimator, Booster, str or path-like, default=None
+            LightGBM's name of ``xgb_model``."""
 
 
-def _evaluation_kwargs(eval_set, sample_weight_eval_set, verbose):
-    return dict(eval_set=eval_set,
-                sample_weight_eval_set=sample_weight_eval_set, verbose=verbose)
+def _eval_target(y, n_rows, index):
+    """An eval_set pair's targets, 1-D (a column vector is raveled with a
+    DataConversionWarning, as the training ``y`` is)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(
+            f"eval_set[{index}]: y must be 1-D (or a column vector) with one "
+            f"label per row of X ({n_rows}), got shape {y.shape}")
+    return y
+
+
+def _evaluation_kwargs(eval_set, sample_weight_eval_set, verbose,
+                       base_margin=None, base_margin_eval_set=None,
+                       xgb_model=None, init_score=None, eval_init_score=None,
+                       init_model=None):
+    """``_train``'s keywords from ``fit``'s, LightGBM's names resolved."""
+    return dict(
+        eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
+        verbose=verbose,
+        base_margin=pick_alias("base_margin", base_margin, "init_score",
+                               init_score),
+        base_margin_eval_set=pick_alias(
+            "base_margin_eval_set", base_margin_eval_set, "eval_init_score",
+            eval_init_score),
+        init_model=pick_alias("xgb_model", xgb_model, "init_model",
+                              init_model))
+
+
+def class_weighted(class_weight, y, sample_weight, X):
+    """``sample_weight`` times the weight of each row's class
+    (scikit-learn's ``class_weight``: "balanced" is
+    ``n_samples / (n_classes * count of the class)``, counted without the
+    sample weights)."""
+    if class_weight is None:
+        return sample_weight
+    try:
+        per_row = compute_sample_weight(class_weight, y)
+    except (ValueError, KeyError) as exc:
+        raise ValueError(f"class_weight={class_weight!r}: {exc}") from None
+    return check_weight(sample_weight, X) * per_row
 
 
 class BoostClassifier(ClassifierMixin, _BoostBase):
@@ -770,7 +933,14 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         are 0 or 1. See :doc:`/user_guide/objectives`.
     scale_pos_weight : float > 0, default=1
         Weight multiplier of the positive class (binary logistic
-        objectives), e.g. ``n_negative / n_positive`` for unbalanced data.{_COMMON_PARAMS_DOC}
+        objectives), e.g. ``n_negative / n_positive`` for unbalanced data.
+    class_weight : "balanced" or dict, default=None
+        Weights of the classes, multiplying ``sample_weight``
+        (scikit-learn's meaning, LightGBM's parameter): ``{{label:
+        weight}}`` (classes not listed weigh 1), or ``"balanced"``,
+        ``n_samples / (n_classes * count of the class)`` counted in the
+        training labels. The model is the one fitted with those weights
+        given as ``sample_weight``. Eval sets are not re-weighted.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -792,6 +962,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         **_BoostBase._parameter_constraints,
         "objective": [StrOptions(set(CLASSIFICATION_OBJECTIVES)), callable],
         "scale_pos_weight": [Interval(Real, 0.0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(self, *, objective="binary:logistic", n_estimators=100,
@@ -809,9 +980,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
                  validation_fraction=0.1, warm_start=False,
-                 num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree",
-                 scale_pos_weight=1.0):
+                 scale_pos_weight=1.0, class_weight=None, verbosity=None,
+                 device="cpu", num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -835,9 +1006,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start,
+            verbosity=verbosity, device=device,
             num_parallel_tree=num_parallel_tree,
             multi_strategy=multi_strategy)
         self.scale_pos_weight = scale_pos_weight
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -854,7 +1027,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, eval_set=None,
-            sample_weight_eval_set=None, verbose=False):
+            sample_weight_eval_set=None, verbose=False, *,
+            base_margin=None, base_margin_eval_set=None, xgb_model=None,
+            init_score=None, eval_init_score=None, init_model=None):
         """Fit the boosted trees.
 
         Parameters
@@ -876,8 +1051,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, multi_output=True)
         y = check_targets(y)
-        evaluation = _evaluation_kwargs(eval_set, sample_weight_eval_set,
-                                        verbose)
+        evaluation = _evaluation_kwargs(
+            eval_set, sample_weight_eval_set, verbose, base_margin,
+            base_margin_eval_set, xgb_model, init_score, eval_init_score,
+            init_model)
         if y.ndim == 2:
             return self._fit_multilabel(X, y, sample_weight, evaluation)
         check_classification_targets(y)
@@ -889,6 +1066,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             raise ValueError(
                 "BoostClassifier needs samples of at least 2 classes in the "
                 f"data, but the data contains only one class: {self.classes_[0]!r}")
+        sample_weight = class_weighted(self.class_weight, y, sample_weight, X)
         # class indices as float64, the labels' dtype in training: one array,
         # not an int64 one and a float64 copy of it
         return self._train(X, encoder.transform(y).astype(np.float64),
@@ -913,10 +1091,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                 f"objective={objective!r} is for one multiclass target; a "
                 "2-D y (multi-label) trains a binary objective per label, "
                 "such as 'binary:logistic'")
-        if self.scale_pos_weight != 1.0:
-            raise ValueError(
-                "scale_pos_weight is not supported with a 2-D y "
-                "(multi-label): pass sample_weight instead")
+        for name in ("scale_pos_weight", "class_weight"):
+            if getattr(self, name) not in (1.0, None):
+                raise ValueError(
+                    f"{name} is not supported with a 2-D y (multi-label): "
+                    "pass sample_weight instead")
         self._check_warm_start_classes(np.arange(n_labels))
         # XGBoost's (and MLPClassifier's) classes_ of a multi-label model:
         # the label indices
@@ -963,7 +1142,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                              "not among the training classes")
         return np.searchsorted(self.classes_, y)
 
-    def decision_function(self, X, iteration_range=None):
+    def decision_function(self, X, iteration_range=None, base_margin=None):
         """Raw margins (log-odds for binary, per-class scores for multiclass).
 
         Parameters
@@ -973,6 +1152,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all
             (those up to ``best_iteration`` after early stopping).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
+            Margins the rows start from instead of the fitted intercept
+            (``intercept_``), as given to ``fit``: one per row, one per row
+            and class for a multiclass model.
 
         Returns
         -------
@@ -984,7 +1167,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             A multi-label model gives (n_samples, n_labels): each label's
             log-odds.
         """
-        raw = self._raw_predict(X, iteration_range)
+        raw = self._raw_predict(X, iteration_range, base_margin)
         if raw.shape[1] == 1:
             return raw[:, 0]
         if self._is_multilabel():
@@ -993,7 +1176,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             return raw[:, 1] - raw[:, 0]
         return raw
 
-    def predict_proba(self, X, iteration_range=None):
+    def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Class probabilities.
 
         Parameters
@@ -1003,6 +1186,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all
             (those up to ``best_iteration`` after early stopping).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
+            Margins the rows start from instead of the fitted intercept
+            (``intercept_``), as given to ``fit``: one per row, one per row
+            and class for a multiclass model.
 
         Returns
         -------
@@ -1011,7 +1198,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             (n_samples, n_labels): the probability of each label, the
             layout of XGBoost and of scikit-learn's ``MLPClassifier``.
         """
-        raw = self._raw_predict(X, iteration_range)
+        raw = self._raw_predict(X, iteration_range, base_margin)
         proba = self._prediction_objective().eval_transform(raw)
         if self._is_multilabel():
             return proba
@@ -1019,7 +1206,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             proba = np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
         return proba
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None,
+                base_margin=None):
         """Predicted class labels (or raw margins with ``output_margin``).
 
         Parameters
@@ -1031,6 +1219,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all
             (those up to ``best_iteration`` after early stopping).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
+            Margins the rows start from instead of the fitted intercept
+            (``intercept_``), as given to ``fit``: one per row, one per row
+            and class for a multiclass model.
 
         Returns
         -------
@@ -1040,13 +1232,13 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             labels whose probability is above 1/2.
         """
         if output_margin:
-            return self.decision_function(X, iteration_range)
+            return self.decision_function(X, iteration_range, base_margin)
         if self._is_multilabel():
             # a label is predicted where its margin is positive (its
             # probability above 1/2)
-            margins = self.decision_function(X, iteration_range)
+            margins = self.decision_function(X, iteration_range, base_margin)
             return (margins > 0).astype(np.int64)
-        proba = self.predict_proba(X, iteration_range)
+        proba = self.predict_proba(X, iteration_range, base_margin)
         return self.classes_[np.argmax(proba, axis=1)]
 
 
@@ -1113,10 +1305,10 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  interaction_constraints=None, feature_weights=None,
                  importance_type="gain", eval_metric=None,
                  early_stopping_rounds=None, callbacks=None,
-                 validation_fraction=0.1, warm_start=False,
-                 num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree", huber_slope=1.0,
-                 quantile_alpha=0.5, tweedie_variance_power=1.5):
+                 validation_fraction=0.1, warm_start=False, huber_slope=1.0,
+                 quantile_alpha=0.5, tweedie_variance_power=1.5,
+                 verbosity=None, device="cpu", num_parallel_tree=1,
+                 multi_strategy="one_output_per_tree"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -1140,6 +1332,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start,
+            verbosity=verbosity, device=device,
             num_parallel_tree=num_parallel_tree,
             multi_strategy=multi_strategy)
         self.huber_slope = huber_slope
@@ -1161,7 +1354,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, eval_set=None,
-            sample_weight_eval_set=None, verbose=False):
+            sample_weight_eval_set=None, verbose=False, *,
+            base_margin=None, base_margin_eval_set=None, xgb_model=None,
+            init_score=None, eval_init_score=None, init_model=None):
         """Fit the boosted trees.
 
         Parameters
@@ -1187,13 +1382,15 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             objective = CallableObjective(objective, {"link": "identity"})
         objective = self._targets_objective(objective, y)
         return self._train(X, y, sample_weight, objective,
-                           **_evaluation_kwargs(eval_set,
-                                                sample_weight_eval_set,
-                                                verbose))
+                           **_evaluation_kwargs(
+                               eval_set, sample_weight_eval_set, verbose,
+                               base_margin, base_margin_eval_set, xgb_model,
+                               init_score, eval_init_score, init_model))
 
     fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None,
+                base_margin=None):
         """Predicted targets.
 
         Parameters
@@ -1206,6 +1403,10 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all
             (those up to ``best_iteration`` after early stopping).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
+            Margins the rows start from instead of the fitted intercept
+            (``intercept_``), as given to ``fit``: one per row, one per row
+            and class for a multiclass model.
 
         Returns
         -------
@@ -1214,7 +1415,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
             2-D y, or per quantile of a ``reg:quantileerror`` model with
             several ``quantile_alpha``.
         """
-        raw = self._raw_predict(X, iteration_range)
+        raw = self._raw_predict(X, iteration_range, base_margin)
         if not output_margin:
             raw = self._prediction_objective().transform(raw)
         return raw[:, 0] if raw.shape[1] == 1 else raw
@@ -1241,12 +1442,7 @@ def _check_queries(qid, group, n_rows, what="qid"):
     if qid is not None and group is not None:
         raise ValueError(f"give either {what} or group sizes, not both")
     if group is not None:
-        sizes = np.asarray(group)
-        if (sizes.ndim != 1 or not np.issubdtype(sizes.dtype, np.integer)
-                or np.any(sizes < 0) or sizes.sum() != n_rows):
-            raise ValueError(
-                f"group must be non-negative integer query sizes summing to "
-                f"the number of rows ({n_rows})")
+        sizes = _query_sizes(group, n_rows)
         qid = np.repeat(np.arange(sizes.shape[0]), sizes)
     elif qid is None:
         qid = np.zeros(n_rows, dtype=np.int64)  # the whole input is one query
@@ -1263,6 +1459,28 @@ def _check_queries(qid, group, n_rows, what="qid"):
     query_ptr = np.r_[starts, n_rows].astype(np.int64) if n_rows else (
         np.zeros(1, dtype=np.int64))
     return order, query_ptr, sorted_qid
+
+
+def _query_sizes(group, n_rows):
+    """Query sizes as int64: integers, or floats that are whole numbers
+    (sizes read with ``np.loadtxt``, ``np.ones(n)``), summing to n_rows."""
+    sizes = np.asarray(group)
+    message = ("group must be non-negative whole-number query sizes summing "
+               f"to the number of rows ({n_rows})")
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf":
+        raise ValueError(f"{message}; got an array of shape {sizes.shape} "
+                         f"and dtype {sizes.dtype}")
+    if sizes.dtype.kind == "f":
+        whole = (np.isfinite(sizes) & (sizes == np.round(sizes))
+                 & (np.abs(sizes) <= max(n_rows, 1)))
+        if not whole.all():
+            raise ValueError(f"{message}; group[{int(np.argmin(whole))}] = "
+                             f"{sizes[np.argmin(whole)]!r} is not a whole "
+                             "number")
+        sizes = sizes.astype(np.int64)
+    if np.any(sizes < 0) or sizes.sum() != n_rows:
+        raise ValueError(f"{message}; they sum to {int(sizes.sum())}")
+    return sizes.astype(np.int64)
 
 
 class BoostRanker(_BoostBase):
@@ -1339,7 +1557,7 @@ class BoostRanker(_BoostBase):
                  multi_strategy="one_output_per_tree",
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
-                 score_k=None):
+                 score_k=None, verbosity=None, device="cpu"):
         super().__init__(
             objective=objective, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, tree_method=tree_method,
@@ -1363,6 +1581,7 @@ class BoostRanker(_BoostBase):
             importance_type=importance_type, eval_metric=eval_metric,
             early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
             validation_fraction=validation_fraction, warm_start=warm_start,
+            verbosity=verbosity, device=device,
             num_parallel_tree=num_parallel_tree,
             multi_strategy=multi_strategy)
         self.lambdarank_pair_method = lambdarank_pair_method
@@ -1380,7 +1599,9 @@ class BoostRanker(_BoostBase):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, qid=None, group=None, sample_weight=None,
             eval_set=None, eval_qid=None, eval_group=None,
-            sample_weight_eval_set=None, verbose=False):
+            sample_weight_eval_set=None, verbose=False,
+            base_margin=None, base_margin_eval_set=None, xgb_model=None,
+            init_score=None, eval_init_score=None, init_model=None):
         """Fit the ranker.
 
         Parameters
@@ -1412,30 +1633,42 @@ class BoostRanker(_BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
+        # score() needs qid exactly when fit had queries
+        self._fitted_on_queries = qid is not None or group is not None
         if sample_weight is not None:
             sample_weight = check_weight(sample_weight, X)[order]
         objective = self.objective
         if callable(objective):
             objective = CallableObjective(objective, {"link": "identity"},
                                           qid=sorted_qid)
-        eval_set, sample_weight_eval_set, eval_ptrs = self._sorted_eval_sets(
-            eval_set, eval_qid, eval_group, sample_weight_eval_set)
+        kwargs = _evaluation_kwargs(
+            eval_set, sample_weight_eval_set, verbose, base_margin,
+            base_margin_eval_set, xgb_model, init_score, eval_init_score,
+            init_model)
+        (kwargs["eval_set"], kwargs["sample_weight_eval_set"], eval_ptrs,
+         kwargs["base_margin_eval_set"]) = self._sorted_eval_sets(
+            eval_set, eval_qid, eval_group, sample_weight_eval_set,
+            kwargs["base_margin_eval_set"])
+        kwargs["base_margin"] = rows_of(kwargs["base_margin"], order,
+                                        X.shape[0])
         X = X[order] if sp.issparse(X) else np.ascontiguousarray(X[order])
         return self._train(
             X, np.asarray(y)[order],
             sample_weight, objective, query_ptr=query_ptr,
-            eval_query_ptrs=eval_ptrs,
-            **_evaluation_kwargs(eval_set, sample_weight_eval_set, verbose))
+            eval_query_ptrs=eval_ptrs, **kwargs)
 
     fit.__doc__ = fit.__doc__.format(_EVAL_FIT_DOC=_EVAL_FIT_DOC)
 
     def _sorted_eval_sets(self, eval_set, eval_qid, eval_group,
-                          sample_weight_eval_set):
-        """Each eval set's rows grouped by query, and its boundaries."""
+                          sample_weight_eval_set, base_margin_eval_set=None):
+        """Each eval set's rows grouped by query, its boundaries, and its
+        base margin's rows in that order."""
         if eval_set is None:
-            return None, sample_weight_eval_set, None
+            return (None, sample_weight_eval_set, None,
+                    base_margin_eval_set)
         eval_set = list(eval_set)
         n_sets = len(eval_set)
+        margins = eval_base_margins(base_margin_eval_set, n_sets)
         qids = [None] * n_sets if eval_qid is None else list(eval_qid)
         groups = [None] * n_sets if eval_group is None else list(eval_group)
         weights = ([None] * n_sets if sample_weight_eval_set is None
@@ -1448,20 +1681,26 @@ class BoostRanker(_BoostBase):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError("eval_set must be a list of (X, y) pairs")
             X_eval = check_X(self, pair[0], reset=False)
+            if qids[i] is None and groups[i] is None:
+                raise ValueError(
+                    f"eval_set[{i}] has no queries: give eval_qid (or "
+                    "eval_group) with one entry per eval_set pair, as for "
+                    "XGBoost's and LightGBM's rankers (a ranking metric is "
+                    "computed per query)")
             order, ptr, _ = _check_queries(qids[i], groups[i],
                                            X_eval.shape[0], "eval_qid")
-            y_eval = np.asarray(pair[1])
-            if y_eval.shape != (X_eval.shape[0],):
-                raise ValueError(f"eval_set[{i}]: y must be 1-D with one label "
-                                 "per row of X")
+            y_eval = _eval_target(pair[1], X_eval.shape[0], i)
             weight = (None if weights[i] is None
                       else check_weight(weights[i], X_eval)[order])
             pairs.append((X_eval[order], y_eval[order]))
             sorted_weights.append(weight)
             ptrs.append(ptr)
-        return pairs, sorted_weights, ptrs
+            margins[i] = rows_of(margins[i], order, X_eval.shape[0],
+                                 f"base_margin_eval_set[{i}]")
+        return pairs, sorted_weights, ptrs, margins
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None,
+                base_margin=None):
         """Ranking scores: within a query, higher means ranked higher.
 
         Parameters
@@ -1474,13 +1713,17 @@ class BoostRanker(_BoostBase):
         iteration_range : tuple of (int, int), default=None
             Use the trees of boosting rounds ``[start, end)``; None uses all
             (those up to ``best_iteration`` after early stopping).
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_classes), default=None
+            Margins the rows start from instead of the fitted intercept
+            (``intercept_``), as given to ``fit``: one per row, one per row
+            and class for a multiclass model.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
             One score per row, in the order of ``X``.
         """
-        return self._raw_predict(X, iteration_range)[:, 0]
+        return self._raw_predict(X, iteration_range, base_margin)[:, 0]
 
     def score(self, X, y, qid=None):
         """Mean NDCG@``score_k`` over the queries (1 for a query without
@@ -1493,13 +1736,26 @@ class BoostRanker(_BoostBase):
         y : array-like of shape (n_samples,)
             Relevance labels.
         qid : array-like of shape (n_samples,), default=None
-            Query id of every row; None makes the input one query.
+            Query id of every row (routed as metadata like ``fit``'s:
+            ``set_score_request(qid=True)``). Required when the ranker was
+            fitted with ``qid`` or ``group``: without it a ValueError is
+            raised, as a single-query NDCG of many queries means nothing.
+            Only a ranker fitted without queries (the whole input one
+            query) scores without it, the input then being one query.
 
         Returns
         -------
         score : float
             In [0, 1]; gains follow ``ndcg_exp_gain``.
         """
+        check_is_fitted(self)
+        if qid is None and getattr(self, "_fitted_on_queries", True):
+            raise ValueError(
+                "BoostRanker.score needs qid (the query id of every row) "
+                "for a ranker fitted with queries: NDCG is a mean over "
+                "queries. In model selection, route it with "
+                "set_score_request(qid=True) under "
+                "sklearn.set_config(enable_metadata_routing=True).")
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
         order, query_ptr, _ = _check_queries(qid, None, scores.shape[0])

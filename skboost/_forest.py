@@ -119,7 +119,8 @@ class BoostRFClassifier(_ForestMixin, BoostClassifier):
                  feature_weights=None, importance_type="gain",
                  eval_metric=None, callbacks=None,
                  multi_strategy="one_output_per_tree",
-                 scale_pos_weight=1.0):
+                 scale_pos_weight=1.0, class_weight=None, verbosity=None,
+                 device="cpu"):
         _store(self, locals())
 
 
@@ -168,5 +169,6 @@ class BoostRFRegressor(_ForestMixin, BoostRegressor):
                  feature_weights=None, importance_type="gain",
                  eval_metric=None, callbacks=None,
                  multi_strategy="one_output_per_tree", huber_slope=1.0,
-                 quantile_alpha=0.5, tweedie_variance_power=1.5):
+                 quantile_alpha=0.5, tweedie_variance_power=1.5,
+                 verbosity=None, device="cpu"):
         _store(self, locals())

@@ -25,8 +25,14 @@ from libc.stdint cimport int32_t
 from libc.math cimport exp, fmax, log1p, sqrt
 
 from ._math cimport sigmoid
+from ._parallel cimport threads_for_work
 
 cdef double HESSIAN_FLOOR = 1e-16
+
+cdef enum:
+    # A row's gradient pair (an exp or a log, a division) counts as this
+    # many units of work (skboost/_parallel.pxd).
+    ELEMENTWISE_WORK = 8
 
 
 @cython.boundscheck(True)
@@ -50,12 +56,12 @@ def squared_error_gradient(const double[::1] y not None,        # IN (n,)
                            const double[::1] weight not None,   # IN (n,)
                            float[:, ::1] gpair not None,        # OUT (n, 2)
                            int n_threads):
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t i
     for i in prange(y.shape[0], nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads, 2 * y.shape[0])):
         gpair[i, 0] = <float> ((raw[i] - y[i]) * weight[i])
         gpair[i, 1] = <float> weight[i]
 
@@ -65,13 +71,14 @@ def logistic_gradient(const double[::1] y not None,
                       const double[::1] weight not None,
                       float[:, ::1] gpair not None,
                       int n_threads):
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t i
     cdef double p
     for i in prange(y.shape[0], nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads,
+                                                 ELEMENTWISE_WORK * y.shape[0])):
         p = sigmoid(raw[i])
         gpair[i, 0] = <float> ((p - y[i]) * weight[i])
         gpair[i, 1] = <float> (fmax(p * (1.0 - p), HESSIAN_FLOOR) * weight[i])
@@ -82,7 +89,7 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
                      const double[::1] weight not None,     # IN (n,)
                      float[:, :, ::1] gpair not None,       # OUT (K, n, 2)
                      int n_threads):
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0], K = raw.shape[1]
     _check(n, raw, weight)
     _check_pairs(gpair.shape[2])
@@ -93,7 +100,9 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
         raise ValueError("class index outside [0, n_classes)")
     cdef Py_ssize_t i, k
     cdef double top, total, p
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads,
+                                                 ELEMENTWISE_WORK * n * K)):
         top = raw[i, 0]
         for k in range(1, K):
             top = fmax(top, raw[i, k])
@@ -206,7 +215,7 @@ def elementwise_gradient(int loss,
                          int n_threads):
     """Gradient pairs of the element-wise loss ``loss`` (a module constant),
     multiplied by ``weight``."""
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     if not LOSS_SQUARED_LOG_ERROR <= loss <= LOSS_LOGISTIC:
         raise ValueError(f"unknown element-wise loss code {loss}")
     _check(y.shape[0], raw, weight, gpair)
@@ -214,7 +223,8 @@ def elementwise_gradient(int loss,
     cdef Py_ssize_t i
     cdef GradientPair pair
     for i in prange(y.shape[0], nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads,
+                                                 ELEMENTWISE_WORK * y.shape[0])):
         pair = elementwise_pair(loss, y[i], raw[i], param)
         gpair[i, 0] = <float> (pair.g * weight[i])
         gpair[i, 1] = <float> (pair.h * weight[i])

@@ -3,6 +3,8 @@
 
 cimport openmp
 
+from ._parallel import get_thread_cap
+
 
 def openmp_max_threads():
     """Threads OpenMP would use by default here (honours OMP_NUM_THREADS and
@@ -11,7 +13,9 @@ def openmp_max_threads():
 
 
 def check_n_threads(n_threads):
-    """Kernels take an already resolved thread count: it must be >= 1
-    (OpenMP aborts the process on a negative one)."""
+    """The thread count a kernel runs with: ``n_threads`` (already resolved,
+    it must be >= 1: OpenMP aborts the process on a negative one), at most
+    the calling thread's cap (``skboost._parallel.set_thread_cap``)."""
     if n_threads < 1:
         raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    return min(n_threads, get_thread_cap())

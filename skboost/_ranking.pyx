@@ -262,7 +262,7 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     valid for the objective (checked by the caller: non-negative integers,
     binary for ``rank:map``).
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0]
     if raw.shape[0] != n or gpair.shape[0] != n:
         raise ValueError("y, raw and gpair must have the same number of rows")

@@ -1,6 +1,10 @@
 """Saved models: a versioned JSON format, written atomically, read with
 validation.
 
+The file name's suffix chooses the encoding, as in XGBoost: ``.json`` is
+JSON text, ``.ubj`` Universal Binary JSON (``_ubjson.py``) of exactly the
+same document (same checksum); any other suffix is refused when saving.
+
 A model file is one JSON object::
 
     {"format": "skboost-model", "version": 1,
@@ -77,6 +81,7 @@ from sklearn.base import is_classifier
 from .objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                          OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, CallableObjective)
+from . import _ubjson
 from ._categorical import CategoryMap
 from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
 
@@ -109,17 +114,36 @@ class _Invalid(ValueError):
 # --------------------------------------------------------------- writing
 
 
+def model_format(fname):
+    """``"json"`` or ``"ubj"`` from the file name's suffix (XGBoost's
+    rule); any other suffix is an error, never a JSON file under another
+    name."""
+    suffix = os.path.splitext(os.fspath(fname))[1].lower()
+    if suffix not in (".json", ".ubj"):
+        raise ValueError(
+            f"{os.fspath(fname)!r}: the model file name must end in '.json' "
+            "(JSON) or '.ubj' (Universal Binary JSON, the same content), "
+            f"got the suffix {suffix!r}")
+    return suffix[1:]
+
+
 def save_estimator(estimator, fname):
     """Write a fitted estimator to ``fname`` (atomically: a failure leaves
-    any existing file untouched)."""
+    any existing file untouched), as JSON or UBJSON by its suffix."""
+    fmt = model_format(fname)
     text = dumps_estimator(estimator)
+    if fmt == "ubj":
+        # the JSON document itself, so that both files hold the same values
+        payload = _ubjson.dumps(json.loads(text))
+    else:
+        payload = text.encode("utf-8")
     fname = os.fspath(fname)
     directory = os.path.dirname(os.path.abspath(fname))
     fd, tmp = tempfile.mkstemp(prefix=".skboost-", suffix=".tmp",
                                dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
             f.flush()
             os.fsync(f.fileno())
         # mkstemp makes the file private: give it the replaced file's mode,
@@ -278,18 +302,38 @@ def _optional_float(value):
 def load_estimator(estimator, fname):
     """Read ``fname`` into ``estimator`` (parameters and fitted state)."""
     fname = os.fspath(fname)
+    data = read_model_file(fname)
+    return loads_estimator(estimator, data, source=repr(fname),
+                           binary=fname.lower().endswith(".ubj"))
+
+
+def read_model_file(fname):
+    """The bytes of a model file (a clear ValueError for a directory)."""
     try:
         with open(fname, "rb") as f:
-            data = f.read()
+            return f.read()
     except IsADirectoryError:
         raise ValueError(f"{fname!r} is a directory, not a model file") from None
-    return loads_estimator(estimator, data, source=repr(fname))
 
 
-def loads_estimator(estimator, data, source="the model"):
-    """Fill ``estimator`` from the model file's text or bytes ``data``."""
+def estimator_name(data, binary=False, source="the model"):
+    """The class name a model file's bytes hold (``"BoostClassifier"``,
+    ...), from the validated document."""
     try:
-        model = _parse(data)
+        model = _parse_ubj(data) if binary else _parse(data)
+        name = model.get("estimator")
+        _expect(isinstance(name, str), "'model' lacks its estimator name")
+    except _Invalid as exc:
+        raise ValueError(f"{source} is not a valid skboost model file: "
+                         f"{exc}") from None
+    return name
+
+
+def loads_estimator(estimator, data, source="the model", binary=False):
+    """Fill ``estimator`` from the model file's text or bytes ``data``
+    (UBJSON bytes when ``binary``)."""
+    try:
+        model = _parse_ubj(data) if binary else _parse(data)
         state = _model_from_dict(estimator, model)
     except _Invalid as exc:
         raise ValueError(f"{source} is not a valid skboost model file: "
@@ -316,6 +360,35 @@ def _parse(data):
         raise _Invalid(f"it is not complete JSON ({exc})") from None
     except RecursionError:
         raise _Invalid("it nests JSON too deeply") from None
+    return _check_document(doc)
+
+
+def _parse_ubj(data):
+    """``_parse`` for a UBJSON file (the same document in binary)."""
+    try:
+        doc = _ubjson.loads(data)
+    except ValueError as exc:
+        raise _Invalid(f"it is not complete UBJSON ({exc})") from None
+    _reject_non_finite(doc)
+    return _check_document(doc)
+
+
+def _reject_non_finite(value):
+    """UBJSON can hold NaN and infinities as numbers; the format writes
+    them as the strings "nan", "inf", "-inf" (as JSON must)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise _Invalid(f"it contains the non-JSON number {item}")
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+
+
+def _check_document(doc):
+    """The ``"model"`` object of a parsed file, checked."""
     _expect(isinstance(doc, dict), "the top level must be a JSON object")
     _expect(doc.get("format") == FORMAT_NAME,
             f"'format' must be {FORMAT_NAME!r}, got {doc.get('format')!r}")

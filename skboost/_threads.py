@@ -8,13 +8,18 @@ other. Inside joblib workers and ``threadpoolctl`` limits the OpenMP default
 is already limited, and the default ``n_jobs`` follows it.
 """
 
+import collections
+import contextlib
 import math
 import numbers
 import os
+import statistics
+import time
 
 from ._openmp_helpers import openmp_max_threads
+from ._parallel import get_thread_cap, set_thread_cap
 
-__all__ = ["available_cpus", "effective_n_threads"]
+__all__ = ["ThreadTuner", "available_cpus", "effective_n_threads"]
 
 
 def _cgroup_cpu_quota(root="/sys/fs/cgroup"):
@@ -73,3 +78,120 @@ def effective_n_threads(n_jobs):
     if n_jobs < 0:
         return max(1, n_cpus + 1 + int(n_jobs))
     return min(int(n_jobs), n_cpus)
+
+
+def _preemptions():
+    """Involuntary context switches of this process so far (all its
+    threads), or None where the OS does not report them."""
+    try:
+        import resource
+    except ImportError:  # not on Unix
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
+class ThreadTuner:
+    """The thread count of each boosting round, chosen by measurement.
+
+    On a busy machine (other processes on the cores) a team of threads waits
+    at every barrier for whichever of its threads the scheduler preempted,
+    and fewer threads can be faster than many. The tuner watches the
+    process's involuntary context switches: on an idle machine there are
+    next to none, and it does nothing (every round runs with all threads,
+    at no cost). When rounds are preempted, it times one round with half
+    the threads (a probe) against the median of the recent rounds and
+    keeps the faster count; from a reduced count it probes back up now and
+    then, since the load may have gone. Probe intervals double while
+    probes lose, so a steady state costs little.
+
+    The model never depends on the thread count, only the speed does.
+
+    Parameters
+    ----------
+    n_threads : int
+        The most threads a round may use (the resolved ``n_jobs``).
+    clock, preemptions : callable, optional
+        Time in seconds, and the process's count of involuntary context
+        switches (None: not available); replaceable for tests.
+    """
+
+    # rounds between probes: first, and at most (doubling in between)
+    FIRST_INTERVAL = 2
+    MAX_INTERVAL = 64
+    # a probe must beat the recent median by this factor to win
+    MARGIN = 0.9
+    # preemptions per second of a round that mean "busy" (an idle machine
+    # shows a few per second; a shared core, hundreds)
+    BUSY_RATE = 50.0
+
+    def __init__(self, n_threads, *, clock=time.perf_counter,
+                 preemptions=_preemptions):
+        self.n_max = max(1, int(n_threads))
+        self.current = self.n_max
+        self._clock = clock
+        self._preemptions = preemptions
+        self._recent = collections.deque(maxlen=3)
+        self._busy = collections.deque(maxlen=3)
+        self._interval = self.FIRST_INTERVAL
+        self._next_probe = self.FIRST_INTERVAL
+        self._rounds = 0
+        self._warm = False  # the first round pays one-time costs: untimed
+        self.history = []  # (threads, seconds) of every timed round
+
+    def next_threads(self):
+        """The thread count of the next round."""
+        if self.n_max == 1 or self._rounds < self._next_probe:
+            return self.current
+        if len(self._recent) < 2:
+            return self.current
+        if self.current > 1 and any(self._busy):
+            return max(1, self.current // 2)
+        if self.current < self.n_max:
+            return min(self.n_max, self.current * 2)
+        return self.current
+
+    def record(self, threads, seconds, preempted):
+        """Account a round run with ``threads`` that took ``seconds`` and
+        was preempted ``preempted`` times (None: unknown)."""
+        self._rounds += 1
+        self.history.append((threads, seconds))
+        busy = (preempted is not None and preempted >= 2
+                and preempted > self.BUSY_RATE * seconds)
+        if threads == self.current:
+            self._recent.append(seconds)
+            self._busy.append(busy)
+            return
+        baseline = statistics.median(self._recent)
+        if seconds < self.MARGIN * baseline:
+            self.current = threads
+            self._recent.clear()
+            self._recent.append(seconds)
+            self._busy.clear()
+            self._busy.append(busy)
+            # a count that just won is kept a while before the next probe
+            self._interval = 4 * self.FIRST_INTERVAL
+        else:
+            self._interval = min(2 * self._interval, self.MAX_INTERVAL)
+        self._next_probe = self._rounds + self._interval
+
+    @contextlib.contextmanager
+    def round(self):
+        """Run a round (``with tuner.round():``) with the thread count
+        chosen for it: kernels started from this thread use at most that
+        many (``_parallel.set_thread_cap``); the cap is restored after."""
+        threads = self.next_threads()
+        previous = get_thread_cap()
+        set_thread_cap(threads)
+        before = self._preemptions()
+        start = self._clock()
+        try:
+            yield threads
+        finally:
+            seconds = self._clock() - start
+            after = self._preemptions()
+            set_thread_cap(previous)
+        if not self._warm:
+            self._warm = True
+            return
+        preempted = None if before is None else after - before
+        self.record(threads, seconds, preempted)

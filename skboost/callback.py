@@ -15,13 +15,18 @@ the loop calls those it finds:
 ``evals_log`` is ``{eval set name: {metric name: [value per round]}}``, the
 same dictionary that becomes ``evals_result_``. Pass callbacks to an
 estimator through its ``callbacks`` parameter; ``early_stopping_rounds`` and
-``verbose`` add the two callbacks below.
+``verbose`` add the two callbacks below. Progress lines also go to the
+``"skboost"`` logger (:mod:`logging`, level INFO).
 """
 
+import logging
 import sys
 import time
 
 import numpy as np
+
+# progress lines of verbose fits (EvaluationMonitor), at INFO
+LOGGER = logging.getLogger("skboost")
 
 
 class TrainingCallback:
@@ -142,44 +147,82 @@ class EarlyStopping(TrainingCallback):
 
 
 class EvaluationMonitor(TrainingCallback):
-    """Print every metric of every evaluation set each ``period`` rounds.
+    """Report every metric of every evaluation set each ``period`` rounds.
 
-    One line per printed round, XGBoost's format
-    (``[3]\\tvalidation_0-rmse:0.51234``). Without evaluation sets the line
-    shows the elapsed time, so long fits show progress.
+    One line per reported round, XGBoost's format
+    (``[3]\tvalidation_0-rmse:0.51234``), followed by the elapsed time
+    (``elapsed:12.3s``) and, on long fits (once ``estimate_after``
+    seconds have passed) when the number of rounds is known, an estimate
+    of the time left at the current pace (``left:~1m05s``; early stopping
+    may end the fit sooner).
+
+    Each line goes through Python's :mod:`logging` (logger ``"skboost"``,
+    level INFO), so that applications can route it, and is printed to
+    ``stream`` as XGBoost prints it, unless the ``"skboost"`` logger has a
+    handler of its own (then logging alone carries the lines).
 
     Parameters
     ----------
     period : int, default=1
-        Print every ``period`` rounds (and the last one).
+        Report every ``period`` rounds (and the last one).
     stream : file-like, default=None
         Where to print; None is ``sys.stdout``.
+    total_rounds : int, default=None
+        The round number the fit ends before (rounds of a continued model
+        included), for the estimate of the time left; the estimators pass
+        it.
+    estimate_after : float, default=5.0
+        Seconds after which lines carry the estimate of the time left.
+    clock : callable, default=time.perf_counter
+        Source of the time in seconds.
     """
 
-    def __init__(self, period=1, stream=None):
+    def __init__(self, period=1, stream=None, total_rounds=None,
+                 estimate_after=5.0, clock=time.perf_counter):
         self.period = max(int(period), 1)
         self.stream = stream
+        self.total_rounds = total_rounds
+        self.estimate_after = float(estimate_after)
+        self.clock = clock
 
     def before_training(self, booster):
-        self._start = time.perf_counter()
+        self._start = self.clock()
+        self._first_round = getattr(booster, "n_rounds", 0)
         self._last_printed = None
+        self._last_log = None
         return booster
 
-    def _line(self, iteration, evals_log):
+    def _line(self, iteration, evals_log, now):
         fields = [f"[{iteration}]"]
         for data, metrics in evals_log.items():
             for name, values in metrics.items():
                 fields.append(f"{data}-{name}:{values[-1]:.5f}")
-        if len(fields) == 1:
-            fields.append(f"elapsed:{time.perf_counter() - self._start:.1f}s")
+        elapsed = now - self._start
+        fields.append(f"elapsed:{format_duration(elapsed)}")
+        left = self._time_left(iteration, elapsed)
+        if left is not None:
+            fields.append(f"left:~{format_duration(left)}")
         return "\t".join(fields)
 
-    def _print(self, line):
-        print(line, file=self.stream or sys.stdout, flush=True)
+    def _time_left(self, iteration, elapsed):
+        """Seconds left at the mean pace so far (None: unknown, short fit
+        or last round)."""
+        if self.total_rounds is None or elapsed < self.estimate_after:
+            return None
+        done = iteration + 1 - self._first_round
+        remaining = self.total_rounds - iteration - 1
+        if done <= 0 or remaining <= 0:
+            return None
+        return elapsed / done * remaining
+
+    def _emit(self, line):
+        LOGGER.info(line)
+        if not LOGGER.handlers:
+            print(line, file=self.stream or sys.stdout, flush=True)
 
     def after_iteration(self, booster, iteration, evals_log):
         if iteration % self.period == 0:
-            self._print(self._line(iteration, evals_log))
+            self._emit(self._line(iteration, evals_log, self.clock()))
             self._last_printed = iteration
         self._last_log = (iteration, evals_log)
         return False
@@ -187,5 +230,16 @@ class EvaluationMonitor(TrainingCallback):
     def after_training(self, booster):
         last = getattr(self, "_last_log", None)
         if last is not None and last[0] != self._last_printed:
-            self._print(self._line(*last))
+            self._emit(self._line(*last, self.clock()))
         return booster
+
+
+def format_duration(seconds):
+    """``12.3s``, ``4m05s`` or ``2h03m``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

@@ -45,11 +45,17 @@ class Metric:
         ``function(y, pred, weight, query_ptr) -> float``.
     higher_is_better : bool
         Direction of improvement (for early stopping).
+    on_predictions : bool
+        A user's function: it sees the objective's predictions (as
+        ``predict`` returns them: labels under ``multi:softmax``, margins
+        under ``binary:logitraw``, as XGBoost passes them), not the
+        probabilities the named metrics read.
     """
 
     name: str
     function: callable = field(repr=False)
     higher_is_better: bool = False
+    on_predictions: bool = False
 
     def __call__(self, y, pred, weight, query_ptr=None):
         return float(self.function(y, pred, weight, query_ptr))
@@ -398,4 +404,5 @@ def _callable_metric(function):
         if takes_weight:
             return function(y, pred, sample_weight=weight)
         return function(y, pred)
-    return Metric(getattr(function, "__name__", "custom"), call, False)
+    return Metric(getattr(function, "__name__", "custom"), call, False,
+                  on_predictions=True)

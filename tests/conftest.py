@@ -1,11 +1,8 @@
 """Test-session set-up.
 
-pytest-xdist runs several test processes at once on a machine with few
-cores, and OpenMP's default (active) waiting makes idle threads spin and
-steal the cores the busy ones need. Passive waiting keeps the suite fast;
-it must be set before the OpenMP runtime is loaded, hence here.
+The suite runs as users run skboost: no OpenMP environment variable is set
+here (pytest-xdist's workers share the cores, a busy machine as users
+have; skboost's own runtime and thread tuner must cope, see
+doc/user_guide/threads.rst). A test may set one for the case it is about,
+in a subprocess.
 """
-
-import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

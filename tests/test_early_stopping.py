@@ -231,3 +231,66 @@ def test_ranker_early_stopping_on_ndcg():
     best = int(np.argmax(log["map@5"]))
     assert ranker.best_iteration == best
     assert len(log["map@5"]) == best + 4
+
+
+class _RoundClock(TrainingCallback):
+    """A deterministic clock that advances ``step`` seconds per round (a
+    callback placed before the monitor)."""
+
+    def __init__(self, step):
+        self.step, self.now = step, 0.0
+
+    def __call__(self):
+        return self.now
+
+    def after_iteration(self, booster, iteration, evals_log):
+        self.now += self.step
+        return False
+
+
+def test_progress_lines_carry_elapsed_time_and_time_left(regression):
+    """2 s a round: after round i the elapsed time is 2(i + 1) s, the pace
+    2 s a round, so 2 (n - i - 1) s are left; the estimate is shown once
+    the fit has run estimate_after seconds."""
+    X, y, _, _ = regression
+    stream = io.StringIO()
+    n = 40
+    clock = _RoundClock(2.0)
+    monitor = EvaluationMonitor(period=10, stream=stream, total_rounds=n,
+                                estimate_after=15.0, clock=clock)
+    BoostRegressor(n_estimators=n, callbacks=[clock, monitor]).fit(X, y)
+    lines = stream.getvalue().strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == [
+        "[0]", "[10]", "[20]", "[30]", "[39]"]
+    fields = [dict(f.split(":", 1) for f in line.split("\t")[1:])
+              for line in lines]
+    assert [f["elapsed"] for f in fields] == ["2.0s", "22.0s", "42.0s",
+                                             "1m02s", "1m20s"]
+    assert "left" not in fields[0]             # before estimate_after
+    assert [f.get("left") for f in fields[1:]] == ["~58.0s", "~38.0s",
+                                                    "~18.0s", None]
+
+
+def test_verbose_lines_go_through_logging(regression, caplog, capsys):
+    import logging
+
+    X, y, X_val, y_val = regression
+    with caplog.at_level(logging.INFO, logger="skboost"):
+        BoostRegressor(n_estimators=3).fit(X, y, eval_set=[(X_val, y_val)],
+                                           verbose=True)
+    printed = capsys.readouterr().out.strip().splitlines()
+    logged = [r.getMessage() for r in caplog.records if r.name == "skboost"]
+    assert logged == printed and len(logged) == 3
+    assert all("elapsed:" in line for line in logged)
+    # a handler on the "skboost" logger routes the lines: nothing printed
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("skboost")
+    logger.addHandler(handler)
+    try:
+        with caplog.at_level(logging.INFO, logger="skboost"):
+            BoostRegressor(n_estimators=2).fit(X, y, verbose=True)
+    finally:
+        logger.removeHandler(handler)
+    assert capsys.readouterr().out == ""
+    assert len(stream.getvalue().strip().splitlines()) == 2

@@ -48,6 +48,26 @@ def test_pandas_workflow_runs_and_saves_a_model(tmp_path):
         assert (tmp_path / "importance.png").stat().st_size > 2000
 
 
+def test_pandas_workflow_writes_into_a_temporary_directory(tmp_path):
+    """Without an argument nothing is written where it runs: the files go
+    to a new temporary directory, whose path it prints."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "pandas_workflow.py")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert list(tmp_path.iterdir()) == []
+    out_dir = Path(re.search(r"output directory: (.+)", result.stdout)
+                   .group(1).strip())
+    try:
+        assert out_dir.name.startswith("skboost-example-")
+        assert (out_dir / "model.json").is_file()
+    finally:
+        for path in out_dir.iterdir():
+            path.unlink()
+        out_dir.rmdir()
+
+
 @pytest.mark.parametrize("data", ["shared", "synthetic"])
 def test_ranking_example_runs_and_ranks(data, tmp_path):
     # "synthetic": a data folder without the LETOR files (a fresh install)

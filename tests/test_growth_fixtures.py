@@ -50,6 +50,9 @@ def _comparable(path):
 PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "interaction_constraints": None,
                       "feature_weights": None,
+                      # issue 19: XGBoost's and LightGBM's parameters
+                      "verbosity": None, "device": "cpu",
+                      "class_weight": None,
                       "num_parallel_tree": 1,
                       "multi_strategy": "one_output_per_tree"}
 

@@ -131,21 +131,22 @@ def test_save_load_pickle(tmp_path, tree_method):
 
 def test_single_output_files_have_no_new_entries(tmp_path):
     X, Y = _regression_data()
-    BoostRegressor(n_estimators=2).fit(X, Y[:, 0]).save_model(tmp_path / "m")
-    booster = json.loads((tmp_path / "m").read_text())["model"]["booster"]
+    BoostRegressor(n_estimators=2).fit(X, Y[:, 0]).save_model(
+        tmp_path / "m.json")
+    booster = json.loads((tmp_path / "m.json").read_text())["model"]["booster"]
     assert "n_targets" not in booster and "num_parallel_tree" not in booster
 
 
 def test_corrupted_target_count_is_rejected(tmp_path):
     X, Y = _regression_data()
-    BoostRegressor(n_estimators=2).fit(X, Y).save_model(tmp_path / "m")
-    data = json.loads((tmp_path / "m").read_text())
+    BoostRegressor(n_estimators=2).fit(X, Y).save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
     data.pop("checksum")
     for bad in (2, 0, "3", 7):
         data["model"]["booster"]["n_targets"] = bad
-        (tmp_path / "bad").write_text(json.dumps(data))
+        (tmp_path / "bad.json").write_text(json.dumps(data))
         with pytest.raises(ValueError):
-            BoostRegressor.load(tmp_path / "bad")
+            BoostRegressor.load(tmp_path / "bad.json")
 
 
 def test_eval_set_metric_over_all_targets():
@@ -257,3 +258,28 @@ def test_forest_with_2d_targets():
     assert forest.predict(X).shape == Y.shape
     assert len(forest.booster_.trees) == 6 * Y.shape[1]
     assert clone(forest).get_params() == forest.get_params()
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree",
+                                      "multi_output_tree"])
+def test_booster_files_and_continued_training(tmp_path, strategy):
+    """The booster's own .json/.ubj files hold the layout; 4 rounds
+    continued by 4 are the 8-round model; a model of other targets can not
+    be continued."""
+    from skboost._booster import Booster
+
+    X, Y = _regression_data()
+    X = np.nan_to_num(X)
+    model = BoostRegressor(n_estimators=4, multi_strategy=strategy).fit(X, Y)
+    for suffix in ("json", "ubj"):
+        model.get_booster().save_model(tmp_path / f"b.{suffix}")
+        booster = Booster(model_file=tmp_path / f"b.{suffix}")
+        np.testing.assert_array_equal(booster.predict(X), model.predict(X))
+    more = BoostRegressor(n_estimators=4, multi_strategy=strategy).fit(
+        X, Y, xgb_model=model)
+    full = BoostRegressor(n_estimators=8, multi_strategy=strategy).fit(X, Y)
+    np.testing.assert_array_equal(more.predict(X), full.predict(X))
+    with pytest.raises(ValueError, match="targets"):
+        BoostRegressor(n_estimators=2, multi_strategy=strategy).fit(
+            X, Y[:, :2], xgb_model=model)
+    np.testing.assert_allclose(model.intercept_, Y.mean(axis=0))

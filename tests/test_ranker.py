@@ -310,8 +310,8 @@ def test_model_selection_routes_qid_to_fit_and_score():
         manual = BoostRanker(**params, learning_rate=0.3).fit(
             X[train], y[train], qid=qid[train])
         expected = manual.score(X[test], y[test], qid=qid[test])
-        as_one_query = manual.score(X[test], y[test])
-        assert expected != as_one_query  # the score does depend on qid
+        with pytest.raises(ValueError, match="needs qid"):
+            manual.score(X[test], y[test])  # not one query silently
         assert search.cv_results_[f"split{i}_test_score"][1] == pytest.approx(
             expected, rel=1e-12)
         assert result["test_score"][i] == pytest.approx(expected, rel=1e-12)

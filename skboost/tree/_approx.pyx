@@ -134,7 +134,7 @@ def propose_cuts_flat(SortedColumns columns not None,
         feature f's at ``flat_cuts[cut_ptr[f]:cut_ptr[f+1]]``.
     cut_ptr : ndarray of shape (n_features + 1,)
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     if hess.shape[0] != columns.n_rows or (
             max_bins.shape[0] != columns.n_features):
         raise ValueError("hess needs one entry per row, max_bins one per "
@@ -172,7 +172,7 @@ def codes_from_sorted(SortedColumns columns not None, cuts, codes,
     per value, and each feature's writes stay in one column. Rows absent
     from a block (missing values) get the missing code ``len(cuts[f]) + 1``.
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_features = columns.n_features
     if len(cuts) != n_features or codes.shape != (n_features, columns.n_rows):
         raise ValueError("one cut array per feature; codes (n_features, n_rows)")
@@ -206,7 +206,7 @@ def entry_codes(SortedColumns columns not None, flat_cuts, cut_ptr,
     -------
     codes : ndarray of shape (n_entries,), int32
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_features = columns.n_features
     flat = np.ascontiguousarray(flat_cuts, dtype=np.float64)
     cut_ptr = np.ascontiguousarray(cut_ptr, dtype=np.int64)
@@ -293,7 +293,7 @@ def local_histograms(SortedColumns columns not None,
         Tree threshold of "value bins 0..b go left" for each node; +inf for
         bins past the node's last cut (all present values left).
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_slots = node_sums.shape[0]
     cdef Py_ssize_t n_features = columns.n_features
     cdef Py_ssize_t n_bins = bin_ptr[n_features] if bin_ptr.shape[0] else 0

@@ -18,6 +18,7 @@ from cython.parallel cimport prange
 from libc.math cimport isnan
 
 from ._common cimport int32_t, int64_t, uint8_t
+from .._parallel cimport threads_for_work
 from libc.stdint cimport uint16_t
 
 ctypedef fused code_t:
@@ -89,7 +90,7 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
                 code_t[:, ::1] codes not None,           # OUT (n_rows, n_features)
                 int n_threads):
     """Bin code of every value of X; NaN gets its feature's missing code."""
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
     if codes.shape[0] != n_rows or codes.shape[1] != n_features:
         raise ValueError("codes must have the shape of X")
@@ -111,8 +112,10 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     cdef int32_t n_cuts
     cdef int32_t largest = <int32_t> max_code
     cdef float x
+    # a value's binary search over its cuts: ~8 units of work
     for r in prange(n_rows, nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads,
+                                                 8 * n_rows * n_features)):
         for f in range(n_features):
             x = X[r, f]
             n_cuts = <int32_t> (cut_ptr[f + 1] - cut_ptr[f])

@@ -29,6 +29,7 @@ from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from .._parallel cimport capped
 from ._common cimport int32_t, int64_t, uint8_t
 from ._context cimport SplitContext, reg_params
 from ._gain cimport NodeBounds, RegParams, is_l2_only, leaf_weight
@@ -322,6 +323,7 @@ def category_histograms(
     """
     _check_category_inputs(columns, features, bin_ptr, row_slot, quantized,
                            n_slots, n_threads)
+    n_threads = capped(n_threads)
     cdef Py_ssize_t n_cat = features.shape[0]
     cdef Py_ssize_t n_bins = bin_ptr[n_cat]
     hist_array = np.zeros((n_slots, n_bins, 2), dtype=np.int64)

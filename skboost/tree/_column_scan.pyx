@@ -20,6 +20,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
+from .._parallel cimport capped
 from ._common cimport int32_t, int64_t, uint8_t
 from ._context cimport SplitContext, reg_params
 from ._gain cimport (NodeBounds, RegParams, feature_directions, is_l2_only,
@@ -120,7 +121,7 @@ def find_best_splits_columns(
     cdef Py_ssize_t n_features = columns.n_features
     _check_columns_inputs(binned, thresholds, row_slot, quantized, node_sums,
                           feature_allowed)
-    cdef int n_threads = context.n_threads
+    cdef int n_threads = capped(context.n_threads)
     cdef RegParams p = reg_params(context)
     cdef double[::1] parent_score = _parent_scores(
         node_sums, context.scale_g, context.scale_h, &p, bounds)

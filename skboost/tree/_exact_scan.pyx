@@ -31,6 +31,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
 from libc.stdlib cimport free
 
+from .._parallel cimport capped
 from ._common cimport (CACHE_LINE, NO_FEATURE, NO_SLOT, PREFETCH_ROWS,
                        SplitCandidate, int32_t, int64_t, is_better,
                        padded_count, prefetch, reset_candidate, uint8_t)
@@ -815,7 +816,7 @@ def find_best_splits(
         ``Hq_left`` 0, ``cat_kind`` 0 (numeric).
     """
     cdef Py_ssize_t n_slots = node_G.shape[0]
-    cdef int n_threads = context.n_threads
+    cdef int n_threads = capped(context.n_threads)
     cdef SortedColumns columns = _columns_of(blocks)
     _check_inputs(columns, gpair, row_slot, node_G, node_H, node_count,
                   feature_allowed)

@@ -29,17 +29,13 @@ from libc.stdlib cimport free, malloc
 from ._categorical_scan cimport CatEntry, scan_categorical
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
+from .._parallel cimport threads_for_work
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
                      feature_directions, is_l2_only, leaf_score,
                      node_bounds_array)
 
 from ._categorical_scan import _categorical_flags, _widest_categorical
 from .splits import empty_records
-
-
-# Below this many histogram bins per thread, a parallel region costs more
-# than it saves.
-BINS_PER_THREAD = 4096
 
 
 cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
@@ -163,9 +159,9 @@ def find_best_splits_hist(
     cdef double scale_g = context.scale_g, scale_h = context.scale_h
     cdef int max_cat_to_onehot = context.max_cat_to_onehot
     cdef int max_cat_threshold = context.max_cat_threshold
-    # about BINS_PER_THREAD bins of scanning per thread, at least
-    cdef int n_threads = max(1, min(context.n_threads,
-                                    (n_nodes * n_bins) // BINS_PER_THREAD))
+    # a bin of the scan (both directions) is about one unit of work: most
+    # bins of a node's histogram are empty or cheap
+    cdef int n_threads = threads_for_work(context.n_threads, n_nodes * n_bins)
     cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
                                                    scale_h, &p, bounds)
     cdef const signed char[::1] direction = feature_directions(monotone, n_features)

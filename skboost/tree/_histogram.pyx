@@ -33,6 +33,7 @@ from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
 from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
+from .._parallel cimport threads_for_work
 from ._partition cimport RowPartition
 from ._partition import _make_tasks, threads_for_tasks
 
@@ -88,7 +89,7 @@ cdef class FixedPointGradients:
     cdef double scale_g, scale_h
 
     def __init__(self, gpair, weight, active, int n_threads):
-        check_n_threads(n_threads)
+        n_threads = check_n_threads(n_threads)
         gpair = np.asarray(gpair)
         if (gpair.dtype != np.float32 or gpair.ndim != 2
                 or gpair.shape[1] != 2 or not gpair.flags.c_contiguous):
@@ -112,7 +113,7 @@ cdef class FixedPointGradients:
     def quantized(self, active, int n_threads, out=None):
         """The fixed-point pairs as an (n_rows, 2) int64 array, 0 for the
         rows not in ``active`` (written into ``out`` when given)."""
-        check_n_threads(n_threads)
+        n_threads = check_n_threads(n_threads)
         cdef Py_ssize_t n = self.gpair.shape[0], i
         active = np.ascontiguousarray(active).view(np.uint8)
         if active.shape != (n,):
@@ -126,7 +127,7 @@ cdef class FixedPointGradients:
         cdef const float[:, ::1] gp = self.gpair
         cdef const double* w = _weight_pointer(self.weight)
         for i in prange(n, nogil=True, schedule="static",
-                        num_threads=n_threads):
+                        num_threads=threads_for_work(n_threads, 2 * n)):
             if act[i]:
                 q[i, 0] = fixed_point(gp[i, 0], w, i, self.scale_g)
                 q[i, 1] = fixed_point(gp[i, 1], w, i, self.scale_h)
@@ -168,7 +169,8 @@ def _active_maxima(const float[:, ::1] gpair, weight,
     cdef uint8_t[::1] bad = bad_arr
     cdef double g, h
     cdef int tid
-    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+    for i in prange(n, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads, 2 * n)):
         if active[i]:
             tid = threadid()
             g = fabs(gpair[i, 0] * (w[i] if w != NULL else 1.0))
@@ -252,7 +254,7 @@ def build_histograms(BinnedData data,
     thread accumulates into its own copy of the node's histogram, zeroed on
     first use, and the copies are added up (exactly, in integers).
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     if partition.n_rows != data.n_rows:
         raise ValueError("data and partition have different row counts")
     if gradients.gpair.shape[0] != data.n_rows:
@@ -266,7 +268,9 @@ def build_histograms(BinnedData data,
             or node_end.max() > partition.row_index.shape[0])):
         raise ValueError("node ranges outside the partition")
     tasks = _make_tasks(node_begin, node_end)
-    n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
+    n_updates = int((node_end - node_begin).sum()) * data.n_features
+    n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
+                    threads_for_work(n_threads, n_updates))
     if data.codes.dtype == np.uint8:
         _build[uint8_t](data.codes, gradients, partition.row_index, tasks,
                         data.bin_ptr, hist, hist_rows, n_threads)
@@ -283,7 +287,7 @@ def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_b
     parallel over the nodes: the larger child's histogram, in its parent's
     row, from the smaller child's (exact in fixed point). The rows must be
     2 * n_nodes distinct rows of ``hist``."""
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_nodes = len(parent_rows)
     rows = np.concatenate([
         np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
@@ -299,7 +303,8 @@ def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_b
     cdef int64_t* parent
     cdef const int64_t* child
     for k in prange(n_nodes, nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads,
+                                                 n_nodes * n_values)):
         parent = base + r[k] * n_values
         child = base + r[n_nodes + k] * n_values
         for i in range(n_values):
@@ -377,14 +382,19 @@ cdef void _build(const code_t[:, ::1] codes,
                 touched[tid, s] = 1
         accumulate_rows(codes, gpair, weight, scale_g, scale_h, row_index,
                         task_begin[t], task_end[t], bin_ptr, target)
-    # Add up the partial histograms of shared nodes, in parallel over bins.
-    for k in range(n_shared):
+    # Add up the partial histograms of shared nodes, in one parallel region
+    # over (shared node, bin).
+    cdef Py_ssize_t cell
+    cdef int n_partials = n_threads
+    for cell in prange(n_shared * n_bins, nogil=True, schedule="static",
+                       num_threads=threads_for_work(
+                           n_threads, n_shared * n_bins * n_partials)):
+        k = cell // n_bins
+        j = cell % n_bins
         node = hist_rows[shared_node[k]]
-        for j in prange(n_bins, nogil=True, schedule="static",
-                        num_threads=n_threads):
-            hist[node, j, 0] = 0
-            hist[node, j, 1] = 0
-            for tid in range(n_threads):
-                if touched[tid, k]:
-                    hist[node, j, 0] += scratch[tid, k, j, 0]
-                    hist[node, j, 1] += scratch[tid, k, j, 1]
+        hist[node, j, 0] = 0
+        hist[node, j, 1] = 0
+        for tid in range(n_partials):
+            if touched[tid, k]:
+                hist[node, j, 0] += scratch[tid, k, j, 0]
+                hist[node, j, 1] += scratch[tid, k, j, 1]

@@ -23,6 +23,7 @@ import numpy as np
 cimport cython
 from cython.parallel cimport prange, threadid
 
+from .._parallel cimport capped
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
                        padded_count, prefetch, uint8_t)
 from ._presorted cimport SortedColumns
@@ -82,6 +83,7 @@ cdef class NodeBlocks:
         row_slot = _checked_row_slot(row_slot, columns.n_rows, n_slots)
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        n_threads = capped(n_threads)
         self._pending = None
         if n_slots == 1 and not np.any(row_slot):
             self._one_group_per_feature()
@@ -154,6 +156,7 @@ cdef class NodeBlocks:
         columns = self.columns
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        n_threads = capped(n_threads)
         self.flush(n_threads)
         row_slot = _checked_row_slot(row_slot, columns.n_rows, n_next)
         left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
@@ -193,6 +196,7 @@ cdef class NodeBlocks:
             return
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        n_threads = capped(n_threads)
         cdef SplitStep step = self._split_step(n_threads)
         cdef Py_ssize_t f, n_features = self.columns.n_features
         for f in prange(n_features, nogil=True, schedule="dynamic",
@@ -263,6 +267,7 @@ cdef class NodeBlocks:
         cdef Py_ssize_t n_slots = self.n_slots
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        n_threads = capped(n_threads)
         self.flush(n_threads)
         if columns.zero_absent:
             raise ValueError("route_rows cannot place the rows of an "

@@ -16,6 +16,7 @@ from ._binning cimport BinnedData
 from ._sparse cimport CSRView, SparseRows, csr_view, row_value
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
                        prefetch, uint8_t)
+from .._parallel cimport threads_for_work
 
 
 def apply_level_splits(
@@ -39,7 +40,7 @@ def apply_level_splits(
     those going left. A value that is not one of its category codes
     (unseen, or NaN) follows ``default_left``, as in the predictor.
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef bint sparse = isinstance(X, SparseRows)
     cdef const float[:, ::1] dense = (np.zeros((1, 1), np.float32) if sparse
                                       else X)
@@ -59,7 +60,7 @@ def apply_level_splits(
     cdef float x
     cdef bint go_left
     for r in prange(n_rows, nogil=True, schedule="static",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads, 4 * n_rows)):
         slot = row_slot[r]
         if slot == NO_SLOT:
             continue
@@ -220,7 +221,7 @@ cdef class RowPartition:
         categorical when ``left_sets[k]`` is not None: a bool array with one
         entry per value bin of its feature, True for the codes going left.
         """
-        check_n_threads(n_threads)
+        n_threads = check_n_threads(n_threads)
         if data.n_rows != self.n_rows:
             raise ValueError("data and partition have different row counts")
         begin = np.ascontiguousarray(begin, dtype=np.int64)
@@ -243,7 +244,10 @@ cdef class RowPartition:
         cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
                                              data.missing_code)
         tasks = _make_tasks(begin, end)
-        n_threads = threads_for_tasks(tasks[0].shape[0], n_threads)
+        # three passes over the rows (see _split_nodes)
+        n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
+                        threads_for_work(n_threads,
+                                         3 * int((end - begin).sum())))
         if data.codes.dtype == np.uint8:
             return _split_nodes[uint8_t](data.codes_by_feature, self.row_index,
                                          data.missing_code, tasks, begin, end,
@@ -377,14 +381,17 @@ def add_leaf_values(RowPartition partition not None,
     """``raw[row, column] += value[k]`` for every row of leaf k's slice of
     the partition: the training margins move by the new tree without walking
     it. Slices must not overlap (each row gets its leaf's value once)."""
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     _check_leaf_slices(partition, begin, end, value, raw, column)
     cdef Py_ssize_t n_leaves = begin.shape[0]
     cdef const int32_t[::1] rows = partition.row_index
     cdef Py_ssize_t k
     cdef int64_t i
+    cdef int64_t n_updates = 0
+    for k in range(n_leaves):
+        n_updates += end[k] - begin[k]
     for k in prange(n_leaves, nogil=True, schedule="dynamic",
-                    num_threads=n_threads):
+                    num_threads=threads_for_work(n_threads, 2 * n_updates)):
         for i in range(begin[k], end[k]):
             raw[rows[i], column] += value[k]
 

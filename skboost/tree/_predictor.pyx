@@ -24,6 +24,7 @@ from libc.stdlib cimport free, malloc
 from libc.stdint cimport uint32_t
 
 from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
+from .._parallel cimport threads_for_work
 from ._sparse cimport SparseRows
 
 
@@ -67,7 +68,7 @@ def predict_raw(const float[:, ::1] X not None,             # IN (n_rows, n_feat
     Trees are summed in their order for every row, so the result does not
     depend on the number of threads.
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     _check_forest(X.shape[1], left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group, out.shape[1])
     if out.shape[0] != X.shape[0]:
@@ -92,7 +93,7 @@ def predict_leaves(const float[:, ::1] X not None,
                    int n_threads):
     """Tree-local leaf index reached by every row in every tree,
     shape (n_rows, n_trees)."""
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_trees = tree_start.shape[0] - 1
     _check_forest(X.shape[1], left_child, right_child, feature, threshold,
                   default_left, None, tree_start,
@@ -330,8 +331,17 @@ cdef class PackedForest:
         free(self.nodes)
         free(self.cats)
 
+    cdef int _team(self, int n_threads, Py_ssize_t n_rows, Py_ssize_t n_blocks,
+                   Py_ssize_t first, Py_ssize_t last):
+        """Threads worth starting: at most one per block of rows, and
+        enough node steps (rows x depths of the trees) for each."""
+        cdef int64_t steps_per_row = int(
+            np.asarray(self.tree_depth)[first:last].sum()) + (last - first)
+        return max(1, min(n_threads, n_blocks,
+                          threads_for_work(n_threads, n_rows * steps_per_row)))
+
     def _check_call(self, X, Py_ssize_t first, Py_ssize_t last, n_threads):
-        check_n_threads(n_threads)
+        n_threads = check_n_threads(n_threads)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the forest "
                              f"expects {self.n_features}")
@@ -398,8 +408,9 @@ cdef class PackedForest:
         cdef int64_t k
         cdef float* buf
         cdef int32_t* leaf
+        cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         for block in prange(n_blocks, nogil=True, schedule="static",
-                            num_threads=n_threads):
+                            num_threads=team):
             buf = &buffers[threadid(), 0]
             leaf = &leaf_scratch[threadid(), 0]
             r0 = block * rows_per_block
@@ -445,8 +456,9 @@ cdef class PackedForest:
         cdef int32_t[:, ::1] leaf_scratch = np.empty(
             (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
+        cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         for block in prange(n_blocks, nogil=True, schedule="static",
-                            num_threads=n_threads):
+                            num_threads=team):
             leaf = &leaf_scratch[threadid(), 0]
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)

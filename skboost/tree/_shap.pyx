@@ -505,7 +505,7 @@ cdef class ShapForest:
         kind : {0, 1, 2}
             TreeSHAP, Saabas, interactions.
         """
-        check_n_threads(n_threads)
+        n_threads = check_n_threads(n_threads)
         if kind not in (TREE_SHAP, SAABAS, INTERACTIONS):
             raise ValueError(f"unknown kind {kind}")
         cdef bint sparse = isinstance(X, SparseRows)

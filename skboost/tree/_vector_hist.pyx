@@ -44,6 +44,7 @@ from ._common cimport (SplitCandidate, int32_t, int64_t, is_better,
 from ._context cimport SplitContext, reg_params
 from ._gain cimport RegParams, leaf_score
 from ._partition cimport RowPartition
+from .._parallel cimport threads_for_work
 
 from skboost._openmp_helpers import check_n_threads
 
@@ -77,9 +78,12 @@ def build_vector_histograms(BinnedData binned not None,
         The row of ``hist`` each node's histogram goes to.
     n_threads : int
     """
-    check_n_threads(n_threads)
+    n_threads = check_n_threads(n_threads)
     begin, end, hist_rows = _check_build(binned, partition, qgrad, begin,
                                          end, hist, hist_rows)
+    # one unit of work per (row, feature, output) update
+    n_threads = threads_for_work(n_threads, int(np.sum(end - begin))
+                                 * binned.n_features * qgrad.shape[1])
     if binned.codes_by_feature.dtype == np.uint8:
         _build[uint8_t](binned.codes_by_feature, binned.bin_ptr,
                         partition.row_index, qgrad, begin, end, hist,
@@ -305,7 +309,10 @@ def find_best_vector_splits(
         hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
         hist_rows)
     cdef RegParams p = reg_params(context)
-    cdef int n_threads = max(1, min(context.n_threads, n_nodes * n_features))
+    # a bin of the scan (both directions) is about one unit of work per
+    # output
+    cdef int n_threads = threads_for_work(
+        context.n_threads, n_nodes * hist.shape[1] * n_outputs)
     cdef double[:, ::1] inverse = 1.0 / np.asarray(scales)
     cdef double[::1] parent = vector_parent_scores(node_sums, scales, context)
     cdef int64_t[:, :, ::1] scratch = np.zeros((n_threads, n_outputs, 2),
