@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ._sparse_input import sparse_rows
 from .tree._sparse import SparseRows
+from .callback import call_callback, check_callbacks
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
 from .tree._predictor import PackedForest, predict_raw
@@ -346,6 +347,7 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         With ``evals_result`` (and ``best_iteration`` / ``best_score`` when
         a callback such as early stopping set them).
     """
+    check_callbacks(callbacks)
     objective = _resolve_objective(objective_name, objective_params, query_ptr)
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
@@ -434,9 +436,9 @@ class _RoundWeights:
 
 
 def _call(callback, method, *args):
-    """callback.method(*args) if the callback has that method."""
-    function = getattr(callback, method, None)
-    return function(*args) if function is not None else None
+    """callback.method(*args) if the callback has that method (its result
+    type checked: ``callback.call_callback``)."""
+    return call_callback(callback, method, *args)
 
 
 def _resolve_objective(objective, params, query_ptr):

@@ -23,7 +23,8 @@ from ._categorical import (CategoryMap, code_sparse, dtype_categories,
                            resolve_categorical_features,
                            sparse_value_categories, value_categories,
                            value_codes)
-from ._sparse_input import SPARSE_FORMATS, canonical_csr
+from ._sparse_input import (SPARSE_FORMATS, canonical_csr,
+                            check_sparse_structure)
 
 
 def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
@@ -41,6 +42,7 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False):
     kwargs = dict(dtype=np.float32, order="C", ensure_all_finite=finite_check,
                   accept_sparse=SPARSE_FORMATS)
     fitting = not (isinstance(y, str) and y == "no_validation")
+    check_sparse_structure(X)
     dtype_categories = {}
     if _is_dataframe(X):
         X, dtype_categories = _frame_to_float32(estimator, X, reset)

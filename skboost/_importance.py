@@ -263,11 +263,49 @@ def get_dump(booster, with_stats=False, dump_format="text"):
             f"dump_format must be 'text' or 'json', got {dump_format!r}")
     if not isinstance(with_stats, (bool, np.bool_)):
         raise TypeError(f"with_stats must be a bool, got {with_stats!r}")
+    _check_dump_size(booster, dump_format)
     names = feature_names(booster)
     if dump_format == "text":
         return [dump_tree_text(t, names, with_stats) for t in booster.trees]
     return [dumps_indented(_tree_json(t, names, with_stats))
             for t in booster.trees]
+
+
+# Largest dump get_dump writes, in characters (indentation grows with the
+# depth, so a dump's size is quadratic in it).
+MAX_DUMP_CHARS = 2 ** 30
+
+
+def _depths(tree):
+    """Depth of every node (children come after their parent)."""
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes):
+        if tree.left_child[node] != NO_CHILD:
+            depth[tree.left_child[node]] = depth[node] + 1
+            depth[tree.right_child[node]] = depth[node] + 1
+    return depth
+
+
+def _check_dump_size(booster, dump_format):
+    """Refuse a dump larger than ``MAX_DUMP_CHARS`` before writing it.
+
+    A lower bound of its size: in the text format a node's line is indented
+    by its depth in tabs; in the JSON format a node at depth d sits at
+    nesting level 2d, its at least 3 lines indented by 2 (2d + 1) spaces.
+    """
+    total = 0
+    for tree in booster.trees:
+        depth = _depths(tree)
+        if dump_format == "text":
+            total += int(depth.sum()) + 8 * tree.n_nodes
+        else:
+            total += int(3 * (4 * depth + 2).sum()) + 20 * tree.n_nodes
+        if total > MAX_DUMP_CHARS:
+            raise ValueError(
+                f"the {dump_format} dump of this model would take more than "
+                f"{MAX_DUMP_CHARS} characters (its trees are {depth.max()} "
+                "levels deep, and indentation grows with depth): use "
+                "trees_to_dataframe(), whose size is linear in the nodes")
 
 
 TREE_COLUMNS = ["Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
