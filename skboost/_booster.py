@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from ._sparse_input import sparse_rows
 from .tree._sparse import SparseRows
 from .callback import call_callback, check_callbacks
+from ._limits import check_gradients
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
 from .tree._predictor import PackedForest, predict_raw
@@ -359,6 +360,7 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     first_round = booster.n_rounds
     evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
     weights = _RoundWeights(weight, objective)
+    weight_sum = float(np.sum(weight))
     grower = make_grower(X, tree_params, n_threads, rng,
                          weight=weights.in_sums,
                          fixed_hessians=objective.constant_hessian
@@ -371,6 +373,7 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
         objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
+        check_gradients(gpair, weight_sum, objective.name, iteration)
         for group in range(n_outputs):
             active = weights.positive & _row_sample(
                 X.shape[0], boost_params.subsample, rng)

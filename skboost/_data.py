@@ -23,6 +23,7 @@ from ._categorical import (CategoryMap, code_sparse, dtype_categories,
                            resolve_categorical_features,
                            sparse_value_categories, value_categories,
                            value_codes)
+from ._limits import check_weight_limits
 from ._sparse_input import (SPARSE_FORMATS, canonical_csr,
                             check_sparse_structure)
 
@@ -250,12 +251,14 @@ def _check_category_columns(frame, order, category_map):
                 "categorical_features)")
 
 
-def check_weight(sample_weight, X):
-    """Non-negative float64 weights with a positive sum (ones if None)."""
+def check_weight(sample_weight, X, name="sample_weight"):
+    """Non-negative float64 weights with a positive sum (ones if None),
+    within ``_limits.MAX_WEIGHT_SUM``."""
     weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True)
     if not np.all(np.isfinite(weight)):
-        raise ValueError("sample_weight contains NaN or infinity")
+        raise ValueError(f"{name} contains NaN or infinity")
     if X.shape[0] and weight.sum() <= 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError(f"{name} must have a positive sum")
+    check_weight_limits(weight, name)
     return np.ascontiguousarray(weight)

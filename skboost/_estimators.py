@@ -25,6 +25,8 @@ from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
 from ._data import check_weight, check_X
 from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
+from ._limits import (check_base_score_limit, check_label_limits,
+                      check_poisson_delta_step)
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._threads import effective_n_threads
 from .tree.constraints import (parse_feature_weights, parse_interactions,
@@ -169,6 +171,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                eval_set=None, sample_weight_eval_set=None, verbose=False,
                query_ptr=None, eval_query_ptrs=None, encode_labels=None):
         weight = check_weight(sample_weight, X)
+        self._check_value_limits(y, objective)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels)
         if self.early_stopping_rounds is not None and not evals:
@@ -216,6 +219,15 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self.booster_.feature_names = None if names is None else list(names)
         return self
+
+    def _check_value_limits(self, y, objective):
+        """Labels, ``base_score`` and ``max_delta_step`` within the limits
+        that keep gradients and gains finite (``_limits.py``)."""
+        if not is_classifier(self):   # a classifier's labels are indices
+            check_label_limits(y)
+        check_base_score_limit(self.base_score)
+        check_poisson_delta_step(getattr(objective, "name", objective),
+                                 self.max_delta_step)
 
     def _constraint_params(self, n_features):
         """The constraints and feature weights as ``TreeParams`` fields,
@@ -290,9 +302,12 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                     f"X ({X_eval.shape[0]}), got shape {y_eval.shape}")
             y_eval = (encode_labels(y_eval) if encode_labels is not None
                       else y_eval.astype(np.float64))
+            if encode_labels is None:
+                check_label_limits(y_eval, f"eval_set[{i}]'s y")
             evals.append(EvalSet(
                 f"validation_{i}", X_eval, y_eval,
-                check_weight(weight, X_eval),
+                check_weight(weight, X_eval,
+                             f"sample_weight_eval_set[{i}]"),
                 None if query_ptrs is None else query_ptrs[i]))
         return evals
 
