@@ -19,6 +19,7 @@ from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
                            subtract_histograms)
 from .._partition import RowPartition
+from ..memory import check_histogram_pool
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
 from ..splits import SplitBatch
 from .base import LeafRows, NodeTable, SplitFinder
@@ -39,6 +40,7 @@ class HistogramPool:
 
     def __init__(self, n_bins, capacity):
         self.n_bins = n_bins
+        check_histogram_pool(max(1, capacity), n_bins)
         self.array = np.empty((max(1, capacity), n_bins, 2), dtype=np.int64)
         self._free = list(range(self.array.shape[0] - 1, -1, -1))
 
@@ -57,6 +59,7 @@ class HistogramPool:
 
     def _grow(self):
         old = self.array.shape[0]
+        check_histogram_pool(2 * old, self.n_bins)   # the old array is copied
         array = np.empty((2 * old, self.n_bins, 2), dtype=np.int64)
         array[:old] = self.array
         self.array = array
