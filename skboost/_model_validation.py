@@ -195,3 +195,23 @@ def check_runtime_params(params):
         effective_n_threads(params["n_jobs"])
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"invalid saved parameter n_jobs: {exc}") from None
+
+
+def check_finite_sums(booster):
+    """Sums the model computes from its values stay finite: a row's margin
+    (the base margin plus one leaf of each tree of its output, bounded by
+    the sum of the largest leaves), and the importances (sums of gains and
+    covers over all splits)."""
+    bound = np.abs(booster.base_margin).astype(np.float64)
+    gains = covers = 0.0
+    with np.errstate(over="ignore"):
+        for tree, group in zip(booster.trees, booster.tree_group):
+            leaves = tree.left_child == -1
+            bound[group] += float(np.max(np.abs(tree.value[leaves])))
+            gains += float(np.sum(np.abs(tree.gain)))
+            covers += float(np.sum(np.abs(tree.cover)))
+    expect(np.all(np.isfinite(bound)),
+           "the leaf values are so large that a margin (base margin plus "
+           "one leaf per tree) can overflow")
+    expect(np.isfinite(gains) and np.isfinite(covers),
+           "the gains or covers are so large that their sums overflow")

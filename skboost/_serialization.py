@@ -72,6 +72,7 @@ from ._categorical import CategoryMap
 from ._model_validation import ModelFileError as _Invalid
 from ._model_validation import (categories_of_features, check_category_bits,
                                 check_classes_fit_objective,
+                                check_finite_sums,
                                 check_n_features,
                                 check_objective_param_values,
                                 check_objective_params_match,
@@ -367,6 +368,7 @@ def _model_from_dict(estimator, model):
                                  category_map)
     check_classes_fit_objective(booster.objective, booster.objective_params,
                                 n_classes, is_classifier(estimator))
+    check_finite_sums(booster)
     if "objective" not in model["unsaved_params"]:
         check_objective_params_match(
             type(estimator)(**params)._objective_params(),
