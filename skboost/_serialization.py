@@ -684,6 +684,8 @@ def _check_structure(a, n_nodes, n_features):
             "thresholds must be finite or +inf")
     for name in ("value", "gain", "cover"):
         _expect(np.all(np.isfinite(a[name])), f"'{name}' must be finite")
+    _expect(np.all(a["cover"] >= 0),
+            "'cover' (hessian sums) must be non-negative")
 
 
 def _check_objective(estimator, objective_param, booster_objective, n_classes):

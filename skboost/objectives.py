@@ -687,6 +687,11 @@ class CallableObjective(Objective):
         if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
             raise ValueError("the objective function returned NaN or infinite "
                              "gradients or hessians")
+        if np.any(hess < 0):
+            # a node's cover is a hessian sum: the regularised weight
+            # -G / (H + lambda) and TreeSHAP need it non-negative
+            raise ValueError("the objective function returned negative "
+                             "hessians; they must be >= 0")
         grad = grad.reshape(raw.shape[0], -1).T
         hess = hess.reshape(raw.shape[0], -1).T
         gpair[:, :, 0] = grad

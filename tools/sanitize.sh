@@ -25,7 +25,7 @@ mkdir -p "$dir" "$dir/reports"
 rm -f "$dir"/reports/*
 # the sources (no build products) into the copy
 (cd "$src" && git ls-files --cached --others --exclude-standard -z) |
-    (cd "$src" && xargs -0 cp --parents -t "$dir")
+    (cd "$src" && xargs -0 cp -p --parents -t "$dir")
 cd "$dir"
 libasan="$(gcc -print-file-name=libasan.so)"
 libubsan="$(gcc -print-file-name=libubsan.so)"
