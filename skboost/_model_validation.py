@@ -215,3 +215,23 @@ def check_finite_sums(booster):
            "one leaf per tree) can overflow")
     expect(np.isfinite(gains) and np.isfinite(covers),
            "the gains or covers are so large that their sums overflow")
+
+
+# relative rounding allowed between a node's cover and its children's sum
+COVER_TOLERANCE = 1e-6
+
+
+def check_cover_sums(left, right, cover):
+    """A split's cover (hessian sum of its rows) is the sum of its
+    children's, up to rounding: every row of a node goes to one child.
+    TreeSHAP weighs paths by these fractions."""
+    inner = np.flatnonzero(left != -1)
+    if not inner.shape[0]:
+        return
+    parent = cover[inner]
+    children = cover[left[inner]] + cover[right[inner]]
+    bad = np.abs(children - parent) > COVER_TOLERANCE * np.maximum(parent,
+                                                                   children)
+    expect(not bad.any(),
+           f"node {int(inner[np.argmax(bad)])}'s cover is not the sum of its "
+           "children's covers")

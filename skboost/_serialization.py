@@ -72,6 +72,7 @@ from ._categorical import CategoryMap
 from ._model_validation import ModelFileError as _Invalid
 from ._model_validation import (categories_of_features, check_category_bits,
                                 check_classes_fit_objective,
+                                check_cover_sums,
                                 check_finite_sums,
                                 check_n_features,
                                 check_objective_param_values,
@@ -686,6 +687,7 @@ def _check_structure(a, n_nodes, n_features):
         _expect(np.all(np.isfinite(a[name])), f"'{name}' must be finite")
     _expect(np.all(a["cover"] >= 0),
             "'cover' (hessian sums) must be non-negative")
+    check_cover_sums(left, right, a["cover"])
 
 
 def _check_objective(estimator, objective_param, booster_objective, n_classes):

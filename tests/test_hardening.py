@@ -233,8 +233,11 @@ def _deep_chain_tree(depth):
         left[2 * d], right[2 * d] = 2 * d + 1, 2 * d + 2
         feature[2 * d], threshold[2 * d] = d % 3, 0.5
     value = np.arange(n, dtype=np.float64) / n
+    cover = np.ones(n)      # each split's cover: the sum of its children's
+    for d in range(depth - 1, -1, -1):
+        cover[2 * d] = cover[2 * d + 1] + cover[2 * d + 2]
     return Tree(left, right, feature, threshold, np.zeros(n, np.uint8),
-                value, np.zeros(n), np.ones(n))
+                value, np.zeros(n), cover)
 
 
 def _with_tree(tree):
@@ -554,22 +557,25 @@ def fitted_model(draw):
         if objective == "reg:quantileerror":
             params["quantile_alpha"] = draw(st.sampled_from(
                 [0.5, [0.1, 0.9], [0.05, 0.5, 0.95]]))
-        return BoostRegressor(**params), X, y, {}
+        return BoostRegressor(**params), X, y, {}, draw(st.booleans())
     if objective in _CLASSIFICATION:
         n_classes = 2 if objective.startswith("binary") else draw(
             st.sampled_from([2, 3, 4]))
         y = np.digitize(signal, np.quantile(signal, np.linspace(
             0, 1, n_classes + 1)[1:-1]))
-        return BoostClassifier(**params), X, y, {}
+        return BoostClassifier(**params), X, y, {}, draw(st.booleans())
     y = np.digitize(signal, [0.0] if objective == "rank:map" else [0.0, 1.0])
-    return BoostRanker(**params), X, y, {"qid": np.repeat(np.arange(12), 10)}
+    return (BoostRanker(**params), X, y,
+            {"qid": np.repeat(np.arange(12), 10)}, draw(st.booleans()))
 
 
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(spec=fitted_model())
 def test_every_saved_model_loads_back(spec):
-    est, X, y, fit_kwargs = spec
+    est, X, y, fit_kwargs, sparse = spec
+    if sparse:
+        X = sp.csr_matrix(np.nan_to_num(X, nan=0.0))
     est.fit(X, y, **fit_kwargs)
     loaded = loads_estimator(type(est)(), dumps_estimator(est))
     for method in ("predict", "predict_proba", "decision_function"):
