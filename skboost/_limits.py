@@ -96,3 +96,17 @@ def check_gradients(gpair, weight_sum, objective_name, iteration):
         "The labels, base_score or max_delta_step are too large for float32 "
         "gradients (or a custom objective returned such values); rescale "
         "the target or lower them")
+
+
+def check_margin_limits(margin, name="base_margin"):
+    """Per-row starting margins (XGBoost's ``base_margin`` of ``fit`` and
+    ``predict``): finite and within ``MAX_ABS_LABEL``, like ``base_score``
+    (the margin enters every gradient)."""
+    margin = np.asarray(margin, dtype=np.float64)
+    if not np.all(np.isfinite(margin)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    largest = float(np.max(np.abs(margin), initial=0.0))
+    if largest > MAX_ABS_LABEL:
+        raise ValueError(
+            f"{name} holds a margin of magnitude {largest:.3g}, beyond the "
+            f"limit of {MAX_ABS_LABEL:g} (gradients are float32)")

@@ -593,3 +593,16 @@ def test_every_saved_model_loads_back(spec):
                                           getattr(est, method)(X))
     np.testing.assert_array_equal(loaded.apply(X), est.apply(X))
     assert dumps_estimator(loaded) == dumps_estimator(est)
+
+
+def test_margin_limit_check_for_per_row_base_margins():
+    """The check per-row base margins go through (issue 19 adds them to
+    fit and predict): NaN, infinity and magnitudes beyond 1e36 named."""
+    from skboost._limits import check_margin_limits
+
+    check_margin_limits(np.array([[0.0, -1e36], [3.0, 1e36]]))
+    for bad, message in ((np.array([0.0, np.nan]), "NaN or infinity"),
+                         (np.array([np.inf]), "NaN or infinity"),
+                         (np.array([1e37]), "magnitude 1e\\+37")):
+        with pytest.raises(ValueError, match=f"base_margin .*{message}"):
+            check_margin_limits(bad)
