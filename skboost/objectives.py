@@ -694,8 +694,9 @@ class CallableObjective(Objective):
                              "hessians; they must be >= 0")
         grad = grad.reshape(raw.shape[0], -1).T
         hess = hess.reshape(raw.shape[0], -1).T
-        gpair[:, :, 0] = grad
-        gpair[:, :, 1] = hess
+        with np.errstate(over="ignore"):   # float32 overflow: the boosting
+            gpair[:, :, 0] = grad          # loop names it (check_gradients)
+            gpair[:, :, 1] = hess
         if not self.takes_weight and not np.all(weight == 1.0):
             gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
 
