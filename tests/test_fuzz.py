@@ -112,6 +112,16 @@ def run(case):
         loads_estimator(est, text)
     except ValueError as exc:
         return ("rejected", str(exc)[:300])
+    category_map = est._category_map_
+    if category_map is not None and category_map.from_dtype.any():
+        # the file says: trained on a DataFrame with category columns, so
+        # predict takes such a DataFrame only (a clean ValueError on X)
+        try:
+            check_X(est, X, reset=False)
+        except ValueError as exc:
+            assert "category dtype" in str(exc), exc
+            return ("rejected", "a DataFrame model given an array")
+        raise AssertionError("an array accepted for category columns")
     coded = check_X(est, X, reset=False)
     margins = est.booster_.predict_raw(coded)
     oracle = naive_margins(est.booster_, coded)
@@ -454,7 +464,7 @@ def hostile_matrix(draw, n_rows, n_features, gentle=False):
         X = sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0))
         if form == "bad csr" and X.nnz:
             defect = draw(st.sampled_from(["indptr", "index", "duplicate"]))
-            if defect == "indptr" and X.shape[0] > 1:
+            if defect == "indptr" and X.shape[0] > 2:
                 X.indptr[1], X.indptr[-2] = X.indptr[-2] + 1, X.indptr[1]
             elif defect == "index":
                 X.indices[0] = X.shape[1] + 3
@@ -462,6 +472,8 @@ def hostile_matrix(draw, n_rows, n_features, gentle=False):
                 X.indices[1] = X.indices[0]
             else:
                 invalid = shape_kind in ("empty rows", "no features")
+        elif form == "bad csr":     # nothing stored: no defect to make
+            invalid = shape_kind in ("empty rows", "no features")
     return X, invalid, _has_infinity(X)
 
 
