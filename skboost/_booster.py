@@ -10,11 +10,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ._limits import check_gradients
 from ._margins import check_base_margin
 from ._multi_output import flatten_targets
 from ._sparse_input import sparse_rows
 from ._threads import ThreadTuner
 from .tree._sparse import SparseRows
+from .callback import call_callback, check_callbacks
 from .metrics import get_metric
 from .objectives import RANKING_OBJECTIVES, Objective, get_objective
 from .tree._predictor import PackedForest, predict_raw
@@ -502,6 +504,7 @@ default=None
         With ``evals_result`` (and ``best_iteration`` / ``best_score`` when
         a callback such as early stopping set them).
     """
+    check_callbacks(callbacks)
     objective = _resolve_objective(objective_name, objective_params, query_ptr)
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
@@ -516,6 +519,7 @@ default=None
     if boost_params.num_parallel_tree > 1:
         tree_params = replace(tree_params, learning_rate=(
             tree_params.learning_rate / boost_params.num_parallel_tree))
+    weight_sum = float(np.sum(weight))
     grower = make_grower(X, tree_params, n_threads, rng,
                          weight=weights.in_sums,
                          fixed_hessians=objective.constant_hessian
@@ -532,6 +536,7 @@ default=None
                            first_round + boost_params.n_estimators):
         with tuner.round():  # as many threads as run fastest right now
             objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
+            check_gradients(gpair, weight_sum, objective.name, iteration)
             _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
                          weights, boost_params, rng, n_threads)
             evaluator.add_round(iteration)
@@ -636,9 +641,9 @@ class _RoundWeights:
 
 
 def _call(callback, method, *args):
-    """callback.method(*args) if the callback has that method."""
-    function = getattr(callback, method, None)
-    return function(*args) if function is not None else None
+    """callback.method(*args) if the callback has that method (its result
+    type checked: ``callback.call_callback``)."""
+    return call_callback(callback, method, *args)
 
 
 def _resolve_objective(objective, params, query_ptr):

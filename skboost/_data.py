@@ -26,7 +26,9 @@ from ._categorical import (CategoryMap, code_sparse, dtype_categories,
                            sparse_value_categories, value_categories,
                            value_codes)
 from ._frames import frame_to_float32, is_other_frame
-from ._sparse_input import SPARSE_FORMATS, canonical_csr
+from ._limits import check_weight_limits
+from ._sparse_input import (SPARSE_FORMATS, canonical_csr,
+                            check_sparse_structure)
 
 
 def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
@@ -46,6 +48,7 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
     kwargs = dict(dtype=np.float32, order="C", ensure_all_finite=finite_check,
                   accept_sparse=SPARSE_FORMATS)
     fitting = not (isinstance(y, str) and y == "no_validation")
+    check_sparse_structure(X)
     dtype_categories = {}
     if _is_dataframe(X) or is_other_frame(X):
         to_float32 = (_frame_to_float32 if _is_dataframe(X)
@@ -255,12 +258,14 @@ def _check_category_columns(frame, order, category_map):
                 "categorical_features)")
 
 
-def check_weight(sample_weight, X):
-    """Non-negative float64 weights with a positive sum (ones if None)."""
+def check_weight(sample_weight, X, name="sample_weight"):
+    """Non-negative float64 weights with a positive sum (ones if None),
+    within ``_limits.MAX_WEIGHT_SUM``."""
     weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True)
     if not np.all(np.isfinite(weight)):
-        raise ValueError("sample_weight contains NaN or infinity")
+        raise ValueError(f"{name} contains NaN or infinity")
     if X.shape[0] and weight.sum() <= 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError(f"{name} must have a positive sum")
+    check_weight_limits(weight, name)
     return np.ascontiguousarray(weight)

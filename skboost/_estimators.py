@@ -27,6 +27,8 @@ from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
                             check_multilabel, check_targets)
+from ._limits import (check_base_score_limit, check_label_limits,
+                      check_poisson_delta_step)
 from ._importance import IMPORTANCE_TYPES, feature_importances
 from ._margins import eval_base_margins, intercept, pick_alias, rows_of
 from ._continue import (continuation_problems, continued_booster,
@@ -224,6 +226,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                base_margin=None, base_margin_eval_set=None, init_model=None):
         check_device_and_verbosity(self)
         weight = check_weight(sample_weight, X)
+        self._check_value_limits(y, objective)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels,
                                 base_margin_eval_set,
@@ -325,6 +328,14 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 f"{getattr(self, 'quantile_alpha', None)!r} has several "
                 "outputs per target: a 2-D y needs one quantile")
         return MultiTargetObjective(base, n_targets)
+    def _check_value_limits(self, y, objective):
+        """Labels, ``base_score`` and ``max_delta_step`` within the limits
+        that keep gradients and gains finite (``_limits.py``)."""
+        if not is_classifier(self):   # a classifier's labels are indices
+            check_label_limits(y)
+        check_base_score_limit(self.base_score)
+        check_poisson_delta_step(getattr(objective, "name", objective),
+                                 self.max_delta_step)
 
     def _constraint_params(self, n_features):
         """The constraints and feature weights as ``TreeParams`` fields,
@@ -392,9 +403,12 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 y_eval = _eval_target(pair[1], X_eval.shape[0], i)
             y_eval = (encode_labels(y_eval) if encode_labels is not None
                       else y_eval.astype(np.float64))
+            if encode_labels is None:
+                check_label_limits(y_eval, f"eval_set[{i}]'s y")
             evals.append(EvalSet(
                 f"validation_{i}", X_eval, y_eval,
-                check_weight(weight, X_eval),
+                check_weight(weight, X_eval,
+                             f"sample_weight_eval_set[{i}]"),
                 None if query_ptrs is None else query_ptrs[i], margin))
         return evals
 

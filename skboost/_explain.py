@@ -11,6 +11,7 @@ plus every tree's cover-weighted mean leaf value) in the last column.
 import weakref
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._threads import effective_n_threads
 from .tree._shap import ShapForest
@@ -272,8 +273,14 @@ def plain_input(booster, X):
             "this Booster is not bound to its estimator, which converts "
             "DataFrames: call estimator.get_booster() (or pass a numpy "
             "array or sparse matrix)")
+    from ._sparse_input import canonical_csr, check_sparse_structure
+
+    check_sparse_structure(X)
     X = check_array(X, dtype=np.float32, order="C", accept_sparse="csr",
                     ensure_all_finite="allow-nan")
+    if sp.issparse(X):   # sorted unique indices, as the kernels read them
+        absent_is_zero = getattr(booster, "absent_value", np.nan) == 0.0
+        X = canonical_csr(X, np.nan, "zero" if absent_is_zero else "missing")
     if X.shape[1] != booster.n_features:
         raise ValueError(f"X has {X.shape[1]} features, but the booster "
                          f"expects {booster.n_features}")

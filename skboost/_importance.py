@@ -17,6 +17,12 @@ A split's gain is the loss reduction of equation 7 of the paper before
 XGBoost stores this without the factor 1/2, so its ``gain`` and
 ``total_gain`` of the same trees are twice skboost's; normalised
 importances (``feature_importances_``) are identical.
+
+Every walk over a tree here is iterative (an explicit stack), so a tree of
+any depth dumps; and nothing but ``feature_importances_`` allocates per
+feature of the model (a loaded model's ``n_features`` is only bounded by the
+format's int32 indices): scores, dumps and data frames are sized by the
+features the trees use.
 """
 
 import json
@@ -28,35 +34,53 @@ from .tree._tree import NO_CHILD
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 
-def feature_stats(booster):
-    """Per-feature (weight, total_gain, total_cover) over all trees, each an
-    ndarray of shape (n_features,)."""
-    n = booster.n_features
-    weight, total_gain, total_cover = np.zeros(n), np.zeros(n), np.zeros(n)
+def used_feature_stats(booster):
+    """The features some split uses (sorted int64 indices) and, for each,
+    (weight, total_gain, total_cover) over all trees: arrays of the length
+    of ``used``."""
+    features, gains, covers = [], [], []
     for tree in booster.trees:
         inner = tree.left_child != NO_CHILD
-        feature = tree.feature[inner]
-        weight += np.bincount(feature, minlength=n)
-        total_gain += np.bincount(feature, tree.gain[inner], minlength=n)
-        total_cover += np.bincount(feature, tree.cover[inner], minlength=n)
-    return weight, total_gain, total_cover
+        features.append(tree.feature[inner].astype(np.int64))
+        gains.append(tree.gain[inner])
+        covers.append(tree.cover[inner])
+    if not features:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
+    used, position = np.unique(np.concatenate(features), return_inverse=True)
+    n = used.shape[0]
+    weight = np.bincount(position, minlength=n).astype(np.float64)
+    total_gain = np.bincount(position, np.concatenate(gains), minlength=n)
+    total_cover = np.bincount(position, np.concatenate(covers), minlength=n)
+    return used, weight, total_gain, total_cover
+
+
+def _check_importance_type(importance_type):
+    if importance_type not in IMPORTANCE_TYPES:
+        raise ValueError(
+            f"importance_type must be one of {list(IMPORTANCE_TYPES)}, got "
+            f"{importance_type!r}")
+
+
+def used_importance_values(booster, importance_type):
+    """The features some split uses and their unnormalised importances."""
+    _check_importance_type(importance_type)
+    used, weight, total_gain, total_cover = used_feature_stats(booster)
+    if importance_type == "weight":
+        return used, weight
+    if importance_type.startswith("total_"):
+        return used, (total_gain if importance_type == "total_gain"
+                      else total_cover)
+    total = total_gain if importance_type == "gain" else total_cover
+    return used, total / weight      # weight >= 1 for a used feature
 
 
 def importance_values(booster, importance_type):
     """Unnormalised importance of every feature, shape (n_features,); 0 for
     features no split uses."""
-    if importance_type not in IMPORTANCE_TYPES:
-        raise ValueError(
-            f"importance_type must be one of {list(IMPORTANCE_TYPES)}, got "
-            f"{importance_type!r}")
-    weight, total_gain, total_cover = feature_stats(booster)
-    if importance_type == "weight":
-        return weight
-    if importance_type.startswith("total_"):
-        return total_gain if importance_type == "total_gain" else total_cover
-    total = total_gain if importance_type == "gain" else total_cover
-    return np.divide(total, weight, out=np.zeros_like(total),
-                     where=weight > 0)
+    used, values = used_importance_values(booster, importance_type)
+    out = np.zeros(booster.n_features)
+    out[used] = values
+    return out
 
 
 def feature_importances(booster, importance_type):
@@ -66,21 +90,38 @@ def feature_importances(booster, importance_type):
     return values / total if total > 0 else values
 
 
+class FeatureNames:
+    """Names of the booster's features, by index: the training column
+    names, else ``f0, f1, ...`` (XGBoost's default names), made on demand
+    (no list of all ``n_features`` names)."""
+
+    def __init__(self, booster):
+        self.names = getattr(booster, "feature_names", None)
+        self.n_features = booster.n_features
+
+    def __len__(self):
+        return self.n_features
+
+    def __getitem__(self, i):
+        i = int(i)
+        if not 0 <= i < self.n_features:
+            raise IndexError(f"feature {i} outside [0, {self.n_features})")
+        return f"f{i}" if self.names is None else self.names[i]
+
+    def __iter__(self):
+        return (self[i] for i in range(self.n_features))
+
+
 def feature_names(booster):
-    """Names of the booster's features: the training column names, else
-    ``f0, f1, ...`` (XGBoost's default names)."""
-    names = getattr(booster, "feature_names", None)
-    if names is None:
-        return [f"f{i}" for i in range(booster.n_features)]
-    return list(names)
+    """Names of the booster's features (:class:`FeatureNames`)."""
+    return FeatureNames(booster)
 
 
 def get_score(booster, importance_type="weight"):
     """``{feature name: importance}`` of the features used in a split."""
-    values = importance_values(booster, importance_type)
-    weight = feature_stats(booster)[0]
-    return {name: float(values[i])
-            for i, name in enumerate(feature_names(booster)) if weight[i] > 0}
+    used, values = used_importance_values(booster, importance_type)
+    names = feature_names(booster)
+    return {names[f]: float(v) for f, v in zip(used, values)}
 
 
 # ------------------------------------------------------------------ dumps
@@ -140,7 +181,21 @@ def _condition_text(tree, node, names):
     return f"{name}:{{{','.join(str(int(c)) for c in left)}}}"
 
 
+def _tree_json(tree, names, with_stats):
+    """The nested JSON dump of a tree, built with an explicit stack (no
+    recursion, whatever the depth)."""
+    nodes = {}
+    for node, depth in _preorder(tree):
+        nodes[node] = _node_json(tree, node, depth, names, with_stats)
+    for node, entry in nodes.items():
+        if "children" in entry:
+            entry["children"] = [nodes[int(tree.left_child[node])],
+                                 nodes[int(tree.right_child[node])]]
+    return nodes[0]
+
+
 def _node_json(tree, node, depth, names, with_stats):
+    """One node's entry, its ``children`` still to be filled in."""
     if tree.left_child[node] == NO_CHILD:
         value = tree.value[node]
         out = {"nodeid": node, "leaf": (float(value) if np.ndim(value) == 0
@@ -162,10 +217,43 @@ def _node_json(tree, node, depth, names, with_stats):
     if with_stats:
         out["gain"] = float(tree.gain[node])
         out["cover"] = float(tree.cover[node])
-    out["children"] = [
-        _node_json(tree, int(child), depth + 1, names, with_stats)
-        for child in (tree.left_child[node], tree.right_child[node])]
+    out["children"] = None
     return out
+
+
+def dumps_indented(value):
+    """``json.dumps(value, indent=2)`` without recursion: the same text for
+    dicts, lists and JSON scalars nested to any depth (the json module
+    recurses, and fails beyond about a thousand levels)."""
+    parts = []
+    # (value, indent) to write, or a closing string to append
+    stack = [(value, 0)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        value, level = item
+        if isinstance(value, (dict, list)) and value:
+            _push_container(stack, parts, value, level)
+        else:
+            parts.append(json.dumps(value))
+    return "".join(parts)
+
+
+def _push_container(stack, parts, value, level):
+    """Open a non-empty dict or list and push its entries (in reverse, so
+    that they come off the stack in order) with their separators."""
+    inner = "\n" + "  " * (level + 1)
+    is_dict = isinstance(value, dict)
+    parts.append("{" if is_dict else "[")
+    stack.append("\n" + "  " * level + ("}" if is_dict else "]"))
+    entries = list(value.items()) if is_dict else list(enumerate(value))
+    for i in range(len(entries) - 1, -1, -1):
+        key, item = entries[i]
+        stack.append((item, level + 1))
+        prefix = inner + (json.dumps(key) + ": " if is_dict else "")
+        stack.append(prefix if i == 0 else "," + prefix)
 
 
 def _json_float(x):
@@ -180,11 +268,49 @@ def get_dump(booster, with_stats=False, dump_format="text"):
             f"dump_format must be 'text' or 'json', got {dump_format!r}")
     if not isinstance(with_stats, (bool, np.bool_)):
         raise TypeError(f"with_stats must be a bool, got {with_stats!r}")
+    _check_dump_size(booster, dump_format)
     names = feature_names(booster)
     if dump_format == "text":
         return [dump_tree_text(t, names, with_stats) for t in booster.trees]
-    return [json.dumps(_node_json(t, 0, 0, names, with_stats), indent=2)
+    return [dumps_indented(_tree_json(t, names, with_stats))
             for t in booster.trees]
+
+
+# Largest dump get_dump writes, in characters (indentation grows with the
+# depth, so a dump's size is quadratic in it).
+MAX_DUMP_CHARS = 2 ** 30
+
+
+def _depths(tree):
+    """Depth of every node (children come after their parent)."""
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes):
+        if tree.left_child[node] != NO_CHILD:
+            depth[tree.left_child[node]] = depth[node] + 1
+            depth[tree.right_child[node]] = depth[node] + 1
+    return depth
+
+
+def _check_dump_size(booster, dump_format):
+    """Refuse a dump larger than ``MAX_DUMP_CHARS`` before writing it.
+
+    A lower bound of its size: in the text format a node's line is indented
+    by its depth in tabs; in the JSON format a node at depth d sits at
+    nesting level 2d, its at least 3 lines indented by 2 (2d + 1) spaces.
+    """
+    total = 0
+    for tree in booster.trees:
+        depth = _depths(tree)
+        if dump_format == "text":
+            total += int(depth.sum()) + 8 * tree.n_nodes
+        else:
+            total += int(3 * (4 * depth + 2).sum()) + 20 * tree.n_nodes
+        if total > MAX_DUMP_CHARS:
+            raise ValueError(
+                f"the {dump_format} dump of this model would take more than "
+                f"{MAX_DUMP_CHARS} characters (its trees are {depth.max()} "
+                "levels deep, and indentation grows with depth): use "
+                "trees_to_dataframe(), whose size is linear in the nodes")
 
 
 TREE_COLUMNS = ["Tree", "Node", "ID", "Feature", "Split", "Yes", "No",

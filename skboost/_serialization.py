@@ -83,6 +83,15 @@ from .objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                          REGRESSION_OBJECTIVES, CallableObjective)
 from . import _ubjson
 from ._categorical import CategoryMap
+from ._model_validation import ModelFileError as _Invalid
+from ._model_validation import (categories_of_features, check_category_bits,
+                                check_classes_fit_objective,
+                                check_cover_sums,
+                                check_finite_sums,
+                                check_n_features,
+                                check_objective_param_values,
+                                check_objective_params_match,
+                                check_runtime_params)
 from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
 
 # a tree's categorical splits (tree/_tree.py): name -> dtype
@@ -100,15 +109,11 @@ _SPECIAL_FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 # the link of a model trained with a callable objective (its function is
 # not saved: such a model predicts again, it can not train further)
 _LINKS = {"identity", "logistic", "softmax"}
-_MAX_THREADS = 4096
 # optional booster entries (1 when absent): targets of a multi-output model
 # (each an output) and trees per output and round (random forests)
 _ROUND_LAYOUT = ("n_targets", "num_parallel_tree")
 _MAX_LAYOUT = 1 << 20
 
-
-class _Invalid(ValueError):
-    """A problem with the file's content (the caller adds the file name)."""
 
 
 # --------------------------------------------------------------- writing
@@ -444,8 +449,7 @@ def _model_from_dict(estimator, model):
     params = _params_from_json(estimator, model["params"],
                                model["unsaved_params"])
     n_features = model["n_features_in"]
-    _expect(_is_int(n_features) and n_features >= 1,
-            f"'n_features_in' must be a positive integer, got {n_features!r}")
+    check_n_features(n_features)
     category_map = _categories_from_json(model["categories"], n_features)
     names = _feature_names_from_json(model["feature_names"], n_features)
     classes = _classes_from_json(model["classes"])
@@ -457,6 +461,13 @@ def _model_from_dict(estimator, model):
         _expect(classes is None, "only a classifier has classes")
     booster = _booster_from_dict(model["booster"], n_features, n_classes,
                                  category_map)
+    check_classes_fit_objective(booster.objective, booster.objective_params,
+                                n_classes, is_classifier(estimator))
+    check_finite_sums(booster)
+    if "objective" not in model["unsaved_params"]:
+        check_objective_params_match(
+            type(estimator)(**params)._objective_params(),
+            booster.objective_params)
     objective_param = (None if "objective" in model["unsaved_params"]
                        else params.get("objective",
                                        estimator.get_params()["objective"]))
@@ -499,16 +510,12 @@ def _params_from_json(estimator, params, unsaved):
                          f"{type(estimator).__name__}")
     decoded = {name: _decode_param(value) for name, value in params.items()
                if name not in unsaved}
-    n_jobs = decoded.get("n_jobs")
-    # a thread count, used as it is at predict time: keep it plausible
-    _expect(not _is_int(n_jobs) or abs(n_jobs) <= _MAX_THREADS,
-            f"n_jobs={n_jobs} is not a plausible thread count "
-            f"(|n_jobs| <= {_MAX_THREADS})")
     probe = type(estimator)(**{**known, **decoded})
     try:
         probe._validate_params()
     except (ValueError, TypeError) as exc:
         raise _Invalid(f"invalid saved parameter: {exc}") from None
+    check_runtime_params(decoded)
     return decoded
 
 
@@ -657,9 +664,12 @@ def _objective_params_from_json(params, objective):
     _expect(set(params) <= known,
             f"unknown objective parameters {sorted(set(params) - known)}")
     _expect(all(v is None or isinstance(v, (bool, int, float, str))
+                or (isinstance(v, list) and all(_is_number(x) for x in v))
                 for v in params.values()),
-            "objective parameters must be numbers, strings, booleans or null")
+            "objective parameters must be numbers, lists of numbers, "
+            "strings, booleans or null")
     params = {name: _decode_param(v) for name, v in params.items()}
+    check_objective_param_values(params)
     if objective == CallableObjective.name:
         _expect(params.get("link", "identity") in _LINKS,
                 f"the link of a custom objective must be one of {sorted(_LINKS)}")
@@ -767,20 +777,21 @@ def _categorical_splits(tree, arrays, category_map):
             and ptr[-1] == len(bits),
             "'cat_ptr' must rise from 0 to len('cat_bits'), by 1 to "
             "ceil(cat_size / 32) words per split")
-    per_feature = (np.zeros(0, np.int64) if category_map is None
-                   else category_map.n_categories())
+    # categories of each node's feature (0: numeric feature or leaf)
+    node_categories = np.zeros(n_nodes, dtype=np.int64)
     inner = np.flatnonzero(left != NO_CHILD)
-    on_categorical = np.zeros(n_nodes, dtype=bool)
-    if per_feature.shape[0]:
-        on_categorical[inner] = per_feature[feature[inner]] > 0
+    node_categories[inner] = categories_of_features(category_map,
+                                                    feature[inner])
+    on_categorical = node_categories > 0
     is_cat_split = np.zeros(n_nodes, dtype=bool)
     is_cat_split[node] = True
     _expect(np.array_equal(is_cat_split, on_categorical),
             "the categorical splits must be exactly the splits on "
             "categorical features")
-    _expect(not m or np.array_equal(size, per_feature[feature[node]]),
+    _expect(not m or np.array_equal(size, node_categories[node]),
             "a categorical split's 'cat_size' must be its feature's number "
             "of categories")
+    check_category_bits(size, ptr, np.asarray(bits, dtype=np.uint64))
     return {"cat_node": node.astype(np.int32),
             "cat_size": size.astype(np.int32), "cat_ptr": ptr,
             "cat_bits": np.array(bits, dtype=np.uint32)}
@@ -818,6 +829,9 @@ def _check_structure(a, n_nodes, n_features):
             "thresholds must be finite or +inf")
     for name in ("value", "gain", "cover"):
         _expect(np.all(np.isfinite(a[name])), f"'{name}' must be finite")
+    _expect(np.all(a["cover"] >= 0),
+            "'cover' (hessian sums) must be non-negative")
+    check_cover_sums(left, right, a["cover"])
 
 
 def _check_objective(estimator, objective_param, booster_objective, n_classes):

@@ -29,6 +29,47 @@ import numpy as np
 LOGGER = logging.getLogger("skboost")
 
 
+_METHODS = ("before_training", "after_iteration", "after_training")
+
+
+def check_callbacks(callbacks):
+    """Raise a TypeError naming any entry of ``callbacks`` that has none of
+    the protocol's methods (a function, a class instead of an instance,
+    ...)."""
+    for i, callback in enumerate(callbacks):
+        if isinstance(callback, type) or not any(
+                callable(getattr(callback, m, None)) for m in _METHODS):
+            raise TypeError(
+                f"callbacks[{i}] = {callback!r} is not a callback: a callback "
+                f"is an object with some of the methods {list(_METHODS)} "
+                "(see skboost.callback.TrainingCallback)")
+
+
+def call_callback(callback, method, *args):
+    """``callback.method(*args)`` if the callback has that method, its
+    result checked: ``after_iteration`` returns a bool (or None: go on),
+    ``before_training`` and ``after_training`` a Booster or None; anything
+    else is a TypeError naming the callback."""
+    function = getattr(callback, method, None)
+    if function is None:
+        return None
+    result = function(*args)
+    if method == "after_iteration":
+        ok = result is None or isinstance(result, (bool, np.bool_))
+        expected = "a bool (True stops training)"
+    else:
+        from ._booster import Booster
+
+        ok = result is None or isinstance(result, Booster)
+        expected = "a Booster or None"
+    if not ok:
+        raise TypeError(
+            f"callback {type(callback).__name__}.{method} returned "
+            f"{type(result).__name__} {result!r:.60}; it must return "
+            f"{expected}")
+    return result
+
+
 class TrainingCallback:
     """Base class of callbacks: every method does nothing."""
 

@@ -19,6 +19,7 @@ Use :func:`get_metric` to build one; it knows whether higher is better.
 
 from dataclasses import dataclass, field
 import inspect
+import difflib
 import re
 
 import numpy as np
@@ -325,9 +326,18 @@ METRIC_NAMES = sorted(set(_SIMPLE) | {"error", "error@t", "mphe", "quantile",
 def _parse(name):
     match = _NAME.match(name) if isinstance(name, str) else None
     if match is None:
-        raise ValueError(f"Unknown eval_metric {name!r}; expected one of "
-                         f"{METRIC_NAMES} or a callable")
+        _unknown_metric(name)
     return match["base"], match["arg"], match["minus"] is not None
+
+
+def _unknown_metric(name):
+    """Raise the ValueError naming an unknown metric (and the closest
+    known names, for a typo)."""
+    close = (difflib.get_close_matches(name, METRIC_NAMES, n=3)
+             if isinstance(name, str) else [])
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    raise ValueError(f"Unknown eval_metric {name!r}.{hint} Expected one of "
+                     f"{METRIC_NAMES} or a callable")
 
 
 def _integer_arg(name, arg):
@@ -387,7 +397,7 @@ def get_metric(name, params=None):
     elif base == "pre" and not minus:
         function = precision_at(_integer_arg(name, arg))
     else:
-        _parse(None)  # raises the unknown-metric error
+        _unknown_metric(name)
     return Metric(name, function, base in _MAXIMISED)
 
 

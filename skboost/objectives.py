@@ -687,10 +687,16 @@ class CallableObjective(Objective):
         if not (np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))):
             raise ValueError("the objective function returned NaN or infinite "
                              "gradients or hessians")
+        if np.any(hess < 0):
+            # a node's cover is a hessian sum: the regularised weight
+            # -G / (H + lambda) and TreeSHAP need it non-negative
+            raise ValueError("the objective function returned negative "
+                             "hessians; they must be >= 0")
         grad = grad.reshape(raw.shape[0], -1).T
         hess = hess.reshape(raw.shape[0], -1).T
-        gpair[:, :, 0] = grad
-        gpair[:, :, 1] = hess
+        with np.errstate(over="ignore"):   # float32 overflow: the boosting
+            gpair[:, :, 0] = grad          # loop names it (check_gradients)
+            gpair[:, :, 1] = hess
         if not self.takes_weight and not np.all(weight == 1.0):
             gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
 

@@ -12,7 +12,7 @@ Each function draws on ``ax`` (a new figure when None) and returns it.
 
 import numpy as np
 
-from ._importance import feature_names, importance_values
+from ._importance import feature_names
 from .tree._tree import NO_CHILD
 
 
@@ -85,11 +85,7 @@ def plot_importance(model, *, importance_type="gain", max_num_features=None,
     if isinstance(model, dict):
         scores = {str(k): float(v) for k, v in model.items()}
     else:
-        booster = _booster(model)
-        values = importance_values(booster, importance_type)
-        used = _split_counts(booster) > 0
-        scores = {name: float(v) for name, v, u in
-                  zip(feature_names(booster), values, used) if u}
+        scores = _booster(model).get_score(importance_type)
     if not scores:
         raise ValueError("no feature importance to plot: the model has no "
                          "split (every tree is a single leaf)")
@@ -115,10 +111,6 @@ def plot_importance(model, *, importance_type="gain", max_num_features=None,
     ax.set_ylabel("Feature")
     ax.grid(grid, axis="x")
     return ax
-
-
-def _split_counts(booster):
-    return importance_values(booster, "weight")
 
 
 # -------------------------------------------------------------------- tree

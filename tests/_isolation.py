@@ -93,3 +93,84 @@ def snippet_input_tests(prelude, bad_inputs, valid):
         assert outcomes()[case] == "ValueError"
 
     return test_valid_arguments_run, test_bad_inputs_raise_value_error
+
+
+_WORKER = r"""
+import pickle, struct, sys, traceback
+sys.setrecursionlimit(10000)
+namespace = {}
+exec(pickle.load(sys.stdin.buffer), namespace)   # the prelude: defines run()
+out = sys.stdout.buffer
+while True:
+    header = sys.stdin.buffer.read(8)
+    if len(header) < 8:
+        break
+    case = pickle.loads(sys.stdin.buffer.read(struct.unpack("<q", header)[0]))
+    try:
+        result = ("returned", namespace["run"](case))
+    except Exception as exc:
+        result = ("raised", (type(exc).__name__, str(exc)[:500],
+                             traceback.format_exc()[-2000:]))
+    payload = pickle.dumps(result)
+    out.write(struct.pack("<q", len(payload)) + payload)
+    out.flush()
+"""
+
+
+class CaseWorker:
+    """A child process that runs cases one after another with the function
+    ``run(case)`` defined by ``prelude`` (Python source), restarted after a
+    case kills it: a crash or a hang fails its case, not the test runner.
+
+    ``outcome(case)`` is ``("returned", value)``, ``("raised", (name,
+    message, traceback))``, ``("crashed", exit status)`` or ``("hung",
+    seconds)``.
+    """
+
+    def __init__(self, prelude, timeout=60.0, env=None):
+        self.prelude = prelude
+        self.timeout = timeout
+        self.env = env
+        self.proc = None
+        self.cases_run = 0
+
+    def _start(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=self.env)
+        self.proc.stdin.write(pickle.dumps(self.prelude))
+        self.proc.stdin.flush()
+
+    def outcome(self, case):
+        import select
+        import struct
+
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.cases_run += 1
+        payload = pickle.dumps(case)
+        try:
+            self.proc.stdin.write(struct.pack("<q", len(payload)) + payload)
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._died()
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        if not ready:
+            self.close()
+            return ("hung", self.timeout)
+        header = self.proc.stdout.read(8)
+        if len(header) < 8:
+            return self._died()
+        size = struct.unpack("<q", header)[0]
+        return pickle.loads(self.proc.stdout.read(size))
+
+    def _died(self):
+        status = self.proc.wait()
+        self.proc = None
+        return ("crashed", status)
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None

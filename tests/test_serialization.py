@@ -405,14 +405,14 @@ HAND_EDITS = {
         _set(["booster", "objective_params", "eval"], 1),
         "unknown objective parameters"),
     "object objective parameter": (
-        _set(["booster", "objective_params", "huber_slope"], [1]),
-        "numbers, strings"),
+        _set(["booster", "objective_params", "huber_slope"], {"a": 1}),
+        "numbers, lists of numbers, strings"),
     "custom objective with a bad link": (
         lambda m: (m["booster"].update(objective="custom"),
                    m["booster"]["objective_params"].update(link="exp")),
-        "link of a custom objective"),
+        "'link' must be"),
     "n_features mismatch": (_set(["booster", "n_features"], 5), "features"),
-    "n_features_in not int": (_set(["n_features_in"], "4"), "positive integer"),
+    "n_features_in not int": (_set(["n_features_in"], "4"), "must be an integer"),
     "too few feature names": (lambda m: m["feature_names"].pop(), "3 feature names"),
     "duplicate feature names": (_set(["feature_names", 1], "a"), "unique"),
     "unsorted classes": (_set(["classes", "values"], [2, 1, 0]), "sorted"),
@@ -429,7 +429,8 @@ HAND_EDITS = {
                           "unknown parameters"),
     "unknown unsaved parameter": (_set(["unsaved_params"], ["pickle"]),
                                   "unknown parameters"),
-    "absurd thread count": (_set(["params", "n_jobs"], 10**12), "n_jobs"),
+    # any other thread count is capped at the CPUs (test_hardening.py)
+    "meaningless thread count": (_set(["params", "n_jobs"], 0), "n_jobs"),
     "best_iteration out of range": (_set(["best_iteration"], 3), "best_iteration"),
     "categories": (_set(["categories"], {"a": [1]}), "categorical"),
     "extra model entry": (_set(["pickle"], "gASV"), "unknown entries"),

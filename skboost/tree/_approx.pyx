@@ -296,8 +296,9 @@ def local_histograms(SortedColumns columns not None,
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_slots = node_sums.shape[0]
     cdef Py_ssize_t n_features = columns.n_features
-    cdef Py_ssize_t n_bins = bin_ptr[n_features] if bin_ptr.shape[0] else 0
+    # bin_ptr's length is checked before its last entry is read
     _check_local(columns, quantized, hess, row_slot, node_sums, bin_ptr)
+    cdef Py_ssize_t n_bins = bin_ptr[n_features]
     hist_arr = np.zeros((n_slots, n_bins, 2), dtype=np.int64)
     thr_arr = np.full((n_slots, n_bins), np.inf)
     state_arr = np.empty((max(n_threads, 1), max(n_slots, 1),

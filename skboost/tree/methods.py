@@ -34,6 +34,7 @@ from ._presort import presort_dense, presort_sparse
 from ._sparse import SparseRows
 from .binning import BinMapper, value_bin_caps
 from .driver import GrowthDriver
+from .memory import check_training_memory
 from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
                       HistFinder, LocalApproxFinder)
 from .finders.vector_hist import VectorHistFinder
@@ -83,6 +84,8 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     method = params.tree_method
     if method == "approx":
         method = f"approx-{params.approx_proposal}"
+    check_training_memory(X, params, present_entries=(
+        X.indices.shape[0] if kind == "sparse" else None))
     finder = _FINDERS[kind, method](
         X, params, n_threads, weight=weight, n_categories=n_categories,
         fixed_hessians=fixed_hessians)

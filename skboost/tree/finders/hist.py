@@ -19,6 +19,7 @@ from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
                            subtract_histograms)
 from .._partition import RowPartition
+from ..memory import check_histogram_pool
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
 from ..splits import SplitBatch
 from .base import LeafRows, NodeTable, SplitFinder
@@ -42,9 +43,15 @@ class HistogramPool:
         # a bin's entry: (gradient, hessian), or (n_outputs, 2) for the
         # vector histograms of vector-leaf trees
         self.entry_shape = tuple(entry_shape)
-        self.array = np.empty((max(1, capacity), n_bins) + self.entry_shape,
+        capacity = max(1, capacity)
+        check_histogram_pool(capacity, n_bins * self._pairs_per_bin())
+        self.array = np.empty((capacity, n_bins) + self.entry_shape,
                               dtype=np.int64)
         self._free = list(range(self.array.shape[0] - 1, -1, -1))
+
+    def _pairs_per_bin(self):
+        """(gradient, hessian) pairs in a bin's entry: 1, or n_outputs."""
+        return int(np.prod(self.entry_shape)) // 2
 
     def take(self, n):
         """Rows for n new histograms (int64 array)."""
@@ -61,6 +68,7 @@ class HistogramPool:
 
     def _grow(self):
         old = self.array.shape[0]
+        check_histogram_pool(2 * old, self.n_bins * self._pairs_per_bin())
         array = np.empty((2 * old, self.n_bins) + self.entry_shape,
                          dtype=np.int64)
         array[:old] = self.array
