@@ -64,9 +64,11 @@ FOREIGN_PARAMS = {
     "num_iterations": ("LightGBM", _USE.format("n_estimators")),
     "n_iter": ("LightGBM", _USE.format("n_estimators")),
     "boosting_type": ("LightGBM", "not supported: skboost does gradient "
-                      "boosting ('gbdt') only"),
+                      "boosting ('gbdt'); for 'rf' use BoostRFClassifier / "
+                      "BoostRFRegressor (or num_parallel_tree)"),
     "boosting": ("LightGBM", "not supported: skboost does gradient "
-                 "boosting ('gbdt') only"),
+                 "boosting ('gbdt'); for 'rf' use BoostRFClassifier / "
+                 "BoostRFRegressor (or num_parallel_tree)"),
     "subsample_freq": ("LightGBM", "not supported: subsample draws rows "
                        "anew for every tree (LightGBM's subsample_freq=1)"),
     "bagging_freq": ("LightGBM", "not supported: subsample draws rows anew "
