@@ -461,8 +461,11 @@ def _model_from_dict(estimator, model):
         _expect(classes is None, "only a classifier has classes")
     booster = _booster_from_dict(model["booster"], n_features, n_classes,
                                  category_map)
+    # a multi-label model's labels are binary problems each (its classes,
+    # the labels 0 .. n_targets-1, are checked below)
+    classes_per_output = n_classes if booster.n_targets == 1 else 2
     check_classes_fit_objective(booster.objective, booster.objective_params,
-                                n_classes, is_classifier(estimator))
+                                classes_per_output, is_classifier(estimator))
     check_finite_sums(booster)
     if "objective" not in model["unsaved_params"]:
         check_objective_params_match(
