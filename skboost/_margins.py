@@ -10,6 +10,8 @@ XGBoost. Prediction without a base margin uses the intercept.
 
 import numpy as np
 
+from ._limits import check_margin_limits
+
 
 def pick_alias(name, value, alias, alias_value):
     """The value of ``name`` or of its alias (another library's name); both
@@ -45,8 +47,7 @@ def check_base_margin(base_margin, n_rows, n_outputs, what="base_margin"):
                     else f"({n_rows}, {n_outputs}) (one column per output)")
         raise ValueError(f"{what} must have shape {expected} for this model "
                          f"and data, got {margin.shape}")
-    if not np.all(np.isfinite(margin)):
-        raise ValueError(f"{what} contains NaN or infinity")
+    check_margin_limits(margin, what)  # finite, and within the label limit
     return np.ascontiguousarray(margin)
 
 

@@ -559,6 +559,22 @@ def fitted_model(draw):
         categorical_features=[3] if categorical else None)
     if draw(st.booleans()):
         params.update(early_stopping_rounds=2, n_estimators=6)
+    params["num_parallel_tree"] = draw(st.sampled_from([1, 2]))
+    if objective == "reg:squarederror" and draw(st.booleans()):
+        # several targets: a tree per target, or vector leaves (hist, dense)
+        strategy = draw(st.sampled_from(["one_output_per_tree",
+                                         "multi_output_tree"]))
+        if strategy == "multi_output_tree":
+            params.update(tree_method="hist", categorical_features=None)
+            X[:, 3] = rng.normal(size=n)
+        params["multi_strategy"] = strategy
+        y = np.column_stack([signal, -signal, np.nan_to_num(X[:, 2])])
+        return (BoostRegressor(**params), X, y, {},
+                strategy == "one_output_per_tree" and draw(st.booleans()))
+    if objective == "binary:logistic" and draw(st.booleans()):  # multi-label
+        y = np.column_stack([signal > 0, np.nan_to_num(X[:, 2]) > 0,
+                             signal > 1]).astype(int)
+        return BoostClassifier(**params), X, y, {}, draw(st.booleans())
     if objective in _REGRESSION:
         y = np.exp(signal / 4) if objective in (
             "count:poisson", "reg:gamma", "reg:tweedie",
@@ -596,8 +612,8 @@ def test_every_saved_model_loads_back(spec):
 
 
 def test_margin_limit_check_for_per_row_base_margins():
-    """The check per-row base margins go through (issue 19 adds them to
-    fit and predict): NaN, infinity and magnitudes beyond 1e36 named."""
+    """The check per-row base margins of fit and predict go through: NaN,
+    infinity and magnitudes beyond 1e36 named."""
     from skboost._limits import check_margin_limits
 
     check_margin_limits(np.array([[0.0, -1e36], [3.0, 1e36]]))
@@ -606,3 +622,10 @@ def test_margin_limit_check_for_per_row_base_margins():
                          (np.array([1e37]), "magnitude 1e\\+37")):
         with pytest.raises(ValueError, match=f"base_margin .*{message}"):
             check_margin_limits(bad)
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.arange(30.0)
+    with pytest.raises(ValueError, match="base_margin holds a margin of "
+                                         "magnitude 1e\\+37"):
+        BoostRegressor(n_estimators=2).fit(X, y, base_margin=np.full(30, 1e37))
+    est = BoostRegressor(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="base_margin contains NaN"):
+        est.predict(X, base_margin=np.full(30, np.nan))
