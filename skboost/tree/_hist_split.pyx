@@ -316,9 +316,19 @@ def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
                   hist_rows):
     """Validates the inputs; returns the int64 histogram row of each node."""
     n_nodes, n_bins = node_sums.shape[0], hist.shape[1]
-    n_features = bin_ptr.shape[0] - 1
     if hist.shape[2] != 2 or node_sums.shape[1] != 2:
         raise ValueError("hist must be (n_hist, n_bins, 2), node_sums (n_nodes, 2)")
+    if thresholds.shape[1] != n_bins or thresholds.shape[0] not in (1, n_nodes):
+        raise ValueError("thresholds must be (1 or n_nodes, n_bins)")
+    return scan_layout(hist, hist_rows, n_nodes, bin_ptr, feature_allowed)
+
+
+def scan_layout(hist, hist_rows, Py_ssize_t n_nodes, bin_ptr, feature_allowed):
+    """The checks every histogram scan shares (this one and the vector-leaf
+    scan of _vector_hist): each node's histogram row inside ``hist``,
+    ``bin_ptr`` describing hist's bins, one allowed-feature row per node.
+    Returns the int64 histogram row of each node (0..n_nodes-1 if None)."""
+    cdef Py_ssize_t n_bins = hist.shape[1], n_features = bin_ptr.shape[0] - 1
     if hist_rows is None:
         if hist.shape[0] != n_nodes:
             raise ValueError("hist must have one histogram per node")
@@ -331,8 +341,6 @@ def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
     if n_features < 0 or ptr[0] != 0 or ptr[-1] != n_bins or np.any(
             np.diff(ptr) < 1):
         raise ValueError("bin_ptr must rise from 0 to n_bins, >= 1 bin each")
-    if thresholds.shape[1] != n_bins or thresholds.shape[0] not in (1, n_nodes):
-        raise ValueError("thresholds must be (1 or n_nodes, n_bins)")
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")

@@ -48,6 +48,7 @@ from .._parallel cimport threads_for_work
 
 from skboost._openmp_helpers import check_n_threads
 
+from ._hist_split import scan_layout
 from .splits import empty_records
 
 ctypedef fused code_t:
@@ -383,7 +384,7 @@ def _check_scan(hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
                 hist_rows):
     """Validates the inputs; returns the int64 histogram row of each node."""
     n_nodes, n_outputs = node_sums.shape[0], node_sums.shape[1]
-    n_bins, n_features = hist.shape[1], bin_ptr.shape[0] - 1
+    n_bins = hist.shape[1]
     if hist.shape[2] != n_outputs or hist.shape[3] != 2 or (
             node_sums.shape[2] != 2):
         raise ValueError("hist must be (n_hist, n_bins, T, 2), node_sums "
@@ -391,21 +392,6 @@ def _check_scan(hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
     if scales.shape[0] != n_outputs or scales.shape[1] != 2 or not np.all(
             np.asarray(scales) > 0):
         raise ValueError("scales must be (T, 2), positive")
-    if hist_rows is None:
-        if hist.shape[0] != n_nodes:
-            raise ValueError("hist must have one histogram per node")
-        hist_rows = np.arange(n_nodes, dtype=np.int64)
-    hist_rows = np.ascontiguousarray(hist_rows, dtype=np.int64)
-    if hist_rows.shape != (n_nodes,) or (n_nodes and (
-            hist_rows.min() < 0 or hist_rows.max() >= hist.shape[0])):
-        raise ValueError("hist_rows must hold a row of hist for each node")
-    ptr = np.asarray(bin_ptr)
-    if n_features < 0 or ptr[0] != 0 or ptr[-1] != n_bins or np.any(
-            np.diff(ptr) < 1):
-        raise ValueError("bin_ptr must rise from 0 to n_bins, >= 1 bin each")
     if thresholds.shape[0] != n_bins:
         raise ValueError("thresholds must have one entry per bin")
-    if feature_allowed.shape[0] != n_nodes or (
-            feature_allowed.shape[1] != n_features):
-        raise ValueError("feature_allowed must be (n_nodes, n_features)")
-    return hist_rows
+    return scan_layout(hist, hist_rows, n_nodes, bin_ptr, feature_allowed)
