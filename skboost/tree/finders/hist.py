@@ -82,7 +82,59 @@ _HIST_NODE = {"begin": (np.int64, ()), "end": (np.int64, ()),
               "hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
 
 
-class HistFinder(SplitFinder):
+class PooledHistogramFinder(SplitFinder):
+    """What the histogram finders share once a level's splits are chosen:
+    each node's slice of the row partition, its histogram's row in the pool
+    and its exact sums (``self.table``); the smaller child's histogram
+    built, the larger one's by subtraction. Subclasses say how rows are
+    split, how histograms are built and subtracted, and where the left
+    sums of a split come from."""
+
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        t = self.table
+        t.reserve(int(right.max()) + 1)
+        begin, end = t["begin"][nodes], t["end"][nodes]
+        n_left = self._split_rows(begin, end, splits)
+        left_smaller = n_left <= (end - begin - n_left)
+        small = np.where(left_smaller, left, right)
+        large = np.where(left_smaller, right, left)
+        parent_rows = t["hist_row"][nodes]
+        t["hist_row"][nodes] = -1
+        if find_next:
+            # The smaller children's histograms are built into new rows; each
+            # larger child's is its parent's minus the smaller one, computed
+            # in the parent's row (exact in fixed point).
+            small_rows = self.pool.take(nodes.shape[0])
+            t["hist_row"][small], t["hist_row"][large] = small_rows, parent_rows
+            self.build_histograms(np.where(left_smaller, begin, begin + n_left),
+                                  np.where(left_smaller, begin + n_left, end),
+                                  small_rows)
+            self._subtract(parent_rows, small_rows)
+        else:
+            # the children will be leaves: no histogram is needed
+            self.pool.give_back(parent_rows)
+            t["hist_row"][left] = t["hist_row"][right] = -1
+        mid = begin + n_left
+        left_sums = self._left_sums(splits)
+        t["begin"][left], t["end"][left] = begin, mid
+        t["begin"][right], t["end"][right] = mid, end
+        t["sums"][right] = t["sums"][nodes] - left_sums
+        t["sums"][left] = left_sums
+        return np.concatenate([small, large])
+
+    def retire(self, nodes):
+        self.pool.give_back(self.table["hist_row"][nodes])
+        self.table["hist_row"][nodes] = -1
+
+    def finish_tree(self, tree):
+        self.gradients = None
+        leaves = np.flatnonzero(tree.left_child == -1)
+        t = self.table
+        return LeafRows(self.partition, t["begin"][leaves].copy(),
+                        t["end"][leaves].copy(), leaves)
+
+
+class HistFinder(PooledHistogramFinder):
     """Splits found on gradient histograms over binned features
     (``tree_method="hist"``, dense input).
 
@@ -187,52 +239,19 @@ class HistFinder(SplitFinder):
                 records["default_left"][k] = rest_left
         return left_sets
 
-    def apply_splits(self, nodes, splits, left, right, find_next):
+    def _split_rows(self, begin, end, splits):
         r = splits.records
-        t = self.table
-        t.reserve(int(right.max()) + 1)
-        begin, end = t["begin"][nodes], t["end"][nodes]
-        n_left = self.partition.split_nodes(
+        return self.partition.split_nodes(
             self.binned, begin, end, r["feature"], r["split_bin"],
             r["default_left"], self.n_threads, left_sets=splits.left_sets)
-        left_smaller = n_left <= (end - begin - n_left)
-        small = np.where(left_smaller, left, right)
-        large = np.where(left_smaller, right, left)
-        parent_rows = t["hist_row"][nodes]
-        t["hist_row"][nodes] = -1
-        if find_next:
-            # The smaller children's histograms are built into new rows; each
-            # larger child's is its parent's minus the smaller one, computed
-            # in the parent's row (exact in fixed point).
-            small_rows = self.pool.take(nodes.shape[0])
-            t["hist_row"][small], t["hist_row"][large] = small_rows, parent_rows
-            self.build_histograms(np.where(left_smaller, begin, begin + n_left),
-                                  np.where(left_smaller, begin + n_left, end),
-                                  small_rows)
-            subtract_histograms(self.pool.array, parent_rows, small_rows,
-                                self.n_threads)
-        else:
-            # the children will be leaves: no histogram is needed
-            self.pool.give_back(parent_rows)
-            t["hist_row"][left] = t["hist_row"][right] = -1
-        mid = begin + n_left
-        left_sums = np.column_stack([r["Gq_left"], r["Hq_left"]])
-        t["begin"][left], t["end"][left] = begin, mid
-        t["begin"][right], t["end"][right] = mid, end
-        t["sums"][right] = t["sums"][nodes] - left_sums
-        t["sums"][left] = left_sums
-        return np.concatenate([small, large])
 
-    def retire(self, nodes):
-        self.pool.give_back(self.table["hist_row"][nodes])
-        self.table["hist_row"][nodes] = -1
+    def _subtract(self, parent_rows, small_rows):
+        subtract_histograms(self.pool.array, parent_rows, small_rows,
+                            self.n_threads)
 
-    def finish_tree(self, tree):
-        self.gradients = None
-        leaves = np.flatnonzero(tree.left_child == -1)
-        t = self.table
-        return LeafRows(self.partition, t["begin"][leaves].copy(),
-                        t["end"][leaves].copy(), leaves)
+    def _left_sums(self, splits):
+        return np.column_stack([splits.records["Gq_left"],
+                                splits.records["Hq_left"]])
 
 
 class GlobalApproxFinder(HistFinder):

@@ -16,11 +16,11 @@ from .._histogram import FixedPointGradients
 from .._partition import RowPartition
 from .._vector_hist import build_vector_histograms, find_best_vector_splits
 from ..splits import SplitBatch
-from .base import LeafRows, NodeTable, SplitFinder
-from .hist import HistogramPool
+from .base import NodeTable
+from .hist import HistogramPool, PooledHistogramFinder
 
 
-class VectorHistFinder(SplitFinder):
+class VectorHistFinder(PooledHistogramFinder):
     """Splits of vector-leaf trees found on vector histograms.
 
     ``start_tree`` takes the gradient pairs of every output, shape
@@ -63,16 +63,14 @@ class VectorHistFinder(SplitFinder):
         if gpair.shape[0] != self.n_outputs:
             raise ValueError(f"gpair must hold {self.n_outputs} outputs, got "
                              f"shape {gpair.shape}")
-        self.qgrad, self.scales = self._quantize(gpair, active)
+        self.gradients, self.scales = self._quantize(gpair, active)
         if self.partition is None:
             self.partition = RowPartition([], self.binned.n_rows)
         self.partition.reset_to_active(active)
         self.pool.clear()
         n_active = self.partition.row_index.shape[0]
         root_row = self.pool.take(1)
-        build_vector_histograms(self.binned, self.partition, self.qgrad, [0],
-                                [n_active], self.pool.array, root_row,
-                                self.n_threads)
+        self.build_histograms([0], [n_active], root_row)
         first = self.binned.bin_ptr
         sums = self.pool.array[root_row[0], first[0]:first[1]].sum(axis=0)
         t = self.table
@@ -114,46 +112,21 @@ class VectorHistFinder(SplitFinder):
         return SplitBatch(records, G, H, left_sums=left, G_left=G_left,
                           H_left=H_left)
 
-    def apply_splits(self, nodes, splits, left, right, find_next):
+    def build_histograms(self, begin, end, rows):
+        """Vector histograms of the nodes owning the partition's slices
+        [begin[k], end[k]) into the pool's ``rows``."""
+        build_vector_histograms(self.binned, self.partition, self.gradients,
+                                begin, end, self.pool.array, rows,
+                                self.n_threads)
+
+    def _split_rows(self, begin, end, splits):
         r = splits.records
-        t = self.table
-        t.reserve(int(right.max()) + 1)
-        begin, end = t["begin"][nodes], t["end"][nodes]
-        n_left = self.partition.split_nodes(
+        return self.partition.split_nodes(
             self.binned, begin, end, r["feature"], r["split_bin"],
             r["default_left"], self.n_threads)
-        left_smaller = n_left <= (end - begin - n_left)
-        small = np.where(left_smaller, left, right)
-        large = np.where(left_smaller, right, left)
-        parent_rows = t["hist_row"][nodes]
-        t["hist_row"][nodes] = -1
-        if find_next:
-            small_rows = self.pool.take(nodes.shape[0])
-            t["hist_row"][small], t["hist_row"][large] = small_rows, parent_rows
-            build_vector_histograms(
-                self.binned, self.partition, self.qgrad,
-                np.where(left_smaller, begin, begin + n_left),
-                np.where(left_smaller, begin + n_left, end), self.pool.array,
-                small_rows, self.n_threads)
-            # the larger child's: its parent's minus the smaller (exact)
-            self.pool.array[parent_rows] -= self.pool.array[small_rows]
-        else:
-            self.pool.give_back(parent_rows)
-            t["hist_row"][left] = t["hist_row"][right] = -1
-        mid = begin + n_left
-        t["begin"][left], t["end"][left] = begin, mid
-        t["begin"][right], t["end"][right] = mid, end
-        t["sums"][right] = t["sums"][nodes] - splits.left_sums
-        t["sums"][left] = splits.left_sums
-        return np.concatenate([small, large])
 
-    def retire(self, nodes):
-        self.pool.give_back(self.table["hist_row"][nodes])
-        self.table["hist_row"][nodes] = -1
+    def _subtract(self, parent_rows, small_rows):
+        self.pool.array[parent_rows] -= self.pool.array[small_rows]
 
-    def finish_tree(self, tree):
-        self.qgrad = None
-        leaves = np.flatnonzero(tree.left_child == -1)
-        t = self.table
-        return LeafRows(self.partition, t["begin"][leaves].copy(),
-                        t["end"][leaves].copy(), leaves)
+    def _left_sums(self, splits):
+        return splits.left_sums
