@@ -175,7 +175,9 @@ class TreeBuilder:
         if self._n + n_new > self._a["G"].shape[0]:
             capacity = max(2 * self._a["G"].shape[0], self._n + n_new)
             for name, array in self._a.items():
-                self._a[name] = np.resize(array, capacity)
+                grown = np.zeros((capacity,) + array.shape[1:], array.dtype)
+                grown[:array.shape[0]] = array
+                self._a[name] = grown
         ids = np.arange(self._n, self._n + n_new)
         for name in ("left_child", "right_child", "feature"):
             self._a[name][ids] = NO_CHILD
@@ -249,26 +251,11 @@ class VectorTreeBuilder(TreeBuilder):
     def _add(self, G, H):
         G = np.asarray(G, dtype=np.float64).reshape(-1, self.n_outputs)
         H = np.asarray(H, dtype=np.float64).reshape(-1, self.n_outputs)
-        n_new = G.shape[0]
         if self._a["G"].ndim == 1:   # first call: per-output sums
             for name in ("G", "H"):
                 self._a[name] = np.zeros((self._a["left_child"].shape[0],
                                           self.n_outputs))
-        if self._n + n_new > self._a["G"].shape[0]:
-            capacity = max(2 * self._a["G"].shape[0], self._n + n_new)
-            for name, array in self._a.items():
-                grown = np.zeros((capacity,) + array.shape[1:], array.dtype)
-                grown[:array.shape[0]] = array
-                self._a[name] = grown
-        ids = np.arange(self._n, self._n + n_new)
-        for name in ("left_child", "right_child", "feature"):
-            self._a[name][ids] = NO_CHILD
-        for name in ("threshold", "default_left", "gain"):
-            self._a[name][ids] = 0
-        self._a["G"][ids] = G
-        self._a["H"][ids] = H
-        self._n += n_new
-        return ids
+        return super()._add(G, H)
 
     def split(self, nodes, feature, threshold, default_left, gain, G_left,
               H_left, left_sets=None):
