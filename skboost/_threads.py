@@ -14,12 +14,14 @@ import math
 import numbers
 import os
 import statistics
+import threading
 import time
 
 from ._openmp_helpers import openmp_max_threads
 from ._parallel import get_thread_cap, set_thread_cap
 
-__all__ = ["ThreadTuner", "available_cpus", "effective_n_threads"]
+__all__ = ["CpuLoadMonitor", "ThreadTuner", "available_cpus",
+           "effective_n_threads"]
 
 
 def _cgroup_cpu_quota(root="/sys/fs/cgroup"):
@@ -97,6 +99,111 @@ def _preemptions():
     return resource.getrusage(who).ru_nivcsw
 
 
+def _read_proc_stat(cpus, path="/proc/stat"):
+    """Seconds the CPUs ``cpus`` (ids) spent busy since boot, from
+    ``/proc/stat``: user, nice, system, irq, softirq and steal time (steal:
+    taken by other virtual machines), or None where it cannot be read."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return None
+    busy = 0
+    for line in lines:
+        name, _, fields = line.partition(" ")
+        if not (name.startswith("cpu") and name[3:].isdigit()
+                and int(name[3:]) in cpus):
+            continue
+        values = [int(v) for v in fields.split()]
+        # user nice system idle iowait irq softirq steal ...
+        busy += sum(values[:3]) + sum(values[5:8])
+    return busy / ticks
+
+
+class CpuLoadMonitor:
+    """How many of this process's CPUs other processes keep busy.
+
+    Compares the CPUs' busy time (``/proc/stat``, for the CPUs in the
+    affinity mask) with this process's own CPU time over windows of at
+    least ``MIN_WINDOW`` seconds; the difference is the other processes'
+    (and other virtual machines') use, in CPUs. One monitor serves every
+    fit of the process, so a fit started right after another (a
+    cross-validation loop, a notebook) starts from a current reading.
+
+    Parameters
+    ----------
+    read_busy : callable, optional
+        Busy seconds of the process's CPUs so far (None: unknown).
+    clock, process_time : callable, optional
+        Wall time and the process's CPU time, in seconds.
+    """
+
+    # /proc/stat counts in ticks of 10 ms: a window of 0.1 s reads the
+    # others' use to about 0.1 CPU
+    MIN_WINDOW = 0.1
+    # a reading older than this says nothing about now
+    MAX_AGE = 2.0
+
+    def __init__(self, read_busy=None, *, clock=time.monotonic,
+                 process_time=time.process_time):
+        if read_busy is None:
+            try:
+                cpus = os.sched_getaffinity(0)
+            except (AttributeError, OSError):
+                cpus = set(range(os.cpu_count() or 1))
+            read_busy = lambda: _read_proc_stat(cpus)  # noqa: E731
+        self._read_busy = read_busy
+        self._clock = clock
+        self._process_time = process_time
+        self._lock = threading.Lock()
+        self._start = None  # (wall, busy, own) where the window began
+        self._others = None  # CPUs used by others over the last window
+        self._read_at = None
+
+    def others(self):
+        """CPUs other processes used over the latest window, or None when
+        there is no recent reading (the window is still short, or the
+        system does not report CPU time)."""
+        with self._lock:
+            now = self._clock()
+            if self._start is None or now - self._start[0] > self.MAX_AGE:
+                self._begin(now)
+            elif now - self._start[0] >= self.MIN_WINDOW:
+                self._close_window(now)
+            if self._read_at is None or now - self._read_at > self.MAX_AGE:
+                return None
+            return self._others
+
+    def _begin(self, now):
+        busy = self._read_busy()
+        self._start = None if busy is None else (now, busy,
+                                                 self._process_time())
+
+    def _close_window(self, now):
+        wall0, busy0, own0 = self._start
+        busy, own = self._read_busy(), self._process_time()
+        if busy is None:
+            self._start = None
+            return
+        others = ((busy - busy0) - (own - own0)) / (now - wall0)
+        self._others = max(0.0, others)
+        self._read_at = now
+        self._start = (now, busy, own)
+
+    def free_cpus(self, n_cpus):
+        """Threads worth running on ``n_cpus`` CPUs now: the CPUs the
+        others leave (rounded to the nearest, at least 1), or None
+        without a reading."""
+        others = self.others()
+        if others is None:
+            return None
+        return max(1, min(n_cpus, int(math.floor(n_cpus - others + 0.5))))
+
+
+_MONITOR = CpuLoadMonitor()
+
+
 class ThreadTuner:
     """The thread count of each boosting round, chosen by measurement.
 
@@ -120,6 +227,10 @@ class ThreadTuner:
     clock, preemptions : callable, optional
         Time in seconds, and the process's count of involuntary context
         switches (None: not available); replaceable for tests.
+    monitor : CpuLoadMonitor or None, optional
+        The other processes' CPU use; each new reading sets the thread
+        count to the CPUs they leave free, at once (the probes then correct
+        it, e.g. for a background job of low priority). None: probes only.
     """
 
     # rounds between probes: first, and at most (doubling in between)
@@ -131,8 +242,10 @@ class ThreadTuner:
     BUSY_RATE = 100.0
 
     def __init__(self, n_threads, *, clock=time.perf_counter,
-                 preemptions=_preemptions):
+                 preemptions=_preemptions, monitor=_MONITOR):
         self.n_max = max(1, int(n_threads))
+        self._monitor = monitor
+        self._load_choice = None  # the count the latest load reading gave
         self.current = self.n_max
         self._clock = clock
         self._preemptions = preemptions
@@ -146,7 +259,10 @@ class ThreadTuner:
 
     def next_threads(self):
         """The thread count of the next round."""
-        if self.n_max == 1 or self._rounds < self._next_probe:
+        if self.n_max == 1:
+            return 1
+        self._follow_load()
+        if self._rounds < self._next_probe:
             return self.current
         if len(self._recent) < 2:
             return self.current
@@ -155,6 +271,22 @@ class ThreadTuner:
         if self.current < self.n_max:
             return min(self.n_max, self.current * 2)
         return self.current
+
+    def _follow_load(self):
+        """Move to the CPUs the other processes leave free when a new load
+        reading says something new."""
+        if self._monitor is None:
+            return
+        free = self._monitor.free_cpus(self.n_max)
+        if free is None or free == self._load_choice:
+            return
+        self._load_choice = free
+        if free != self.current:
+            self.current = free
+            self._recent.clear()
+            self._busy.clear()
+            self._interval = self.FIRST_INTERVAL
+            self._next_probe = self._rounds + 4 * self.FIRST_INTERVAL
 
     def record(self, threads, seconds, preempted):
         """Account a round run with ``threads`` that took ``seconds`` and

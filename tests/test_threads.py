@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from skboost import BoostRegressor
 from skboost._openmp_helpers import check_n_threads
 from skboost._openmp_runtime import PRIVATE_RUNTIME, SPIN_COUNT
 from skboost._parallel import get_thread_cap, set_thread_cap
-from skboost._threads import ThreadTuner
+from skboost._threads import CpuLoadMonitor, ThreadTuner, _read_proc_stat
 
 
 def _regression(n=400, seed=0):
@@ -58,11 +59,12 @@ class _Simulated:
     """A machine where a round takes ``cost[threads]`` seconds and shows
     ``preempted`` involuntary switches, driven through ThreadTuner.round."""
 
-    def __init__(self, cost, preempted):
+    def __init__(self, cost, preempted, monitor=None):
         self.cost, self.preempted = cost, preempted
         self.now, self.switches = 0.0, 0
         self.tuner = ThreadTuner(2, clock=lambda: self.now,
-                                 preemptions=lambda: self.switches)
+                                 preemptions=lambda: self.switches,
+                                 monitor=monitor)
 
     def run(self, rounds):
         used = []
@@ -109,8 +111,96 @@ def test_tuner_goes_back_up_when_the_load_goes():
     assert used[-1] == 2 and used[-20:] == [2] * 20
 
 
+class _FakeMonitor:
+    """The CPUs a load reading leaves free, set by the test."""
+
+    def __init__(self, free=None):
+        self.free = free
+
+    def free_cpus(self, n_cpus):
+        return None if self.free is None else min(self.free, n_cpus)
+
+
+def test_tuner_follows_a_load_reading_at_once():
+    """A reading that another process holds a CPU moves the very next round
+    to one thread, before any preempted round is seen."""
+    monitor = _FakeMonitor()
+    machine = _Simulated({1: 1.0, 2: 1.6}, preempted=0, monitor=monitor)
+    assert machine.run(3) == [2, 2, 2]
+    monitor.free = 1
+    used = machine.run(20)
+    assert used[0] == 1 and used.count(2) <= 2   # a probe or two back up
+    monitor.free = 2   # the load went: back to every thread at once
+    assert machine.run(5)[0] == 2
+
+
+def test_probes_overrule_a_load_reading_when_more_threads_win():
+    """A low-priority background job shows as load, but all threads are
+    still faster (the scheduler favours the fit): a probe back up wins and
+    the count stays up while the reading does not change."""
+    monitor = _FakeMonitor(free=1)
+    machine = _Simulated({1: 1.0, 2: 0.6}, preempted=0, monitor=monitor)
+    used = machine.run(40)
+    assert used[0] == 1
+    assert used[-20:] == [2] * 20
+
+
+def test_cpu_load_monitor_arithmetic():
+    """Others' CPUs = busy CPU time of the machine's CPUs minus this
+    process's, over the window."""
+    state = {"now": 0.0, "busy": 100.0, "own": 10.0}
+    monitor = CpuLoadMonitor(lambda: state["busy"],
+                             clock=lambda: state["now"],
+                             process_time=lambda: state["own"])
+    assert monitor.others() is None            # the window begins
+    state.update(now=0.05, busy=100.1, own=10.05)
+    assert monitor.others() is None            # too short to say
+    # 0.5 s: the CPUs were busy 1.6 s, of which 0.9 s was this process
+    state.update(now=0.5, busy=101.6, own=10.9)
+    assert monitor.others() == pytest.approx((1.6 - 0.9) / 0.5)
+    assert monitor.free_cpus(2) == 1      # 2 - 1.4 = 0.6, rounds to 1
+    state.update(now=1.0, busy=102.6, own=11.85)   # others 0.1 CPU
+    assert monitor.free_cpus(2) == 2
+    assert monitor.free_cpus(8) == 8
+    state.update(now=10.0)                 # an old reading says nothing
+    assert monitor.others() is None
+
+
+def test_read_proc_stat_sums_the_given_cpus(tmp_path):
+    path = tmp_path / "stat"
+    path.write_text("cpu  9 9 9 9 9 9 9 9 0 0\n"
+                    "cpu0 1 2 3 100 50 4 5 6 0 0\n"
+                    "cpu1 10 20 30 100 50 40 50 60 0 0\n"
+                    "intr 1 2 3\n")
+    ticks = os.sysconf("SC_CLK_TCK")
+    assert _read_proc_stat({0}, path) == pytest.approx(21 / ticks)
+    assert _read_proc_stat({0, 1}, path) == pytest.approx(231 / ticks)
+    assert _read_proc_stat({0}, tmp_path / "missing") is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"),
+                    reason="reads /proc/stat (Linux)")
+def test_cpu_load_monitor_sees_a_busy_process():
+    """A real process spinning on one of our CPUs shows as at least half
+    a CPU of others' use (it takes a whole one; the machine may be busier
+    still, never less busy)."""
+    cpu = min(os.sched_getaffinity(0))
+    spinner = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+    try:
+        time.sleep(0.3)   # started and spinning
+        monitor = CpuLoadMonitor(clock=time.monotonic)
+        assert monitor.others() is None
+        time.sleep(0.5)
+        assert monitor.others() >= 0.5
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def test_tuner_without_preemption_counts_does_nothing():
-    tuner = ThreadTuner(4, preemptions=lambda: None)
+    tuner = ThreadTuner(4, preemptions=lambda: None, monitor=None)
     for _ in range(20):
         with tuner.round() as threads:
             assert threads == 4
