@@ -184,9 +184,11 @@ class DepthwiseQueue:
         candidates = np.flatnonzero(worth)
         keep = within_max_leaves(splits.records["gain"][candidates],
                                  nodes[candidates], n_leaves, self.max_leaves)
-        chosen = candidates[keep]
+        split_now = np.zeros(nodes.shape[0], dtype=bool)
+        split_now[candidates[keep]] = True
+        chosen = np.flatnonzero(split_now)
         chosen = chosen[np.argsort(nodes[chosen], kind="stable")]
-        retired = np.setdiff1d(nodes, nodes[chosen])
+        retired = np.sort(nodes[~split_now])
         return Expansion(nodes[chosen], depth, splits.take(chosen), retired)
 
 
