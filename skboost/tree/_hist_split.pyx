@@ -88,6 +88,14 @@ cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
                        parent_score, scale_g, scale_h, p, l2_only, True,
                        bounds)
     for b in range(last):
+        if (b > 0 and hist[first_bin + b, 0] == 0
+                and hist[first_bin + b, 1] == 0
+                and thresholds[first_bin + b] > thresholds[first_bin + b - 1]):
+            # an empty bin: both candidates after it have the sums, hence
+            # the gains, of those after bin b - 1, whose lower threshold
+            # wins every tie (is_better): skipping them changes nothing,
+            # and a deep node's bins are mostly empty
+            continue
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
         # missing values right (bins 0..b left)
