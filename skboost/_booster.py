@@ -772,6 +772,8 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
         _add_tree_output(tree, X, raw, group, n_threads)
         return
     leaf_rows.add_values(tree, raw, group, n_threads)
+    if getattr(leaf_rows, "covers_every_row", False):
+        return    # out of core: every row's leaf is known (PositionLeaves)
     rest = np.flatnonzero(~active & weighted)
     if rest.size:
         column = raw[rest, group:group + 1].copy()
