@@ -80,7 +80,9 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     """
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
-    if isinstance(X, PagedMatrix):
+    if isinstance(X, PagedMatrix) or hasattr(X, "paged_matrix"):
+        if not isinstance(X, PagedMatrix):   # ExternalData: bin now
+            X = X.paged_matrix(params.max_bin, weight, n_threads)
         finder = _paged_hist(X, params, n_threads, weight, n_categories,
                              vector_outputs)
         return GrowthDriver(finder, params, _column_sampler(X, params, rng))

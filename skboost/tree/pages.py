@@ -179,6 +179,8 @@ class PagedMatrix:
     shape : (n_rows, n_features)
     """
 
+    out_of_core = True
+
     def __init__(self, pages, bin_ptr, split_thresholds):
         self.pages = pages
         self.bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
