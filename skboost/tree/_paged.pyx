@@ -58,7 +58,7 @@ cdef const double* _weight_pointer(weight):
 @cython.wraparound(True)
 def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
                 missing_code, bin_ptr, hist, gpair, weight, counts, qbuf,
-                target):
+                target, entry_row):
     """Every index the nogil loops follow, checked once per page: the
     page's rows inside the data, node ids inside the node arrays, the
     histogram rows inside ``hist``."""
@@ -94,8 +94,15 @@ def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
     window = np.asarray(position)[row_offset:row_offset + n_page_rows]
     if window.size and (window.max() >= n_ids or window.min() < -1):
         raise ValueError("a row's node id is outside the node arrays")
-    if qbuf.shape[0] < n_page_rows or target.shape[0] < n_page_rows:
-        raise ValueError("qbuf and target need one entry per page row")
+    if (qbuf.shape[0] < n_page_rows or target.shape[0] < n_page_rows
+            or entry_row.shape[0] < n_page_rows):
+        raise ValueError("qbuf, target and entry_row need one entry per "
+                         "page row")
+
+
+# Rows per parallel task of phase A.
+cdef enum:
+    BLOCK_ROWS = 4096
 
 
 def route_and_build(const code_t[:, ::1] page not None,   # IN (n_features, n) feature-major
@@ -117,6 +124,7 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n_features, n) f
                     int64_t[::1] counts not None,               # IN/OUT (n_ids,) active rows
                     int64_t[:, ::1] qbuf not None,              # scratch (>= n, 2)
                     int64_t[::1] target not None,               # scratch (>= n,)
+                    int32_t[::1] entry_row not None,            # scratch (>= n,)
                     bint route, bint build, int n_threads):
     """Route the page's rows through the splits (``route``) and add the
     active ones to their node's histogram (``build``, nodes with
@@ -124,56 +132,159 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n_features, n) f
     node. A row goes left when its code is ``<= split_bin`` (missing code:
     ``default_left``), exactly as ``RowPartition.split_nodes`` sends it.
     A code beyond its feature's bins (a damaged page) is ignored, never
-    followed out of bounds."""
+    followed out of bounds.
+
+    The rows to add are grouped by histogram before they are added (a
+    counting sort over the page): adding a page's rows in row order would
+    jump between the histograms of up to 2**(depth-1) nodes at every row,
+    a cache miss per update; grouped, each feature's run of rows stays in
+    one histogram's bins."""
     n_threads = check_n_threads(n_threads)
     _check_pass(page, row_offset, position, active,
                 (split_feature, split_bin, default_left, left_child,
                  right_child, build_row), missing_code, bin_ptr, hist, gpair,
-                weight, counts, qbuf, target)
+                weight, counts, qbuf, target, entry_row)
     cdef Py_ssize_t n = page.shape[1], n_features = page.shape[0]
-    cdef Py_ssize_t n_ids = counts.shape[0]
-    cdef const double* w = _weight_pointer(weight)
-    cdef Py_ssize_t i, r, f, k
-    cdef int32_t node, feat, code
-    cdef int64_t t, b
-    cdef int tid
+    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
+    cdef Py_ssize_t n_hist = hist.shape[0]
     n_phase_threads = threads_for_work(n_threads, 4 * n)
-    per_thread_arr = np.zeros((n_phase_threads, n_ids), dtype=np.int64)
-    cdef int64_t[:, ::1] per_thread = per_thread_arr
-    # phase A: each row's node after the splits, and what it adds
-    for i in prange(n, nogil=True, schedule="static",
-                    num_threads=n_phase_threads):
-        r = row_offset + i
-        node = position[r]
-        if route and node >= 0 and split_feature[node] >= 0:
-            feat = split_feature[node]
-            code = page[feat, i]
-            if code == missing_code[feat]:
-                node = left_child[node] if default_left[node] else right_child[node]
-            elif code < missing_code[feat]:
-                node = left_child[node] if code <= split_bin[node] else right_child[node]
-            position[r] = node
-        target[i] = -1
-        if node >= 0 and active[r]:
-            per_thread[threadid(), node] += 1
-            if build and build_row[node] >= 0:
-                target[i] = build_row[node]
-                qbuf[i, 0] = fixed_point(gpair[r, 0], w, r, scale_g)
-                qbuf[i, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
+    per_thread = np.zeros((n_phase_threads, counts.shape[0]), dtype=np.int64)
+    # rows of each block going to each histogram
+    block_hist = np.zeros((max(n_blocks, 1), max(n_hist, 1)), dtype=np.int64)
+    cdef int64_t[:, ::1] per_thread_view = per_thread
+    cdef int64_t[:, ::1] block_hist_view = block_hist
+    _route(page, row_offset, position, active, split_feature, split_bin,
+           default_left, left_child, right_child, build_row, build,
+           missing_code, target, per_thread_view, block_hist_view,
+           n_phase_threads)
     counts_arr = np.asarray(counts)
-    counts_arr += per_thread_arr.sum(axis=0)
+    counts_arr += per_thread.sum(axis=0)
     if not build:
         return
-    # phase B: each thread adds whole features, all rows of the page
-    for f in prange(n_features, nogil=True, schedule="static",
-                    num_threads=threads_for_work(n_threads, n * n_features)):
-        for i in range(n):
+    # where each block's rows of histogram h go: grouped by h, then by block
+    per_hist = block_hist.sum(axis=0)
+    hist_start = np.zeros(block_hist.shape[1] + 1, dtype=np.int64)
+    np.cumsum(per_hist, out=hist_start[1:])
+    start = hist_start[:-1] + np.cumsum(block_hist, axis=0) - block_hist
+    cdef int64_t[:, ::1] start_view = start
+    cdef const int64_t[::1] hist_start_view = hist_start
+    _pack(row_offset, target[:n], gpair, weight, scale_g, scale_h,
+          start_view, entry_row, qbuf, n_phase_threads)
+    _add_page(page, entry_row, qbuf, hist_start_view, missing_code, bin_ptr,
+              hist, threads_for_work(n_threads, n * n_features))
+
+
+cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
+                 int32_t[::1] position, const uint8_t[::1] active,
+                 const int32_t[::1] split_feature,
+                 const int32_t[::1] split_bin,
+                 const uint8_t[::1] default_left,
+                 const int32_t[::1] left_child,
+                 const int32_t[::1] right_child,
+                 const int64_t[::1] build_row, bint build,
+                 const int32_t[::1] missing_code,
+                 int64_t[::1] target,                 # OUT (n,) hist row, -1
+                 int64_t[:, ::1] per_thread,          # OUT (threads, n_ids)
+                 int64_t[:, ::1] block_hist,          # OUT (blocks, n_hist)
+                 int n_threads) noexcept:
+    """Phase A: each row's node after the splits, the histogram it adds
+    to (``target``, -1: none; ``build``: whether histograms are built)
+    and how many rows of each block go to each histogram."""
+    cdef Py_ssize_t n = page.shape[1]
+    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
+    cdef Py_ssize_t k, i, r
+    cdef int32_t node, feat, code
+    cdef int tid
+    cdef int64_t t
+    for k in prange(n_blocks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        tid = threadid()
+        for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
+            r = row_offset + i
+            node = position[r]
+            if node >= 0 and split_feature[node] >= 0:
+                feat = split_feature[node]
+                code = page[feat, i]
+                if code == missing_code[feat]:
+                    node = (left_child[node] if default_left[node]
+                            else right_child[node])
+                elif code < missing_code[feat]:
+                    node = (left_child[node] if code <= split_bin[node]
+                            else right_child[node])
+                position[r] = node
+            t = -1
+            if node >= 0 and active[r]:
+                per_thread[tid, node] += 1
+                if build:
+                    t = build_row[node]
+                    if t >= 0:
+                        block_hist[k, t] += 1
+            target[i] = t
+
+
+cdef void _pack(Py_ssize_t row_offset, const int64_t[::1] target,
+                const float[:, ::1] gpair, object weight,
+                double scale_g, double scale_h,
+                int64_t[:, ::1] start,               # IN/OUT (blocks, n_hist)
+                int32_t[::1] entry_row,              # OUT page row per entry
+                int64_t[:, ::1] qbuf,                # OUT fixed-point pairs
+                int n_threads) noexcept:
+    """The rows to add, grouped by histogram: block k's rows of histogram
+    h go to ``start[k, h]`` on, in row order."""
+    cdef Py_ssize_t n_blocks = start.shape[0]
+    cdef Py_ssize_t n = target.shape[0]
+    cdef const double* w = NULL
+    if weight is not None:
+        w = _weight_pointer(weight)
+    cdef Py_ssize_t k, i, r
+    cdef int64_t t, dst
+    for k in prange(n_blocks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
             t = target[i]
             if t < 0:
                 continue
-            code = page[f, i]
-            if code > missing_code[f]:
-                continue
-            b = bin_ptr[f] + code
-            hist[t, b, 0] += qbuf[i, 0]
-            hist[t, b, 1] += qbuf[i, 1]
+            r = row_offset + i
+            dst = start[k, t]
+            start[k, t] = dst + 1
+            entry_row[dst] = <int32_t> i
+            qbuf[dst, 0] = fixed_point(gpair[r, 0], w, r, scale_g)
+            qbuf[dst, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
+
+
+cdef void _add_page(const code_t[:, ::1] page,
+                    const int32_t[::1] entry_row,
+                    const int64_t[:, ::1] qbuf,
+                    const int64_t[::1] hist_start,   # (n_hist + 1,)
+                    const int32_t[::1] missing_code,
+                    const int64_t[::1] bin_ptr,
+                    int64_t[:, :, ::1] hist,
+                    int n_threads) noexcept:
+    """Phase B: thread g owns features [g F / T, (g + 1) F / T) and adds
+    histogram h's rows, ``hist_start[h]`` to ``hist_start[h + 1]``, to
+    their bins."""
+    cdef Py_ssize_t n_features = page.shape[0]
+    cdef Py_ssize_t n_hist = hist_start.shape[0] - 1
+    cdef int n_groups = <int> min(n_threads, n_features)
+    cdef Py_ssize_t g, f, j, h
+    cdef int64_t b, first
+    cdef int32_t code, last
+    cdef int64_t* bins
+    if n_groups < 1:
+        return
+    for g in prange(n_groups, nogil=True, schedule="static",
+                    num_threads=n_groups):
+        for f in range(g * n_features // n_groups,
+                       (g + 1) * n_features // n_groups):
+            first = bin_ptr[f]
+            last = missing_code[f]
+            for h in range(n_hist):
+                if hist_start[h + 1] == hist_start[h]:
+                    continue
+                bins = &hist[h, first, 0]
+                for j in range(hist_start[h], hist_start[h + 1]):
+                    code = page[f, entry_row[j]]
+                    if code > last:
+                        continue
+                    bins[2 * code] += qbuf[j, 0]
+                    bins[2 * code + 1] += qbuf[j, 1]

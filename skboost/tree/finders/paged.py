@@ -73,6 +73,7 @@ class PagedHistFinder(HistFinder):
         page_rows = paged.pages.page_rows
         self._qbuf = np.empty((page_rows, 2), dtype=np.int64)
         self._target = np.empty(page_rows, dtype=np.int64)
+        self._entry_row = np.empty(page_rows, dtype=np.int32)
 
     def start_tree(self, gpair, active):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
@@ -111,7 +112,7 @@ class PagedHistFinder(HistFinder):
                 paged.bin_ptr, self.gradients.gpair, self.gradients.weight,
                 float(self.scales[0]), float(self.scales[1]),
                 self.pool.array, counts, self._qbuf, self._target,
-                route, build, self.n_threads)
+                self._entry_row, route, build, self.n_threads)
         return counts
 
     def apply_splits(self, nodes, splits, left, right, find_next):
