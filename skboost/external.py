@@ -529,8 +529,7 @@ def _binning_pass(data, scan, mapper, n_threads):
                               data.page_bytes)
     path = os.path.join(directory, f"codes-{os.getpid()}-{id(mapper)}.bin")
     try:
-        writer = PageWriter(path, scan.n_features, mapper.code_dtype_,
-                            page_rows)
+        writer = PageWriter(path, scan.n_features, mapper.code_dtype_)
         try:
             for _, X in _rescan_chunks(data, scan):
                 writer.write(mapper.transform(X, n_threads))

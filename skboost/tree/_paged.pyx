@@ -7,7 +7,7 @@ histogram reads its rows through that index. Out of core the binned rows
 arrive page by page, in row order, so each row carries the id of its node
 instead (``position``), and every page is read once per level::
 
-    page k (rows row_offset .. row_offset + n)    feature-major codes
+    page k (rows row_offset .. row_offset + n)    row-major codes
       phase A, parallel over rows:  position[r] -> child (if its node split)
                                     target[i] = build_row[position[r]]
                                     qbuf[i]   = fixed-point (g, h) of row r
@@ -29,7 +29,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport llrint
 from libc.stdint cimport uint16_t
 
-from ._common cimport int32_t, int64_t, uint8_t
+from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -62,7 +62,7 @@ def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
     """Every index the nogil loops follow, checked once per page: the
     page's rows inside the data, node ids inside the node arrays, the
     histogram rows inside ``hist``."""
-    n_features, n_page_rows = page.shape
+    n_page_rows, n_features = page.shape
     n_rows = position.shape[0]
     if row_offset < 0 or row_offset + n_page_rows > n_rows:
         raise ValueError("the page's rows are outside the data")
@@ -105,7 +105,7 @@ cdef enum:
     BLOCK_ROWS = 4096
 
 
-def route_and_build(const code_t[:, ::1] page not None,   # IN (n_features, n) feature-major
+def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) row-major
                     Py_ssize_t row_offset,               # first row of the page
                     int32_t[::1] position not None,      # IN/OUT (n_rows,) node id, -1: none
                     const uint8_t[::1] active not None,  # IN (n_rows,) rows of the tree
@@ -144,7 +144,7 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n_features, n) f
                 (split_feature, split_bin, default_left, left_child,
                  right_child, build_row), missing_code, bin_ptr, hist, gpair,
                 weight, counts, qbuf, target, entry_row)
-    cdef Py_ssize_t n = page.shape[1], n_features = page.shape[0]
+    cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
     cdef Py_ssize_t n_hist = hist.shape[0]
     n_phase_threads = threads_for_work(n_threads, 4 * n)
@@ -190,7 +190,7 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
     """Phase A: each row's node after the splits, the histogram it adds
     to (``target``, -1: none; ``build``: whether histograms are built)
     and how many rows of each block go to each histogram."""
-    cdef Py_ssize_t n = page.shape[1]
+    cdef Py_ssize_t n = page.shape[0]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
     cdef Py_ssize_t k, i, r
     cdef int32_t node, feat, code
@@ -204,7 +204,7 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
             node = position[r]
             if node >= 0 and split_feature[node] >= 0:
                 feat = split_feature[node]
-                code = page[feat, i]
+                code = page[i, feat]
                 if code == missing_code[feat]:
                     node = (left_child[node] if default_left[node]
                             else right_child[node])
@@ -262,29 +262,34 @@ cdef void _add_page(const code_t[:, ::1] page,
                     int n_threads) noexcept:
     """Phase B: thread g owns features [g F / T, (g + 1) F / T) and adds
     histogram h's rows, ``hist_start[h]`` to ``hist_start[h + 1]``, to
-    their bins."""
-    cdef Py_ssize_t n_features = page.shape[0]
+    their bins: row by row, each row's pair loaded once for all the
+    thread's features, which sit in the row's cache line (the in-core
+    kernel's row-wise order)."""
+    cdef Py_ssize_t n_features = page.shape[1]
     cdef Py_ssize_t n_hist = hist_start.shape[0] - 1
     cdef int n_groups = <int> min(n_threads, n_features)
-    cdef Py_ssize_t g, f, j, h
-    cdef int64_t b, first
-    cdef int32_t code, last
+    cdef Py_ssize_t g, f, j, h, f0, f1
+    cdef int64_t gq, hq
+    cdef int32_t code, row
     cdef int64_t* bins
     if n_groups < 1:
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):
-        for f in range(g * n_features // n_groups,
-                       (g + 1) * n_features // n_groups):
-            first = bin_ptr[f]
-            last = missing_code[f]
-            for h in range(n_hist):
-                if hist_start[h + 1] == hist_start[h]:
-                    continue
-                bins = &hist[h, first, 0]
-                for j in range(hist_start[h], hist_start[h + 1]):
-                    code = page[f, entry_row[j]]
-                    if code > last:
-                        continue
-                    bins[2 * code] += qbuf[j, 0]
-                    bins[2 * code + 1] += qbuf[j, 1]
+        f0 = g * n_features // n_groups
+        f1 = (g + 1) * n_features // n_groups
+        for h in range(n_hist):
+            bins = &hist[h, 0, 0]
+            for j in range(hist_start[h], hist_start[h + 1]):
+                # a node's rows are scattered over the page: fetch the
+                # codes of a row PREFETCH_ROWS ahead (as the in-core kernel)
+                if j + PREFETCH_ROWS < hist_start[h + 1]:
+                    prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
+                row = entry_row[j]
+                gq = qbuf[j, 0]
+                hq = qbuf[j, 1]
+                for f in range(f0, f1):
+                    code = page[row, f]
+                    if code <= missing_code[f]:
+                        bins[2 * (bin_ptr[f] + code)] += gq
+                        bins[2 * (bin_ptr[f] + code) + 1] += hq

@@ -1,8 +1,8 @@
 """Binned rows on disk, in pages, read back with a read-ahead thread.
 
 A page holds ``page_rows`` consecutive rows (the last page fewer), its
-codes stored feature-major (``(n_features, rows)``, uint8 or uint16), one
-page after the other in a single file. Training reads every page once per
+codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
+codes in one cache line), one page after the other in a single file. Training reads every page once per
 tree level (``finders/paged.py``); while the kernels work on page k, a
 second thread reads page k+1 into the other of two buffers (the paper's
 section 4.3: blocks on disk, read by a separate thread). Only those two
@@ -26,50 +26,35 @@ def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
 
 
 class PageWriter:
-    """Writes row-major bin codes, in any number of pieces, as feature-major
-    pages of ``page_rows`` rows to ``path``.
+    """Appends row-major bin codes, in pieces of any size, to ``path``
+    (pages are fixed row ranges of the one file).
 
     Parameters
     ----------
     path : str
     n_features : int
     code_dtype : numpy dtype (uint8 or uint16)
-    page_rows : int
     """
 
-    def __init__(self, path, n_features, code_dtype, page_rows):
+    def __init__(self, path, n_features, code_dtype):
         self.path = path
-        self.page_rows = int(page_rows)
-        self._buffer = np.empty((n_features, self.page_rows),
-                                dtype=code_dtype)
-        self._filled = 0
+        self.n_features = n_features
+        self.code_dtype = np.dtype(code_dtype)
         self.n_rows = 0
         self._file = open(path, "wb")
 
     def write(self, codes):
         """Append rows (``codes``: (n, n_features), row-major)."""
-        start = 0
-        while start < codes.shape[0]:
-            take = min(self.page_rows - self._filled, codes.shape[0] - start)
-            self._buffer[:, self._filled:self._filled + take] = (
-                codes[start:start + take].T)
-            self._filled += take
-            start += take
-            if self._filled == self.page_rows:
-                self._flush()
+        codes = np.ascontiguousarray(codes, dtype=self.code_dtype)
+        if codes.ndim != 2 or codes.shape[1] != self.n_features:
+            raise ValueError("codes of another width")
+        self._file.write(memoryview(codes).cast("B"))
         self.n_rows += codes.shape[0]
 
-    def _flush(self):
-        if self._filled:
-            self._file.write(np.ascontiguousarray(
-                self._buffer[:, :self._filled]).data)
-            self._filled = 0
-
     def close(self):
-        """Write the last (partial) page and close the file."""
+        """Flush to disk and close the file."""
         if self._file is not None:
             try:
-                self._flush()
                 self._file.flush()
                 os.fsync(self._file.fileno())
             finally:
@@ -111,9 +96,7 @@ class PageFile:
 
     def _read(self, fd, k, buffer):
         first, n = self.page_bounds(k)
-        page = buffer[:, :n] if n == self.page_rows else (
-            buffer.reshape(-1)[:self.n_features * n].reshape(
-                self.n_features, n))
+        page = buffer[:n]
         offset = first * self.n_features * self.code_dtype.itemsize
         view = memoryview(page.reshape(-1)).cast("B")
         done = 0
@@ -126,10 +109,10 @@ class PageFile:
 
     def pages(self):
         """Yield ``(first_row, codes)`` for every page in order, codes
-        (n_features, rows) valid until the next page is asked for; the
+        (rows, n_features) valid until the next page is asked for; the
         next page is read on another thread meanwhile."""
         if self._buffers is None:
-            self._buffers = [np.empty((self.n_features, self.page_rows),
+            self._buffers = [np.empty((self.page_rows, self.n_features),
                                       dtype=self.code_dtype)
                              for _ in range(2)]
             self._reader = ThreadPoolExecutor(max_workers=1)
