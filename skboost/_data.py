@@ -262,14 +262,18 @@ def _check_category_columns(frame, order, category_map):
                 "categorical_features)")
 
 
+def reject_external_weight(X, sample_weight):
+    """With ExternalData the sample weights come from the chunks."""
+    if getattr(X, "out_of_core", False) and sample_weight is not None:
+        raise ValueError("with ExternalData, sample_weight comes from the "
+                         "chunks: yield (X, y, sample_weight) tuples")
+
+
 def check_weight(sample_weight, X, name="sample_weight"):
     """Non-negative float64 weights with a positive sum (ones if None),
     within ``_limits.MAX_WEIGHT_SUM``."""
-    if getattr(X, "out_of_core", False):    # weights come from the chunks
-        if sample_weight is not None:
-            raise ValueError(f"with ExternalData, {name} comes from the "
-                             "chunks: yield (X, y, sample_weight) tuples")
-        sample_weight = X.sample_weight
+    if getattr(X, "out_of_core", False) and sample_weight is None:
+        sample_weight = X.sample_weight    # from ExternalData's chunks
     weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True)
     if not np.all(np.isfinite(weight)):

@@ -22,7 +22,7 @@ from .metrics import get_metric
 from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
                          CallableObjective, get_objective)
-from ._data import check_weight, check_X
+from ._data import check_weight, check_X, reject_external_weight
 from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
@@ -1077,6 +1077,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         self : BoostClassifier
         """
         X, y = check_X(self, X, y=y, reset=True, multi_output=True)
+        reject_external_weight(X, sample_weight)
         y = check_targets(y)
         evaluation = _evaluation_kwargs(
             eval_set, sample_weight_eval_set, verbose, base_margin,
@@ -1405,6 +1406,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True,
                        multi_output=True)
+        reject_external_weight(X, sample_weight)
         y = check_targets(y).astype(np.float64, copy=False)
         objective = self.objective
         if callable(objective):
@@ -1680,6 +1682,7 @@ class BoostRanker(_BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
         if getattr(X, "out_of_core", False):
+            reject_external_weight(X, sample_weight)
             qid = _external_queries(X, qid, group)
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
         # score() needs qid exactly when fit had queries
