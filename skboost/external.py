@@ -238,8 +238,8 @@ default=None
         if not reset:
             raise TypeError(
                 "ExternalData is accepted as the training data of fit and "
-                "as the data of predict, predict_proba, decision_function "
-                "and apply; pass arrays here")
+                "as the data of predict, predict_proba and "
+                "decision_function; pass arrays here")
         if y is not None:
             raise ValueError("with ExternalData, y comes from the chunks: "
                              "call fit(data) without y")
