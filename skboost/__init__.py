@@ -4,7 +4,8 @@
 from . import _openmp_runtime  # noqa: F401  (isort: skip)
 from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
 from ._forest import BoostRFClassifier, BoostRFRegressor
+from .external import ExternalData
 
-__all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor",
+__all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
            "BoostRFClassifier", "BoostRFRegressor"]
 __version__ = "0.1.0.dev0"

@@ -506,6 +506,8 @@ default=None
     """
     check_callbacks(callbacks)
     objective = _resolve_objective(objective_name, objective_params, query_ptr)
+    if getattr(X, "out_of_core", False):
+        _check_out_of_core(objective, init_booster)
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
@@ -547,6 +549,19 @@ default=None
     for callback in callbacks:
         booster = _call(callback, "after_training", booster) or booster
     return booster
+
+
+def _check_out_of_core(objective, init_booster):
+    """What out-of-core training (ExternalData) cannot do: it never holds
+    X, so no prediction pass over the training rows."""
+    if objective.refit_leaves():
+        raise ValueError(
+            f"objective {objective.name!r} re-fits its leaves on the "
+            "training rows, which ExternalData does not hold: train it in "
+            "core")
+    if init_booster is not None and init_booster.trees:
+        raise ValueError("continuing a model (xgb_model, init_model, "
+                         "warm_start) is not supported with ExternalData")
 
 
 def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
@@ -772,6 +787,8 @@ def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
         _add_tree_output(tree, X, raw, group, n_threads)
         return
     leaf_rows.add_values(tree, raw, group, n_threads)
+    if getattr(leaf_rows, "covers_every_row", False):
+        return    # out of core: every row's leaf is known (PositionLeaves)
     rest = np.flatnonzero(~active & weighted)
     if rest.size:
         column = raw[rest, group:group + 1].copy()

@@ -42,6 +42,10 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
     categorical features and their categories are recorded in
     ``estimator._category_map_`` (None without any).
     """
+    if hasattr(X, "_check_for_estimator"):   # skboost.ExternalData
+        return X._check_for_estimator(estimator, y=None if isinstance(
+            y, str) else y, reset=reset, y_numeric=y_numeric,
+            multi_output=multi_output)
     missing = estimator.missing
     # An infinite ``missing`` marker must survive validation to be replaced.
     finite_check = False if np.isinf(missing) else "allow-nan"
@@ -258,9 +262,18 @@ def _check_category_columns(frame, order, category_map):
                 "categorical_features)")
 
 
+def reject_external_weight(X, sample_weight):
+    """With ExternalData the sample weights come from the chunks."""
+    if getattr(X, "out_of_core", False) and sample_weight is not None:
+        raise ValueError("with ExternalData, sample_weight comes from the "
+                         "chunks: yield (X, y, sample_weight) tuples")
+
+
 def check_weight(sample_weight, X, name="sample_weight"):
     """Non-negative float64 weights with a positive sum (ones if None),
     within ``_limits.MAX_WEIGHT_SUM``."""
+    if getattr(X, "out_of_core", False) and sample_weight is None:
+        sample_weight = X.sample_weight    # from ExternalData's chunks
     weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True)
     if not np.all(np.isfinite(weight)):

@@ -22,7 +22,7 @@ from .metrics import get_metric
 from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
                          CallableObjective, get_objective)
-from ._data import check_weight, check_X
+from ._data import check_weight, check_X, reject_external_weight
 from ._explain import ExplainMixin
 from ._holdout import hold_out, objective_for_rows
 from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
@@ -232,6 +232,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                                 base_margin_eval_set,
                                 n_targets=getattr(objective, "n_targets", 1))
         if self.early_stopping_rounds is not None and not evals:
+            if getattr(X, "out_of_core", False):
+                raise ValueError(
+                    "early_stopping_rounds with ExternalData needs an "
+                    "eval_set (no hold-out is split off the chunks)")
             X, y, weight, query_ptr, objective, base_margin, holdout = (
                 self._hold_out(X, y, weight, query_ptr, objective,
                                base_margin))
@@ -435,6 +439,13 @@ class _BoostBase(ExplainMixin, BaseEstimator):
 
     def _raw_predict(self, X, iteration_range, base_margin=None):
         check_is_fitted(self)
+        if hasattr(X, "_predict_chunks"):   # ExternalData: chunk by chunk
+            if base_margin is not None:
+                raise ValueError("base_margin is not supported with "
+                                 "ExternalData: predict on arrays instead")
+            parts = [self._raw_predict(chunk, iteration_range)
+                     for chunk in X._predict_chunks()]
+            return np.concatenate(parts)
         X = check_X(self, X, reset=False)
         return self.booster_.predict_raw(X,
                                          self._iteration_range(iteration_range),
@@ -1040,7 +1051,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                 "scale_pos_weight": self.scale_pos_weight}
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, eval_set=None,
+    def fit(self, X, y=None, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *,
             base_margin=None, base_margin_eval_set=None, xgb_model=None,
             init_score=None, eval_init_score=None, init_model=None):
@@ -1048,10 +1059,12 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or ExternalData
             Training data; NaN (and ``missing``) mark missing values.
+            :class:`~skboost.ExternalData` trains out of core, with y and
+            the sample weights from its chunks.
         y : array-like of shape (n_samples,) or (n_samples, n_labels)
-            Class labels of any type; or a 0/1 indicator matrix, one column
+            Class labels of any type (None with ExternalData); or a 0/1 indicator matrix, one column
             per label (multi-label: one binary output per label,
             ``classes_`` the label indices, see
             :doc:`/user_guide/multi_output`).
@@ -1064,6 +1077,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         self : BoostClassifier
         """
         X, y = check_X(self, X, y=y, reset=True, multi_output=True)
+        reject_external_weight(X, sample_weight)
         y = check_targets(y)
         evaluation = _evaluation_kwargs(
             eval_set, sample_weight_eval_set, verbose, base_margin,
@@ -1367,7 +1381,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                 "tweedie_variance_power": self.tweedie_variance_power}
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, eval_set=None,
+    def fit(self, X, y=None, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *,
             base_margin=None, base_margin_eval_set=None, xgb_model=None,
             init_score=None, eval_init_score=None, init_model=None):
@@ -1375,10 +1389,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or ExternalData
             Training data; NaN (and ``missing``) mark missing values.
+            :class:`~skboost.ExternalData` trains out of core, with y and
+            the sample weights from its chunks.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Targets; a 2-D y trains one output per target (see
+            Targets (None with ExternalData); a 2-D y trains one output per target (see
             ``multi_strategy`` and :doc:`/user_guide/multi_output`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; they scale gradients and hessians.
@@ -1390,6 +1406,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True,
                        multi_output=True)
+        reject_external_weight(X, sample_weight)
         y = check_targets(y).astype(np.float64, copy=False)
         objective = self.objective
         if callable(objective):
@@ -1433,6 +1450,21 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         if not output_margin:
             raw = self._prediction_objective().transform(raw)
         return raw[:, 0] if raw.shape[1] == 1 else raw
+
+
+def _external_queries(X, qid, group):
+    """The query ids of ExternalData's chunks, which must come sorted (the
+    rows of a query together, queries in increasing id order)."""
+    if qid is not None or group is not None:
+        raise ValueError("with ExternalData, qid comes from the chunks: "
+                         "yield (X, y, sample_weight, qid) tuples")
+    qid = X.qid
+    if qid is not None and np.any(np.diff(qid) < 0):
+        raise ValueError(
+            "ExternalData's qid must be sorted across the chunks (each "
+            "query's rows together, in increasing query id): out of core "
+            "the rows cannot be reordered")
+    return qid
 
 
 def _check_queries(qid, group, n_rows, what="qid"):
@@ -1611,7 +1643,7 @@ class BoostRanker(_BoostBase):
                 "ndcg_exp_gain": bool(self.ndcg_exp_gain)}
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, qid=None, group=None, sample_weight=None,
+    def fit(self, X, y=None, *, qid=None, group=None, sample_weight=None,
             eval_set=None, eval_qid=None, eval_group=None,
             sample_weight_eval_set=None, verbose=False,
             base_margin=None, base_margin_eval_set=None, xgb_model=None,
@@ -1620,11 +1652,14 @@ class BoostRanker(_BoostBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or ExternalData
             Documents; NaN (and ``missing``) mark missing values.
+            :class:`~skboost.ExternalData` trains out of core: y, the
+            sample weights and the query ids come from its chunks
+            (``(X, y, sample_weight, qid)``, rows sorted by query id).
         y : array-like of shape (n_samples,)
             Relevance labels, non-negative integers (0 or 1 for
-            ``rank:map``).
+            ``rank:map``); None with ExternalData.
         qid : array-like of shape (n_samples,), default=None
             Integer query id of every row, in any order (rows are grouped
             by a stable sort inside). None, with ``group`` None, makes the
@@ -1646,6 +1681,9 @@ class BoostRanker(_BoostBase):
         self : BoostRanker
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
+        if getattr(X, "out_of_core", False):
+            reject_external_weight(X, sample_weight)
+            qid = _external_queries(X, qid, group)
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
         # score() needs qid exactly when fit had queries
         self._fitted_on_queries = qid is not None or group is not None
@@ -1665,6 +1703,10 @@ class BoostRanker(_BoostBase):
             kwargs["base_margin_eval_set"])
         kwargs["base_margin"] = rows_of(kwargs["base_margin"], order,
                                         X.shape[0])
+        if getattr(X, "out_of_core", False):   # rows already by query
+            return self._train(X, np.asarray(y), sample_weight, objective,
+                               query_ptr=query_ptr, eval_query_ptrs=eval_ptrs,
+                               **kwargs)
         X = X[order] if sp.issparse(X) else np.ascontiguousarray(X[order])
         return self._train(
             X, np.asarray(y)[order],

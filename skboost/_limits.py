@@ -84,7 +84,9 @@ def check_gradients(gpair, weight_sum, objective_name, iteration):
     """After a round's gradients: all finite, and the weighted sums bounded
     by ``MAX_GRADIENT_SUM`` (``max |g| * sum of weights``, a bound that
     does not depend on the order of the rows)."""
-    largest = float(np.max(np.abs(gpair))) if gpair.size else 0.0
+    # max and -min: no |gpair| temporary (as large as the gradients)
+    largest = (float(max(np.max(gpair), -np.min(gpair))) if gpair.size
+               else 0.0)
     if np.isfinite(largest) and largest * weight_sum <= MAX_GRADIENT_SUM:
         return
     what = ("non-finite gradients or hessians" if not np.isfinite(largest)

@@ -164,3 +164,14 @@ def test_multi_output_example_runs():
     f1 = float(re.search(r"test micro-F1 ([0-9.]+)", out).group(1))
     assert f1 > 0.6, out
     assert "1 round of 100 trees" in out, out
+
+
+def test_out_of_core_example_matches_in_core():
+    """The out-of-core example trains the in-core model from chunk files."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "out_of_core.py")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "same predictions: True" in result.stdout, result.stdout
+    auc = float(re.search(r"test AUC ([0-9.]+)", result.stdout).group(1))
+    assert auc > 0.95, result.stdout

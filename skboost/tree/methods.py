@@ -19,6 +19,8 @@ sparse     approx, global        ``ColumnScanFinder`` (cuts per tree)
 sparse     approx, local         ``LocalApproxFinder``
 dense      hist, vector leaves   ``VectorHistFinder`` (one tree for all
                                  outputs, ``multi_output_tree``)
+paged      hist                  ``PagedHistFinder`` (binned pages on
+                                 disk, ``skboost.ExternalData``)
 =========  ====================  ======================================
 """
 
@@ -37,7 +39,9 @@ from .driver import GrowthDriver
 from .memory import check_training_memory
 from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
                       HistFinder, LocalApproxFinder)
+from .finders.paged import PagedHistFinder
 from .finders.vector_hist import VectorHistFinder
+from .pages import PagedMatrix
 
 
 def make_grower(X, params, n_threads, rng, *, weight=None,
@@ -76,6 +80,12 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     """
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
+    if isinstance(X, PagedMatrix) or hasattr(X, "paged_matrix"):
+        if not isinstance(X, PagedMatrix):   # ExternalData: bin now
+            X = X.paged_matrix(params.max_bin, weight, n_threads)
+        finder = _paged_hist(X, params, n_threads, weight, n_categories,
+                             vector_outputs)
+        return GrowthDriver(finder, params, _column_sampler(X, params, rng))
     kind = "sparse" if isinstance(X, SparseRows) else "dense"
     if vector_outputs:
         finder = _vector_hist(X, kind, params, n_threads, weight,
@@ -115,6 +125,21 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
+
+
+def _paged_hist(X, params, n_threads, weight, n_categories, vector_outputs):
+    """The finder of binned pages on disk: the hist method, depth-wise or
+    lossguide, numeric features, one output per tree."""
+    unsupported = [what for what, present in (
+        (f"tree_method={params.tree_method!r} (use 'hist')",
+         params.tree_method != "hist"),
+        ("categorical features", n_categories is not None),
+        ("multi_strategy='multi_output_tree'", bool(vector_outputs)))
+        if present]
+    if unsupported:
+        raise ValueError("out-of-core training (ExternalData) does not "
+                         "support " + ", ".join(unsupported))
+    return PagedHistFinder(X, params, n_threads, weight=weight)
 
 
 # Each builder takes (X, params, n_threads) and the keywords weight,

@@ -1,0 +1,687 @@
+"""Out-of-core training: data read in chunks, binned into pages on disk.
+
+``ExternalData(chunks, cache_dir=...)`` stands for X (and y, and the
+sample weights and query ids) in the estimators' ``fit`` and ``predict``.
+``chunks`` is a callable returning a fresh iterator over ``(X, y)``,
+``(X, y, sample_weight)`` or ``(X, y, sample_weight, qid)`` tuples, the
+same data in the same order on every call. A fit reads the chunks twice
+(the paper's section 4.3, XGBoost's external memory):
+
+1. the scan: every chunk is converted as the estimator converts X (pandas
+   columns, the ``missing`` marker, sparse matrices), checked against the
+   first chunk (width, dtypes, column names), fingerprinted (row count
+   and a checksum), its labels, weights and query ids kept, and its
+   values pushed into the weighted quantile sketch, which streams over
+   the rows in the blocks the in-core sketch uses, so the cut points are
+   those of an in-core fit on the concatenated data;
+2. the binning: every chunk again, checked against its fingerprint, its
+   bin codes written as pages to a file under ``cache_dir``
+   (``tree/pages.py``).
+
+Training then reads the pages once per tree level, a read-ahead thread
+fetching the next page (``tree/finders/paged.py``). What stays in memory
+is per-row state (labels, weights, gradients, margins, each row's node)
+and the histograms; see :doc:`/user_guide/out_of_core` for the bound.
+"""
+
+import os
+import shutil
+import tempfile
+import weakref
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .tree._sketch import WeightedQuantileSummary, _ExactBuilder
+from .tree.binning import BinMapper, ONE_BYTE_CODES, value_bin_caps
+from .tree.pages import (DEFAULT_PAGE_BYTES, PageFile, PagedMatrix,
+                         PageWriter, rows_per_page)
+
+# Rows per block of the sketch: ``sketch_column``'s default chunk, so the
+# streamed summaries are those of ``BinMapper.fit`` bit for bit.
+SKETCH_BLOCK_ROWS = 65536
+
+
+class ExternalData:
+    """Training data read in chunks and kept on disk as binned pages.
+
+    Pass it as X to ``fit`` (y, sample weights and query ids come from the
+    chunks) and to ``predict`` and friends (predictions chunk by chunk).
+
+    Parameters
+    ----------
+    chunks : callable
+        ``chunks()`` returns a fresh iterator (or iterable) over tuples
+        ``(X, y)``, ``(X, y, sample_weight)`` or ``(X, y, sample_weight,
+        qid)`` (``sample_weight`` may be None), the same data in the same
+        order on every call. X: numpy arrays (memory-mapped too), pandas
+        DataFrames (numeric columns) or scipy.sparse matrices, all chunks
+        of one kind, width, dtypes and column names.
+    cache_dir : str or path-like, default=None
+        Directory for the binned pages (a subdirectory is made and removed
+        by :meth:`close`, or when the object is garbage collected). None:
+        the system's temporary directory.
+    page_bytes : int, default=4194304
+        Bytes of bin codes per page; two pages are in memory at once.
+
+    Notes
+    -----
+    Out of core, ``tree_method="hist"`` only (depth-wise or lossguide
+    growth, numeric features, one output per tree). Everything the scan
+    learned is kept while the object lives, so several fits with the same
+    ``max_bin``, ``missing`` and ``sparse_absent`` bin only once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboost import BoostRegressor, ExternalData
+    >>> rng = np.random.default_rng(0)
+    >>> parts = [rng.normal(size=(500, 3)).astype(np.float32) for _ in range(4)]
+    >>> def chunks():
+    ...     for X in parts:
+    ...         yield X, X[:, 0] * 2.0
+    >>> with ExternalData(chunks) as data:
+    ...     model = BoostRegressor(n_estimators=5).fit(data)
+    ...     prediction = model.predict(data)
+    >>> prediction.shape
+    (2000,)
+    """
+
+    def __init__(self, chunks, *, cache_dir=None,
+                 page_bytes=DEFAULT_PAGE_BYTES):
+        if not callable(chunks):
+            raise TypeError(
+                "chunks must be a callable returning a fresh iterator over "
+                f"(X, y[, sample_weight[, qid]]) tuples, got {chunks!r}")
+        self.chunks = chunks
+        self.cache_dir = cache_dir
+        self.page_bytes = int(page_bytes)
+        if self.page_bytes < 1:
+            raise ValueError(f"page_bytes must be positive, got {page_bytes}")
+        self._directory = None
+        self._finalizer = None
+        self._scan = None      # (key, _Scan) of the last fit
+        self._paged = None     # (key, PagedMatrix) of the last binning
+
+    @classmethod
+    def from_npy(cls, X_files, y_files, *, sample_weight_files=None,
+                 qid_files=None, mmap=True, cache_dir=None,
+                 page_bytes=DEFAULT_PAGE_BYTES):
+        """Chunks from ``.npy`` files: chunk k is ``X_files[k]`` with the
+        labels ``y_files[k]`` (and weights, query ids when given).
+
+        Parameters
+        ----------
+        X_files, y_files : sequence of str or path-like
+        sample_weight_files, qid_files : sequence of str or path-like, \
+default=None
+        mmap : bool, default=True
+            Memory-map the X files (``np.load(mmap_mode="r")``).
+        cache_dir, page_bytes : see :class:`ExternalData`
+
+        Returns
+        -------
+        ExternalData
+        """
+        lists = [list(X_files), list(y_files),
+                 None if sample_weight_files is None
+                 else list(sample_weight_files),
+                 None if qid_files is None else list(qid_files)]
+        _check_file_lists(lists, ("X_files", "y_files", "sample_weight_files",
+                                  "qid_files"))
+
+        def chunks():
+            for k, x_file in enumerate(lists[0]):
+                X = np.load(x_file, mmap_mode="r" if mmap else None)
+                yield (X, np.load(lists[1][k])) + tuple(
+                    None if files is None else np.load(files[k])
+                    for files in lists[2:])
+
+        return cls(chunks, cache_dir=cache_dir, page_bytes=page_bytes)
+
+    @classmethod
+    def from_parquet(cls, files, label, *, sample_weight=None, qid=None,
+                     cache_dir=None, page_bytes=DEFAULT_PAGE_BYTES):
+        """Chunks from Parquet files (one chunk per file, read with
+        pandas): the column ``label`` is y, the columns named by
+        ``sample_weight`` and ``qid`` (when given) the weights and query
+        ids, every other column a feature.
+
+        Parameters
+        ----------
+        files : sequence of str or path-like
+        label : str
+        sample_weight, qid : str, default=None
+        cache_dir, page_bytes : see :class:`ExternalData`
+
+        Returns
+        -------
+        ExternalData
+        """
+        files = list(files)
+        if not files:
+            raise ValueError("files must name at least one Parquet file")
+        special = [c for c in (label, sample_weight, qid) if c is not None]
+
+        def chunks():
+            import pandas as pd
+
+            for path in files:
+                frame = pd.read_parquet(path)
+                absent = [c for c in special if c not in frame.columns]
+                if absent:
+                    raise ValueError(f"the Parquet file {path} has no "
+                                     f"column {absent[0]!r}")
+                yield (frame.drop(columns=special), frame[label].to_numpy(),
+                       None if sample_weight is None
+                       else frame[sample_weight].to_numpy(),
+                       None if qid is None else frame[qid].to_numpy())
+
+        return cls(chunks, cache_dir=cache_dir, page_bytes=page_bytes)
+
+    # -- the cache directory ---------------------------------------------
+
+    def _cache_directory(self):
+        """This object's directory under ``cache_dir`` (made on first use)."""
+        if self._directory is None:
+            parent = (tempfile.gettempdir() if self.cache_dir is None
+                      else os.fspath(self.cache_dir))
+            try:
+                os.makedirs(parent, exist_ok=True)
+                self._directory = tempfile.mkdtemp(prefix="skboost-external-",
+                                                   dir=parent)
+            except OSError as exc:
+                raise ValueError(
+                    f"cache_dir={parent!r} cannot hold the binned pages: "
+                    f"{exc.strerror or exc}") from exc
+            self._finalizer = weakref.finalize(
+                self, shutil.rmtree, self._directory, ignore_errors=True)
+        return self._directory
+
+    def close(self):
+        """Remove the cached pages and forget what the scan learned."""
+        if self._paged is not None:
+            self._paged[1].pages.release()
+        if self._finalizer is not None:
+            self._finalizer()
+        self._directory = self._finalizer = None
+        self._scan = self._paged = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def __repr__(self):
+        return f"ExternalData({self.chunks!r}, cache_dir={self.cache_dir!r})"
+
+    # -- what the estimators call ----------------------------------------
+
+    def _iterate(self):
+        """The chunks as ``_Chunk`` tuples, each checked for its shape."""
+        try:
+            iterator = iter(self.chunks())
+        except TypeError as exc:
+            raise TypeError("chunks() must return an iterator or iterable of "
+                            f"tuples: {exc}") from None
+        for index, item in enumerate(iterator):
+            yield _Chunk.from_item(index, item)
+
+    def _check_for_estimator(self, estimator, *, y, reset, y_numeric=False,
+                             multi_output=False):
+        """``check_X`` of the estimators' ``fit``: the scan (pass 1) and
+        the training data standing for X; y comes from the chunks."""
+        if not reset:
+            raise TypeError(
+                "ExternalData is accepted as the training data of fit and "
+                "as the data of predict, predict_proba and "
+                "decision_function; pass arrays here")
+        if y is not None:
+            raise ValueError("with ExternalData, y comes from the chunks: "
+                             "call fit(data) without y")
+        if estimator.tree_method != "hist":
+            raise ValueError(
+                "out-of-core training (ExternalData) supports "
+                f"tree_method='hist' only, got {estimator.tree_method!r}")
+        key = _conversion_key(estimator)
+        if self._scan is None or self._scan[0] != key:
+            self._scan = None
+            self._scan = (key, _scan(self, estimator, y_numeric,
+                                     multi_output))
+        else:
+            _restore_feature_info(estimator, self._scan[1])
+        scan = self._scan[1]
+        return ExternalTraining(self, scan), scan.y
+
+    def _paged_matrix(self, scan, max_bin, weight, n_threads):
+        """The binned pages for training (pass 2), re-sketched first when
+        the training weights differ from the chunks' (``class_weight``,
+        ``scale_pos_weight``)."""
+        mapper = scan.mapper
+        if not _same_weights(weight, scan.sample_weight):
+            mapper = _sketch_pass(self, scan, max_bin, weight, n_threads)
+        key = (scan.key, _cuts_digest(mapper))
+        if self._paged is not None and self._paged[0] == key:
+            return self._paged[1]
+        if self._paged is not None:
+            self._paged[1].pages.release()
+            _remove(self._paged[1].pages.path)
+            self._paged = None
+        paged = _binning_pass(self, scan, mapper, n_threads)
+        self._paged = (key, paged)
+        return paged
+
+    def _predict_chunks(self):
+        """X of every chunk, for prediction."""
+        for chunk in self._iterate():
+            yield chunk.X
+
+
+class ExternalTraining:
+    """What ``fit`` trains on out of core: the scanned rows' count and
+    width, their weights and query ids, and the binned pages on demand
+    (``make_grower`` calls :meth:`paged_matrix`)."""
+
+    out_of_core = True
+
+    def __init__(self, data, scan):
+        self.data = data
+        self.scan = scan
+        self.shape = (scan.n_rows, scan.n_features)
+        self.sample_weight = scan.sample_weight
+        self.qid = scan.qid
+
+    def __len__(self):
+        return self.shape[0]
+
+    def paged_matrix(self, max_bin, weight, n_threads):
+        """The PagedMatrix for ``max_bin`` bins, sketched with ``weight``
+        (the finders' weights: None for unit weights)."""
+        return self.data._paged_matrix(self.scan, max_bin, weight, n_threads)
+
+
+@dataclass
+class _Chunk:
+    index: int
+    X: object
+    y: object
+    sample_weight: object = None
+    qid: object = None
+
+    @classmethod
+    def from_item(cls, index, item):
+        if not isinstance(item, (tuple, list)) or not 2 <= len(item) <= 4:
+            raise TypeError(
+                f"chunk {index}: expected a tuple (X, y), (X, y, "
+                "sample_weight) or (X, y, sample_weight, qid), got "
+                f"{type(item).__name__}"
+                + (f" of length {len(item)}" if hasattr(item, "__len__")
+                   else ""))
+        return cls(index, *item)
+
+
+@dataclass
+class _Scan:
+    """What pass 1 learned."""
+
+    key: tuple
+    n_rows: int
+    n_features: int
+    y: np.ndarray
+    sample_weight: object          # float64 array, or None
+    qid: object                    # array, or None
+    fingerprints: list             # (rows, checksum) per chunk
+    mapper: BinMapper              # cut points sketched on the chunks
+    estimator_state: dict          # n_features_in_, feature_names_in_, ...
+    converter: object              # the estimator's conversion settings
+
+
+def _conversion_key(estimator):
+    """What the scan depends on: the conversion of X and the bins."""
+    missing = estimator.missing
+    return (repr(missing), getattr(estimator, "sparse_absent", "missing"),
+            repr(getattr(estimator, "categorical_features", None)),
+            int(estimator.max_bin))
+
+
+_FEATURE_STATE = ("n_features_in_", "feature_names_in_", "_category_map_")
+
+
+def _restore_feature_info(estimator, scan):
+    for name, value in scan.estimator_state.items():
+        setattr(estimator, name, value)
+    for name in _FEATURE_STATE:
+        if name not in scan.estimator_state and hasattr(estimator, name):
+            delattr(estimator, name)
+
+
+def _dtype_signature(X):
+    """The chunk's kind and dtypes, which every chunk must share."""
+    if sp.issparse(X):
+        return ("sparse", str(X.dtype))
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        return ("frame",) + tuple(str(d) for d in dtypes)
+    return ("array", str(np.asarray(X).dtype))
+
+
+def _convert(estimator, chunk, first, y_numeric, multi_output):
+    """The chunk's X as float32 C-ordered with NaN for missing, and its
+    checked y (``check_X``: the first chunk sets the feature names and
+    width, the others are checked against them)."""
+    from ._data import check_X
+
+    try:
+        X, y = check_X(estimator, chunk.X, y=chunk.y, reset=first,
+                       y_numeric=y_numeric, multi_output=multi_output)
+    except ValueError as exc:
+        raise ValueError(f"chunk {chunk.index}: {exc}") from exc
+    if first and getattr(estimator, "_category_map_", None) is not None:
+        raise ValueError(
+            "out-of-core training (ExternalData) does not support "
+            "categorical features yet: encode them as numbers in the chunks")
+    if sp.issparse(X):
+        X = _dense(X, getattr(estimator, "sparse_absent", "missing"))
+    return X, y
+
+
+def _dense(X, absent):
+    """A CSR chunk as float32 dense: absent entries NaN (missing) or 0.0
+    (``sparse_absent="zero"``)."""
+    out = np.full(X.shape, np.nan if absent == "missing" else 0.0,
+                  dtype=np.float32)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    out[rows, X.indices] = X.data
+    return out
+
+
+def _fingerprint(X, y):
+    """A cheap checksum of a converted chunk: its rows and adler32 of its
+    values and labels."""
+    checksum = zlib.adler32(memoryview(np.ascontiguousarray(X)).cast("B"))
+    checksum = zlib.adler32(
+        memoryview(np.ascontiguousarray(y, dtype=np.float64)).cast("B"),
+        checksum)
+    return X.shape[0], checksum
+
+
+def _scan(data, estimator, y_numeric, multi_output):
+    """Pass 1 (see the module docstring)."""
+    from ._threads import effective_n_threads
+
+    n_threads = effective_n_threads(estimator.n_jobs)
+    first_signature = None
+    ys, weights, qids, fingerprints = [], [], [], []
+    sketch = None
+    for chunk in data._iterate():
+        signature = _dtype_signature(chunk.X)
+        if first_signature is None:
+            first_signature = signature
+        elif signature != first_signature:
+            raise ValueError(
+                f"chunk {chunk.index} has dtypes {signature[1:]} ({signature[0]}), "
+                f"the first chunk {first_signature[1:]} ({first_signature[0]}): "
+                "every chunk must have the same kind and dtypes")
+        X, y = _convert(estimator, chunk, chunk.index == 0, y_numeric,
+                        multi_output)
+        _check_chunk_extras(chunk, X.shape[0], weights, qids)
+        if sketch is None:
+            sketch = StreamingSketch(X.shape[1], estimator.max_bin,
+                                     weighted=chunk.sample_weight is not None,
+                                     n_threads=n_threads)
+        sketch.push(X, weights[-1] if weights else None)
+        ys.append(y)
+        fingerprints.append(_fingerprint(X, y))
+    if sketch is None:
+        raise ValueError("chunks() yielded no chunk: ExternalData needs at "
+                         "least one chunk of rows")
+    y = np.concatenate(ys) if len(ys) > 1 else ys[0]
+    del ys
+    state = {name: getattr(estimator, name) for name in _FEATURE_STATE
+             if hasattr(estimator, name)}
+    return _Scan(key=_conversion_key(estimator), n_rows=y.shape[0],
+                 n_features=sketch.n_features, y=y,
+                 sample_weight=np.concatenate(weights) if weights else None,
+                 qid=np.concatenate(qids) if qids else None,
+                 fingerprints=fingerprints, mapper=sketch.mapper(),
+                 estimator_state=state, converter=(estimator, y_numeric,
+                                                   multi_output))
+
+
+def _check_chunk_extras(chunk, n_rows, weights, qids):
+    """The chunk's sample weights and query ids: one per row, given for
+    every chunk or for none."""
+    for name, value, kept in (("sample_weight", chunk.sample_weight, weights),
+                              ("qid", chunk.qid, qids)):
+        if chunk.index > 0 and (value is not None) != bool(kept):
+            raise ValueError(
+                f"chunk {chunk.index} {'has no' if value is None else 'has'} "
+                f"{name}, unlike the first chunk: give {name} in every "
+                "chunk or in none")
+        if value is None:
+            continue
+        value = np.asarray(value)
+        if value.shape != (n_rows,):
+            raise ValueError(
+                f"chunk {chunk.index}: {name} has shape {value.shape}, "
+                f"expected ({n_rows},), one per row of X")
+        if name == "sample_weight":
+            value = value.astype(np.float64)
+            if not np.all(np.isfinite(value)) or np.any(value < 0):
+                raise ValueError(f"chunk {chunk.index}: sample_weight must "
+                                 "be finite and non-negative")
+        kept.append(value)
+
+
+def _rescan_chunks(data, scan):
+    """The chunks again (pass 2 and re-sketching), converted as in the
+    scan and checked against its fingerprints: a different number of
+    chunks or rows, or different values, is an error."""
+    estimator, y_numeric, multi_output = scan.converter
+    count = 0
+    for chunk in data._iterate():
+        if chunk.index >= len(scan.fingerprints):
+            raise ValueError(
+                f"chunks() yielded more chunks on a second pass than the "
+                f"{len(scan.fingerprints)} of the first: it must yield the "
+                "same data in the same order on every call")
+        X, y = _convert(estimator, chunk, False, y_numeric, multi_output)
+        expected = scan.fingerprints[chunk.index]
+        found = _fingerprint(X, y)
+        if found != expected:
+            what = ("rows" if found[0] != expected[0] else "values (checksum)")
+            raise ValueError(
+                f"chunk {chunk.index} differs on a second pass of chunks(): "
+                f"its {what} changed ({found[0]} rows, expected "
+                f"{expected[0]}); chunks() must yield the same data in the "
+                "same order on every call")
+        count += 1
+        yield chunk.index, X
+    if count != len(scan.fingerprints):
+        raise ValueError(
+            f"chunks() yielded {count} chunks on a second pass, "
+            f"{len(scan.fingerprints)} on the first: it must yield the same "
+            "data in the same order on every call")
+
+
+def _sketch_pass(data, scan, max_bin, weight, n_threads):
+    """Cut points sketched again with the training weights (an extra pass
+    over the chunks)."""
+    sketch = StreamingSketch(scan.n_features, max_bin,
+                             weighted=weight is not None, n_threads=n_threads)
+    start = 0
+    for _, X in _rescan_chunks(data, scan):
+        stop = start + X.shape[0]
+        sketch.push(X, None if weight is None else weight[start:stop])
+        start = stop
+    return sketch.mapper()
+
+
+def _binning_pass(data, scan, mapper, n_threads):
+    """Pass 2: every chunk's bin codes, written as pages; the partial
+    file is removed on any error."""
+    directory = data._cache_directory()
+    page_rows = rows_per_page(scan.n_features, mapper.code_dtype_,
+                              data.page_bytes)
+    path = os.path.join(directory, f"codes-{os.getpid()}-{id(mapper)}.bin")
+    try:
+        writer = PageWriter(path, scan.n_features, mapper.code_dtype_)
+        try:
+            for _, X in _rescan_chunks(data, scan):
+                writer.write(mapper.transform(X, n_threads))
+        finally:
+            writer.close()
+    except OSError as exc:
+        _remove(path)
+        raise OSError(exc.errno, f"writing the binned pages to {directory} "
+                      f"failed ({exc.strerror or exc}): is cache_dir full or "
+                      "not writable? Give ExternalData another cache_dir"
+                      ) from exc
+    except BaseException:
+        _remove(path)
+        raise
+    pages = PageFile(path, scan.n_rows, scan.n_features, mapper.code_dtype_,
+                     page_rows)
+    return PagedMatrix(pages, mapper.bin_ptr_, mapper.split_thresholds_)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _same_weights(weight, sketched):
+    """Whether the finders' weights (None: unit) are those the scan
+    sketched with (None: none given)."""
+    if weight is None or sketched is None:
+        other = sketched if weight is None else weight
+        return other is None or bool(np.all(other == 1.0))
+    return weight.shape == sketched.shape and np.array_equal(weight, sketched)
+
+
+def _cuts_digest(mapper):
+    flat = (np.concatenate(mapper.cuts_) if mapper.cuts_
+            else np.empty(0))
+    return (zlib.adler32(flat.tobytes()), tuple(mapper.cut_ptr_),
+            tuple(mapper.has_missing_))
+
+
+def _check_file_lists(lists, names):
+    n = len(lists[0])
+    if n == 0:
+        raise ValueError("X_files must name at least one file")
+    for files, name in zip(lists[1:], names[1:]):
+        if files is not None and len(files) != n:
+            raise ValueError(f"{name} has {len(files)} files, X_files {n}: "
+                             "one per chunk")
+
+
+class StreamingSketch:
+    """Cut points of data seen in pieces of any size, equal to
+    ``BinMapper(max_bin).fit`` on the concatenated rows.
+
+    ``sketch_column`` summarises a column in blocks of
+    ``SKETCH_BLOCK_ROWS`` rows (exact summary of the block, pruned, merged
+    into the running summary, pruned again); the rows pushed here are cut
+    into the same blocks, whatever the chunks, and each feature keeps the
+    same running summary. Which summary size applies depends on whether
+    the feature has missing values (``value_bin_caps``), known only at the
+    end: with ``max_bin=256`` both sizes are kept.
+
+    Parameters
+    ----------
+    n_features : int
+    max_bin : int
+    weighted : bool
+        Whether rows come with weights.
+    n_threads : int
+    """
+
+    def __init__(self, n_features, max_bin, weighted, n_threads):
+        self.n_features = n_features
+        self.max_bin = int(max_bin)
+        self.weighted = weighted
+        self.n_threads = max(1, n_threads)
+        caps = {self.max_bin}
+        if self.max_bin == ONE_BYTE_CODES:
+            caps.add(ONE_BYTE_CODES - 1)
+        self.caps = sorted(caps)
+        self.running = [{cap: WeightedQuantileSummary.empty()
+                         for cap in self.caps} for _ in range(n_features)]
+        self.has_missing = np.zeros(n_features, dtype=bool)
+        self._block = np.empty((n_features, SKETCH_BLOCK_ROWS),
+                               dtype=np.float32)
+        self._weights = np.empty(SKETCH_BLOCK_ROWS) if weighted else None
+        self._filled = 0
+        self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
+        self._builders = {}
+
+    def push(self, X, weight=None):
+        """Add rows (float32 (n, n_features), NaN = missing)."""
+        if X.shape[1] != self.n_features:
+            raise ValueError("rows of another width")
+        self.has_missing |= np.isnan(X).any(axis=0)
+        start = 0
+        while start < X.shape[0]:
+            take = min(SKETCH_BLOCK_ROWS - self._filled, X.shape[0] - start)
+            stop = self._filled + take
+            self._block[:, self._filled:stop] = X[start:start + take].T
+            if self.weighted:
+                self._weights[self._filled:stop] = weight[start:start + take]
+            self._filled = stop
+            start += take
+            if self._filled == SKETCH_BLOCK_ROWS:
+                self._summarise_block()
+
+    def _builder(self):
+        """The calling thread's exact-summary builder (buffers reused)."""
+        import threading
+
+        key = threading.get_ident()
+        if key not in self._builders:
+            self._builders[key] = _ExactBuilder(SKETCH_BLOCK_ROWS, np.float32)
+        return self._builders[key]
+
+    def _summarise_block(self):
+        n = self._filled
+        weights = None if not self.weighted else self._weights[:n]
+
+        def summarise(f):
+            values = self._block[f, :n]
+            exact = None
+            for cap in self.caps:
+                size = max(8 * cap, 2)
+                if weights is None:
+                    # counts are integers: pruning the exact summary is
+                    # what build(..., size) does, bit for bit (one sort)
+                    if exact is None:
+                        exact = self._builder().build(values, None, 0)
+                    part = exact.prune(size)
+                else:
+                    part = self._builder().build(values, weights, size)
+                self.running[f][cap] = self.running[f][cap].merge(
+                    part).prune(size)
+
+        list(self._pool.map(summarise, range(self.n_features)))
+        self._filled = 0
+
+    def mapper(self):
+        """A fitted BinMapper holding the cut points."""
+        if self._filled:
+            self._summarise_block()
+        self._pool.shutdown()
+        caps = value_bin_caps(self.max_bin, self.has_missing)
+        cuts = [np.asarray(self.running[f][int(caps[f])].cut_points(
+            int(caps[f])), dtype=np.float64) for f in range(self.n_features)]
+        mapper = BinMapper(self.max_bin)
+        mapper.has_missing_ = self.has_missing.copy()
+        mapper._set_cuts(cuts)
+        self._block = self._weights = None
+        self._builders = {}
+        return mapper

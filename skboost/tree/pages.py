@@ -1,0 +1,176 @@
+"""Binned rows on disk, in pages, read back with a read-ahead thread.
+
+A page holds ``page_rows`` consecutive rows (the last page fewer), its
+codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
+codes in one cache line), one page after the other in a single file. Training reads every page once per
+tree level (``finders/paged.py``); while the kernels work on page k, a
+second thread reads page k+1 into the other of two buffers (the paper's
+section 4.3: blocks on disk, read by a separate thread). Only those two
+buffers are in memory, whatever the number of rows.
+"""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+# Bytes of codes per page: two pages (the one worked on and the one read
+# ahead) are what the binned data costs in memory.
+DEFAULT_PAGE_BYTES = 4 << 20
+
+
+def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
+    """Rows of a page of about ``page_bytes`` bytes (at least 1024)."""
+    row_bytes = max(1, n_features) * np.dtype(code_dtype).itemsize
+    return max(1024, int(page_bytes) // row_bytes)
+
+
+class PageWriter:
+    """Appends row-major bin codes, in pieces of any size, to ``path``
+    (pages are fixed row ranges of the one file).
+
+    Parameters
+    ----------
+    path : str
+    n_features : int
+    code_dtype : numpy dtype (uint8 or uint16)
+    """
+
+    def __init__(self, path, n_features, code_dtype):
+        self.path = path
+        self.n_features = n_features
+        self.code_dtype = np.dtype(code_dtype)
+        self.n_rows = 0
+        self._file = open(path, "wb")
+
+    def write(self, codes):
+        """Append rows (``codes``: (n, n_features), row-major)."""
+        codes = np.ascontiguousarray(codes, dtype=self.code_dtype)
+        if codes.ndim != 2 or codes.shape[1] != self.n_features:
+            raise ValueError("codes of another width")
+        self._file.write(memoryview(codes).cast("B"))
+        self.n_rows += codes.shape[0]
+
+    def close(self):
+        """Flush to disk and close the file."""
+        if self._file is not None:
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            finally:
+                self._file.close()
+                self._file = None
+
+
+class PageFile:
+    """The pages of one binned data set, read page by page.
+
+    Parameters
+    ----------
+    path : str
+    n_rows, n_features : int
+    code_dtype : numpy dtype
+    page_rows : int
+    """
+
+    def __init__(self, path, n_rows, n_features, code_dtype, page_rows):
+        self.path = path
+        self.n_rows = int(n_rows)
+        self.n_features = int(n_features)
+        self.code_dtype = np.dtype(code_dtype)
+        self.page_rows = int(page_rows)
+        self.n_pages = -(-self.n_rows // self.page_rows)
+        expected = self.n_rows * self.n_features * self.code_dtype.itemsize
+        size = os.path.getsize(path)
+        if size != expected:
+            raise ValueError(
+                f"the page file {path} holds {size} bytes, expected "
+                f"{expected}: the cache was changed or truncated")
+        self._buffers = None
+        self._reader = None
+
+    def page_bounds(self, k):
+        """First row and number of rows of page k."""
+        first = k * self.page_rows
+        return first, min(self.page_rows, self.n_rows - first)
+
+    def _read(self, fd, k, buffer):
+        first, n = self.page_bounds(k)
+        page = buffer[:n]
+        offset = first * self.n_features * self.code_dtype.itemsize
+        view = memoryview(page.reshape(-1)).cast("B")
+        done = 0
+        while done < view.nbytes:   # preadv may return fewer bytes
+            got = os.preadv(fd, [view[done:]], offset + done)
+            if got <= 0:
+                raise OSError(f"the page file {self.path} ended early")
+            done += got
+        return first, page
+
+    def pages(self):
+        """Yield ``(first_row, codes)`` for every page in order, codes
+        (rows, n_features) valid until the next page is asked for; the
+        next page is read on another thread meanwhile."""
+        if self._buffers is None:
+            self._buffers = [np.empty((self.page_rows, self.n_features),
+                                      dtype=self.code_dtype)
+                             for _ in range(2)]
+            self._reader = ThreadPoolExecutor(max_workers=1)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            ahead = self._reader.submit(self._read, fd, 0, self._buffers[0])
+            for k in range(self.n_pages):
+                current = ahead.result()
+                if k + 1 < self.n_pages:
+                    ahead = self._reader.submit(self._read, fd, k + 1,
+                                                self._buffers[(k + 1) % 2])
+                yield current
+        finally:
+            ahead.result() if not ahead.done() else None
+            os.close(fd)
+
+    def release(self):
+        """Free the page buffers and the reader thread (until next use)."""
+        if self._reader is not None:
+            self._reader.shutdown(wait=True)
+        self._buffers = None
+        self._reader = None
+
+    def evict(self):
+        """Drop the pages from the operating system's page cache (a cold
+        read next time; ``posix_fadvise`` where the platform has it)."""
+        if not hasattr(os, "posix_fadvise"):
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+class PagedMatrix:
+    """Binned training data kept on disk: what the out-of-core finder
+    reads (``finders/paged.py``), with the histogram layout of its bins.
+
+    Attributes
+    ----------
+    pages : PageFile
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+    missing_code : ndarray of shape (n_features,), int32
+    split_thresholds : ndarray of shape (n_bins,)
+        Tree threshold of each "split after bin" (``HistogramLayout``).
+    shape : (n_rows, n_features)
+    """
+
+    out_of_core = True
+
+    def __init__(self, pages, bin_ptr, split_thresholds):
+        self.pages = pages
+        self.bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+        self.missing_code = (np.diff(self.bin_ptr) - 1).astype(np.int32)
+        self.split_thresholds = np.asarray(split_thresholds,
+                                           dtype=np.float64)
+        self.n_rows = pages.n_rows
+        self.n_features = pages.n_features
+        self.n_bins = int(self.bin_ptr[-1])
+        self.shape = (self.n_rows, self.n_features)

@@ -1,0 +1,393 @@
+"""Out-of-core training (skboost.ExternalData): the oracle is the in-core
+estimator on the concatenated chunks (the same model bit for bit), naive
+numpy versions of the page kernel, and the chunks themselves for the
+checks of bad input."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skboost import BoostClassifier, BoostRanker, BoostRegressor, ExternalData
+from skboost.tree._paged import route_and_build
+
+TREE_FIELDS = ("feature", "threshold", "default_left", "left_child",
+               "right_child", "value", "gain", "cover")
+
+
+def assert_same_model(a, b):
+    trees_a, trees_b = a.get_booster().trees, b.get_booster().trees
+    assert len(trees_a) == len(trees_b)
+    for ta, tb in zip(trees_a, trees_b):
+        for field in TREE_FIELDS:
+            np.testing.assert_array_equal(getattr(ta, field),
+                                          getattr(tb, field), err_msg=field)
+
+
+def make_data(n=6000, d=6, seed=0, missing=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * 2)           # few distinct values
+    X[rng.random((n, d)) < missing] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1])
+    y = (signal + rng.normal(size=n) > 0).astype(np.int64)
+    return X, y, signal
+
+
+def chunked(*arrays, bounds):
+    """A chunks() callable cutting the arrays at ``bounds``."""
+    def chunks():
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            yield tuple(None if x is None else x[a:b] for x in arrays)
+    return chunks
+
+
+# Uneven chunks, one of a single row, none aligned with the sketch's
+# 65536-row blocks or with the pages.
+BOUNDS = [0, 1000, 1001, 3500, 6000]
+
+
+@pytest.mark.parametrize("max_bin", [256, 32])
+@pytest.mark.parametrize("params", [
+    dict(),
+    dict(subsample=0.7, colsample_bynode=0.6, colsample_bytree=0.8),
+    dict(grow_policy="lossguide", max_leaves=12, max_depth=0),
+    dict(reg_alpha=0.5, gamma=0.2, min_child_weight=3.0,
+         monotone_constraints=(1, 0, 0, 0, 0, 0)),
+])
+def test_classifier_equals_in_core(tmp_path, max_bin, params):
+    X, y, _ = make_data()
+    p = dict(dict(n_estimators=6, max_depth=5, max_bin=max_bin, n_jobs=2,
+                  random_state=3), **params)
+    in_core = BoostClassifier(**p).fit(X, y)
+    with ExternalData(chunked(X, y, bounds=BOUNDS), cache_dir=tmp_path,
+                      page_bytes=4096) as data:
+        out = BoostClassifier(**p).fit(data)
+        proba = out.predict_proba(data)
+    assert_same_model(in_core, out)
+    np.testing.assert_array_equal(proba, in_core.predict_proba(X))
+
+
+def test_weighted_regression_and_threads_equal_in_core(tmp_path):
+    X, _, signal = make_data(seed=1)
+    rng = np.random.default_rng(2)
+    y = signal + rng.normal(size=signal.shape[0])
+    w = rng.uniform(0.0, 3.0, size=y.shape[0])
+    w[::7] = 0.0
+    p = dict(n_estimators=5, max_depth=4, max_bin=64, random_state=0)
+    in_core = BoostRegressor(n_jobs=1, **p).fit(X, y, sample_weight=w)
+    data = ExternalData(chunked(X, y, w, bounds=BOUNDS), cache_dir=tmp_path,
+                        page_bytes=8192)
+    out = BoostRegressor(n_jobs=2, **p).fit(data)
+    assert_same_model(in_core, out)
+    data.close()
+
+
+def test_multiclass_and_class_weight_equal_in_core(tmp_path):
+    X, _, signal = make_data(seed=4)
+    y = np.digitize(signal, [-0.5, 0.5])
+    p = dict(n_estimators=3, max_depth=4, max_bin=48, n_jobs=2,
+             class_weight="balanced")
+    in_core = BoostClassifier(**p).fit(X, y)
+    with ExternalData(chunked(X, y, bounds=BOUNDS),
+                      cache_dir=tmp_path) as data:
+        out = BoostClassifier(**p).fit(data)   # re-sketched with weights
+    assert_same_model(in_core, out)
+
+
+def test_pandas_and_sparse_chunks(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y, _ = make_data(missing=0.0)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    p = dict(n_estimators=4, max_depth=4, max_bin=40, n_jobs=2)
+    in_core = BoostClassifier(**p).fit(frame, y)
+
+    def frames():
+        for a, b in zip(BOUNDS[:-1], BOUNDS[1:]):
+            yield frame.iloc[a:b], y[a:b]
+
+    with ExternalData(frames, cache_dir=tmp_path) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert list(out.feature_names_in_) == list(frame.columns)
+    assert_same_model(in_core, out)
+    # CSR chunks: absent entries are missing values, as NaN in dense X
+    X_sparse = X.copy()
+    X_sparse[np.abs(X_sparse) < 0.5] = 0.0
+    dense = np.where(X_sparse == 0.0, np.nan, X_sparse).astype(np.float32)
+    csr = sp.csr_matrix(X_sparse)
+    in_core = BoostClassifier(**p).fit(dense, y)
+    with ExternalData(chunked(csr, y, bounds=BOUNDS),
+                      cache_dir=tmp_path) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert_same_model(in_core, out)
+
+
+def test_ranker_with_qid_equals_in_core(tmp_path):
+    rng = np.random.default_rng(5)
+    X, _, signal = make_data(seed=5)
+    y = np.clip(np.round(signal + rng.normal(size=signal.shape[0])), 0, 3)
+    qid = np.repeat(np.arange(600), 10)
+    p = dict(n_estimators=4, max_depth=4, max_bin=64, n_jobs=2)
+    in_core = BoostRanker(**p).fit(X, y, qid=qid)
+    with ExternalData(chunked(X, y, None, qid, bounds=[0, 1000, 3500, 6000]),
+                      cache_dir=tmp_path) as data:
+        out = BoostRanker(**p).fit(data)
+    assert_same_model(in_core, out)
+    shuffled = qid.copy()
+    shuffled[:10] = 599
+    with ExternalData(chunked(X, y, None, shuffled, bounds=BOUNDS),
+                      cache_dir=tmp_path) as data:
+        with pytest.raises(ValueError, match="qid must be sorted"):
+            BoostRanker(**p).fit(data)
+
+
+def test_npy_and_parquet_files(tmp_path):
+    X, y, _ = make_data()
+    p = dict(n_estimators=3, max_depth=4, max_bin=64, n_jobs=2)
+    in_core = BoostClassifier(**p).fit(X, y)
+    x_files, y_files = [], []
+    for k, (a, b) in enumerate(zip(BOUNDS[:-1], BOUNDS[1:])):
+        x_files.append(tmp_path / f"X{k}.npy")
+        y_files.append(tmp_path / f"y{k}.npy")
+        np.save(x_files[-1], X[a:b])
+        np.save(y_files[-1], y[a:b])
+    with ExternalData.from_npy(x_files, y_files, cache_dir=tmp_path) as data:
+        assert_same_model(in_core, BoostClassifier(**p).fit(data))
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    names = [f"c{j}" for j in range(X.shape[1])]
+    files = []
+    for k, (a, b) in enumerate(zip(BOUNDS[:-1], BOUNDS[1:])):
+        frame = pd.DataFrame(X[a:b], columns=names)
+        frame["label"] = y[a:b]
+        files.append(tmp_path / f"part{k}.parquet")
+        frame.to_parquet(files[-1])
+    in_core = BoostClassifier(**p).fit(pd.DataFrame(X, columns=names), y)
+    with ExternalData.from_parquet(files, "label",
+                                   cache_dir=tmp_path) as data:
+        assert_same_model(in_core, BoostClassifier(**p).fit(data))
+
+
+def test_cache_directory_is_removed(tmp_path):
+    X, y, _ = make_data(n=2000)
+    data = ExternalData(chunked(X, y, bounds=[0, 900, 2000]),
+                        cache_dir=tmp_path)
+    BoostClassifier(n_estimators=2, n_jobs=1).fit(data)
+    made = [p for p in os.listdir(tmp_path)]
+    assert len(made) == 1 and os.listdir(tmp_path / made[0])
+    data.close()
+    assert os.listdir(tmp_path) == []
+
+
+# -- bad input -------------------------------------------------------------
+
+def _fit_error(tmp_path, chunks, match, error=ValueError, **params):
+    data = ExternalData(chunks, cache_dir=tmp_path)
+    with pytest.raises(error, match=match):
+        BoostClassifier(n_estimators=2, n_jobs=1, **params).fit(data)
+    data.close()
+    assert os.listdir(tmp_path) == []   # nothing left behind
+
+
+def test_disagreeing_chunks(tmp_path):
+    X, y, _ = make_data(n=3000)
+    _fit_error(tmp_path, lambda: iter([(X[:1000], y[:1000]),
+                                       (X[1000:, :5], y[1000:])]),
+               "chunk 1: X has 5 features")
+    _fit_error(tmp_path, lambda: iter([(X[:1000], y[:1000]),
+                                       (X[1000:].astype(np.float64),
+                                        y[1000:])]),
+               "chunk 1 has dtypes")
+    _fit_error(tmp_path, lambda: iter([(X[:1000], y[:1000], None),
+                                       (X[1000:], y[1000:],
+                                        np.ones(2000))]),
+               "chunk 1 has sample_weight, unlike the first chunk")
+    _fit_error(tmp_path, lambda: iter([(X[:1000], y[:999])]),
+               "chunk 0: .*inconsistent numbers of samples")
+    _fit_error(tmp_path, lambda: iter([X[:1000]]), "chunk 0: expected a "
+               "tuple", error=TypeError)
+    _fit_error(tmp_path, lambda: iter([]), "yielded no chunk")
+    pd = pytest.importorskip("pandas")
+    a = pd.DataFrame(X[:1000], columns=list("abcdef"))
+    b = pd.DataFrame(X[1000:], columns=list("abcdeg"))
+    _fit_error(tmp_path, lambda: iter([(a, y[:1000]), (b, y[1000:])]),
+               "chunk 1: .*feature names")
+    c = a.assign(a=pd.Categorical(np.where(X[:1000, 0] > 0, "x", "y")))
+    _fit_error(tmp_path, lambda: iter([(c, y[:1000])]),
+               "does not support categorical features")
+
+
+def test_second_pass_that_differs(tmp_path):
+    X, y, _ = make_data(n=3000)
+    calls = []
+
+    def changing():   # the second pass sees other values
+        calls.append(1)
+        Xc = X if len(calls) == 1 else X + np.float32(1e-3)
+        return iter([(Xc[:1500], y[:1500]), (Xc[1500:], y[1500:])])
+
+    _fit_error(tmp_path, changing, "chunk 0 differs on a second pass.*"
+               "values")
+    calls.clear()
+
+    def shorter():
+        calls.append(1)
+        stop = 3000 if len(calls) == 1 else 2999
+        return iter([(X[:1500], y[:1500]), (X[1500:stop], y[1500:stop])])
+
+    _fit_error(tmp_path, shorter, "chunk 1 differs on a second pass.*rows")
+    calls.clear()
+
+    def fewer():
+        calls.append(1)
+        parts = [(X[:1500], y[:1500]), (X[1500:], y[1500:])]
+        return iter(parts if len(calls) == 1 else parts[:1])
+
+    _fit_error(tmp_path, fewer, "yielded 1 chunks on a second pass, 2")
+
+
+def test_unusable_cache_dir(tmp_path):
+    X, y, _ = make_data(n=2000)
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    data = ExternalData(chunked(X, y, bounds=[0, 2000]),
+                        cache_dir=not_a_dir / "sub")
+    with pytest.raises(ValueError, match="cache_dir=.*cannot hold"):
+        BoostClassifier(n_estimators=2).fit(data)
+
+
+def test_full_cache_dir_cleans_up(tmp_path):
+    """A file-size limit stands in for a full disk (ENOSPC and EFBIG both
+    end the write): a clear OSError, and no partial page file left."""
+    script = textwrap.dedent(f"""
+        import os, resource, signal
+        import numpy as np
+        from skboost import BoostClassifier, ExternalData
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        X = np.random.default_rng(0).normal(size=(20000, 8)).astype(np.float32)
+        y = (X[:, 0] > 0).astype(int)
+        data = ExternalData(lambda: iter([(X, y)]), cache_dir={str(tmp_path)!r})
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50000, 50000))
+        try:
+            BoostClassifier(n_estimators=2).fit(data)
+        except OSError as exc:
+            print("OSError", exc)
+        print("left", sum(len(f) for _, _, f in os.walk({str(tmp_path)!r})))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, env=dict(os.environ))
+    assert "OSError" in out.stdout, out.stderr
+    assert "cache_dir full or not writable" in out.stdout
+    assert "left 0" in out.stdout
+
+
+def test_unsupported_options(tmp_path):
+    X, y, _ = make_data(n=2000)
+    chunks = chunked(X, y, bounds=[0, 2000])
+    with ExternalData(chunks, cache_dir=tmp_path) as data:
+        with pytest.raises(ValueError, match="tree_method='hist' only"):
+            BoostClassifier(tree_method="exact").fit(data)
+        with pytest.raises(ValueError, match="needs an eval_set"):
+            BoostClassifier(early_stopping_rounds=2).fit(data)
+        with pytest.raises(ValueError, match="y comes from the chunks"):
+            BoostClassifier().fit(data, y)
+        with pytest.raises(ValueError, match="sample_weight comes from"):
+            BoostClassifier().fit(data, sample_weight=np.ones(2000))
+        with pytest.raises(ValueError, match="re-fits its leaves"):
+            BoostRegressor(objective="reg:absoluteerror").fit(data)
+        model = BoostClassifier(n_estimators=2).fit(X, y)
+        with pytest.raises(TypeError, match="ExternalData is accepted"):
+            model.apply(data)
+    with pytest.raises(TypeError, match="chunks must be a callable"):
+        ExternalData([(X, y)])
+
+
+# -- the page kernel against a naive version ---------------------------------
+
+def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
+    feature, split_bin, default_left, left, right, build_row = arrays
+    missing = np.diff(bin_ptr) - 1
+    position = position.copy()
+    hist = {}
+    counts = np.zeros(feature.shape[0], dtype=np.int64)
+    for i in range(page.shape[0]):
+        r = offset + i
+        node = position[r]
+        if node >= 0 and feature[node] >= 0:
+            f = feature[node]
+            code = page[i, f]
+            go_left = (default_left[node] if code == missing[f]
+                       else code <= split_bin[node])
+            node = left[node] if go_left else right[node]
+            position[r] = node
+        if node >= 0 and active[r]:
+            counts[node] += 1
+            if build_row[node] >= 0:
+                h = hist.setdefault(build_row[node],
+                                    np.zeros((bin_ptr[-1], 2), np.int64))
+                for f in range(page.shape[1]):
+                    h[bin_ptr[f] + page[i, f]] += gpair[r].astype(np.int64)
+    return position, hist, counts
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_route_and_build_matches_naive(n_threads):
+    rng = np.random.default_rng(0)
+    n_rows, d, first, n = 900, 4, 200, 500
+    widths = np.array([3, 5, 2, 9])
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
+        np.uint8)
+    position = rng.integers(-1, 3, n_rows).astype(np.int32)
+    active = (rng.random(n_rows) < 0.8).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
+    n_ids = 7
+    feature = np.array([1, 3, -1, -1, -1, -1, -1], np.int32)
+    split_bin = np.array([2, 4, 0, 0, 0, 0, 0], np.int32)
+    default_left = np.array([1, 0, 0, 0, 0, 0, 0], np.uint8)
+    left = np.array([3, 5, 0, 0, 0, 0, 0], np.int32)
+    right = np.array([4, 6, 0, 0, 0, 0, 0], np.int32)
+    build_row = np.array([-1, -1, 2, 0, -1, -1, 1], np.int64)
+    arrays = (feature, split_bin, default_left, left, right, build_row)
+    hist = np.zeros((3, bin_ptr[-1], 2), np.int64)
+    counts = np.zeros(n_ids, np.int64)
+    got_position = position.copy()
+    route_and_build(page, first, got_position, active, *arrays,
+                    (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
+                    1.0, hist, counts, np.empty((n, 2), np.int64),
+                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    n_threads)
+    position_ref, hist_ref, counts_ref = naive_pass(
+        page, first, position, active, arrays, bin_ptr, gpair)
+    np.testing.assert_array_equal(got_position, position_ref)
+    np.testing.assert_array_equal(counts, counts_ref)
+    for row in range(3):
+        np.testing.assert_array_equal(
+            hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
+
+
+def test_route_and_build_rejects_bad_indices():
+    page = np.zeros((4, 2), np.uint8)
+    bin_ptr = np.array([0, 3, 6], np.int64)
+    args = dict(position=np.array([0, 0, 0, 9], np.int32))
+    z = np.zeros(2, np.int32)
+    with pytest.raises(ValueError, match="node id is outside"):
+        route_and_build(page, 0, args["position"], np.ones(4, np.uint8),
+                        np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
+                        z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
+                        bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
+                        np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
+                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
+                        np.empty(4, np.int32), True, True, 1)
+    with pytest.raises(ValueError, match="outside the data"):
+        route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
+                        np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
+                        z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
+                        bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
+                        np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
+                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
+                        np.empty(4, np.int32), True, True, 1)
