@@ -165,7 +165,7 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) r
     per_hist = block_hist.sum(axis=0)
     hist_start = np.zeros(block_hist.shape[1] + 1, dtype=np.int64)
     np.cumsum(per_hist, out=hist_start[1:])
-    start = hist_start[:-1] + np.cumsum(block_hist, axis=0) - block_hist
+    start = hist_start[:block_hist.shape[1]] + np.cumsum(block_hist, axis=0) - block_hist
     cdef int64_t[:, ::1] start_view = start
     cdef const int64_t[::1] hist_start_view = hist_start
     _pack(row_offset, target[:n], gpair, weight, scale_g, scale_h,
