@@ -287,7 +287,7 @@ class Shard:
         self._run(ops)
         f = self.finder
         t = f.table
-        nodes, _, left, _ = ops[-1][1]
+        nodes, _, left, _, _ = ops[-1][1]
         n_left = t["end"][left] - t["begin"][left]
         return f.pool.array[t["hist_row"][designated]], n_left
 
@@ -311,9 +311,10 @@ class Shard:
             if kind == "retire":
                 f.retire(args)
             else:
-                nodes, records, left, right = args
+                nodes, records, left, right, left_sets = args
                 f.apply_splits(nodes, SplitBatch(records, records["G_left"],
-                                                 records["H_left"]),
+                                                 records["H_left"],
+                                                 left_sets),
                                left, right, find_next=kind == "apply")
 
     def _group(self, slot):
@@ -524,7 +525,7 @@ class DaskHistFinder(HistFinder):
         right_sums = t["sums"][nodes] - left_sums
         parent_rows = t["hist_row"][nodes]
         t["hist_row"][nodes] = -1
-        op = (nodes, records, left, right)
+        op = (nodes, records, left, right, splits.left_sets)
         if not find_next:
             self.pending.append(("leaves", op))
             self.pool.give_back(parent_rows)
