@@ -44,7 +44,7 @@ from .tree._histogram import (_active_maxima, quantization_scale,
                               subtract_histograms)
 from .tree._sketch import WeightedQuantileSummary, sketch_column
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
-from .tree.finders import HistFinder
+from .tree.finders import HistFinder, LeafRows
 from .tree.splits import SplitBatch
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
@@ -298,6 +298,11 @@ class Shard:
         slot, spec = self.slot, self.spec
         group = self._group(slot)
         leaf_rows = self.finder.finish_tree(tree)
+        # a leaf may hold none of this worker's rows (never on one
+        # process): drop the empty slices, which may share a begin
+        kept = leaf_rows.end > leaf_rows.begin
+        leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
+                             leaf_rows.end[kept], leaf_rows.node[kept])
         _update_margins(tree, leaf_rows, self.active[slot], self.X,
                         self.weights.positive, self.raw, group,
                         spec.n_threads)

@@ -261,8 +261,10 @@ class _DaskBoostMixin:
             return self._train_on(shards, objective, n_classes, n_rows,
                                   verbose=verbose)
         finally:
-            client.cancel(actors + [f for p in parts for f in p
-                                    if f is not None])
+            # the shards' memory goes; the partitions are released with
+            # ``parts`` (not cancelled: their keys may be shared with other
+            # computations of the same collections)
+            client.cancel(actors)
 
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""

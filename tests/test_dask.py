@@ -328,3 +328,18 @@ def test_killed_worker_ends_fit_with_clear_error():
     error = outcome["result"]
     assert isinstance(error, RuntimeError), error
     assert victim in str(error)
+
+
+def test_worker_without_rows_of_some_nodes(client):
+    """Partitions sorted by the main feature: a worker holds no rows of
+    many nodes (empty local slices), and the model is still single-node's."""
+    X, y = _discrete_data(n=1200, seed=8)
+    order = np.argsort(np.nan_to_num(X[:, 0], nan=-1.0), kind="stable")
+    X, y = X[order], y[order]
+    workers = _workers(client)
+    pX, fx = _placed(client, da.from_array(X, chunks=(400, 5)), workers)
+    py, fy = _placed(client, da.from_array(y, chunks=400), workers)
+    params = dict(PARAMS, min_child_weight=0.0)
+    model = DaskBoostRegressor(**params).fit(pX, py)
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)
