@@ -31,6 +31,7 @@ the number of workers and wherever the partitions sit.
 """
 
 from dataclasses import dataclass, replace
+import time
 
 import numpy as np
 
@@ -172,6 +173,7 @@ class Shard:
     def __init__(self, parts):
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
+        self._stats = {"apply_seconds": 0.0, "histogram_bytes": 0}
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -280,10 +282,23 @@ class Shard:
         f.start_tree(self.gpair[self._group(slot)], self.active[slot])
         return f.pool.array[f.table["hist_row"][0]].copy()
 
+    def stats(self):
+        """Seconds this shard spent in level calls (``apply``) and the
+        bytes of histograms it returned: where the time of a fit goes
+        (``benchmarks/bench_dask.py``)."""
+        return dict(self._stats)
+
     def apply(self, ops, designated):
         """Run the queued operations (``ops``: apply and retire), the last
         an apply whose designated children's histograms are returned, with
         this worker's number of left rows of each split."""
+        start = time.perf_counter()
+        hists, n_left = self._apply(ops, designated)
+        self._stats["apply_seconds"] += time.perf_counter() - start
+        self._stats["histogram_bytes"] += hists.nbytes
+        return hists, n_left
+
+    def _apply(self, ops, designated):
         self._run(ops)
         f = self.finder
         t = f.table

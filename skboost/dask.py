@@ -325,6 +325,8 @@ class _DaskBoostMixin:
             shards, mapper, spec, booster, sampler,
             effective_n_threads(self.n_jobs), maxima, self.n_estimators,
             callbacks=callbacks)
+        # where the time went on each worker (benchmarks/bench_dask.py)
+        self._dask_stats = shards.call("stats")
         category_map = getattr(self, "_category_map_", None)
         booster.category_map = category_map
         self.booster_ = booster
