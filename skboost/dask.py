@@ -245,11 +245,14 @@ class _DaskBoostMixin:
     estimators (mixed in before the single-node class, whose parameters,
     validation and fitted attributes they keep)."""
 
-    def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
-                  sample_weight_eval_set=None, verbose=False):
+    def _dask_fit(self, X, y, sample_weight, client, *, verbose=False):
         self._check_dask_params(X)
         client = _client(client)
         _check_alignment(X, {"y": y, "sample_weight": sample_weight})
+        if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
+            raise ValueError(
+                f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
+                "not supported by the Dask estimators yet")
         check_X(self, _meta_frame(X), reset=True)
         parts = _compute_partitions(client, X, y, sample_weight)
         shards, actors = _place_shards(client, parts)
