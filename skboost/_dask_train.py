@@ -35,7 +35,8 @@ import time
 
 import numpy as np
 
-from ._booster import _RoundWeights, _resolve_objective, _update_margins
+from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
+                       _update_margins)
 from .callback import call_callback
 from .tree.driver import GrowthDriver
 from ._data import check_X
@@ -170,7 +171,10 @@ class Shard:
         (weight None: 1 each), in increasing ``index``.
     """
 
-    def __init__(self, parts):
+    def __init__(self, parts, eval_parts=()):
+        # eval_parts: (set, index, X, y, weight) of the eval_set partitions
+        # given to this shard
+        self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
         self._stats = {"apply_seconds": 0.0, "histogram_bytes": 0}
@@ -195,6 +199,8 @@ class Shard:
             Xs.append(X)
             rows.append(np.arange(first, first + X.shape[0]))
         self.parts = None   # the converted copies replace them
+        self.evals = [_EvalPart(template, *p) for p in self.eval_parts]
+        self.eval_parts = None
         self.X = np.concatenate(Xs)
         self.y = np.concatenate(ys)
         self.weight = np.concatenate(ws)
@@ -207,8 +213,16 @@ class Shard:
         return np.unique(self.y)
 
     def encode_labels(self, classes):
-        """Labels as class indices (float64), as the estimators train."""
+        """Labels as class indices (float64), as the estimators train
+        (eval_set labels too: one not among ``classes`` is an error)."""
         self.y = np.searchsorted(classes, self.y).astype(np.float64)
+        for part in self.evals:
+            unknown = ~np.isin(part.y, classes)
+            if unknown.any():
+                raise ValueError(
+                    f"eval_set labels {np.unique(part.y[unknown])!r} are "
+                    "not among the training classes")
+            part.y = np.searchsorted(classes, part.y).astype(np.float64)
 
     def float_labels(self):
         """Labels as float64 (regression and ranking)."""
@@ -218,6 +232,9 @@ class Shard:
             raise ValueError("y must be numeric for regression: got "
                              f"{self.y.dtype} labels") from None
         check_label_limits(self.y)
+        for part in self.evals:
+            part.y = np.asarray(part.y, dtype=np.float64)
+            check_label_limits(part.y, f"eval_set[{part.set}]'s y")
 
     def labels(self):
         """Global row indices, labels and training weights (for the base
@@ -270,7 +287,13 @@ class Shard:
             self.raw = np.tile(base_margin, (self.X.shape[0], 1))
         self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
                               dtype=np.float32)
+        for part in self.evals:
+            part.margin = np.tile(base_margin, (part.X.shape[0], 1))
         return self._begin_round(spec.first_round)
+
+    def eval_labels(self):
+        """(set, partition, labels, weights) of the eval_set partitions."""
+        return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
     # ---- per tree
     def start_tree(self, slot, scales):
@@ -321,9 +344,15 @@ class Shard:
         _update_margins(tree, leaf_rows, self.active[slot], self.X,
                         self.weights.positive, self.raw, group,
                         spec.n_threads)
-        if next_round is None:
+        for part in self.evals:
+            _add_tree_output(tree, part.X, part.margin, group,
+                             spec.n_threads)
+        if slot < spec.trees_per_round - 1:
             return None
-        return self._begin_round(next_round)
+        margins = [(p.set, p.index, p.margin) for p in self.evals]
+        if next_round is None:
+            return None, margins
+        return self._begin_round(next_round), margins
 
     def _run(self, ops):
         f = self.finder
@@ -362,6 +391,22 @@ class Shard:
     # ---- prediction on the training rows
     def margins(self):
         return self.raw
+
+
+class _EvalPart:
+    """One eval_set partition on a shard: converted X, labels, weights and
+    the margins kept up to date tree by tree."""
+
+    def __init__(self, template, eval_set, index, X, y, weight):
+        self.set, self.index = eval_set, index
+        self.X = check_X(template, X, reset=False)
+        n = self.X.shape[0]
+        what = f"eval_set[{eval_set}]"
+        self.y = _column(y, n, f"{what}'s y", index, dtype=None)
+        self.weight = (np.ones(n) if weight is None else
+                       _column(weight, n, f"sample_weight_eval_set[{eval_set}]",
+                               index))
+        self.margin = None
 
 
 def partition_signature(X):
@@ -614,9 +659,9 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
             next_round = (iteration + 1 if iteration < last
                           and slot == spec.trees_per_round - 1 else None)
             results = shards.call("finish", ops, tree, next_round)
-        maxima = results
+        maxima = [r[0] for r in results]
         if evaluator is not None:
-            evaluator.add_round(iteration)
+            evaluator.add_round(iteration, [r[1] for r in results])
         stops = [call_callback(callback, "after_iteration", booster,
                                iteration, booster.evals_result)
                  for callback in callbacks]
@@ -633,3 +678,57 @@ def _set_round(finder, maxima):
     per_slot = np.stack(maxima, axis=1)   # (slot, shard, 3)
     finder.slot_scales = [global_scales(m) for m in per_slot]
     finder.n_active = per_slot[:, :, 2].sum(axis=1).astype(np.int64)
+
+
+class ShardEvaluator:
+    """The metrics of the eval sets after every round, from the margins
+    the shards keep (gathered each round: n_eval x n_outputs floats) and
+    the labels and weights gathered once; as ``_booster._Evaluator``.
+
+    Parameters
+    ----------
+    booster : Booster
+    objective : Objective
+    labels : list
+        ``Shard.eval_labels`` of every shard.
+    n_sets : int
+    metric_names : list or None
+    """
+
+    def __init__(self, booster, objective, labels, n_sets, metric_names):
+        from .metrics import get_metric
+
+        self.booster = booster
+        self.objective = objective
+        self.n_sets = n_sets
+        if not metric_names:
+            metric_names = [objective.default_metric] if n_sets else []
+        self.metrics = [get_metric(name, objective.params)
+                        for name in metric_names]
+        booster.metric_maximize = {m.name: m.higher_is_better
+                                   for m in self.metrics}
+        self.names = [f"validation_{i}" for i in range(n_sets)]
+        booster.evals_result = {name: {m.name: [] for m in self.metrics}
+                                for name in self.names}
+        self.y = self._by_set(labels, 2)
+        self.weight = self._by_set(labels, 3)
+
+    def _by_set(self, per_shard, field):
+        """Concatenate a field of every shard's partitions, per eval set, in
+        partition order."""
+        parts = sorted((p for shard in per_shard for p in shard),
+                       key=lambda p: p[:2])
+        return [np.concatenate([p[field] for p in parts if p[0] == k])
+                for k in range(self.n_sets)]
+
+    def add_round(self, iteration, margins):
+        margins = self._by_set([[(s, i, None, m) for s, i, m in shard]
+                                for shard in margins], 3)
+        for name, y, weight, margin in zip(self.names, self.y, self.weight,
+                                           margins):
+            probabilities = self.objective.eval_transform(margin)
+            log = self.booster.evals_result[name]
+            for metric in self.metrics:
+                prediction = (self.objective.transform(margin)
+                              if metric.on_predictions else probabilities)
+                log[metric.name].append(metric(y, prediction, weight, None))

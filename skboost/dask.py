@@ -23,8 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._booster import BoostParams, _resolve_objective, _start_booster
 from ._continue import draw_seed
 from ._data import check_X
-from ._dask_train import (Shard, ShardGroup, ShardSpec, merged_bin_mapper,
-                          train_on_shards)
+from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
+                          merged_bin_mapper, train_on_shards)
 from ._estimators import BoostClassifier, BoostRegressor, _metric_list
 from ._threads import effective_n_threads
 from .callback import call_callback, check_callbacks
@@ -123,7 +123,7 @@ class _Data:
     futures: list   # kept so the partitions stay in memory
 
 
-def _compute_partitions(client, X, y, weight):
+def _compute_partitions(client, X, y, weight, what=""):
     """Compute every partition of X, y and weight on the cluster; a
     partition that fails to compute is an error naming it."""
     from distributed import wait
@@ -140,7 +140,7 @@ def _compute_partitions(client, X, y, weight):
             which = ("X", "y", "sample_weight")[k // n_parts]
             error = future.exception()
             raise RuntimeError(
-                f"partition {k % n_parts} of {which} failed to compute: "
+                f"partition {k % n_parts} of {what}{which} failed to compute: "
                 f"{type(error).__name__}: {error}") from error
     per_column = [futures[i * n_parts:(i + 1) * n_parts]
                   for i in range(len(flat) // n_parts)]
@@ -149,27 +149,69 @@ def _compute_partitions(client, X, y, weight):
     return list(zip(*per_column))
 
 
-def _place_shards(client, parts):
-    """One Shard actor per worker holding partitions, each given the
-    partitions in its memory (the first worker holding each)."""
-    keys = [p[0].key for p in parts]
+def _holders(client, parts):
+    """The worker holding each partition (the first, in address order)."""
     who_has = client.who_has([p[0] for p in parts])
-    by_worker = {}
-    for index, key in enumerate(keys):
-        holders = sorted(who_has.get(key, ()))
-        if not holders:
+    holders = []
+    for index, part in enumerate(parts):
+        workers = sorted(who_has.get(part[0].key, ()))
+        if not workers:
             raise RuntimeError(f"partition {index} of X is on no worker")
-        by_worker.setdefault(holders[0], []).append(index)
+        holders.append(workers[0])
+    return holders
+
+
+def _place_shards(client, parts, eval_sets=()):
+    """One Shard actor per worker holding partitions, each given the
+    partitions in its memory (the first worker holding each), and the
+    eval_set partitions (on their worker when it has a shard, else spread
+    over the shards)."""
+    by_worker = {}
+    for index, address in enumerate(_holders(client, parts)):
+        by_worker.setdefault(address, []).append(index)
     addresses = sorted(by_worker)
+    evals = {address: [] for address in addresses}
+    for k, eval_parts in enumerate(eval_sets):
+        for index, address in enumerate(_holders(client, eval_parts)):
+            if address not in evals:
+                address = addresses[index % len(addresses)]
+            evals[address].append((k, index, *eval_parts[index]))
     futures = []
     for address in addresses:
         mine = [(index, *parts[index]) for index in by_worker[address]]
         futures.append(client.submit(
-            Shard, mine, actor=True, workers=[address],
+            Shard, mine, evals[address], actor=True, workers=[address],
             allow_other_workers=False, pure=False,
             key=f"skboost-shard-{uuid.uuid4().hex}"))
     actors = [f.result() for f in futures]
     return ShardGroup(client, actors, addresses), futures
+
+
+def _eval_partitions(client, X, eval_set, sample_weight_eval_set):
+    """The computed partitions of each eval_set pair (with its weights):
+    a list per pair of (X, y, weight) futures."""
+    if eval_set is None:
+        if sample_weight_eval_set is not None:
+            raise ValueError("sample_weight_eval_set needs an eval_set")
+        return []
+    eval_set = list(eval_set)
+    weights = (list(sample_weight_eval_set)
+               if sample_weight_eval_set is not None
+               else [None] * len(eval_set))
+    if len(weights) != len(eval_set):
+        raise ValueError(
+            f"sample_weight_eval_set has {len(weights)} entries for "
+            f"{len(eval_set)} eval_set pairs")
+    out = []
+    for k, (pair, weight) in enumerate(zip(eval_set, weights)):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError("eval_set must be a list of (X, y) pairs")
+        X_eval, y_eval = pair
+        _check_alignment(X_eval, {f"eval_set[{k}]'s y": y_eval,
+                                  f"sample_weight_eval_set[{k}]": weight})
+        out.append(_compute_partitions(client, X_eval, y_eval, weight,
+                                       what=f"eval_set[{k}]'s "))
+    return out
 
 
 def _client(client):
@@ -245,7 +287,8 @@ class _DaskBoostMixin:
     estimators (mixed in before the single-node class, whose parameters,
     validation and fitted attributes they keep)."""
 
-    def _dask_fit(self, X, y, sample_weight, client, *, verbose=False):
+    def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
+                  sample_weight_eval_set=None, verbose=False):
         self._check_dask_params(X)
         client = _client(client)
         _check_alignment(X, {"y": y, "sample_weight": sample_weight})
@@ -255,14 +298,16 @@ class _DaskBoostMixin:
                 "not supported by the Dask estimators yet")
         check_X(self, _meta_frame(X), reset=True)
         parts = _compute_partitions(client, X, y, sample_weight)
-        shards, actors = _place_shards(client, parts)
+        eval_parts = _eval_partitions(client, X, eval_set,
+                                      sample_weight_eval_set)
+        shards, actors = _place_shards(client, parts, eval_parts)
         try:
             first_rows, n_rows = _check_signatures(shards.call("describe"))
             shards.call("load", self._template(),
                         per_shard=[(rows,) for rows in first_rows])
             objective, n_classes = self._prepare_labels(shards)
             return self._train_on(shards, objective, n_classes, n_rows,
-                                  verbose=verbose)
+                                  n_evals=len(eval_parts), verbose=verbose)
         finally:
             # the shards' memory goes; the partitions are released with
             # ``parts`` (not cancelled: their keys may be shared with other
@@ -277,7 +322,6 @@ class _DaskBoostMixin:
              self.tree_method != "hist"),
             ("multi_strategy='multi_output_tree'",
              self.multi_strategy == "multi_output_tree"),
-            ("early_stopping_rounds", self.early_stopping_rounds is not None),
             ("warm_start=True", self.warm_start),
             ("categorical_features (use pandas category columns)",
              self.categorical_features is not None),
@@ -297,7 +341,8 @@ class _DaskBoostMixin:
                 setattr(template, name, getattr(self, name))
         return template
 
-    def _train_on(self, shards, objective, n_classes, n_rows, *, verbose):
+    def _train_on(self, shards, objective, n_classes, n_rows, *, n_evals,
+                  verbose):
         resolved = _resolve_objective(objective, self._objective_params(),
                                       None)
         if resolved.refit_leaves():
@@ -322,12 +367,16 @@ class _DaskBoostMixin:
                                 tp.colsample_bylevel, tp.colsample_bynode,
                                 np.random.default_rng(seed),
                                 feature_weights=tp.feature_weights)
-        callbacks = self._training_callbacks([], verbose, self.n_estimators)
+        evaluator = ShardEvaluator(
+            booster, resolved, shards.call("eval_labels"), n_evals,
+            _metric_list(self.eval_metric))
+        callbacks = self._training_callbacks(evaluator.names, verbose,
+                                             self.n_estimators)
         check_callbacks(callbacks)
         booster = train_on_shards(
             shards, mapper, spec, booster, sampler,
             effective_n_threads(self.n_jobs), maxima, self.n_estimators,
-            callbacks=callbacks)
+            callbacks=callbacks, evaluator=evaluator)
         # where the time went on each worker (benchmarks/bench_dask.py)
         self._dask_stats = shards.call("stats")
         category_map = getattr(self, "_category_map_", None)
@@ -527,10 +576,15 @@ _FIT_DOC = """Fit on dask collections, on the workers holding them.
             Partitioned like X (the same partitions, the same rows).
         sample_weight : dask array or dask Series, default=None
             Non-negative weights, partitioned like X.
-        eval_set : None
-            Not supported yet by the Dask estimators.
-        sample_weight_eval_set : None
+        eval_set : list of (X, y) pairs of dask collections, default=None
+            Evaluated after every round (``evals_result_``; the last pair
+            and metric decide ``early_stopping_rounds``). Their partitions
+            stay on the workers, which keep their margins; each round the
+            margins travel to the client for the metrics.
+        sample_weight_eval_set : list of dask collections, default=None
+            Weights of each eval_set pair, partitioned like its X.
         verbose : bool or int, default=False
+            Print the eval metrics every round (an int: every that many).
         client : distributed.Client, default=None
             The cluster to train on; None: the current client.
 
@@ -556,10 +610,10 @@ class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
 
     def fit(self, X, y, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *, client=None):
-        if eval_set is not None or sample_weight_eval_set is not None:
-            raise ValueError("eval_set is not supported by the Dask "
-                             "estimators yet")
-        return self._dask_fit(X, y, sample_weight, client, verbose=verbose)
+        return self._dask_fit(X, y, sample_weight, client,
+                              eval_set=eval_set,
+                              sample_weight_eval_set=sample_weight_eval_set,
+                              verbose=verbose)
 
     fit.__doc__ = _FIT_DOC
 
@@ -606,10 +660,10 @@ class DaskBoostClassifier(_DaskBoostMixin, BoostClassifier):
 
     def fit(self, X, y, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *, client=None):
-        if eval_set is not None or sample_weight_eval_set is not None:
-            raise ValueError("eval_set is not supported by the Dask "
-                             "estimators yet")
-        return self._dask_fit(X, y, sample_weight, client, verbose=verbose)
+        return self._dask_fit(X, y, sample_weight, client,
+                              eval_set=eval_set,
+                              sample_weight_eval_set=sample_weight_eval_set,
+                              verbose=verbose)
 
     fit.__doc__ = _FIT_DOC
 

@@ -358,3 +358,26 @@ def test_example_runs_and_matches_single_node():
     assert "identical to BoostClassifier: True" in result.stdout
     accuracy = float(result.stdout.split("training accuracy:")[1].split()[0])
     assert accuracy > 0.8
+
+
+def test_eval_set_and_early_stopping_equal_single_node(client):
+    X, y = _discrete_data(n=1500, seed=12)
+    labels = (y > np.median(y)).astype(int)
+    X_val, y_val = X[1000:], labels[1000:]
+    w_val = np.random.default_rng(2).uniform(0.5, 1.5, size=500)
+    params = dict(PARAMS, n_estimators=40, learning_rate=0.5,
+                  eval_metric=["logloss", "auc"], early_stopping_rounds=3)
+    model = DaskBoostClassifier(**params).fit(
+        da.from_array(X[:1000], chunks=(250, 5)),
+        da.from_array(labels[:1000], chunks=250),
+        eval_set=[(da.from_array(X_val, chunks=(200, 5)),
+                   da.from_array(y_val, chunks=200))],
+        sample_weight_eval_set=[da.from_array(w_val, chunks=200)])
+    local = BoostClassifier(**params).fit(
+        X[:1000], labels[:1000], eval_set=[(X_val, y_val)],
+        sample_weight_eval_set=[w_val])
+    assert model.evals_result_ == local.evals_result_
+    assert model.best_iteration == local.best_iteration < 39
+    assert np.array_equal(model.predict_proba(
+        da.from_array(X_val, chunks=(100, 5))).compute(),
+        local.predict_proba(X_val))
