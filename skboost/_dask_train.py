@@ -195,7 +195,7 @@ class Shard:
             X = check_X(template, X, reset=False)
             ys.append(_column(y, X.shape[0], "y", index, dtype=None))
             ws.append(np.ones(X.shape[0]) if w is None
-                      else _column(w, X.shape[0], "sample_weight", index))
+                      else _weights(w, X.shape[0], "sample_weight", index))
             Xs.append(X)
             rows.append(np.arange(first, first + X.shape[0]))
         self.parts = None   # the converted copies replace them
@@ -404,8 +404,8 @@ class _EvalPart:
         what = f"eval_set[{eval_set}]"
         self.y = _column(y, n, f"{what}'s y", index, dtype=None)
         self.weight = (np.ones(n) if weight is None else
-                       _column(weight, n, f"sample_weight_eval_set[{eval_set}]",
-                               index))
+                       _weights(weight, n,
+                                f"sample_weight_eval_set[{eval_set}]", index))
         self.margin = None
 
 
@@ -432,6 +432,15 @@ def global_scales(maxima):
     n_rows = int(maxima[:, 2].sum())
     return (quantization_scale(float(maxima[:, 0].max()), n_rows),
             quantization_scale(float(maxima[:, 1].max()), n_rows))
+
+
+def _weights(values, n_rows, name, index):
+    """A partition's sample weights: finite and non-negative."""
+    weight = _column(values, n_rows, name, index)
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError(f"partition {index}: {name} must be finite and "
+                         "non-negative")
+    return weight
 
 
 def _column(values, n_rows, name, index, dtype=np.float64):

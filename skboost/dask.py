@@ -355,6 +355,8 @@ class _DaskBoostMixin:
         spec = self._shard_spec(objective, n_outputs, seed)
         prepared = shards.call("prepare", spec)
         weight_sum = float(sum(s for s, _ in prepared))
+        if not weight_sum > 0:
+            raise ValueError("sample_weight must have a positive sum")
         booster = self._start_booster(shards, resolved, n_outputs)
         mapper = merged_bin_mapper(
             _ordered(shards.call("summaries", self.max_bin,

@@ -223,6 +223,20 @@ def test_partitions_that_do_not_line_up(client):
         DaskBoostRegressor(**PARAMS).fit(frame, series)
 
 
+def test_bad_weights(client):
+    X, y = _discrete_data(n=400)
+    dX, dy = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    w = np.ones(400)
+    w[250] = -1.0
+    with pytest.raises(ValueError, match="partition 2: sample_weight must "
+                                         "be finite and non-negative"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy,
+                                         sample_weight=da.from_array(w, 100))
+    with pytest.raises(ValueError, match="positive sum"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, sample_weight=da.zeros(400, chunks=100))
+
+
 def test_unknown_chunks_and_not_dask(client):
     X, y = _discrete_data(n=400)
     dX = da.from_array(X, chunks=(100, 5))
