@@ -183,21 +183,31 @@ class Shard:
         """Per partition: index, rows, and the signatures the client
         compares across partitions (``partition_signature``)."""
         return [(index, len(X), partition_signature(X))
-                for index, X, _, _ in self.parts]
+                for index, X, _, _, _ in self.parts]
 
     def load(self, template, first_rows):
         """Convert the partitions as the single-node estimator converts X
         (``check_X`` with ``template``'s fitted attributes: feature names,
         categories, ``missing``) and concatenate them; ``first_rows``: the
         global index of each partition's first row."""
-        Xs, ys, ws, rows = [], [], [], []
-        for (index, X, y, w), first in zip(self.parts, first_rows):
+        Xs, ys, ws, rows, qids = [], [], [], [], []
+        for (index, X, y, w, qid), first in zip(self.parts, first_rows):
             X = check_X(template, X, reset=False)
-            ys.append(_column(y, X.shape[0], "y", index, dtype=None))
-            ws.append(np.ones(X.shape[0]) if w is None
-                      else _weights(w, X.shape[0], "sample_weight", index))
-            Xs.append(X)
-            rows.append(np.arange(first, first + X.shape[0]))
+            y = _column(y, X.shape[0], "y", index, dtype=None)
+            w = (np.ones(X.shape[0]) if w is None
+                 else _weights(w, X.shape[0], "sample_weight", index))
+            row = np.arange(first, first + X.shape[0])
+            if qid is not None:
+                # rows grouped by query, stably (as BoostRanker groups them)
+                qid = _query_ids(qid, X.shape[0], index)
+                order = np.argsort(qid, kind="stable")
+                X, y, w, row, qid = X[order], y[order], w[order], \
+                    row[order], qid[order]
+                qids.append(qid)
+            Xs.append(np.ascontiguousarray(X))
+            ys.append(y)
+            ws.append(w)
+            rows.append(row)
         self.parts = None   # the converted copies replace them
         self.evals = [_EvalPart(template, *p) for p in self.eval_parts]
         self.eval_parts = None
@@ -206,6 +216,17 @@ class Shard:
         self.weight = np.concatenate(ws)
         self.rows = np.concatenate(rows)
         self._part_rows = np.cumsum([0] + [x.shape[0] for x in Xs])
+        self.qids = qids
+        self.query_ptr = None
+        if qids:
+            q = np.concatenate(qids)
+            starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+            self.query_ptr = np.r_[starts, q.shape[0]].astype(np.int64)
+
+    def query_ids(self):
+        """The distinct query ids of each partition."""
+        return [(index, np.unique(q)) for index, q in zip(self.indices,
+                                                          self.qids)]
 
     # ---- before training
     def label_values(self):
@@ -248,7 +269,7 @@ class Shard:
             spec = replace(spec, n_threads=_worker_threads())
         self.spec = spec
         objective = _resolve_objective(spec.objective, spec.objective_params,
-                                       None)
+                                       self.query_ptr)
         self.objective = objective
         self.y = objective.prepare_labels(self.y)
         self.train_weight = objective.training_weight(self.y, self.weight)
@@ -397,7 +418,7 @@ class _EvalPart:
     """One eval_set partition on a shard: converted X, labels, weights and
     the margins kept up to date tree by tree."""
 
-    def __init__(self, template, eval_set, index, X, y, weight):
+    def __init__(self, template, eval_set, index, X, y, weight, qid=None):
         self.set, self.index = eval_set, index
         self.X = check_X(template, X, reset=False)
         n = self.X.shape[0]
@@ -432,6 +453,20 @@ def global_scales(maxima):
     n_rows = int(maxima[:, 2].sum())
     return (quantization_scale(float(maxima[:, 0].max()), n_rows),
             quantization_scale(float(maxima[:, 1].max()), n_rows))
+
+
+def _query_ids(values, n_rows, index):
+    """A partition's query ids: integers, one per row."""
+    qid = np.asarray(values)
+    if qid.ndim == 2 and qid.shape[1] == 1:
+        qid = qid[:, 0]
+    if qid.shape != (n_rows,):
+        raise ValueError(f"partition {index}: qid has shape {qid.shape}, but "
+                         f"X has {n_rows} rows")
+    if qid.dtype.kind not in "iub":
+        raise TypeError(f"qid must hold integer query ids, got dtype "
+                        f"{qid.dtype}")
+    return qid
 
 
 def _weights(values, n_rows, name, index):

@@ -1,5 +1,5 @@
-"""Distributed training on Dask: ``DaskBoostRegressor`` and
-``DaskBoostClassifier``.
+"""Distributed training on Dask: ``DaskBoostRegressor``,
+``DaskBoostClassifier`` and ``DaskBoostRanker``.
 
 The estimators take dask arrays and dask DataFrames (labels and weights as
 dask collections partitioned like X) and train on a ``distributed``
@@ -25,13 +25,14 @@ from ._continue import draw_seed
 from ._data import check_X
 from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                           merged_bin_mapper, train_on_shards)
-from ._estimators import BoostClassifier, BoostRegressor, _metric_list
+from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
+                          _metric_list)
 from ._threads import effective_n_threads
 from .callback import call_callback, check_callbacks
 from .tree._column_sampler import ColumnSampler
 from .tree.driver import GrowthDriver, TreeParams
 
-__all__ = ["DaskBoostRegressor", "DaskBoostClassifier"]
+__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
 
 
 def _dask_modules():
@@ -123,29 +124,33 @@ class _Data:
     futures: list   # kept so the partitions stay in memory
 
 
-def _compute_partitions(client, X, y, weight, what=""):
-    """Compute every partition of X, y and weight on the cluster; a
-    partition that fails to compute is an error naming it."""
+def _compute_partitions(client, X, y, weight, what="", qid=None):
+    """Compute every partition of X, y, weight (and qid) on the cluster;
+    a partition that fails to compute is an error naming it. Returns
+    (X, y, weight, qid) per partition (None for a missing column)."""
     from distributed import wait
 
     columns = [_partitions(X, "X"), _partitions(y, "y"),
                None if weight is None else _partitions(weight,
-                                                       "sample_weight")]
+                                                       "sample_weight"),
+               None if qid is None else _partitions(qid, "qid")]
     flat = [d for part in columns if part is not None for d in part]
     futures = client.compute(flat)
     wait(futures)
     n_parts = len(columns[0])
+    names = [n for n, c in zip(("X", "y", "sample_weight", "qid"), columns)
+             if c is not None]
     for k, future in enumerate(futures):
         if future.status == "error":
-            which = ("X", "y", "sample_weight")[k // n_parts]
+            which = names[k // n_parts]
             error = future.exception()
             raise RuntimeError(
                 f"partition {k % n_parts} of {what}{which} failed to compute: "
                 f"{type(error).__name__}: {error}") from error
-    per_column = [futures[i * n_parts:(i + 1) * n_parts]
-                  for i in range(len(flat) // n_parts)]
-    if weight is None:
-        per_column.append([None] * n_parts)
+    computed = iter(futures[i * n_parts:(i + 1) * n_parts]
+                    for i in range(len(names)))
+    per_column = [[None] * n_parts if c is None else next(computed)
+                  for c in columns]
     return list(zip(*per_column))
 
 
@@ -264,6 +269,21 @@ def _signature_difference(a, b):
     return "different columns"
 
 
+def _check_queries_in_partitions(query_ids):
+    """Every query inside one partition (LambdaMART's gradients of a query
+    need all of its rows on one worker)."""
+    parts = sorted(p for shard in query_ids for p in shard)
+    seen = {}
+    for index, ids in parts:
+        for q in ids.tolist():
+            if q in seen:
+                raise ValueError(
+                    f"query {q} has rows in partitions {seen[q]} and "
+                    f"{index}: every query must lie inside one partition "
+                    "(repartition by qid, e.g. set_index('qid'))")
+            seen[q] = index
+
+
 def _meta_frame(X):
     """A small pandas frame with X's columns and dtypes (categories
     included), for the feature names and categories of the fit."""
@@ -288,16 +308,17 @@ class _DaskBoostMixin:
     validation and fitted attributes they keep)."""
 
     def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
-                  sample_weight_eval_set=None, verbose=False):
+                  sample_weight_eval_set=None, verbose=False, qid=None):
         self._check_dask_params(X)
         client = _client(client)
-        _check_alignment(X, {"y": y, "sample_weight": sample_weight})
+        _check_alignment(X, {"y": y, "sample_weight": sample_weight,
+                             "qid": qid})
         if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
             raise ValueError(
                 f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
                 "not supported by the Dask estimators yet")
         check_X(self, _meta_frame(X), reset=True)
-        parts = _compute_partitions(client, X, y, sample_weight)
+        parts = _compute_partitions(client, X, y, sample_weight, qid=qid)
         eval_parts = _eval_partitions(client, X, eval_set,
                                       sample_weight_eval_set)
         shards, actors = _place_shards(client, parts, eval_parts)
@@ -305,6 +326,8 @@ class _DaskBoostMixin:
             first_rows, n_rows = _check_signatures(shards.call("describe"))
             shards.call("load", self._template(),
                         per_shard=[(rows,) for rows in first_rows])
+            if qid is not None:
+                _check_queries_in_partitions(shards.call("query_ids"))
             objective, n_classes = self._prepare_labels(shards)
             return self._train_on(shards, objective, n_classes, n_rows,
                                   n_evals=len(eval_parts), verbose=verbose)
@@ -717,3 +740,69 @@ class DaskBoostClassifier(_DaskBoostMixin, BoostClassifier):
         check_is_fitted(self)
         return self._map_rows(X, "predict_proba", self.n_classes_,
                               np.float64, iteration_range=iteration_range)
+
+
+class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
+    """``BoostRanker`` (LambdaMART) trained on a Dask cluster.
+
+    ``qid`` is a dask collection partitioned like X, and every query lies
+    inside one partition (its rows are grouped there by a stable sort, as
+    ``BoostRanker`` groups them). The model is independent of the workers
+    and, where the cut points cannot depend on the partitioning, equal to
+    ``BoostRanker`` on the concatenated data (:doc:`/user_guide/dask`).
+    """
+
+    _local_class = BoostRanker
+
+    def fit(self, X, y, *, qid, sample_weight=None, eval_set=None,
+            verbose=False, client=None):
+        """Fit the ranker on dask collections, on the workers holding them.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        y : dask array or dask Series of shape (n_samples,)
+            Relevance labels, partitioned like X.
+        qid : dask array or dask Series of shape (n_samples,)
+            Integer query id of every row, partitioned like X; each query
+            inside one partition.
+        sample_weight : dask array or dask Series, default=None
+        eval_set : None
+            Not supported yet by the Dask ranker.
+        verbose : bool or int, default=False
+        client : distributed.Client, default=None
+
+        Returns
+        -------
+        self : DaskBoostRanker
+        """
+        if eval_set is not None:
+            raise ValueError("eval_set is not supported by DaskBoostRanker "
+                             "yet")
+        if callable(self.objective):
+            raise ValueError("a callable objective is not supported by "
+                             "DaskBoostRanker yet")
+        _kind(qid, "qid")
+        return self._dask_fit(X, y, sample_weight, client, verbose=verbose,
+                              qid=qid)
+
+    def _prepare_labels(self, shards):
+        shards.call("float_labels")
+        return self.objective, None
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Ranking scores, computed where the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        output_margin : bool, default=False
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        scores : dask array (or dask Series for a DataFrame)
+        """
+        return self._map_rows(X, "predict", None, np.float64,
+                              output_margin=output_margin,
+                              iteration_range=iteration_range)

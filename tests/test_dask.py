@@ -395,3 +395,29 @@ def test_eval_set_and_early_stopping_equal_single_node(client):
     assert np.array_equal(model.predict_proba(
         da.from_array(X_val, chunks=(100, 5))).compute(),
         local.predict_proba(X_val))
+
+
+def test_ranker_equals_single_node(client):
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(21)
+    X, _ = _discrete_data(n=1200, seed=21)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10 + rng.integers(0, 2, 1200),
+                        0, 4)
+    qid = np.repeat(np.arange(60), 20)
+    shuffle = np.concatenate([rng.permutation(np.arange(a, a + 400))
+                              for a in (0, 400, 800)])   # queries mixed
+    X, relevance, qid = X[shuffle], relevance[shuffle], qid[shuffle]
+    params = dict(PARAMS, objective="rank:ndcg")
+    model = DaskBoostRanker(**params).fit(
+        da.from_array(X, chunks=(400, 5)),
+        da.from_array(relevance, chunks=400), qid=da.from_array(qid, 400))
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    assert _trees_equal(model.booster_, local.booster_)
+    assert np.array_equal(model.predict(da.from_array(X, 300)).compute(),
+                          local.predict(X))
+    with pytest.raises(ValueError, match="every query must lie inside one"):
+        DaskBoostRanker(**params).fit(
+            da.from_array(X, chunks=(300, 5)),
+            da.from_array(relevance, chunks=300), qid=da.from_array(qid, 300))
