@@ -80,6 +80,11 @@ cdef class FixedPointGradients:
     active : ndarray of shape (n_rows,), uint8
         Rows of the tree; only they count for the scales.
     n_threads : int
+    scales : sequence of 2 floats, default=None
+        The scales to use instead of those of these rows: distributed
+        training (``skboost.dask``) chooses them from the maxima and row
+        count of every worker's rows, so that every worker quantises alike
+        (and as one process would on all rows).
     """
 
     cdef readonly object gpair        # (n_rows, 2) float32
@@ -88,7 +93,7 @@ cdef class FixedPointGradients:
     cdef readonly Py_ssize_t n_active
     cdef double scale_g, scale_h
 
-    def __init__(self, gpair, weight, active, int n_threads):
+    def __init__(self, gpair, weight, active, int n_threads, scales=None):
         n_threads = check_n_threads(n_threads)
         gpair = np.asarray(gpair)
         if (gpair.dtype != np.float32 or gpair.ndim != 2
@@ -106,8 +111,11 @@ cdef class FixedPointGradients:
         self.weight = weight
         max_g, max_h, self.n_active = _active_maxima(gpair, weight, active,
                                                      n_threads)
-        self.scale_g = quantization_scale(max_g, self.n_active)
-        self.scale_h = quantization_scale(max_h, self.n_active)
+        if scales is None:
+            self.scale_g = quantization_scale(max_g, self.n_active)
+            self.scale_h = quantization_scale(max_h, self.n_active)
+        else:
+            self.scale_g, self.scale_h = _checked_scales(scales)
         self.scales = np.array([self.scale_g, self.scale_h])
 
     def quantized(self, active, int n_threads, out=None):
@@ -135,6 +143,14 @@ cdef class FixedPointGradients:
                 q[i, 0] = 0
                 q[i, 1] = 0
         return out
+
+
+def _checked_scales(scales):
+    """Two given scales, checked: finite and positive."""
+    scale_g, scale_h = (float(s) for s in scales)
+    if not (0.0 < scale_g < np.inf and 0.0 < scale_h < np.inf):
+        raise ValueError(f"scales must be finite and positive, got {scales!r}")
+    return scale_g, scale_h
 
 
 cdef inline int64_t fixed_point(float value, const double* weight,

@@ -164,10 +164,14 @@ class HistFinder(PooledHistogramFinder):
         self.partition = None
         self.pool = None
         self.table = NodeTable(_HIST_NODE)
+        # fixed-point scales to use instead of the tree's own (None): set
+        # by distributed training (skboost.dask), chosen over every worker
+        self.fixed_scales = None
 
     def start_tree(self, gpair, active):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
-                                             self.n_threads)
+                                             self.n_threads,
+                                             scales=self.fixed_scales)
         self.scales = self.gradients.scales
         self.context = self.fit_context.with_scales(*self.scales)
         if self.partition is None or (

@@ -1,0 +1,208 @@
+"""Distributed training on Dask, side by side in one run.
+
+On a ``distributed.LocalCluster`` of 2 worker processes with 1 thread
+each: ``skboost.dask.DaskBoostClassifier`` against ``xgboost.dask``'s
+``DaskXGBClassifier`` on the same cluster and the same partitions, and
+against single-node skboost (and XGBoost) with 2 threads in this process.
+Binary classification, 400,000 x 28 continuous features (``make_data``),
+50 rounds, depth 8, learning rate 0.1, 256 bins.
+
+Also measured: how far the predicted probabilities move when the same
+partitions train on one worker instead of two (skboost: 0 by design;
+XGBoost: its results depend on the workers), and where skboost's fit time
+goes (the shards' level calls vs waiting and transfer).
+
+Run it alone (``flock /tmp/skboost-bench.lock python
+benchmarks/bench_dask.py``); ``--json PATH`` writes the figures.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import environment, make_data  # noqa: E402
+
+
+def _parse():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-rows", type=int, default=400_000)
+    parser.add_argument("--n-features", type=int, default=28)
+    parser.add_argument("--n-rounds", type=int, default=50)
+    parser.add_argument("--max-depth", type=int, default=8)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--no-xgboost", action="store_true")
+    parser.add_argument("--json", help="write the figures to this file")
+    return parser.parse_args()
+
+
+def _timed(fit):
+    start = time.perf_counter()
+    model = fit()
+    return model, time.perf_counter() - start
+
+
+def _auc(y, p):
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, p))
+
+
+def _persisted(client, da, array, chunk, workers):
+    """``array`` as a dask array whose partitions are held by ``workers``
+    (round robin)."""
+    from distributed import wait
+
+    pieces = [array[i:i + chunk] for i in range(0, array.shape[0], chunk)]
+    futures = [client.scatter(p, workers=[workers[k % len(workers)]])
+               for k, p in enumerate(pieces)]
+    wait(futures)
+    return da.concatenate([da.from_delayed(f, shape=p.shape, dtype=p.dtype)
+                           for f, p in zip(futures, pieces)]), futures
+
+
+def main():
+    args = _parse()
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from skboost import BoostClassifier
+    from skboost.dask import DaskBoostClassifier
+
+    data = make_data("classification", args.n_rows, args.n_features)
+    X, y = data["X_train"], data["y_train"]
+    X_test, y_test = data["X_test"], data["y_test"]
+    params = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
+                  learning_rate=0.1, max_bin=256, random_state=0)
+    print("  ".join(f"{k} {v}" for k, v in environment(None).items()))
+    print(f"{args.n_rows} x {args.n_features}, {args.n_rounds} rounds, "
+          f"depth {args.max_depth}, {args.partitions} partitions, "
+          "LocalCluster 2 workers x 1 thread", flush=True)
+    rows = []
+
+    def record(case, library, seconds, reference, auc, extra=None):
+        rows.append(dict(case=case, library=library, seconds=seconds,
+                         ratio=seconds / reference if reference else None,
+                         auc=auc, **(extra or {})))
+        print(f"{case:<34} {library:<16} {seconds:7.2f} s  "
+              + (f"x{seconds / reference:5.2f}  " if reference else " " * 8)
+              + f"AUC {auc:.4f}", flush=True)
+
+    single, single_s = _timed(lambda: BoostClassifier(**params, n_jobs=2)
+                              .fit(X, y))
+    record("single node, 2 threads", "skboost", single_s, None,
+           _auc(y_test, single.predict_proba(X_test)[:, 1]))
+    if not args.no_xgboost:
+        import xgboost
+
+        xgb_single, xgb_single_s = _timed(lambda: xgboost.XGBClassifier(
+            **params, n_jobs=2, tree_method="hist").fit(X, y))
+        record("single node, 2 threads", "xgboost", xgb_single_s, None,
+               _auc(y_test, xgb_single.predict_proba(X_test)[:, 1]))
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    client = Client(cluster)
+    workers = sorted(client.scheduler_info()["workers"])
+    chunk = -(-args.n_rows // args.partitions)
+    dX, kx = _persisted(client, da, X, chunk, workers)
+    dy, ky = _persisted(client, da, y, chunk, workers)
+    dX_test = da.from_array(X_test, chunks=(25_000, X_test.shape[1]))
+
+    _warm_up(client, da, X, y, not args.no_xgboost)
+    model, dask_s = _timed(lambda: DaskBoostClassifier(**params)
+                           .fit(dX, dy, client=client))
+    proba_2 = model.predict_proba(dX_test).compute()[:, 1]
+    record("dask, 2 workers", "skboost", dask_s, single_s,
+           _auc(y_test, proba_2),
+           {"vs_xgboost_dask": None,
+            "equal_to_single_node": bool(np.array_equal(
+                proba_2, single.predict_proba(X_test)[:, 1]))})
+    skboost_row = rows[-1]
+    stats = model._dask_stats
+    skboost_row["shard_level_call_seconds"] = [s["apply_seconds"]
+                                               for s in stats]
+    skboost_row["histogram_mb_per_worker"] = [s["histogram_bytes"] / 1e6
+                                              for s in stats]
+    print("  per worker: level calls (apply splits, build histograms) "
+          + ", ".join(f"{s['apply_seconds']:.2f} s" for s in stats)
+          + "; histograms sent "
+          + ", ".join(f"{s['histogram_bytes'] / 1e6:.0f} MB" for s in stats))
+    if not args.no_xgboost:
+        from xgboost import dask as dxgb
+
+        xgb_model, xgb_s = _timed(lambda: dxgb.DaskXGBClassifier(
+            **params, tree_method="hist").fit(dX, dy))
+        xgb_2 = xgb_model.predict_proba(dX_test).compute()[:, 1]
+        record("dask, 2 workers", "xgboost.dask", xgb_s, single_s,
+               _auc(y_test, xgb_2))
+        skboost_row["vs_xgboost_dask"] = dask_s / xgb_s
+        xgb_row = rows[-1]
+    del dX, dy, kx, ky
+    client.close()
+    cluster.close()
+
+    # the same partitions on a cluster of one worker
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    client = Client(cluster)
+    workers = sorted(client.scheduler_info()["workers"])
+    dX, kx = _persisted(client, da, X, chunk, workers)
+    dy, ky = _persisted(client, da, y, chunk, workers)
+    _warm_up(client, da, X, y, not args.no_xgboost)
+    one, one_s = _timed(lambda: DaskBoostClassifier(**params)
+                        .fit(dX, dy, client=client))
+    proba_1 = one.predict_proba(dX_test).compute()[:, 1]
+    record("dask, 1 worker", "skboost", one_s, single_s,
+           _auc(y_test, proba_1))
+    skboost_row["max_abs_proba_diff_1_vs_2_workers"] = float(
+        np.abs(proba_1 - proba_2).max())
+    if not args.no_xgboost:
+        xgb_one, xgb_one_s = _timed(lambda: dxgb.DaskXGBClassifier(
+            **params, tree_method="hist").fit(dX, dy))
+        xgb_1 = xgb_one.predict_proba(dX_test).compute()[:, 1]
+        record("dask, 1 worker", "xgboost.dask", xgb_one_s, single_s,
+               _auc(y_test, xgb_1))
+        xgb_row["max_abs_proba_diff_1_vs_2_workers"] = float(
+            np.abs(xgb_1 - xgb_2).max())
+    client.close()
+    cluster.close()
+
+    print("\nskboost.dask / xgboost.dask (2 workers): "
+          + (f"{skboost_row['vs_xgboost_dask']:.2f}"
+             if skboost_row["vs_xgboost_dask"] else "not measured"))
+    for row in rows:
+        if "max_abs_proba_diff_1_vs_2_workers" in row:
+            print(f"{row['library']}: max |p(1 worker) - p(2 workers)| = "
+                  f"{row['max_abs_proba_diff_1_vs_2_workers']:.3g}")
+    print(f"skboost.dask equal to single-node skboost: "
+          f"{skboost_row['equal_to_single_node']} (continuous features: "
+          "cuts from merged partition summaries)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "environment": environment(None),
+                       "results": rows}, f, indent=2)
+
+
+def _warm_up(client, da, X, y, with_xgboost):
+    """A small fit of each library on the cluster first: imports and
+    start-up on the workers are not charged to the measured fits."""
+    from skboost.dask import DaskBoostClassifier
+
+    small_X = da.from_array(X[:2000], chunks=(1000, X.shape[1]))
+    small_y = da.from_array(y[:2000], chunks=1000)
+    DaskBoostClassifier(n_estimators=2).fit(small_X, small_y, client=client)
+    if with_xgboost:
+        from xgboost import dask as dxgb
+
+        model = dxgb.DaskXGBClassifier(n_estimators=2, tree_method="hist")
+        model.client = client
+        model.fit(small_X, small_y)
+
+
+if __name__ == "__main__":
+    main()

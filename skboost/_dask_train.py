@@ -1,0 +1,778 @@
+"""Distributed training on Dask: the pieces that run on the workers and
+the split finder the client's growth driver calls.
+
+One ``Shard`` per worker (a Dask actor) holds that worker's partitions,
+binned with the global cut points, and everything per row: labels,
+weights, margins, gradients, the row sample and the row partition of the
+tree being grown (a ``HistFinder`` over the local rows). The client runs
+the one growth driver (``tree.driver.GrowthDriver``) with a
+``DaskHistFinder``: it sums the workers' histograms (int64 fixed point,
+exact and order-free), scans them for splits, and sends the chosen splits
+back. Per level of a tree that is one call to every shard, which applies
+the level's splits to its rows and builds the next level's histograms in
+the same call::
+
+    client (driver, DaskHistFinder)            shard (one per worker)
+    ---------------------------------          -------------------------------
+    begin: scales from summed maxima  ---->    start_tree: root histogram
+    sum histograms, scan, choose      <----
+    apply_splits(level)               ---->    split rows, build histograms of
+                                               the designated children
+    sum, subtract, scan               <----    (local counts of the left rows)
+    ...                                        ...
+    finish(tree)                      ---->    last level's splits, margins,
+                                               next round's gradients, maxima
+                                      <----
+
+Every worker quantises with the same scales (from the maxima of |g w|,
+|h w| and the row count over all workers), so the summed histograms are
+bit for bit those one process builds on the concatenated rows, whatever
+the number of workers and wherever the partitions sit.
+"""
+
+from dataclasses import dataclass, replace
+import time
+
+import numpy as np
+
+from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
+                       _update_margins)
+from .callback import call_callback
+from .tree.driver import GrowthDriver
+from ._data import check_X
+from ._limits import check_gradients, check_label_limits
+from .tree._binning import BinnedData
+from .tree._histogram import (_active_maxima, quantization_scale,
+                              subtract_histograms)
+from .tree._sketch import WeightedQuantileSummary, sketch_column
+from .tree.binning import BinMapper, category_cuts, value_bin_caps
+from .tree.finders import HistFinder, LeafRows
+from .tree.splits import SplitBatch
+
+# entries kept per feature of a partition's sketch summary (as sketch_column)
+SUMMARY_SIZE_PER_BIN = 8
+
+
+# -- row sampling independent of the partitioning ---------------------------
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix64(x):
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic)."""
+    x = x.copy()
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def row_uniforms(seed, iteration, slot, rows):
+    """A uniform draw in [0, 1) for each global row index of ``rows``, a
+    function of (seed, boosting round, tree of the round, row) only: the
+    same rows are sampled however the rows are partitioned."""
+    with np.errstate(over="ignore"):
+        key = _mix64(np.array([seed, iteration, slot], dtype=np.uint64)
+                     * _GOLDEN + np.uint64(1))
+        key = np.bitwise_xor.reduce(key * np.array([1, 3, 5], np.uint64))
+        x = _mix64(np.asarray(rows, dtype=np.uint64) * _GOLDEN + key)
+    return (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def row_sample(seed, iteration, slot, rows, subsample):
+    """Rows of one tree: each kept with probability ``subsample``."""
+    if subsample >= 1.0:
+        return np.ones(np.shape(rows)[0], dtype=bool)
+    return row_uniforms(seed, iteration, slot, rows) < subsample
+
+
+# -- the cut points: partition summaries merged in partition order ----------
+
+def partition_summaries(X, weight, max_bin, n_categories=None):
+    """Per feature of one partition (float32 X, NaN = missing): whether it
+    has a missing value, and the weighted quantile summary of its values
+    (rows of weight 0 left out, as the single-node sketch does; None for
+    a categorical feature, whose bins are its categories)."""
+    size = SUMMARY_SIZE_PER_BIN * max_bin
+    has_missing = np.isnan(X).any(axis=0)
+    summaries = [None if n_categories is not None and n_categories[f] > 0
+                 else sketch_column(np.ascontiguousarray(X[:, f]), weight,
+                                    max_bin=max_bin, summary_size=size)
+                 for f in range(X.shape[1])]
+    return has_missing, summaries
+
+
+def merged_bin_mapper(parts, max_bin, n_categories=None):
+    """A BinMapper holding the cuts of the merged summaries.
+
+    ``parts``: (has_missing, summaries) of every partition, in partition
+    order. Merging is exact while the summaries are (every feature with at
+    most its cap of distinct values): the cuts are then the midpoints of
+    the distinct values, as single-node training gives them.
+    """
+    has_missing = np.logical_or.reduce([m for m, _ in parts])
+    caps = value_bin_caps(max_bin, has_missing)
+    size = SUMMARY_SIZE_PER_BIN * max_bin
+    cuts = []
+    for f in range(has_missing.shape[0]):
+        if n_categories is not None and n_categories[f] > 0:
+            cuts.append(category_cuts(n_categories[f]))
+            continue
+        merged = WeightedQuantileSummary.empty()
+        for _, summaries in parts:
+            merged = merged.merge(summaries[f]).prune(size)
+        cuts.append(np.asarray(merged.cut_points(int(caps[f])),
+                               dtype=np.float64))
+    mapper = BinMapper(max_bin)
+    mapper.has_missing_ = has_missing
+    mapper._set_cuts(cuts)
+    return mapper
+
+
+# -- the worker side --------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """What every shard needs to know about the fit."""
+
+    objective: object           # a name or an Objective
+    objective_params: dict
+    tree_params: object         # TreeParams
+    n_outputs: int
+    n_parallel: int             # trees per output and round
+    trees_per_round: int
+    first_round: int
+    seed: int                   # of the row samples
+    subsample: float
+    n_categories: object = None  # ndarray per feature, or None
+    init_booster: object = None  # the model a fit continues
+    n_threads: int = None       # None: the worker's threads
+
+
+def _worker_threads():
+    """Threads of the worker this runs on (1 outside a worker)."""
+    try:
+        from distributed import get_worker
+
+        return int(get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
+class Shard:
+    """One worker's partitions and their training state (a Dask actor).
+
+    Parameters
+    ----------
+    parts : list of tuple
+        ``(index, X, y, weight)`` of each partition this worker holds
+        (weight None: 1 each), in increasing ``index``.
+    """
+
+    def __init__(self, parts, eval_parts=()):
+        # eval_parts: (set, index, X, y, weight) of the eval_set partitions
+        # given to this shard
+        self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
+        self.parts = sorted(parts, key=lambda p: p[0])
+        self.indices = [p[0] for p in self.parts]
+        self._stats = {"apply_seconds": 0.0, "histogram_bytes": 0}
+
+    def describe(self):
+        """Per partition: index, rows, and the signatures the client
+        compares across partitions (``partition_signature``)."""
+        return [(index, len(X), partition_signature(X))
+                for index, X, _, _, _ in self.parts]
+
+    def load(self, template, first_rows):
+        """Convert the partitions as the single-node estimator converts X
+        (``check_X`` with ``template``'s fitted attributes: feature names,
+        categories, ``missing``) and concatenate them; ``first_rows``: the
+        global index of each partition's first row."""
+        Xs, ys, ws, rows, qids = [], [], [], [], []
+        for (index, X, y, w, qid), first in zip(self.parts, first_rows):
+            X = check_X(template, X, reset=False)
+            y = _column(y, X.shape[0], "y", index, dtype=None)
+            w = (np.ones(X.shape[0]) if w is None
+                 else _weights(w, X.shape[0], "sample_weight", index))
+            row = np.arange(first, first + X.shape[0])
+            if qid is not None:
+                # rows grouped by query, stably (as BoostRanker groups them)
+                qid = _query_ids(qid, X.shape[0], index)
+                order = np.argsort(qid, kind="stable")
+                X, y, w, row, qid = X[order], y[order], w[order], \
+                    row[order], qid[order]
+                qids.append(qid)
+            Xs.append(np.ascontiguousarray(X))
+            ys.append(y)
+            ws.append(w)
+            rows.append(row)
+        self.parts = None   # the converted copies replace them
+        self.evals = [_EvalPart(template, *p) for p in self.eval_parts]
+        self.eval_parts = None
+        self.X = np.concatenate(Xs)
+        self.y = np.concatenate(ys)
+        self.weight = np.concatenate(ws)
+        self.rows = np.concatenate(rows)
+        self._part_rows = np.cumsum([0] + [x.shape[0] for x in Xs])
+        self.qids = qids
+        self.query_ptr = None
+        if qids:
+            q = np.concatenate(qids)
+            starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+            self.query_ptr = np.r_[starts, q.shape[0]].astype(np.int64)
+
+    def query_ids(self):
+        """The distinct query ids of each partition."""
+        return [(index, np.unique(q)) for index, q in zip(self.indices,
+                                                          self.qids)]
+
+    # ---- before training
+    def label_values(self):
+        """The distinct labels of this worker's rows (classes)."""
+        return np.unique(self.y)
+
+    def encode_labels(self, classes):
+        """Labels as class indices (float64), as the estimators train
+        (eval_set labels too: one not among ``classes`` is an error)."""
+        self.y = np.searchsorted(classes, self.y).astype(np.float64)
+        for part in self.evals:
+            unknown = ~np.isin(part.y, classes)
+            if unknown.any():
+                raise ValueError(
+                    f"eval_set labels {np.unique(part.y[unknown])!r} are "
+                    "not among the training classes")
+            part.y = np.searchsorted(classes, part.y).astype(np.float64)
+
+    def float_labels(self):
+        """Labels as float64 (regression and ranking)."""
+        try:
+            self.y = self.y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y must be numeric for regression: got "
+                             f"{self.y.dtype} labels") from None
+        check_label_limits(self.y)
+        for part in self.evals:
+            part.y = np.asarray(part.y, dtype=np.float64)
+            check_label_limits(part.y, f"eval_set[{part.set}]'s y")
+
+    def labels(self):
+        """Global row indices, labels and training weights (for the base
+        score, estimated on the client)."""
+        return self.rows, self.y, self.train_weight
+
+    def prepare(self, spec):
+        """The objective's labels and training weights of these rows:
+        returns their weight sum and whether every weight is 1."""
+        if spec.n_threads is None:
+            spec = replace(spec, n_threads=_worker_threads())
+        self.spec = spec
+        objective = _resolve_objective(spec.objective, spec.objective_params,
+                                       self.query_ptr)
+        self.objective = objective
+        self.y = objective.prepare_labels(self.y)
+        self.train_weight = objective.training_weight(self.y, self.weight)
+        self.weights = _RoundWeights(self.train_weight, objective)
+        return float(np.sum(self.train_weight)), self.weights.in_sums is None
+
+    def summaries(self, max_bin, n_categories):
+        """``partition_summaries`` of every partition, with its index (the
+        weights the histograms sum: the training weights, or none)."""
+        out = []
+        weight = self.weights.in_sums
+        for k, index in enumerate(self.indices):
+            rows = slice(self._part_rows[k], self._part_rows[k + 1])
+            out.append((index, partition_summaries(
+                self.X[rows], None if weight is None else weight[rows],
+                max_bin, n_categories)))
+        return out
+
+    def setup(self, mapper, base_margin, weight_sum):
+        """Bin the rows on the global cuts, start the margins, and compute
+        the first round's gradients: returns its maxima (``_begin_round``)."""
+        spec = self.spec
+        self.weight_sum = weight_sum
+        binned = BinnedData(mapper.transform(self.X, spec.n_threads),
+                            mapper.bin_ptr_)
+        categorical = (None if spec.n_categories is None
+                       else spec.n_categories > 0)
+        self.finder = HistFinder(binned, mapper.split_thresholds_,
+                                 spec.tree_params, spec.n_threads,
+                                 weight=self.weights.in_sums,
+                                 categorical=categorical)
+        if spec.init_booster is not None:
+            self.raw = spec.init_booster.predict_raw(
+                self.X, n_threads=spec.n_threads)
+        else:
+            self.raw = np.tile(base_margin, (self.X.shape[0], 1))
+        self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
+                              dtype=np.float32)
+        for part in self.evals:
+            part.margin = np.tile(base_margin, (part.X.shape[0], 1))
+        return self._begin_round(spec.first_round)
+
+    def eval_labels(self):
+        """(set, partition, labels, weights) of the eval_set partitions."""
+        return [(p.set, p.index, p.y, p.weight) for p in self.evals]
+
+    # ---- per tree
+    def start_tree(self, slot, scales):
+        """Start the tree of ``slot`` with the global scales; this
+        worker's root histogram."""
+        self.slot = slot
+        f = self.finder
+        f.fixed_scales = scales
+        f.start_tree(self.gpair[self._group(slot)], self.active[slot])
+        return f.pool.array[f.table["hist_row"][0]].copy()
+
+    def stats(self):
+        """Seconds this shard spent in level calls (``apply``) and the
+        bytes of histograms it returned: where the time of a fit goes
+        (``benchmarks/bench_dask.py``)."""
+        return dict(self._stats)
+
+    def apply(self, ops, designated):
+        """Run the queued operations (``ops``: apply and retire), the last
+        an apply whose designated children's histograms are returned, with
+        this worker's number of left rows of each split."""
+        start = time.perf_counter()
+        hists, n_left = self._apply(ops, designated)
+        self._stats["apply_seconds"] += time.perf_counter() - start
+        self._stats["histogram_bytes"] += hists.nbytes
+        return hists, n_left
+
+    def _apply(self, ops, designated):
+        self._run(ops)
+        f = self.finder
+        t = f.table
+        nodes, _, left, _, _ = ops[-1][1]
+        n_left = t["end"][left] - t["begin"][left]
+        return f.pool.array[t["hist_row"][designated]], n_left
+
+    def finish(self, ops, tree, next_round):
+        """Run the queued operations, add the tree to the margins, and when
+        ``next_round`` is not None start that round (its maxima)."""
+        self._run(ops)
+        slot, spec = self.slot, self.spec
+        group = self._group(slot)
+        leaf_rows = self.finder.finish_tree(tree)
+        # a leaf may hold none of this worker's rows (never on one
+        # process): drop the empty slices, which may share a begin
+        kept = leaf_rows.end > leaf_rows.begin
+        leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
+                             leaf_rows.end[kept], leaf_rows.node[kept])
+        _update_margins(tree, leaf_rows, self.active[slot], self.X,
+                        self.weights.positive, self.raw, group,
+                        spec.n_threads)
+        for part in self.evals:
+            _add_tree_output(tree, part.X, part.margin, group,
+                             spec.n_threads)
+        if slot < spec.trees_per_round - 1:
+            return None
+        margins = [(p.set, p.index, p.margin) for p in self.evals]
+        if next_round is None:
+            return None, margins
+        return self._begin_round(next_round), margins
+
+    def _run(self, ops):
+        f = self.finder
+        for kind, args in ops:
+            if kind == "retire":
+                f.retire(args)
+            else:
+                nodes, records, left, right, left_sets = args
+                f.apply_splits(nodes, SplitBatch(records, records["G_left"],
+                                                 records["H_left"],
+                                                 left_sets),
+                               left, right, find_next=kind == "apply")
+
+    def _group(self, slot):
+        return slot // self.spec.n_parallel
+
+    def _begin_round(self, iteration):
+        """Gradients of the round, each tree's row sample, and per tree the
+        maxima of |g w|, |h w| over its rows and their number."""
+        spec = self.spec
+        self.objective.gradient(self.y, self.raw, self.weights.in_gradients,
+                                self.gpair, spec.n_threads)
+        check_gradients(self.gpair, self.weight_sum, self.objective.name,
+                        iteration)
+        self.active = []
+        maxima = np.zeros((spec.trees_per_round, 3))
+        for slot in range(spec.trees_per_round):
+            active = self.weights.positive & row_sample(
+                spec.seed, iteration, slot, self.rows, spec.subsample)
+            self.active.append(active)
+            maxima[slot] = _active_maxima(
+                self.gpair[self._group(slot)], self.weights.in_sums,
+                np.ascontiguousarray(active).view(np.uint8), spec.n_threads)
+        return maxima
+
+    # ---- prediction on the training rows
+    def margins(self):
+        return self.raw
+
+
+class _EvalPart:
+    """One eval_set partition on a shard: converted X, labels, weights and
+    the margins kept up to date tree by tree."""
+
+    def __init__(self, template, eval_set, index, X, y, weight, qid=None):
+        self.set, self.index = eval_set, index
+        self.X = check_X(template, X, reset=False)
+        n = self.X.shape[0]
+        what = f"eval_set[{eval_set}]"
+        self.y = _column(y, n, f"{what}'s y", index, dtype=None)
+        self.weight = (np.ones(n) if weight is None else
+                       _weights(weight, n,
+                                f"sample_weight_eval_set[{eval_set}]", index))
+        self.margin = None
+
+
+def partition_signature(X):
+    """What must agree across the partitions of X: the dtype of an array;
+    the columns, dtypes and categories of a DataFrame."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None:
+        return ("array", str(np.asarray(X).dtype), np.shape(X)[1:])
+    columns = []
+    for name, dtype in dtypes.items():
+        categories = getattr(dtype, "categories", None)
+        columns.append((str(name), str(dtype) if categories is None
+                        else "category",
+                        None if categories is None else tuple(categories)))
+    return ("frame", tuple(columns))
+
+
+def global_scales(maxima):
+    """The fixed-point scales of a tree from every worker's maxima rows
+    (max |g w|, max |h w|, number of rows): those one process would choose
+    on all the rows."""
+    maxima = np.asarray(maxima)
+    n_rows = int(maxima[:, 2].sum())
+    return (quantization_scale(float(maxima[:, 0].max()), n_rows),
+            quantization_scale(float(maxima[:, 1].max()), n_rows))
+
+
+def _query_ids(values, n_rows, index):
+    """A partition's query ids: integers, one per row."""
+    qid = np.asarray(values)
+    if qid.ndim == 2 and qid.shape[1] == 1:
+        qid = qid[:, 0]
+    if qid.shape != (n_rows,):
+        raise ValueError(f"partition {index}: qid has shape {qid.shape}, but "
+                         f"X has {n_rows} rows")
+    if qid.dtype.kind not in "iub":
+        raise TypeError(f"qid must hold integer query ids, got dtype "
+                        f"{qid.dtype}")
+    return qid
+
+
+def _weights(values, n_rows, name, index):
+    """A partition's sample weights: finite and non-negative."""
+    weight = _column(values, n_rows, name, index)
+    if not np.all(np.isfinite(weight)) or np.any(weight < 0):
+        raise ValueError(f"partition {index}: {name} must be finite and "
+                         "non-negative")
+    return weight
+
+
+def _column(values, n_rows, name, index, dtype=np.float64):
+    """A partition's labels or weights as a 1-D array of n_rows (float64
+    unless ``dtype`` is None: labels of a classifier keep theirs)."""
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1 or values.shape[0] != n_rows:
+        raise ValueError(
+            f"partition {index}: {name} has shape {values.shape}, but X has "
+            f"{n_rows} rows: the partitions of X and {name} must line up")
+    if dtype is None:
+        return values
+    return values.astype(dtype, copy=False)
+
+
+# -- the client side --------------------------------------------------------
+
+class ShardGroup:
+    """The shards of a fit, called together: every call goes to every
+    shard at once and waits for all of them. A shard whose worker left the
+    cluster, or whose call failed, ends the wait with an error naming it
+    (never a hang: while waiting, the cluster is asked every
+    ``poll_seconds`` whether the shards' workers are still there).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    actors : list of distributed.Actor
+    addresses : list of str
+        The worker of each actor.
+    """
+
+    def __init__(self, client, actors, addresses, poll_seconds=2.0):
+        self.client = client
+        self.actors = actors
+        self.addresses = addresses
+        self.poll_seconds = poll_seconds
+
+    def __len__(self):
+        return len(self.actors)
+
+    def call(self, method, *args, per_shard=None):
+        """``method(*args)`` on every shard (with ``per_shard[k]``'s
+        arguments added for shard k); the results, in shard order."""
+        futures = []
+        for k, actor in enumerate(self.actors):
+            extra = () if per_shard is None else per_shard[k]
+            futures.append(getattr(actor, method)(*args, *extra))
+        return [self._result(k, future, method)
+                for k, future in enumerate(futures)]
+
+    def _result(self, k, future, method):
+        from distributed.utils import TimeoutError as DaskTimeout
+
+        while True:
+            try:
+                return future.result(timeout=self.poll_seconds)
+            except (TimeoutError, DaskTimeout):
+                self._check_alive(k, method)
+            except (OSError, ConnectionError) as error:
+                raise RuntimeError(
+                    f"skboost.dask: lost the worker {self.addresses[k]} "
+                    f"during {method!r} ({error}); training stopped. "
+                    "Its partitions and training state are gone: fit "
+                    "again on the remaining workers") from error
+
+    def _check_alive(self, k, method):
+        workers = self.client.scheduler_info()["workers"]
+        gone = [a for a in self.addresses if a not in workers]
+        if gone:
+            raise RuntimeError(
+                f"skboost.dask: the worker(s) {', '.join(gone)} left the "
+                f"cluster during {method!r}; training stopped (their "
+                "partitions and training state are gone): fit again on "
+                "the remaining workers")
+
+
+class _BinLayout:
+    """The histogram layout the client's finder reads (no binned rows)."""
+
+    def __init__(self, bin_ptr):
+        self.bin_ptr = bin_ptr
+        self.n_bins = int(bin_ptr[-1])
+        self.n_rows = 0
+
+
+class DaskHistFinder(HistFinder):
+    """The hist split finder over the rows of every shard.
+
+    Histograms arrive from the shards and are summed here (the hook
+    ``build_histograms``, where a one-process finder reads its binned
+    rows); scanning them for splits is ``HistFinder``'s. The children a
+    shard builds are designated by their global hessian sums (the smaller
+    one is built, the other subtracted from the parent); the order the
+    children are returned in follows their global row counts, as
+    single-node training orders them (the column sampler draws node masks
+    in that order).
+
+    Operations that need no answer (the last level's splits, retiring
+    nodes) are queued and travel with the next call.
+    """
+
+    def __init__(self, shards, mapper, params, n_threads):
+        super().__init__(_BinLayout(mapper.bin_ptr_),
+                         mapper.split_thresholds_, params, n_threads)
+        self.shards = shards
+        self.pending = []
+        self.counts = np.zeros(64, dtype=np.int64)   # global rows per node
+        self.slot_scales = None
+
+    def start_tree(self, gpair, active):
+        """Start tree ``self.slot`` (``gpair`` and ``active`` live on the
+        shards) with the scales of its rows on every worker."""
+        scales = self.slot_scales[self.slot]
+        self.scales = np.array(scales)
+        self.context = self.fit_context.with_scales(*scales)
+        self._start_pool()
+        self.pending = []
+        self.counts[0] = self.n_active[self.slot]
+        root = self.pool.take(1)
+        hists = self.shards.call("start_tree", self.slot, scales)
+        self._sum_into(hists, root)
+        first = self.binned.bin_ptr
+        sums = self.pool.array[root[0], first[0]:first[1]].sum(axis=0)
+        t = self.table
+        t["hist_row"][0], t["sums"][0] = root[0], sums
+        G, H = sums / self.scales
+        return G, H
+
+    def build_histograms(self, ops, designated, rows):
+        """Send the queued operations (ending with a level's splits) to the
+        shards and sum the histograms of the ``designated`` children they
+        build into the pool's ``rows``; returns the global number of left
+        rows of each split."""
+        results = self.shards.call("apply", ops, designated)
+        self._sum_into([h for h, _ in results], rows)
+        return np.sum([n for _, n in results], axis=0)
+
+    def _sum_into(self, hists, rows):
+        """pool[rows] = the sum of the shards' histograms (exact: int64)."""
+        total = np.array(hists[0])
+        for hist in hists[1:]:
+            total += hist
+        self.pool.array[rows] = total.reshape((len(rows),)
+                                              + self.pool.array.shape[1:])
+
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        t = self.table
+        n_nodes = int(right.max()) + 1
+        t.reserve(n_nodes)
+        self._reserve_counts(n_nodes)
+        records = splits.records
+        left_sums = self._left_sums(splits)
+        right_sums = t["sums"][nodes] - left_sums
+        parent_rows = t["hist_row"][nodes]
+        t["hist_row"][nodes] = -1
+        op = (nodes, records, left, right, splits.left_sets)
+        if not find_next:
+            self.pending.append(("leaves", op))
+            self.pool.give_back(parent_rows)
+            t["hist_row"][left] = t["hist_row"][right] = -1
+            t["sums"][left], t["sums"][right] = left_sums, right_sums
+            return np.concatenate([left, right])
+        # build the child of smaller hessian sum, subtract for the other
+        build_left = left_sums[:, 1] <= right_sums[:, 1]
+        built = np.where(build_left, left, right)
+        other = np.where(build_left, right, left)
+        built_rows = self.pool.take(nodes.shape[0])
+        ops, self.pending = self.pending + [("apply", op)], []
+        n_left = self.build_histograms(ops, built, built_rows)
+        subtract_histograms(self.pool.array, parent_rows, built_rows,
+                            self.n_threads)
+        t["hist_row"][built], t["hist_row"][other] = built_rows, parent_rows
+        t["sums"][left], t["sums"][right] = left_sums, right_sums
+        n_right = self.counts[nodes] - n_left
+        self.counts[left], self.counts[right] = n_left, n_right
+        left_smaller = n_left <= n_right
+        return np.concatenate([np.where(left_smaller, left, right),
+                               np.where(left_smaller, right, left)])
+
+    def _reserve_counts(self, n_nodes):
+        if n_nodes > self.counts.shape[0]:
+            counts = np.zeros(max(2 * self.counts.shape[0], n_nodes),
+                              dtype=np.int64)
+            counts[:self.counts.shape[0]] = self.counts
+            self.counts = counts
+
+    def retire(self, nodes):
+        super().retire(nodes)
+        if len(nodes):
+            self.pending.append(("retire", np.asarray(nodes)))
+
+    def finish_tree(self, tree):
+        """The queued operations; the shards run them with the tree."""
+        ops, self.pending = self.pending, []
+        return ops
+
+
+
+# -- the boosting loop ------------------------------------------------------
+
+def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
+                    maxima, n_rounds, *, callbacks=(), evaluator=None):
+    """Run ``n_rounds`` boosting rounds on the shards (already set up:
+    ``maxima`` of the first round) and add the trees to ``booster``.
+
+    The loop of ``_booster.train`` with the per-row work on the shards:
+    every tree grows in the one growth driver over a ``DaskHistFinder``.
+    """
+    finder = DaskHistFinder(shards, mapper, spec.tree_params, n_threads)
+    if spec.n_categories is not None and np.any(spec.n_categories > 0):
+        finder.categorical = (spec.n_categories > 0).astype(np.uint8)
+    driver = GrowthDriver(finder, spec.tree_params, sampler)
+    for callback in callbacks:
+        call_callback(callback, "before_training", booster)
+    last = spec.first_round + n_rounds - 1
+    for iteration in range(spec.first_round, last + 1):
+        _set_round(finder, maxima)
+        for slot in range(spec.trees_per_round):
+            finder.slot = slot
+            tree, ops = driver.grow(None, None)
+            booster.add_tree(tree, slot // spec.n_parallel)
+            next_round = (iteration + 1 if iteration < last
+                          and slot == spec.trees_per_round - 1 else None)
+            results = shards.call("finish", ops, tree, next_round)
+        maxima = [r[0] for r in results]
+        if evaluator is not None:
+            evaluator.add_round(iteration, [r[1] for r in results])
+        stops = [call_callback(callback, "after_iteration", booster,
+                               iteration, booster.evals_result)
+                 for callback in callbacks]
+        if any(stops):
+            break
+    for callback in callbacks:
+        booster = call_callback(callback, "after_training", booster) or booster
+    return booster
+
+
+def _set_round(finder, maxima):
+    """Each tree's scales and row count from the shards' maxima (one
+    (trees_per_round, 3) array per shard)."""
+    per_slot = np.stack(maxima, axis=1)   # (slot, shard, 3)
+    finder.slot_scales = [global_scales(m) for m in per_slot]
+    finder.n_active = per_slot[:, :, 2].sum(axis=1).astype(np.int64)
+
+
+class ShardEvaluator:
+    """The metrics of the eval sets after every round, from the margins
+    the shards keep (gathered each round: n_eval x n_outputs floats) and
+    the labels and weights gathered once; as ``_booster._Evaluator``.
+
+    Parameters
+    ----------
+    booster : Booster
+    objective : Objective
+    labels : list
+        ``Shard.eval_labels`` of every shard.
+    n_sets : int
+    metric_names : list or None
+    """
+
+    def __init__(self, booster, objective, labels, n_sets, metric_names):
+        from .metrics import get_metric
+
+        self.booster = booster
+        self.objective = objective
+        self.n_sets = n_sets
+        if not metric_names:
+            metric_names = [objective.default_metric] if n_sets else []
+        self.metrics = [get_metric(name, objective.params)
+                        for name in metric_names]
+        booster.metric_maximize = {m.name: m.higher_is_better
+                                   for m in self.metrics}
+        self.names = [f"validation_{i}" for i in range(n_sets)]
+        booster.evals_result = {name: {m.name: [] for m in self.metrics}
+                                for name in self.names}
+        self.y = self._by_set(labels, 2)
+        self.weight = self._by_set(labels, 3)
+
+    def _by_set(self, per_shard, field):
+        """Concatenate a field of every shard's partitions, per eval set, in
+        partition order."""
+        parts = sorted((p for shard in per_shard for p in shard),
+                       key=lambda p: p[:2])
+        return [np.concatenate([p[field] for p in parts if p[0] == k])
+                for k in range(self.n_sets)]
+
+    def add_round(self, iteration, margins):
+        margins = self._by_set([[(s, i, None, m) for s, i, m in shard]
+                                for shard in margins], 3)
+        for name, y, weight, margin in zip(self.names, self.y, self.weight,
+                                           margins):
+            probabilities = self.objective.eval_transform(margin)
+            log = self.booster.evals_result[name]
+            for metric in self.metrics:
+                prediction = (self.objective.transform(margin)
+                              if metric.on_predictions else probabilities)
+                log[metric.name].append(metric(y, prediction, weight, None))

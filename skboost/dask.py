@@ -1,0 +1,808 @@
+"""Distributed training on Dask: ``DaskBoostRegressor``,
+``DaskBoostClassifier`` and ``DaskBoostRanker``.
+
+The estimators take dask arrays and dask DataFrames (labels and weights as
+dask collections partitioned like X) and train on a ``distributed``
+cluster: each worker keeps and bins its own partitions, and only sketch
+summaries, histograms of the nodes being split, node sums and the chosen
+splits travel (``_dask_train.py`` has the protocol). The model is the one
+single-node training gives on the same partitioning whatever the number of
+workers, and the single-node model itself when the cut points do not
+depend on the partitioning (see ``doc/user_guide/dask.rst``).
+
+Install with ``pip install skboost[dask]``.
+"""
+
+from dataclasses import dataclass, replace
+import uuid
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from ._booster import BoostParams, _resolve_objective, _start_booster
+from ._continue import draw_seed
+from ._data import check_X
+from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
+                          merged_bin_mapper, train_on_shards)
+from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
+                          _metric_list)
+from ._threads import effective_n_threads
+from .callback import call_callback, check_callbacks
+from .tree._column_sampler import ColumnSampler
+from .tree.driver import GrowthDriver, TreeParams
+
+__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
+
+
+def _dask_modules():
+    """dask.array, dask.dataframe and distributed, or an ImportError that
+    says how to install them."""
+    try:
+        import dask.array as da
+        import dask.dataframe as dd
+        import distributed
+    except ImportError as error:   # pragma: no cover - the extra is missing
+        raise ImportError("skboost.dask needs dask and distributed: "
+                          "pip install skboost[dask]") from error
+    return da, dd, distributed
+
+
+# -- input ------------------------------------------------------------------
+
+def _kind(collection, name, allow_none=False):
+    """"array" or "frame" (dask DataFrame or Series), or a TypeError."""
+    da, dd, _ = _dask_modules()
+    if collection is None and allow_none:
+        return None
+    if isinstance(collection, da.Array):
+        return "array"
+    if isinstance(collection, (dd.DataFrame, dd.Series)):
+        return "frame"
+    raise TypeError(
+        f"{name} must be a dask array or a dask DataFrame/Series, got "
+        f"{type(collection).__name__}; for data in memory use the "
+        "single-node estimators (skboost.BoostRegressor, ...)")
+
+
+def _row_chunks(collection, name):
+    """The row count of each partition (None for a frame, counted later),
+    with a clear error for unknown chunk sizes."""
+    if _kind(collection, name) == "frame":
+        return None
+    chunks = collection.chunks[0]
+    if any(np.isnan(c) for c in chunks):
+        raise ValueError(
+            f"{name} has unknown chunk sizes (for example after boolean "
+            f"indexing): call {name}.compute_chunk_sizes() first")
+    return tuple(int(c) for c in chunks)
+
+
+def _partitions(collection, name):
+    """One delayed object per row partition."""
+    if _kind(collection, name) == "frame":
+        return list(collection.to_delayed())
+    if collection.ndim == 2:
+        if collection.numblocks[1] != 1:
+            collection = collection.rechunk({1: -1})
+        return list(collection.to_delayed()[:, 0])
+    if collection.ndim != 1:
+        raise ValueError(f"{name} must be 1-D or 2-D, got {collection.ndim} "
+                         "dimensions")
+    return list(collection.to_delayed())
+
+
+def _check_alignment(X, others):
+    """Every collection partitioned like X (same number of partitions;
+    same chunk sizes where both are known)."""
+    n_parts = X.npartitions if _kind(X, "X") == "frame" else X.numblocks[0]
+    x_chunks = _row_chunks(X, "X")
+    for name, other in others.items():
+        if other is None:
+            continue
+        _kind(other, name)
+        n_other = (other.npartitions if _kind(other, name) == "frame"
+                   else other.numblocks[0])
+        if n_other != n_parts:
+            raise ValueError(
+                f"X has {n_parts} partitions but {name} has {n_other}: "
+                f"{name} must be partitioned like X (rows of X and {name} "
+                "that belong together in the same partitions)")
+        chunks = _row_chunks(other, name)
+        if x_chunks is not None and chunks is not None and chunks != x_chunks:
+            raise ValueError(
+                f"the partitions of X and {name} do not line up: row "
+                f"chunks {x_chunks} and {chunks}")
+
+
+@dataclass
+class _Data:
+    """A fit's partitions on the cluster, grouped by worker."""
+
+    shards: ShardGroup
+    n_rows: int
+    futures: list   # kept so the partitions stay in memory
+
+
+def _compute_partitions(client, X, y, weight, what="", qid=None):
+    """Compute every partition of X, y, weight (and qid) on the cluster;
+    a partition that fails to compute is an error naming it. Returns
+    (X, y, weight, qid) per partition (None for a missing column)."""
+    from distributed import wait
+
+    columns = [_partitions(X, "X"), _partitions(y, "y"),
+               None if weight is None else _partitions(weight,
+                                                       "sample_weight"),
+               None if qid is None else _partitions(qid, "qid")]
+    flat = [d for part in columns if part is not None for d in part]
+    futures = client.compute(flat)
+    wait(futures)
+    n_parts = len(columns[0])
+    names = [n for n, c in zip(("X", "y", "sample_weight", "qid"), columns)
+             if c is not None]
+    for k, future in enumerate(futures):
+        if future.status == "error":
+            which = names[k // n_parts]
+            error = future.exception()
+            raise RuntimeError(
+                f"partition {k % n_parts} of {what}{which} failed to compute: "
+                f"{type(error).__name__}: {error}") from error
+    computed = iter(futures[i * n_parts:(i + 1) * n_parts]
+                    for i in range(len(names)))
+    per_column = [[None] * n_parts if c is None else next(computed)
+                  for c in columns]
+    return list(zip(*per_column))
+
+
+def _holders(client, parts):
+    """The worker holding each partition (the first, in address order)."""
+    who_has = client.who_has([p[0] for p in parts])
+    holders = []
+    for index, part in enumerate(parts):
+        workers = sorted(who_has.get(part[0].key, ()))
+        if not workers:
+            raise RuntimeError(f"partition {index} of X is on no worker")
+        holders.append(workers[0])
+    return holders
+
+
+def _place_shards(client, parts, eval_sets=()):
+    """One Shard actor per worker holding partitions, each given the
+    partitions in its memory (the first worker holding each), and the
+    eval_set partitions (on their worker when it has a shard, else spread
+    over the shards)."""
+    by_worker = {}
+    for index, address in enumerate(_holders(client, parts)):
+        by_worker.setdefault(address, []).append(index)
+    addresses = sorted(by_worker)
+    evals = {address: [] for address in addresses}
+    for k, eval_parts in enumerate(eval_sets):
+        for index, address in enumerate(_holders(client, eval_parts)):
+            if address not in evals:
+                address = addresses[index % len(addresses)]
+            evals[address].append((k, index, *eval_parts[index]))
+    futures = []
+    for address in addresses:
+        mine = [(index, *parts[index]) for index in by_worker[address]]
+        futures.append(client.submit(
+            Shard, mine, evals[address], actor=True, workers=[address],
+            allow_other_workers=False, pure=False,
+            key=f"skboost-shard-{uuid.uuid4().hex}"))
+    actors = [f.result() for f in futures]
+    return ShardGroup(client, actors, addresses), futures
+
+
+def _eval_partitions(client, X, eval_set, sample_weight_eval_set):
+    """The computed partitions of each eval_set pair (with its weights):
+    a list per pair of (X, y, weight) futures."""
+    if eval_set is None:
+        if sample_weight_eval_set is not None:
+            raise ValueError("sample_weight_eval_set needs an eval_set")
+        return []
+    eval_set = list(eval_set)
+    weights = (list(sample_weight_eval_set)
+               if sample_weight_eval_set is not None
+               else [None] * len(eval_set))
+    if len(weights) != len(eval_set):
+        raise ValueError(
+            f"sample_weight_eval_set has {len(weights)} entries for "
+            f"{len(eval_set)} eval_set pairs")
+    out = []
+    for k, (pair, weight) in enumerate(zip(eval_set, weights)):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError("eval_set must be a list of (X, y) pairs")
+        X_eval, y_eval = pair
+        _check_alignment(X_eval, {f"eval_set[{k}]'s y": y_eval,
+                                  f"sample_weight_eval_set[{k}]": weight})
+        out.append(_compute_partitions(client, X_eval, y_eval, weight,
+                                       what=f"eval_set[{k}]'s "))
+    return out
+
+
+def _client(client):
+    """The given client, else the current one (a clear error without)."""
+    if client is not None:
+        return client
+    _, _, distributed = _dask_modules()
+    try:
+        return distributed.get_client()
+    except ValueError:
+        raise ValueError("skboost.dask needs a distributed.Client: create "
+                         "one (Client(cluster)) or pass client=") from None
+
+
+def _check_signatures(described):
+    """Every partition of X with the same dtypes (and categories) as the
+    first; returns the global first row of each partition, per shard, and
+    the number of rows."""
+    parts = sorted(p for shard in described for p in shard)
+    first_index, _, first_signature = parts[0]
+    for index, _, signature in parts[1:]:
+        if signature != first_signature:
+            raise ValueError(
+                f"partition {index} of X does not match partition "
+                f"{first_index}: {_signature_difference(first_signature, signature)}"
+                "; every partition must have the same columns, dtypes and "
+                "categories (for categories: dask's categorize(), or "
+                "astype with one pandas CategoricalDtype)")
+    starts = np.cumsum([0] + [n for _, n, _ in parts])
+    first_row = {index: int(starts[k]) for k, (index, _, _) in
+                 enumerate(parts)}
+    per_shard = [[first_row[index] for index, _, _ in sorted(shard)]
+                 for shard in described]
+    return per_shard, int(starts[-1])
+
+
+def _signature_difference(a, b):
+    """Which column (or the dtype) differs between two signatures."""
+    if a[0] != b[0] or a[0] == "array":
+        return f"dtype {b[1:]} instead of {a[1:]}"
+    if len(a[1]) != len(b[1]):
+        return f"{len(b[1])} columns instead of {len(a[1])}"
+    for (name, dtype, cats), (name_b, dtype_b, cats_b) in zip(a[1], b[1]):
+        if (name, dtype) != (name_b, dtype_b):
+            return (f"column {name_b!r} of dtype {dtype_b} instead of "
+                    f"{name!r} of dtype {dtype}")
+        if cats != cats_b:
+            return (f"column {name!r} has the categories {list(cats_b)} "
+                    f"instead of {list(cats)}")
+    return "different columns"
+
+
+def _check_queries_in_partitions(query_ids):
+    """Every query inside one partition (LambdaMART's gradients of a query
+    need all of its rows on one worker)."""
+    parts = sorted(p for shard in query_ids for p in shard)
+    seen = {}
+    for index, ids in parts:
+        for q in ids.tolist():
+            if q in seen:
+                raise ValueError(
+                    f"query {q} has rows in partitions {seen[q]} and "
+                    f"{index}: every query must lie inside one partition "
+                    "(repartition by qid, e.g. set_index('qid'))")
+            seen[q] = index
+
+
+def _meta_frame(X):
+    """A small pandas frame with X's columns and dtypes (categories
+    included), for the feature names and categories of the fit."""
+    if _kind(X, "X") == "frame":
+        if getattr(X, "ndim", 2) != 2:
+            raise ValueError("X must be 2-D: a dask DataFrame, not a Series")
+        for name, dtype in X.dtypes.items():
+            if str(dtype) == "category" and not X[name].cat.known:
+                raise ValueError(
+                    f"column {name!r} of X has unknown categories: call "
+                    "X.categorize() (or astype with a pandas "
+                    "CategoricalDtype) before fit")
+        return X._meta_nonempty
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
+    return np.zeros((1, X.shape[1]), dtype=X.dtype)
+
+
+class _DaskBoostMixin:
+    """Distributed fit and dask-collection predictions shared by the Dask
+    estimators (mixed in before the single-node class, whose parameters,
+    validation and fitted attributes they keep)."""
+
+    def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
+                  sample_weight_eval_set=None, verbose=False, qid=None):
+        self._check_dask_params(X)
+        client = _client(client)
+        _check_alignment(X, {"y": y, "sample_weight": sample_weight,
+                             "qid": qid})
+        if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
+            raise ValueError(
+                f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
+                "not supported by the Dask estimators yet")
+        check_X(self, _meta_frame(X), reset=True)
+        parts = _compute_partitions(client, X, y, sample_weight, qid=qid)
+        eval_parts = _eval_partitions(client, X, eval_set,
+                                      sample_weight_eval_set)
+        shards, actors = _place_shards(client, parts, eval_parts)
+        try:
+            first_rows, n_rows = _check_signatures(shards.call("describe"))
+            shards.call("load", self._template(),
+                        per_shard=[(rows,) for rows in first_rows])
+            if qid is not None:
+                _check_queries_in_partitions(shards.call("query_ids"))
+            objective, n_classes = self._prepare_labels(shards)
+            return self._train_on(shards, objective, n_classes, n_rows,
+                                  n_evals=len(eval_parts), verbose=verbose)
+        finally:
+            # the shards' memory goes; the partitions are released with
+            # ``parts`` (not cancelled: their keys may be shared with other
+            # computations of the same collections)
+            client.cancel(actors)
+
+    def _check_dask_params(self, X):
+        """What Dask training does not support yet, as clear errors."""
+        self._validate_params()
+        unsupported = [what for what, present in (
+            ("tree_method='exact' or 'approx' (use 'hist')",
+             self.tree_method != "hist"),
+            ("multi_strategy='multi_output_tree'",
+             self.multi_strategy == "multi_output_tree"),
+            ("warm_start=True", self.warm_start),
+            ("categorical_features (use pandas category columns)",
+             self.categorical_features is not None),
+            ("class_weight (pass sample_weight)",
+             getattr(self, "class_weight", None) is not None)) if present]
+        if unsupported:
+            raise ValueError(f"{type(self).__name__} does not support "
+                             + ", ".join(unsupported) + " yet")
+
+    def _template(self):
+        """A single-node estimator holding what ``check_X`` reads, for the
+        shards to convert their partitions with."""
+        template = self._local_class(missing=self.missing)
+        for name in ("n_features_in_", "feature_names_in_",
+                     "_category_map_"):
+            if hasattr(self, name):
+                setattr(template, name, getattr(self, name))
+        return template
+
+    def _train_on(self, shards, objective, n_classes, n_rows, *, n_evals,
+                  verbose):
+        resolved = _resolve_objective(objective, self._objective_params(),
+                                      None)
+        if resolved.refit_leaves():
+            raise ValueError(
+                f"objective {resolved.name!r} re-fits its leaves to "
+                "quantiles of residuals, which skboost.dask does not do "
+                "yet: use another objective or the single-node estimator")
+        n_outputs = resolved.n_outputs(n_classes)
+        seed = draw_seed(self.random_state)
+        spec = self._shard_spec(objective, n_outputs, seed)
+        prepared = shards.call("prepare", spec)
+        weight_sum = float(sum(s for s, _ in prepared))
+        if not weight_sum > 0:
+            raise ValueError("sample_weight must have a positive sum")
+        booster = self._start_booster(shards, resolved, n_outputs)
+        mapper = merged_bin_mapper(
+            _ordered(shards.call("summaries", self.max_bin,
+                                 spec.n_categories)),
+            self.max_bin, spec.n_categories)
+        maxima = shards.call("setup", mapper, booster.base_margin,
+                             weight_sum)
+        tp = spec.tree_params
+        sampler = ColumnSampler(self.n_features_in_, tp.colsample_bytree,
+                                tp.colsample_bylevel, tp.colsample_bynode,
+                                np.random.default_rng(seed),
+                                feature_weights=tp.feature_weights)
+        evaluator = ShardEvaluator(
+            booster, resolved, shards.call("eval_labels"), n_evals,
+            _metric_list(self.eval_metric))
+        callbacks = self._training_callbacks(evaluator.names, verbose,
+                                             self.n_estimators)
+        check_callbacks(callbacks)
+        booster = train_on_shards(
+            shards, mapper, spec, booster, sampler,
+            effective_n_threads(self.n_jobs), maxima, self.n_estimators,
+            callbacks=callbacks, evaluator=evaluator)
+        # where the time went on each worker (benchmarks/bench_dask.py)
+        self._dask_stats = shards.call("stats")
+        category_map = getattr(self, "_category_map_", None)
+        booster.category_map = category_map
+        self.booster_ = booster
+        self.evals_result_ = booster.evals_result
+        names = getattr(self, "feature_names_in_", None)
+        booster.feature_names = None if names is None else list(names)
+        return self
+
+    def _shard_spec(self, objective, n_outputs, seed):
+        """The ShardSpec of this fit (tree parameters as ``_train`` makes
+        them)."""
+        n_parallel = self.num_parallel_tree
+        category_map = getattr(self, "_category_map_", None)
+        tree_params = TreeParams(
+            tree_method=self.tree_method, max_bin=self.max_bin,
+            max_depth=self.max_depth, max_leaves=self.max_leaves,
+            grow_policy=self.grow_policy,
+            learning_rate=self.learning_rate / n_parallel,
+            gamma=self.gamma, min_child_weight=self.min_child_weight,
+            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
+            max_delta_step=self._max_delta_step(objective),
+            colsample_bytree=self.colsample_bytree,
+            colsample_bylevel=self.colsample_bylevel,
+            colsample_bynode=self.colsample_bynode,
+            max_cat_to_onehot=self.max_cat_to_onehot,
+            max_cat_threshold=self.max_cat_threshold,
+            **self._constraint_params(self.n_features_in_))
+        return ShardSpec(
+            objective=objective, objective_params=self._objective_params(),
+            tree_params=tree_params, n_outputs=n_outputs,
+            n_parallel=n_parallel, trees_per_round=n_outputs * n_parallel,
+            first_round=0, seed=seed, subsample=self.subsample,
+            n_categories=(None if category_map is None
+                          else category_map.n_categories()))
+
+    def _start_booster(self, shards, objective, n_outputs):
+        """The Booster the rounds add to; estimating ``base_score`` reads
+        the labels and training weights of every row, in row order."""
+        params = BoostParams(n_estimators=self.n_estimators,
+                             subsample=self.subsample,
+                             base_score=self.base_score,
+                             num_parallel_tree=self.num_parallel_tree)
+        y = weight = None
+        if self.base_score is None:
+            labels = shards.call("labels")
+            rows = np.concatenate([r for r, _, _ in labels])
+            order = np.argsort(rows, kind="stable")
+            y = np.concatenate([v for _, v, _ in labels])[order]
+            weight = np.concatenate([w for _, _, w in labels])[order]
+        return _start_booster(objective, y, weight, n_outputs,
+                              self.n_features_in_, params, None)
+
+    # ---- predictions as dask collections
+    def _map_rows(self, X, method, n_columns, dtype, **kwargs):
+        """``method`` of the single-node estimator on every partition of
+        X, where it lives: a dask array (rows chunked like X) for a dask
+        array, a dask Series or DataFrame for a dask DataFrame."""
+        check_is_fitted(self)
+        local = self.to_local()
+        if _kind(X, "X") == "frame":
+            meta = _predict_frame(X._meta_nonempty, local, method, kwargs)
+            return X.map_partitions(_predict_frame, local, method, kwargs,
+                                    meta=meta.iloc[:0])
+        _row_chunks(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        if n_columns is None:
+            return X.map_blocks(_predict_block, local, method, kwargs,
+                                dtype=dtype, drop_axis=1)
+        return X.map_blocks(_predict_block, local, method, kwargs,
+                            dtype=dtype, chunks=(X.chunks[0], (n_columns,)))
+
+    def _n_outputs(self):
+        return self.booster_.n_outputs
+
+    def apply(self, X, iteration_range=None):
+        """Leaf index of every sample in every tree, computed where the
+        partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+            The trees of boosting rounds ``[start, end)``.
+
+        Returns
+        -------
+        leaves : dask array or dask DataFrame of shape (n_samples, n_trees)
+        """
+        first, last = self.booster_._tree_slice(
+            self._iteration_range(iteration_range))
+        return self._map_rows(X, "apply", last - first, np.int32,
+                              iteration_range=iteration_range)
+
+    def to_local(self):
+        """The single-node estimator of this fitted model (the same
+        parameters and fitted attributes; predictions bit-identical).
+
+        Returns
+        -------
+        estimator : BoostRegressor or BoostClassifier
+        """
+        check_is_fitted(self)
+        local = self._local_class(**self.get_params())
+        local.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if k.endswith("_") and not k.startswith("__")})
+        return local
+
+    @classmethod
+    def from_local(cls, estimator):
+        """A Dask estimator holding a fitted single-node estimator's model
+        (its parameters and fitted attributes).
+
+        Parameters
+        ----------
+        estimator : BoostRegressor or BoostClassifier
+            Fitted, of this class's single-node class.
+
+        Returns
+        -------
+        estimator : DaskBoostRegressor or DaskBoostClassifier
+        """
+        if type(estimator) is not cls._local_class:
+            raise TypeError(f"{cls.__name__}.from_local takes a fitted "
+                            f"{cls._local_class.__name__}, got "
+                            f"{type(estimator).__name__}")
+        check_is_fitted(estimator)
+        dask_estimator = cls(**estimator.get_params())
+        dask_estimator.__dict__.update(
+            {k: v for k, v in estimator.__dict__.items()
+             if k.endswith("_") and not k.startswith("__")})
+        return dask_estimator
+
+    def save_model(self, fname):
+        """Save the model in the single-node estimator's format
+        (``to_local().save_model``): the file loads into either.
+
+        Parameters
+        ----------
+        fname : str or path-like
+            ``.json`` or ``.ubj``.
+        """
+        self.to_local().save_model(fname)
+
+    def load_model(self, fname):
+        """Load a model saved by ``save_model`` (of this estimator or of
+        its single-node class).
+
+        Parameters
+        ----------
+        fname : str or path-like
+
+        Returns
+        -------
+        self : object
+        """
+        local = self._local_class().load_model(fname)
+        self.set_params(**local.get_params())
+        self.__dict__.update({k: v for k, v in local.__dict__.items()
+                              if k.endswith("_") and not k.startswith("__")})
+        return self
+
+
+def _ordered(summaries_per_shard):
+    """The partitions' summaries, in partition order."""
+    parts = sorted((p for shard in summaries_per_shard for p in shard),
+                   key=lambda p: p[0])
+    return [summary for _, summary in parts]
+
+
+def _predict_block(block, local, method, kwargs):
+    return getattr(local, method)(block, **kwargs)
+
+
+def _predict_frame(part, local, method, kwargs):
+    import pandas as pd
+
+    values = getattr(local, method)(part, **kwargs)
+    if values.ndim == 1:
+        return pd.Series(values, index=part.index)
+    return pd.DataFrame(values, index=part.index)
+
+
+_FIT_DOC = """Fit on dask collections, on the workers holding them.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Training data, NaN (and ``missing``) for missing values; a
+            DataFrame's pandas category columns are categorical features.
+            Every partition must have the same dtypes (and categories).
+        y : dask array or dask Series of shape (n_samples,)
+            Partitioned like X (the same partitions, the same rows).
+        sample_weight : dask array or dask Series, default=None
+            Non-negative weights, partitioned like X.
+        eval_set : list of (X, y) pairs of dask collections, default=None
+            Evaluated after every round (``evals_result_``; the last pair
+            and metric decide ``early_stopping_rounds``). Their partitions
+            stay on the workers, which keep their margins; each round the
+            margins travel to the client for the metrics.
+        sample_weight_eval_set : list of dask collections, default=None
+            Weights of each eval_set pair, partitioned like its X.
+        verbose : bool or int, default=False
+            Print the eval metrics every round (an int: every that many).
+        client : distributed.Client, default=None
+            The cluster to train on; None: the current client.
+
+        Returns
+        -------
+        self : object
+        """
+
+
+class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
+    """``BoostRegressor`` trained on a Dask cluster.
+
+    The parameters, methods and fitted attributes of
+    :class:`skboost.BoostRegressor`; ``fit`` takes dask collections and
+    trains where their partitions live, ``predict`` and ``apply`` return
+    dask collections. For the same partitioning the model is bit-identical
+    whatever the number of workers, and equal to ``BoostRegressor`` on the
+    concatenated data when no feature has more than ``max_bin`` distinct
+    values (and ``subsample=1``); see :doc:`/user_guide/dask`.
+    """
+
+    _local_class = BoostRegressor
+
+    def fit(self, X, y, sample_weight=None, eval_set=None,
+            sample_weight_eval_set=None, verbose=False, *, client=None):
+        return self._dask_fit(X, y, sample_weight, client,
+                              eval_set=eval_set,
+                              sample_weight_eval_set=sample_weight_eval_set,
+                              verbose=verbose)
+
+    fit.__doc__ = _FIT_DOC
+
+    def _prepare_labels(self, shards):
+        shards.call("float_labels")
+        objective = self.objective
+        if callable(objective):
+            from .objectives import CallableObjective
+
+            objective = CallableObjective(objective, {"link": "identity"})
+        return objective, None
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Predicted targets, computed where the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        output_margin : bool, default=False
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        y : dask array (or dask Series for a DataFrame) of shape (n_samples,)
+        """
+        n_outputs = self._n_outputs()
+        return self._map_rows(X, "predict", None if n_outputs == 1
+                              else n_outputs, np.float64,
+                              output_margin=output_margin,
+                              iteration_range=iteration_range)
+
+
+class DaskBoostClassifier(_DaskBoostMixin, BoostClassifier):
+    """``BoostClassifier`` trained on a Dask cluster.
+
+    The parameters, methods and fitted attributes of
+    :class:`skboost.BoostClassifier`; ``fit`` takes dask collections and
+    trains where their partitions live, ``predict``, ``predict_proba`` and
+    ``apply`` return dask collections. The determinism guarantees of
+    :class:`DaskBoostRegressor` hold (:doc:`/user_guide/dask`).
+    """
+
+    _local_class = BoostClassifier
+
+    def fit(self, X, y, sample_weight=None, eval_set=None,
+            sample_weight_eval_set=None, verbose=False, *, client=None):
+        return self._dask_fit(X, y, sample_weight, client,
+                              eval_set=eval_set,
+                              sample_weight_eval_set=sample_weight_eval_set,
+                              verbose=verbose)
+
+    fit.__doc__ = _FIT_DOC
+
+    def _prepare_labels(self, shards):
+        classes = np.unique(np.concatenate(shards.call("label_values")))
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        if self.n_classes_ < 2:
+            raise ValueError(
+                "DaskBoostClassifier needs samples of at least 2 classes in "
+                f"the data, but the data contains only one class: "
+                f"{classes[0]!r}")
+        shards.call("encode_labels", classes)
+        return self._objective_for(self.n_classes_), self.n_classes_
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Predicted class labels, computed where the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        output_margin : bool, default=False
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        y : dask array (or dask Series for a DataFrame) of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        n_columns = (self._n_outputs() if output_margin
+                     and self._n_outputs() > 1 else None)
+        dtype = np.float64 if output_margin else self.classes_.dtype
+        return self._map_rows(X, "predict", n_columns, dtype,
+                              output_margin=output_margin,
+                              iteration_range=iteration_range)
+
+    def predict_proba(self, X, iteration_range=None):
+        """Class probabilities, computed where the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        proba : dask array (or dask DataFrame) of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self._map_rows(X, "predict_proba", self.n_classes_,
+                              np.float64, iteration_range=iteration_range)
+
+
+class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
+    """``BoostRanker`` (LambdaMART) trained on a Dask cluster.
+
+    ``qid`` is a dask collection partitioned like X, and every query lies
+    inside one partition (its rows are grouped there by a stable sort, as
+    ``BoostRanker`` groups them). The model is independent of the workers
+    and, where the cut points cannot depend on the partitioning, equal to
+    ``BoostRanker`` on the concatenated data (:doc:`/user_guide/dask`).
+    """
+
+    _local_class = BoostRanker
+
+    def fit(self, X, y, *, qid, sample_weight=None, eval_set=None,
+            verbose=False, client=None):
+        """Fit the ranker on dask collections, on the workers holding them.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        y : dask array or dask Series of shape (n_samples,)
+            Relevance labels, partitioned like X.
+        qid : dask array or dask Series of shape (n_samples,)
+            Integer query id of every row, partitioned like X; each query
+            inside one partition.
+        sample_weight : dask array or dask Series, default=None
+        eval_set : None
+            Not supported yet by the Dask ranker.
+        verbose : bool or int, default=False
+        client : distributed.Client, default=None
+
+        Returns
+        -------
+        self : DaskBoostRanker
+        """
+        if eval_set is not None:
+            raise ValueError("eval_set is not supported by DaskBoostRanker "
+                             "yet")
+        if callable(self.objective):
+            raise ValueError("a callable objective is not supported by "
+                             "DaskBoostRanker yet")
+        _kind(qid, "qid")
+        return self._dask_fit(X, y, sample_weight, client, verbose=verbose,
+                              qid=qid)
+
+    def _prepare_labels(self, shards):
+        shards.call("float_labels")
+        return self.objective, None
+
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Ranking scores, computed where the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        output_margin : bool, default=False
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        scores : dask array (or dask Series for a DataFrame)
+        """
+        return self._map_rows(X, "predict", None, np.float64,
+                              output_margin=output_margin,
+                              iteration_range=iteration_range)

@@ -1,0 +1,423 @@
+"""Distributed training on Dask (skboost.dask) on a LocalCluster of two
+worker processes started here.
+
+Oracles: the single-node estimators on the concatenated data (the model
+must be bit-identical where the cut points cannot depend on the
+partitioning), and the same fit with the partitions placed on one worker,
+on the other, or spread (bit-identical whatever the placement).
+"""
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from skboost import BoostClassifier, BoostRegressor  # noqa: E402
+from skboost._dask_train import row_uniforms  # noqa: E402
+from skboost.dask import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
+
+PARAMS = dict(n_estimators=6, max_depth=4, learning_rate=0.3, random_state=3,
+              n_jobs=1)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _workers(client):
+    return sorted(client.scheduler_info()["workers"])
+
+
+def _discrete_data(n=1200, n_features=5, seed=0):
+    """Features with at most 40 distinct values (cuts independent of the
+    partitioning), some missing, a noisy target."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 40, size=(n, n_features)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nansum(X[:, :3] * [1.0, -0.5, 0.25], axis=1) + rng.normal(size=n)
+    return X, y
+
+
+def _trees_equal(a, b):
+    """Every tree array of two boosters, bit for bit."""
+    assert a.base_margin.tobytes() == b.base_margin.tobytes()
+    assert len(a.trees) == len(b.trees)
+    for ta, tb in zip(a.trees, b.trees):
+        for name in ("feature", "threshold", "left_child", "right_child",
+                     "default_left", "value", "gain", "cover"):
+            assert np.array_equal(getattr(ta, name), getattr(tb, name),
+                                  equal_nan=True), name
+    return True
+
+
+def _placed(client, array, workers):
+    """``array``'s partitions computed on ``workers`` (round robin)."""
+    blocks = array.to_delayed().ravel()
+    futures = [client.compute(b, workers=[workers[k % len(workers)]])
+               for k, b in enumerate(blocks)]
+    distributed.wait(futures)
+    arrays = [da.from_delayed(f, shape=(c,) + array.shape[1:],
+                              dtype=array.dtype)
+              for f, c in zip(futures, array.chunks[0])]
+    return da.concatenate(arrays), futures
+
+
+# -- equal to single-node training ------------------------------------------
+
+def test_regressor_equals_single_node_bit_for_bit(client):
+    X, y = _discrete_data()
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=y.shape[0])
+    params = dict(PARAMS, colsample_bynode=0.8, reg_alpha=0.1, gamma=0.05)
+    dask_model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+        sample_weight=da.from_array(w, chunks=300))
+    local = BoostRegressor(**params).fit(X, y, sample_weight=w)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+    assert np.array_equal(
+        dask_model.predict(da.from_array(X, chunks=(250, 5))).compute(),
+        local.predict(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_equals_single_node_bit_for_bit(client, n_classes):
+    X, y = _discrete_data(seed=n_classes)
+    labels = np.array(["a", "b", "c"])[
+        np.digitize(y, np.quantile(y, np.linspace(0, 1, n_classes + 1)[1:-1]))]
+    dask_model = DaskBoostClassifier(**PARAMS).fit(
+        da.from_array(X, chunks=(400, 5)), da.from_array(labels, chunks=400))
+    local = BoostClassifier(**PARAMS).fit(X, labels)
+    assert list(dask_model.classes_) == list(local.classes_)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+    dX = da.from_array(X, chunks=(500, 5))
+    assert np.array_equal(dask_model.predict_proba(dX).compute(),
+                          local.predict_proba(X))
+    assert list(dask_model.predict(dX).compute()) == list(local.predict(X))
+
+
+def test_dataframe_with_categories_equals_single_node(client):
+    X, y = _discrete_data(n=900, n_features=3, seed=5)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["colour"] = pd.Categorical(
+        np.array(["red", "green", "blue"])[(np.nan_to_num(X[:, 0]) % 3)
+                                           .astype(int)],
+        categories=["blue", "green", "red"])
+    y = y + 3.0 * (frame["colour"] == "red")
+    dframe = dd.from_pandas(frame, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    dask_model = DaskBoostRegressor(**PARAMS).fit(dframe, dy)
+    local = BoostRegressor(**PARAMS).fit(frame, y)
+    assert list(dask_model.feature_names_in_) == ["a", "b", "c", "colour"]
+    assert _trees_equal(dask_model.booster_, local.booster_)
+    predicted = dask_model.predict(dframe)
+    assert isinstance(predicted, dd.Series)
+    assert np.array_equal(predicted.compute().to_numpy(), local.predict(frame))
+
+
+# -- the same model for any number of workers and any placement -------------
+
+@pytest.mark.parametrize("subsample", [1.0, 0.7])
+def test_bit_identical_for_one_or_two_workers(client, subsample):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1600, 4)).astype(np.float32)   # > max_bin values
+    y = X[:, 0] - 2 * X[:, 1] ** 2 + rng.normal(size=1600)
+    dX = da.from_array(X, chunks=(400, 4))
+    dy = da.from_array(y, chunks=400)
+    params = dict(PARAMS, max_bin=32, subsample=subsample,
+                  colsample_bytree=0.75)
+    boosters, keep = [], []
+    workers = _workers(client)
+    for placement in ([workers[0]], [workers[1]], workers, workers[::-1]):
+        pX, fx = _placed(client, dX, placement)
+        py, fy = _placed(client, dy, placement)
+        keep += fx + fy
+        model = DaskBoostRegressor(**params).fit(pX, py)
+        boosters.append(model.booster_)
+    for other in boosters[1:]:
+        assert _trees_equal(boosters[0], other)
+
+
+def test_row_sample_is_independent_of_partitioning():
+    rows = np.arange(10_000)
+    whole = row_uniforms(11, 4, 1, rows)
+    parts = np.concatenate([row_uniforms(11, 4, 1, rows[a:b])
+                            for a, b in ((0, 1234), (1234, 9000),
+                                         (9000, 10_000))])
+    assert np.array_equal(whole, parts)
+    assert 0.0 <= whole.min() and whole.max() < 1.0
+    # uniform: the sampled share is the fraction, rounds draw anew
+    assert abs(np.mean(whole < 0.3) - 0.3) < 0.02
+    assert not np.array_equal(whole, row_uniforms(11, 5, 1, rows))
+    assert not np.array_equal(whole, row_uniforms(11, 4, 0, rows))
+
+
+def test_subsample_matches_single_node_rate(client):
+    """With subsample < 1 the rows differ from single-node's draw (which
+    depends on the row order), but the fit is as good."""
+    X, y = _discrete_data(n=2000, seed=9)
+    params = dict(PARAMS, n_estimators=20, subsample=0.5)
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(500, 5)), da.from_array(y, chunks=500))
+    local = BoostRegressor(**params).fit(X, y)
+    dask_error = np.mean((model.to_local().predict(X) - y) ** 2)
+    local_error = np.mean((local.predict(X) - y) ** 2)
+    assert dask_error < 1.25 * local_error
+
+
+# -- predictions, conversion, saving ----------------------------------------
+
+def test_predictions_apply_conversion_and_save(client, tmp_path):
+    X, y = _discrete_data(seed=4)
+    labels = (y > np.median(y)).astype(int)
+    dX = da.from_array(X, chunks=(300, 5))
+    model = DaskBoostClassifier(**PARAMS).fit(
+        dX, da.from_array(labels, chunks=300))
+    local = model.to_local()
+    assert type(local) is BoostClassifier
+    leaves = model.apply(dX)
+    assert isinstance(leaves, da.Array) and leaves.chunks[0] == dX.chunks[0]
+    assert np.array_equal(leaves.compute(), local.apply(X))
+    proba = model.predict_proba(dX, iteration_range=(0, 3))
+    assert np.array_equal(proba.compute(),
+                          local.predict_proba(X, iteration_range=(0, 3)))
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = BoostClassifier.load(path)
+    assert np.array_equal(loaded.predict_proba(X), local.predict_proba(X))
+    again = DaskBoostClassifier().load_model(path)
+    assert np.array_equal(again.predict_proba(dX).compute(),
+                          local.predict_proba(X))
+    back = DaskBoostClassifier.from_local(local)
+    assert np.array_equal(back.predict(dX).compute(), local.predict(X))
+    with pytest.raises(TypeError, match="BoostClassifier"):
+        DaskBoostClassifier.from_local(BoostRegressor())
+
+
+# -- bad input: clear errors before training --------------------------------
+
+def test_partitions_that_do_not_line_up(client):
+    X, y = _discrete_data(n=600)
+    dX = da.from_array(X, chunks=(200, 5))
+    with pytest.raises(ValueError, match="3 partitions but y has 2"):
+        DaskBoostRegressor(**PARAMS).fit(dX, da.from_array(y, chunks=300))
+    with pytest.raises(ValueError, match="do not line up"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, da.from_array(y, chunks=((100, 300, 200),)))
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    series = dd.from_pandas(pd.Series(y), npartitions=3).repartition(
+        npartitions=2)
+    series = dd.from_pandas(pd.Series(y[:-10]), npartitions=2)
+    with pytest.raises(ValueError, match="must line up"):
+        DaskBoostRegressor(**PARAMS).fit(frame, series)
+
+
+def test_bad_weights(client):
+    X, y = _discrete_data(n=400)
+    dX, dy = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    w = np.ones(400)
+    w[250] = -1.0
+    with pytest.raises(ValueError, match="partition 2: sample_weight must "
+                                         "be finite and non-negative"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy,
+                                         sample_weight=da.from_array(w, 100))
+    with pytest.raises(ValueError, match="positive sum"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, sample_weight=da.zeros(400, chunks=100))
+
+
+def test_unknown_chunks_and_not_dask(client):
+    X, y = _discrete_data(n=400)
+    dX = da.from_array(X, chunks=(100, 5))
+    dy = da.from_array(y, chunks=100)
+    keep = dy > 0
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        DaskBoostRegressor(**PARAMS).fit(dX[keep], dy[keep])
+    with pytest.raises(TypeError, match="dask array"):
+        DaskBoostRegressor(**PARAMS).fit(X, y)
+
+
+def test_mixed_dtypes_and_categories_across_partitions(client):
+    import dask
+
+    X, y = _discrete_data(n=400, n_features=3)
+    first = pd.DataFrame({"a": X[:200, 0], "b": X[:200, 1]})
+    second = pd.DataFrame({"a": X[200:, 0].astype(np.float64),
+                           "b": X[200:, 1]})
+    meta = first.iloc[:0]
+    frame = dd.from_delayed([dask.delayed(first), dask.delayed(second)],
+                            meta=meta)
+    dy = dd.from_delayed([dask.delayed(pd.Series(y[:200])),
+                          dask.delayed(pd.Series(y[200:]))],
+                         meta=pd.Series([], dtype=float))
+    with pytest.raises(ValueError, match="partition 1 of X .*'a'.*float64"):
+        DaskBoostRegressor(**PARAMS).fit(frame, dy)
+    cats = [pd.DataFrame({"a": X[:200, 0], "c": pd.Categorical(["x"] * 200)}),
+            pd.DataFrame({"a": X[200:, 0],
+                          "c": pd.Categorical(["x", "y"] * 100)})]
+    frame = dd.from_delayed([dask.delayed(c) for c in cats], meta=cats[1][:0],
+                            verify_meta=False)
+    with pytest.raises(ValueError, match="categories"):
+        DaskBoostRegressor(**PARAMS).fit(frame, dy)
+
+
+def test_unsupported_options_are_clear_errors(client):
+    X, y = _discrete_data(n=200)
+    dX, dy = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    with pytest.raises(ValueError, match="tree_method='exact'"):
+        DaskBoostRegressor(tree_method="exact").fit(dX, dy)
+    with pytest.raises(ValueError, match="re-fits its leaves"):
+        DaskBoostRegressor(objective="reg:absoluteerror").fit(dX, dy)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DaskBoostClassifier().fit(dX, da.zeros(200, chunks=100))
+
+
+# -- failures end fit promptly with a clear error ---------------------------
+
+def test_failing_partition_is_named(client):
+    X, y = _discrete_data(n=400)
+
+    def explode(block):
+        if block[0, 0] == block[0, 0] and block.shape[0] == 100 and \
+                block[0, 1] == X[200, 1]:
+            raise RuntimeError("disk on fire")
+        return block
+
+    dX = da.from_array(X, chunks=(100, 5)).map_blocks(explode)
+    with pytest.raises(RuntimeError, match="partition 2 of X failed.*"
+                                           "disk on fire"):
+        DaskBoostRegressor(**PARAMS).fit(dX, da.from_array(y, chunks=100))
+
+
+class _KillWorker:
+    """A training callback that kills the process of one worker after
+    the second round."""
+
+    def __init__(self, client, address):
+        self.client, self.address = client, address
+
+    def after_iteration(self, model, epoch, evals_log):
+        if epoch == 1:
+            pid = self.client.run(os.getpid, workers=[self.address])
+            os.kill(pid[self.address], signal.SIGKILL)
+        return False
+
+
+def test_killed_worker_ends_fit_with_clear_error():
+    X, y = _discrete_data(n=800)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=True,
+                                       dashboard_address=None)
+    outcome = {}
+    with distributed.Client(cluster) as client:
+        victim = _workers(client)[1]
+        model = DaskBoostRegressor(
+            n_estimators=200, max_depth=3, n_jobs=1,
+            callbacks=[_KillWorker(client, victim)])
+
+        def fit():
+            try:
+                model.fit(da.from_array(X, chunks=(200, 5)),
+                          da.from_array(y, chunks=200), client=client)
+                outcome["result"] = "finished"
+            except Exception as error:   # noqa: BLE001 - inspected below
+                outcome["result"] = error
+
+        thread = threading.Thread(target=fit, daemon=True)
+        thread.start()
+        thread.join(timeout=120)
+    cluster.close()
+    assert "result" in outcome, "fit hung after a worker died"
+    error = outcome["result"]
+    assert isinstance(error, RuntimeError), error
+    assert victim in str(error)
+
+
+def test_worker_without_rows_of_some_nodes(client):
+    """Partitions sorted by the main feature: a worker holds no rows of
+    many nodes (empty local slices), and the model is still single-node's."""
+    X, y = _discrete_data(n=1200, seed=8)
+    order = np.argsort(np.nan_to_num(X[:, 0], nan=-1.0), kind="stable")
+    X, y = X[order], y[order]
+    workers = _workers(client)
+    pX, fx = _placed(client, da.from_array(X, chunks=(400, 5)), workers)
+    py, fy = _placed(client, da.from_array(y, chunks=400), workers)
+    params = dict(PARAMS, min_child_weight=0.0)
+    model = DaskBoostRegressor(**params).fit(pX, py)
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+def test_example_runs_and_matches_single_node():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, str(root / "examples" / "dask_training.py")],
+        capture_output=True, text=True, timeout=300, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "identical to BoostClassifier: True" in result.stdout
+    accuracy = float(result.stdout.split("training accuracy:")[1].split()[0])
+    assert accuracy > 0.8
+
+
+def test_eval_set_and_early_stopping_equal_single_node(client):
+    X, y = _discrete_data(n=1500, seed=12)
+    labels = (y > np.median(y)).astype(int)
+    X_val, y_val = X[1000:], labels[1000:]
+    w_val = np.random.default_rng(2).uniform(0.5, 1.5, size=500)
+    params = dict(PARAMS, n_estimators=40, learning_rate=0.5,
+                  eval_metric=["logloss", "auc"], early_stopping_rounds=3)
+    model = DaskBoostClassifier(**params).fit(
+        da.from_array(X[:1000], chunks=(250, 5)),
+        da.from_array(labels[:1000], chunks=250),
+        eval_set=[(da.from_array(X_val, chunks=(200, 5)),
+                   da.from_array(y_val, chunks=200))],
+        sample_weight_eval_set=[da.from_array(w_val, chunks=200)])
+    local = BoostClassifier(**params).fit(
+        X[:1000], labels[:1000], eval_set=[(X_val, y_val)],
+        sample_weight_eval_set=[w_val])
+    assert model.evals_result_ == local.evals_result_
+    assert model.best_iteration == local.best_iteration < 39
+    assert np.array_equal(model.predict_proba(
+        da.from_array(X_val, chunks=(100, 5))).compute(),
+        local.predict_proba(X_val))
+
+
+def test_ranker_equals_single_node(client):
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(21)
+    X, _ = _discrete_data(n=1200, seed=21)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10 + rng.integers(0, 2, 1200),
+                        0, 4)
+    qid = np.repeat(np.arange(60), 20)
+    shuffle = np.concatenate([rng.permutation(np.arange(a, a + 400))
+                              for a in (0, 400, 800)])   # queries mixed
+    X, relevance, qid = X[shuffle], relevance[shuffle], qid[shuffle]
+    params = dict(PARAMS, objective="rank:ndcg")
+    model = DaskBoostRanker(**params).fit(
+        da.from_array(X, chunks=(400, 5)),
+        da.from_array(relevance, chunks=400), qid=da.from_array(qid, 400))
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    assert _trees_equal(model.booster_, local.booster_)
+    assert np.array_equal(model.predict(da.from_array(X, 300)).compute(),
+                          local.predict(X))
+    with pytest.raises(ValueError, match="every query must lie inside one"):
+        DaskBoostRanker(**params).fit(
+            da.from_array(X, chunks=(300, 5)),
+            da.from_array(relevance, chunks=300), qid=da.from_array(qid, 300))
