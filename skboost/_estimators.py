@@ -59,6 +59,19 @@ def _metric_list(eval_metric):
     return list(eval_metric)
 
 
+def eval_set_weights(sample_weight_eval_set, n_pairs):
+    """``sample_weight_eval_set`` as a list with one entry (None: unit
+    weights) per ``eval_set`` pair."""
+    if sample_weight_eval_set is None:
+        return [None] * n_pairs
+    weights = list(sample_weight_eval_set)
+    if len(weights) != n_pairs:
+        raise ValueError(
+            f"sample_weight_eval_set has {len(weights)} entries for "
+            f"{n_pairs} eval_set pairs")
+    return weights
+
+
 def _check_eval_targets(y, n_rows, n_targets, index):
     """An eval_set's y of a model of several targets: (n_rows, n_targets)."""
     if y.shape != (n_rows, n_targets):
@@ -387,13 +400,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             return []
         eval_set = list(eval_set)
         margins = eval_base_margins(base_margin_eval_set, len(eval_set))
-        weights = (list(sample_weight_eval_set)
-                   if sample_weight_eval_set is not None
-                   else [None] * len(eval_set))
-        if len(weights) != len(eval_set):
-            raise ValueError(
-                f"sample_weight_eval_set has {len(weights)} entries for "
-                f"{len(eval_set)} eval_set pairs")
+        weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
         evals = []
         for i, (pair, weight, margin) in enumerate(zip(eval_set, weights,
                                                        margins)):

@@ -26,6 +26,7 @@ from ._data import check_X
 from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                           merged_bin_mapper, train_on_shards)
 from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
+                          eval_set_weights,
                           _metric_list)
 from ._threads import effective_n_threads
 from .callback import call_callback, check_callbacks
@@ -200,13 +201,7 @@ def _eval_partitions(client, X, eval_set, sample_weight_eval_set):
             raise ValueError("sample_weight_eval_set needs an eval_set")
         return []
     eval_set = list(eval_set)
-    weights = (list(sample_weight_eval_set)
-               if sample_weight_eval_set is not None
-               else [None] * len(eval_set))
-    if len(weights) != len(eval_set):
-        raise ValueError(
-            f"sample_weight_eval_set has {len(weights)} entries for "
-            f"{len(eval_set)} eval_set pairs")
+    weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
     out = []
     for k, (pair, weight) in enumerate(zip(eval_set, weights)):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -302,10 +297,49 @@ def _meta_frame(X):
     return np.zeros((1, X.shape[1]), dtype=X.dtype)
 
 
+_FIT_DOC = """Fit on dask collections, on the workers holding them.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            Training data, NaN (and ``missing``) for missing values; a
+            DataFrame's pandas category columns are categorical features.
+            Every partition must have the same dtypes (and categories).
+        y : dask array or dask Series of shape (n_samples,)
+            Partitioned like X (the same partitions, the same rows).
+        sample_weight : dask array or dask Series, default=None
+            Non-negative weights, partitioned like X.
+        eval_set : list of (X, y) pairs of dask collections, default=None
+            Evaluated after every round (``evals_result_``; the last pair
+            and metric decide ``early_stopping_rounds``). Their partitions
+            stay on the workers, which keep their margins; each round the
+            margins travel to the client for the metrics.
+        sample_weight_eval_set : list of dask collections, default=None
+            Weights of each eval_set pair, partitioned like its X.
+        verbose : bool or int, default=False
+            Print the eval metrics every round (an int: every that many).
+        client : distributed.Client, default=None
+            The cluster to train on; None: the current client.
+
+        Returns
+        -------
+        self : object
+        """
+
+
 class _DaskBoostMixin:
     """Distributed fit and dask-collection predictions shared by the Dask
     estimators (mixed in before the single-node class, whose parameters,
     validation and fitted attributes they keep)."""
+
+    def fit(self, X, y, sample_weight=None, eval_set=None,
+            sample_weight_eval_set=None, verbose=False, *, client=None):
+        return self._dask_fit(X, y, sample_weight, client,
+                              eval_set=eval_set,
+                              sample_weight_eval_set=sample_weight_eval_set,
+                              verbose=verbose)
+
+    fit.__doc__ = _FIT_DOC  # the ranker has its own (qid)
 
     def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
                   sample_weight_eval_set=None, verbose=False, qid=None):
@@ -589,34 +623,7 @@ def _predict_frame(part, local, method, kwargs):
     return pd.DataFrame(values, index=part.index)
 
 
-_FIT_DOC = """Fit on dask collections, on the workers holding them.
 
-        Parameters
-        ----------
-        X : dask array or dask DataFrame of shape (n_samples, n_features)
-            Training data, NaN (and ``missing``) for missing values; a
-            DataFrame's pandas category columns are categorical features.
-            Every partition must have the same dtypes (and categories).
-        y : dask array or dask Series of shape (n_samples,)
-            Partitioned like X (the same partitions, the same rows).
-        sample_weight : dask array or dask Series, default=None
-            Non-negative weights, partitioned like X.
-        eval_set : list of (X, y) pairs of dask collections, default=None
-            Evaluated after every round (``evals_result_``; the last pair
-            and metric decide ``early_stopping_rounds``). Their partitions
-            stay on the workers, which keep their margins; each round the
-            margins travel to the client for the metrics.
-        sample_weight_eval_set : list of dask collections, default=None
-            Weights of each eval_set pair, partitioned like its X.
-        verbose : bool or int, default=False
-            Print the eval metrics every round (an int: every that many).
-        client : distributed.Client, default=None
-            The cluster to train on; None: the current client.
-
-        Returns
-        -------
-        self : object
-        """
 
 
 class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
@@ -632,15 +639,6 @@ class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
     """
 
     _local_class = BoostRegressor
-
-    def fit(self, X, y, sample_weight=None, eval_set=None,
-            sample_weight_eval_set=None, verbose=False, *, client=None):
-        return self._dask_fit(X, y, sample_weight, client,
-                              eval_set=eval_set,
-                              sample_weight_eval_set=sample_weight_eval_set,
-                              verbose=verbose)
-
-    fit.__doc__ = _FIT_DOC
 
     def _prepare_labels(self, shards):
         shards.call("float_labels")
@@ -682,15 +680,6 @@ class DaskBoostClassifier(_DaskBoostMixin, BoostClassifier):
     """
 
     _local_class = BoostClassifier
-
-    def fit(self, X, y, sample_weight=None, eval_set=None,
-            sample_weight_eval_set=None, verbose=False, *, client=None):
-        return self._dask_fit(X, y, sample_weight, client,
-                              eval_set=eval_set,
-                              sample_weight_eval_set=sample_weight_eval_set,
-                              verbose=verbose)
-
-    fit.__doc__ = _FIT_DOC
 
     def _prepare_labels(self, shards):
         classes = np.unique(np.concatenate(shards.call("label_values")))

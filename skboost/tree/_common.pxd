@@ -9,6 +9,7 @@
 # - A split sends a row left when its value is < threshold; a missing value
 #   (NaN) follows default_left.
 
+from libc.math cimport llrint
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 ctypedef float X_DTYPE_C          # feature values, NaN = missing
@@ -80,3 +81,24 @@ cdef inline Py_ssize_t padded_count(Py_ssize_t n,
     """n items rounded up to whole cache lines (in items); at least 1."""
     cdef Py_ssize_t per_line = max(<Py_ssize_t> (CACHE_LINE // item_size), 1)
     return max(((n + per_line - 1) // per_line) * per_line, 1)
+
+
+# Fixed point: gradient pairs become exact int64 sums (_histogram.pyx; the
+# paged and distributed builders round the same way, so their histograms
+# equal the in-core ones bit for bit).
+
+cdef inline int64_t fixed_point(float value, const double* weight,
+                                Py_ssize_t row, double scale) noexcept nogil:
+    """round(value * weight[row] * scale), the one rounding every kernel
+    uses (llrint: round to nearest, ties to even, one instruction)."""
+    if weight == NULL:
+        return llrint(<double> value * scale)
+    return llrint(<double> value * weight[row] * scale)
+
+
+cdef inline const double* weight_pointer(weight):
+    """Data pointer of a validated float64 weight array, NULL for None."""
+    if weight is None:
+        return NULL
+    cdef const double[::1] view = weight
+    return &view[0] if view.shape[0] else NULL

@@ -27,12 +27,13 @@ import numpy as np
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport fabs, frexp, isfinite, ldexp, llrint
+from libc.math cimport fabs, frexp, isfinite, ldexp
 from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
-from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
+from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
+                      uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
 from ._partition cimport RowPartition
 from ._partition import _make_tasks, threads_for_tasks
@@ -133,7 +134,7 @@ cdef class FixedPointGradients:
         cdef int64_t[:, ::1] q = out
         cdef const uint8_t[::1] act = active
         cdef const float[:, ::1] gp = self.gpair
-        cdef const double* w = _weight_pointer(self.weight)
+        cdef const double* w = weight_pointer(self.weight)
         for i in prange(n, nogil=True, schedule="static",
                         num_threads=threads_for_work(n_threads, 2 * n)):
             if act[i]:
@@ -153,23 +154,6 @@ def _checked_scales(scales):
     return scale_g, scale_h
 
 
-cdef inline int64_t fixed_point(float value, const double* weight,
-                                Py_ssize_t row, double scale) noexcept nogil:
-    """round(value * weight[row] * scale), the one rounding every kernel
-    uses (llrint: round to nearest, ties to even, one instruction)."""
-    if weight == NULL:
-        return llrint(<double> value * scale)
-    return llrint(<double> value * weight[row] * scale)
-
-
-cdef const double* _weight_pointer(weight):
-    """Data pointer of a validated float64 weight array, NULL for None."""
-    if weight is None:
-        return NULL
-    cdef const double[::1] view = weight
-    return &view[0] if view.shape[0] else NULL
-
-
 def _active_maxima(const float[:, ::1] gpair, weight,
                    const uint8_t[::1] active, int n_threads):
     """Largest |g w| and |h w| over the active rows, and their number.
@@ -177,7 +161,7 @@ def _active_maxima(const float[:, ::1] gpair, weight,
     Maxima are order-independent, so the scales (and everything after) do
     not depend on the threads."""
     cdef Py_ssize_t n = gpair.shape[0], i
-    cdef const double* w = _weight_pointer(weight)
+    cdef const double* w = weight_pointer(weight)
     # g, h, count; a cache line (8 doubles) per thread: no false sharing
     maxima_arr = np.zeros((n_threads, 8), dtype=np.float64)
     bad_arr = np.zeros(n_threads, dtype=np.uint8)
@@ -377,7 +361,7 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef const int64_t[::1] shared_index = shared_index_arr
     cdef const int64_t[::1] shared_node = shared_nodes.astype(np.int64)
     cdef const float[:, ::1] gpair = gradients.gpair
-    cdef const double* weight = _weight_pointer(gradients.weight)
+    cdef const double* weight = weight_pointer(gradients.weight)
     cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
     cdef Py_ssize_t t, k, j
     cdef int tid

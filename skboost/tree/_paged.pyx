@@ -26,32 +26,15 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport llrint
 from libc.stdint cimport uint16_t
 
-from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
+from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
+                      uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
     uint8_t
     uint16_t
-
-
-cdef inline int64_t fixed_point(float value, const double* weight,
-                                Py_ssize_t row, double scale) noexcept nogil:
-    """round(value * weight[row] * scale): the rounding of
-    ``_histogram.fixed_point``, so a page-built histogram equals the one
-    built in core bit for bit."""
-    if weight == NULL:
-        return llrint(<double> value * scale)
-    return llrint(<double> value * weight[row] * scale)
-
-
-cdef const double* _weight_pointer(weight):
-    if weight is None:
-        return NULL
-    cdef const double[::1] view = weight
-    return &view[0] if view.shape[0] else NULL
 
 
 @cython.boundscheck(True)
@@ -235,7 +218,7 @@ cdef void _pack(Py_ssize_t row_offset, const int64_t[::1] target,
     cdef Py_ssize_t n = target.shape[0]
     cdef const double* w = NULL
     if weight is not None:
-        w = _weight_pointer(weight)
+        w = weight_pointer(weight)
     cdef Py_ssize_t k, i, r
     cdef int64_t t, dst
     for k in prange(n_blocks, nogil=True, schedule="static",
