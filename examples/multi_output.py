@@ -1,15 +1,21 @@
-"""skboost with several targets, and random forests. Run it from the project
+"""
+Several targets and random forests
+==================================
+
+skboost with several targets, and random forests. Run it from the project
 root with ``python examples/multi_output.py``; it takes a few seconds and
 writes nothing.
 
 1. Multi-output regression: a 2-D ``y`` trains one output per target, with
    one tree per target and round (the default, the same model as
-   scikit-learn's ``MultiOutputRegressor`` of single-target models), or
-   with vector-leaf trees (``multi_strategy="multi_output_tree"``: one tree
-   per round for all targets).
+   scikit-learn's :class:`~sklearn.multioutput.MultiOutputRegressor` of
+   single-target models), or with vector-leaf trees
+   (``multi_strategy="multi_output_tree"``: one tree per round for all
+   targets).
 2. Multi-label classification: a 0/1 matrix ``y``, one binary output per
    label.
-3. A random forest (``BoostRFRegressor``) beside the boosted model.
+3. A random forest (:class:`~skboost.BoostRFRegressor`) beside the boosted
+   model.
 """
 
 import numpy as np
@@ -81,7 +87,19 @@ def random_forest():
           f"{rmse(y_test, boosted.predict(X_test)):.4f}")
 
 
-if __name__ == "__main__":
-    multi_output_regression()
-    multi_label_classification()
-    random_forest()
+# %%
+# Multi-output regression
+# -----------------------
+# Three targets driven by overlapping features, fitted with one tree per
+# target and round, then with vector-leaf trees.
+multi_output_regression()
+
+# %%
+# Multi-label classification
+# --------------------------
+multi_label_classification()
+
+# %%
+# A random forest beside the boosted model
+# ----------------------------------------
+random_forest()
