@@ -34,8 +34,8 @@ extensions = [
 
 # The estimators' docstrings follow the numpydoc format. The API reference
 # (api.rst) lists the public classes and functions in autosummary tables;
-# each gets a page of its own, generated from doc/_templates/autosummary/
-# into doc/generated/ (not kept in git). The class template lists the
+# each gets a page of its own, generated from doc/_templates/class.rst and
+# function.rst into doc/generated/ (not kept in git). The class template lists the
 # methods and attributes itself, so numpydoc adds no member tables.
 autosummary_generate = True
 numpydoc_show_class_members = False

@@ -65,7 +65,7 @@ X_train, X_test, y_train, y_test = train_test_split(
 
 # %%
 # A pipeline: encode the text column, pass the rest through
-# --------------------------------------------------------
+# ---------------------------------------------------------
 # skboost takes numeric, bool and nullable columns directly (missing values
 # stay missing); only the text column needs encoding. set_output keeps a
 # DataFrame, so the model sees (and remembers) the column names.
