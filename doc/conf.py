@@ -58,7 +58,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"skboost {release}"
 html_theme_options = {
     "navbar_end": ["theme-switcher"],
-    "secondary_sidebar_items": ["page-toc"],
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
@@ -122,6 +122,9 @@ sphinx_gallery_conf = {
     "doc_module": ("skboost",),
     "reference_url": {"skboost": None},
     "abort_on_example_error": True,
+    # SKBOOST_GALLERY_RERUN=1 (the test suite's docs build) runs every
+    # example again, even those unchanged since the last build.
+    "run_stale_examples": os.environ.get("SKBOOST_GALLERY_RERUN") == "1",
     "min_reported_time": 1,
     "show_signature": False,
     "remove_config_comments": True,
