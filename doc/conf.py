@@ -108,6 +108,15 @@ def _copy_mathjax(app, exception):
             shutil.copy2(source, target / part)
 
 
+# --- charts of the benchmarks page -----------------------------------------
+# Drawn at every build from the committed result files of benchmarks/
+# (benchmarks/results/*.json, written by the scripts' --json option) into
+# doc/_build_charts/ (not kept in git); no benchmark runs here.
+import plot_benchmarks  # noqa: E402  (doc/_scripts, on sys.path above)
+
+plot_benchmarks.draw_all()
+
+
 # --- the example gallery ----------------------------------------------------
 # Every examples/*.py is executed at build time (a failing example fails the
 # build); its printed output and matplotlib figures go into its page, its
