@@ -5,6 +5,7 @@ warnings are errors). skboost must be importable: install it first
 (``pip install -e .``).
 """
 
+import inspect
 import os
 import shutil
 import sys
@@ -45,6 +46,8 @@ numpydoc_attributes_as_param_list = True
 autodoc_default_options = {"member-order": "bysource"}
 # Signatures already show the parameters; numpydoc renders their types.
 autodoc_typehints = "none"
+# "fit()" rather than "BoostClassifier.fit()" in a page's table of contents
+toc_object_entries_show_parents = "hide"
 
 exclude_patterns = ["_build", "README.md", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip",
@@ -58,7 +61,9 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"skboost {release}"
 html_theme_options = {
     "navbar_end": ["theme-switcher"],
-    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
+    # the gallery's pages keep the width for code and figures
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": [],
+                                "auto_examples/*": []},
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
@@ -174,5 +179,19 @@ intersphinx_timeout = 5
 nitpicky = True
 
 
+# The estimators define ``__new__(cls, *args, **kwargs)`` (to name XGBoost's
+# and LightGBM's parameters in a TypeError), and autodoc takes a class's
+# signature from ``__new__`` before ``__init__``; the class's own signature
+# (what ``inspect.signature`` and scikit-learn see) is the one to show.
+def _class_signature(app, what, name, obj, options, signature, annotation):
+    if what == "class" and signature == "(*args, **kwargs)":
+        try:
+            return str(inspect.signature(obj)), annotation
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
+    app.connect("autodoc-process-signature", _class_signature)

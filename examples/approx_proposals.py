@@ -31,7 +31,8 @@ from skboost import BoostClassifier
 
 # The project's folder (sphinx-gallery runs an example from its own folder,
 # without __file__) and the data folder beside it.
-PROJECT = Path(globals().get("__file__", "approx_proposals.py")).resolve().parents[1]
+PROJECT = Path(globals().get("__file__", "approx_proposals.py")).resolve()
+PROJECT = PROJECT.parents[1]
 DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT.parent / "shared" / "data"))
 
 if (DATA / "binary.train").exists() and (DATA / "binary.test").exists():

@@ -59,8 +59,8 @@ print(f"validation log loss: round 0 "
 # (log loss) decide. The fit stops 20 rounds after the best one; the model
 # keeps every tree, and ``predict`` uses those up to ``best_iteration``.
 stopped = BoostClassifier(**params, early_stopping_rounds=20)
-stopped.fit(X_train, y_train, eval_set=[(X_train, y_train), (X_valid, y_valid)],
-            verbose=50)
+stopped.fit(X_train, y_train,
+            eval_set=[(X_train, y_train), (X_valid, y_valid)], verbose=50)
 print(f"stopped after {stopped.get_booster().n_rounds} rounds; "
       f"best_iteration {stopped.best_iteration}, best_score "
       f"{stopped.best_score:.4f}")
@@ -70,10 +70,11 @@ def test_loss(model, **predict_params):
     return log_loss(y_test, model.predict_proba(X_test, **predict_params))
 
 
+cut = (0, stopped.best_iteration + 1)
 print(f"test log loss: all 400 rounds {test_loss(full):.4f}; "
       f"early-stopped model {test_loss(stopped):.4f}; "
       f"the full model cut at the same round "
-      f"{test_loss(full, iteration_range=(0, stopped.best_iteration + 1)):.4f}")
+      f"{test_loss(full, iteration_range=cut):.4f}")
 
 # %%
 # The learning curves

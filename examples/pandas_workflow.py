@@ -57,7 +57,8 @@ frame["follow_up"] = rng.random(n) < 0.3
 frame["clinic"] = pd.Series(rng.choice(["north", "south", "east"], n),
                             dtype="string")
 frame.loc[rng.random(n) < 0.05, "mean_texture"] = np.nan
-y = pd.Series(np.where(data.target == 1, "benign", "malignant"), name="diagnosis")
+y = pd.Series(np.where(data.target == 1, "benign", "malignant"),
+              name="diagnosis")
 print("column dtypes:", sorted(set(frame.dtypes.astype(str))))
 
 X_train, X_test, y_train, y_test = train_test_split(
@@ -93,7 +94,8 @@ print(f"best CV ROC AUC: {search.best_score_:.4f}")
 print(f"early stopping kept {booster.best_iteration + 1} of "
       f"{booster.get_booster().n_rounds} rounds")
 
-proba = best.predict_proba(X_test)[:, list(booster.classes_).index("malignant")]
+malignant = list(booster.classes_).index("malignant")
+proba = best.predict_proba(X_test)[:, malignant]
 accuracy = accuracy_score(y_test, best.predict(X_test))
 print(f"test accuracy: {accuracy:.4f}")
 print(f"test ROC AUC: {roc_auc_score(y_test == 'malignant', proba):.4f}")

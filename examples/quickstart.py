@@ -29,8 +29,10 @@ X_train, X_test, y_train, y_test = train_test_split(
 clf = BoostClassifier(n_estimators=100, max_depth=3, learning_rate=0.1)
 clf.fit(X_train, y_train)
 
-proba = clf.predict_proba(X_test)  # shape (n_test, 2); columns follow clf.classes_
-print(f"classifier test accuracy: {accuracy_score(y_test, clf.predict(X_test)):.4f}")
+# shape (n_test, 2); the columns follow clf.classes_
+proba = clf.predict_proba(X_test)
+accuracy = accuracy_score(y_test, clf.predict(X_test))
+print(f"classifier test accuracy: {accuracy:.4f}")
 print(f"classifier test ROC AUC:  {roc_auc_score(y_test, proba[:, 1]):.4f}")
 print("predict_proba of the first 3 test samples:")
 print(np.round(proba[:3], 4))
@@ -40,7 +42,8 @@ print(np.round(proba[:3], 4))
 # ``[start, end)`` only: here, the model as it was after its first 10 of 100
 # rounds.
 early = clf.predict_proba(X_test, iteration_range=(0, 10))
-print(f"classifier ROC AUC after 10 rounds: {roc_auc_score(y_test, early[:, 1]):.4f}")
+print(f"classifier ROC AUC after 10 rounds: "
+      f"{roc_auc_score(y_test, early[:, 1]):.4f}")
 
 # %%
 # ``apply`` gives the leaf each sample reaches in each tree, an array of
@@ -63,8 +66,10 @@ reg = BoostRegressor(n_estimators=200, max_depth=2, learning_rate=0.05,
                      subsample=0.8, random_state=0)
 reg.fit(X_train, y_train)
 y_pred = reg.predict(X_test)
-# A small, noisy target: on this split even a linear model reaches only R^2 0.36.
-print(f"regressor test RMSE: {np.sqrt(mean_squared_error(y_test, y_pred)):.2f}")
+# A small, noisy target: on this split even a linear model reaches only
+# R^2 0.36.
+rmse = np.sqrt(mean_squared_error(y_test, y_pred))
+print(f"regressor test RMSE: {rmse:.2f}")
 print(f"regressor test R^2:  {r2_score(y_test, y_pred):.4f}")
 
 # %%
@@ -78,8 +83,9 @@ except ImportError:
 else:
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     ax.scatter(y_test, y_pred, s=12, alpha=0.7)
-    low, high = min(y_test.min(), y_pred.min()), max(y_test.max(), y_pred.max())
-    ax.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=1)
+    low = min(y_test.min(), y_pred.min())
+    high = max(y_test.max(), y_pred.max())
+    ax.plot([low, high], [low, high], color="grey", linestyle="--")
     ax.set_xlabel("measured")
     ax.set_ylabel("predicted by BoostRegressor")
     ax.set_title("Diabetes progression, test rows")

@@ -43,12 +43,14 @@ def documents(n_rows, n_columns, per_row=20, seed=0):
 
 
 X, y = documents(n_rows=25_000, n_columns=10_000)
-X_train, y_train, X_test, y_test = X[:20_000], y[:20_000], X[20_000:], y[20_000:]
+X_train, y_train = X[:20_000], y[:20_000]
+X_test, y_test = X[20_000:], y[20_000:]
 dense_mb = X_train.shape[0] * X_train.shape[1] * 4 / 1e6
 sparse_mb = (X_train.data.nbytes + X_train.indices.nbytes
              + X_train.indptr.nbytes) / 1e6
 print(f"{X_train.shape[0]} x {X_train.shape[1]} CSR, {X_train.nnz} stored "
-      f"entries: {sparse_mb:.1f} MB (dense float32 would be {dense_mb:.0f} MB)")
+      f"entries: {sparse_mb:.1f} MB (dense float32 would be "
+      f"{dense_mb:.0f} MB)")
 
 # %%
 # Every method takes the CSR matrix

@@ -25,7 +25,8 @@ from skboost import BoostRegressor
 
 X, y = make_friedman1(n_samples=60_000, n_features=10, noise=0.5,
                       random_state=0)
-X_train, y_train, X_test, y_test = X[:50_000], y[:50_000], X[50_000:], y[50_000:]
+X_train, y_train = X[:50_000], y[:50_000]
+X_test, y_test = X[50_000:], y[50_000:]
 # each tree sees 80% of the rows, so the approximate method proposes new
 # candidates for every tree (from that tree's rows)
 params = dict(n_estimators=100, max_depth=6, learning_rate=0.1, subsample=0.8,
