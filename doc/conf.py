@@ -61,9 +61,13 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"skboost {release}"
 html_theme_options = {
     "navbar_end": ["theme-switcher"],
-    # the gallery's pages keep the width for code and figures
-    "secondary_sidebar_items": {"**": ["page-toc"], "index": [],
-                                "auto_examples/*": []},
+    # the front page and the gallery's pages (named one by one: two
+    # wildcards matching one page are an error) keep the width for the
+    # comparison table, code and figures
+    "secondary_sidebar_items": {
+        "**": ["page-toc"], "index": [], "auto_examples/index": [],
+        **{f"auto_examples/{example.stem}": []
+           for example in (DOC_DIR.parent / "examples").glob("*.py")}},
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],

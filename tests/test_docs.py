@@ -5,6 +5,7 @@ gallery with every example executed and its figures, an API page per public
 class and function, the benchmarks page's charts, and formulas rendered by
 a MathJax served from the built site itself (no CDN)."""
 
+import html
 import os
 import re
 import subprocess
@@ -103,3 +104,57 @@ def test_math_is_served_by_the_site_itself(site):
     fonts = list((static / "output" / "chtml" / "fonts" / "woff-v2")
                  .glob("*.woff"))
     assert len(fonts) > 10
+
+
+def _example_output(site, name):
+    """The printed output of an example, as its gallery page shows it."""
+    page = (site / "auto_examples" / f"{name}.html").read_text()
+    blocks = re.findall(r'sphx-glr-script-out.*?<pre>(.*?)</pre>', page,
+                        flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", "", "\n".join(blocks)))
+
+
+def test_figure_3_local_proposals_need_fewer_candidates(site):
+    out = _example_output(site, "approx_proposals")
+    exact = float(re.search(r"exact greedy: test AUC ([0-9.]+)", out)[1])
+    auc = {int(b): (float(g), float(l)) for b, g, l in re.findall(
+        r"max_bin +(\d+): global ([0-9.]+), local ([0-9.]+)", out)}
+    assert sorted(auc) == [2, 4, 8, 16, 64, 256], out
+    for few in (2, 4):
+        assert auc[few][1] > auc[few][0] + 0.01, out
+    # with many candidates both proposals reach the exact method's accuracy
+    assert abs(auc[256][0] - exact) < 0.015 and abs(auc[256][1] - exact) \
+        < 0.015, out
+
+
+def test_tree_methods_accuracy_against_max_bin(site):
+    out = _example_output(site, "tree_methods")
+    exact = float(re.search(r"exact: fit [0-9.]+ s, test RMSE ([0-9.]+)",
+                            out)[1])
+    rmse = {(m, int(b)): float(r) for m, b, r in re.findall(
+        r"(hist|approx), max_bin +(\d+): fit [0-9.]+ s, test RMSE ([0-9.]+)",
+        out)}
+    for method in ("hist", "approx"):
+        assert rmse[method, 4] > 1.5 * exact, out
+        assert rmse[method, 256] < 1.05 * exact, out
+
+
+def test_early_stopping_example_stops_at_the_best_round(site):
+    out = _example_output(site, "early_stopping")
+    rounds, best = map(int, re.search(
+        r"stopped after (\d+) rounds; best_iteration (\d+)", out).groups())
+    assert rounds == best + 21, out
+    full, stopped, cut = map(float, re.search(
+        r"all 400 rounds ([0-9.]+); early-stopped model ([0-9.]+); the full "
+        r"model cut at the same round ([0-9.]+)", out).groups())
+    assert stopped < full and stopped == cut, out
+
+
+def test_sparse_and_categorical_examples(site):
+    out = _example_output(site, "sparse_data")
+    assert 'sparse_absent="zero" gives the dense model: True' in out, out
+    out = _example_output(site, "categorical_data")
+    assert "categories in another order: True" in out, out
+    auc = dict(re.findall(r"(native categorical|integer codes): fit "
+                          r"[0-9.]+ s, test AUC ([0-9.]+)", out))
+    assert float(auc["native categorical"]) > float(auc["integer codes"]), out
