@@ -73,7 +73,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_sidebars = {"index": [], "benchmarks": []}
+# pages with no section below them: no (empty) section navigation
+html_sidebars = {page: [] for page in ("index", "install", "quickstart",
+                                       "benchmarks")}
 html_show_sourcelink = False
 # No request to any other site when a page is viewed: the theme's fonts,
 # scripts and the math renderer are all in the built site's _static.

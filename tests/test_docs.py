@@ -20,7 +20,8 @@ EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py")
 # examples whose figures the gallery must show (the others print only)
 WITH_FIGURES = ["quickstart", "pandas_workflow", "early_stopping",
                 "sparse_data", "categorical_data", "ranking",
-                "monotone_constraints", "explain_shap", "approx_proposals",
+                "monotone_constraints", "explain_shap", "multi_output",
+                "approx_proposals",
                 "tree_methods"]
 API_PAGES = ["skboost.BoostClassifier", "skboost.BoostRegressor",
              "skboost.BoostRanker", "skboost.BoostRFClassifier",
