@@ -515,10 +515,21 @@ def _git_commit(path):
 
 
 def write_json(path, args, results):
+    """Write ``results`` (a list of Result) with the run's arguments and
+    machine to ``path``; ``doc/_scripts/plot_benchmarks.py`` draws the
+    benchmarks page's charts from such files (benchmarks/results/)."""
+    write_records(path, args, [r.to_json() for r in results])
+
+
+def write_records(path, args, records, baseline=None):
+    """Write measurement records (dicts with at least ``library``,
+    ``method``, ``task`` and ``fit_s``; ``predict_s``, ``peak_mb``,
+    ``metric`` where measured) with the run's arguments and machine."""
     with open(path, "w") as f:
         json.dump({"args": vars(args),
-                   "environment": environment(args.baseline),
-                   "results": [r.to_json() for r in results]}, f, indent=2)
+                   "environment": environment(getattr(args, "baseline",
+                                                      baseline)),
+                   "results": records}, f, indent=2)
 
 
 def run_classification_case(args, setup, data, contenders, table):

@@ -5,10 +5,18 @@ warnings are errors). skboost must be importable: install it first
 (``pip install -e .``).
 """
 
+import inspect
 import os
-import re
+import shutil
+import sys
+from pathlib import Path
 
 import skboost
+
+DOC_DIR = Path(__file__).resolve().parent
+# The chart script of the benchmarks page (doc/_scripts/) and the gallery's
+# sort key are imported from here.
+sys.path.insert(0, str(DOC_DIR / "_scripts"))
 
 project = "skboost"
 author = "the skboost developers"
@@ -18,14 +26,19 @@ release = skboost.__version__
 
 extensions = [
     "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "sphinx.ext.intersphinx",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
 
-# The estimators' docstrings follow the numpydoc format. Methods are listed
-# explicitly in api.rst with autoclass ``:members:``, so numpydoc need not
-# generate its own member tables (they would need autosummary stubs).
+# The estimators' docstrings follow the numpydoc format. The API reference
+# (api.rst) lists the public classes and functions in autosummary tables;
+# each gets a page of its own, generated from doc/_templates/class.rst and
+# function.rst into doc/generated/ (not kept in git). The class template lists the
+# methods and attributes itself, so numpydoc adds no member tables.
+autosummary_generate = True
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
@@ -33,18 +46,116 @@ numpydoc_attributes_as_param_list = True
 autodoc_default_options = {"member-order": "bysource"}
 # Signatures already show the parameters; numpydoc renders their types.
 autodoc_typehints = "none"
+# "fit()" rather than "BoostClassifier.fit()" in a page's table of contents
+toc_object_entries_show_parents = "hide"
 
-exclude_patterns = ["_build"]
-templates_path = []
-html_static_path = []
-html_theme = "alabaster"
+exclude_patterns = ["_build", "README.md", "user_guide/out_of_core_figures.rst",
+                    "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.json", "auto_examples/*.md5"]
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+html_css_files = ["skboost.css"]
+
+# --- theme: the scientific Python ecosystem's (scikit-learn's, pandas') ----
+html_theme = "pydata_sphinx_theme"
+html_title = f"skboost {release}"
 html_theme_options = {
-    "description": "Regularised gradient-boosted trees for scikit-learn",
+    "navbar_end": ["theme-switcher"],
+    # the front page and the gallery's pages (named one by one: two
+    # wildcards matching one page are an error) keep the width for the
+    # comparison table, code and figures
+    "secondary_sidebar_items": {
+        "**": ["page-toc"], "index": [], "auto_examples/index": [],
+        **{f"auto_examples/{example.stem}": []
+           for example in (DOC_DIR.parent / "examples").glob("*.py")}},
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+# pages with no section below them: no (empty) section navigation
+html_sidebars = {page: [] for page in ("index", "install", "quickstart",
+                                       "benchmarks")}
+html_show_sourcelink = False
+# No request to any other site when a page is viewed: the theme's fonts,
+# scripts and the math renderer are all in the built site's _static.
+
+
+# --- formulas: MathJax served from the built site itself -------------------
+# Sphinx's default loads MathJax from a CDN, so formulas stay raw LaTeX on a
+# machine without network. MathJax 3 comes in a PyPI wheel
+# (django-static-mathjax: only MathJax's files, it needs no Django; the
+# ``doc`` extra installs it); its browser build is copied into
+# _static/mathjax of the built site at the end of the build.
+def _mathjax_dir():
+    try:
+        import mathjax
+    except ImportError as exc:
+        raise RuntimeError(
+            "the documentation serves MathJax itself: install the doc extra "
+            "(pip install -e '.[doc]', which brings django-static-mathjax)"
+        ) from exc
+    return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+
+
+MATHJAX_DIR = _mathjax_dir()
+mathjax_path = "mathjax/tex-chtml.js"
+# What tex-chtml.js loads at view time: fonts, the TeX extensions it
+# autoloads (\boldsymbol, \texttt...), the menu and its accessibility parts.
+_MATHJAX_PARTS = ["tex-chtml.js", "input/tex/extensions", "output/chtml",
+                  "ui", "a11y", "adaptors"]
+
+
+def _copy_mathjax(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / "mathjax"
+    for part in _MATHJAX_PARTS:
+        source = MATHJAX_DIR / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, dirs_exist_ok=True)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / part)
+
+
+# --- charts of the benchmarks page -----------------------------------------
+# Drawn at every build from the committed result files of benchmarks/
+# (benchmarks/results/*.json, written by the scripts' --json option) into
+# doc/_build_charts/ (not kept in git); no benchmark runs here.
+import plot_benchmarks  # noqa: E402  (doc/_scripts, on sys.path above)
+
+plot_benchmarks.draw_all()
+
+
+# --- the example gallery ----------------------------------------------------
+# Every examples/*.py is executed at build time (a failing example fails the
+# build); its printed output and matplotlib figures go into its page, its
+# first figure becomes the thumbnail. Scripts starting with "_" are helpers.
+sphinx_gallery_conf = {
+    "examples_dirs": str(DOC_DIR.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*\.py$",
+    "ignore_pattern": r"(__init__|/_[^/]*)\.py$",
+    "within_subsection_order": "gallery_order.GalleryOrder",
+    "backreferences_dir": "generated/backreferences",
+    "doc_module": ("skboost",),
+    "reference_url": {"skboost": None},
+    "abort_on_example_error": True,
+    # SKBOOST_GALLERY_RERUN=1 (the test suite's docs build) runs every
+    # example again, even those unchanged since the last build.
+    "run_stale_examples": os.environ.get("SKBOOST_GALLERY_RERUN") == "1",
+    "min_reported_time": 1,
+    "show_signature": False,
+    "remove_config_comments": True,
+    "write_computation_times": False,
 }
 
 
 # --- links to other projects' documentation -------------------------------
-# References to Python, numpy, scipy, pandas, scikit-learn and XGBoost
+# References to Python, numpy, scipy, pandas, scikit-learn, matplotlib and
+# XGBoost
 # objects (and the glossary terms and labels of scikit-learn that inherited
 # docstrings such as ``score`` and ``set_params`` use) resolve through their
 # object inventories. Each project's published ``objects.inv`` is tried
@@ -64,6 +175,8 @@ intersphinx_mapping = {
     "scipy": _inventory("https://docs.scipy.org/doc/scipy/", "scipy"),
     "pandas": _inventory("https://pandas.pydata.org/docs/", "pandas"),
     "sklearn": _inventory("https://scikit-learn.org/stable/", "sklearn"),
+    "matplotlib": _inventory("https://matplotlib.org/stable/",
+                             "matplotlib"),
     "xgboost": _inventory("https://xgboost.readthedocs.io/en/stable/",
                           "xgboost"),
 }
@@ -72,17 +185,20 @@ intersphinx_timeout = 5
 # Every cross-reference must resolve (sphinx-build -n -W).
 nitpicky = True
 
-# A trailing underscore makes ``n_features_in_`` a reST reference to an
-# undefined target ("Unknown target name") when the estimators' docstrings
-# write it bare, as in "ndarray of shape (n_features_in_,)". Escape it.
-_BARE_TRAILING_UNDERSCORE = re.compile(r"(?<![`\\\w])(n_features_in)_(?=[,)\s])")
 
-
-def _fix_docstring(app, what, name, obj, options, lines):
-    for i, line in enumerate(lines):
-        lines[i] = _BARE_TRAILING_UNDERSCORE.sub(r"\1\\_", line)
+# The estimators define ``__new__(cls, *args, **kwargs)`` (to name XGBoost's
+# and LightGBM's parameters in a TypeError), and autodoc takes a class's
+# signature from ``__new__`` before ``__init__``; the class's own signature
+# (what ``inspect.signature`` and scikit-learn see) is the one to show.
+def _class_signature(app, what, name, obj, options, signature, annotation):
+    if what == "class" and signature == "(*args, **kwargs)":
+        try:
+            return str(inspect.signature(obj)), annotation
+        except (TypeError, ValueError):
+            return None
+    return None
 
 
 def setup(app):
-    # Run before numpydoc (priority 500) so it sees the fixed text.
-    app.connect("autodoc-process-docstring", _fix_docstring, priority=400)
+    app.connect("build-finished", _copy_mathjax)
+    app.connect("autodoc-process-signature", _class_signature)

@@ -1,5 +1,10 @@
-"""Deploy a skboost model: ONNX alone, a whole pipeline through skl2onnx,
-and Treelite; each checked against skboost's own predictions.
+"""
+Deploying a model: ONNX and Treelite
+====================================
+
+A skboost model exported to ONNX alone, a whole scikit-learn pipeline
+converted through skl2onnx, and the model built in Treelite; each checked
+against skboost's own predictions.
 
 Needs ``pip install skboost[onnx,treelite]``. Run from the project root:
 ``python examples/deploy_onnx.py [OUTPUT_DIR]`` (the .onnx files are
@@ -83,7 +88,17 @@ def pipeline(out_dir):
           f"difference {np.abs(proba - model.predict_proba(frame)).max():.1e}")
 
 
-if __name__ == "__main__":
-    out_dir = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp())
-    one_estimator(out_dir)
-    pipeline(out_dir)
+# %%
+# One estimator, to ONNX and to Treelite
+# --------------------------------------
+# Missing values in the test rows take each split's default side in every
+# runtime.
+out_dir = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp())
+one_estimator(out_dir)
+
+# %%
+# A pipeline with a categorical column, through skl2onnx
+# ------------------------------------------------------
+# Importing ``skboost.onnx`` registers skboost's estimators with skl2onnx, so
+# a pipeline that holds one converts as a whole.
+pipeline(out_dir)

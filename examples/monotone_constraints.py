@@ -1,4 +1,6 @@
-"""Monotone and interaction constraints: a price that must rise with size.
+"""
+Monotone and interaction constraints
+====================================
 
 A pricing model is only accepted when its price never falls as the floor
 area grows, and never rises with the distance to the centre, whatever the
@@ -10,10 +12,12 @@ interaction (its effect is then the same for every flat).
 Run it with ``python examples/monotone_constraints.py [output directory]``;
 it takes a few seconds and writes ``monotone_pdp.png`` (partial dependence
 with and without the constraints; needs matplotlib: ``pip install
-skboost[plot]``) to the output directory (default: the current one).
+skboost[plot]``) to the output directory: the one given, else a new
+temporary directory (never the current one).
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +29,14 @@ from skboost import BoostRegressor
 
 FEATURES = ["area", "distance", "age", "floor", "rooms"]
 
-out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+if len(sys.argv) > 1:
+    out_dir = Path(sys.argv[1])
+else:  # files of an example do not belong in the caller's directory
+    out_dir = Path(tempfile.mkdtemp(prefix="skboost-example-"))
 
-# --- data: the price rises with area, falls with distance, plus noise ---
+# %%
+# The data: the price rises with area, falls with distance, plus noise
+# --------------------------------------------------------------------
 rng = np.random.default_rng(0)
 n = 4000
 X = np.column_stack([
@@ -43,6 +52,9 @@ y = price + rng.normal(scale=60.0, size=n)      # noisy sales
 X[rng.random(X.shape) < 0.05] = np.nan          # some unknown values
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 
+# %%
+# The same model with and without the constraints
+# -----------------------------------------------
 params = dict(n_estimators=200, max_depth=5, learning_rate=0.05,
               subsample=0.8, random_state=0)
 free = BoostRegressor(**params).fit(X_train, y_train)
@@ -56,8 +68,9 @@ for name, model in (("unconstrained", free), ("constrained", constrained)):
     rmse = mean_squared_error(y_test, model.predict(X_test)) ** 0.5
     print(f"{name:>13} test RMSE: {rmse:.2f}")
 
-
-# --- is the price monotone in area for every test flat? ---
+# %%
+# Is the price monotone in area for every test flat?
+# --------------------------------------------------
 def falls_in_area(model, rows, grid):
     """Number of rows whose predicted price falls somewhere as the area
     grows along ``grid``."""
@@ -73,7 +86,8 @@ for name, model in (("unconstrained", free), ("constrained", constrained)):
     print(f"{name:>13}: price falls with area for "
           f"{falls_in_area(model, rows, grid)} of {rows.shape[0]} flats")
 
-# --- age is in no interaction: moving it shifts every price equally ---
+# %%
+# Age is in no interaction: moving it shifts every price equally.
 older = rows.copy()
 older[:, 2] = 80.0
 younger = rows.copy()
@@ -82,10 +96,12 @@ shift = constrained.predict(older) - constrained.predict(younger)
 print(f"effect of age 10 -> 80 years: {shift.min():.3f} .. {shift.max():.3f} "
       "(the same for every flat)")
 
-# --- partial dependence with and without the constraints ---
+# %%
+# Partial dependence with and without the constraints
+# ---------------------------------------------------
+# Thick lines: the average prediction as one feature moves along its range
+# (the others as in the data); dashed: one flat's price.
 try:
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
     print("matplotlib is not installed: no plot")

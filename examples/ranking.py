@@ -1,12 +1,18 @@
-"""skboost learning to rank: BoostRanker on the LETOR sample data, with early
-stopping on a validation set and a grid search that routes the query ids
-through scikit-learn's model selection. Run it from the project root with
-``python examples/ranking.py``; it takes a few seconds.
+"""
+Learning to rank with BoostRanker
+=================================
 
-The data (``rank.train``, ``rank.test`` and their ``.query`` files of group
-sizes, from LightGBM's examples) are read from ``../shared/data`` unless the
-``SKBOOST_DATA`` environment variable names another folder; without them,
-synthetic queries of the same shape stand in."""
+:class:`~skboost.BoostRanker` (LambdaMART) on the LETOR sample data: query
+ids per row, early stopping on held-out queries, NDCG@10 round by round, and
+a grid search that routes the query ids through scikit-learn's model
+selection (metadata routing).
+
+Run it from the project root with ``python examples/ranking.py``; it takes a
+few seconds. The data (``rank.train``, ``rank.test`` and their ``.query``
+files of group sizes, from LightGBM's examples) are read from
+``../shared/data`` unless the ``SKBOOST_DATA`` environment variable names
+another folder; without them, synthetic queries of the same shape stand in.
+"""
 
 import os
 from pathlib import Path
@@ -19,8 +25,10 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from skboost import BoostRanker
 
-DATA = Path(os.environ.get(
-    "SKBOOST_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+# The project's folder (sphinx-gallery runs an example from its own folder,
+# without __file__) and the data folder beside it.
+PROJECT = Path(globals().get("__file__", "ranking.py")).resolve().parents[1]
+DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT.parent / "shared" / "data"))
 
 
 def load(name):
@@ -50,6 +58,10 @@ def mean_ndcg(y, scores, qid, k=10):
                     for q in np.unique(qid)])
 
 
+# %%
+# The queries
+# -----------
+# Each row is a document of a query, with a graded relevance 0-4.
 if (DATA / "rank.train").exists():
     X, y, qid = load("rank.train")
     X_test, y_test, qid_test = load("rank.test")
@@ -60,13 +72,16 @@ else:
     X_test, y_test, qid_test = X[test], y[test], qid[test] - 200
     X, y, qid = X[~test], y[~test], qid[~test]
 
-# the baseline: the test queries ranked at random (mean of 20 draws)
+# %%
+# The baseline: the test queries ranked at random (mean of 20 draws).
 rng = np.random.default_rng(0)
 random_ndcg = np.mean([mean_ndcg(y_test, rng.random(len(y_test)), qid_test)
                        for _ in range(20)])
 print(f"random-score test NDCG@10: {random_ndcg:.4f}")
 
-# --- LambdaMART with early stopping on held-out queries ---
+# %%
+# LambdaMART with early stopping on held-out queries
+# --------------------------------------------------
 valid = qid >= 0.8 * qid.max()  # the last queries of the training file
 ranker = BoostRanker(n_estimators=500, learning_rate=0.1, max_depth=6,
                      eval_metric="ndcg@10", early_stopping_rounds=20,
@@ -77,20 +92,40 @@ print(f"best round: {ranker.best_iteration} "
       f"(validation NDCG@10 {ranker.best_score:.4f})")
 print(f"ranker test NDCG@10: {ranker.score(X_test, y_test, qid=qid_test):.4f}")
 
+# %%
 # Scores are per row; sorting a query's rows by score ranks its documents.
 first_query = qid_test == 0
 order = np.argsort(-ranker.predict(X_test[first_query]))
 print("labels of the first test query, best-ranked first:",
       y_test[first_query][order].astype(int))
 
-# --- Model selection: qid routed to fit and score as metadata ---
-sklearn.set_config(enable_metadata_routing=True)
-search_ranker = BoostRanker(n_estimators=50, learning_rate=0.1, score_k=10)
-search_ranker.set_fit_request(qid=True).set_score_request(qid=True)
-search = GridSearchCV(search_ranker, {"max_depth": [3, 6]},
-                      cv=GroupKFold(n_splits=3))
-search.fit(X, y, groups=qid, qid=qid)
-print(f"grid search best max_depth: {search.best_params_['max_depth']} "
-      f"(cross-validated NDCG@10 {search.best_score_:.4f})")
-print(f"grid search test NDCG@10: "
-      f"{search.score(X_test, y_test, qid=qid_test):.4f}")
+# %%
+# NDCG@10 of the held-out queries, round by round: it rises quickly, then
+# stalls; early stopping keeps the model of the best round.
+try:
+    import matplotlib  # noqa: F401  (optional: pip install skboost[plot])
+except ImportError:
+    print("plot skipped: matplotlib is not installed")
+else:
+    from skboost.plotting import plot_metric
+
+    ax = plot_metric(ranker, title="NDCG@10 of the held-out queries")
+    ax.axhline(random_ndcg, color="grey", linestyle=":", label="random order")
+    ax.legend()
+    ax.figure.tight_layout()
+
+# %%
+# Model selection: qid routed to fit and score as metadata
+# --------------------------------------------------------
+# ``GroupKFold`` keeps each query's rows in one fold.
+with sklearn.config_context(enable_metadata_routing=True):
+    search_ranker = BoostRanker(n_estimators=50, learning_rate=0.1,
+                                score_k=10)
+    search_ranker.set_fit_request(qid=True).set_score_request(qid=True)
+    search = GridSearchCV(search_ranker, {"max_depth": [3, 6]},
+                          cv=GroupKFold(n_splits=3))
+    search.fit(X, y, groups=qid, qid=qid)
+    print(f"grid search best max_depth: {search.best_params_['max_depth']} "
+          f"(cross-validated NDCG@10 {search.best_score_:.4f})")
+    print(f"grid search test NDCG@10: "
+          f"{search.score(X_test, y_test, qid=qid_test):.4f}")

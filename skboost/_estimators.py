@@ -588,7 +588,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
 
         Returns
         -------
-        importances : ndarray of shape (n_features_in_,)
+        importances : ndarray of shape (`n_features_in_`,)
             Non-negative, summing to 1 (all zeros when no tree has a split).
         """
         check_is_fitted(self)

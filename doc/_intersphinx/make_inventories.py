@@ -1,7 +1,7 @@
 """Write the offline object inventories of doc/_intersphinx/.
 
-The documentation links to Python, numpy, scipy, pandas, scikit-learn and
-XGBoost with ``sphinx.ext.intersphinx`` (doc/conf.py). Sphinx fetches each
+The documentation links to Python, numpy, scipy, pandas, scikit-learn,
+matplotlib and XGBoost with ``sphinx.ext.intersphinx`` (doc/conf.py). Sphinx fetches each
 project's published ``objects.inv`` first; the files here are the fallback
 for a build without network (the test suite's, a packager's sandbox).
 
@@ -33,6 +33,7 @@ URLS = {
     "scipy": "https://docs.scipy.org/doc/scipy/",
     "pandas": "https://pandas.pydata.org/docs/",
     "sklearn": "https://scikit-learn.org/stable/",
+    "matplotlib": "https://matplotlib.org/stable/",
     "xgboost": "https://xgboost.readthedocs.io/en/stable/",
 }
 
@@ -92,6 +93,13 @@ OBJECTS = {
          "R² score, the coefficient of determination"),
         ("metadata_routing", "std:label",
          "metadata_routing.html#metadata-routing", "Metadata Routing"),
+    ],
+    "matplotlib": [
+        ("matplotlib.axes.Axes", "py:class", "api/_as_gen/$.html#$", "-"),
+        ("matplotlib.figure.Figure", "py:class", "api/_as_gen/$.html#$",
+         "-"),
+        ("matplotlib.pyplot.subplots", "py:function", "api/_as_gen/$.html#$",
+         "-"),
     ],
     "xgboost": [
         ("xgboost.XGBClassifier", "py:class", "python/python_api.html#$",

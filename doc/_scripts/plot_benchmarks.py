@@ -1,0 +1,113 @@
+"""Charts of the benchmarks page, drawn from the result files that the
+benchmark scripts write (``python benchmarks/bench_hist.py --json
+benchmarks/results/hist_1m.json`` and so on; see benchmarks/README.md).
+
+Each result file becomes one chart per task: the fit time of every library
+and method relative to XGBoost's, and the peak memory the fit adds relative
+to XGBoost's where it was measured. The reference is XGBoost's run of the
+same method, or its ``hist`` method where XGBoost has no such method (as in
+the tables of the page). ``doc/conf.py`` calls :func:`draw_all` at every
+documentation build, so a new result file updates the charts; no benchmark
+runs during the build.
+
+Run it alone with ``python doc/_scripts/plot_benchmarks.py [RESULTS_DIR
+[OUTPUT_DIR]]``.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+OUTPUT = ROOT / "doc" / "_build_charts"
+
+NAMES = {"skboost": "skboost", "xgboost": "XGBoost", "lightgbm": "LightGBM",
+         "sklearn": "scikit-learn"}
+COLORS = {"skboost": "#1f77b4", "xgboost": "#7f7f7f", "lightgbm": "#2ca02c",
+          "sklearn": "#ff7f0e"}
+
+
+def load_results(path):
+    """The records of one result file, grouped by task."""
+    with open(path) as f:
+        records = json.load(f)["results"]
+    by_task = {}
+    for record in records:
+        by_task.setdefault(record["task"], []).append(record)
+    return by_task
+
+
+def reference(records, method, field):
+    """XGBoost's value of ``field`` for ``method``, else for hist."""
+    xgboost = {r["method"]: r for r in records if r["library"] == "xgboost"}
+    chosen = xgboost.get(method) or xgboost.get("hist")
+    return None if chosen is None else chosen.get(field)
+
+
+def ratios(records, field):
+    """(label, library, ratio to XGBoost) of each record that has ``field``."""
+    rows = []
+    for record in records:
+        value = record.get(field)
+        base = reference(records, record["method"], field)
+        if value is None or not base:
+            continue
+        label = f"{NAMES.get(record['library'], record['library'])} " \
+                f"{record['method']}"
+        rows.append((label, record["library"], value / base))
+    return rows
+
+
+def draw_panel(ax, rows, title):
+    labels = [label for label, _, _ in rows][::-1]
+    values = [value for _, _, value in rows][::-1]
+    colors = [COLORS.get(library, "#9467bd") for _, library, _ in rows][::-1]
+    ax.barh(labels, values, color=colors)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for y, value in enumerate(values):
+        ax.text(value, y, f" {value:.2f}", va="center", fontsize=9)
+    ax.set_xlim(0, max(values) * 1.18)
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(labelsize=9)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def draw_case(records, title, path):
+    """One chart: fit time (and peak memory) relative to XGBoost."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [(ratios(records, "fit_s"), "fit time / XGBoost's")]
+    memory = ratios(records, "peak_mb")
+    if memory:
+        panels.append((memory, "peak memory / XGBoost's"))
+    height = 1.4 + 0.3 * len(panels[0][0])
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.5, height),
+                             squeeze=False, sharey=True)
+    for ax, (rows, panel_title) in zip(axes[0], panels):
+        draw_panel(ax, rows, panel_title)
+    fig.suptitle(title + "  (below 1: less than XGBoost)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
+    """Draw a chart per result file and task into ``output_dir``
+    (``<file>_<task>.png``); the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        for task, records in load_results(path).items():
+            target = output_dir / f"{path.stem}_{task}.png"
+            draw_case(records, f"{path.stem.replace('_', ' ')}, {task}", target)
+            written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    for written in draw_all(*sys.argv[1:3]):
+        print(written)
