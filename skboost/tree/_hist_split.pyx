@@ -30,6 +30,7 @@ from ._categorical_scan cimport CatEntry, scan_categorical
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
 from .._parallel cimport threads_for_work
+from ._checks cimport all_in_range, rising_from_zero
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
                      feature_directions, is_l2_only, leaf_score,
                      node_bounds_array)
@@ -88,14 +89,6 @@ cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
                        parent_score, scale_g, scale_h, p, l2_only, True,
                        bounds)
     for b in range(last):
-        if (b > 0 and hist[first_bin + b, 0] == 0
-                and hist[first_bin + b, 1] == 0
-                and thresholds[first_bin + b] > thresholds[first_bin + b - 1]):
-            # an empty bin: both candidates after it have the sums, hence
-            # the gains, of those after bin b - 1, whose lower threshold
-            # wins every tie (is_better): skipping them changes nothing,
-            # and a deep node's bins are mostly empty
-            continue
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
         # missing values right (bins 0..b left)
@@ -342,12 +335,11 @@ def scan_layout(hist, hist_rows, Py_ssize_t n_nodes, bin_ptr, feature_allowed):
             raise ValueError("hist must have one histogram per node")
         hist_rows = np.arange(n_nodes, dtype=np.int64)
     hist_rows = np.ascontiguousarray(hist_rows, dtype=np.int64)
-    if hist_rows.shape != (n_nodes,) or (n_nodes and (
-            hist_rows.min() < 0 or hist_rows.max() >= hist.shape[0])):
+    if hist_rows.shape != (n_nodes,) or not all_in_range[int64_t](
+            hist_rows, 0, hist.shape[0]):
         raise ValueError("hist_rows must hold a row of hist for each node")
-    ptr = np.asarray(bin_ptr)
-    if n_features < 0 or ptr[0] != 0 or ptr[-1] != n_bins or np.any(
-            np.diff(ptr) < 1):
+    if not rising_from_zero(np.ascontiguousarray(bin_ptr, dtype=np.int64),
+                            n_bins):
         raise ValueError("bin_ptr must rise from 0 to n_bins, >= 1 bin each")
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != n_features):

@@ -35,6 +35,7 @@ from ._binning cimport BinnedData
 from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
                       uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
+from ._checks cimport distinct_in_range, valid_slices
 from ._partition cimport RowPartition
 from ._partition import _make_tasks, threads_for_tasks
 
@@ -263,9 +264,8 @@ def build_histograms(BinnedData data,
     node_end = np.ascontiguousarray(node_end, dtype=np.int64)
     n_nodes = node_begin.shape[0]
     hist_rows = _check_hist_rows(hist_rows, n_nodes, hist, data.n_bins)
-    if node_end.shape[0] != n_nodes or (n_nodes and (
-            node_begin.min() < 0 or np.any(node_end < node_begin)
-            or node_end.max() > partition.row_index.shape[0])):
+    if node_end.shape[0] != n_nodes or not valid_slices(
+            node_begin, node_end, partition.row_index.shape[0]):
         raise ValueError("node ranges outside the partition")
     tasks = _make_tasks(node_begin, node_end)
     n_updates = int((node_end - node_begin).sum()) * data.n_features
@@ -292,9 +292,7 @@ def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_b
     rows = np.concatenate([
         np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
         np.ascontiguousarray(child_rows, dtype=np.int64).reshape(-1)])
-    if rows.shape[0] != 2 * n_nodes or (n_nodes and (
-            rows.min() < 0 or rows.max() >= hist.shape[0]
-            or np.unique(rows).shape[0] != rows.shape[0])):
+    if rows.shape[0] != 2 * n_nodes or _distinct(rows, hist.shape[0]) != 1:
         raise ValueError("parent_rows and child_rows must be one each per "
                          "node, distinct rows of hist")
     cdef const int64_t[::1] r = rows
@@ -326,10 +324,17 @@ def _check_hist_rows(hist_rows, Py_ssize_t n_nodes, hist, Py_ssize_t n_bins):
     hist_rows = np.ascontiguousarray(hist_rows, dtype=np.int64)
     if hist_rows.shape != (n_nodes,):
         raise ValueError("hist_rows must have one entry per node")
-    if n_nodes and (hist_rows.min() < 0 or hist_rows.max() >= hist.shape[0]
-                    or np.unique(hist_rows).shape[0] != n_nodes):
+    if _distinct(hist_rows, hist.shape[0]) != 1:
         raise ValueError("hist_rows must be distinct rows of hist")
     return hist_rows
+
+
+cdef int _distinct(const int64_t[::1] rows, Py_ssize_t n_hist) except -1:
+    """1 when the rows are distinct rows of a pool of n_hist, else 0."""
+    cdef int answer = distinct_in_range(rows, n_hist)
+    if answer < 0:
+        raise MemoryError()
+    return answer
 
 
 cdef void _build(const code_t[:, ::1] codes,

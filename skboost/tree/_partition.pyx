@@ -17,6 +17,7 @@ from ._sparse cimport CSRView, SparseRows, csr_view, row_value
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
                        prefetch, uint8_t)
 from .._parallel cimport threads_for_work
+from ._checks cimport all_in_range, valid_slices
 
 
 def apply_level_splits(
@@ -233,13 +234,12 @@ cdef class RowPartition:
         if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
                 == default_left.shape[0] == n_nodes):
             raise ValueError("one begin, end, feature, bin, default per node")
-        if n_nodes and (begin.min() < 0 or end.max() > self.row_index.shape[0]
-                        or np.any(end < begin)):
+        if not valid_slices(begin, end, self.row_index.shape[0]):
             raise ValueError("node slices outside the partition")
-        if n_nodes and (feature.min() < 0 or feature.max() >= data.n_features):
+        if not all_in_range[int32_t](feature, 0, data.n_features):
             raise ValueError("split feature outside [0, n_features)")
-        order = np.argsort(begin, kind="stable")
-        if np.any(end[order][:-1] > begin[order][1:]):
+        if not disjoint_slices(begin, end,
+                               np.argsort(begin, kind="stable")):
             raise ValueError("node slices must not overlap")
         cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
                                              data.missing_code)
@@ -263,6 +263,16 @@ cdef class RowPartition:
                                       n_threads)
 
 
+cdef bint disjoint_slices(const int64_t[::1] begin, const int64_t[::1] end,
+                          const int64_t[::1] order) noexcept:
+    """No two slices overlap (``order`` sorts them by begin)."""
+    cdef Py_ssize_t i
+    for i in range(order.shape[0] - 1):
+        if end[order[i]] > begin[order[i + 1]]:
+            return False
+    return True
+
+
 def _left_set_arrays(left_sets, feature, missing_code):
     """Flat form of the categorical splits' left sets: node k's codes are
     ``cat_left[cat_ptr[k]:cat_ptr[k+1]]`` (empty for a numeric split),
@@ -280,16 +290,29 @@ def threads_for_tasks(Py_ssize_t n_tasks, int n_threads):
 
 
 def _make_tasks(begin, end):
-    """(node, task begin, task end) of slices of at most ROWS_PER_TASK rows."""
-    sizes = end - begin
-    per_node = np.maximum(1, -(-sizes // ROWS_PER_TASK))
-    node = np.repeat(np.arange(begin.shape[0], dtype=np.int64), per_node)
-    first = np.repeat(begin, per_node)
-    rank = np.arange(node.shape[0]) - np.repeat(np.cumsum(per_node) - per_node,
-                                                per_node)
-    task_begin = first + rank * ROWS_PER_TASK
-    task_end = np.minimum(task_begin + ROWS_PER_TASK, np.repeat(end, per_node))
-    return node, task_begin.astype(np.int64), task_end.astype(np.int64)
+    """(node, task begin, task end) of slices of at most ROWS_PER_TASK rows
+    (an empty slice is one empty task), as three int64 arrays."""
+    cdef const int64_t[::1] b = np.ascontiguousarray(begin, dtype=np.int64)
+    cdef const int64_t[::1] e = np.ascontiguousarray(end, dtype=np.int64)
+    cdef int64_t step = ROWS_PER_TASK, start
+    cdef Py_ssize_t k, t = 0, n_tasks = 0
+    for k in range(b.shape[0]):
+        n_tasks += max(1, (e[k] - b[k] + step - 1) // step)
+    node_arr = np.empty(n_tasks, dtype=np.int64)
+    begin_arr = np.empty(n_tasks, dtype=np.int64)
+    end_arr = np.empty(n_tasks, dtype=np.int64)
+    cdef int64_t[::1] node = node_arr, task_begin = begin_arr
+    cdef int64_t[::1] task_end = end_arr
+    for k in range(b.shape[0]):
+        start = b[k]
+        while True:
+            node[t], task_begin[t] = k, start
+            task_end[t] = min(start + step, e[k])
+            t += 1
+            start += step
+            if start >= e[k]:
+                break
+    return node_arr, begin_arr, end_arr
 
 
 cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
