@@ -23,6 +23,13 @@ from libc.stdlib cimport free, malloc
 
 from libc.stdint cimport uint32_t
 
+
+cdef extern from *:
+    """
+    #define SKB_PREFETCH(p) __builtin_prefetch((const void*) (p), 0, 3)
+    """
+    void SKB_PREFETCH(const void* p) noexcept nogil
+
 from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
 from .._parallel cimport threads_for_work
 from ._sparse cimport SparseRows
@@ -457,12 +464,22 @@ cdef class PackedForest:
             (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
+        # the next block's rows are fetched into cache while this block
+        # walks the trees, a share of them before each tree
+        cdef Py_ssize_t next_line
+        cdef Py_ssize_t lines_per_tree = (
+            ROWS_PER_BLOCK * X.shape[1] // 16 + max(last - first, 1)
+        ) // max(last - first, 1) + 1
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
             leaf = &leaf_scratch[threadid(), 0]
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
+            next_line = 0
             for t in range(first, last):
+                next_line = prefetch_lines(
+                    &X[0, 0], X.shape[1], n_rows, r0 + n, next_line,
+                    lines_per_tree)
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
                           depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
@@ -566,3 +583,17 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
         for s in range(depth):
             a = step(kinds, tree, cats, bits, a, x0 + r * n_features)
         leaf[r] = a
+
+
+cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
+                                      Py_ssize_t n_rows, Py_ssize_t row0,
+                                      Py_ssize_t line, Py_ssize_t count
+                                      ) noexcept nogil:
+    """Prefetch cache lines ``line .. line + count - 1`` (64 bytes, 16
+    floats each) of the block of rows starting at ``row0`` (at most
+    ROWS_PER_BLOCK rows, none past ``n_rows``); the next line to fetch."""
+    cdef Py_ssize_t end = min(ROWS_PER_BLOCK, n_rows - row0) * n_features
+    cdef Py_ssize_t i
+    for i in range(line * 16, min((line + count) * 16, end), 16):
+        SKB_PREFETCH(X + row0 * n_features + i)
+    return line + count
