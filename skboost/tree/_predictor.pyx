@@ -23,14 +23,7 @@ from libc.stdlib cimport free, malloc
 
 from libc.stdint cimport uint32_t
 
-
-cdef extern from *:
-    """
-    #define SKB_PREFETCH(p) __builtin_prefetch((const void*) (p), 0, 3)
-    """
-    void SKB_PREFETCH(const void* p) noexcept nogil
-
-from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
+from ._common cimport NO_CHILD, int32_t, int64_t, prefetch, uint8_t
 from .._parallel cimport threads_for_work
 from ._sparse cimport SparseRows
 
@@ -670,5 +663,5 @@ cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
     cdef Py_ssize_t end = min(ROWS_PER_BLOCK, n_rows - row0) * n_features
     cdef Py_ssize_t i
     for i in range(line * 16, min((line + count) * 16, end), 16):
-        SKB_PREFETCH(X + row0 * n_features + i)
+        prefetch(X + row0 * n_features + i)
     return line + count
