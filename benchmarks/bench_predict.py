@@ -4,6 +4,7 @@ XGBoost's and LightGBM's on wide and narrow data.
     python benchmarks/bench_predict.py                    # both cases
     python benchmarks/bench_predict.py --case wide --repeat 3
     python benchmarks/bench_predict.py --baseline ../before --only skboost xgboost
+    python benchmarks/bench_predict.py --row-fraction 0.05 --predict-calls 2   # smoke run
 
 Cases (binary classification, ``_common.make_data``; 50 trees of depth 8,
 hist, 256 bins, learning rate 0.1, 2 threads):
@@ -27,9 +28,8 @@ import sys
 
 import numpy as np
 
-from _common import (Contender, Timer, base_parser, environment,
-                     format_table, load_data, save_data, select, write_json,
-                     make_data, BASELINE)
+from _common import (BASELINE, Contender, Timer, base_parser, environment,
+                     format_table, load_data, make_data, save_data, select)
 
 CASES = {"wide": dict(n_features=500, n_train=20_000, n_predict=240_000),
          "narrow": dict(n_features=28, n_train=100_000, n_predict=500_000)}
@@ -69,24 +69,25 @@ def run_case(name, args, log=print):
     import multiprocessing
     import tempfile
 
-    case = CASES[name]
+    case = {k: v if k == "n_features" else max(1000, int(v * args.row_fraction))
+            for k, v in CASES[name].items()}
     data = make_data("classification", case["n_train"], case["n_features"],
                      n_test=case["n_predict"])
     chosen = select(contenders(args), args)
-    runs = {c: [] for c in chosen}
+    runs = [[] for _ in chosen]
     ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="skboost-bench-") as data_dir:
         save_data(data, data_dir)
         for i in range(args.repeat):
-            for c in chosen:
+            for c, c_runs in zip(chosen, runs):
                 with ctx.Pool(1) as pool:
                     r = pool.apply(_predict_in_child,
                                    (c, data_dir, args.predict_calls))
                 log(f"  {name} {c.library} run {i + 1}/{args.repeat}: "
                     + " ".join(f"{t:.3f}" for t in r["times"])
                     + f" s (others {r['others']:.2f} cores)", flush=True)
-                runs[c].append(r)
-    return [_result(name, case, c, rs) for c, rs in runs.items()]
+                c_runs.append(r)
+    return [_result(name, case, c, rs) for c, rs in zip(chosen, runs)]
 
 
 def _result(name, case, contender, runs):
@@ -124,6 +125,9 @@ def parse_args(argv=None):
                         default=["wide", "narrow"])
     parser.add_argument("--predict-calls", type=int, default=5,
                         help="timed predict_proba calls per process")
+    parser.add_argument("--row-fraction", type=float, default=1.0,
+                        help="scale the training and prediction rows of "
+                             "every case (e.g. 0.05 for a smoke run)")
     return parser.parse_args(argv)
 
 
@@ -144,9 +148,8 @@ def main(argv=None):
     if args.json:
         for r in results:
             r["ratio"] = r["ratio_xgboost"]
-            r["prediction"] = None
         write_json_results(args, results)
-    return results
+    return 0
 
 
 def write_json_results(args, results):
