@@ -293,3 +293,75 @@ def test_rows_end_in_the_leaves_the_predictor_finds(method, grow_policy,
     want = _single_tree(tree, X).predict_raw(X, n_threads=1)[:, 0]
     np.testing.assert_array_equal(raw[active, 0], want[active])
     np.testing.assert_array_equal(raw[~active, 0], 0.0)
+
+
+# --------------------------------------------------------------------------
+# Best-first growth without a leaf limit, grown level by level
+# --------------------------------------------------------------------------
+
+CAT_ARRAYS = ("cat_node", "cat_size", "cat_ptr", "cat_bits")
+
+
+def unlimited_lossguide(method, kind, by_levels, monkeypatch, **extra):
+    """A best-first model without leaf or depth limit, grown level by level
+    and renumbered (the driver's shortcut) or node by node from the heap
+    (the reference)."""
+    monkeypatch.setattr(GrowthDriver, "by_levels_when_unlimited", by_levels)
+    X, y = regression_data(8, n_rows=900, kind="sparse"
+                           if kind.startswith("sparse") else "dense")
+    params = dict(method, grow_policy="lossguide", max_leaves=0, max_depth=0,
+                  n_estimators=4, subsample=0.8, colsample_bytree=0.8,
+                  colsample_bylevel=0.7, random_state=0, max_bin=32,
+                  min_child_weight=0.5, **extra)
+    if kind.startswith("sparse"):
+        params["sparse_absent"] = kind.split("-")[1]
+    if kind == "categorical":
+        X = np.column_stack([X, np.floor(np.abs(X[:, 0]) * 4) % 9])
+        params["categorical_features"] = [X.shape[1] - 1]
+    return X, BoostRegressor(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("extra", [{}, dict(gamma=0.2),
+                                   dict(monotone_constraints=[1, 0, 0, -1, 0,
+                                                              0])],
+                         ids=["plain", "gamma", "monotone"])
+@pytest.mark.parametrize("kind", INPUTS)
+@pytest.mark.parametrize("method", METHODS, ids=method_id)
+def test_unlimited_lossguide_by_levels_equals_the_heap(method, kind, extra,
+                                                       monkeypatch):
+    """The same model bit for bit: every tree array in the heap's
+    numbering, and so the margins the later trees grew from."""
+    skip_unsupported(method, kind)
+    if kind == "categorical" and "monotone_constraints" in extra:
+        extra = dict(extra, monotone_constraints=[1, 0, 0, -1, 0, 0, 0])
+    X, heap = unlimited_lossguide(method, kind, False, monkeypatch, **extra)
+    _, levels = unlimited_lossguide(method, kind, True, monkeypatch, **extra)
+    assert max(t.max_depth for t in heap.booster_.trees) > 6
+    for a, b in zip(heap.booster_.trees, levels.booster_.trees):
+        for name in TREE_ARRAYS + CAT_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name),
+                                          err_msg=name)
+            assert getattr(a, name).dtype == getattr(b, name).dtype
+    np.testing.assert_array_equal(heap.predict(X), levels.predict(X))
+
+
+@pytest.mark.parametrize("method", METHODS, ids=method_id)
+def test_unlimited_lossguide_rows_end_where_the_predictor_sends_them(method):
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(500, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    gpair = np.ascontiguousarray(
+        np.column_stack([rng.normal(size=500), rng.uniform(0.2, 1, 500)]),
+        dtype=np.float32)
+    active = rng.random(500) < 0.8
+    params = TreeParams(max_depth=0, max_leaves=0, grow_policy="lossguide",
+                        max_bin=16, min_child_weight=0.5, **method)
+    tree, ended = make_grower(X, params, 2, rng).grow(gpair, active)
+    assert tree.max_depth > 4
+    raw = np.zeros((500, 1))
+    if ended is None:
+        return
+    ended.add_values(tree, raw, 0, 2)
+    want = _single_tree(tree, X).predict_raw(X, n_threads=1)[:, 0]
+    np.testing.assert_array_equal(raw[active, 0], want[active])
+    np.testing.assert_array_equal(raw[~active, 0], 0.0)

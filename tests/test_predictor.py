@@ -394,3 +394,99 @@ def test_packed_forest_float32_comparison_is_exact_at_the_edges():
         forest.predict_raw(xs[:, None].copy(), out, 0, 1, 1)
         expected = np.where(xs.astype(np.float64) < t, -1.0, 1.0)
         np.testing.assert_array_equal(out[:, 0], expected, err_msg=repr(t))
+
+
+# --------------------------------------------------------------------------
+# PackedForest: breadth-first packing, prefetching of row blocks
+# --------------------------------------------------------------------------
+
+def packed(trees, tree_group, n_features, n_groups):
+    from skboost.tree._predictor import PackedForest
+
+    flat = concatenate(trees)
+    return PackedForest(flat["left_child"], flat["right_child"],
+                        flat["feature"], flat["threshold"],
+                        flat["default_left"], flat["value"],
+                        flat["tree_start"], tree_group, n_features, n_groups)
+
+
+def naive_forest(X, trees, tree_group, n_groups):
+    """Margins and tree-local leaves of the naive walk, tree by tree."""
+    raw = np.zeros((X.shape[0], n_groups))
+    leaves = np.zeros((X.shape[0], len(trees)), dtype=np.int32)
+    for t, (tree, group) in enumerate(zip(trees, tree_group)):
+        for r in range(X.shape[0]):
+            leaves[r, t] = naive_leaf(tree, X[r])
+            raw[r, group] += tree.value[leaves[r, t]]
+    return raw, leaves
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_packed_forest_matches_naive_walk_in_any_node_order(seed):
+    """Trees numbered depth first or breadth first are repacked breadth
+    first; predictions and the leaf indices reported (those of the arrays
+    given) are those of the naive walk."""
+    X, trees, tree_group, n_groups, _ = random_forest(seed, n_rows=150)
+    forest = packed(trees, tree_group, X.shape[1], n_groups)
+    raw, leaves = naive_forest(X, trees, tree_group, n_groups)
+    for n_threads in (1, 2):
+        out = np.zeros((X.shape[0], n_groups))
+        forest.predict_raw(X, out, 0, len(trees), n_threads)
+        np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(
+            forest.predict_leaves(X, 0, len(trees), n_threads), leaves)
+
+
+def test_packed_forest_wide_rows_over_many_blocks():
+    """Rows of 700 features over many blocks of rows (the next block
+    prefetched during the current one), a last block shorter than the
+    others, and a tree range that is not the whole forest."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(1003, 700)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    trees = [random_tree(rng, X, 7, bool(k % 2)) for k in range(6)]
+    tree_group = np.zeros(len(trees), np.int32)
+    forest = packed(trees, tree_group, X.shape[1], 1)
+    raw, leaves = naive_forest(X, trees[1:5], tree_group[1:5], 1)
+    for n_threads in (1, 2, 3):
+        out = np.zeros((X.shape[0], 1))
+        forest.predict_raw(X, out, 1, 5, n_threads)
+        np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(
+            forest.predict_leaves(X, 1, 5, n_threads), leaves)
+
+
+def test_packed_forest_keeps_nodes_no_root_reaches():
+    """A node no split points to (never walked) does not disturb the
+    packing of the others."""
+    from skboost.tree._predictor import PackedForest
+
+    # tree 0: root -> nodes 2 and 3; node 1 is unreachable
+    forest = PackedForest(np.array([2, -1, -1, -1, -1], np.int32),
+                          np.array([3, -1, -1, -1, -1], np.int32),
+                          np.array([0, -1, -1, -1, -1], np.int32),
+                          np.array([0.5, 0, 0, 0, 0]), np.zeros(5, np.uint8),
+                          np.array([0.0, 100.0, -1.0, 1.0, 7.0]),
+                          np.array([0, 4, 5], np.int64),
+                          np.zeros(2, np.int32), 1, 1)
+    X = np.array([[0.0], [1.0], [np.nan]], np.float32)
+    out = np.zeros((3, 1))
+    forest.predict_raw(X, out, 0, 2, 1)
+    np.testing.assert_array_equal(out[:, 0], [-1.0 + 7, 1.0 + 7, 1.0 + 7])
+    np.testing.assert_array_equal(forest.predict_leaves(X, 0, 2, 1),
+                                  [[2, 0], [3, 0], [3, 0]])
+
+
+@pytest.mark.parametrize("left, right", [([1, 2, -1, -1], [2, 3, -1, -1]),
+                                         ([1, -1], [1, -1])])
+def test_packed_forest_rejects_a_node_with_two_parents(left, right):
+    """Node arrays that are not a tree (a node reached twice) are refused,
+    not packed past their tree's end."""
+    from skboost.tree._predictor import PackedForest
+
+    n = len(left)
+    feature = np.where(np.array(left) == -1, -1, 0).astype(np.int32)
+    with pytest.raises(ValueError, match="two parents"):
+        PackedForest(np.array(left, np.int32), np.array(right, np.int32),
+                     feature, np.zeros(n), np.zeros(n, np.uint8), np.zeros(n),
+                     np.array([0, n], np.int64), np.zeros(1, np.int32), 1, 1)

@@ -18,12 +18,12 @@ from skboost._openmp_helpers import check_n_threads
 cimport cython
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport isnan
+from libc.math cimport NAN, isnan
 from libc.stdlib cimport free, malloc
 
 from libc.stdint cimport uint32_t
 
-from ._common cimport NO_CHILD, int32_t, int64_t, uint8_t
+from ._common cimport NO_CHILD, int32_t, int64_t, prefetch, uint8_t
 from .._parallel cimport threads_for_work
 from ._sparse cimport SparseRows
 
@@ -183,13 +183,16 @@ def _check_categorical(left_child, cat_node, cat_size, cat_ptr, cat_bits):
 
 
 ctypedef struct PackedNode:
-    # One node in one small record (20 bytes): a visit reads one record
-    # instead of five arrays. Built only by PackedForest from the validated
-    # node arrays, so its layout exists in C alone. A leaf is its own two
-    # children (so that stepping from a leaf stays on it).
+    # One node in one 16-byte record: a visit reads one record instead of
+    # five arrays. The nodes of a tree are renumbered breadth first, so that
+    # the right child is always the left one + 1: a step is
+    # ``left + 1 - go_left``, with no second child to load. Built only by
+    # PackedForest from the validated node arrays, so its layout exists in
+    # C alone. A leaf has threshold NaN (every value goes right) and
+    # ``left`` one below itself, so that stepping from a leaf stays on it.
     float threshold          # smallest float32 >= the split's threshold
-    int32_t child[2]         # tree-local: [left, right]
     int32_t feature
+    int32_t left             # tree-local, in the packed (breadth-first) order
     int32_t kind             # bit 0: default_left; the bits above: 0 for a
                              # numeric split, else 1 + its CategorySplit
 
@@ -239,7 +242,11 @@ cdef class PackedForest:
     cdef const CategorySplit* walk_cats  # cats, or NULL: no categorical split
     cdef const uint32_t* bits
     cdef readonly object cat_bits        # (n_words,) uint32, owns ``bits``
-    cdef readonly object leaf_value      # (n_nodes,) float64
+    cdef readonly object leaf_value      # (n_nodes,) float64, packed order
+    cdef readonly object packed_of       # (n_nodes,) int64: packed position
+                                         # of each node of the arrays given
+    cdef readonly object original_local  # (n_nodes,) int32: tree-local
+                                         # index given, of each packed node
     cdef readonly object tree_start
     cdef readonly object tree_group
     cdef readonly object tree_depth
@@ -260,52 +267,115 @@ cdef class PackedForest:
         _check_forest(n_features, *arrays, tree_start, tree_group, n_groups)
         cat_arrays = _check_categorical(arrays[0], cat_node, cat_size,
                                         cat_ptr, cat_bits)
-        cdef const int32_t[::1] left = arrays[0], right = arrays[1]
-        cdef const int32_t[::1] feat = arrays[2]
         # x < t  <=>  x < t32 for every float32 x, t32 the smallest float32
         # >= t: the walk compares in float32, exactly as the double would
         with np.errstate(over="ignore"):   # beyond float32: +-inf, as meant
             t32_arr = arrays[3].astype(np.float32)
         below = t32_arr.astype(np.float64) < arrays[3]
         t32_arr[below] = np.nextafter(t32_arr[below], np.float32(np.inf))
-        cdef const float[::1] thr = t32_arr
-        cdef const double[::1] val = arrays[5]
-        cdef const uint8_t[::1] dl = arrays[4]
-        cdef const int64_t[::1] start = tree_start
-        cdef Py_ssize_t i, t, n = left.shape[0], n_trees = tree_group.shape[0]
-        depth_arr = np.zeros(n_trees, dtype=np.int32)
-        cdef int32_t[::1] depth = depth_arr
-        cdef int32_t[::1] node_depth = np.zeros(max(n, 1), dtype=np.int32)
+        n = arrays[0].shape[0]
         self.nodes = <PackedNode*> malloc(max(n, 1) * sizeof(PackedNode))
         if self.nodes == NULL:
             raise MemoryError()
-        for t in range(n_trees):
-            for i in range(start[t], start[t + 1]):
-                if left[i] == NO_CHILD:       # a leaf: its own children
-                    self.nodes[i].child[0] = <int32_t> (i - start[t])
-                    self.nodes[i].child[1] = <int32_t> (i - start[t])
-                    self.nodes[i].feature = 0
-                    self.nodes[i].kind = 0
-                    self.nodes[i].threshold = 0.0
-                    continue
-                self.nodes[i].child[0] = left[i]
-                self.nodes[i].child[1] = right[i]
-                self.nodes[i].feature = feat[i]
-                self.nodes[i].kind = dl[i] != 0
-                self.nodes[i].threshold = thr[i]
-                # children come after parents: depths in one forward pass
-                node_depth[start[t] + left[i]] = node_depth[i] + 1
-                node_depth[start[t] + right[i]] = node_depth[i] + 1
-                depth[t] = max(depth[t], node_depth[i] + 1)
+        # packed position of every original node, and the reverse
+        self.packed_of = np.zeros(max(n, 1), dtype=np.int64)
+        self.original_local = np.zeros(max(n, 1), dtype=np.int32)
+        depth_arr = np.zeros(tree_group.shape[0], dtype=np.int32)
+        self._pack_trees(arrays[0], arrays[1], arrays[2], t32_arr, arrays[4],
+                         tree_start, depth_arr)
+        self.leaf_value = np.empty(max(n, 1), dtype=np.float64)
+        self.leaf_value[self.packed_of[:n]] = arrays[5]
         # after the default directions: it adds the categorical kind bits
         self._pack_categories(*cat_arrays)
-        self.leaf_value = arrays[5]
         self.tree_start = tree_start
         self.tree_group = tree_group
         self.tree_depth = depth_arr
         self.n_features = n_features
         self.n_groups = n_groups
-        self.n_trees = n_trees
+        self.n_trees = tree_group.shape[0]
+
+    def _pack_trees(self, const int32_t[::1] left, const int32_t[::1] right,
+                    const int32_t[::1] feat, const float[::1] thr,
+                    const uint8_t[::1] dl, const int64_t[::1] start,
+                    int32_t[::1] depth):
+        """Fill ``nodes`` tree by tree in breadth-first order (siblings
+        adjacent), with ``packed_of``, ``original_local`` and the depth of
+        every tree (from validated arrays: children inside their tree,
+        after their parent)."""
+        cdef uint8_t[::1] reached = np.zeros(max(left.shape[0], 1),
+                                             dtype=np.uint8)
+        cdef int32_t[::1] node_depth = np.zeros(max(left.shape[0], 1),
+                                                dtype=np.int32)
+        cdef Py_ssize_t t, q, size, n_trees = start.shape[0] - 1
+        cdef int32_t filled
+        cdef int64_t[::1] packed = self.packed_of
+        cdef int32_t[::1] original = self.original_local
+        for t in range(n_trees):
+            size = start[t + 1] - start[t]
+            filled = self._pack_reached(t, left, right, feat, thr, dl, start,
+                                        reached, node_depth, depth)
+            # nodes no root reaches (never walked) keep a place, as leaves
+            for q in range(size):
+                if not reached[start[t] + q]:
+                    self._pack_leaf(start[t], filled, q, packed, original)
+                    reached[start[t] + q] = 1
+                    filled += 1
+
+    cdef int32_t _pack_reached(self, Py_ssize_t t, const int32_t[::1] left,
+                               const int32_t[::1] right,
+                               const int32_t[::1] feat, const float[::1] thr,
+                               const uint8_t[::1] dl,
+                               const int64_t[::1] start,
+                               uint8_t[::1] reached,
+                               int32_t[::1] node_depth,
+                               int32_t[::1] depth) except -1:
+        """Pack the nodes tree ``t``'s root reaches, breadth first (position
+        q holds local node ``original_local[start + q]``); returns how many."""
+        cdef int32_t[::1] original = self.original_local
+        cdef int64_t[::1] packed = self.packed_of
+        cdef int64_t s0 = start[t]
+        cdef int32_t filled = 1, q = 0
+        cdef int64_t i
+        cdef PackedNode* nd
+        original[s0] = 0
+        reached[s0] = 1
+        while q < filled:
+            i = s0 + original[s0 + q]
+            if left[i] == NO_CHILD:
+                self._pack_leaf(s0, q, original[s0 + q], packed, original)
+                q += 1
+                continue
+            if (left[i] == right[i] or reached[s0 + left[i]]
+                    or reached[s0 + right[i]]):
+                raise ValueError("a node is the child of two parents")
+            reached[s0 + left[i]] = reached[s0 + right[i]] = 1
+            nd = &self.nodes[s0 + q]
+            nd.threshold = thr[i]
+            nd.feature = feat[i]
+            nd.left = filled
+            nd.kind = dl[i] != 0
+            packed[i] = s0 + q
+            original[s0 + filled] = left[i]
+            original[s0 + filled + 1] = right[i]
+            filled += 2
+            node_depth[s0 + left[i]] = node_depth[s0 + right[i]] = (
+                node_depth[i] + 1)
+            depth[t] = max(depth[t], node_depth[i] + 1)
+            q += 1
+        return filled
+
+    cdef void _pack_leaf(self, int64_t s0, int32_t q, int32_t local,
+                         int64_t[::1] packed, int32_t[::1] original):
+        """Packed position ``q`` of the tree starting at ``s0`` is the leaf
+        ``local``: threshold NaN sends every value right, to ``left + 1``,
+        itself."""
+        cdef PackedNode* nd = &self.nodes[s0 + q]
+        nd.threshold = NAN
+        nd.feature = 0
+        nd.left = q - 1
+        nd.kind = 0
+        original[s0 + q] = local
+        packed[s0 + local] = s0 + q
 
     def _pack_categories(self, cat_node, cat_size, cat_ptr, cat_bits):
         """Mark the categorical nodes and build their CategorySplit table
@@ -314,6 +384,7 @@ cdef class PackedForest:
         cdef const int32_t[::1] size = cat_size
         cdef const int64_t[::1] ptr = cat_ptr
         cdef const uint32_t[::1] words = cat_bits
+        cdef const int64_t[::1] packed = self.packed_of
         cdef Py_ssize_t i, m = node.shape[0]
         self.cats = <CategorySplit*> malloc(max(m, 1) * sizeof(CategorySplit))
         if self.cats == NULL:
@@ -322,7 +393,7 @@ cdef class PackedForest:
             self.cats[i].begin = ptr[i]
             self.cats[i].n_words = <int32_t> (ptr[i + 1] - ptr[i])
             self.cats[i].n_categories = size[i]
-            self.nodes[node[i]].kind |= <int32_t> ((i + 1) << 1)
+            self.nodes[packed[node[i]]].kind |= <int32_t> ((i + 1) << 1)
         self.cat_bits = cat_bits
         self.bits = &words[0]
         self.walk_cats = self.cats if m else NULL
@@ -402,6 +473,7 @@ cdef class PackedForest:
         cdef const int32_t[::1] group = self.tree_group
         cdef const int32_t[::1] depth = self.tree_depth
         cdef const double[::1] value = self.leaf_value
+        cdef const int32_t[::1] original = self.original_local
         cdef float absent = X.absent_value
         cdef Py_ssize_t n_rows = X.n_rows, block, r, t, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
@@ -425,7 +497,8 @@ cdef class PackedForest:
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
                     else:
-                        leaves_idx[r0 + r, t - first] = leaf[r]
+                        leaves_idx[r0 + r, t - first] = original[
+                            start[t] + leaf[r]]
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = absent
@@ -450,6 +523,7 @@ cdef class PackedForest:
         cdef const int32_t[::1] group = self.tree_group
         cdef const int32_t[::1] depth = self.tree_depth
         cdef const double[::1] value = self.leaf_value
+        cdef const int32_t[::1] original = self.original_local
         cdef Py_ssize_t n_rows = X.shape[0], block, r, t, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
         # one row of leaf scratch per thread
@@ -457,19 +531,30 @@ cdef class PackedForest:
             (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
+        # the next block's rows are fetched into cache while this block
+        # walks the trees, a share of them before each tree
+        cdef Py_ssize_t next_line
+        cdef Py_ssize_t lines_per_tree = (
+            ROWS_PER_BLOCK * X.shape[1] // 16 + max(last - first, 1)
+        ) // max(last - first, 1) + 1
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
             leaf = &leaf_scratch[threadid(), 0]
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
+            next_line = 0
             for t in range(first, last):
+                next_line = prefetch_lines(
+                    &X[0, 0], X.shape[1], n_rows, r0 + n, next_line,
+                    lines_per_tree)
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
                           depth[t], &X[r0, 0], X.shape[1], n, leaf)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
                     else:
-                        leaves_idx[r0 + r, t - first] = leaf[r]
+                        leaves_idx[r0 + r, t - first] = original[
+                            start[t] + leaf[r]]
 
 
 cdef inline int category_goes_left(const CategorySplit* split,
@@ -514,7 +599,7 @@ cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
     else:
         go_left = category_goes_left(&cats[(nd.kind >> 1) - 1], bits, x,
                                      nd.kind & 1)
-    return nd.child[1 - go_left]
+    return nd.left + 1 - go_left
 
 
 cdef inline void walk_tree(const PackedNode* tree, const CategorySplit* cats,
@@ -566,3 +651,17 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
         for s in range(depth):
             a = step(kinds, tree, cats, bits, a, x0 + r * n_features)
         leaf[r] = a
+
+
+cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
+                                      Py_ssize_t n_rows, Py_ssize_t row0,
+                                      Py_ssize_t line, Py_ssize_t count
+                                      ) noexcept nogil:
+    """Prefetch cache lines ``line .. line + count - 1`` (64 bytes, 16
+    floats each) of the block of rows starting at ``row0`` (at most
+    ROWS_PER_BLOCK rows, none past ``n_rows``); the next line to fetch."""
+    cdef Py_ssize_t end = min(ROWS_PER_BLOCK, n_rows - row0) * n_features
+    cdef Py_ssize_t i
+    for i in range(line * 16, min((line + count) * 16, end), 16):
+        prefetch(X + row0 * n_features + i)
+    return line + count

@@ -30,7 +30,7 @@ after every split and clips the leaf weights into them.
 """
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -256,7 +256,9 @@ class GrowthDriver:
         G, H = self.finder.start_tree(gpair, active)
         # per-output totals: a vector-leaf tree (VectorHistFinder)
         builder = (TreeBuilder if np.ndim(G) == 0 else VectorTreeBuilder)(G, H)
-        policy = POLICIES[p.grow_policy](p.max_leaves)
+        by_levels = self._unlimited_lossguide()
+        policy = (DepthwiseQueue(0) if by_levels
+                  else POLICIES[p.grow_policy](p.max_leaves))
         if p.allows_depth(0):
             self._find(builder, policy, np.zeros(1, dtype=np.int64), 0)
         while True:
@@ -269,7 +271,23 @@ class GrowthDriver:
             self._expand(builder, policy, step)
         tree = builder.finish(self.constraints.leaf_weights,
                               p.learning_rate)
-        return tree, self.finder.finish_tree(tree)
+        rows = self.finder.finish_tree(tree)
+        if by_levels:
+            tree, rows = renumber_best_first(tree, rows)
+        return tree, rows
+
+    # Best-first growth without a leaf limit splits every node worth
+    # splitting, whatever the order: the tree is the depth-wise one, only
+    # numbered in another order. Grown level by level (a few finder calls
+    # per level instead of a few per node), then renumbered as the heap
+    # would have numbered it. Not with per-node column samples: their
+    # draws follow the order of the nodes.
+    by_levels_when_unlimited = True
+
+    def _unlimited_lossguide(self):
+        p = self.params
+        return (self.by_levels_when_unlimited and p.grow_policy == "lossguide"
+                and not p.max_leaves and self.sampler.bynode >= 1.0)
 
     def _expand(self, builder, policy, step):
         """Split the step's nodes; find their children's splits unless the
@@ -316,3 +334,60 @@ class GrowthDriver:
         parent_score = node_scores(splits.G, splits.H, p.reg)
         policy.push(nodes, depth, splits,
                     worth_splitting(splits.records, parent_score, p.gamma))
+
+
+def best_first_numbering(tree):
+    """The id ``LossguideHeap`` gives each node of ``tree`` (a tree grown
+    with every split worth making): the root is 0; the split node of
+    highest gain (ties to the lower id) is split next and its children
+    take the next two ids."""
+    left, right, gain = tree.left_child, tree.right_child, tree.gain
+    new_id = np.zeros(left.shape[0], dtype=np.int64)
+    heap = [(-gain[0], 0, 0)] if left[0] != -1 else []
+    n_ids = 1
+    while heap:
+        _, _, node = heapq.heappop(heap)
+        for child in (left[node], right[node]):
+            new_id[child] = n_ids
+            n_ids += 1
+            if left[child] != -1:
+                heapq.heappush(heap, (-gain[child], new_id[child], child))
+    return new_id
+
+
+def renumber_best_first(tree, rows):
+    """``tree`` and its leaf rows (``LeafRows`` or None) with the nodes
+    numbered as best-first growth numbers them (``best_first_numbering``)."""
+    new_id = best_first_numbering(tree)
+    order = np.argsort(new_id)
+    fields = {name: getattr(tree, name)[order]
+              for name in ("feature", "threshold", "default_left", "value",
+                           "gain", "cover")}
+    for name in ("left_child", "right_child"):
+        child = getattr(tree, name)[order]
+        fields[name] = np.where(child == -1, -1,
+                                new_id[child]).astype(child.dtype)
+    cat_order = np.argsort(new_id[tree.cat_node])
+    words = [tree.cat_bits[tree.cat_ptr[i]:tree.cat_ptr[i + 1]]
+             for i in cat_order]
+    cat_ptr = np.zeros(len(words) + 1, dtype=np.int64)
+    cat_ptr[1:] = np.cumsum([w.shape[0] for w in words])
+    renumbered = type(tree)(
+        **fields, cat_node=new_id[tree.cat_node][cat_order].astype(np.int32),
+        cat_size=tree.cat_size[cat_order], cat_ptr=cat_ptr,
+        cat_bits=(np.concatenate(words) if words
+                  else np.zeros(0, dtype=np.uint32)))
+    return renumbered, _renumbered_rows(rows, new_id)
+
+
+def _renumbered_rows(rows, new_id):
+    """The finders' record of where rows ended (``finish_tree``: None,
+    ``LeafRows`` by leaf, or ``RowLeaves`` by row, -1 for no leaf) with
+    the leaves' new ids."""
+    if rows is None:
+        return None
+    if hasattr(rows, "node"):
+        return replace(rows, node=new_id[rows.node])
+    leaf = rows.leaf
+    return replace(rows, leaf=np.where(leaf >= 0, new_id[np.maximum(leaf, 0)],
+                                       -1).astype(leaf.dtype))
