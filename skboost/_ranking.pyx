@@ -31,7 +31,7 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, fmax, log2, pow
+from libc.math cimport fabs, log2, pow
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -59,19 +59,55 @@ cdef struct Keyed:
     int64_t index
 
 
+cdef inline bint ranks_before(const Keyed* x, const Keyed* y) noexcept nogil:
+    """Larger key first; equal keys in increasing index (a total order)."""
+    if x.key != y.key:
+        return x.key > y.key
+    return x.index < y.index
+
+
 cdef int by_key_descending(const void* a, const void* b) noexcept nogil:
-    """Larger key first; equal keys in increasing index (a stable order)."""
+    """``ranks_before`` as a qsort comparator."""
     cdef const Keyed* x = <const Keyed*> a
     cdef const Keyed* y = <const Keyed*> b
-    if x.key > y.key:
+    if ranks_before(x, y):
         return -1
-    if x.key < y.key:
-        return 1
-    return (x.index > y.index) - (x.index < y.index)
+    return 1 if ranks_before(y, x) else 0
+
+
+# Queries up to this many documents are sorted by insertion (no call per
+# comparison); longer ones by qsort. Either gives the one total order.
+cdef Py_ssize_t INSERTION_SORT_MAX = 64
+
+
+cdef void sort_ranked(Keyed* items, Py_ssize_t count) noexcept nogil:
+    """Sort by ``ranks_before``."""
+    cdef Py_ssize_t i, j
+    cdef Keyed item
+    if count > INSERTION_SORT_MAX:
+        qsort(items, count, sizeof(Keyed), by_key_descending)
+        return
+    for i in range(1, count):
+        item = items[i]
+        j = i
+        while j > 0 and ranks_before(&item, &items[j - 1]):
+            items[j] = items[j - 1]
+            j = j - 1
+        items[j] = item
+
+
+# 2^y - 1 of the labels 0 .. 31 (rank:ndcg's largest with exp_gain)
+cdef double[32] EXP_GAINS
+for _label in range(32):
+    EXP_GAINS[_label] = pow(2.0, _label) - 1.0
 
 
 cdef inline double gain_of(double label, bint exp_gain) noexcept nogil:
-    return pow(2.0, label) - 1.0 if exp_gain else label
+    if not exp_gain:
+        return label
+    if 0 <= label < 32 and label == <int> label:
+        return EXP_GAINS[<int> label]
+    return pow(2.0, label) - 1.0
 
 
 cdef inline double discount(Py_ssize_t rank) noexcept nogil:
@@ -85,83 +121,91 @@ cdef inline uint64_t next_random(uint64_t* state) noexcept nogil:
 
 
 cdef struct QueryView:
-    # The documents of one query, ranked: rank r is row begin + order[r].index
-    const double* label
-    const double* score
+    # The documents of one query in rank order (rank 0: the highest score).
+    # Rank r is row ``begin + order[r].index``; the per-rank arrays are
+    # gathered once, so that the pair loop (count^2 / 2 pairs) reads them
+    # contiguously and computes no gain or discount (pow, log2) per pair.
     Keyed* order
-    double* n_relevant   # MAP: relevant documents among ranks 0..r
+    double* label          # label of rank r
+    double* score          # score of rank r
+    double* gain           # NDCG gain of rank r (2^y - 1 or y)
+    const double* discount # 1 / log2(2 + r), one table for every query
+    double* n_relevant     # MAP: relevant documents among ranks 0..r
     double* precision_sum  # MAP: sum of label / (k + 1) over ranks 0..k
-    float* pairs         # (gradient, hessian) of the query's rows, row-major
+    float* pairs           # (gradient, hessian) of rank r, accumulated
     Py_ssize_t count
     int metric
     bint exp_gain
     double inverse_ideal   # NDCG: 1 / ideal DCG
-    bint score_normalise
+    bint normalise_by_score  # divide |delta| by the score gap (not all tied)
 
 
-cdef QueryView query_view(const double* label, const double* score,
-                          float* pairs, Py_ssize_t count, Keyed* order,
-                          double* stats, Py_ssize_t stats_stride, int metric,
-                          bint exp_gain, bint score_normalise) noexcept nogil:
+cdef QueryView query_view(Keyed* order, double* values, float* pairs,
+                          Py_ssize_t longest, const double* discount,
+                          Py_ssize_t count, int metric,
+                          bint exp_gain) noexcept nogil:
+    """A query's view into one thread's buffers (each for the longest
+    query): ``order`` the ranking, ``values`` 5 arrays of doubles,
+    ``pairs`` the (gradient, hessian) sums."""
     cdef QueryView q
-    q.label = label
-    q.score = score
-    q.pairs = pairs
-    q.count = count
     q.order = order
-    q.n_relevant = stats
-    q.precision_sum = stats + stats_stride
+    q.label = values
+    q.score = values + longest
+    q.gain = values + 2 * longest
+    q.n_relevant = values + 3 * longest
+    q.precision_sum = values + 4 * longest
+    q.pairs = pairs
+    q.discount = discount
+    q.count = count
     q.metric = metric
     q.exp_gain = exp_gain
-    q.score_normalise = score_normalise
     q.inverse_ideal = 0.0
+    q.normalise_by_score = False
     return q
 
 
-cdef double delta_metric(QueryView* q, Py_ssize_t rank_a,
-                         Py_ssize_t rank_b) noexcept nogil:
+cdef inline double delta_metric(QueryView* q, Py_ssize_t rank_a,
+                                Py_ssize_t rank_b) noexcept nogil:
     """|change of the metric| if the documents at ranks a < b swapped."""
-    cdef double y_a = q.label[q.order[rank_a].index]
-    cdef double y_b = q.label[q.order[rank_b].index]
     cdef double between, r_a = rank_a + 1.0, r_b = rank_b + 1.0
+    if q.metric == METRIC_NDCG:
+        return fabs((q.gain[rank_a] - q.gain[rank_b])
+                    * (q.discount[rank_a] - q.discount[rank_b])) * q.inverse_ideal
     if q.metric == METRIC_PAIRWISE:
         return 1.0
-    if q.metric == METRIC_NDCG:
-        return fabs((gain_of(y_a, q.exp_gain) - gain_of(y_b, q.exp_gain))
-                    * (discount(rank_a) - discount(rank_b))) * q.inverse_ideal
     # MAP: the relevant one moves from a to b (or b to a); each relevant
     # document strictly between loses (or gains) one relevant above it.
     between = q.precision_sum[rank_b - 1] - q.precision_sum[rank_a]
-    if y_a > y_b:
+    if q.label[rank_a] > q.label[rank_b]:
         return fabs(q.n_relevant[rank_b] / r_b - q.n_relevant[rank_a] / r_a
                     - between) / q.n_relevant[q.count - 1]
     return fabs((q.n_relevant[rank_a] + 1.0) / r_a - q.n_relevant[rank_b] / r_b
                 + between) / q.n_relevant[q.count - 1]
 
 
-cdef double add_pair(QueryView* q, Py_ssize_t rank_a,
-                     Py_ssize_t rank_b) noexcept nogil:
+cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
+                            Py_ssize_t rank_b) noexcept nogil:
     """Add the lambda gradients of the documents at two ranks; return the
     pair's ``-2 g`` (for the top-k normalisation), 0 for equal labels."""
-    cdef Py_ssize_t high = q.order[rank_a].index, low = q.order[rank_b].index
-    cdef Py_ssize_t swap_rank
-    if q.label[high] == q.label[low]:
+    cdef Py_ssize_t high, low, swap_rank
+    if q.label[rank_a] == q.label[rank_b]:
         return 0.0
     if rank_a > rank_b:
         swap_rank = rank_a
         rank_a = rank_b
         rank_b = swap_rank
+    high, low = rank_a, rank_b
     if q.label[high] < q.label[low]:
         high, low = low, high
     cdef double diff = q.score[high] - q.score[low]
     cdef double delta = delta_metric(q, rank_a, rank_b)
-    cdef double best = q.score[q.order[0].index]
-    cdef double worst = q.score[q.order[q.count - 1].index]
-    if q.score_normalise and best != worst:
+    if q.normalise_by_score:
         delta = delta / (fabs(diff) + SCORE_DIFF_OFFSET)
     cdef double s = sigmoid(diff)
     cdef double lam = (s - 1.0) * delta
-    cdef double h = 2.0 * fmax(s * (1.0 - s), EPS) * delta
+    cdef double curvature = s * (1.0 - s)
+    # fmax(curvature, EPS), inline (EPS for NaN, as fmax)
+    cdef double h = 2.0 * (curvature if curvature > EPS else EPS) * delta
     q.pairs[2 * high] += <float> lam
     q.pairs[2 * low] -= <float> lam
     q.pairs[2 * high + 1] += <float> h
@@ -169,12 +213,25 @@ cdef double add_pair(QueryView* q, Py_ssize_t rank_a,
     return -2.0 * lam
 
 
-cdef void rank_documents(QueryView* q) noexcept nogil:
-    cdef Py_ssize_t r
+cdef void rank_documents(QueryView* q, const double* label,
+                         const double* score,
+                         bint score_normalise) noexcept nogil:
+    """Sort the query's rows by score and gather labels, scores and gains
+    in rank order; clear the pair sums."""
+    cdef Py_ssize_t r, row
     for r in range(q.count):
-        q.order[r].key = q.score[r]
+        q.order[r].key = score[r]
         q.order[r].index = r
-    qsort(q.order, q.count, sizeof(Keyed), by_key_descending)
+    sort_ranked(q.order, q.count)
+    for r in range(q.count):
+        row = q.order[r].index
+        q.label[r] = label[row]
+        q.score[r] = score[row]
+        q.gain[r] = gain_of(label[row], q.exp_gain)
+        q.pairs[2 * r] = 0.0
+        q.pairs[2 * r + 1] = 0.0
+    q.normalise_by_score = (score_normalise
+                            and q.score[0] != q.score[q.count - 1])
 
 
 cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
@@ -182,16 +239,17 @@ cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
     cdef Py_ssize_t r
     cdef double ideal = 0.0, y
     if q.metric == METRIC_NDCG:
+        # the gains in decreasing order (gains increase with the label)
         for r in range(q.count):
-            scratch[r].key = q.label[r]
+            scratch[r].key = q.gain[r]
             scratch[r].index = r
-        qsort(scratch, q.count, sizeof(Keyed), by_key_descending)
+        sort_ranked(scratch, q.count)
         for r in range(q.count):
-            ideal = ideal + gain_of(scratch[r].key, q.exp_gain) * discount(r)
+            ideal = ideal + scratch[r].key * q.discount[r]
         q.inverse_ideal = 1.0 / ideal if ideal > 0 else 0.0
     elif q.metric == METRIC_MAP:
         for r in range(q.count):
-            y = q.label[q.order[r].index]
+            y = q.label[r]
             q.n_relevant[r] = y + (q.n_relevant[r - 1] if r else 0.0)
             q.precision_sum[r] = (y / (r + 1.0)
                                   + (q.precision_sum[r - 1] if r else 0.0))
@@ -213,9 +271,9 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
     cdef Py_ssize_t r, i = 0, j, n_left, n_right, sample, member, other
     cdef uint64_t state = seed % 2147483646 + 1
     for r in range(q.count):  # ranks, ordered by label (descending)
-        by_label[r].key = q.label[q.order[r].index]
+        by_label[r].key = q.label[r]
         by_label[r].index = r
-    qsort(by_label, q.count, sizeof(Keyed), by_key_descending)
+    sort_ranked(by_label, q.count)
     while i < q.count:
         j = i + 1
         while j < q.count and by_label[j].key == by_label[i].key:
@@ -233,10 +291,36 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
         i = j
 
 
-cdef void scale(QueryView* q, double factor) noexcept nogil:
-    cdef Py_ssize_t r
-    for r in range(2 * q.count):
-        q.pairs[r] = <float> (q.pairs[r] * factor)
+cdef void write_pairs(QueryView* q, float* out, double factor,
+                      bint scaled) noexcept nogil:
+    """The pair sums of each rank, times ``factor`` if ``scaled``, into the
+    rows' (gradient, hessian) pairs ``out``."""
+    cdef Py_ssize_t r, row
+    for r in range(q.count):
+        row = q.order[r].index
+        if scaled:
+            out[2 * row] = <float> (q.pairs[2 * r] * factor)
+            out[2 * row + 1] = <float> (q.pairs[2 * r + 1] * factor)
+        else:
+            out[2 * row] = q.pairs[2 * r]
+            out[2 * row + 1] = q.pairs[2 * r + 1]
+
+
+cdef void query_lambdas(QueryView* q, const double* label,
+                        const double* score, float* out, int method,
+                        Py_ssize_t num_pair, bint score_normalise,
+                        uint64_t seed, Keyed* scratch) noexcept nogil:
+    """The LambdaMART pairs of one query of at least two documents."""
+    cdef double total
+    rank_documents(q, label, score, score_normalise)
+    prepare_metric(q, scratch)
+    if method == PAIRS_TOPK:
+        total = topk_pairs(q, num_pair)
+        write_pairs(q, out, log2(1.0 + total) / total if total > 0 else 1.0,
+                    total > 0)
+    else:
+        mean_pairs(q, num_pair, scratch, seed)
+        write_pairs(q, out, 1.0 / num_pair, True)
 
 
 def _check_queries(query_ptr, n_rows):
@@ -281,39 +365,39 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     gpair[:, :] = 0.0
     if n == 0 or longest == 0:
         return
-    cdef Py_ssize_t g, begin, q_count
+    cdef Py_ssize_t g, begin, q_count, r
     cdef QueryView q
     cdef Keyed* order_buffer = NULL
-    cdef double* stats_buffer = NULL
-    cdef double total
+    cdef double* values_buffer = NULL
+    cdef float* pairs_buffer = NULL
+    discount_table = np.empty(longest, dtype=np.float64)
+    cdef double[::1] discounts = discount_table
+    for r in range(longest):
+        discounts[r] = discount(r)
     no_memory = np.zeros(n_queries, dtype=np.uint8)
     cdef unsigned char[::1] failed = no_memory
     with nogil, parallel(num_threads=n_threads):
         order_buffer = <Keyed*> malloc(2 * longest * sizeof(Keyed))
-        stats_buffer = <double*> malloc(2 * longest * sizeof(double))
+        values_buffer = <double*> malloc(5 * longest * sizeof(double))
+        pairs_buffer = <float*> malloc(2 * longest * sizeof(float))
         for g in prange(n_queries, schedule="dynamic"):
             begin = query_ptr[g]
             q_count = query_ptr[g + 1] - begin
             if q_count < 2:
                 continue
-            if order_buffer == NULL or stats_buffer == NULL:
+            if (order_buffer == NULL or values_buffer == NULL
+                    or pairs_buffer == NULL):
                 failed[g] = 1
                 continue
             # assigned whole, so that q is private to each thread
-            q = query_view(&y[begin], &raw[begin], &gpair[begin, 0],
-                           q_count, order_buffer, stats_buffer, longest,
-                           metric, exp_gain, score_normalise)
-            rank_documents(&q)
-            prepare_metric(&q, order_buffer + longest)
-            if method == PAIRS_TOPK:
-                total = topk_pairs(&q, num_pair)
-                if total > 0:
-                    scale(&q, log2(1.0 + total) / total)
-            else:
-                mean_pairs(&q, num_pair, order_buffer + longest,
-                           <uint64_t> (iteration * n_queries + g))
-                scale(&q, 1.0 / num_pair)
+            q = query_view(order_buffer, values_buffer, pairs_buffer,
+                           longest, &discounts[0], q_count, metric, exp_gain)
+            query_lambdas(&q, &y[begin], &raw[begin], &gpair[begin, 0],
+                          method, num_pair, score_normalise,
+                          <uint64_t> (iteration * n_queries + g),
+                          order_buffer + longest)
         free(order_buffer)
-        free(stats_buffer)
+        free(values_buffer)
+        free(pairs_buffer)
     if no_memory.any():
         raise MemoryError("no memory for the per-query ranking buffers")
