@@ -456,7 +456,7 @@ class EvalSet:
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
           eval_metrics=None, callbacks=(), init_booster=None,
-          n_categories=None, base_margin=None):
+          n_categories=None, base_margin=None, tie_salt=0):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -497,6 +497,9 @@ default=None
         Margins the rows start from instead of the base margin (the
         booster's base margin is still estimated or set, for predictions
         without one); with ``init_booster``, its trees are added to them.
+    tie_salt : int, default=0
+        Ranking: the salt of the per-row keys that order documents of equal
+        scores and labels (the ranker's integer ``random_state``).
 
     Returns
     -------
@@ -509,6 +512,8 @@ default=None
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
+    if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
+        objective.set_row_keys(X, weight, tie_salt, n_threads)
     booster = _start_booster(objective, y, weight, n_outputs, X.shape[1],
                              boost_params, init_booster)
     if sp.issparse(X):

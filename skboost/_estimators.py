@@ -273,7 +273,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             callbacks=callbacks, init_booster=init,
             n_categories=(None if category_map is None
                           else category_map.n_categories()),
-            base_margin=base_margin)
+            base_margin=base_margin,
+            tie_salt=_tie_salt(self.random_state))
         self.booster_.category_map = category_map
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
@@ -1433,6 +1434,15 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         if not output_margin:
             raw = self._prediction_objective().transform(raw)
         return raw[:, 0] if raw.shape[1] == 1 else raw
+
+
+def _tie_salt(random_state):
+    """The salt of the ranker's per-row tie-break keys: an integer
+    ``random_state`` itself, else 0. The keys thus stay the same from fit
+    to fit (no other randomness is involved without sampling)."""
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return 0
 
 
 def _check_queries(qid, group, n_rows, what="qid"):

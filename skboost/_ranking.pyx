@@ -1,7 +1,10 @@
 """LambdaMART gradients: per-query pairwise kernels, parallel over queries.
 
-For a query, documents are ranked by their current scores (descending, ties
-by row order). A pair (high, low) of documents with different labels, where
+For a query, documents are ranked by their current scores (descending);
+equal scores by increasing label, then by increasing row key (``row_keys``:
+a hash of the row's data, weight and salt, which moves with the row), then
+by row order, so that the lambdas do not depend on the order of a query's
+rows. A pair (high, low) of documents with different labels, where
 ``high`` has the larger label, contributes the RankNet gradient of
 ``log(1 + exp(-(s_high - s_low)))`` weighted by ``|delta|``, the change of the
 ranking metric if the two documents swapped places (1 for
@@ -26,13 +29,15 @@ NDCG uses the gains ``2^y - 1`` (``exp_gain``) or ``y`` and the discount
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, log2, pow
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc, qsort
 
 from ._math cimport sigmoid
@@ -56,13 +61,20 @@ cdef double SCORE_DIFF_OFFSET = 0.01
 
 cdef struct Keyed:
     double key
-    int64_t index
+    double label      # ties of key: the lower label first
+    uint64_t tie      # then the lower row key (``row_keys``)
+    int64_t index     # then the lower index
 
 
 cdef inline bint ranks_before(const Keyed* x, const Keyed* y) noexcept nogil:
-    """Larger key first; equal keys in increasing index (a total order)."""
+    """Larger key first; equal keys by increasing label, then row key, then
+    index (a total order)."""
     if x.key != y.key:
         return x.key > y.key
+    if x.label != y.label:
+        return x.label < y.label
+    if x.tie != y.tie:
+        return x.tie < y.tie
     return x.index < y.index
 
 
@@ -73,6 +85,16 @@ cdef int by_key_descending(const void* a, const void* b) noexcept nogil:
     if ranks_before(x, y):
         return -1
     return 1 if ranks_before(y, x) else 0
+
+
+cdef inline Keyed plain_keyed(double key, int64_t index) noexcept nogil:
+    """An item ordered by key, then index alone."""
+    cdef Keyed item
+    item.key = key
+    item.label = 0.0
+    item.tie = 0
+    item.index = index
+    return item
 
 
 # Queries up to this many documents are sorted by insertion (no call per
@@ -214,13 +236,15 @@ cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
 
 
 cdef void rank_documents(QueryView* q, const double* label,
-                         const double* score,
+                         const double* score, const uint64_t* tie,
                          bint score_normalise) noexcept nogil:
-    """Sort the query's rows by score and gather labels, scores and gains
-    in rank order; clear the pair sums."""
+    """Sort the query's rows by score (ties: by label, then row key) and
+    gather labels, scores and gains in rank order; clear the pair sums."""
     cdef Py_ssize_t r, row
     for r in range(q.count):
         q.order[r].key = score[r]
+        q.order[r].label = label[r]
+        q.order[r].tie = tie[r]
         q.order[r].index = r
     sort_ranked(q.order, q.count)
     for r in range(q.count):
@@ -241,8 +265,7 @@ cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
     if q.metric == METRIC_NDCG:
         # the gains in decreasing order (gains increase with the label)
         for r in range(q.count):
-            scratch[r].key = q.gain[r]
-            scratch[r].index = r
+            scratch[r] = plain_keyed(q.gain[r], r)
         sort_ranked(scratch, q.count)
         for r in range(q.count):
             ideal = ideal + scratch[r].key * q.discount[r]
@@ -271,8 +294,7 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
     cdef Py_ssize_t r, i = 0, j, n_left, n_right, sample, member, other
     cdef uint64_t state = seed % 2147483646 + 1
     for r in range(q.count):  # ranks, ordered by label (descending)
-        by_label[r].key = q.label[r]
-        by_label[r].index = r
+        by_label[r] = plain_keyed(q.label[r], r)
     sort_ranked(by_label, q.count)
     while i < q.count:
         j = i + 1
@@ -307,12 +329,13 @@ cdef void write_pairs(QueryView* q, float* out, double factor,
 
 
 cdef void query_lambdas(QueryView* q, const double* label,
-                        const double* score, float* out, int method,
+                        const double* score, const uint64_t* tie,
+                        float* out, int method,
                         Py_ssize_t num_pair, bint score_normalise,
                         uint64_t seed, Keyed* scratch) noexcept nogil:
     """The LambdaMART pairs of one query of at least two documents."""
     cdef double total
-    rank_documents(q, label, score, score_normalise)
+    rank_documents(q, label, score, tie, score_normalise)
     prepare_metric(q, scratch)
     if method == PAIRS_TOPK:
         total = topk_pairs(q, num_pair)
@@ -339,12 +362,16 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     str objective, str pair_method, Py_ssize_t num_pair,
                     bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     float[:, ::1] gpair not None,            # OUT (n, 2)
-                    int n_threads):
+                    int n_threads,
+                    const uint64_t[::1] row_key=None):       # IN (n,) or None
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
 
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
     valid for the objective (checked by the caller: non-negative integers,
-    binary for ``rank:map``).
+    binary for ``rank:map``). Documents of equal scores are ranked by
+    increasing label, then by increasing ``row_key`` (``row_keys``: a key
+    that moves with the row, so that the lambdas do not depend on the order
+    of the rows within a query), then by row order; None: all keys 0.
     """
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0]
@@ -358,6 +385,10 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     if num_pair < 1:
         raise ValueError("num_pair must be at least 1")
     _check_queries(query_ptr, n)
+    if row_key is None:
+        row_key = np.zeros(n, dtype=np.uint64)
+    if row_key.shape[0] != n:
+        raise ValueError("row_key must have one entry per row")
     cdef int metric = METRIC_CODES[objective]
     cdef int method = PAIR_METHOD_CODES[pair_method]
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
@@ -392,7 +423,8 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
             # assigned whole, so that q is private to each thread
             q = query_view(order_buffer, values_buffer, pairs_buffer,
                            longest, &discounts[0], q_count, metric, exp_gain)
-            query_lambdas(&q, &y[begin], &raw[begin], &gpair[begin, 0],
+            query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
+                          &gpair[begin, 0],
                           method, num_pair, score_normalise,
                           <uint64_t> (iteration * n_queries + g),
                           order_buffer + longest)
@@ -401,3 +433,113 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
         free(pairs_buffer)
     if no_memory.any():
         raise MemoryError("no memory for the per-query ranking buffers")
+
+
+# --------------------------------------------------------------------------
+# Row keys: the tie-break of documents with equal scores and equal labels
+# --------------------------------------------------------------------------
+
+cdef inline uint64_t mix(uint64_t h) noexcept nogil:
+    """splitmix64's finaliser: a bijection of 64 bits that spreads each."""
+    h = (h ^ (h >> 30)) * <uint64_t> 0xbf58476d1ce4e5b9
+    h = (h ^ (h >> 27)) * <uint64_t> 0x94d049bb133111eb
+    return h ^ (h >> 31)
+
+
+cdef inline uint64_t add_entry(uint64_t h, int64_t feature,
+                               float value) noexcept nogil:
+    """Chain one entry (feature, value) into the hash ``h``; missing (NaN)
+    and zero values are skipped, so that a dense row and a sparse row of the
+    same values hash alike whatever their absent entries mean."""
+    cdef uint32_t bits
+    if value != value or value == 0:
+        return h
+    memcpy(&bits, &value, sizeof(float))
+    return mix(h ^ ((<uint64_t> feature << 32) | bits))
+
+
+cdef inline uint64_t finish_key(uint64_t h, double weight) noexcept nogil:
+    cdef uint64_t bits
+    memcpy(&bits, &weight, sizeof(double))
+    return mix(h ^ mix(bits))
+
+
+def row_keys(X, const double[::1] weight not None, uint64_t salt,
+             int n_threads):
+    """A 64-bit key per row from its data, its weight and ``salt``.
+
+    The key moves with the row: rows in another order get the same keys,
+    which is what makes the ranking of documents with equal scores and
+    labels (``lambda_gradient``) independent of the order of the rows
+    within a query. The key chains a hash of each present, non-zero entry
+    (feature index and float32 bits, in feature order), then the weight,
+    starting from ``salt`` (the ranker's integer ``random_state``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, C order, or \
+scipy.sparse matrix
+        NaN = missing.
+    weight : ndarray of shape (n_rows,)
+    salt : int
+    n_threads : int
+
+    Returns
+    -------
+    keys : ndarray of shape (n_rows,), uint64
+    """
+    n_threads = check_n_threads(n_threads)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        indptr = X.indptr.astype(np.int64)
+        if (indptr[0] != 0 or np.any(np.diff(indptr) < 0)
+                or not indptr[X.shape[0]] == X.indices.shape[0]
+                == X.data.shape[0]):
+            raise ValueError("X is not a valid CSR matrix")
+        return _sparse_row_keys(indptr,
+                                X.indices.astype(np.int64),
+                                X.data.astype(np.float32, copy=False),
+                                weight, salt, n_threads)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2 or X.shape[0] != weight.shape[0]:
+        raise ValueError("X must be 2-D with one weight per row")
+    return _dense_row_keys(X, weight, salt, n_threads)
+
+
+def _dense_row_keys(const float[:, ::1] X, const double[::1] weight,
+                    uint64_t salt, int n_threads):
+    keys = np.empty(X.shape[0], dtype=np.uint64)
+    cdef uint64_t[::1] out = keys
+    cdef Py_ssize_t i, j
+    cdef uint64_t h
+    cdef uint64_t start = mix(salt ^ <uint64_t> 0x9e3779b97f4a7c15)
+    with nogil:
+        for i in prange(X.shape[0], schedule="static", num_threads=n_threads):
+            h = start
+            for j in range(X.shape[1]):
+                h = add_entry(h, j, X[i, j])
+            out[i] = finish_key(h, weight[i])
+    return keys
+
+
+def _sparse_row_keys(const int64_t[::1] indptr, const int64_t[::1] indices,
+                     const float[::1] data, const double[::1] weight,
+                     uint64_t salt, int n_threads):
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    if weight.shape[0] != n:
+        raise ValueError("X must have one weight per row")
+    keys = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] out = keys
+    cdef Py_ssize_t i, e
+    cdef uint64_t h
+    cdef uint64_t start = mix(salt ^ <uint64_t> 0x9e3779b97f4a7c15)
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            h = start
+            for e in range(indptr[i], indptr[i + 1]):
+                h = add_entry(h, indices[e], data[e])
+            out[i] = finish_key(h, weight[i])
+    return keys
