@@ -10,7 +10,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ._class_rounds import class_workers, grow_class_trees
 from ._limits import check_gradients
+from ._parallel import get_thread_cap
 from ._margins import check_base_margin
 from ._multi_output import flatten_targets
 from ._sparse_input import sparse_rows
@@ -576,6 +578,13 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
             _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
                             0, n_threads)
         return
+    workers = class_workers(grower, booster.n_outputs,
+                            min(n_threads, get_thread_cap()), n_parallel,
+                            objective.refit_leaves())
+    if workers > 1:   # the class trees side by side (_class_rounds.py)
+        _grow_class_trees(grower, booster, gpair, raw, X, weights,
+                          boost_params, rng, workers)
+        return
     # leaf re-fits see the margins the round started from
     start = raw.copy() if objective.refit_leaves() and n_parallel > 1 else raw
     for group in range(booster.n_outputs):
@@ -591,6 +600,23 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
             booster.add_tree(tree, group)
             _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
                             group, n_threads)
+
+
+def _grow_class_trees(grower, booster, gpair, raw, X, weights, boost_params,
+                      rng, n_workers):
+    """One tree per class, ``n_workers`` at a time, each single-threaded;
+    row samples drawn first in class order (the sequential loop's draws)."""
+    actives = [weights.positive & _row_sample(X.shape[0],
+                                              boost_params.subsample, rng)
+               for _ in range(booster.n_outputs)]
+
+    def finish(group, tree, leaf_rows):
+        _update_margins(tree, leaf_rows, actives[group], X, weights.positive,
+                        raw, group, 1)
+
+    trees = grow_class_trees(grower, gpair, actives, n_workers, finish)
+    for group, tree in enumerate(trees):
+        booster.add_tree(tree, group)
 
 
 def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
