@@ -93,3 +93,17 @@ def test_side_by_side_only_where_it_gives_the_same_trees():
                          False) == 1
     assert class_workers(_grower(X, tree_method="exact"), 5, 2, 1,
                          False) == 1
+
+
+def test_one_tree_per_target_regression_side_by_side():
+    """Several targets with one tree per target take the same path."""
+    from skboost import BoostRegressor
+
+    X, y = data(seed=4)
+    rng = np.random.default_rng(4)
+    Y = np.column_stack([np.nan_to_num(X[:, t]) + rng.normal(size=len(y))
+                         for t in range(3)])
+    fits = [BoostRegressor(n_estimators=5, n_jobs=n).fit(X, Y)
+            for n in (1, 2)]
+    assert same_trees(*fits)
+    np.testing.assert_array_equal(fits[0].predict(X), fits[1].predict(X))
