@@ -344,11 +344,14 @@ class Result:
         return d
 
 
-def run_once(contender, data_dir, task):
-    """Fit and predict in a fresh spawned process; the child's measurements."""
+def run_once(contender, data_dir, task, child=None):
+    """Fit and predict in a fresh spawned process; the child's measurements
+    (``child(contender, data_dir, task)``, by default ``_run_in_child``;
+    a script with its own fit and metric, such as ranking, passes its own
+    module-level function returning the same keys)."""
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(1) as pool:
-        return pool.apply(_run_in_child, (contender, data_dir, task))
+        return pool.apply(child or _run_in_child, (contender, data_dir, task))
 
 
 def summarize(contender, task, runs):
@@ -371,10 +374,13 @@ def summarize(contender, task, runs):
         prediction=runs[0]["prediction"])
 
 
-def run_contenders(contenders, data, task, repeat=1, log=print):
+def run_contenders(contenders, data, task, repeat=1, log=print, child=None,
+                   metric_name=None):
     """Save ``data`` once and run every contender on it, one process at a
     time. Repeats are interleaved (A B A B ...), so that a slow phase of a
-    shared machine does not hit one library only."""
+    shared machine does not hit one library only. ``child`` and
+    ``metric_name``: a script's own child function (see ``run_once``) and
+    the name of its metric."""
     runs = [[] for _ in contenders]
     with tempfile.TemporaryDirectory(prefix="skboost-bench-") as data_dir:
         save_data(data, data_dir)
@@ -382,12 +388,13 @@ def run_contenders(contenders, data, task, repeat=1, log=print):
             for c, c_runs in zip(contenders, runs):
                 log(f"  {c.library} ({c.method}), run {i + 1}/{repeat} ...",
                     flush=True)
-                r = run_once(c, data_dir, task)
+                r = run_once(c, data_dir, task, child)
                 log(f"    fit {r['fit_s']:.2f} s (CPU {r['fit_cores']:.2f} "
                     f"cores; other processes {r['fit_other_cores']:.2f} "
                     f"cores, steal {r['fit_steal_s']:.1f} s), predict "
                     f"{r['predict_s']:.3f} s, peak +{r['fit_peak_mb']:.0f} "
-                    f"MB, {METRIC_NAME[task]} {r['metric']:.6f}", flush=True)
+                    f"MB, {metric_name or METRIC_NAME[task]} "
+                    f"{r['metric']:.6f}", flush=True)
                 c_runs.append(r)
     return [summarize(c, task, r) for c, r in zip(contenders, runs)]
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ._class_rounds import class_workers, grow_class_trees
 from ._limits import check_gradients
+from ._parallel import get_thread_cap
 from ._margins import check_base_margin
 from ._multi_output import flatten_targets
 from ._sparse_input import sparse_rows
@@ -456,7 +458,7 @@ class EvalSet:
 def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
           eval_metrics=None, callbacks=(), init_booster=None,
-          n_categories=None, base_margin=None):
+          n_categories=None, base_margin=None, tie_salt=0):
     """Run the boosting rounds and return the trained :class:`Booster`.
 
     Parameters
@@ -497,6 +499,9 @@ default=None
         Margins the rows start from instead of the base margin (the
         booster's base margin is still estimated or set, for predictions
         without one); with ``init_booster``, its trees are added to them.
+    tie_salt : int, default=0
+        Ranking: the salt of the per-row keys that order documents of equal
+        scores and labels (the ranker's integer ``random_state``).
 
     Returns
     -------
@@ -511,6 +516,8 @@ default=None
     y = objective.prepare_labels(y)
     n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
+    if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
+        objective.set_row_keys(X, weight, tie_salt, n_threads)
     booster = _start_booster(objective, y, weight, n_outputs, X.shape[1],
                              boost_params, init_booster)
     if sp.issparse(X):
@@ -586,6 +593,13 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
             _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
                             0, n_threads)
         return
+    workers = class_workers(grower, booster.n_outputs,
+                            min(n_threads, get_thread_cap()), n_parallel,
+                            objective.refit_leaves())
+    if workers > 1:   # the class trees side by side (_class_rounds.py)
+        _grow_class_trees(grower, booster, gpair, raw, X, weights,
+                          boost_params, rng, workers)
+        return
     # leaf re-fits see the margins the round started from
     start = raw.copy() if objective.refit_leaves() and n_parallel > 1 else raw
     for group in range(booster.n_outputs):
@@ -601,6 +615,23 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
             booster.add_tree(tree, group)
             _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
                             group, n_threads)
+
+
+def _grow_class_trees(grower, booster, gpair, raw, X, weights, boost_params,
+                      rng, n_workers):
+    """One tree per class, ``n_workers`` at a time, each single-threaded;
+    row samples drawn first in class order (the sequential loop's draws)."""
+    actives = [weights.positive & _row_sample(X.shape[0],
+                                              boost_params.subsample, rng)
+               for _ in range(booster.n_outputs)]
+
+    def finish(group, tree, leaf_rows):
+        _update_margins(tree, leaf_rows, actives[group], X, weights.positive,
+                        raw, group, 1)
+
+    trees = grow_class_trees(grower, gpair, actives, n_workers, finish)
+    for group, tree in enumerate(trees):
+        booster.add_tree(tree, group)
 
 
 def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,

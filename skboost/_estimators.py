@@ -290,7 +290,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             callbacks=callbacks, init_booster=init,
             n_categories=(None if category_map is None
                           else category_map.n_categories()),
-            base_margin=base_margin)
+            base_margin=base_margin,
+            tie_salt=_tie_salt(self.random_state))
         self.booster_.category_map = category_map
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
@@ -1472,6 +1473,15 @@ def _external_queries(X, qid, group):
             "query's rows together, in increasing query id): out of core "
             "the rows cannot be reordered")
     return qid
+
+
+def _tie_salt(random_state):
+    """The salt of the ranker's per-row tie-break keys: an integer
+    ``random_state`` itself, else 0. The keys thus stay the same from fit
+    to fit (no other randomness is involved without sampling)."""
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return 0
 
 
 def _check_queries(qid, group, n_rows, what="qid"):

@@ -20,8 +20,9 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t
+from libc.stdlib cimport free, malloc
 from libc.math cimport exp, fmax, log1p, sqrt
 
 from ._math cimport sigmoid
@@ -99,21 +100,34 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
     if n and (labels.min() < 0 or labels.max() >= K):
         raise ValueError("class index outside [0, n_classes)")
     cdef Py_ssize_t i, k
-    cdef double top, total, p
-    for i in prange(n, nogil=True, schedule="static",
-                    num_threads=threads_for_work(n_threads,
-                                                 ELEMENTWISE_WORK * n * K)):
-        top = raw[i, 0]
-        for k in range(1, K):
-            top = fmax(top, raw[i, k])
-        total = 0.0
-        for k in range(K):
-            total = total + exp(raw[i, k] - top)
-        for k in range(K):
-            p = exp(raw[i, k] - top) / total
-            gpair[k, i, 0] = <float> ((p - (k == y[i])) * weight[i])
-            gpair[k, i, 1] = <float> (
-                fmax(2.0 * p * (1.0 - p), HESSIAN_FLOOR) * weight[i])
+    cdef double top, total, p, curvature
+    cdef double* shifted = NULL   # exp(raw[i, k] - top), one row, per thread
+    cdef int out_of_memory = 0
+    with nogil, parallel(num_threads=threads_for_work(
+            n_threads, ELEMENTWISE_WORK * n * K)):
+        shifted = <double*> malloc(K * sizeof(double))
+        for i in prange(n, schedule="static"):
+            if shifted == NULL:
+                out_of_memory = 1
+                continue
+            top = raw[i, 0]
+            for k in range(1, K):
+                top = fmax(top, raw[i, k])
+            total = 0.0
+            for k in range(K):   # each exponential once (they are K per row)
+                shifted[k] = exp(raw[i, k] - top)
+                total = total + shifted[k]
+            for k in range(K):
+                p = shifted[k] / total
+                gpair[k, i, 0] = <float> ((p - (k == y[i])) * weight[i])
+                curvature = 2.0 * p * (1.0 - p)
+                # fmax(curvature, HESSIAN_FLOOR), inline (the floor for NaN)
+                gpair[k, i, 1] = <float> (
+                    (curvature if curvature > HESSIAN_FLOOR
+                     else HESSIAN_FLOOR) * weight[i])
+        free(shifted)
+    if out_of_memory:
+        raise MemoryError("no memory for a row of class probabilities")
 
 
 # --------------------------------------------------------------------------

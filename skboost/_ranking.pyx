@@ -1,7 +1,10 @@
 """LambdaMART gradients: per-query pairwise kernels, parallel over queries.
 
-For a query, documents are ranked by their current scores (descending, ties
-by row order). A pair (high, low) of documents with different labels, where
+For a query, documents are ranked by their current scores (descending);
+equal scores by increasing label, then by increasing row key (``row_keys``:
+a hash of the row's data, weight and salt, which moves with the row), then
+by row order, so that the lambdas do not depend on the order of a query's
+rows. A pair (high, low) of documents with different labels, where
 ``high`` has the larger label, contributes the RankNet gradient of
 ``log(1 + exp(-(s_high - s_low)))`` weighted by ``|delta|``, the change of the
 ranking metric if the two documents swapped places (1 for
@@ -26,13 +29,15 @@ NDCG uses the gains ``2^y - 1`` (``exp_gain``) or ``y`` and the discount
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, fmax, log2, pow
-from libc.stdint cimport int64_t, uint64_t
+from libc.math cimport fabs, log2, pow
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc, qsort
 
 from ._math cimport sigmoid
@@ -56,22 +61,75 @@ cdef double SCORE_DIFF_OFFSET = 0.01
 
 cdef struct Keyed:
     double key
-    int64_t index
+    double label      # ties of key: the lower label first
+    uint64_t tie      # then the lower row key (``row_keys``)
+    int64_t index     # then the lower index
+
+
+cdef inline bint ranks_before(const Keyed* x, const Keyed* y) noexcept nogil:
+    """Larger key first; equal keys by increasing label, then row key, then
+    index (a total order)."""
+    if x.key != y.key:
+        return x.key > y.key
+    if x.label != y.label:
+        return x.label < y.label
+    if x.tie != y.tie:
+        return x.tie < y.tie
+    return x.index < y.index
 
 
 cdef int by_key_descending(const void* a, const void* b) noexcept nogil:
-    """Larger key first; equal keys in increasing index (a stable order)."""
+    """``ranks_before`` as a qsort comparator."""
     cdef const Keyed* x = <const Keyed*> a
     cdef const Keyed* y = <const Keyed*> b
-    if x.key > y.key:
+    if ranks_before(x, y):
         return -1
-    if x.key < y.key:
-        return 1
-    return (x.index > y.index) - (x.index < y.index)
+    return 1 if ranks_before(y, x) else 0
+
+
+cdef inline Keyed plain_keyed(double key, int64_t index) noexcept nogil:
+    """An item ordered by key, then index alone."""
+    cdef Keyed item
+    item.key = key
+    item.label = 0.0
+    item.tie = 0
+    item.index = index
+    return item
+
+
+# Queries up to this many documents are sorted by insertion (no call per
+# comparison); longer ones by qsort. Either gives the one total order.
+cdef Py_ssize_t INSERTION_SORT_MAX = 64
+
+
+cdef void sort_ranked(Keyed* items, Py_ssize_t count) noexcept nogil:
+    """Sort by ``ranks_before``."""
+    cdef Py_ssize_t i, j
+    cdef Keyed item
+    if count > INSERTION_SORT_MAX:
+        qsort(items, count, sizeof(Keyed), by_key_descending)
+        return
+    for i in range(1, count):
+        item = items[i]
+        j = i
+        while j > 0 and ranks_before(&item, &items[j - 1]):
+            items[j] = items[j - 1]
+            j = j - 1
+        items[j] = item
+
+
+# 2^y - 1 of the labels 0 .. 31 (rank:ndcg's largest with exp_gain)
+cdef double[32] EXP_GAINS
+for _label in range(32):
+    EXP_GAINS[_label] = pow(2.0, _label) - 1.0
 
 
 cdef inline double gain_of(double label, bint exp_gain) noexcept nogil:
-    return pow(2.0, label) - 1.0 if exp_gain else label
+    if not exp_gain:
+        return label
+    if 0 <= label < 32 and label == <int> label:
+        return EXP_GAINS[<int> label]
+    return pow(2.0, label) - 1.0
 
 
 cdef inline double discount(Py_ssize_t rank) noexcept nogil:
@@ -85,83 +143,91 @@ cdef inline uint64_t next_random(uint64_t* state) noexcept nogil:
 
 
 cdef struct QueryView:
-    # The documents of one query, ranked: rank r is row begin + order[r].index
-    const double* label
-    const double* score
+    # The documents of one query in rank order (rank 0: the highest score).
+    # Rank r is row ``begin + order[r].index``; the per-rank arrays are
+    # gathered once, so that the pair loop (count^2 / 2 pairs) reads them
+    # contiguously and computes no gain or discount (pow, log2) per pair.
     Keyed* order
-    double* n_relevant   # MAP: relevant documents among ranks 0..r
+    double* label          # label of rank r
+    double* score          # score of rank r
+    double* gain           # NDCG gain of rank r (2^y - 1 or y)
+    const double* discount # 1 / log2(2 + r), one table for every query
+    double* n_relevant     # MAP: relevant documents among ranks 0..r
     double* precision_sum  # MAP: sum of label / (k + 1) over ranks 0..k
-    float* pairs         # (gradient, hessian) of the query's rows, row-major
+    float* pairs           # (gradient, hessian) of rank r, accumulated
     Py_ssize_t count
     int metric
     bint exp_gain
     double inverse_ideal   # NDCG: 1 / ideal DCG
-    bint score_normalise
+    bint normalise_by_score  # divide |delta| by the score gap (not all tied)
 
 
-cdef QueryView query_view(const double* label, const double* score,
-                          float* pairs, Py_ssize_t count, Keyed* order,
-                          double* stats, Py_ssize_t stats_stride, int metric,
-                          bint exp_gain, bint score_normalise) noexcept nogil:
+cdef QueryView query_view(Keyed* order, double* values, float* pairs,
+                          Py_ssize_t longest, const double* discount,
+                          Py_ssize_t count, int metric,
+                          bint exp_gain) noexcept nogil:
+    """A query's view into one thread's buffers (each for the longest
+    query): ``order`` the ranking, ``values`` 5 arrays of doubles,
+    ``pairs`` the (gradient, hessian) sums."""
     cdef QueryView q
-    q.label = label
-    q.score = score
-    q.pairs = pairs
-    q.count = count
     q.order = order
-    q.n_relevant = stats
-    q.precision_sum = stats + stats_stride
+    q.label = values
+    q.score = values + longest
+    q.gain = values + 2 * longest
+    q.n_relevant = values + 3 * longest
+    q.precision_sum = values + 4 * longest
+    q.pairs = pairs
+    q.discount = discount
+    q.count = count
     q.metric = metric
     q.exp_gain = exp_gain
-    q.score_normalise = score_normalise
     q.inverse_ideal = 0.0
+    q.normalise_by_score = False
     return q
 
 
-cdef double delta_metric(QueryView* q, Py_ssize_t rank_a,
-                         Py_ssize_t rank_b) noexcept nogil:
+cdef inline double delta_metric(QueryView* q, Py_ssize_t rank_a,
+                                Py_ssize_t rank_b) noexcept nogil:
     """|change of the metric| if the documents at ranks a < b swapped."""
-    cdef double y_a = q.label[q.order[rank_a].index]
-    cdef double y_b = q.label[q.order[rank_b].index]
     cdef double between, r_a = rank_a + 1.0, r_b = rank_b + 1.0
+    if q.metric == METRIC_NDCG:
+        return fabs((q.gain[rank_a] - q.gain[rank_b])
+                    * (q.discount[rank_a] - q.discount[rank_b])) * q.inverse_ideal
     if q.metric == METRIC_PAIRWISE:
         return 1.0
-    if q.metric == METRIC_NDCG:
-        return fabs((gain_of(y_a, q.exp_gain) - gain_of(y_b, q.exp_gain))
-                    * (discount(rank_a) - discount(rank_b))) * q.inverse_ideal
     # MAP: the relevant one moves from a to b (or b to a); each relevant
     # document strictly between loses (or gains) one relevant above it.
     between = q.precision_sum[rank_b - 1] - q.precision_sum[rank_a]
-    if y_a > y_b:
+    if q.label[rank_a] > q.label[rank_b]:
         return fabs(q.n_relevant[rank_b] / r_b - q.n_relevant[rank_a] / r_a
                     - between) / q.n_relevant[q.count - 1]
     return fabs((q.n_relevant[rank_a] + 1.0) / r_a - q.n_relevant[rank_b] / r_b
                 + between) / q.n_relevant[q.count - 1]
 
 
-cdef double add_pair(QueryView* q, Py_ssize_t rank_a,
-                     Py_ssize_t rank_b) noexcept nogil:
+cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
+                            Py_ssize_t rank_b) noexcept nogil:
     """Add the lambda gradients of the documents at two ranks; return the
     pair's ``-2 g`` (for the top-k normalisation), 0 for equal labels."""
-    cdef Py_ssize_t high = q.order[rank_a].index, low = q.order[rank_b].index
-    cdef Py_ssize_t swap_rank
-    if q.label[high] == q.label[low]:
+    cdef Py_ssize_t high, low, swap_rank
+    if q.label[rank_a] == q.label[rank_b]:
         return 0.0
     if rank_a > rank_b:
         swap_rank = rank_a
         rank_a = rank_b
         rank_b = swap_rank
+    high, low = rank_a, rank_b
     if q.label[high] < q.label[low]:
         high, low = low, high
     cdef double diff = q.score[high] - q.score[low]
     cdef double delta = delta_metric(q, rank_a, rank_b)
-    cdef double best = q.score[q.order[0].index]
-    cdef double worst = q.score[q.order[q.count - 1].index]
-    if q.score_normalise and best != worst:
+    if q.normalise_by_score:
         delta = delta / (fabs(diff) + SCORE_DIFF_OFFSET)
     cdef double s = sigmoid(diff)
     cdef double lam = (s - 1.0) * delta
-    cdef double h = 2.0 * fmax(s * (1.0 - s), EPS) * delta
+    cdef double curvature = s * (1.0 - s)
+    # fmax(curvature, EPS), inline (EPS for NaN, as fmax)
+    cdef double h = 2.0 * (curvature if curvature > EPS else EPS) * delta
     q.pairs[2 * high] += <float> lam
     q.pairs[2 * low] -= <float> lam
     q.pairs[2 * high + 1] += <float> h
@@ -169,12 +235,27 @@ cdef double add_pair(QueryView* q, Py_ssize_t rank_a,
     return -2.0 * lam
 
 
-cdef void rank_documents(QueryView* q) noexcept nogil:
-    cdef Py_ssize_t r
+cdef void rank_documents(QueryView* q, const double* label,
+                         const double* score, const uint64_t* tie,
+                         bint score_normalise) noexcept nogil:
+    """Sort the query's rows by score (ties: by label, then row key) and
+    gather labels, scores and gains in rank order; clear the pair sums."""
+    cdef Py_ssize_t r, row
     for r in range(q.count):
-        q.order[r].key = q.score[r]
+        q.order[r].key = score[r]
+        q.order[r].label = label[r]
+        q.order[r].tie = tie[r]
         q.order[r].index = r
-    qsort(q.order, q.count, sizeof(Keyed), by_key_descending)
+    sort_ranked(q.order, q.count)
+    for r in range(q.count):
+        row = q.order[r].index
+        q.label[r] = label[row]
+        q.score[r] = score[row]
+        q.gain[r] = gain_of(label[row], q.exp_gain)
+        q.pairs[2 * r] = 0.0
+        q.pairs[2 * r + 1] = 0.0
+    q.normalise_by_score = (score_normalise
+                            and q.score[0] != q.score[q.count - 1])
 
 
 cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
@@ -182,16 +263,16 @@ cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
     cdef Py_ssize_t r
     cdef double ideal = 0.0, y
     if q.metric == METRIC_NDCG:
+        # the gains in decreasing order (gains increase with the label)
         for r in range(q.count):
-            scratch[r].key = q.label[r]
-            scratch[r].index = r
-        qsort(scratch, q.count, sizeof(Keyed), by_key_descending)
+            scratch[r] = plain_keyed(q.gain[r], r)
+        sort_ranked(scratch, q.count)
         for r in range(q.count):
-            ideal = ideal + gain_of(scratch[r].key, q.exp_gain) * discount(r)
+            ideal = ideal + scratch[r].key * q.discount[r]
         q.inverse_ideal = 1.0 / ideal if ideal > 0 else 0.0
     elif q.metric == METRIC_MAP:
         for r in range(q.count):
-            y = q.label[q.order[r].index]
+            y = q.label[r]
             q.n_relevant[r] = y + (q.n_relevant[r - 1] if r else 0.0)
             q.precision_sum[r] = (y / (r + 1.0)
                                   + (q.precision_sum[r - 1] if r else 0.0))
@@ -213,9 +294,8 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
     cdef Py_ssize_t r, i = 0, j, n_left, n_right, sample, member, other
     cdef uint64_t state = seed % 2147483646 + 1
     for r in range(q.count):  # ranks, ordered by label (descending)
-        by_label[r].key = q.label[q.order[r].index]
-        by_label[r].index = r
-    qsort(by_label, q.count, sizeof(Keyed), by_key_descending)
+        by_label[r] = plain_keyed(q.label[r], r)
+    sort_ranked(by_label, q.count)
     while i < q.count:
         j = i + 1
         while j < q.count and by_label[j].key == by_label[i].key:
@@ -233,10 +313,37 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
         i = j
 
 
-cdef void scale(QueryView* q, double factor) noexcept nogil:
-    cdef Py_ssize_t r
-    for r in range(2 * q.count):
-        q.pairs[r] = <float> (q.pairs[r] * factor)
+cdef void write_pairs(QueryView* q, float* out, double factor,
+                      bint scaled) noexcept nogil:
+    """The pair sums of each rank, times ``factor`` if ``scaled``, into the
+    rows' (gradient, hessian) pairs ``out``."""
+    cdef Py_ssize_t r, row
+    for r in range(q.count):
+        row = q.order[r].index
+        if scaled:
+            out[2 * row] = <float> (q.pairs[2 * r] * factor)
+            out[2 * row + 1] = <float> (q.pairs[2 * r + 1] * factor)
+        else:
+            out[2 * row] = q.pairs[2 * r]
+            out[2 * row + 1] = q.pairs[2 * r + 1]
+
+
+cdef void query_lambdas(QueryView* q, const double* label,
+                        const double* score, const uint64_t* tie,
+                        float* out, int method,
+                        Py_ssize_t num_pair, bint score_normalise,
+                        uint64_t seed, Keyed* scratch) noexcept nogil:
+    """The LambdaMART pairs of one query of at least two documents."""
+    cdef double total
+    rank_documents(q, label, score, tie, score_normalise)
+    prepare_metric(q, scratch)
+    if method == PAIRS_TOPK:
+        total = topk_pairs(q, num_pair)
+        write_pairs(q, out, log2(1.0 + total) / total if total > 0 else 1.0,
+                    total > 0)
+    else:
+        mean_pairs(q, num_pair, scratch, seed)
+        write_pairs(q, out, 1.0 / num_pair, True)
 
 
 def _check_queries(query_ptr, n_rows):
@@ -255,12 +362,16 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     str objective, str pair_method, Py_ssize_t num_pair,
                     bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     float[:, ::1] gpair not None,            # OUT (n, 2)
-                    int n_threads):
+                    int n_threads,
+                    const uint64_t[::1] row_key=None):       # IN (n,) or None
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
 
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
     valid for the objective (checked by the caller: non-negative integers,
-    binary for ``rank:map``).
+    binary for ``rank:map``). Documents of equal scores are ranked by
+    increasing label, then by increasing ``row_key`` (``row_keys``: a key
+    that moves with the row, so that the lambdas do not depend on the order
+    of the rows within a query), then by row order; None: all keys 0.
     """
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0]
@@ -274,6 +385,10 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     if num_pair < 1:
         raise ValueError("num_pair must be at least 1")
     _check_queries(query_ptr, n)
+    if row_key is None:
+        row_key = np.zeros(n, dtype=np.uint64)
+    if row_key.shape[0] != n:
+        raise ValueError("row_key must have one entry per row")
     cdef int metric = METRIC_CODES[objective]
     cdef int method = PAIR_METHOD_CODES[pair_method]
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
@@ -281,39 +396,150 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     gpair[:, :] = 0.0
     if n == 0 or longest == 0:
         return
-    cdef Py_ssize_t g, begin, q_count
+    cdef Py_ssize_t g, begin, q_count, r
     cdef QueryView q
     cdef Keyed* order_buffer = NULL
-    cdef double* stats_buffer = NULL
-    cdef double total
+    cdef double* values_buffer = NULL
+    cdef float* pairs_buffer = NULL
+    discount_table = np.empty(longest, dtype=np.float64)
+    cdef double[::1] discounts = discount_table
+    for r in range(longest):
+        discounts[r] = discount(r)
     no_memory = np.zeros(n_queries, dtype=np.uint8)
     cdef unsigned char[::1] failed = no_memory
     with nogil, parallel(num_threads=n_threads):
         order_buffer = <Keyed*> malloc(2 * longest * sizeof(Keyed))
-        stats_buffer = <double*> malloc(2 * longest * sizeof(double))
+        values_buffer = <double*> malloc(5 * longest * sizeof(double))
+        pairs_buffer = <float*> malloc(2 * longest * sizeof(float))
         for g in prange(n_queries, schedule="dynamic"):
             begin = query_ptr[g]
             q_count = query_ptr[g + 1] - begin
             if q_count < 2:
                 continue
-            if order_buffer == NULL or stats_buffer == NULL:
+            if (order_buffer == NULL or values_buffer == NULL
+                    or pairs_buffer == NULL):
                 failed[g] = 1
                 continue
             # assigned whole, so that q is private to each thread
-            q = query_view(&y[begin], &raw[begin], &gpair[begin, 0],
-                           q_count, order_buffer, stats_buffer, longest,
-                           metric, exp_gain, score_normalise)
-            rank_documents(&q)
-            prepare_metric(&q, order_buffer + longest)
-            if method == PAIRS_TOPK:
-                total = topk_pairs(&q, num_pair)
-                if total > 0:
-                    scale(&q, log2(1.0 + total) / total)
-            else:
-                mean_pairs(&q, num_pair, order_buffer + longest,
-                           <uint64_t> (iteration * n_queries + g))
-                scale(&q, 1.0 / num_pair)
+            q = query_view(order_buffer, values_buffer, pairs_buffer,
+                           longest, &discounts[0], q_count, metric, exp_gain)
+            query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
+                          &gpair[begin, 0],
+                          method, num_pair, score_normalise,
+                          <uint64_t> (iteration * n_queries + g),
+                          order_buffer + longest)
         free(order_buffer)
-        free(stats_buffer)
+        free(values_buffer)
+        free(pairs_buffer)
     if no_memory.any():
         raise MemoryError("no memory for the per-query ranking buffers")
+
+
+# --------------------------------------------------------------------------
+# Row keys: the tie-break of documents with equal scores and equal labels
+# --------------------------------------------------------------------------
+
+cdef inline uint64_t mix(uint64_t h) noexcept nogil:
+    """splitmix64's finaliser: a bijection of 64 bits that spreads each."""
+    h = (h ^ (h >> 30)) * <uint64_t> 0xbf58476d1ce4e5b9
+    h = (h ^ (h >> 27)) * <uint64_t> 0x94d049bb133111eb
+    return h ^ (h >> 31)
+
+
+cdef inline uint64_t add_entry(uint64_t h, int64_t feature,
+                               float value) noexcept nogil:
+    """Chain one entry (feature, value) into the hash ``h``; missing (NaN)
+    and zero values are skipped, so that a dense row and a sparse row of the
+    same values hash alike whatever their absent entries mean."""
+    cdef uint32_t bits
+    if value != value or value == 0:
+        return h
+    memcpy(&bits, &value, sizeof(float))
+    return mix(h ^ ((<uint64_t> feature << 32) | bits))
+
+
+cdef inline uint64_t finish_key(uint64_t h, double weight) noexcept nogil:
+    cdef uint64_t bits
+    memcpy(&bits, &weight, sizeof(double))
+    return mix(h ^ mix(bits))
+
+
+def row_keys(X, const double[::1] weight not None, uint64_t salt,
+             int n_threads):
+    """A 64-bit key per row from its data, its weight and ``salt``.
+
+    The key moves with the row: rows in another order get the same keys,
+    which is what makes the ranking of documents with equal scores and
+    labels (``lambda_gradient``) independent of the order of the rows
+    within a query. The key chains a hash of each present, non-zero entry
+    (feature index and float32 bits, in feature order), then the weight,
+    starting from ``salt`` (the ranker's integer ``random_state``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, C order, or \
+scipy.sparse matrix
+        NaN = missing.
+    weight : ndarray of shape (n_rows,)
+    salt : int
+    n_threads : int
+
+    Returns
+    -------
+    keys : ndarray of shape (n_rows,), uint64
+    """
+    n_threads = check_n_threads(n_threads)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        indptr = X.indptr.astype(np.int64)
+        if (indptr[0] != 0 or np.any(np.diff(indptr) < 0)
+                or not indptr[X.shape[0]] == X.indices.shape[0]
+                == X.data.shape[0]):
+            raise ValueError("X is not a valid CSR matrix")
+        return _sparse_row_keys(indptr,
+                                X.indices.astype(np.int64),
+                                X.data.astype(np.float32, copy=False),
+                                weight, salt, n_threads)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2 or X.shape[0] != weight.shape[0]:
+        raise ValueError("X must be 2-D with one weight per row")
+    return _dense_row_keys(X, weight, salt, n_threads)
+
+
+def _dense_row_keys(const float[:, ::1] X, const double[::1] weight,
+                    uint64_t salt, int n_threads):
+    keys = np.empty(X.shape[0], dtype=np.uint64)
+    cdef uint64_t[::1] out = keys
+    cdef Py_ssize_t i, j
+    cdef uint64_t h
+    cdef uint64_t start = mix(salt ^ <uint64_t> 0x9e3779b97f4a7c15)
+    with nogil:
+        for i in prange(X.shape[0], schedule="static", num_threads=n_threads):
+            h = start
+            for j in range(X.shape[1]):
+                h = add_entry(h, j, X[i, j])
+            out[i] = finish_key(h, weight[i])
+    return keys
+
+
+def _sparse_row_keys(const int64_t[::1] indptr, const int64_t[::1] indices,
+                     const float[::1] data, const double[::1] weight,
+                     uint64_t salt, int n_threads):
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    if weight.shape[0] != n:
+        raise ValueError("X must have one weight per row")
+    keys = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] out = keys
+    cdef Py_ssize_t i, e
+    cdef uint64_t h
+    cdef uint64_t start = mix(salt ^ <uint64_t> 0x9e3779b97f4a7c15)
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            h = start
+            for e in range(indptr[i], indptr[i + 1]):
+                h = add_entry(h, indices[e], data[e])
+            out[i] = finish_key(h, weight[i])
+    return keys

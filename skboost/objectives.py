@@ -548,6 +548,15 @@ class _Ranking(Objective):
         super().__init__(params)
         self.query_ptr = query_ptr
         self.iteration = 0
+        # per-row keys ordering documents of equal scores and labels
+        # (``_ranking.row_keys``); None: by row order
+        self.row_key = None
+
+    def set_row_keys(self, X, weight, salt, n_threads):
+        """Key every row by its data, weight and ``salt``, so that the
+        lambdas do not depend on the order of the rows within a query."""
+        self.row_key = _ranking.row_keys(X, np.ascontiguousarray(
+            weight, dtype=np.float64), int(salt) % 2**64, n_threads)
 
     @property
     def pair_method(self):
@@ -582,7 +591,7 @@ class _Ranking(Objective):
         _ranking.lambda_gradient(
             y, np.ascontiguousarray(raw[:, 0]), query_ptr, self.name,
             self.pair_method, self.num_pair, self.params["ndcg_exp_gain"],
-            True, self.iteration, gpair[0], n_threads)
+            True, self.iteration, gpair[0], n_threads, row_key=self.row_key)
         self.iteration += 1
         if not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)

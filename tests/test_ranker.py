@@ -15,7 +15,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 
 from skboost import BoostRanker, BoostRegressor
-from skboost._ranking import lambda_gradient
+from skboost._ranking import lambda_gradient, row_keys
 from skboost.metrics import get_metric
 from _shared_data import shared_data_path
 
@@ -41,13 +41,17 @@ def average_precision_of(labels_in_rank_order):
     return total / hits if hits else 0.0
 
 
-def naive_lambdas(y, s, query_ptr, objective, k, exp_gain):
-    """LambdaMART pairs of the top-k method, written from the definition."""
+def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None):
+    """LambdaMART pairs of the top-k method, written from the definition.
+    Equal scores are ranked by increasing label, then increasing row key,
+    then row order."""
     g = np.zeros(len(y))
     h = np.zeros(len(y))
+    row_key = np.zeros(len(y), np.uint64) if row_key is None else row_key
     for begin, end in zip(query_ptr[:-1], query_ptr[1:]):
-        yq, sq = y[begin:end], s[begin:end]
-        order = sorted(range(end - begin), key=lambda i: (-sq[i], i))
+        yq, sq, kq = y[begin:end], s[begin:end], row_key[begin:end]
+        order = sorted(range(end - begin),
+                       key=lambda i: (-sq[i], yq[i], int(kq[i]), i))
 
         def metric(ranking):
             labels = yq[list(ranking)]
@@ -88,11 +92,12 @@ def naive_lambdas(y, s, query_ptr, objective, k, exp_gain):
 
 
 def kernel(y, s, query_ptr, objective, method="topk", k=32, exp_gain=True,
-           iteration=0, n_threads=1):
+           iteration=0, n_threads=1, row_key=None):
     gpair = np.full((len(y), 2), np.nan, dtype=np.float32)
     lambda_gradient(y.astype(np.float64), s.astype(np.float64),
                     query_ptr.astype(np.int64), objective, method, k,
-                    exp_gain, True, iteration, gpair, n_threads)
+                    exp_gain, True, iteration, gpair, n_threads,
+                    row_key=row_key)
     return gpair
 
 
@@ -117,8 +122,11 @@ def test_topk_lambdas_match_a_naive_lambdamart(objective, k, exp_gain, ties):
     rng = np.random.default_rng(k + 10 * exp_gain + 100 * ties)
     y, s, query_ptr = random_queries(
         rng, max_label=1 if objective == "rank:map" else 3, ties=ties)
-    gpair = kernel(y, s, query_ptr, objective, k=k, exp_gain=exp_gain)
-    g, h = naive_lambdas(y, s, query_ptr, objective, k, exp_gain)
+    # few distinct keys, so that some ties of score, label and key remain
+    row_key = rng.integers(0, 3, len(y)).astype(np.uint64) * (2**63 + 1)
+    gpair = kernel(y, s, query_ptr, objective, k=k, exp_gain=exp_gain,
+                   row_key=row_key)
+    g, h = naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key)
     np.testing.assert_allclose(gpair[:, 0], g, rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(gpair[:, 1], h, rtol=2e-5, atol=1e-6)
 
@@ -177,6 +185,7 @@ def test_a_good_ranking_gets_smaller_lambdas():
     dict(objective="rank:unknown"),
     dict(pair_method="all"),
     dict(num_pair=0),
+    dict(row_key=np.zeros(5, np.uint64)),
 ])
 def test_kernel_rejects_bad_arguments(bad):
     args = dict(y=np.zeros(6), raw=np.zeros(6),
@@ -376,7 +385,13 @@ def test_invalid_queries_are_rejected(kwargs, error):
                                        "rank:map"])
 def test_letor_ndcg_matches_xgboost(letor, objective):
     """With the same parameters (top-k pairs, the default), the model is
-    XGBoost's: test NDCG@10 within 1e-3 of XGBRanker's."""
+    XGBoost's fitted on the rows in skboost's order of equal scores: test
+    NDCG@10 within 1e-3 of XGBRanker's.
+
+    XGBoost ranks documents of equal scores (all of them in the first
+    round, those sharing every leaf later) in row order; skboost by label,
+    then row key. Rows sorted by (query, label, row key) make the two
+    tie-breaks one."""
     xgb = pytest.importorskip("xgboost")
     (X, y, qid), (X_test, y_test, qid_test) = letor
     if objective == "rank:map":
@@ -384,11 +399,154 @@ def test_letor_ndcg_matches_xgboost(letor, objective):
     params = dict(n_estimators=30, max_depth=6, learning_rate=0.1,
                   tree_method="hist", objective=objective)
     ours = BoostRanker(**params, score_k=10).fit(X, y, qid=qid)
-    theirs = xgb.XGBRanker(**params, base_score=0.0).fit(X, y, qid=qid)
+    key = row_keys(X.astype(np.float32), np.ones(len(y)), 0, 1)
+    tie_order = np.lexsort((key, y, qid))
+    theirs = xgb.XGBRanker(**params, base_score=0.0).fit(
+        X[tie_order], y[tie_order], qid=qid[tie_order])
     ptr = np.r_[0, np.cumsum(np.bincount(qid_test))]
     ndcg = get_metric("ndcg@10")
     ours_ndcg = ndcg(y_test, ours.predict(X_test), np.ones(len(y_test)), ptr)
     theirs_ndcg = ndcg(y_test, theirs.predict(X_test), np.ones(len(y_test)),
                        ptr)
     assert ours_ndcg == pytest.approx(theirs_ndcg, abs=1e-3)
+    # the same trees: on the training rows the margins agree to float32
+    # rounding (a test row can fall between the two libraries' thresholds,
+    # placed differently between the same two training values)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-5)
     assert ours.score(X_test, y_test, qid=qid_test) == ours_ndcg
+
+
+# --------------------------------------------------------------------------
+# Equal scores: the model does not depend on the order of a query's rows
+# --------------------------------------------------------------------------
+
+def same_trees(a, b):
+    """Whether two rankers hold the same trees, node array by node array."""
+    from skboost.tree._tree import NODE_FIELDS
+
+    trees_a, trees_b = a.booster_.trees, b.booster_.trees
+    return len(trees_a) == len(trees_b) and all(
+        np.array_equal(getattr(s, name), getattr(t, name))
+        for s, t in zip(trees_a, trees_b) for name in NODE_FIELDS)
+
+
+def shuffled_within_queries(qid, seed=0):
+    """A permutation of the rows that keeps every query's rows together
+    and shuffles them."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.permutation(np.flatnonzero(qid == q))
+                           for q in np.unique(qid)])
+
+
+@pytest.mark.parametrize("params", [
+    dict(tree_method="hist"),
+    dict(tree_method="exact"),
+    dict(tree_method="approx"),
+    dict(tree_method="hist", objective="rank:map"),
+    dict(tree_method="hist", objective="rank:pairwise"),
+    dict(tree_method="hist", lambdarank_pair_method="mean",
+         lambdarank_num_pair_per_sample=2),
+    dict(tree_method="hist", lambdarank_num_pair_per_sample=3,
+         random_state=7),
+], ids=lambda p: "-".join(str(v) for v in p.values()))
+def test_rows_shuffled_within_queries_give_the_same_model(letor, params):
+    """Every round has documents of equal scores (all of them in the first);
+    they are ranked by label, then by a key that moves with the row, so the
+    trees and predictions are identical bit for bit (with ties by row order
+    the LETOR predictions differed by up to 1.7)."""
+    (X, y, qid), (X_test, _, _) = letor
+    if params.get("objective") == "rank:map":
+        y = (y > 0).astype(float)
+    perm = shuffled_within_queries(qid)
+    assert not np.array_equal(perm, np.arange(len(qid)))
+    kwargs = dict(n_estimators=12, max_depth=6, **params)
+    a = BoostRanker(**kwargs).fit(X, y, qid=qid)
+    b = BoostRanker(**kwargs).fit(X[perm], y[perm], qid=qid[perm])
+    assert same_trees(a, b)
+    np.testing.assert_array_equal(a.predict(X_test), b.predict(X_test))
+    np.testing.assert_array_equal(a.predict(X)[perm], b.predict(X[perm]))
+
+
+def test_shuffled_rows_with_weights_and_sparse_input_give_the_same_model():
+    """Weights move with their rows (and enter the key); sparse input keys
+    its stored entries."""
+    import scipy.sparse as sp
+
+    X, y, qid = synthetic(seed=3)
+    X[X < -0.5] = 0.0            # zeros, stored or not
+    X[::7, 2] = np.nan           # missing values
+    weight = np.random.default_rng(3).uniform(0.5, 2.0, len(y))
+    perm = shuffled_within_queries(qid, seed=1)
+    for data in (X, sp.csr_matrix(X)):
+        a = BoostRanker(n_estimators=8).fit(data, y, qid=qid,
+                                            sample_weight=weight)
+        b = BoostRanker(n_estimators=8).fit(data[perm], y[perm],
+                                            qid=qid[perm],
+                                            sample_weight=weight[perm])
+        assert same_trees(a, b)
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_row_keys_move_with_rows_and_depend_on_data_weight_and_salt():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[7] = X[3]                  # an identical row
+    weight = np.ones(50)
+    keys = row_keys(X, weight, 5, 1)
+    perm = rng.permutation(50)
+    np.testing.assert_array_equal(row_keys(X[perm], weight, 5, 2), keys[perm])
+    assert keys[7] == keys[3]
+    assert len(np.unique(np.delete(keys, 7))) == 49
+    # sparse input keys the same: zeros (stored or not, also -0.0) and
+    # missing values (NaN stored) are no entries
+    X_neg_zero = np.where(X == 0, np.float32(-0.0), X)
+    rows, cols = np.nonzero(np.ones_like(X))
+    every_entry = sp.csr_matrix((X.ravel(), (rows, cols)), shape=X.shape)
+    assert every_entry.nnz == X.size
+    for same in (X_neg_zero, sp.csr_matrix(X), every_entry):
+        np.testing.assert_array_equal(row_keys(same, weight, 5, 1), keys)
+    assert not np.any(row_keys(X, weight, 6, 1) == keys)
+    heavier = weight.copy()
+    heavier[4] = 2.0
+    changed = row_keys(X, heavier, 5, 1) != keys
+    assert changed[4] and changed.sum() == 1
+    X[9, 5] = 1.5 if X[9, 5] != 1.5 else 2.5
+    changed = row_keys(X, weight, 5, 1) != keys
+    assert changed[9] and changed.sum() == 1
+
+
+def test_random_state_sets_the_order_of_equal_scores(letor):
+    """An integer random_state salts the row keys; without one (None or an
+    instance) the salt is 0, so repeated fits give the same model."""
+    (X, y, qid), (X_test, _, _) = letor
+    fit = lambda **kw: BoostRanker(n_estimators=5, **kw).fit(  # noqa: E731
+        X, y, qid=qid).predict(X_test)
+    default = fit()
+    np.testing.assert_array_equal(fit(random_state=0), default)
+    np.testing.assert_array_equal(fit(random_state=None), default)
+    np.testing.assert_array_equal(
+        fit(random_state=np.random.RandomState(3)), default)
+    assert not np.array_equal(fit(random_state=1), default)
+
+
+def test_kernel_ties_are_ranked_by_label_then_key():
+    """All scores equal: the lower label ranks first, then the lower key;
+    swapping the rows of the query swaps their lambdas."""
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    ptr = np.array([0, 4])
+    key = np.array([9, 4, 2, 7], dtype=np.uint64)
+    g = kernel(y, np.zeros(4), ptr, "rank:ndcg", row_key=key)
+    perm = np.array([2, 0, 3, 1])
+    g_perm = kernel(y[perm], np.zeros(4), ptr, "rank:ndcg",
+                    row_key=key[perm])
+    np.testing.assert_array_equal(g_perm, g[perm])
+    # ranks: row 1 (label 0, key 4), row 3 (0, key 7), row 2 (1, key 2),
+    # row 0 (1, key 9): the naive LambdaMART in that order
+    expected, _ = naive_lambdas(y, np.zeros(4), ptr, "rank:ndcg", 32, True,
+                                key)
+    np.testing.assert_allclose(g[:, 0], expected, rtol=1e-6)
+    assert g[2, 0] != g[0, 0] and g[1, 0] != g[3, 0]
