@@ -149,6 +149,7 @@ class ShardSpec:
     n_categories: object = None  # ndarray per feature, or None
     init_booster: object = None  # the model a fit continues
     n_threads: int = None       # None: the worker's threads
+    tie_salt: int = 0           # the ranker's tie-break salt (row_keys)
 
 
 def _worker_threads():
@@ -273,6 +274,9 @@ class Shard:
         self.objective = objective
         self.y = objective.prepare_labels(self.y)
         self.train_weight = objective.training_weight(self.y, self.weight)
+        if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
+            objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
+                                   spec.n_threads)
         self.weights = _RoundWeights(self.train_weight, objective)
         return float(np.sum(self.train_weight)), self.weights.in_sums is None
 

@@ -227,8 +227,8 @@ class ThreadTuner:
     clock, preemptions : callable, optional
         Time in seconds, and the process's count of involuntary context
         switches (None: not available); replaceable for tests.
-    monitor : CpuLoadMonitor or None, optional
-        The other processes' CPU use; each new reading sets the thread
+    monitor : CpuLoadMonitor, None or "process", optional
+        The other processes' CPU use ("process": the process's monitor); each new reading sets the thread
         count to the CPUs they leave free, at once (the probes then correct
         it, e.g. for a background job of low priority). None: probes only.
     """
@@ -242,9 +242,10 @@ class ThreadTuner:
     BUSY_RATE = 100.0
 
     def __init__(self, n_threads, *, clock=time.perf_counter,
-                 preemptions=_preemptions, monitor=_MONITOR):
+                 preemptions=_preemptions, monitor="process"):
         self.n_max = max(1, int(n_threads))
-        self._monitor = monitor
+        # "process": the process's monitor, looked up now (tests replace it)
+        self._monitor = _MONITOR if monitor == "process" else monitor
         self._load_choice = None  # the count the latest load reading gave
         self.current = self.n_max
         self._clock = clock

@@ -26,7 +26,7 @@ from ._data import check_X
 from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                           merged_bin_mapper, train_on_shards)
 from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
-                          eval_set_weights,
+                          _tie_salt, eval_set_weights,
                           _metric_list)
 from ._threads import effective_n_threads
 from .callback import call_callback, check_callbacks
@@ -470,6 +470,7 @@ class _DaskBoostMixin:
             tree_params=tree_params, n_outputs=n_outputs,
             n_parallel=n_parallel, trees_per_round=n_outputs * n_parallel,
             first_round=0, seed=seed, subsample=self.subsample,
+            tie_salt=_tie_salt(self.random_state),
             n_categories=(None if category_map is None
                           else category_map.n_categories()))
 

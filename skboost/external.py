@@ -303,6 +303,22 @@ class ExternalTraining:
         (the finders' weights: None for unit weights)."""
         return self.data._paged_matrix(self.scan, max_bin, weight, n_threads)
 
+    def row_keys(self, weight, salt, n_threads):
+        """The ranker's tie-break key of every row (``_ranking.row_keys``,
+        from its values, ``weight`` and ``salt``), chunk by chunk: one more
+        pass over the chunks, made for rankers only."""
+        from ._ranking import row_keys
+
+        weight = np.ascontiguousarray(weight, dtype=np.float64)
+        keys = np.empty(self.shape[0], dtype=np.uint64)
+        start = 0
+        for _, X in _rescan_chunks(self.data, self.scan):
+            stop = start + X.shape[0]
+            keys[start:stop] = row_keys(X, weight[start:stop], salt,
+                                        n_threads)
+            start = stop
+        return keys
+
 
 @dataclass
 class _Chunk:

@@ -555,8 +555,12 @@ class _Ranking(Objective):
     def set_row_keys(self, X, weight, salt, n_threads):
         """Key every row by its data, weight and ``salt``, so that the
         lambdas do not depend on the order of the rows within a query."""
-        self.row_key = _ranking.row_keys(X, np.ascontiguousarray(
-            weight, dtype=np.float64), int(salt) % 2**64, n_threads)
+        weight = np.ascontiguousarray(weight, dtype=np.float64)
+        salt = int(salt) % 2**64
+        if hasattr(X, "row_keys"):   # ExternalData: from its chunks
+            self.row_key = X.row_keys(weight, salt, n_threads)
+        else:
+            self.row_key = _ranking.row_keys(X, weight, salt, n_threads)
 
     @property
     def pair_method(self):

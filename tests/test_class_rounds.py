@@ -43,6 +43,12 @@ def same_trees(a, b):
 def test_side_by_side_class_trees_are_the_sequential_ones(params,
                                                          monkeypatch):
     import skboost._booster as booster_module
+    import skboost._threads as threads_module
+
+    # every thread whatever else the machine runs (the load reading would
+    # move a busy machine's rounds to one thread, and the path under test
+    # needs two)
+    monkeypatch.setattr(threads_module, "_MONITOR", None)
 
     rounds = []   # rounds grown side by side (a spy: the real function runs)
     real = booster_module.grow_class_trees
