@@ -51,6 +51,10 @@ def fmt_mb(value):
     return f"{value:.0f}"
 
 
+def fmt_count(value):
+    return f"{value:,}"
+
+
 def fmt_small(value):
     return f"{value:.2g}"
 
@@ -59,21 +63,23 @@ def _ratio(value, base):
     return None if value is None or not base else value / base
 
 
-def ratio_columns(records):
-    """The ratio columns that apply to ``records``: (title, function of a
-    record giving its ratio or None)."""
+def ratio_columns(records, time):
+    """The ratio columns of the time ``time`` ("fit_s", or "predict_s" in
+    a file that timed no fit) that apply to ``records``: (title, function
+    of a record giving its ratio or None)."""
+    name = time.split("_")[0]
     xgboost = {r["method"]: r for r in records if r["library"] == "xgboost"}
     lightgbm = {r["method"]: r for r in records if r["library"] == "lightgbm"}
-    columns = [("fit / XGBoost same method", lambda r: _ratio(
-        r.get("fit_s"), reference(records, r["method"], "fit_s")))]
+    columns = [(f"{name} / XGBoost same method", lambda r: _ratio(
+        r.get(time), reference(records, r["method"], time)))]
     if "hist" in xgboost and len(xgboost) > 1:
-        columns.append(("fit / XGBoost hist", lambda r: _ratio(
-            r.get("fit_s"), xgboost["hist"].get("fit_s"))))
+        columns.append((f"{name} / XGBoost hist", lambda r: _ratio(
+            r.get(time), xgboost["hist"].get(time))))
     if lightgbm:
-        columns.append(("fit / LightGBM", lambda r: _ratio(
-            r.get("fit_s"), (lightgbm.get(r["method"])
-                             or next(iter(lightgbm.values()))).get("fit_s"))))
-    if all("/" in r["method"] for r in records):
+        columns.append((f"{name} / LightGBM", lambda r: _ratio(
+            r.get(time), (lightgbm.get(r["method"])
+                          or next(iter(lightgbm.values()))).get(time))))
+    if time == "fit_s" and all("/" in r["method"] for r in records):
         # constrained variants "method/constraint": the cost of a constraint
         own = {(r["library"], r["method"]): r for r in records}
 
@@ -96,10 +102,17 @@ def table_columns(records, task, metric_title=None):
 
     columns = [("library", lambda r: NAMES.get(r["library"], r["library"])),
                ("method", lambda r: r["method"]),
-               ("fit s", field("fit_s", fmt_seconds))]
-    columns += [(title, ratio(f)) for title, f in ratio_columns(records)]
+               ("rows", field("n_rows", fmt_count)),
+               ("features", field("n_features", fmt_count))]
+    timed = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
+    if timed == "predict_s":   # a prediction benchmark: its ratios first
+        columns.append(("predict s", field("predict_s", fmt_seconds)))
+    columns.append(("fit s", field("fit_s", fmt_seconds)))
+    columns += [(title, ratio(f))
+                for title, f in ratio_columns(records, timed)]
+    if timed == "fit_s":
+        columns.append(("predict s", field("predict_s", fmt_seconds)))
     columns += [
-        ("predict s", field("predict_s", fmt_seconds)),
         ("peak MB", field("peak_mb", fmt_mb)),
         ("peak MB / XGBoost same method", ratio(lambda r: _ratio(
             r.get("peak_mb"), reference(records, r["method"], "peak_mb")))),
@@ -128,8 +141,12 @@ def caption(meta, task):
         parts.append(f"session {when}")
     if machine:
         parts.append(machine)
-    parts.append("transcribed from an earlier hand-written table"
-                 if meta.get("transcribed") else "written by the run")
+    transcribed = meta.get("transcribed", "")
+    if transcribed.startswith("converted"):
+        parts.append("converted from the run's earlier output format")
+    else:
+        parts.append("transcribed from an earlier hand-written table"
+                     if transcribed else "written by the run")
     return "; ".join(parts)
 
 
