@@ -28,7 +28,8 @@ Cases (30 rounds, depth 8, learning rate 0.1, 256 bins, 2 threads):
   trained booster, and ``external cold`` (chunk files and XGBoost's cache
   evicted first).
 
-``--json PATH`` writes the figures (case, library, seconds, ratio, memory).
+``--json PATH`` writes the figures in the format of benchmarks/results/ (a case
+is a record's method; seconds, peak memory, AUC, ratios).
 """
 
 import argparse
