@@ -528,14 +528,22 @@ def write_json(path, args, results):
     write_records(path, args, [r.to_json() for r in results])
 
 
-def write_records(path, args, records, baseline=None):
+def write_records(path, args, records, baseline=None, **fields):
     """Write measurement records (dicts with at least ``library``,
-    ``method``, ``task`` and ``fit_s``; ``predict_s``, ``peak_mb``,
-    ``metric`` where measured) with the run's arguments and machine."""
+    ``method``, ``task`` and ``fit_s`` or ``predict_s``; ``predict_s``,
+    ``peak_mb``, ``metric`` where measured) with the run's command, date,
+    arguments and machine, and any further top-level ``fields``. The docs
+    build draws a table and a chart per such file in benchmarks/results/
+    (doc/_scripts/bench_tables.py, plot_benchmarks.py)."""
+    command = " ".join(["python", os.path.relpath(sys.argv[0])]
+                       + sys.argv[1:])
     with open(path, "w") as f:
-        json.dump({"args": vars(args),
+        json.dump({"command": command,
+                   "date": time.strftime("%Y-%m-%d"),
+                   "args": vars(args),
                    "environment": environment(getattr(args, "baseline",
                                                       baseline)),
+                   **fields,
                    "results": records}, f, indent=2)
 
 

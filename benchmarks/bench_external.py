@@ -28,7 +28,8 @@ Cases (30 rounds, depth 8, learning rate 0.1, 256 bins, 2 threads):
   trained booster, and ``external cold`` (chunk files and XGBoost's cache
   evicted first).
 
-``--json PATH`` writes the figures (case, library, seconds, ratio, memory).
+``--json PATH`` writes the figures in the format of benchmarks/results/ (a case
+is a record's method; seconds, peak memory, AUC, ratios).
 """
 
 import argparse
@@ -291,12 +292,21 @@ def main():
           f"{args.n_rounds} rounds, depth {args.max_depth}\n")
     print(table(results, x_bytes))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(n_rows=args.n_rows, n_features=args.n_features,
-                           n_chunks=args.n_chunks, n_rounds=args.n_rounds,
-                           max_depth=args.max_depth,
-                           x_float32_MiB=x_bytes / 2 ** 20,
-                           results=results), f, indent=1)
+        write_json(args, results, x_bytes)
+
+
+def write_json(args, results, x_bytes):
+    """The results in the format of benchmarks/results/ (``_common``'s
+    ``write_records``; the docs draw a table and a chart from it): a case
+    is the record's method, its time ``fit_s``, its AUC ``metric``."""
+    from _common import write_records
+
+    renamed = {"case": "method", "seconds": "fit_s", "peak_MiB": "peak_mb",
+               "auc": "metric"}
+    records = [dict({renamed.get(k, k): v for k, v in r.items()},
+                    task="classification") for r in results]
+    write_records(args.json, args, records,
+                  x_float32_MiB=x_bytes / 2 ** 20)
 
 
 if __name__ == "__main__":

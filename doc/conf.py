@@ -120,13 +120,17 @@ def _copy_mathjax(app, exception):
             shutil.copy2(source, target / part)
 
 
-# --- charts of the benchmarks page -----------------------------------------
-# Drawn at every build from the committed result files of benchmarks/
-# (benchmarks/results/*.json, written by the scripts' --json option) into
-# doc/_build_charts/ (not kept in git); no benchmark runs here.
-import plot_benchmarks  # noqa: E402  (doc/_scripts, on sys.path above)
+# --- charts and tables of the benchmarks page ------------------------------
+# Drawn and written at every build from the committed result files of
+# benchmarks/ (benchmarks/results/*.json, written by the scripts' --json
+# option) into doc/_build_charts/ (not kept in git): a chart (.png) and an
+# rST table (.inc, pulled in by benchmarks.rst's ``.. include::``) per file
+# and task; no benchmark runs here.
+import bench_tables  # noqa: E402  (doc/_scripts, on sys.path above)
+import plot_benchmarks  # noqa: E402
 
 plot_benchmarks.draw_all()
+bench_tables.write_all()
 
 
 # --- the example gallery ----------------------------------------------------

@@ -94,6 +94,74 @@ def test_benchmarks_page_has_charts(site):
         assert (site / chart).stat().st_size > 5000
 
 
+
+LIBRARY_NAMES = {"skboost": "skboost", "xgboost": "XGBoost",
+                 "lightgbm": "LightGBM", "sklearn": "scikit-learn"}
+
+
+def _html_tables(page):
+    """(caption, rows of cell texts) of every table of an HTML page."""
+    def text(fragment):
+        return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+    tables = []
+    for body in re.findall(r"<table.*?</table>", page, flags=re.DOTALL):
+        caption = re.search(r"<caption>(.*?)</caption>", body, re.DOTALL)
+        rows = [[text(cell) for cell in re.findall(
+            r"<t[dh][^>]*>(.*?)</t[dh]>", row, flags=re.DOTALL)]
+            for row in re.findall(r"<tr.*?</tr>", body, flags=re.DOTALL)]
+        tables.append((text(caption.group(1)) if caption else "", rows))
+    return tables
+
+
+def _xgboost_reference(records, method, time):
+    """XGBoost's ``time`` for ``method``, else for hist, else for its only
+    method (the reference the page states)."""
+    xgboost = {r["method"]: r.get(time) for r in records
+               if r["library"] == "xgboost"}
+    if method in xgboost or "hist" in xgboost:
+        return xgboost.get(method, xgboost.get("hist"))
+    return next(iter(xgboost.values())) if len(xgboost) == 1 else None
+
+
+@pytest.mark.parametrize("path", sorted(
+    (ROOT / "benchmarks" / "results").glob("*.json")), ids=lambda p: p.stem)
+def test_benchmark_tables_show_their_result_files(site, path):
+    """Each result file's table (found by its caption: task and command)
+    has a row per record with the file's fit seconds (predict seconds in a
+    file that timed no fit), and the ratios to XGBoost's run of the same
+    method computed here from the file."""
+    import json
+
+    meta = json.loads(path.read_text())
+    tables = _html_tables((site / "benchmarks.html").read_text())
+    by_task = {}
+    for record in meta["results"]:
+        by_task.setdefault(record["task"], []).append(record)
+    for task, records in by_task.items():
+        found = [rows for caption, rows in tables
+                 if caption.startswith(task) and meta["command"] in caption]
+        assert len(found) == 1, (task, meta["command"])
+        header, *rows = found[0]
+        assert len(rows) == len(records)
+        time = ("fit_s" if any(r.get("fit_s") for r in records)
+                else "predict_s")
+        name = time.split("_")[0]
+        seconds = header.index(f"{name} s")
+        ratio = header.index(f"{name} / XGBoost same method")
+        for record, row in zip(records, rows):
+            assert row[:2] == [LIBRARY_NAMES.get(record["library"],
+                                                 record["library"]),
+                               record["method"]]
+            assert float(row[seconds]) == pytest.approx(record[time],
+                                                        rel=5e-3)
+            base = _xgboost_reference(records, record["method"], time)
+            if base is None:
+                assert row[ratio] == ""
+            else:
+                assert float(row[ratio]) == pytest.approx(
+                    record[time] / base, abs=0.006)
+
 def test_math_is_served_by_the_site_itself(site):
     page = (site / "user_guide" / "model.html").read_text()
     scripts = re.findall(r'<script[^>]*src="([^"?]*mathjax[^"?]*)', page,

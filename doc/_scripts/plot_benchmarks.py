@@ -39,9 +39,12 @@ def load_results(path):
 
 
 def reference(records, method, field):
-    """XGBoost's value of ``field`` for ``method``, else for hist."""
+    """XGBoost's value of ``field`` for ``method``, else for hist, else for
+    its only method if it ran one."""
     xgboost = {r["method"]: r for r in records if r["library"] == "xgboost"}
     chosen = xgboost.get(method) or xgboost.get("hist")
+    if chosen is None and len(xgboost) == 1:
+        chosen = next(iter(xgboost.values()))
     return None if chosen is None else chosen.get(field)
 
 
@@ -74,12 +77,15 @@ def draw_panel(ax, rows, title):
 
 
 def draw_case(records, title, path):
-    """One chart: fit time (and peak memory) relative to XGBoost."""
+    """One chart: fit time (or predict time where no fit was timed) and
+    peak memory, relative to XGBoost."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     panels = [(ratios(records, "fit_s"), "fit time / XGBoost's")]
+    if not panels[0][0]:   # a prediction benchmark: no fits timed
+        panels = [(ratios(records, "predict_s"), "predict time / XGBoost's")]
     memory = ratios(records, "peak_mb")
     if memory:
         panels.append((memory, "peak memory / XGBoost's"))

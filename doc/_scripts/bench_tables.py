@@ -1,0 +1,187 @@
+"""Tables of the benchmarks page, generated from the same result files as
+its charts (``benchmarks/results/*.json``, written by the benchmark scripts'
+``--json PATH``; see benchmarks/README.md).
+
+Each result file becomes one rST table per task,
+``doc/_build_charts/<file>_<task>_table.inc``, which ``doc/benchmarks.rst``
+pulls in with ``.. include::``. A row per record: library, method, fit
+seconds, the fit time relative to XGBoost's run of the same method (its
+``hist`` method where it has no such method: the reference of the charts),
+predict seconds, peak memory of the fit and its ratio to XGBoost's, and the
+accuracy metric; a column that no record of the file fills is left out. The
+table's caption says how the figures were obtained: the command, the session
+or date, the machine, and whether the file was transcribed from an earlier
+hand-written table. ``doc/conf.py`` calls :func:`write_all` at every build,
+so a new result file updates the table together with its chart.
+
+Run it alone with ``python doc/_scripts/bench_tables.py [RESULTS_DIR
+[OUTPUT_DIR]]``.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from plot_benchmarks import NAMES, OUTPUT, RESULTS, reference
+
+METRIC_TITLES = {"classification": "ROC AUC", "regression": "RMSE"}
+# optional per-record fields shown when a file has them: (field, title)
+EXTRA_FIELDS = [
+    ("max_abs_dpred", "max abs difference of predictions from XGBoost's"),
+]
+
+
+def fmt_seconds(value):
+    """Seconds: 219.9, 10.07, 1.10, 0.036."""
+    if value >= 100:
+        return f"{value:.1f}"
+    return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
+
+
+def fmt_ratio(value):
+    return f"{value:.2f}"
+
+
+def fmt_metric(value, task):
+    """ROC AUC to six decimals, an error to six significant digits."""
+    return f"{value:.6f}" if task == "classification" else f"{value:.6g}"
+
+
+def fmt_mb(value):
+    return f"{value:.0f}"
+
+
+def fmt_count(value):
+    return f"{value:,}"
+
+
+def fmt_small(value):
+    return f"{value:.2g}"
+
+
+def _ratio(value, base):
+    return None if value is None or not base else value / base
+
+
+def ratio_columns(records, time):
+    """The ratio columns of the time ``time`` ("fit_s", or "predict_s" in
+    a file that timed no fit) that apply to ``records``: (title, function
+    of a record giving its ratio or None)."""
+    name = time.split("_")[0]
+    xgboost = {r["method"]: r for r in records if r["library"] == "xgboost"}
+    lightgbm = {r["method"]: r for r in records if r["library"] == "lightgbm"}
+    columns = [(f"{name} / XGBoost same method", lambda r: _ratio(
+        r.get(time), reference(records, r["method"], time)))]
+    if "hist" in xgboost and len(xgboost) > 1:
+        columns.append((f"{name} / XGBoost hist", lambda r: _ratio(
+            r.get(time), xgboost["hist"].get(time))))
+    if lightgbm:
+        columns.append((f"{name} / LightGBM", lambda r: _ratio(
+            r.get(time), (lightgbm.get(r["method"])
+                          or next(iter(lightgbm.values()))).get(time))))
+    if time == "fit_s" and all("/" in r["method"] for r in records):
+        # constrained variants "method/constraint": the cost of a constraint
+        own = {(r["library"], r["method"]): r for r in records}
+
+        def unconstrained(r):
+            base = own.get((r["library"], r["method"].split("/")[0] + "/none"))
+            return _ratio(r.get("fit_s"), base and base.get("fit_s"))
+        columns.append(("fit / own unconstrained", unconstrained))
+    return columns
+
+
+def table_columns(records, task, metric_title=None):
+    """Every column of the table: (title, function of a record giving its
+    cell text or None)."""
+    def field(name, fmt):
+        return lambda r: None if r.get(name) is None else fmt(r[name])
+
+    def ratio(function):
+        return lambda r: (None if function(r) is None
+                          else fmt_ratio(function(r)))
+
+    columns = [("library", lambda r: NAMES.get(r["library"], r["library"])),
+               ("method", lambda r: r["method"]),
+               ("rows", field("n_rows", fmt_count)),
+               ("features", field("n_features", fmt_count))]
+    timed = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
+    if timed == "predict_s":   # a prediction benchmark: its ratios first
+        columns.append(("predict s", field("predict_s", fmt_seconds)))
+    columns.append(("fit s", field("fit_s", fmt_seconds)))
+    columns += [(title, ratio(f))
+                for title, f in ratio_columns(records, timed)]
+    if timed == "fit_s":
+        columns.append(("predict s", field("predict_s", fmt_seconds)))
+    columns += [
+        ("peak MB", field("peak_mb", fmt_mb)),
+        ("peak MB / XGBoost same method", ratio(lambda r: _ratio(
+            r.get("peak_mb"), reference(records, r["method"], "peak_mb")))),
+        (metric_title or METRIC_TITLES.get(task, "metric"),
+         field("metric", lambda value: fmt_metric(value, task)))]
+    columns += [(title, field(name, fmt_small))
+                for name, title in EXTRA_FIELDS]
+    return [(title, cell) for title, cell in columns
+            if any(cell(r) is not None for r in records)]
+
+
+def caption(meta, task):
+    """One line: task, command, session or date, machine, transcribed."""
+    env = meta.get("environment", {})
+    machine = ", ".join(str(part) for part in (
+        env.get("cpu"), env.get("cpus") and f"{env['cpus']} CPUs",
+        env.get("python") and f"Python {env['python']}",
+        env.get("xgboost") and f"XGBoost {env['xgboost']}",
+        env.get("lightgbm") and f"LightGBM {env['lightgbm']}",
+        env.get("sklearn") and f"scikit-learn {env['sklearn']}") if part)
+    parts = [task]
+    if meta.get("command"):
+        parts.append(f"``{meta['command']}``")
+    when = meta.get("session") or meta.get("date")
+    if when:
+        parts.append(f"session {when}")
+    if machine:
+        parts.append(machine)
+    transcribed = meta.get("transcribed", "")
+    if transcribed.startswith("converted"):
+        parts.append("converted from the run's earlier output format")
+    else:
+        parts.append("transcribed from an earlier hand-written table"
+                     if transcribed else "written by the run")
+    return "; ".join(parts)
+
+
+def render_table(meta, task, records):
+    """The rST of one table (a ``list-table`` with the caption as title)."""
+    columns = table_columns(records, task, meta.get("metric_name"))
+    lines = [f".. list-table:: {caption(meta, task)}", "   :header-rows: 1",
+             "   :class: bench-table", ""]
+    rows = [[title for title, _ in columns]]
+    rows += [[cell(r) or "" for _, cell in columns] for r in records]
+    for row in rows:
+        lines.append(f"   * - {row[0]}")
+        lines += [f"     - {text}" if text else "     -" for text in row[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def write_all(results_dir=RESULTS, output_dir=OUTPUT):
+    """Write a table per result file and task into ``output_dir``
+    (``<file>_<task>_table.inc``); the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        with open(path) as f:
+            meta = json.load(f)
+        by_task = {}
+        for record in meta["results"]:
+            by_task.setdefault(record["task"], []).append(record)
+        for task, records in by_task.items():
+            target = output_dir / f"{path.stem}_{task}_table.inc"
+            target.write_text(render_table(meta, task, records))
+            written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    for written in write_all(*sys.argv[1:3]):
+        print(written)
