@@ -99,10 +99,11 @@ def _preemptions():
     return resource.getrusage(who).ru_nivcsw
 
 
-def _read_proc_stat(cpus, path="/proc/stat"):
+def _read_proc_stat(cpus, path="/proc/stat", *, count_nice=True):
     """Seconds the CPUs ``cpus`` (ids) spent busy since boot, from
-    ``/proc/stat``: user, nice, system, irq, softirq and steal time (steal:
-    taken by other virtual machines), or None where it cannot be read."""
+    ``/proc/stat``: user, system, irq, softirq and steal time (steal: taken
+    by other virtual machines), and nice time (processes of lowered
+    priority) when ``count_nice``; None where it cannot be read."""
     try:
         with open(path) as f:
             lines = f.read().splitlines()
@@ -117,8 +118,19 @@ def _read_proc_stat(cpus, path="/proc/stat"):
             continue
         values = [int(v) for v in fields.split()]
         # user nice system idle iowait irq softirq steal ...
-        busy += sum(values[:3]) + sum(values[5:8])
+        busy += values[0] + values[2] + sum(values[5:8])
+        if count_nice:
+            busy += values[1]
     return busy / ticks
+
+
+def _process_is_niced():
+    """Whether this process runs at a lowered priority (its CPU time is
+    then counted as nice time in ``/proc/stat``)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0) > 0
+    except (AttributeError, OSError):
+        return False
 
 
 class CpuLoadMonitor:
@@ -127,9 +139,17 @@ class CpuLoadMonitor:
     Compares the CPUs' busy time (``/proc/stat``, for the CPUs in the
     affinity mask) with this process's own CPU time over windows of at
     least ``MIN_WINDOW`` seconds; the difference is the other processes'
-    (and other virtual machines') use, in CPUs. One monitor serves every
-    fit of the process, so a fit started right after another (a
-    cross-validation loop, a notebook) starts from a current reading.
+    (and other virtual machines') use, in CPUs. Processes of lowered
+    priority (``nice``) are not counted, as the scheduler gives their CPU
+    to a fit of normal priority. One monitor serves every fit of the
+    process and starts when skboost is imported, so a fit started later
+    (a script's, a cross-validation loop's, a notebook's) starts from a
+    current reading.
+
+    ``/proc/stat`` counts in ticks (10 ms), so a short window reads with
+    an error of up to a tick per CPU; a window of ``FIRST_WINDOW`` seconds
+    already gives a reading when that error cannot change the count of
+    free CPUs (a fit shorter than ``MIN_WINDOW`` still sees a busy core).
 
     Parameters
     ----------
@@ -142,17 +162,23 @@ class CpuLoadMonitor:
     # /proc/stat counts in ticks of 10 ms: a window of 0.1 s reads the
     # others' use to about 0.1 CPU
     MIN_WINDOW = 0.1
+    FIRST_WINDOW = 0.04
+    TICK = 1.0 / (os.sysconf("SC_CLK_TCK")
+                  if hasattr(os, "sysconf") else 100)
     # a reading older than this says nothing about now
     MAX_AGE = 2.0
 
     def __init__(self, read_busy=None, *, clock=time.monotonic,
                  process_time=time.process_time):
+        try:
+            cpus = os.sched_getaffinity(0)
+        except (AttributeError, OSError):
+            cpus = set(range(os.cpu_count() or 1))
+        self._n_cpus = len(cpus)
         if read_busy is None:
-            try:
-                cpus = os.sched_getaffinity(0)
-            except (AttributeError, OSError):
-                cpus = set(range(os.cpu_count() or 1))
-            read_busy = lambda: _read_proc_stat(cpus)  # noqa: E731
+            count_nice = _process_is_niced()  # our own time is nice time
+            read_busy = lambda: _read_proc_stat(  # noqa: E731
+                cpus, count_nice=count_nice)
         self._read_busy = read_busy
         self._clock = clock
         self._process_time = process_time
@@ -169,7 +195,7 @@ class CpuLoadMonitor:
             now = self._clock()
             if self._start is None or now - self._start[0] > self.MAX_AGE:
                 self._begin(now)
-            elif now - self._start[0] >= self.MIN_WINDOW:
+            elif now - self._start[0] >= self.FIRST_WINDOW:
                 self._close_window(now)
             if self._read_at is None or now - self._read_at > self.MAX_AGE:
                 return None
@@ -181,13 +207,24 @@ class CpuLoadMonitor:
                                                  self._process_time())
 
     def _close_window(self, now):
+        """Read the others' use since the window began; a window shorter
+        than ``MIN_WINDOW`` is read only when it is the first and its
+        tick error cannot change the count of free CPUs."""
         wall0, busy0, own0 = self._start
+        seconds = now - wall0
+        if seconds < self.MIN_WINDOW and self._read_at is not None:
+            return
         busy, own = self._read_busy(), self._process_time()
         if busy is None:
             self._start = None
             return
-        others = ((busy - busy0) - (own - own0)) / (now - wall0)
-        self._others = max(0.0, others)
+        others = max(0.0, ((busy - busy0) - (own - own0)) / seconds)
+        if seconds < self.MIN_WINDOW:
+            error = self._n_cpus * self.TICK / seconds
+            if _free(self._n_cpus, others - error) != _free(
+                    self._n_cpus, others + error):
+                return  # too close to call yet: the window goes on
+        self._others = others
         self._read_at = now
         self._start = (now, busy, own)
 
@@ -198,10 +235,17 @@ class CpuLoadMonitor:
         others = self.others()
         if others is None:
             return None
-        return max(1, min(n_cpus, int(math.floor(n_cpus - others + 0.5))))
+        return _free(n_cpus, others)
+
+
+def _free(n_cpus, others):
+    """CPUs of ``n_cpus`` that ``others`` CPUs of use leave, rounded to the
+    nearest (at least 1)."""
+    return max(1, min(n_cpus, int(math.floor(n_cpus - others + 0.5))))
 
 
 _MONITOR = CpuLoadMonitor()
+_MONITOR.others()  # the first window begins at import
 
 
 class ThreadTuner:
@@ -228,9 +272,11 @@ class ThreadTuner:
         Time in seconds, and the process's count of involuntary context
         switches (None: not available); replaceable for tests.
     monitor : CpuLoadMonitor, None or "process", optional
-        The other processes' CPU use ("process": the process's monitor); each new reading sets the thread
-        count to the CPUs they leave free, at once (the probes then correct
-        it, e.g. for a background job of low priority). None: probes only.
+        The other processes' CPU use ("process": the process's monitor);
+        each new reading sets the thread count to the CPUs they leave free,
+        at once, and the probes stay below that count until the next
+        reading (probes down still correct it, e.g. for short bursts of
+        load). None: probes only.
     """
 
     # rounds between probes: first, and at most (doubling in between)
@@ -269,8 +315,11 @@ class ThreadTuner:
             return self.current
         if self.current > 1 and sum(self._busy) >= 2:  # not a stray one
             return max(1, self.current // 2)
-        if self.current < self.n_max:
-            return min(self.n_max, self.current * 2)
+        # no probe above the CPUs a load reading leaves: the reading
+        # follows the load (a new one moves the count up when it goes)
+        ceiling = self._load_choice or self.n_max
+        if self.current < ceiling:
+            return min(ceiling, self.current * 2)
         return self.current
 
     def _follow_load(self):
@@ -279,7 +328,10 @@ class ThreadTuner:
         if self._monitor is None:
             return
         free = self._monitor.free_cpus(self.n_max)
-        if free is None or free == self._load_choice:
+        if free is None:  # no reading (any more): the probes alone decide
+            self._load_choice = None
+            return
+        if free == self._load_choice:
             return
         self._load_choice = free
         if free != self.current:

@@ -134,15 +134,28 @@ def test_tuner_follows_a_load_reading_at_once():
     assert machine.run(5)[0] == 2
 
 
-def test_probes_overrule_a_load_reading_when_more_threads_win():
-    """A low-priority background job shows as load, but all threads are
-    still faster (the scheduler favours the fit): a probe back up wins and
-    the count stays up while the reading does not change."""
+def test_no_probe_above_a_load_reading():
+    """While a reading says another process holds a CPU, no round probes
+    more threads than the reading leaves (a probe costs a slow round on a
+    busy core); a reading that the load went moves the count up at once,
+    and without a reading the probes alone decide again."""
     monitor = _FakeMonitor(free=1)
     machine = _Simulated({1: 1.0, 2: 0.6}, preempted=0, monitor=monitor)
+    assert machine.run(40) == [1] * 40
+    monitor.free = 2
+    assert machine.run(5) == [2] * 5
+    monitor.free = None  # no reading: back to the probes, still at 2
+    assert machine.run(5) == [2] * 5
+
+
+def test_probes_down_below_a_load_reading():
+    """A reading leaves both CPUs free, but the rounds are preempted and one
+    thread is faster (a burst the reading has not seen yet): the probes
+    move the count down all the same."""
+    monitor = _FakeMonitor(free=2)
+    machine = _Simulated({1: 1.0, 2: 1.6}, preempted=500, monitor=monitor)
     used = machine.run(40)
-    assert used[0] == 1
-    assert used[-20:] == [2] * 20
+    assert used[-10:] == [1] * 10
 
 
 def test_cpu_load_monitor_arithmetic():
@@ -153,7 +166,7 @@ def test_cpu_load_monitor_arithmetic():
                              clock=lambda: state["now"],
                              process_time=lambda: state["own"])
     assert monitor.others() is None            # the window begins
-    state.update(now=0.05, busy=100.1, own=10.05)
+    state.update(now=0.02, busy=100.04, own=10.02)
     assert monitor.others() is None            # too short to say
     # 0.5 s: the CPUs were busy 1.6 s, of which 0.9 s was this process
     state.update(now=0.5, busy=101.6, own=10.9)
@@ -166,6 +179,35 @@ def test_cpu_load_monitor_arithmetic():
     assert monitor.others() is None
 
 
+def test_cpu_load_monitor_reads_a_short_first_window_when_unambiguous():
+    """A first window shorter than MIN_WINDOW gives a reading only when the
+    tick error (a tick per CPU) cannot change the count of free CPUs."""
+    tick, n_cpus = CpuLoadMonitor.TICK, len(os.sched_getaffinity(0))
+    error = n_cpus * tick / 0.05
+    state = {"now": 0.0, "busy": 100.0, "own": 10.0}
+    monitor = CpuLoadMonitor(lambda: state["busy"],
+                             clock=lambda: state["now"],
+                             process_time=lambda: state["own"])
+    assert monitor.others() is None            # the window begins
+    # 0.05 s, others at a whole CPU: clear when the error stays under 0.5
+    state.update(now=0.05, busy=100.0 + 0.05 * n_cpus, own=10.0 + 0.05 * (n_cpus - 1))
+    if error < 0.5:
+        assert monitor.others() == pytest.approx(1.0)
+    else:
+        assert monitor.others() is None
+    # at the rounding boundary a short window waits for MIN_WINDOW
+    state = {"now": 0.0, "busy": 100.0, "own": 10.0}
+    monitor = CpuLoadMonitor(lambda: state["busy"],
+                             clock=lambda: state["now"],
+                             process_time=lambda: state["own"])
+    monitor.others()
+    others = n_cpus - 1.5   # free CPUs: 1 or 2, by the rounding
+    state.update(now=0.05, busy=100.0 + 0.05 * others, own=10.0)
+    assert monitor.others() is None
+    state.update(now=0.1, busy=100.0 + 0.1 * others, own=10.0)
+    assert monitor.others() == pytest.approx(others)
+
+
 def test_read_proc_stat_sums_the_given_cpus(tmp_path):
     path = tmp_path / "stat"
     path.write_text("cpu  9 9 9 9 9 9 9 9 0 0\n"
@@ -175,6 +217,9 @@ def test_read_proc_stat_sums_the_given_cpus(tmp_path):
     ticks = os.sysconf("SC_CLK_TCK")
     assert _read_proc_stat({0}, path) == pytest.approx(21 / ticks)
     assert _read_proc_stat({0, 1}, path) == pytest.approx(231 / ticks)
+    # nice time (processes of lowered priority) left out on request
+    assert _read_proc_stat({0, 1}, path, count_nice=False) == \
+        pytest.approx((231 - 22) / ticks)
     assert _read_proc_stat({0}, tmp_path / "missing") is None
 
 
