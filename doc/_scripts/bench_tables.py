@@ -203,6 +203,8 @@ def render_table(meta, task, records):
              "   :class: bench-table", ""]
     rows = [[title for title, _ in columns]]
     rows += [[cell(r) or "" for _, cell in columns] for r in records]
+    # "NDCG@10" would otherwise become an e-mail link
+    rows = [[text.replace("@", "\\@") for text in row] for row in rows]
     for row in rows:
         lines.append(f"   * - {row[0]}")
         lines += [f"     - {text}" if text else "     -" for text in row[1:]]
