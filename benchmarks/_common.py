@@ -521,11 +521,12 @@ def _git_commit(path):
         return "?"
 
 
-def write_json(path, args, results):
+def write_json(path, args, results, **fields):
     """Write ``results`` (a list of Result) with the run's arguments and
-    machine to ``path``; ``doc/_scripts/plot_benchmarks.py`` draws the
-    benchmarks page's charts from such files (benchmarks/results/)."""
-    write_records(path, args, [r.to_json() for r in results])
+    machine, and any further top-level ``fields`` (such as ``metric_name``),
+    to ``path``; ``doc/_scripts/plot_benchmarks.py`` draws the benchmarks
+    page's charts from such files (benchmarks/results/)."""
+    write_records(path, args, [r.to_json() for r in results], **fields)
 
 
 def write_records(path, args, records, baseline=None, **fields):

@@ -19,18 +19,28 @@ Every ONNX model outputs a float tensor of probabilities (no ZipMap) and
 runs with ``--n-jobs`` intra-op threads. Ratios are against skboost's
 predict and against XGBoost's ONNX model.
 
+``--json PATH`` writes the figures in the format of ``_common.py``'s
+result files (benchmarks/README.md): one record per model, library
+``skboost`` or ``xgboost`` and method ``predict_proba``, ``onnx (ml 3)``,
+``onnx (ml 5)`` or ``onnx``, with ``predict_s`` (the batch of ``n_test``
+rows, best of ``--repeat``), ``latency_s`` (the median single-row call),
+``rows_per_s`` and ``max_abs_diff_skboost`` (the largest difference of its
+probabilities from skboost's ``predict_proba``).
+
 Usage::
 
     python benchmarks/bench_onnx.py                       # 200,000 x 28, 100 trees of depth 8
+    python benchmarks/bench_onnx.py --json benchmarks/results/onnx.json
     python benchmarks/bench_onnx.py --n-rows 20000 --n-rounds 20   # smoke run
 """
 
 import argparse
+import importlib.metadata
 import time
 
 import numpy as np
 
-from _common import make_data
+from _common import make_data, write_records
 
 
 def parse_args():
@@ -43,6 +53,8 @@ def parse_args():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH",
+                        help="write the figures to this result file")
     return parser.parse_args()
 
 
@@ -134,6 +146,34 @@ def main():
         results[name] = (single_row_latency(function, X_test, args.calls),
                          batch_seconds(function, X_test, args.repeat), error)
     report(args, results)
+    if args.json:
+        write_records(args.json, args, json_records(args, results),
+                      versions=_versions("onnx", "onnxruntime", "onnxmltools"))
+
+
+def json_records(args, results):
+    """The records of the result file: one per model ("skboost onnx (ml
+    3)" is library skboost, method "onnx (ml 3)")."""
+    records = []
+    for name, (latency, batch, error) in results.items():
+        library, method = name.split(" ", 1)
+        records.append({
+            "library": library, "method": method, "task": "classification",
+            "predict_s": batch, "latency_s": latency,
+            "rows_per_s": args.n_test / batch, "n_rows": args.n_test,
+            "max_abs_diff_skboost": float(error)})
+    return records
+
+
+def _versions(*distributions):
+    """{distribution: version} of those installed."""
+    found = {}
+    for name in distributions:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 def report(args, results):

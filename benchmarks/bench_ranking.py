@@ -2,7 +2,7 @@
 ``XGBRanker`` (``rank:ndcg``) and LightGBM's ``LGBMRanker`` (``lambdarank``).
 
     python benchmarks/bench_ranking.py                        # 8,000 queries, 60 trees of depth 6
-    python benchmarks/bench_ranking.py --repeat 3 --json ranking.json
+    python benchmarks/bench_ranking.py --repeat 3 --json benchmarks/results/ranking.json
     python benchmarks/bench_ranking.py --n-queries 1000 --n-rounds 10   # smoke run
     python benchmarks/bench_ranking.py --baseline ../before --only skboost lightgbm
 
@@ -204,7 +204,7 @@ def main(argv=None):
             print(f"skboost {r.method}: fit "
                   f"{r.fit_s / base[r.method].fit_s:.2f}x baseline")
     if args.json:
-        write_json(args.json, args, results)
+        write_json(args.json, args, results, metric_name="NDCG@10")
     return results
 
 

@@ -2,6 +2,7 @@
 XGBoost's ``pred_contribs`` / ``pred_interactions``, on the same trees.
 
     python benchmarks/bench_shap.py                 # the two cases below, 2 threads
+    python benchmarks/bench_shap.py --json benchmarks/results/shap.json
     python benchmarks/bench_shap.py --cases depth8 --n-explain 100
 
 skboost fits the model (``hist``, the default method); its trees are then
@@ -14,6 +15,13 @@ largest value (XGBoost computes in float32).
 
 Cases: ``depth8``: 200 trees of depth 8 on 50 features (regression,
 ``make_regression``); ``depth12``: the same at depth 12.
+
+``--json PATH`` writes the figures in the format of ``_common.py``'s result
+files (benchmarks/README.md): per case and output, a record of each
+library (method e.g. "SHAP values, depth 8") with ``predict_s`` (the
+seconds of the one ``predict`` call), ``n_rows`` (the rows explained) and
+``leaves_per_tree``; skboost's record also has ``max_rel_diff`` (the
+largest difference from XGBoost's values over the largest value).
 """
 
 import argparse
@@ -22,8 +30,10 @@ import time
 
 import numpy as np
 
-from _common import format_table, make_data
+from _common import format_table, make_data, write_records
 
+OUTPUTS = {"contributions": "SHAP values",
+           "interactions": "interaction values"}
 CASES = {
     "depth8": dict(max_depth=8, n_estimators=200),
     "depth12": dict(max_depth=12, n_estimators=200),
@@ -124,15 +134,15 @@ def timed(function, *args, **kwargs):
 
 
 def run_case(case, args, data):
-    import xgboost
-
+    """The measurements of one case: a dict per output (contributions,
+    interactions) with both libraries' seconds."""
     ours, xgb_booster = fit_models(case, args, data)
     booster = ours.get_booster()
     xgb_booster.set_param({"nthread": args.n_jobs})
     X = data["X_test"]
     dmatrix = xgboost_matrix(X, args.n_jobs)
     leaves = np.mean([tree.n_leaves for tree in booster.trees])
-    rows = []
+    measured = []
     for what, flag in (("contributions", "pred_contribs"),
                        ("interactions", "pred_interactions")):
         if what == "interactions" and INTERACTION_ROWS[case]:
@@ -146,10 +156,36 @@ def run_case(case, args, data):
         t_ours, our_values = timed(booster.predict, X, **{flag: True})
         gap = float(np.abs(our_values - theirs_values).max()
                     / np.abs(theirs_values).max())
-        rows.append([case, what, f"{leaves:.0f}", X.shape[0], f"{t_ours:.3f}",
-                     f"{t_xgb:.3f}", f"{t_ours / t_xgb:.2f}",
-                     f"{1e3 * t_xgb / X.shape[0]:.2f}", f"{gap:.1e}"])
-    return rows
+        measured.append({"case": case, "output": what, "leaves": leaves,
+                         "rows": X.shape[0], "skboost_s": t_ours,
+                         "xgboost_s": t_xgb, "max_rel_diff": gap})
+    return measured
+
+
+def table_row(m):
+    return [m["case"], m["output"], f"{m['leaves']:.0f}", m["rows"],
+            f"{m['skboost_s']:.3f}", f"{m['xgboost_s']:.3f}",
+            f"{m['skboost_s'] / m['xgboost_s']:.2f}",
+            f"{1e3 * m['xgboost_s'] / m['rows']:.2f}",
+            f"{m['max_rel_diff']:.1e}"]
+
+
+def json_records(measured):
+    """The records of the result file: skboost's and XGBoost's of each case
+    and output (task "regression", the model's)."""
+    records = []
+    for m in measured:
+        method = (f"{OUTPUTS[m['output']]}, depth "
+                  f"{CASES[m['case']]['max_depth']}")
+        for library in ("skboost", "xgboost"):
+            record = {"library": library, "method": method,
+                      "task": "regression", "predict_s": m[f"{library}_s"],
+                      "n_rows": m["rows"],
+                      "leaves_per_tree": round(m["leaves"], 1)}
+            if library == "skboost":
+                record["max_rel_diff"] = m["max_rel_diff"]
+            records.append(record)
+    return records
 
 
 def parse_args(argv=None):
@@ -160,6 +196,8 @@ def parse_args(argv=None):
     parser.add_argument("--n-features", type=int, default=50)
     parser.add_argument("--n-explain", type=int, default=300)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--json", metavar="PATH",
+                        help="write the figures to this result file")
     return parser.parse_args(argv)
 
 
@@ -175,12 +213,15 @@ def main(argv=None):
           flush=True)
     data = make_data("regression", args.n_train, args.n_features,
                      n_test=args.n_explain, random_state=0)
-    rows = []
+    measured = []
     for case in args.cases:
-        rows += run_case(case, args, data)
+        measured += run_case(case, args, data)
     print(format_table(["case", "output", "leaves/tree", "rows",
                         "skboost s", "xgboost s", "ratio", "xgboost ms/row",
-                        "max |diff| / max |value|"], rows))
+                        "max |diff| / max |value|"],
+                       [table_row(m) for m in measured]))
+    if args.json:
+        write_records(args.json, args, json_records(measured))
 
 
 if __name__ == "__main__":

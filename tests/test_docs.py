@@ -115,12 +115,14 @@ def _html_tables(page):
 
 
 def _xgboost_reference(records, method, time):
-    """XGBoost's ``time`` for ``method``, else for hist, else for its only
+    """XGBoost's ``time`` for ``method``, else for the method it is a
+    variant of ("onnx" for "onnx (ml 3)"), else for hist, else for its only
     method (the reference the page states)."""
     xgboost = {r["method"]: r.get(time) for r in records
                if r["library"] == "xgboost"}
-    if method in xgboost or "hist" in xgboost:
-        return xgboost.get(method, xgboost.get("hist"))
+    for candidate in (method, re.sub(r" \(.*\)$", "", method), "hist"):
+        if candidate in xgboost:
+            return xgboost[candidate]
     return next(iter(xgboost.values())) if len(xgboost) == 1 else None
 
 
@@ -161,6 +163,39 @@ def test_benchmark_tables_show_their_result_files(site, path):
             else:
                 assert float(row[ratio]) == pytest.approx(
                     record[time] / base, abs=0.006)
+            _check_optional_cells(meta, records, record, header, row)
+
+
+def _number(text):
+    return float(text.replace(",", ""))
+
+
+def _check_optional_cells(meta, records, record, header, row):
+    """The columns a file has only in some benchmarks: the fit's busy
+    cores, a prediction's single-row latency (and its ratio to XGBoost's)
+    and throughput, and the metric under the file's name for it."""
+    metric_title = meta.get("metric_name") or {
+        "classification": "ROC AUC", "regression": "RMSE"}.get(
+        record["task"])
+    expected = {
+        "fit CPU": (record.get("fit_cores"), {"abs": 0.006}),
+        "1 row µs": (record.get("latency_s") and record["latency_s"] * 1e6,
+                     {"abs": 0.06}),
+        "rows/s": (record.get("rows_per_s"), {"abs": 1}),
+        # six decimals (ROC AUC) or six significant digits
+        metric_title: (record.get("metric"), {"abs": 1e-6, "rel": 1e-5})}
+    latency = record.get("latency_s")
+    base = _xgboost_reference(records, record["method"], "latency_s")
+    if latency is not None and base:
+        expected["1 row / XGBoost same method"] = (latency / base,
+                                                   {"abs": 0.006})
+    for title, (value, tolerance) in expected.items():
+        if value is None:
+            continue
+        assert title in header, (title, header)
+        assert _number(row[header.index(title)]) == pytest.approx(
+            value, **tolerance), (title, record)
+
 
 def test_math_is_served_by_the_site_itself(site):
     page = (site / "user_guide" / "model.html").read_text()

@@ -5,10 +5,12 @@ its charts (``benchmarks/results/*.json``, written by the benchmark scripts'
 Each result file becomes one rST table per task,
 ``doc/_build_charts/<file>_<task>_table.inc``, which ``doc/benchmarks.rst``
 pulls in with ``.. include::``. A row per record: library, method, fit
-seconds, the fit time relative to XGBoost's run of the same method (its
-``hist`` method where it has no such method: the reference of the charts),
-predict seconds, peak memory of the fit and its ratio to XGBoost's, and the
-accuracy metric; a column that no record of the file fills is left out. The
+seconds (and the cores the fit kept busy), the fit time relative to
+XGBoost's run of the same method (its ``hist`` method where it has no such
+method: the reference of the charts), predict seconds, the single-row
+latency and throughput of a prediction benchmark, peak memory of the fit
+and its ratio to XGBoost's, the accuracy metric and a few script-specific
+fields; a column that no record of the file fills is left out. The
 table's caption says how the figures were obtained: the command, the session
 or date, the machine, and whether the file was transcribed from an earlier
 hand-written table. ``doc/conf.py`` calls :func:`write_all` at every build,
@@ -24,10 +26,30 @@ from pathlib import Path
 
 from plot_benchmarks import NAMES, OUTPUT, RESULTS, reference
 
-METRIC_TITLES = {"classification": "ROC AUC", "regression": "RMSE"}
-# optional per-record fields shown when a file has them: (field, title)
+METRIC_TITLES = {"classification": "ROC AUC", "regression": "RMSE",
+                 "ranking": "NDCG@10", "multiclass": "log loss",
+                 "binary": "log loss"}
+
+
+def fmt_small(value):
+    return f"{value:.2g}"
+
+
+def fmt_leaves(value):
+    return f"{value:.0f}"
+
+
+# optional per-record fields shown when a file has them: (field, title,
+# format)
 EXTRA_FIELDS = [
-    ("max_abs_dpred", "max abs difference of predictions from XGBoost's"),
+    ("max_abs_dpred", "max abs difference of predictions from XGBoost's",
+     fmt_small),
+    ("max_abs_diff_skboost",
+     "max abs difference of probabilities from skboost's predict_proba",
+     fmt_small),
+    ("leaves_per_tree", "leaves per tree", fmt_leaves),
+    ("max_rel_diff", "max abs difference from XGBoost's / max abs value",
+     fmt_small),
 ]
 
 
@@ -39,7 +61,8 @@ def fmt_seconds(value):
 
 
 def fmt_ratio(value):
-    return f"{value:.2f}"
+    """Two decimals; two significant digits below 0.1 (0.0071, not 0.01)."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
 
 
 def fmt_metric(value, task):
@@ -52,11 +75,15 @@ def fmt_mb(value):
 
 
 def fmt_count(value):
-    return f"{value:,}"
+    return f"{value:,.0f}"
 
 
-def fmt_small(value):
-    return f"{value:.2g}"
+def fmt_cores(value):
+    return f"{value:.2f}"
+
+
+def fmt_microseconds(seconds):
+    return f"{seconds * 1e6:.1f}"
 
 
 def _ratio(value, base):
@@ -90,6 +117,23 @@ def ratio_columns(records, time):
     return columns
 
 
+def latency_columns(records):
+    """The single-row latency (microseconds), its ratio to XGBoost's run of
+    the same method, and the batch throughput (rows per second) of a
+    prediction benchmark that measured them."""
+    def cell(name, fmt):
+        return lambda r: None if r.get(name) is None else fmt(r[name])
+
+    def latency_ratio(r):
+        value = _ratio(r.get("latency_s"),
+                       reference(records, r["method"], "latency_s"))
+        return None if value is None else fmt_ratio(value)
+
+    return [("1 row µs", cell("latency_s", fmt_microseconds)),
+            ("1 row / XGBoost same method", latency_ratio),
+            ("rows/s", cell("rows_per_s", fmt_count))]
+
+
 def table_columns(records, task, metric_title=None):
     """Every column of the table: (title, function of a record giving its
     cell text or None)."""
@@ -107,19 +151,21 @@ def table_columns(records, task, metric_title=None):
     timed = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
     if timed == "predict_s":   # a prediction benchmark: its ratios first
         columns.append(("predict s", field("predict_s", fmt_seconds)))
-    columns.append(("fit s", field("fit_s", fmt_seconds)))
+    columns += [("fit s", field("fit_s", fmt_seconds)),
+                ("fit CPU", field("fit_cores", fmt_cores))]
     columns += [(title, ratio(f))
                 for title, f in ratio_columns(records, timed)]
     if timed == "fit_s":
         columns.append(("predict s", field("predict_s", fmt_seconds)))
+    columns += latency_columns(records)
     columns += [
         ("peak MB", field("peak_mb", fmt_mb)),
         ("peak MB / XGBoost same method", ratio(lambda r: _ratio(
             r.get("peak_mb"), reference(records, r["method"], "peak_mb")))),
         (metric_title or METRIC_TITLES.get(task, "metric"),
          field("metric", lambda value: fmt_metric(value, task)))]
-    columns += [(title, field(name, fmt_small))
-                for name, title in EXTRA_FIELDS]
+    columns += [(title, field(name, fmt))
+                for name, title, fmt in EXTRA_FIELDS]
     return [(title, cell) for title, cell in columns
             if any(cell(r) is not None for r in records)]
 
@@ -157,6 +203,8 @@ def render_table(meta, task, records):
              "   :class: bench-table", ""]
     rows = [[title for title, _ in columns]]
     rows += [[cell(r) or "" for _, cell in columns] for r in records]
+    # "NDCG@10" would otherwise become an e-mail link
+    rows = [[text.replace("@", "\\@") for text in row] for row in rows]
     for row in rows:
         lines.append(f"   * - {row[0]}")
         lines += [f"     - {text}" if text else "     -" for text in row[1:]]

@@ -25,7 +25,8 @@ OUTPUT = ROOT / "doc" / "_build_charts"
 NAMES = {"skboost": "skboost", "xgboost": "XGBoost", "lightgbm": "LightGBM",
          "sklearn": "scikit-learn"}
 COLORS = {"skboost": "#1f77b4", "xgboost": "#7f7f7f", "lightgbm": "#2ca02c",
-          "sklearn": "#ff7f0e"}
+          "sklearn": "#ff7f0e",
+          "skboost-base": "#9ecae1"}   # a build before a change (--baseline)
 
 
 def load_results(path):
@@ -39,10 +40,12 @@ def load_results(path):
 
 
 def reference(records, method, field):
-    """XGBoost's value of ``field`` for ``method``, else for hist, else for
-    its only method if it ran one."""
+    """XGBoost's value of ``field`` for ``method``, else for the method
+    that ``method`` is a variant of ("onnx" for "onnx (ml 3)"), else for
+    hist, else for its only method if it ran one."""
     xgboost = {r["method"]: r for r in records if r["library"] == "xgboost"}
-    chosen = xgboost.get(method) or xgboost.get("hist")
+    chosen = (xgboost.get(method) or xgboost.get(method.split(" (")[0])
+              or xgboost.get("hist"))
     if chosen is None and len(xgboost) == 1:
         chosen = next(iter(xgboost.values()))
     return None if chosen is None else chosen.get(field)
@@ -69,7 +72,8 @@ def draw_panel(ax, rows, title):
     ax.barh(labels, values, color=colors)
     ax.axvline(1.0, color="black", linewidth=0.8)
     for y, value in enumerate(values):
-        ax.text(value, y, f" {value:.2f}", va="center", fontsize=9)
+        text = f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+        ax.text(value, y, f" {text}", va="center", fontsize=9)
     ax.set_xlim(0, max(values) * 1.18)
     ax.set_title(title, fontsize=10)
     ax.tick_params(labelsize=9)
@@ -77,8 +81,9 @@ def draw_panel(ax, rows, title):
 
 
 def draw_case(records, title, path):
-    """One chart: fit time (or predict time where no fit was timed) and
-    peak memory, relative to XGBoost."""
+    """One chart: fit time (or predict time where no fit was timed), the
+    single-row latency and the peak memory where measured, relative to
+    XGBoost."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -86,6 +91,10 @@ def draw_case(records, title, path):
     panels = [(ratios(records, "fit_s"), "fit time / XGBoost's")]
     if not panels[0][0]:   # a prediction benchmark: no fits timed
         panels = [(ratios(records, "predict_s"), "predict time / XGBoost's")]
+    latency = ratios(records, "latency_s")
+    if latency:   # prediction of a batch and of one row
+        panels = [(panels[0][0], "batch predict time / XGBoost's"),
+                  (latency, "1-row latency / XGBoost's")]
     memory = ratios(records, "peak_mb")
     if memory:
         panels.append((memory, "peak memory / XGBoost's"))
@@ -109,7 +118,9 @@ def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
     for path in sorted(Path(results_dir).glob("*.json")):
         for task, records in load_results(path).items():
             target = output_dir / f"{path.stem}_{task}.png"
-            draw_case(records, f"{path.stem.replace('_', ' ')}, {task}", target)
+            name = path.stem.replace("_", " ")
+            draw_case(records, name if name == task else f"{name}, {task}",
+                      target)
             written.append(target)
     return written
 
