@@ -669,16 +669,16 @@ class _RoundWeights:
 
     Gradient pairs are kept unweighted in float32, and the weights are
     applied inside the finders' float64 sums (``in_sums``); a callable
-    objective that applies them itself gets them (``in_gradients``) and
-    the finders unit weights. Unweighted fits pass None to the finders and
-    share one array of ones (8 bytes a row). A row of weight 0 is the same
-    as no row at all: it never takes part (``positive``).
+    objective that applies them itself gets them (``sample_weight``) and
+    the finders unit weights. Unit weights are None (no array of ones: the
+    gradient kernels multiply by nothing, the finders skip the weights).
+    A row of weight 0 is the same as no row at all: it never takes part
+    (``positive``).
     """
 
     def __init__(self, weight, objective):
         unweighted = bool(np.all(weight == 1.0))
-        unit = weight if unweighted else np.ones(weight.shape[0])
-        self.in_gradients = unit
+        self.in_gradients = None
         self.in_sums = None if unweighted else weight
         if objective.applies_weights:
             objective.sample_weight = weight

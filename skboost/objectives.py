@@ -115,7 +115,8 @@ class Objective(ABC):
 
     @abstractmethod
     def gradient(self, y, raw, weight, gpair, n_threads):
-        """Fill ``gpair`` of shape (n_outputs, n_rows, 2) at margins ``raw``."""
+        """Fill ``gpair`` of shape (n_outputs, n_rows, 2) at margins ``raw``,
+        the pairs multiplied by ``weight`` (None: unit weights)."""
 
     def transform(self, raw):
         """Predictions (n_rows, n_outputs) from margins."""
@@ -597,7 +598,7 @@ class _Ranking(Objective):
             self.pair_method, self.num_pair, self.params["ndcg_exp_gain"],
             True, self.iteration, gpair[0], n_threads, row_key=self.row_key)
         self.iteration += 1
-        if not np.all(weight == 1.0):
+        if weight is not None and not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)
 
 
@@ -710,7 +711,8 @@ class CallableObjective(Objective):
         with np.errstate(over="ignore"):   # float32 overflow: the boosting
             gpair[:, :, 0] = grad          # loop names it (check_gradients)
             gpair[:, :, 1] = hess
-        if not self.takes_weight and not np.all(weight == 1.0):
+        if (not self.takes_weight and weight is not None
+                and not np.all(weight == 1.0)):
             gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
 
 
