@@ -1104,9 +1104,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                 f"data, but the data contains only one class: {self.classes_[0]!r}")
         sample_weight = class_weighted(self.class_weight, y, sample_weight, X)
         # class indices as float64, the labels' dtype in training: one array,
-        # not an int64 one and a float64 copy of it; the labels themselves
-        # are dropped (out of core, this fit held their only copy)
-        encoded = encoder.transform(y).astype(np.float64)
+        # not an int64 one and a float64 copy of it (out of core float32,
+        # exact for class indices: 4 bytes a row less); the labels
+        # themselves are dropped (out of core, this fit held the only copy)
+        encoded = encoder.transform(y).astype(
+            np.float32 if getattr(X, "out_of_core", False) else np.float64)
         del y
         return self._train(X, encoded, sample_weight,
                            self._objective_for(self.n_classes_),

@@ -31,6 +31,13 @@ from ._parallel cimport threads_for_work
 
 cdef double HESSIAN_FLOOR = 1e-16
 
+# Labels of the logistic kernel: float64, or float32 where every label is
+# one exactly (class indices out of core, 4 bytes a row); promoted to
+# double before any arithmetic, so both give the same pairs.
+ctypedef fused label_t:
+    float
+    double
+
 cdef inline const double* weight_pointer(const double[::1] weight):
     """Data pointer of the weights, NULL for None (unit weights: nothing
     multiplied, no array of ones kept)."""
@@ -84,7 +91,7 @@ def squared_error_gradient(const double[::1] y not None,        # IN (n,)
         gpair[i, 1] = <float> times_weight(1.0, w, i)
 
 
-def logistic_gradient(const double[::1] y not None,
+def logistic_gradient(const label_t[::1] y not None,
                       const double[::1] raw not None,
                       const double[::1] weight,
                       float[:, ::1] gpair not None,

@@ -86,6 +86,10 @@ class Objective(ABC):
     # Whether every row's unweighted hessian is the same constant in every
     # round (the approximate method then proposes its cuts once).
     constant_hessian = False
+    # Whether the gradient kernel also reads float32 labels: float32 labels
+    # (the out-of-core classifier's class indices) are then kept as they
+    # are, half the memory of float64, the same gradients.
+    float32_labels = False
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -96,7 +100,9 @@ class Objective(ABC):
 
     def prepare_labels(self, y):
         """Labels as the gradient kernel wants them; raise on invalid ones."""
-        y = np.ascontiguousarray(y, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=(
+            np.float32 if self.float32_labels
+            and np.asarray(y).dtype == np.float32 else np.float64))
         if not np.all(np.isfinite(y)):
             raise ValueError(f"{self.name} needs finite labels")
         return y
@@ -313,6 +319,7 @@ class _LogisticBase(_Elementwise):
     ``scale_pos_weight``."""
 
     loss_code = "logistic"
+    float32_labels = True
 
     def prepare_labels(self, y):
         y = super().prepare_labels(y)
