@@ -334,15 +334,16 @@ def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
     return position, hist, counts
 
 
+@pytest.mark.parametrize("position_dtype", [np.int16, np.int32])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_route_and_build_matches_naive(n_threads):
+def test_route_and_build_matches_naive(n_threads, position_dtype):
     rng = np.random.default_rng(0)
     n_rows, d, first, n = 900, 4, 200, 500
     widths = np.array([3, 5, 2, 9])
     bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
         np.uint8)
-    position = rng.integers(-1, 3, n_rows).astype(np.int32)
+    position = rng.integers(-1, 3, n_rows).astype(position_dtype)
     active = (rng.random(n_rows) < 0.8).astype(np.uint8)
     gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
     n_ids = 7
@@ -383,6 +384,17 @@ def test_route_and_build_rejects_bad_indices():
                         np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
                         np.empty((4, 2), np.int64), np.empty(4, np.int64),
                         np.empty(4, np.int32), True, True, 1)
+    with pytest.raises(ValueError, match="do not fit the dtype of position"):
+        route_and_build(page, 0, np.zeros(4, np.int16), np.ones(4, np.uint8),
+                        np.full(40000, -1, np.int32), np.zeros(40000, np.int32),
+                        np.zeros(40000, np.uint8), np.zeros(40000, np.int32),
+                        np.zeros(40000, np.int32), np.full(40000, -1, np.int64),
+                        np.array([2, 2], np.int32), bin_ptr,
+                        np.zeros((4, 2), np.float32), None, 1.0, 1.0,
+                        np.zeros((1, 6, 2), np.int64),
+                        np.zeros(40000, np.int64), np.empty((4, 2), np.int64),
+                        np.empty(4, np.int64), np.empty(4, np.int32), True,
+                        True, 1)
     with pytest.raises(ValueError, match="outside the data"):
         route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
                         np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,

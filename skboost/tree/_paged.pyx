@@ -26,7 +26,7 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport uint16_t
+from libc.stdint cimport int16_t, uint16_t
 
 from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
                       uint8_t, weight_pointer)
@@ -35,6 +35,12 @@ from .._parallel cimport threads_for_work
 ctypedef fused code_t:
     uint8_t
     uint16_t
+
+# A row's node id: int16 (2 bytes a row) when the tree's node ids fit,
+# int32 otherwise (``finders/paged.py`` chooses).
+ctypedef fused position_t:
+    int16_t
+    int32_t
 
 
 @cython.boundscheck(True)
@@ -61,6 +67,8 @@ def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
     n_ids = nodes[0].shape[0]
     if any(a.shape[0] != n_ids for a in nodes) or counts.shape[0] != n_ids:
         raise ValueError("the node arrays must have one entry per node id")
+    if n_ids > np.iinfo(np.asarray(position).dtype).max + 1:
+        raise ValueError("node ids do not fit the dtype of position")
     feature, split_bin, default_left, left, right, build_row = nodes
     split = np.asarray(feature) >= 0
     if np.any(np.asarray(feature)[split] >= n_features):
@@ -90,7 +98,7 @@ cdef enum:
 
 def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) row-major
                     Py_ssize_t row_offset,               # first row of the page
-                    int32_t[::1] position not None,      # IN/OUT (n_rows,) node id, -1: none
+                    position_t[::1] position not None,   # IN/OUT (n_rows,) node id, -1: none
                     const uint8_t[::1] active not None,  # IN (n_rows,) rows of the tree
                     const int32_t[::1] split_feature not None,  # IN (n_ids,) -1: not split now
                     const int32_t[::1] split_bin not None,      # IN (n_ids,)
@@ -158,7 +166,7 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) r
 
 
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
-                 int32_t[::1] position, const uint8_t[::1] active,
+                 position_t[::1] position, const uint8_t[::1] active,
                  const int32_t[::1] split_feature,
                  const int32_t[::1] split_bin,
                  const uint8_t[::1] default_left,
@@ -194,7 +202,7 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                 elif code < missing_code[feat]:
                     node = (left_child[node] if code <= split_bin[node]
                             else right_child[node])
-                position[r] = node
+                position[r] = <position_t> node
             t = -1
             if node >= 0 and active[r]:
                 per_thread[tid, node] += 1
