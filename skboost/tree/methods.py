@@ -229,29 +229,40 @@ def approx_cuts_once(X, weight, max_bin, n_threads):
     """A BinMapper holding the approximate method's cuts for hessians that
     never change: each column is presorted and proposed on (hessians =
     weights), one column at a time in ``n_threads`` threads."""
-    n_rows = X.shape[0]
-    hess = np.ones(n_rows) if weight is None else weight
+    return approx_cuts_of_columns(lambda j: X[:, j], X.shape[0], X.shape[1],
+                                  weight, max_bin, n_threads)
 
+
+def approx_cuts_of_columns(column, n_rows, n_features, weight, max_bin,
+                           n_threads):
+    """``approx_cuts_once`` on columns given one at a time: ``column(j)``
+    returns feature j's values (float32, NaN = missing), from X in core or
+    from the cache directory out of core (``skboost.external``)."""
     def sorted_column(j):
         if weight is not None:
-            return presort_dense(np.ascontiguousarray(X[:, j:j + 1]), 1)
+            values = np.ascontiguousarray(column(j), dtype=np.float32)
+            return presort_dense(values.reshape(-1, 1), 1)
         # unit hessians: which row holds a value does not matter, so a plain
-        # float sort (several times faster than the (value, row) key sort)
-        values = X[:, j]
-        values = np.sort(values[~np.isnan(values)] + np.float32(0.0))
+        # float sort (several times faster than the (value, row) key sort),
+        # every entry on one row of hessian 1 (no array of ones)
+        values = column(j)
+        values = values[~np.isnan(values)]    # a copy: changed in place
+        values += np.float32(0.0)             # -0.0 as 0.0
+        values.sort()
         return SortedColumns(np.array([0, values.shape[0]]), values,
-                             np.zeros(values.shape[0], dtype=np.int32),
-                             n_rows)
+                             np.zeros(values.shape[0], dtype=np.int32), 1)
+
+    hess = np.ones(1) if weight is None else weight
 
     def propose(j):
         column = sorted_column(j)
-        has_missing = np.diff(column.col_ptr) < n_rows
+        has_missing = np.array([column.col_ptr[1] < n_rows])
         cuts = propose_cuts(column, hess, value_bin_caps(max_bin, has_missing),
                             1)[0]
         return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
 
     with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-        proposals = list(pool.map(propose, range(X.shape[1])))
+        proposals = list(pool.map(propose, range(n_features)))
     mapper = BinMapper(max_bin)
     mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
     mapper._set_cuts([c for _, c in proposals])
