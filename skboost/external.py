@@ -109,6 +109,7 @@ class ExternalData:
         self._finalizer = None
         self._scan = None      # (key, _Scan) of the last fit
         self._paged = None     # (key, PagedMatrix) of the last binning
+        self._approx = None    # (key, BinMapper) of approx's cuts
 
     @classmethod
     def from_npy(cls, X_files, y_files, *, sample_weight_files=None,
@@ -214,7 +215,7 @@ default=None
         if self._finalizer is not None:
             self._finalizer()
         self._directory = self._finalizer = None
-        self._scan = self._paged = None
+        self._scan = self._paged = self._approx = None
 
     def __enter__(self):
         return self
@@ -254,10 +255,16 @@ default=None
         if y is not None:
             raise ValueError("with ExternalData, y comes from the chunks: "
                              "call fit(data) without y")
-        if estimator.tree_method != "hist":
+        if estimator.tree_method not in ("hist", "approx") or (
+                estimator.tree_method == "approx"
+                and estimator.approx_proposal != "global"):
             raise ValueError(
                 "out-of-core training (ExternalData) supports "
-                f"tree_method='hist' only, got {estimator.tree_method!r}")
+                "tree_method='hist' only, and 'approx' with "
+                "approx_proposal='global' for objectives of constant "
+                f"hessians; got tree_method={estimator.tree_method!r}"
+                + (f", approx_proposal={estimator.approx_proposal!r}"
+                   if estimator.tree_method == "approx" else ""))
         key = _conversion_key(estimator)
         if self._scan is None or self._scan[0] != key:
             if self._scan is not None:
@@ -270,12 +277,15 @@ default=None
         scan = self._scan[1]
         return ExternalTraining(self, scan), scan.y.load()
 
-    def _paged_matrix(self, scan, max_bin, weight, n_threads):
+    def _paged_matrix(self, scan, max_bin, weight, n_threads, approx=False):
         """The binned pages for training (pass 2), re-sketched first when
         the training weights differ from the chunks' (``class_weight``,
-        ``scale_pos_weight``)."""
+        ``scale_pos_weight``); ``approx``: on the approximate method's
+        cuts proposed once (``_approx_cuts``)."""
         mapper = scan.mapper
-        if not _same_weights(weight, scan.load_weights()):
+        if approx:
+            mapper = self._approx_mapper(scan, max_bin, weight, n_threads)
+        elif not _same_weights(weight, scan.load_weights()):
             mapper = _sketch_pass(self, scan, max_bin, weight, n_threads)
         key = (scan.key, _cuts_digest(mapper))
         if self._paged is not None and self._paged[0] == key:
@@ -287,6 +297,17 @@ default=None
         paged = _binning_pass(self, scan, mapper, n_threads)
         self._paged = (key, paged)
         return paged
+
+    def _approx_mapper(self, scan, max_bin, weight, n_threads):
+        """The approximate method's cuts (kept for the next fit with the
+        same bins and weights)."""
+        key = (scan.key, int(max_bin), None if weight is None else
+               zlib.adler32(np.ascontiguousarray(weight).view(np.uint8)))
+        if self._approx is None or self._approx[0] != key:
+            self._approx = None
+            self._approx = (key, _approx_cuts(self, scan, max_bin, weight,
+                                              n_threads))
+        return self._approx[1]
 
     def _predict_chunks(self):
         """X of every chunk, for prediction."""
@@ -320,12 +341,13 @@ class ExternalTraining:
     def __len__(self):
         return self.shape[0]
 
-    def paged_matrix(self, max_bin, weight, n_threads):
+    def paged_matrix(self, max_bin, weight, n_threads, approx=False):
         """The PagedMatrix for ``max_bin`` bins, sketched with ``weight``
-        (the finders' weights: None for unit weights)."""
+        (the finders' weights: None for unit weights); ``approx``: on the
+        cuts of ``tree_method="approx"`` proposed once."""
         release_free_memory()    # the fit's set-up (labels encoded, ...)
         paged = self.data._paged_matrix(self.scan, max_bin, weight,
-                                        n_threads)
+                                        n_threads, approx=approx)
         release_free_memory()    # the binning pass's chunks
         return paged
 
@@ -713,6 +735,73 @@ def _sketch_pass(data, scan, max_bin, weight, n_threads):
         start = stop
         del X       # before the next chunk is read
     return sketch.mapper()
+
+
+# Rows per block of the column file of ``_approx_cuts``: a block is
+# written transposed (its rows of feature 0, then of feature 1, ...).
+COLUMN_BLOCK_ROWS = 65536
+
+
+def _approx_cuts(data, scan, max_bin, weight, n_threads):
+    """The cuts of ``tree_method="approx"`` for hessians that never change
+    (``methods.approx_cuts_once``: every column sorted whole, its
+    hessian-weighted quantiles proposed), out of core: one more pass over
+    the chunks writes them column by column to a file of the cache
+    directory (blocks of ``COLUMN_BLOCK_ROWS`` rows, each transposed; as
+    many bytes as X in float32, removed after), then each column is read
+    back, sorted and proposed on, ``n_threads`` columns at a time."""
+    from .tree.methods import approx_cuts_of_columns
+
+    directory = data._cache_directory()
+    path = os.path.join(directory, f"columns-{os.getpid()}-{id(scan)}.f32")
+    try:
+        blocks = _write_columns(data, scan, path)
+        with open(path, "rb") as file:
+            def column(j):
+                out = np.empty(scan.n_rows, dtype=np.float32)
+                for offset, first, n in blocks:
+                    _read_exactly(file.fileno(), out[first:first + n],
+                                  offset + 4 * j * n)
+                return out
+
+            return approx_cuts_of_columns(column, scan.n_rows,
+                                          scan.n_features, weight, max_bin,
+                                          n_threads)
+    finally:
+        _remove(path)
+
+
+def _write_columns(data, scan, path):
+    """The chunks' values written block by block, each block transposed;
+    returns (file offset, first row, rows) of every block."""
+    blocks, offset, row = [], 0, 0
+    file = _open_cache_file(path)
+    try:
+        for _, X in _rescan_chunks(data, scan):
+            for start in range(0, X.shape[0], COLUMN_BLOCK_ROWS):
+                block = np.ascontiguousarray(
+                    X[start:start + COLUMN_BLOCK_ROWS].T)
+                _write_cache_file(file, path, block)
+                blocks.append((offset, row, block.shape[1]))
+                offset += block.nbytes
+                row += block.shape[1]
+            del X   # before the next chunk is read
+    finally:
+        try:
+            file.close()
+        except OSError as exc:
+            raise _cache_error(exc, os.path.dirname(path)) from exc
+    return blocks
+
+
+def _read_exactly(fd, out, offset):
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < view.nbytes:    # preadv may return fewer bytes
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got <= 0:
+            raise OSError(f"the column file of {fd} ended early")
+        done += got
 
 
 def _binning_pass(data, scan, mapper, n_threads):

@@ -99,6 +99,44 @@ def test_multiclass_and_class_weight_equal_in_core(tmp_path):
     assert_same_model(in_core, out)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_approx_global_equals_in_core(tmp_path, weighted):
+    """tree_method='approx' with global proposals and constant hessians:
+    the cuts are proposed once on every column sorted whole (written
+    column by column to the cache directory), the same cuts and model as
+    in core, continuous features included."""
+    X, _, signal = make_data(n=5000)
+    rng = np.random.default_rng(3)
+    y = signal + rng.normal(size=X.shape[0])
+    weight = rng.random(X.shape[0]) * 2 if weighted else None
+    params = dict(tree_method="approx", n_estimators=4, max_depth=4,
+                  max_bin=64, n_jobs=2)
+    expected = BoostRegressor(**params).fit(X, y, sample_weight=weight)
+    with ExternalData(chunked(X, y, weight, bounds=BOUNDS),
+                      cache_dir=tmp_path, page_bytes=4096) as data:
+        model = BoostRegressor(**params).fit(data)
+        left = sorted(os.listdir(tmp_path / os.listdir(tmp_path)[0]))
+    assert_same_model(model, expected)
+    assert not any(name.startswith("columns-") for name in left)
+
+
+def test_approx_needing_proposals_per_tree_is_an_error(tmp_path):
+    X, y, _ = make_data(n=2000)
+    with ExternalData(chunked(X, y, bounds=[0, 2000]),
+                      cache_dir=tmp_path) as data:
+        for params in (dict(tree_method="approx"),   # logistic: hessians move
+                       dict(tree_method="approx", subsample=0.5,
+                            objective="reg:squarederror")):
+            estimator = (BoostRegressor if "objective" in params
+                         else BoostClassifier)(n_estimators=2, **params)
+            with pytest.raises(ValueError, match="proposed again for every "
+                               "tree"):
+                estimator.fit(data)
+        with pytest.raises(ValueError, match="approx_proposal='local'"):
+            BoostClassifier(tree_method="approx",
+                            approx_proposal="local").fit(data)
+
+
 def test_pandas_and_sparse_chunks(tmp_path):
     pd = pytest.importorskip("pandas")
     X, y, _ = make_data(missing=0.0)

@@ -21,6 +21,8 @@ dense      hist, vector leaves   ``VectorHistFinder`` (one tree for all
                                  outputs, ``multi_output_tree``)
 paged      hist                  ``PagedHistFinder`` (binned pages on
                                  disk, ``skboost.ExternalData``)
+paged      approx, global        ``PagedHistFinder`` on cuts proposed
+                                 once (hessians that never change)
 =========  ====================  ======================================
 """
 
@@ -81,10 +83,11 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
     if isinstance(X, PagedMatrix) or hasattr(X, "paged_matrix"):
+        _check_paged(params, n_categories, vector_outputs, fixed_hessians)
         if not isinstance(X, PagedMatrix):   # ExternalData: bin now
-            X = X.paged_matrix(params.max_bin, weight, n_threads)
-        finder = _paged_hist(X, params, n_threads, weight, n_categories,
-                             vector_outputs)
+            X = X.paged_matrix(params.max_bin, weight, n_threads,
+                               approx=params.tree_method == "approx")
+        finder = PagedHistFinder(X, params, n_threads, weight=weight)
         return GrowthDriver(finder, params, _column_sampler(X, params, rng))
     kind = "sparse" if isinstance(X, SparseRows) else "dense"
     if vector_outputs:
@@ -127,19 +130,31 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
                             n_outputs, n_threads, weight=weight)
 
 
-def _paged_hist(X, params, n_threads, weight, n_categories, vector_outputs):
-    """The finder of binned pages on disk: the hist method, depth-wise or
-    lossguide, numeric features, one output per tree."""
+def _check_paged(params, n_categories, vector_outputs, fixed_hessians):
+    """What the finder of binned pages on disk grows: the hist method,
+    depth-wise or lossguide, numeric features, one output per tree; and
+    the approx method where it is hist on cuts proposed once (global
+    proposals, hessians that never change: ``_dense_global_approx``).
+    Proposing per tree would re-bin every row per tree, a pass over the
+    chunks each."""
+    approx = params.tree_method == "approx"
     unsupported = [what for what, present in (
         (f"tree_method={params.tree_method!r} (use 'hist')",
-         params.tree_method != "hist"),
+         params.tree_method not in ("hist", "approx")),
+        ("approx_proposal='local' (use 'global')",
+         approx and params.approx_proposal != "global"),
+        ("tree_method='approx' with hessians that change between rounds "
+         "or row subsampling (its cuts are proposed again for every tree, "
+         "a pass over the chunks each; use 'hist', or an objective of "
+         "constant hessians such as 'reg:squarederror' without subsample)",
+         approx and params.approx_proposal == "global"
+         and not fixed_hessians),
         ("categorical features", n_categories is not None),
         ("multi_strategy='multi_output_tree'", bool(vector_outputs)))
         if present]
     if unsupported:
         raise ValueError("out-of-core training (ExternalData) does not "
                          "support " + ", ".join(unsupported))
-    return PagedHistFinder(X, params, n_threads, weight=weight)
 
 
 # Each builder takes (X, params, n_threads) and the keywords weight,
