@@ -68,13 +68,15 @@ class ExternalData:
         Directory for the binned pages (a subdirectory is made and removed
         by :meth:`close`, or when the object is garbage collected). None:
         the system's temporary directory.
-    page_bytes : int, default=4194304
+    page_bytes : int, default=2097152
         Bytes of bin codes per page; two pages are in memory at once.
 
     Notes
     -----
-    Out of core, ``tree_method="hist"`` only (depth-wise or lossguide
-    growth, numeric features, one output per tree). Everything the scan
+    Out of core, ``tree_method="hist"`` (depth-wise or lossguide growth,
+    numeric features, one output per tree), and ``"approx"`` with global
+    proposals where its cuts are proposed once (objectives of constant
+    hessians, such as ``reg:squarederror``, without ``subsample``). Everything the scan
     learned is kept while the object lives, so several fits with the same
     ``max_bin``, ``missing`` and ``sparse_absent`` bin only once.
 

@@ -409,6 +409,45 @@ def test_route_and_build_matches_naive(n_threads, position_dtype):
             hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
 
 
+def test_route_and_build_by_histogram_matches_naive():
+    """Enough rows for two threads and 16 histograms of about equal rows:
+    the pass gives whole histograms to each thread (``by_histogram``)."""
+    rng = np.random.default_rng(1)
+    n, widths = 40000, np.array([7, 12, 5, 9])
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
+        np.uint8)
+    n_ids = 63                       # nodes 15..30 split into 31..62
+    position = rng.integers(15, 31, n).astype(np.int16)
+    position[rng.random(n) < 0.01] = -1
+    active = (rng.random(n) < 0.9).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(n, 2)).astype(np.float32)
+    feature = np.full(n_ids, -1, np.int32)
+    feature[15:31] = rng.integers(0, 4, 16)
+    split_bin = np.zeros(n_ids, np.int32)
+    split_bin[15:31] = rng.integers(0, 5, 16)
+    default_left = (rng.random(n_ids) < 0.5).astype(np.uint8)
+    left, right = np.zeros(n_ids, np.int32), np.zeros(n_ids, np.int32)
+    left[15:31], right[15:31] = np.arange(31, 63, 2), np.arange(32, 63, 2)
+    build_row = np.full(n_ids, -1, np.int64)
+    build_row[31:63:2] = rng.permutation(16)
+    arrays = (feature, split_bin, default_left, left, right, build_row)
+    hist = np.zeros((16, bin_ptr[-1], 2), np.int64)
+    counts = np.zeros(n_ids, np.int64)
+    got_position = position.copy()
+    route_and_build(page, 0, got_position, active, *arrays,
+                    (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
+                    1.0, hist, counts, np.empty((n, 2), np.int64),
+                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    2)
+    position_ref, hist_ref, counts_ref = naive_pass(
+        page, 0, position, active, arrays, bin_ptr, gpair)
+    np.testing.assert_array_equal(got_position, position_ref)
+    np.testing.assert_array_equal(counts, counts_ref)
+    for row in range(16):
+        np.testing.assert_array_equal(hist[row], hist_ref[row])
+
+
 def test_route_and_build_rejects_bad_indices():
     page = np.zeros((4, 2), np.uint8)
     bin_ptr = np.array([0, 3, 6], np.int64)

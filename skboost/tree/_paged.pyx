@@ -161,8 +161,14 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) r
     cdef const int64_t[::1] hist_start_view = hist_start
     _pack(row_offset, target[:n], gpair, weight, scale_g, scale_h,
           start_view, entry_row, qbuf, n_phase_threads)
+    cdef int add_threads = threads_for_work(n_threads, n * n_features)
+    # whole histograms per thread when there are enough and none holds
+    # more than a thread's share of the rows
+    cdef bint by_histogram = bool(add_threads > 1
+                        and np.count_nonzero(per_hist) >= 4 * add_threads
+                        and per_hist.max() * add_threads <= per_hist.sum())
     _add_page(page, entry_row, qbuf, hist_start_view, missing_code, bin_ptr,
-              hist, threads_for_work(n_threads, n * n_features))
+              hist, add_threads, by_histogram)
 
 
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
@@ -243,6 +249,31 @@ cdef void _pack(Py_ssize_t row_offset, const int64_t[::1] target,
             qbuf[dst, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
 
 
+cdef inline void _add_rows(const code_t[:, ::1] page,
+                           const int32_t[::1] entry_row,
+                           const int64_t[:, ::1] qbuf,
+                           Py_ssize_t first, Py_ssize_t last,
+                           const int32_t[::1] missing_code,
+                           const int64_t[::1] bin_ptr,
+                           int64_t* bins,
+                           Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+    """Entries ``first .. last`` of one histogram, features f0 .. f1."""
+    cdef Py_ssize_t j, f
+    cdef int64_t gq, hq
+    cdef int32_t code, row
+    for j in range(first, last):
+        if j + PREFETCH_ROWS < last:
+            prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
+        row = entry_row[j]
+        gq = qbuf[j, 0]
+        hq = qbuf[j, 1]
+        for f in range(f0, f1):
+            code = page[row, f]
+            if code <= missing_code[f]:
+                bins[2 * (bin_ptr[f] + code)] += gq
+                bins[2 * (bin_ptr[f] + code) + 1] += hq
+
+
 cdef void _add_page(const code_t[:, ::1] page,
                     const int32_t[::1] entry_row,
                     const int64_t[:, ::1] qbuf,
@@ -250,12 +281,14 @@ cdef void _add_page(const code_t[:, ::1] page,
                     const int32_t[::1] missing_code,
                     const int64_t[::1] bin_ptr,
                     int64_t[:, :, ::1] hist,
-                    int n_threads) noexcept:
-    """Phase B: thread g owns features [g F / T, (g + 1) F / T) and adds
-    histogram h's rows, ``hist_start[h]`` to ``hist_start[h + 1]``, to
-    their bins: row by row, each row's pair loaded once for all the
-    thread's features, which sit in the row's cache line (the in-core
-    kernel's row-wise order)."""
+                    int n_threads, bint by_histogram) noexcept:
+    """Phase B: histogram h's rows, ``hist_start[h]`` to
+    ``hist_start[h + 1]``, added to its bins row by row, each row's pair
+    loaded once for the features, which sit in the row's cache line (the
+    in-core kernel's row-wise order). ``by_histogram``: each thread takes
+    whole histograms (every row read once); otherwise thread g owns
+    features [g F / T, (g + 1) F / T) of every histogram.
+    Either way each bin has one writer: the sums do not depend on it."""
     cdef Py_ssize_t n_features = page.shape[1]
     cdef Py_ssize_t n_hist = hist_start.shape[0] - 1
     cdef int n_groups = <int> min(n_threads, n_features)
@@ -264,6 +297,13 @@ cdef void _add_page(const code_t[:, ::1] page,
     cdef int32_t code, row
     cdef int64_t* bins
     if n_groups < 1:
+        return
+    if by_histogram:
+        for h in prange(n_hist, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            _add_rows(page, entry_row, qbuf, hist_start[h],
+                      hist_start[h + 1], missing_code, bin_ptr,
+                      &hist[h, 0, 0], 0, n_features)
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):
