@@ -344,6 +344,51 @@ def test_unsupported_options(tmp_path):
         ExternalData([(X, y)])
 
 
+# -- memory -----------------------------------------------------------------
+
+def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
+    """The bound of doc/user_guide/out_of_core.rst for one output, unit
+    weights, int16 node ids: per row the labels, float64 margins, float32
+    gradient pairs, the node id and the positive-weight mask; the deepest
+    level's histograms (int64 pairs, at most 257 bins a feature); two pages
+    and a page's packed rows."""
+    per_row = label_bytes + 8 + 8 + 2 + 1
+    histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
+    pages = page_bytes * (2 + 28 / n_features)
+    return n_rows * per_row + histograms + pages
+
+
+@pytest.mark.parametrize("estimator, label_bytes", [
+    (BoostClassifier, 4),     # class indices as float32
+    (BoostRegressor, 8)])
+def test_memory_of_a_fit_follows_the_documented_bound(estimator,
+                                                      label_bytes):
+    """The peak of the arrays a fit allocates (tracemalloc, which sees
+    numpy's buffers; not the wall clock or the resident size) stays within
+    the documented bound, with 15% + 2 MB for small temporaries: an array
+    of 8 bytes a row more (an array of unit weights, a second copy of the
+    labels) would break it."""
+    import tracemalloc
+
+    n, d, depth, page_bytes = 1_000_000, 4, 4, 1 << 18
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(np.float64)
+    with ExternalData(chunked(X, y, bounds=[0, 250_000, 500_000, 750_000,
+                                            n]),
+                      page_bytes=page_bytes) as data:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            estimator(n_estimators=3, max_depth=depth, n_jobs=2).fit(data)
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+    bound = documented_bound(n, d, depth, page_bytes, label_bytes)
+    assert peak <= 1.15 * bound + 2e6, (peak / n, bound / n)
+    assert peak <= 2 * X.nbytes
+
+
 # -- the page kernel against a naive version ---------------------------------
 
 def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
