@@ -22,7 +22,7 @@ from skboost._openmp_helpers import check_n_threads
 cimport cython
 
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport exp, fmax, log1p, sqrt
 
@@ -31,10 +31,12 @@ from ._parallel cimport threads_for_work
 
 cdef double HESSIAN_FLOOR = 1e-16
 
-# Labels of the logistic kernel: float64, or float32 where every label is
-# one exactly (class indices out of core, 4 bytes a row); promoted to
-# double before any arithmetic, so both give the same pairs.
+# Labels of the logistic kernel: float64, or uint8 / float32 where every
+# label is one exactly (a classifier's class indices out of core, 1 or 4
+# bytes a row); promoted to double before any arithmetic, so all give the
+# same pairs.
 ctypedef fused label_t:
+    uint8_t
     float
     double
 

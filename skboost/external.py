@@ -68,7 +68,7 @@ class ExternalData:
         Directory for the binned pages (a subdirectory is made and removed
         by :meth:`close`, or when the object is garbage collected). None:
         the system's temporary directory.
-    page_bytes : int, default=2097152
+    page_bytes : int, default=1572864
         Bytes of bin codes per page; two pages are in memory at once.
 
     Notes

@@ -47,6 +47,10 @@ from . import _objectives, _ranking
 PRIOR_FLOOR = 1e-7
 
 # Parameters of the objectives, with XGBoost's defaults.
+# Label dtypes kept by objectives with ``compact_labels`` (the kernels'
+# ``label_t``): exact class indices in 1 or 4 bytes.
+COMPACT_LABEL_DTYPES = (np.dtype(np.uint8), np.dtype(np.float32))
+
 DEFAULT_PARAMS = {
     "huber_slope": 1.0,
     "quantile_alpha": 0.5,
@@ -86,10 +90,10 @@ class Objective(ABC):
     # Whether every row's unweighted hessian is the same constant in every
     # round (the approximate method then proposes its cuts once).
     constant_hessian = False
-    # Whether the gradient kernel also reads float32 labels: float32 labels
-    # (the out-of-core classifier's class indices) are then kept as they
-    # are, half the memory of float64, the same gradients.
-    float32_labels = False
+    # Whether the gradient kernel also reads uint8 and float32 labels: such
+    # labels (the out-of-core classifier's class indices) are then kept as
+    # they are, 1 or 4 bytes a row instead of 8, the same gradients.
+    compact_labels = False
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -100,9 +104,10 @@ class Objective(ABC):
 
     def prepare_labels(self, y):
         """Labels as the gradient kernel wants them; raise on invalid ones."""
+        dtype = np.asarray(y).dtype
         y = np.ascontiguousarray(y, dtype=(
-            np.float32 if self.float32_labels
-            and np.asarray(y).dtype == np.float32 else np.float64))
+            dtype if self.compact_labels and dtype in COMPACT_LABEL_DTYPES
+            else np.float64))
         if not np.all(np.isfinite(y)):
             raise ValueError(f"{self.name} needs finite labels")
         return y
@@ -319,7 +324,7 @@ class _LogisticBase(_Elementwise):
     ``scale_pos_weight``."""
 
     loss_code = "logistic"
-    float32_labels = True
+    compact_labels = True
 
     def prepare_labels(self, y):
         y = super().prepare_labels(y)

@@ -359,7 +359,7 @@ def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
 
 
 @pytest.mark.parametrize("estimator, label_bytes", [
-    (BoostClassifier, 4),     # class indices as float32
+    (BoostClassifier, 1),     # class indices as uint8
     (BoostRegressor, 8)])
 def test_memory_of_a_fit_follows_the_documented_bound(estimator,
                                                       label_bytes):
