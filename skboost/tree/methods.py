@@ -276,8 +276,11 @@ def approx_cuts_of_columns(column, n_rows, n_features, weight, max_bin,
                             1)[0]
         return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
 
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-        proposals = list(pool.map(propose, range(n_features)))
+    if n_threads <= 1:    # in the calling thread (and its allocator arena)
+        proposals = [propose(j) for j in range(n_features)]
+    else:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            proposals = list(pool.map(propose, range(n_features)))
     mapper = BinMapper(max_bin)
     mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
     mapper._set_cuts([c for _, c in proposals])
