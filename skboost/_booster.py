@@ -586,8 +586,8 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     if booster.vector_leaf:
         # one tree for every output, on all of their gradients
         for _ in range(n_parallel):
-            active = weights.positive & _row_sample(
-                X.shape[0], boost_params.subsample, rng)
+            active = _tree_rows(weights.positive, boost_params.subsample,
+                                rng)
             tree, leaf_rows = grower.grow(gpair, active)
             booster.add_tree(tree, 0)
             _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
@@ -605,8 +605,8 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     for group in range(booster.n_outputs):
         labels = y[:, group] if y.ndim == 2 else y
         for _ in range(n_parallel):
-            active = weights.positive & _row_sample(
-                X.shape[0], boost_params.subsample, rng)
+            active = _tree_rows(weights.positive, boost_params.subsample,
+                                rng)
             tree, leaf_rows = grower.grow(gpair[group], active)
             if objective.refit_leaves():
                 _refit_leaf_values(tree, X, labels, start[:, group], weight,
@@ -621,8 +621,7 @@ def _grow_class_trees(grower, booster, gpair, raw, X, weights, boost_params,
                       rng, n_workers):
     """One tree per class, ``n_workers`` at a time, each single-threaded;
     row samples drawn first in class order (the sequential loop's draws)."""
-    actives = [weights.positive & _row_sample(X.shape[0],
-                                              boost_params.subsample, rng)
+    actives = [_tree_rows(weights.positive, boost_params.subsample, rng)
                for _ in range(booster.n_outputs)]
 
     def finish(group, tree, leaf_rows):
@@ -669,16 +668,16 @@ class _RoundWeights:
 
     Gradient pairs are kept unweighted in float32, and the weights are
     applied inside the finders' float64 sums (``in_sums``); a callable
-    objective that applies them itself gets them (``in_gradients``) and
-    the finders unit weights. Unweighted fits pass None to the finders and
-    share one array of ones (8 bytes a row). A row of weight 0 is the same
-    as no row at all: it never takes part (``positive``).
+    objective that applies them itself gets them (``sample_weight``) and
+    the finders unit weights. Unit weights are None (no array of ones: the
+    gradient kernels multiply by nothing, the finders skip the weights).
+    A row of weight 0 is the same as no row at all: it never takes part
+    (``positive``).
     """
 
     def __init__(self, weight, objective):
         unweighted = bool(np.all(weight == 1.0))
-        unit = weight if unweighted else np.ones(weight.shape[0])
-        self.in_gradients = unit
+        self.in_gradients = None
         self.in_sums = None if unweighted else weight
         if objective.applies_weights:
             objective.sample_weight = weight
@@ -791,6 +790,15 @@ def _single_tree(tree, X):
 
 def _is_sparse(X):
     return sp.issparse(X) or isinstance(X, SparseRows)
+
+
+def _tree_rows(positive, subsample, rng):
+    """Rows of one tree: those of positive weight (``positive``), each
+    kept with probability ``subsample``; without sampling, ``positive``
+    itself (read only: no new array a tree)."""
+    if subsample >= 1.0:
+        return positive
+    return positive & _row_sample(positive.shape[0], subsample, rng)
 
 
 def _row_sample(n_rows, subsample, rng):

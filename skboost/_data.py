@@ -274,6 +274,10 @@ def check_weight(sample_weight, X, name="sample_weight"):
     within ``_limits.MAX_WEIGHT_SUM``."""
     if getattr(X, "out_of_core", False) and sample_weight is None:
         sample_weight = X.sample_weight    # from ExternalData's chunks
+        if sample_weight is None:
+            # unit weights as a read-only view of one 1.0: out of core,
+            # no array of ones (8 bytes a row) beside the per-row state
+            return np.broadcast_to(np.float64(1.0), (X.shape[0],))
     weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True)
     if not np.all(np.isfinite(weight)):

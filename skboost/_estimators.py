@@ -1093,8 +1093,10 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
             init_model)
         if y.ndim == 2:
             return self._fit_multilabel(X, y, sample_weight, evaluation)
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
+        labels = _label_values(y, X)
+        check_classification_targets(labels)
+        encoder = LabelEncoder().fit(labels)
+        del labels
         self._check_warm_start_classes(encoder.classes_)
         self.classes_ = encoder.classes_
         self.n_classes_ = len(self.classes_)
@@ -1104,9 +1106,13 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                 f"data, but the data contains only one class: {self.classes_[0]!r}")
         sample_weight = class_weighted(self.class_weight, y, sample_weight, X)
         # class indices as float64, the labels' dtype in training: one array,
-        # not an int64 one and a float64 copy of it
-        return self._train(X, encoder.transform(y).astype(np.float64),
-                           sample_weight,
+        # not an int64 one and a float64 copy of it (out of core uint8 or
+        # float32, exact for class indices: 7 or 4 bytes a row less); the
+        # labels themselves are dropped (out of core, this fit held the
+        # only copy)
+        encoded = _encode_labels(encoder, y, X)
+        del y
+        return self._train(X, encoded, sample_weight,
                            self._objective_for(self.n_classes_),
                            n_classes=self.n_classes_,
                            encode_labels=self._encode_eval_labels,
@@ -1458,6 +1464,32 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         if not output_margin:
             raw = self._prediction_objective().transform(raw)
         return raw[:, 0] if raw.shape[1] == 1 else raw
+
+
+def _label_values(y, X, block=1 << 16):
+    """What a classifier checks and learns its classes from: y itself in
+    core; out of core (ExternalData) its distinct values, gathered block
+    by block (the checks and the classes are the same for one-column y,
+    without copies of every label)."""
+    if not getattr(X, "out_of_core", False):
+        return y
+    return np.unique(np.concatenate(
+        [np.unique(y[start:start + block])
+         for start in range(0, y.shape[0], block)] or [y[:0]]))
+
+
+def _encode_labels(encoder, y, X, block=1 << 16):
+    """A classifier's class indices in training: float64 in core; out of
+    core (ExternalData) the narrowest exact dtype, encoded block by block
+    (no int64 array of every row's index beside the labels)."""
+    if not getattr(X, "out_of_core", False):
+        return encoder.transform(y).astype(np.float64)
+    dtype = np.uint8 if len(encoder.classes_) <= 256 else np.float32
+    encoded = np.empty(y.shape[0], dtype=dtype)
+    for start in range(0, y.shape[0], block):
+        encoded[start:start + block] = encoder.transform(
+            y[start:start + block])
+    return encoded
 
 
 def _external_queries(X, qid, group):

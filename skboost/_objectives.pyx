@@ -1,7 +1,8 @@
 """Per-row gradients and hessians of the built-in objectives.
 
-Each kernel writes float32 pairs ``gpair[i] = (g_i, h_i)`` (already
-multiplied by the sample weight) from float64 raw margins. The formulas:
+Each kernel writes float32 pairs ``gpair[i] = (g_i, h_i)`` (multiplied by
+the sample weight, when one is given: ``weight=None`` is unit weights,
+with no array of ones) from float64 raw margins. The formulas:
 
 - squared error, ``l = 1/2 (m - y)^2``: ``g = m - y``, ``h = 1``;
 - logistic, ``p = sigmoid(m)``: ``g = p - y``, ``h = max(p (1 - p), eps)``;
@@ -21,7 +22,7 @@ from skboost._openmp_helpers import check_n_threads
 cimport cython
 
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.math cimport exp, fmax, log1p, sqrt
 
@@ -29,6 +30,30 @@ from ._math cimport sigmoid
 from ._parallel cimport threads_for_work
 
 cdef double HESSIAN_FLOOR = 1e-16
+
+# Labels of the logistic kernel: float64, or uint8 / float32 where every
+# label is one exactly (a classifier's class indices out of core, 1 or 4
+# bytes a row); promoted to double before any arithmetic, so all give the
+# same pairs.
+ctypedef fused label_t:
+    uint8_t
+    float
+    double
+
+cdef inline const double* weight_pointer(const double[::1] weight):
+    """Data pointer of the weights, NULL for None (unit weights: nothing
+    multiplied, no array of ones kept)."""
+    if weight is None or weight.shape[0] == 0:
+        return NULL
+    return &weight[0]
+
+
+cdef inline double times_weight(double value, const double* w,
+                                Py_ssize_t i) noexcept nogil:
+    """``value * w[i]``, or ``value`` itself for unit weights (``w`` NULL;
+    the same bits: ``x * 1.0 == x``)."""
+    return value * w[i] if w != NULL else value
+
 
 cdef enum:
     # A row's gradient pair (an exp or a log, a division) counts as this
@@ -48,52 +73,56 @@ def _check_pairs(width):
 @cython.wraparound(True)
 def _check(n, *arrays):
     for a in arrays:
-        if a.shape[0] != n:
+        if a is not None and a.shape[0] != n:
             raise ValueError("all per-row arrays must have the same length")
 
 
 def squared_error_gradient(const double[::1] y not None,        # IN (n,)
                            const double[::1] raw not None,      # IN (n,)
-                           const double[::1] weight not None,   # IN (n,)
+                           const double[::1] weight,   # IN (n,)
                            float[:, ::1] gpair not None,        # OUT (n, 2)
                            int n_threads):
     n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
+    cdef const double* w = weight_pointer(weight)
     cdef Py_ssize_t i
     for i in prange(y.shape[0], nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads, 2 * y.shape[0])):
-        gpair[i, 0] = <float> ((raw[i] - y[i]) * weight[i])
-        gpair[i, 1] = <float> weight[i]
+        gpair[i, 0] = <float> times_weight(raw[i] - y[i], w, i)
+        gpair[i, 1] = <float> times_weight(1.0, w, i)
 
 
-def logistic_gradient(const double[::1] y not None,
+def logistic_gradient(const label_t[::1] y not None,
                       const double[::1] raw not None,
-                      const double[::1] weight not None,
+                      const double[::1] weight,
                       float[:, ::1] gpair not None,
                       int n_threads):
     n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
+    cdef const double* w = weight_pointer(weight)
     cdef Py_ssize_t i
     cdef double p
     for i in prange(y.shape[0], nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  ELEMENTWISE_WORK * y.shape[0])):
         p = sigmoid(raw[i])
-        gpair[i, 0] = <float> ((p - y[i]) * weight[i])
-        gpair[i, 1] = <float> (fmax(p * (1.0 - p), HESSIAN_FLOOR) * weight[i])
+        gpair[i, 0] = <float> times_weight(p - y[i], w, i)
+        gpair[i, 1] = <float> times_weight(
+            fmax(p * (1.0 - p), HESSIAN_FLOOR), w, i)
 
 
 def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class index
                      const double[:, ::1] raw not None,     # IN (n, K)
-                     const double[::1] weight not None,     # IN (n,)
+                     const double[::1] weight,     # IN (n,)
                      float[:, :, ::1] gpair not None,       # OUT (K, n, 2)
                      int n_threads):
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0], K = raw.shape[1]
     _check(n, raw, weight)
     _check_pairs(gpair.shape[2])
+    cdef const double* w = weight_pointer(weight)
     if gpair.shape[0] != K or gpair.shape[1] != n:
         raise ValueError("gpair must be (n_classes, n_rows, 2)")
     labels = np.asarray(y)
@@ -119,12 +148,12 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
                 total = total + shifted[k]
             for k in range(K):
                 p = shifted[k] / total
-                gpair[k, i, 0] = <float> ((p - (k == y[i])) * weight[i])
+                gpair[k, i, 0] = <float> times_weight(p - (k == y[i]), w, i)
                 curvature = 2.0 * p * (1.0 - p)
                 # fmax(curvature, HESSIAN_FLOOR), inline (the floor for NaN)
-                gpair[k, i, 1] = <float> (
-                    (curvature if curvature > HESSIAN_FLOOR
-                     else HESSIAN_FLOOR) * weight[i])
+                gpair[k, i, 1] = <float> times_weight(
+                    curvature if curvature > HESSIAN_FLOOR
+                    else HESSIAN_FLOOR, w, i)
         free(shifted)
     if out_of_memory:
         raise MemoryError("no memory for a row of class probabilities")
@@ -223,7 +252,7 @@ cdef inline GradientPair elementwise_pair(int loss, double y, double m,
 def elementwise_gradient(int loss,
                          const double[::1] y not None,        # IN (n,)
                          const double[::1] raw not None,      # IN (n,)
-                         const double[::1] weight not None,   # IN (n,)
+                         const double[::1] weight,   # IN (n,)
                          float[:, ::1] gpair not None,        # OUT (n, 2)
                          double param,
                          int n_threads):
@@ -234,11 +263,12 @@ def elementwise_gradient(int loss,
         raise ValueError(f"unknown element-wise loss code {loss}")
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
+    cdef const double* w = weight_pointer(weight)
     cdef Py_ssize_t i
     cdef GradientPair pair
     for i in prange(y.shape[0], nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  ELEMENTWISE_WORK * y.shape[0])):
         pair = elementwise_pair(loss, y[i], raw[i], param)
-        gpair[i, 0] = <float> (pair.g * weight[i])
-        gpair[i, 1] = <float> (pair.h * weight[i])
+        gpair[i, 0] = <float> times_weight(pair.g, w, i)
+        gpair[i, 1] = <float> times_weight(pair.h, w, i)

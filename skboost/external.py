@@ -10,8 +10,10 @@ same data in the same order on every call. A fit reads the chunks twice
 1. the scan: every chunk is converted as the estimator converts X (pandas
    columns, the ``missing`` marker, sparse matrices), checked against the
    first chunk (width, dtypes, column names), fingerprinted (row count
-   and a checksum), its labels, weights and query ids kept, and its
-   values pushed into the weighted quantile sketch, which streams over
+   and a checksum), its labels, weights and query ids appended to files
+   of ``cache_dir`` (read back at each fit: nothing per row stays in
+   memory between fits), and its values pushed into the weighted
+   quantile sketch, which streams over
    the rows in the blocks the in-core sketch uses, so the cut points are
    those of an in-core fit on the concatenated data;
 2. the binning: every chunk again, checked against its fingerprint, its
@@ -24,8 +26,10 @@ is per-row state (labels, weights, gradients, margins, each row's node)
 and the histograms; see :doc:`/user_guide/out_of_core` for the bound.
 """
 
+import ctypes
 import os
 import shutil
+import sys
 import tempfile
 import weakref
 import zlib
@@ -64,13 +68,15 @@ class ExternalData:
         Directory for the binned pages (a subdirectory is made and removed
         by :meth:`close`, or when the object is garbage collected). None:
         the system's temporary directory.
-    page_bytes : int, default=4194304
+    page_bytes : int, default=1572864
         Bytes of bin codes per page; two pages are in memory at once.
 
     Notes
     -----
-    Out of core, ``tree_method="hist"`` only (depth-wise or lossguide
-    growth, numeric features, one output per tree). Everything the scan
+    Out of core, ``tree_method="hist"`` (depth-wise or lossguide growth,
+    numeric features, one output per tree), and ``"approx"`` with global
+    proposals where its cuts are proposed once (objectives of constant
+    hessians, such as ``reg:squarederror``, without ``subsample``). Everything the scan
     learned is kept while the object lives, so several fits with the same
     ``max_bin``, ``missing`` and ``sparse_absent`` bin only once.
 
@@ -105,6 +111,7 @@ class ExternalData:
         self._finalizer = None
         self._scan = None      # (key, _Scan) of the last fit
         self._paged = None     # (key, PagedMatrix) of the last binning
+        self._approx = None    # (key, BinMapper) of approx's cuts
 
     @classmethod
     def from_npy(cls, X_files, y_files, *, sample_weight_files=None,
@@ -134,11 +141,13 @@ default=None
                                   "qid_files"))
 
         def chunks():
+            # no local names the chunk: once the caller drops it, its
+            # memory-mapped pages leave the process
             for k, x_file in enumerate(lists[0]):
-                X = np.load(x_file, mmap_mode="r" if mmap else None)
-                yield (X, np.load(lists[1][k])) + tuple(
-                    None if files is None else np.load(files[k])
-                    for files in lists[2:])
+                yield ((np.load(x_file, mmap_mode="r" if mmap else None),
+                        np.load(lists[1][k]))
+                       + tuple(None if files is None else np.load(files[k])
+                               for files in lists[2:]))
 
         return cls(chunks, cache_dir=cache_dir, page_bytes=page_bytes)
 
@@ -208,7 +217,7 @@ default=None
         if self._finalizer is not None:
             self._finalizer()
         self._directory = self._finalizer = None
-        self._scan = self._paged = None
+        self._scan = self._paged = self._approx = None
 
     def __enter__(self):
         return self
@@ -229,7 +238,12 @@ default=None
             raise TypeError("chunks() must return an iterator or iterable of "
                             f"tuples: {exc}") from None
         for index, item in enumerate(iterator):
-            yield _Chunk.from_item(index, item)
+            chunk = _Chunk.from_item(index, item)
+            # no reference kept here while the next chunk is read: one
+            # chunk in memory at a time (memory-mapped pages included)
+            del item
+            yield chunk
+            del chunk
 
     def _check_for_estimator(self, estimator, *, y, reset, y_numeric=False,
                              multi_output=False):
@@ -243,26 +257,37 @@ default=None
         if y is not None:
             raise ValueError("with ExternalData, y comes from the chunks: "
                              "call fit(data) without y")
-        if estimator.tree_method != "hist":
+        if estimator.tree_method not in ("hist", "approx") or (
+                estimator.tree_method == "approx"
+                and estimator.approx_proposal != "global"):
             raise ValueError(
                 "out-of-core training (ExternalData) supports "
-                f"tree_method='hist' only, got {estimator.tree_method!r}")
+                "tree_method='hist' only, and 'approx' with "
+                "approx_proposal='global' for objectives of constant "
+                f"hessians; got tree_method={estimator.tree_method!r}"
+                + (f", approx_proposal={estimator.approx_proposal!r}"
+                   if estimator.tree_method == "approx" else ""))
         key = _conversion_key(estimator)
         if self._scan is None or self._scan[0] != key:
+            if self._scan is not None:
+                self._scan[1].remove()
             self._scan = None
             self._scan = (key, _scan(self, estimator, y_numeric,
                                      multi_output))
         else:
             _restore_feature_info(estimator, self._scan[1])
         scan = self._scan[1]
-        return ExternalTraining(self, scan), scan.y
+        return ExternalTraining(self, scan), scan.y.load()
 
-    def _paged_matrix(self, scan, max_bin, weight, n_threads):
+    def _paged_matrix(self, scan, max_bin, weight, n_threads, approx=False):
         """The binned pages for training (pass 2), re-sketched first when
         the training weights differ from the chunks' (``class_weight``,
-        ``scale_pos_weight``)."""
+        ``scale_pos_weight``); ``approx``: on the approximate method's
+        cuts proposed once (``_approx_cuts``)."""
         mapper = scan.mapper
-        if not _same_weights(weight, scan.sample_weight):
+        if approx:
+            mapper = self._approx_mapper(scan, max_bin, weight, n_threads)
+        elif not _same_weights(weight, scan.load_weights()):
             mapper = _sketch_pass(self, scan, max_bin, weight, n_threads)
         key = (scan.key, _cuts_digest(mapper))
         if self._paged is not None and self._paged[0] == key:
@@ -275,6 +300,17 @@ default=None
         self._paged = (key, paged)
         return paged
 
+    def _approx_mapper(self, scan, max_bin, weight, n_threads):
+        """The approximate method's cuts (kept for the next fit with the
+        same bins and weights)."""
+        key = (scan.key, int(max_bin), None if weight is None else
+               zlib.adler32(np.ascontiguousarray(weight).view(np.uint8)))
+        if self._approx is None or self._approx[0] != key:
+            self._approx = None
+            self._approx = (key, _approx_cuts(self, scan, max_bin, weight,
+                                              n_threads))
+        return self._approx[1]
+
     def _predict_chunks(self):
         """X of every chunk, for prediction."""
         for chunk in self._iterate():
@@ -283,8 +319,9 @@ default=None
 
 class ExternalTraining:
     """What ``fit`` trains on out of core: the scanned rows' count and
-    width, their weights and query ids, and the binned pages on demand
-    (``make_grower`` calls :meth:`paged_matrix`)."""
+    width, their weights and query ids (read back from the cache
+    directory when asked: this object holds no per-row array), and the
+    binned pages on demand (``make_grower`` calls :meth:`paged_matrix`)."""
 
     out_of_core = True
 
@@ -292,16 +329,29 @@ class ExternalTraining:
         self.data = data
         self.scan = scan
         self.shape = (scan.n_rows, scan.n_features)
-        self.sample_weight = scan.sample_weight
-        self.qid = scan.qid
+
+    @property
+    def sample_weight(self):
+        """The chunks' sample weights (float64), None if they had none."""
+        return self.scan.load_weights()
+
+    @property
+    def qid(self):
+        """The chunks' query ids, None if they had none."""
+        return None if self.scan.qid is None else self.scan.qid.load()
 
     def __len__(self):
         return self.shape[0]
 
-    def paged_matrix(self, max_bin, weight, n_threads):
+    def paged_matrix(self, max_bin, weight, n_threads, approx=False):
         """The PagedMatrix for ``max_bin`` bins, sketched with ``weight``
-        (the finders' weights: None for unit weights)."""
-        return self.data._paged_matrix(self.scan, max_bin, weight, n_threads)
+        (the finders' weights: None for unit weights); ``approx``: on the
+        cuts of ``tree_method="approx"`` proposed once."""
+        release_free_memory()    # the fit's set-up (labels encoded, ...)
+        paged = self.data._paged_matrix(self.scan, max_bin, weight,
+                                        n_threads, approx=approx)
+        release_free_memory()    # the binning pass's chunks
+        return paged
 
     def row_keys(self, weight, salt, n_threads):
         """The ranker's tie-break key of every row (``_ranking.row_keys``,
@@ -317,6 +367,7 @@ class ExternalTraining:
             keys[start:stop] = row_keys(X, weight[start:stop], salt,
                                         n_threads)
             start = stop
+            del X   # before the next chunk is read
         return keys
 
 
@@ -347,13 +398,22 @@ class _Scan:
     key: tuple
     n_rows: int
     n_features: int
-    y: np.ndarray
-    sample_weight: object          # float64 array, or None
-    qid: object                    # array, or None
+    y: "_RowStore"
+    sample_weight: object          # _RowStore of float64, or None
+    qid: object                    # _RowStore, or None
     fingerprints: list             # (rows, checksum) per chunk
     mapper: BinMapper              # cut points sketched on the chunks
     estimator_state: dict          # n_features_in_, feature_names_in_, ...
     converter: object              # the estimator's conversion settings
+
+    def load_weights(self):
+        return None if self.sample_weight is None else self.sample_weight.load()
+
+    def remove(self):
+        """Remove the files of the labels, weights and query ids."""
+        for store in (self.y, self.sample_weight, self.qid):
+            if store is not None:
+                store.remove()
 
 
 def _conversion_key(estimator):
@@ -426,71 +486,209 @@ def _fingerprint(X, y):
 
 
 def _scan(data, estimator, y_numeric, multi_output):
-    """Pass 1 (see the module docstring)."""
+    """Pass 1 (see the module docstring); the files of the labels, weights
+    and query ids are removed on any error."""
     from ._threads import effective_n_threads
 
     n_threads = effective_n_threads(estimator.n_jobs)
-    first_signature = None
-    ys, weights, qids, fingerprints = [], [], [], []
-    sketch = None
-    for chunk in data._iterate():
-        signature = _dtype_signature(chunk.X)
-        if first_signature is None:
-            first_signature = signature
-        elif signature != first_signature:
-            raise ValueError(
-                f"chunk {chunk.index} has dtypes {signature[1:]} ({signature[0]}), "
-                f"the first chunk {first_signature[1:]} ({first_signature[0]}): "
-                "every chunk must have the same kind and dtypes")
-        X, y = _convert(estimator, chunk, chunk.index == 0, y_numeric,
-                        multi_output)
-        _check_chunk_extras(chunk, X.shape[0], weights, qids)
+    stores = _ScanStores(data)
+    try:
+        first_signature = None
+        fingerprints = []
+        sketch = None
+        for chunk in data._iterate():
+            signature = _dtype_signature(chunk.X)
+            if first_signature is None:
+                first_signature = signature
+            elif signature != first_signature:
+                raise ValueError(
+                    f"chunk {chunk.index} has dtypes {signature[1:]} "
+                    f"({signature[0]}), the first chunk {first_signature[1:]} "
+                    f"({first_signature[0]}): every chunk must have the same "
+                    "kind and dtypes")
+            X, y = _convert(estimator, chunk, chunk.index == 0, y_numeric,
+                            multi_output)
+            weight = stores.add_extras(chunk, X.shape[0])
+            if sketch is None:
+                sketch = StreamingSketch(X.shape[1], estimator.max_bin,
+                                         weighted=weight is not None,
+                                         n_threads=n_threads)
+            sketch.push(X, weight)
+            stores.y.append(y)
+            fingerprints.append(_fingerprint(X, y))
+            del chunk, X, y, weight   # before the next chunk is read
         if sketch is None:
-            sketch = StreamingSketch(X.shape[1], estimator.max_bin,
-                                     weighted=chunk.sample_weight is not None,
-                                     n_threads=n_threads)
-        sketch.push(X, weights[-1] if weights else None)
-        ys.append(y)
-        fingerprints.append(_fingerprint(X, y))
-    if sketch is None:
-        raise ValueError("chunks() yielded no chunk: ExternalData needs at "
-                         "least one chunk of rows")
-    y = np.concatenate(ys) if len(ys) > 1 else ys[0]
-    del ys
+            raise ValueError("chunks() yielded no chunk: ExternalData needs "
+                             "at least one chunk of rows")
+        stores.finish()
+    except BaseException:
+        stores.remove()
+        raise
     state = {name: getattr(estimator, name) for name in _FEATURE_STATE
              if hasattr(estimator, name)}
-    return _Scan(key=_conversion_key(estimator), n_rows=y.shape[0],
-                 n_features=sketch.n_features, y=y,
-                 sample_weight=np.concatenate(weights) if weights else None,
-                 qid=np.concatenate(qids) if qids else None,
+    release_free_memory()
+    return _Scan(key=_conversion_key(estimator), n_rows=stores.y.n_rows,
+                 n_features=sketch.n_features, y=stores.y,
+                 sample_weight=stores.weight, qid=stores.qid,
                  fingerprints=fingerprints, mapper=sketch.mapper(),
                  estimator_state=state, converter=(estimator, y_numeric,
                                                    multi_output))
 
 
-def _check_chunk_extras(chunk, n_rows, weights, qids):
-    """The chunk's sample weights and query ids: one per row, given for
-    every chunk or for none."""
-    for name, value, kept in (("sample_weight", chunk.sample_weight, weights),
-                              ("qid", chunk.qid, qids)):
-        if chunk.index > 0 and (value is not None) != bool(kept):
-            raise ValueError(
-                f"chunk {chunk.index} {'has no' if value is None else 'has'} "
-                f"{name}, unlike the first chunk: give {name} in every "
-                "chunk or in none")
-        if value is None:
-            continue
-        value = np.asarray(value)
-        if value.shape != (n_rows,):
-            raise ValueError(
-                f"chunk {chunk.index}: {name} has shape {value.shape}, "
-                f"expected ({n_rows},), one per row of X")
-        if name == "sample_weight":
-            value = value.astype(np.float64)
-            if not np.all(np.isfinite(value)) or np.any(value < 0):
-                raise ValueError(f"chunk {chunk.index}: sample_weight must "
-                                 "be finite and non-negative")
-        kept.append(value)
+class _ScanStores:
+    """The labels, sample weights and query ids of the scan, each gathered
+    chunk by chunk into a ``_RowStore`` under the cache directory; weights
+    and query ids given for every chunk or for none."""
+
+    def __init__(self, data):
+        directory = data._cache_directory()
+        prefix = os.path.join(directory, f"rows-{os.getpid()}-{id(self)}")
+        self.y = _RowStore(prefix + "-y.bin")
+        self.weight = self.qid = None
+        self._prefix = prefix
+
+    def add_extras(self, chunk, n_rows):
+        """Store the chunk's weights and query ids (checked: one per row);
+        returns its weights (float64) or None."""
+        weight = None
+        for name in ("sample_weight", "qid"):
+            value = getattr(chunk, name)
+            kept = getattr(self, "weight" if name == "sample_weight" else name)
+            if chunk.index > 0 and (value is not None) != (kept is not None):
+                raise ValueError(
+                    f"chunk {chunk.index} "
+                    f"{'has no' if value is None else 'has'} {name}, unlike "
+                    f"the first chunk: give {name} in every chunk or in none")
+            if value is None:
+                continue
+            value = _checked_extra(chunk.index, name, value, n_rows)
+            if kept is None:
+                kept = _RowStore(f"{self._prefix}-{name}.bin")
+                setattr(self, "weight" if name == "sample_weight" else name,
+                        kept)
+            kept.append(value)
+            if name == "sample_weight":
+                weight = value
+        return weight
+
+    def _all(self):
+        return [s for s in (self.y, self.weight, self.qid) if s is not None]
+
+    def finish(self):
+        for store in self._all():
+            store.finish()
+
+    def remove(self):
+        for store in self._all():
+            store.remove()
+
+
+def _checked_extra(index, name, value, n_rows):
+    """A chunk's sample weights (float64, finite, non-negative) or query
+    ids, one per row."""
+    value = np.asarray(value)
+    if value.shape != (n_rows,):
+        raise ValueError(
+            f"chunk {index}: {name} has shape {value.shape}, "
+            f"expected ({n_rows},), one per row of X")
+    if name == "sample_weight":
+        value = value.astype(np.float64)
+        if not np.all(np.isfinite(value)) or np.any(value < 0):
+            raise ValueError(f"chunk {index}: sample_weight must "
+                             "be finite and non-negative")
+    return value
+
+
+class _RowStore:
+    """A per-row array (labels, weights or query ids) gathered chunk by
+    chunk into a file, read back whole by :meth:`load` (at each fit), so
+    that it takes no memory between fits and a fit holds one copy only.
+
+    Kept in memory instead when it cannot be one flat file: object arrays
+    (string labels), or chunks of different dtypes or shapes (their
+    concatenation, as ``np.concatenate`` gives it).
+
+    Parameters
+    ----------
+    path : str
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.n_rows = 0
+        self.dtype = self.tail = None
+        self._file = None
+        self._memory = None     # chunks (then their concatenation)
+
+    def append(self, values):
+        values = np.asarray(values)
+        if self._memory is None and self._file is None and self.n_rows == 0:
+            if values.dtype.hasobject:
+                self._memory = []
+            else:
+                self.dtype, self.tail = values.dtype, values.shape[1:]
+                self._file = _open_cache_file(self.path)
+        if self._memory is None and (values.dtype != self.dtype
+                                     or values.shape[1:] != self.tail):
+            self._memory = [self.load()]       # of another dtype: in memory
+            self._close()
+            _remove(self.path)
+        if self._memory is not None:
+            self._memory.append(values)
+        else:
+            _write_cache_file(self._file, self.path,
+                              np.ascontiguousarray(values))
+        self.n_rows += values.shape[0]
+
+    def finish(self):
+        """No more chunks: the file closed (or the chunks concatenated)."""
+        self._close()
+        if self._memory is not None and len(self._memory) != 1:
+            self._memory = [np.concatenate(self._memory)]
+
+    def load(self):
+        """The whole array (a new one from the file at each call)."""
+        if self._memory is not None:
+            return (self._memory[0] if len(self._memory) == 1
+                    else np.concatenate(self._memory))
+        if self._file is not None:
+            self._file.flush()
+        values = np.fromfile(self.path, dtype=self.dtype)
+        return values.reshape((-1,) + self.tail)
+
+    def _close(self):
+        if self._file is not None:
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError as exc:
+                raise _cache_error(exc, os.path.dirname(self.path)) from exc
+
+    def remove(self):
+        self._close()
+        _remove(self.path)
+        self._memory = None
+
+
+def _open_cache_file(path):
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise _cache_error(exc, os.path.dirname(path)) from exc
+
+
+def _write_cache_file(file, path, array):
+    try:
+        file.write(array.reshape(-1).view(np.uint8))
+    except OSError as exc:
+        raise _cache_error(exc, os.path.dirname(path)) from exc
+
+
+def _cache_error(exc, directory):
+    """The OSError of a failed write under the cache directory."""
+    return OSError(exc.errno, f"writing to {directory} failed "
+                   f"({exc.strerror or exc}): is cache_dir full or not "
+                   "writable? Give ExternalData another cache_dir")
 
 
 def _rescan_chunks(data, scan):
@@ -516,7 +714,10 @@ def _rescan_chunks(data, scan):
                 f"{expected[0]}); chunks() must yield the same data in the "
                 "same order on every call")
         count += 1
-        yield chunk.index, X
+        index = chunk.index
+        del chunk, y    # one chunk in memory at a time
+        yield index, X
+        del X
     if count != len(scan.fingerprints):
         raise ValueError(
             f"chunks() yielded {count} chunks on a second pass, "
@@ -534,7 +735,78 @@ def _sketch_pass(data, scan, max_bin, weight, n_threads):
         stop = start + X.shape[0]
         sketch.push(X, None if weight is None else weight[start:stop])
         start = stop
+        del X       # before the next chunk is read
     return sketch.mapper()
+
+
+# Rows per block of the column file of ``_approx_cuts``: a block is
+# written transposed (its rows of feature 0, then of feature 1, ...).
+COLUMN_BLOCK_ROWS = 65536
+
+
+def _approx_cuts(data, scan, max_bin, weight, n_threads):
+    """The cuts of ``tree_method="approx"`` for hessians that never change
+    (``methods.approx_cuts_once``: every column sorted whole, its
+    hessian-weighted quantiles proposed), out of core: one more pass over
+    the chunks writes them column by column to a file of the cache
+    directory (blocks of ``COLUMN_BLOCK_ROWS`` rows, each transposed; as
+    many bytes as X in float32, removed after), then each column is read
+    back, sorted and proposed on (in the calling thread)."""
+    from .tree.methods import approx_cuts_of_columns
+
+    directory = data._cache_directory()
+    path = os.path.join(directory, f"columns-{os.getpid()}-{id(scan)}.f32")
+    try:
+        blocks = _write_columns(data, scan, path)
+        with open(path, "rb") as file:
+            def column(j):
+                out = np.empty(scan.n_rows, dtype=np.float32)
+                for offset, first, n in blocks:
+                    _read_exactly(file.fileno(), out[first:first + n],
+                                  offset + 4 * j * n)
+                return out
+
+            # in this thread: worker threads' allocator arenas would keep
+            # the columns' memory (25 MiB at 2 million rows) after they
+            # end; one thread costs 0.2 s there
+            return approx_cuts_of_columns(column, scan.n_rows,
+                                          scan.n_features, weight, max_bin,
+                                          1)
+    finally:
+        _remove(path)
+
+
+def _write_columns(data, scan, path):
+    """The chunks' values written block by block, each block transposed;
+    returns (file offset, first row, rows) of every block."""
+    blocks, offset, row = [], 0, 0
+    file = _open_cache_file(path)
+    try:
+        for _, X in _rescan_chunks(data, scan):
+            for start in range(0, X.shape[0], COLUMN_BLOCK_ROWS):
+                block = np.ascontiguousarray(
+                    X[start:start + COLUMN_BLOCK_ROWS].T)
+                _write_cache_file(file, path, block)
+                blocks.append((offset, row, block.shape[1]))
+                offset += block.nbytes
+                row += block.shape[1]
+            del X   # before the next chunk is read
+    finally:
+        try:
+            file.close()
+        except OSError as exc:
+            raise _cache_error(exc, os.path.dirname(path)) from exc
+    return blocks
+
+
+def _read_exactly(fd, out, offset):
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < view.nbytes:    # preadv may return fewer bytes
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got <= 0:
+            raise OSError(f"the column file of {fd} ended early")
+        done += got
 
 
 def _binning_pass(data, scan, mapper, n_threads):
@@ -549,20 +821,50 @@ def _binning_pass(data, scan, mapper, n_threads):
         try:
             for _, X in _rescan_chunks(data, scan):
                 writer.write(mapper.transform(X, n_threads))
+                del X   # before the next chunk is read
         finally:
             writer.close()
     except OSError as exc:
         _remove(path)
-        raise OSError(exc.errno, f"writing the binned pages to {directory} "
-                      f"failed ({exc.strerror or exc}): is cache_dir full or "
-                      "not writable? Give ExternalData another cache_dir"
-                      ) from exc
+        raise _cache_error(exc, directory) from exc
     except BaseException:
         _remove(path)
         raise
     pages = PageFile(path, scan.n_rows, scan.n_features, mapper.code_dtype_,
                      page_rows)
     return PagedMatrix(pages, mapper.bin_ptr_, mapper.split_thresholds_)
+
+
+def release_free_memory():
+    """Hand the memory allocator's free pages back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere), between the passes and training.
+
+    The passes allocate and free arrays of a chunk's size. glibc serves
+    large blocks by ``mmap`` and unmaps them when freed, but raises that
+    threshold to the size of each block freed (up to 32 MiB), so the
+    arrays after the first come from its heap, whose free pages stay
+    resident: they would add to the peak of training (about 10 MiB at 2
+    million rows)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+_TRIM = []
+
+
+def _malloc_trim():
+    if not _TRIM:
+        function = None
+        if sys.platform.startswith("linux"):
+            try:
+                function = ctypes.CDLL(None).malloc_trim
+                function.argtypes = [ctypes.c_size_t]
+                function.restype = ctypes.c_int
+            except (OSError, AttributeError):   # not glibc (musl, ...)
+                function = None
+        _TRIM.append(function)
+    return _TRIM[0]
 
 
 def _remove(path):
@@ -642,7 +944,6 @@ class StreamingSketch:
         """Add rows (float32 (n, n_features), NaN = missing)."""
         if X.shape[1] != self.n_features:
             raise ValueError("rows of another width")
-        self.has_missing |= np.isnan(X).any(axis=0)
         start = 0
         while start < X.shape[0]:
             take = min(SKETCH_BLOCK_ROWS - self._filled, X.shape[0] - start)
@@ -666,6 +967,7 @@ class StreamingSketch:
 
     def _summarise_block(self):
         n = self._filled
+        self.has_missing |= np.isnan(self._block[:, :n]).any(axis=1)
         weights = None if not self.weighted else self._weights[:n]
 
         def summarise(f):

@@ -47,6 +47,10 @@ from . import _objectives, _ranking
 PRIOR_FLOOR = 1e-7
 
 # Parameters of the objectives, with XGBoost's defaults.
+# Label dtypes kept by objectives with ``compact_labels`` (the kernels'
+# ``label_t``): exact class indices in 1 or 4 bytes.
+COMPACT_LABEL_DTYPES = (np.dtype(np.uint8), np.dtype(np.float32))
+
 DEFAULT_PARAMS = {
     "huber_slope": 1.0,
     "quantile_alpha": 0.5,
@@ -86,6 +90,10 @@ class Objective(ABC):
     # Whether every row's unweighted hessian is the same constant in every
     # round (the approximate method then proposes its cuts once).
     constant_hessian = False
+    # Whether the gradient kernel also reads uint8 and float32 labels: such
+    # labels (the out-of-core classifier's class indices) are then kept as
+    # they are, 1 or 4 bytes a row instead of 8, the same gradients.
+    compact_labels = False
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -96,7 +104,10 @@ class Objective(ABC):
 
     def prepare_labels(self, y):
         """Labels as the gradient kernel wants them; raise on invalid ones."""
-        y = np.ascontiguousarray(y, dtype=np.float64)
+        dtype = np.asarray(y).dtype
+        y = np.ascontiguousarray(y, dtype=(
+            dtype if self.compact_labels and dtype in COMPACT_LABEL_DTYPES
+            else np.float64))
         if not np.all(np.isfinite(y)):
             raise ValueError(f"{self.name} needs finite labels")
         return y
@@ -115,7 +126,8 @@ class Objective(ABC):
 
     @abstractmethod
     def gradient(self, y, raw, weight, gpair, n_threads):
-        """Fill ``gpair`` of shape (n_outputs, n_rows, 2) at margins ``raw``."""
+        """Fill ``gpair`` of shape (n_outputs, n_rows, 2) at margins ``raw``,
+        the pairs multiplied by ``weight`` (None: unit weights)."""
 
     def transform(self, raw):
         """Predictions (n_rows, n_outputs) from margins."""
@@ -312,6 +324,7 @@ class _LogisticBase(_Elementwise):
     ``scale_pos_weight``."""
 
     loss_code = "logistic"
+    compact_labels = True
 
     def prepare_labels(self, y):
         y = super().prepare_labels(y)
@@ -597,7 +610,7 @@ class _Ranking(Objective):
             self.pair_method, self.num_pair, self.params["ndcg_exp_gain"],
             True, self.iteration, gpair[0], n_threads, row_key=self.row_key)
         self.iteration += 1
-        if not np.all(weight == 1.0):
+        if weight is not None and not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)
 
 
@@ -710,7 +723,8 @@ class CallableObjective(Objective):
         with np.errstate(over="ignore"):   # float32 overflow: the boosting
             gpair[:, :, 0] = grad          # loop names it (check_gradients)
             gpair[:, :, 1] = hess
-        if not self.takes_weight and not np.all(weight == 1.0):
+        if (not self.takes_weight and weight is not None
+                and not np.all(weight == 1.0)):
             gpair *= weight[np.newaxis, :, np.newaxis].astype(np.float32)
 
 

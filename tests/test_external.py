@@ -99,6 +99,44 @@ def test_multiclass_and_class_weight_equal_in_core(tmp_path):
     assert_same_model(in_core, out)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_approx_global_equals_in_core(tmp_path, weighted):
+    """tree_method='approx' with global proposals and constant hessians:
+    the cuts are proposed once on every column sorted whole (written
+    column by column to the cache directory), the same cuts and model as
+    in core, continuous features included."""
+    X, _, signal = make_data(n=5000)
+    rng = np.random.default_rng(3)
+    y = signal + rng.normal(size=X.shape[0])
+    weight = rng.random(X.shape[0]) * 2 if weighted else None
+    params = dict(tree_method="approx", n_estimators=4, max_depth=4,
+                  max_bin=64, n_jobs=2)
+    expected = BoostRegressor(**params).fit(X, y, sample_weight=weight)
+    with ExternalData(chunked(X, y, weight, bounds=BOUNDS),
+                      cache_dir=tmp_path, page_bytes=4096) as data:
+        model = BoostRegressor(**params).fit(data)
+        left = sorted(os.listdir(tmp_path / os.listdir(tmp_path)[0]))
+    assert_same_model(model, expected)
+    assert not any(name.startswith("columns-") for name in left)
+
+
+def test_approx_needing_proposals_per_tree_is_an_error(tmp_path):
+    X, y, _ = make_data(n=2000)
+    with ExternalData(chunked(X, y, bounds=[0, 2000]),
+                      cache_dir=tmp_path) as data:
+        for params in (dict(tree_method="approx"),   # logistic: hessians move
+                       dict(tree_method="approx", subsample=0.5,
+                            objective="reg:squarederror")):
+            estimator = (BoostRegressor if "objective" in params
+                         else BoostClassifier)(n_estimators=2, **params)
+            with pytest.raises(ValueError, match="proposed again for every "
+                               "tree"):
+                estimator.fit(data)
+        with pytest.raises(ValueError, match="approx_proposal='local'"):
+            BoostClassifier(tree_method="approx",
+                            approx_proposal="local").fit(data)
+
+
 def test_pandas_and_sparse_chunks(tmp_path):
     pd = pytest.importorskip("pandas")
     X, y, _ = make_data(missing=0.0)
@@ -306,6 +344,51 @@ def test_unsupported_options(tmp_path):
         ExternalData([(X, y)])
 
 
+# -- memory -----------------------------------------------------------------
+
+def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
+    """The bound of doc/user_guide/out_of_core.rst for one output, unit
+    weights, int16 node ids: per row the labels, float64 margins, float32
+    gradient pairs, the node id and the positive-weight mask; the deepest
+    level's histograms (int64 pairs, at most 257 bins a feature); two pages
+    and a page's packed rows."""
+    per_row = label_bytes + 8 + 8 + 2 + 1
+    histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
+    pages = page_bytes * (2 + 28 / n_features)
+    return n_rows * per_row + histograms + pages
+
+
+@pytest.mark.parametrize("estimator, label_bytes", [
+    (BoostClassifier, 1),     # class indices as uint8
+    (BoostRegressor, 8)])
+def test_memory_of_a_fit_follows_the_documented_bound(estimator,
+                                                      label_bytes):
+    """The peak of the arrays a fit allocates (tracemalloc, which sees
+    numpy's buffers; not the wall clock or the resident size) stays within
+    the documented bound, with 15% + 2 MB for small temporaries: an array
+    of 8 bytes a row more (an array of unit weights, a second copy of the
+    labels) would break it."""
+    import tracemalloc
+
+    n, d, depth, page_bytes = 1_000_000, 4, 4, 1 << 18
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(np.float64)
+    with ExternalData(chunked(X, y, bounds=[0, 250_000, 500_000, 750_000,
+                                            n]),
+                      page_bytes=page_bytes) as data:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            estimator(n_estimators=3, max_depth=depth, n_jobs=2).fit(data)
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+    bound = documented_bound(n, d, depth, page_bytes, label_bytes)
+    assert peak <= 1.15 * bound + 2e6, (peak / n, bound / n)
+    assert peak <= 2 * X.nbytes
+
+
 # -- the page kernel against a naive version ---------------------------------
 
 def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
@@ -334,15 +417,16 @@ def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
     return position, hist, counts
 
 
+@pytest.mark.parametrize("position_dtype", [np.int16, np.int32])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_route_and_build_matches_naive(n_threads):
+def test_route_and_build_matches_naive(n_threads, position_dtype):
     rng = np.random.default_rng(0)
     n_rows, d, first, n = 900, 4, 200, 500
     widths = np.array([3, 5, 2, 9])
     bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
         np.uint8)
-    position = rng.integers(-1, 3, n_rows).astype(np.int32)
+    position = rng.integers(-1, 3, n_rows).astype(position_dtype)
     active = (rng.random(n_rows) < 0.8).astype(np.uint8)
     gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
     n_ids = 7
@@ -370,6 +454,45 @@ def test_route_and_build_matches_naive(n_threads):
             hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
 
 
+def test_route_and_build_by_histogram_matches_naive():
+    """Enough rows for two threads and 16 histograms of about equal rows:
+    the pass gives whole histograms to each thread (``by_histogram``)."""
+    rng = np.random.default_rng(1)
+    n, widths = 40000, np.array([7, 12, 5, 9])
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
+        np.uint8)
+    n_ids = 63                       # nodes 15..30 split into 31..62
+    position = rng.integers(15, 31, n).astype(np.int16)
+    position[rng.random(n) < 0.01] = -1
+    active = (rng.random(n) < 0.9).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(n, 2)).astype(np.float32)
+    feature = np.full(n_ids, -1, np.int32)
+    feature[15:31] = rng.integers(0, 4, 16)
+    split_bin = np.zeros(n_ids, np.int32)
+    split_bin[15:31] = rng.integers(0, 5, 16)
+    default_left = (rng.random(n_ids) < 0.5).astype(np.uint8)
+    left, right = np.zeros(n_ids, np.int32), np.zeros(n_ids, np.int32)
+    left[15:31], right[15:31] = np.arange(31, 63, 2), np.arange(32, 63, 2)
+    build_row = np.full(n_ids, -1, np.int64)
+    build_row[31:63:2] = rng.permutation(16)
+    arrays = (feature, split_bin, default_left, left, right, build_row)
+    hist = np.zeros((16, bin_ptr[-1], 2), np.int64)
+    counts = np.zeros(n_ids, np.int64)
+    got_position = position.copy()
+    route_and_build(page, 0, got_position, active, *arrays,
+                    (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
+                    1.0, hist, counts, np.empty((n, 2), np.int64),
+                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    2)
+    position_ref, hist_ref, counts_ref = naive_pass(
+        page, 0, position, active, arrays, bin_ptr, gpair)
+    np.testing.assert_array_equal(got_position, position_ref)
+    np.testing.assert_array_equal(counts, counts_ref)
+    for row in range(16):
+        np.testing.assert_array_equal(hist[row], hist_ref[row])
+
+
 def test_route_and_build_rejects_bad_indices():
     page = np.zeros((4, 2), np.uint8)
     bin_ptr = np.array([0, 3, 6], np.int64)
@@ -383,6 +506,17 @@ def test_route_and_build_rejects_bad_indices():
                         np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
                         np.empty((4, 2), np.int64), np.empty(4, np.int64),
                         np.empty(4, np.int32), True, True, 1)
+    with pytest.raises(ValueError, match="do not fit the dtype of position"):
+        route_and_build(page, 0, np.zeros(4, np.int16), np.ones(4, np.uint8),
+                        np.full(40000, -1, np.int32), np.zeros(40000, np.int32),
+                        np.zeros(40000, np.uint8), np.zeros(40000, np.int32),
+                        np.zeros(40000, np.int32), np.full(40000, -1, np.int64),
+                        np.array([2, 2], np.int32), bin_ptr,
+                        np.zeros((4, 2), np.float32), None, 1.0, 1.0,
+                        np.zeros((1, 6, 2), np.int64),
+                        np.zeros(40000, np.int64), np.empty((4, 2), np.int64),
+                        np.empty(4, np.int64), np.empty(4, np.int32), True,
+                        True, 1)
     with pytest.raises(ValueError, match="outside the data"):
         route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
                         np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,

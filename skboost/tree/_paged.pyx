@@ -26,7 +26,7 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport uint16_t
+from libc.stdint cimport int16_t, uint16_t
 
 from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
                       uint8_t, weight_pointer)
@@ -35,6 +35,12 @@ from .._parallel cimport threads_for_work
 ctypedef fused code_t:
     uint8_t
     uint16_t
+
+# A row's node id: int16 (2 bytes a row) when the tree's node ids fit,
+# int32 otherwise (``finders/paged.py`` chooses).
+ctypedef fused position_t:
+    int16_t
+    int32_t
 
 
 @cython.boundscheck(True)
@@ -61,6 +67,8 @@ def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
     n_ids = nodes[0].shape[0]
     if any(a.shape[0] != n_ids for a in nodes) or counts.shape[0] != n_ids:
         raise ValueError("the node arrays must have one entry per node id")
+    if n_ids > np.iinfo(np.asarray(position).dtype).max + 1:
+        raise ValueError("node ids do not fit the dtype of position")
     feature, split_bin, default_left, left, right, build_row = nodes
     split = np.asarray(feature) >= 0
     if np.any(np.asarray(feature)[split] >= n_features):
@@ -90,7 +98,7 @@ cdef enum:
 
 def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) row-major
                     Py_ssize_t row_offset,               # first row of the page
-                    int32_t[::1] position not None,      # IN/OUT (n_rows,) node id, -1: none
+                    position_t[::1] position not None,   # IN/OUT (n_rows,) node id, -1: none
                     const uint8_t[::1] active not None,  # IN (n_rows,) rows of the tree
                     const int32_t[::1] split_feature not None,  # IN (n_ids,) -1: not split now
                     const int32_t[::1] split_bin not None,      # IN (n_ids,)
@@ -153,12 +161,18 @@ def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) r
     cdef const int64_t[::1] hist_start_view = hist_start
     _pack(row_offset, target[:n], gpair, weight, scale_g, scale_h,
           start_view, entry_row, qbuf, n_phase_threads)
+    cdef int add_threads = threads_for_work(n_threads, n * n_features)
+    # whole histograms per thread when there are enough and none holds
+    # more than a thread's share of the rows
+    cdef bint by_histogram = bool(add_threads > 1
+                        and np.count_nonzero(per_hist) >= 4 * add_threads
+                        and per_hist.max() * add_threads <= per_hist.sum())
     _add_page(page, entry_row, qbuf, hist_start_view, missing_code, bin_ptr,
-              hist, threads_for_work(n_threads, n * n_features))
+              hist, add_threads, by_histogram)
 
 
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
-                 int32_t[::1] position, const uint8_t[::1] active,
+                 position_t[::1] position, const uint8_t[::1] active,
                  const int32_t[::1] split_feature,
                  const int32_t[::1] split_bin,
                  const uint8_t[::1] default_left,
@@ -194,7 +208,7 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                 elif code < missing_code[feat]:
                     node = (left_child[node] if code <= split_bin[node]
                             else right_child[node])
-                position[r] = node
+                position[r] = <position_t> node
             t = -1
             if node >= 0 and active[r]:
                 per_thread[tid, node] += 1
@@ -235,6 +249,31 @@ cdef void _pack(Py_ssize_t row_offset, const int64_t[::1] target,
             qbuf[dst, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
 
 
+cdef inline void _add_rows(const code_t[:, ::1] page,
+                           const int32_t[::1] entry_row,
+                           const int64_t[:, ::1] qbuf,
+                           Py_ssize_t first, Py_ssize_t last,
+                           const int32_t[::1] missing_code,
+                           const int64_t[::1] bin_ptr,
+                           int64_t* bins,
+                           Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+    """Entries ``first .. last`` of one histogram, features f0 .. f1."""
+    cdef Py_ssize_t j, f
+    cdef int64_t gq, hq
+    cdef int32_t code, row
+    for j in range(first, last):
+        if j + PREFETCH_ROWS < last:
+            prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
+        row = entry_row[j]
+        gq = qbuf[j, 0]
+        hq = qbuf[j, 1]
+        for f in range(f0, f1):
+            code = page[row, f]
+            if code <= missing_code[f]:
+                bins[2 * (bin_ptr[f] + code)] += gq
+                bins[2 * (bin_ptr[f] + code) + 1] += hq
+
+
 cdef void _add_page(const code_t[:, ::1] page,
                     const int32_t[::1] entry_row,
                     const int64_t[:, ::1] qbuf,
@@ -242,12 +281,14 @@ cdef void _add_page(const code_t[:, ::1] page,
                     const int32_t[::1] missing_code,
                     const int64_t[::1] bin_ptr,
                     int64_t[:, :, ::1] hist,
-                    int n_threads) noexcept:
-    """Phase B: thread g owns features [g F / T, (g + 1) F / T) and adds
-    histogram h's rows, ``hist_start[h]`` to ``hist_start[h + 1]``, to
-    their bins: row by row, each row's pair loaded once for all the
-    thread's features, which sit in the row's cache line (the in-core
-    kernel's row-wise order)."""
+                    int n_threads, bint by_histogram) noexcept:
+    """Phase B: histogram h's rows, ``hist_start[h]`` to
+    ``hist_start[h + 1]``, added to its bins row by row, each row's pair
+    loaded once for the features, which sit in the row's cache line (the
+    in-core kernel's row-wise order). ``by_histogram``: each thread takes
+    whole histograms (every row read once); otherwise thread g owns
+    features [g F / T, (g + 1) F / T) of every histogram.
+    Either way each bin has one writer: the sums do not depend on it."""
     cdef Py_ssize_t n_features = page.shape[1]
     cdef Py_ssize_t n_hist = hist_start.shape[0] - 1
     cdef int n_groups = <int> min(n_threads, n_features)
@@ -256,6 +297,13 @@ cdef void _add_page(const code_t[:, ::1] page,
     cdef int32_t code, row
     cdef int64_t* bins
     if n_groups < 1:
+        return
+    if by_histogram:
+        for h in prange(n_hist, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            _add_rows(page, entry_row, qbuf, hist_start[h],
+                      hist_start[h + 1], missing_code, bin_ptr,
+                      &hist[h, 0, 0], 0, n_features)
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):

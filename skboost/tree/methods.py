@@ -21,6 +21,8 @@ dense      hist, vector leaves   ``VectorHistFinder`` (one tree for all
                                  outputs, ``multi_output_tree``)
 paged      hist                  ``PagedHistFinder`` (binned pages on
                                  disk, ``skboost.ExternalData``)
+paged      approx, global        ``PagedHistFinder`` on cuts proposed
+                                 once (hessians that never change)
 =========  ====================  ======================================
 """
 
@@ -81,10 +83,11 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
     if isinstance(X, PagedMatrix) or hasattr(X, "paged_matrix"):
+        _check_paged(params, n_categories, vector_outputs, fixed_hessians)
         if not isinstance(X, PagedMatrix):   # ExternalData: bin now
-            X = X.paged_matrix(params.max_bin, weight, n_threads)
-        finder = _paged_hist(X, params, n_threads, weight, n_categories,
-                             vector_outputs)
+            X = X.paged_matrix(params.max_bin, weight, n_threads,
+                               approx=params.tree_method == "approx")
+        finder = PagedHistFinder(X, params, n_threads, weight=weight)
         return GrowthDriver(finder, params, _column_sampler(X, params, rng))
     kind = "sparse" if isinstance(X, SparseRows) else "dense"
     if vector_outputs:
@@ -127,19 +130,31 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
                             n_outputs, n_threads, weight=weight)
 
 
-def _paged_hist(X, params, n_threads, weight, n_categories, vector_outputs):
-    """The finder of binned pages on disk: the hist method, depth-wise or
-    lossguide, numeric features, one output per tree."""
+def _check_paged(params, n_categories, vector_outputs, fixed_hessians):
+    """What the finder of binned pages on disk grows: the hist method,
+    depth-wise or lossguide, numeric features, one output per tree; and
+    the approx method where it is hist on cuts proposed once (global
+    proposals, hessians that never change: ``_dense_global_approx``).
+    Proposing per tree would re-bin every row per tree, a pass over the
+    chunks each."""
+    approx = params.tree_method == "approx"
     unsupported = [what for what, present in (
         (f"tree_method={params.tree_method!r} (use 'hist')",
-         params.tree_method != "hist"),
+         params.tree_method not in ("hist", "approx")),
+        ("approx_proposal='local' (use 'global')",
+         approx and params.approx_proposal != "global"),
+        ("tree_method='approx' with hessians that change between rounds "
+         "or row subsampling (its cuts are proposed again for every tree, "
+         "a pass over the chunks each; use 'hist', or an objective of "
+         "constant hessians such as 'reg:squarederror' without subsample)",
+         approx and params.approx_proposal == "global"
+         and not fixed_hessians),
         ("categorical features", n_categories is not None),
         ("multi_strategy='multi_output_tree'", bool(vector_outputs)))
         if present]
     if unsupported:
         raise ValueError("out-of-core training (ExternalData) does not "
                          "support " + ", ".join(unsupported))
-    return PagedHistFinder(X, params, n_threads, weight=weight)
 
 
 # Each builder takes (X, params, n_threads) and the keywords weight,
@@ -229,29 +244,43 @@ def approx_cuts_once(X, weight, max_bin, n_threads):
     """A BinMapper holding the approximate method's cuts for hessians that
     never change: each column is presorted and proposed on (hessians =
     weights), one column at a time in ``n_threads`` threads."""
-    n_rows = X.shape[0]
-    hess = np.ones(n_rows) if weight is None else weight
+    return approx_cuts_of_columns(lambda j: X[:, j], X.shape[0], X.shape[1],
+                                  weight, max_bin, n_threads)
 
+
+def approx_cuts_of_columns(column, n_rows, n_features, weight, max_bin,
+                           n_threads):
+    """``approx_cuts_once`` on columns given one at a time: ``column(j)``
+    returns feature j's values (float32, NaN = missing), from X in core or
+    from the cache directory out of core (``skboost.external``)."""
     def sorted_column(j):
         if weight is not None:
-            return presort_dense(np.ascontiguousarray(X[:, j:j + 1]), 1)
+            values = np.ascontiguousarray(column(j), dtype=np.float32)
+            return presort_dense(values.reshape(-1, 1), 1)
         # unit hessians: which row holds a value does not matter, so a plain
-        # float sort (several times faster than the (value, row) key sort)
-        values = X[:, j]
-        values = np.sort(values[~np.isnan(values)] + np.float32(0.0))
+        # float sort (several times faster than the (value, row) key sort),
+        # every entry on one row of hessian 1 (no array of ones)
+        values = column(j)
+        values = values[~np.isnan(values)]    # a copy: changed in place
+        values += np.float32(0.0)             # -0.0 as 0.0
+        values.sort()
         return SortedColumns(np.array([0, values.shape[0]]), values,
-                             np.zeros(values.shape[0], dtype=np.int32),
-                             n_rows)
+                             np.zeros(values.shape[0], dtype=np.int32), 1)
+
+    hess = np.ones(1) if weight is None else weight
 
     def propose(j):
         column = sorted_column(j)
-        has_missing = np.diff(column.col_ptr) < n_rows
+        has_missing = np.array([column.col_ptr[1] < n_rows])
         cuts = propose_cuts(column, hess, value_bin_caps(max_bin, has_missing),
                             1)[0]
         return bool(has_missing[0]), np.asarray(cuts, dtype=np.float64)
 
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-        proposals = list(pool.map(propose, range(X.shape[1])))
+    if n_threads <= 1:    # in the calling thread (and its allocator arena)
+        proposals = [propose(j) for j in range(n_features)]
+    else:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            proposals = list(pool.map(propose, range(n_features)))
     mapper = BinMapper(max_bin)
     mapper.has_missing_ = np.array([m for m, _ in proposals], dtype=bool)
     mapper._set_cuts([c for _, c in proposals])

@@ -16,7 +16,7 @@ import numpy as np
 
 # Bytes of codes per page: two pages (the one worked on and the one read
 # ahead) are what the binned data costs in memory.
-DEFAULT_PAGE_BYTES = 4 << 20
+DEFAULT_PAGE_BYTES = 3 << 19
 
 
 def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):

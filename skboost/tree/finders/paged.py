@@ -8,7 +8,8 @@ core. What differs is where the rows are:
 
 - in core, each node's rows are a slice of a row index sorted by node
   (``RowPartition``), and histograms read codes through it;
-- here, each row carries its node id (``position``, 4 bytes a row) and the
+- here, each row carries its node id (``position``, 2 bytes a row when
+  the tree's node ids fit an int16, else 4: ``position_dtype``) and the
   codes come page by page from disk (``pages.PageFile``), in row order.
   One pass over the pages per level both moves the rows of the level's
   split nodes to their children and builds the new histograms
@@ -69,7 +70,7 @@ class PagedHistFinder(HistFinder):
     def __init__(self, paged, params, n_threads, weight=None):
         super().__init__(paged, paged.split_thresholds, params, n_threads,
                          weight=weight)
-        self.position = np.empty(paged.n_rows, dtype=np.int32)
+        self.position = np.empty(paged.n_rows, dtype=position_dtype(params))
         page_rows = paged.pages.page_rows
         self._qbuf = np.empty((page_rows, 2), dtype=np.int64)
         self._target = np.empty(page_rows, dtype=np.int64)
@@ -158,6 +159,20 @@ class PagedHistFinder(HistFinder):
     def release(self):
         """Free the read-ahead buffers (after the fit)."""
         self.binned.pages.release()
+
+
+def position_dtype(params):
+    """int16 when every node id of a tree fits one: a tree of depth at
+    most d has at most ``2**(d+1) - 1`` nodes, one of at most L leaves
+    ``2 L - 1`` (node ids count the nodes); int32 otherwise (no limit)."""
+    bounds = []
+    if params.max_depth > 0:
+        bounds.append(2 ** (params.max_depth + 1) - 1)
+    if params.max_leaves > 0:
+        bounds.append(2 * params.max_leaves - 1)
+    if bounds and min(bounds) <= np.iinfo(np.int16).max:
+        return np.int16
+    return np.int32
 
 
 class _NodeArrays:
