@@ -38,15 +38,17 @@ import numpy as np
 from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
 from .callback import call_callback
+from ._dask_reduce import (PeerExchange, SliceScanner, bin_range,
+                           feature_ranges, merge_feature_bests)
 from .tree.driver import GrowthDriver
 from ._data import check_X
 from ._limits import check_gradients, check_label_limits
 from .tree._binning import BinnedData
-from .tree._histogram import (_active_maxima, quantization_scale,
-                              subtract_histograms)
+from .tree._histogram import _active_maxima, quantization_scale
 from .tree._sketch import WeightedQuantileSummary, sketch_column
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
+from .tree.finders.base import NodeTable, SplitFinder
 from .tree.splits import SplitBatch
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
@@ -178,7 +180,8 @@ class Shard:
         self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
-        self._stats = {"apply_seconds": 0.0, "histogram_bytes": 0}
+        self._stats = {"apply_seconds": 0.0, "returned_bytes": 0}
+        self.exchange = None
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -320,39 +323,95 @@ class Shard:
         """(set, partition, labels, weights) of the eval_set partitions."""
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
+    # ---- the reduction among the shards (``_dask_reduce``)
+    def connect(self, index, peers, ranges):
+        """Join the reduction: this shard is ``index`` of the shards whose
+        (worker address, actor key) are ``peers`` and owns the features
+        ``ranges[index]`` (after ``setup``: the cuts are known)."""
+        f = self.finder
+        bin_ptr = f.binned.bin_ptr
+        self.exchange = PeerExchange(
+            index, peers, [bin_range(bin_ptr, r) for r in ranges])
+        categorical = (None if self.spec.n_categories is None
+                       else self.spec.n_categories > 0)
+        p = self.spec.tree_params
+        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+        self.slice = SliceScanner(
+            bin_ptr, f.thresholds, ranges[index],
+            min(depth_bound, p.max_leaves or depth_bound, 1024),
+            categorical, self.spec.n_threads)
+        # monotone bounds are known at scan time only: scanned on request
+        self.speculate = p.monotone is None
+
+    async def receive(self, seq, sender, piece):
+        """A peer's histograms of this shard's features (on the event
+        loop, while the level call waits for them on the actor thread)."""
+        self.exchange.deliver(seq, sender, piece)
+
+    async def abort(self, reason):
+        """Stop waiting for peers (the client saw a failure elsewhere)."""
+        if getattr(self, "exchange", None) is not None:
+            self.exchange.abort(reason)
+
     # ---- per tree
     def start_tree(self, slot, scales):
-        """Start the tree of ``slot`` with the global scales; this
-        worker's root histogram."""
+        """Start the tree of ``slot`` with the global scales: the root's
+        histogram summed over the shards on this shard's features, its
+        sums (None without features) and per-feature bests
+        (``_scan_result``)."""
+        start = time.perf_counter()
         self.slot = slot
         f = self.finder
         f.fixed_scales = scales
         f.start_tree(self.gpair[self._group(slot)], self.active[slot])
-        return f.pool.array[f.table["hist_row"][0]].copy()
+        root = self.exchange.reduce(f.pool.array[f.table["hist_row"][:1]])
+        sums = self.slice.start_tree(root[0])
+        result = sums, self._scan_result(np.zeros(1, dtype=np.int64))
+        self._stats["apply_seconds"] += time.perf_counter() - start
+        return result
 
     def stats(self):
-        """Seconds this shard spent in level calls (``apply``) and the
-        bytes of histograms it returned: where the time of a fit goes
-        (``benchmarks/bench_dask.py``)."""
-        return dict(self._stats)
+        """Seconds this shard spent in level calls (``apply``, with the
+        exchange), the bytes of histograms it sent to the other shards and
+        the bytes of per-feature bests it returned to the client: where the
+        time of a fit goes (``benchmarks/bench_dask.py``)."""
+        return dict(self._stats, sent_bytes=self.exchange.sent_bytes)
 
     def apply(self, ops, designated):
         """Run the queued operations (``ops``: apply and retire), the last
-        an apply whose designated children's histograms are returned, with
-        this worker's number of left rows of each split."""
+        an apply whose ``designated`` children's histograms are built here
+        and summed over the shards; returns this worker's number of left
+        rows of each split and the children's per-feature bests on this
+        shard's features (``_scan_result``)."""
         start = time.perf_counter()
-        hists, n_left = self._apply(ops, designated)
-        self._stats["apply_seconds"] += time.perf_counter() - start
-        self._stats["histogram_bytes"] += hists.nbytes
-        return hists, n_left
-
-    def _apply(self, ops, designated):
-        self._run(ops)
-        f = self.finder
-        t = f.table
-        nodes, _, left, _, _ = ops[-1][1]
+        self._run(ops[:-1])
+        kind, op = ops[-1]
+        self._run([(kind, op)], local_only=True)
+        f, t = self.finder, self.finder.table
+        nodes, _, left, right, _ = op
         n_left = t["end"][left] - t["begin"][left]
-        return f.pool.array[t["hist_row"][designated]], n_left
+        summed = self.exchange.reduce(
+            f.pool.array[t["hist_row"][designated]])
+        self.slice.split(op, designated, summed)
+        result = n_left, self._scan_result(np.concatenate([left, right]))
+        self._stats["apply_seconds"] += time.perf_counter() - start
+        return result
+
+    def _scan_result(self, nodes):
+        """The per-feature bests of ``nodes`` on this shard's features,
+        or None when the client asks for them later (``scan``)."""
+        if not self.speculate:
+            return None
+        records, left_sets = self.slice.scan(nodes, self.finder.context)
+        self._stats["returned_bytes"] += records.nbytes
+        return nodes, records, left_sets
+
+    def scan(self, nodes, bounds, monotone):
+        """The per-feature bests of ``nodes`` with monotone ``bounds``."""
+        records, left_sets = self.slice.scan(nodes, self.finder.context,
+                                             bounds, monotone)
+        self._stats["returned_bytes"] += records.nbytes
+        return nodes, records, left_sets
 
     def finish(self, ops, tree, next_round):
         """Run the queued operations, add the tree to the margins, and when
@@ -379,17 +438,23 @@ class Shard:
             return None, margins
         return self._begin_round(next_round), margins
 
-    def _run(self, ops):
+    def _run(self, ops, local_only=False):
+        """The queued operations on this shard's rows (the local finder)
+        and, unless ``local_only``, on its summed histograms (the last
+        level's splits, whose children are leaves; retired nodes)."""
         f = self.finder
         for kind, args in ops:
             if kind == "retire":
                 f.retire(args)
-            else:
-                nodes, records, left, right, left_sets = args
-                f.apply_splits(nodes, SplitBatch(records, records["G_left"],
-                                                 records["H_left"],
-                                                 left_sets),
-                               left, right, find_next=kind == "apply")
+                if not local_only:
+                    self.slice.retire(args)
+                continue
+            nodes, records, left, right, left_sets = args
+            f.apply_splits(nodes, SplitBatch(records, records["G_left"],
+                                             records["H_left"], left_sets),
+                           left, right, find_next=kind == "apply")
+            if not local_only:
+                self.slice.split(args)
 
     def _group(self, slot):
         return slot // self.spec.n_parallel
@@ -525,30 +590,53 @@ class ShardGroup:
 
     def call(self, method, *args, per_shard=None):
         """``method(*args)`` on every shard (with ``per_shard[k]``'s
-        arguments added for shard k); the results, in shard order."""
+        arguments added for shard k); the results, in shard order. A
+        failure on one shard ends the call at once (the others, which may
+        be waiting for its histograms, are told to stop)."""
         futures = []
         for k, actor in enumerate(self.actors):
             extra = () if per_shard is None else per_shard[k]
             futures.append(getattr(actor, method)(*args, *extra))
-        return [self._result(k, future, method)
-                for k, future in enumerate(futures)]
+        try:
+            return self._results(futures, method)
+        except BaseException as error:
+            self.abort(f"{type(error).__name__} during {method!r}")
+            raise
 
-    def _result(self, k, future, method):
+    def _results(self, futures, method):
         from distributed.utils import TimeoutError as DaskTimeout
 
-        while True:
+        results = [None] * len(futures)
+        pending = list(range(len(futures)))
+        while pending:
+            k = pending[0]
             try:
-                return future.result(timeout=self.poll_seconds)
+                results[k] = futures[k].result(timeout=self.poll_seconds)
+                pending.pop(0)
             except (TimeoutError, DaskTimeout):
-                self._check_alive(k, method)
+                for j in pending[1:]:   # a failure elsewhere ends the wait
+                    if futures[j].done():
+                        results[j] = futures[j].result()
+                        pending.remove(j)
+                self._check_alive(method)
             except (OSError, ConnectionError) as error:
                 raise RuntimeError(
                     f"skboost.dask: lost the worker {self.addresses[k]} "
                     f"during {method!r} ({error}); training stopped. "
                     "Its partitions and training state are gone: fit "
                     "again on the remaining workers") from error
+        return results
 
-    def _check_alive(self, k, method):
+    def abort(self, reason):
+        """Tell every shard still there to stop waiting for the others
+        (fire and forget: a lost worker's shard does not answer)."""
+        for actor in self.actors:
+            try:
+                actor.abort(reason)
+            except Exception:   # noqa: BLE001 - best effort
+                pass
+
+    def _check_alive(self, method):
         workers = self.client.scheduler_info()["workers"]
         gone = [a for a in self.addresses if a not in workers]
         if gone:
@@ -559,118 +647,109 @@ class ShardGroup:
                 "the remaining workers")
 
 
-class _BinLayout:
-    """The histogram layout the client's finder reads (no binned rows)."""
-
-    def __init__(self, bin_ptr):
-        self.bin_ptr = bin_ptr
-        self.n_bins = int(bin_ptr[-1])
-        self.n_rows = 0
+_CLIENT_NODE = {"sums": (np.int64, (2,)), "count": (np.int64, ())}
 
 
-class DaskHistFinder(HistFinder):
-    """The hist split finder over the rows of every shard.
+class DaskHistFinder(SplitFinder):
+    """The hist split finder over the rows of every shard, on the client.
 
-    Histograms arrive from the shards and are summed here (the hook
-    ``build_histograms``, where a one-process finder reads its binned
-    rows); scanning them for splits is ``HistFinder``'s. The children a
-    shard builds are designated by their global hessian sums (the smaller
-    one is built, the other subtracted from the parent); the order the
-    children are returned in follows their global row counts, as
-    single-node training orders them (the column sampler draws node masks
-    in that order).
+    The histograms stay on the workers: each shard sums its features'
+    histograms over the shards (``_dask_reduce``) and returns the best
+    split of every (node, feature) pair of its features; the finder picks
+    each node's best among the features the node allows
+    (``merge_feature_bests``). It keeps each node's exact sums (root from
+    the shards, children from the chosen splits' left sums) and global row
+    count. The child a shard builds is designated by the global hessian
+    sums (the smaller one is built, the other subtracted from the parent);
+    the children are returned to the driver in the order of their global
+    row counts, as single-node training orders them (the column sampler
+    draws node masks in that order).
 
     Operations that need no answer (the last level's splits, retiring
     nodes) are queued and travel with the next call.
     """
 
-    def __init__(self, shards, mapper, params, n_threads):
-        super().__init__(_BinLayout(mapper.bin_ptr_),
-                         mapper.split_thresholds_, params, n_threads)
+    def __init__(self, shards, n_features):
         self.shards = shards
+        self.n_features = n_features
+        self.table = NodeTable(_CLIENT_NODE)
         self.pending = []
-        self.counts = np.zeros(64, dtype=np.int64)   # global rows per node
+        self.bests = None       # (nodes, per-feature records, left sets)
         self.slot_scales = None
+        self.n_active = None
+        self.slot = 0
 
     def start_tree(self, gpair, active):
         """Start tree ``self.slot`` (``gpair`` and ``active`` live on the
         shards) with the scales of its rows on every worker."""
         scales = self.slot_scales[self.slot]
         self.scales = np.array(scales)
-        self.context = self.fit_context.with_scales(*scales)
-        self._start_pool()
         self.pending = []
-        self.counts[0] = self.n_active[self.slot]
-        root = self.pool.take(1)
-        hists = self.shards.call("start_tree", self.slot, scales)
-        self._sum_into(hists, root)
-        first = self.binned.bin_ptr
-        sums = self.pool.array[root[0], first[0]:first[1]].sum(axis=0)
+        results = self.shards.call("start_tree", self.slot, scales)
+        sums = next(s for s, _ in results if s is not None)
         t = self.table
-        t["hist_row"][0], t["sums"][0] = root[0], sums
+        t["sums"][0], t["count"][0] = sums, self.n_active[self.slot]
+        self._keep_bests([b for _, b in results])
         G, H = sums / self.scales
         return G, H
 
-    def build_histograms(self, ops, designated, rows):
-        """Send the queued operations (ending with a level's splits) to the
-        shards and sum the histograms of the ``designated`` children they
-        build into the pool's ``rows``; returns the global number of left
-        rows of each split."""
-        results = self.shards.call("apply", ops, designated)
-        self._sum_into([h for h, _ in results], rows)
-        return np.sum([n for _, n in results], axis=0)
+    def _keep_bests(self, per_shard):
+        """The shards' per-feature bests of a batch of nodes, features side
+        by side in shard order (None: to be asked for at ``find_splits``)."""
+        if per_shard[0] is None:
+            self.bests = None
+            return
+        left_sets = {}
+        for _, _, sets in per_shard:
+            left_sets.update(sets)
+        self.bests = (per_shard[0][0],
+                      np.concatenate([r for _, r, _ in per_shard], axis=1),
+                      left_sets)
 
-    def _sum_into(self, hists, rows):
-        """pool[rows] = the sum of the shards' histograms (exact: int64)."""
-        total = np.array(hists[0])
-        for hist in hists[1:]:
-            total += hist
-        self.pool.array[rows] = total.reshape((len(rows),)
-                                              + self.pool.array.shape[1:])
+    def find_splits(self, batch):
+        nodes = batch.nodes
+        if self.bests is None or not np.array_equal(
+                np.sort(self.bests[0]), np.sort(nodes)):
+            self._keep_bests(self.shards.call(
+                "scan", nodes, batch.bounds, batch.monotone))
+        known, per_feature, left_sets = self.bests
+        position = np.empty(int(known.max()) + 1, dtype=np.int64)
+        position[known] = np.arange(known.shape[0])
+        records = merge_feature_bests(per_feature[position[nodes]],
+                                      batch.allowed)
+        sets = [left_sets.get((int(node), int(feature)))
+                if feature >= 0 and kind > 0 else None
+                for node, feature, kind in zip(nodes, records["feature"],
+                                               records["cat_kind"])]
+        G, H = (self.table["sums"][nodes] / self.scales).T
+        return SplitBatch(records, G, H,
+                          None if all(x is None for x in sets) else sets)
 
     def apply_splits(self, nodes, splits, left, right, find_next):
         t = self.table
-        n_nodes = int(right.max()) + 1
-        t.reserve(n_nodes)
-        self._reserve_counts(n_nodes)
+        t.reserve(int(right.max()) + 1)
         records = splits.records
-        left_sums = self._left_sums(splits)
+        left_sums = np.column_stack([records["Gq_left"], records["Hq_left"]])
         right_sums = t["sums"][nodes] - left_sums
-        parent_rows = t["hist_row"][nodes]
-        t["hist_row"][nodes] = -1
+        t["sums"][left], t["sums"][right] = left_sums, right_sums
         op = (nodes, records, left, right, splits.left_sets)
         if not find_next:
             self.pending.append(("leaves", op))
-            self.pool.give_back(parent_rows)
-            t["hist_row"][left] = t["hist_row"][right] = -1
-            t["sums"][left], t["sums"][right] = left_sums, right_sums
             return np.concatenate([left, right])
         # build the child of smaller hessian sum, subtract for the other
-        build_left = left_sums[:, 1] <= right_sums[:, 1]
-        built = np.where(build_left, left, right)
-        other = np.where(build_left, right, left)
-        built_rows = self.pool.take(nodes.shape[0])
+        designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
+                              right)
         ops, self.pending = self.pending + [("apply", op)], []
-        n_left = self.build_histograms(ops, built, built_rows)
-        subtract_histograms(self.pool.array, parent_rows, built_rows,
-                            self.n_threads)
-        t["hist_row"][built], t["hist_row"][other] = built_rows, parent_rows
-        t["sums"][left], t["sums"][right] = left_sums, right_sums
-        n_right = self.counts[nodes] - n_left
-        self.counts[left], self.counts[right] = n_left, n_right
+        results = self.shards.call("apply", ops, designated)
+        self._keep_bests([b for _, b in results])
+        n_left = np.sum([n for n, _ in results], axis=0)
+        n_right = t["count"][nodes] - n_left
+        t["count"][left], t["count"][right] = n_left, n_right
         left_smaller = n_left <= n_right
         return np.concatenate([np.where(left_smaller, left, right),
                                np.where(left_smaller, right, left)])
 
-    def _reserve_counts(self, n_nodes):
-        if n_nodes > self.counts.shape[0]:
-            counts = np.zeros(max(2 * self.counts.shape[0], n_nodes),
-                              dtype=np.int64)
-            counts[:self.counts.shape[0]] = self.counts
-            self.counts = counts
-
     def retire(self, nodes):
-        super().retire(nodes)
         if len(nodes):
             self.pending.append(("retire", np.asarray(nodes)))
 
@@ -678,7 +757,6 @@ class DaskHistFinder(HistFinder):
         """The queued operations; the shards run them with the tree."""
         ops, self.pending = self.pending, []
         return ops
-
 
 
 # -- the boosting loop ------------------------------------------------------
@@ -691,9 +769,11 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
     The loop of ``_booster.train`` with the per-row work on the shards:
     every tree grows in the one growth driver over a ``DaskHistFinder``.
     """
-    finder = DaskHistFinder(shards, mapper, spec.tree_params, n_threads)
-    if spec.n_categories is not None and np.any(spec.n_categories > 0):
-        finder.categorical = (spec.n_categories > 0).astype(np.uint8)
+    finder = DaskHistFinder(shards, mapper.bin_ptr_.shape[0] - 1)
+    ranges = feature_ranges(mapper.bin_ptr_, len(shards))
+    peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
+    shards.call("connect", per_shard=[(k, peers, ranges)
+                                      for k in range(len(shards))])
     driver = GrowthDriver(finder, spec.tree_params, sampler)
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
