@@ -180,7 +180,9 @@ class Shard:
         self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
-        self._stats = {"apply_seconds": 0.0, "returned_bytes": 0}
+        self._stats = {"apply_seconds": 0.0, "returned_bytes": 0,
+                       "build_seconds": 0.0, "exchange_seconds": 0.0,
+                       "scan_seconds": 0.0, "finish_seconds": 0.0}
         self.exchange = None
 
     def describe(self):
@@ -390,11 +392,18 @@ class Shard:
         f, t = self.finder, self.finder.table
         nodes, _, left, right, _ = op
         n_left = t["end"][left] - t["begin"][left]
+        built = time.perf_counter()
         summed = self.exchange.reduce(
             f.pool.array[t["hist_row"][designated]])
+        reduced = time.perf_counter()
         self.slice.split(op, designated, summed)
         result = n_left, self._scan_result(np.concatenate([left, right]))
-        self._stats["apply_seconds"] += time.perf_counter() - start
+        end = time.perf_counter()
+        stats = self._stats
+        stats["apply_seconds"] += end - start
+        stats["build_seconds"] += built - start
+        stats["exchange_seconds"] += reduced - built
+        stats["scan_seconds"] += end - reduced
         return result
 
     def _scan_result(self, nodes):
@@ -416,6 +425,13 @@ class Shard:
     def finish(self, ops, tree, next_round):
         """Run the queued operations, add the tree to the margins, and when
         ``next_round`` is not None start that round (its maxima)."""
+        start = time.perf_counter()
+        try:
+            return self._finish(ops, tree, next_round)
+        finally:
+            self._stats["finish_seconds"] += time.perf_counter() - start
+
+    def _finish(self, ops, tree, next_round):
         self._run(ops)
         slot, spec = self.slot, self.spec
         group = self._group(slot)
