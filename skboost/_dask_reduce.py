@@ -30,9 +30,9 @@ import numpy as np
 from .tree._categorical_scan import categorical_left_set
 from .tree._hist_split import find_best_splits_hist
 from .tree._histogram import subtract_histograms
-from .tree.finders.base import NodeTable
+from .tree.finders.base import NodeTable, SplitFinder
 from .tree.finders.hist import HistogramPool
-from .tree.splits import empty_records
+from .tree.splits import SplitBatch, empty_records
 
 _SLICE_NODE = {"hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
 
@@ -263,6 +263,17 @@ class PeerExchange:
         self._confirm(sends)
         return total
 
+    def allgather(self, obj):
+        """``obj`` of every shard, in shard order (this shard's own
+        included)."""
+        self.seq += 1
+        sends = [(j, self._send(address, key, self.seq, obj))
+                 for j, (address, key) in enumerate(self.peers)
+                 if j != self.index]
+        gathered = self._collect(self.seq, sends)
+        self._confirm(sends)
+        return gathered[:self.index] + [obj] + gathered[self.index:]
+
     def _send(self, address, key, seq, piece):
         from distributed.protocol import to_serialize
 
@@ -331,3 +342,164 @@ class PeerExchange:
             raise RuntimeError(
                 f"skboost.dask: the worker {self.peers[j][0]} failed to "
                 f"take histograms: {answer.get('exception')!r}")
+
+
+_GLOBAL_NODE = {"sums": (np.int64, (2,)), "count": (np.int64, ())}
+
+
+class ShardFinder(SplitFinder):
+    """The split finder every shard's copy of the growth driver calls: the
+    hist method over the rows of every shard.
+
+    This shard's rows live in ``local`` (a ``HistFinder``: row partition,
+    its own histograms, the smaller child built and the larger
+    subtracted). At the root and at every level the designated children's
+    histograms are reduce-scattered among the shards (``PeerExchange``),
+    each shard scans its features (``SliceScanner``), and the per-feature
+    bests and row counts are all-gathered, so every shard holds the same
+    candidates and makes the same choices (``merge_feature_bests``). The
+    child built is designated by the global hessian sums (the smaller one,
+    the other subtracted from the parent); the children are returned to
+    the driver in the order of their global row counts, as single-node
+    training orders them (the column sampler draws node masks in that
+    order).
+
+    Parameters
+    ----------
+    local : HistFinder
+    scanner : SliceScanner
+    exchange : PeerExchange
+    speculate : bool
+        Scan the children with the level's exchange (False with monotone
+        constraints: their bounds come at ``find_splits``).
+    stats : dict
+        Seconds spent building, exchanging and scanning, added to.
+    """
+
+    def __init__(self, local, scanner, exchange, speculate, stats):
+        self.local = local
+        self.scanner = scanner
+        self.exchange = exchange
+        self.speculate = speculate
+        self.stats = stats
+        self.table = NodeTable(_GLOBAL_NODE)
+        self.bests = None
+        self.n_active = 0
+
+    def set_tree(self, scales, n_active):
+        """The next tree's fixed-point scales and rows, over every shard."""
+        self.local.fixed_scales = scales
+        self.n_active = n_active
+
+    def start_tree(self, gpair, active):
+        start = time.perf_counter()
+        f = self.local
+        f.start_tree(gpair, active)
+        self.scales = f.scales
+        summed = self._reduce(f.pool.array[f.table["hist_row"][:1]], start)
+        sums = self.scanner.start_tree(summed[0])
+        gathered = self._gather(sums, np.zeros(1, dtype=np.int64))
+        t = self.table
+        t["sums"][0] = next(s for s in gathered if s is not None)
+        t["count"][0] = self.n_active
+        G, H = t["sums"][0] / self.scales
+        return G, H
+
+    def _reduce(self, hists, start):
+        """``hists`` summed over the shards on this shard's features."""
+        built = time.perf_counter()
+        summed = self.exchange.reduce(hists)
+        self.stats["build_seconds"] += built - start
+        self.stats["exchange_seconds"] += time.perf_counter() - built
+        return summed
+
+    def _gather(self, mine, nodes, scan=False, bounds=None, monotone=None):
+        """``mine`` of every shard with its per-feature bests of ``nodes``
+        (when speculating, or ``scan``); keeps the bests, features side by
+        side."""
+        start = time.perf_counter()
+        bests = None
+        if self.speculate or scan:
+            bests = self.scanner.scan(nodes, self.local.context, bounds,
+                                      monotone)
+        scanned = time.perf_counter()
+        gathered = self.exchange.allgather((mine, bests))
+        self.stats["scan_seconds"] += scanned - start
+        self.stats["exchange_seconds"] += time.perf_counter() - scanned
+        self.bests = None
+        if bests is not None:
+            left_sets = {}
+            for _, (_, sets) in gathered:
+                left_sets.update(sets)
+            self.bests = (nodes, np.concatenate(
+                [records for _, (records, _) in gathered], axis=1), left_sets)
+        return [m for m, _ in gathered]
+
+    def find_splits(self, batch):
+        nodes = batch.nodes
+        if self.bests is None or not np.array_equal(
+                np.sort(self.bests[0]), np.sort(nodes)):
+            # monotone bounds, known now: scan with them
+            self._gather(None, nodes, scan=True, bounds=batch.bounds,
+                         monotone=batch.monotone)
+        known, per_feature, left_sets = self.bests
+        position = np.empty(int(known.max()) + 1, dtype=np.int64)
+        position[known] = np.arange(known.shape[0])
+        records = merge_feature_bests(per_feature[position[nodes]],
+                                      batch.allowed)
+        sets = [left_sets.get((int(node), int(feature)))
+                if feature >= 0 and kind > 0 else None
+                for node, feature, kind in zip(nodes, records["feature"],
+                                               records["cat_kind"])]
+        G, H = (self.table["sums"][nodes] / self.scales).T
+        return SplitBatch(records, G, H,
+                          None if all(x is None for x in sets) else sets)
+
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        start = time.perf_counter()
+        t = self.table
+        t.reserve(int(right.max()) + 1)
+        records = splits.records
+        left_sums = np.column_stack([records["Gq_left"], records["Hq_left"]])
+        right_sums = t["sums"][nodes] - left_sums
+        t["sums"][left], t["sums"][right] = left_sums, right_sums
+        op = (nodes, records, left, right, splits.left_sets)
+        self.local.apply_splits(nodes, splits, left, right, find_next)
+        if not find_next:
+            self.scanner.split(op)
+            return np.concatenate([left, right])
+        # the child of smaller hessian sum is built, the other subtracted
+        designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
+                              right)
+        lt = self.local.table
+        summed = self._reduce(self.local.pool.array[lt["hist_row"][designated]],
+                              start)
+        self.scanner.split(op, designated, summed)
+        n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
+                                     np.concatenate([left, right])), axis=0)
+        n_right = t["count"][nodes] - n_left
+        t["count"][left], t["count"][right] = n_left, n_right
+        left_smaller = n_left <= n_right
+        return np.concatenate([np.where(left_smaller, left, right),
+                               np.where(left_smaller, right, left)])
+
+    def retire(self, nodes):
+        self.local.retire(nodes)
+        if len(nodes):
+            self.scanner.retire(nodes)
+
+    def finish_tree(self, tree):
+        return self.local.finish_tree(tree)
+
+
+def tree_digest(trees):
+    """A digest of the trees' arrays (the client checks every shard grew
+    the same trees)."""
+    import hashlib
+
+    digest = hashlib.sha1()
+    for tree in trees:
+        for name in ("feature", "threshold", "left_child", "right_child",
+                     "value", "default_left", "cat_bits"):
+            digest.update(np.ascontiguousarray(getattr(tree, name)).tobytes())
+    return digest.hexdigest()

@@ -38,8 +38,8 @@ import numpy as np
 from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
 from .callback import call_callback
-from ._dask_reduce import (PeerExchange, SliceScanner, bin_range,
-                           feature_ranges, merge_feature_bests)
+from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
+                           bin_range, feature_ranges, tree_digest)
 from .tree.driver import GrowthDriver
 from ._data import check_X
 from ._limits import check_gradients, check_label_limits
@@ -48,8 +48,6 @@ from .tree._histogram import _active_maxima, quantization_scale
 from .tree._sketch import WeightedQuantileSummary, sketch_column
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
-from .tree.finders.base import NodeTable, SplitFinder
-from .tree.splits import SplitBatch
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
 SUMMARY_SIZE_PER_BIN = 8
@@ -180,9 +178,8 @@ class Shard:
         self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
-        self._stats = {"apply_seconds": 0.0, "returned_bytes": 0,
-                       "build_seconds": 0.0, "exchange_seconds": 0.0,
-                       "scan_seconds": 0.0, "finish_seconds": 0.0}
+        self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
+                       "exchange_seconds": 0.0, "scan_seconds": 0.0}
         self.exchange = None
 
     def describe(self):
@@ -298,8 +295,7 @@ class Shard:
         return out
 
     def setup(self, mapper, base_margin, weight_sum):
-        """Bin the rows on the global cuts, start the margins, and compute
-        the first round's gradients: returns its maxima (``_begin_round``)."""
+        """Bin the rows on the global cuts and start the margins."""
         spec = self.spec
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
@@ -319,123 +315,81 @@ class Shard:
                               dtype=np.float32)
         for part in self.evals:
             part.margin = np.tile(base_margin, (part.X.shape[0], 1))
-        return self._begin_round(spec.first_round)
 
     def eval_labels(self):
         """(set, partition, labels, weights) of the eval_set partitions."""
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
-    # ---- the reduction among the shards (``_dask_reduce``)
-    def connect(self, index, peers, ranges):
-        """Join the reduction: this shard is ``index`` of the shards whose
-        (worker address, actor key) are ``peers`` and owns the features
-        ``ranges[index]`` (after ``setup``: the cuts are known)."""
-        f = self.finder
-        bin_ptr = f.binned.bin_ptr
+    # ---- growing the trees (``_dask_reduce``)
+    def connect(self, index, peers, ranges, sampler):
+        """Join the other shards: this shard is ``index`` of the shards
+        whose (worker address, actor key) are ``peers`` and owns the
+        features ``ranges[index]``; every shard grows the same trees with
+        its own copy of the growth driver and of ``sampler`` (the column
+        sampler, drawn from the same seed) over a ``ShardFinder``."""
+        spec, local = self.spec, self.finder
+        bin_ptr = local.binned.bin_ptr
         self.exchange = PeerExchange(
             index, peers, [bin_range(bin_ptr, r) for r in ranges])
-        categorical = (None if self.spec.n_categories is None
-                       else self.spec.n_categories > 0)
-        p = self.spec.tree_params
+        categorical = (None if spec.n_categories is None
+                       else spec.n_categories > 0)
+        p = spec.tree_params
         depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
-        self.slice = SliceScanner(
-            bin_ptr, f.thresholds, ranges[index],
+        scanner = SliceScanner(
+            bin_ptr, local.thresholds, ranges[index],
             min(depth_bound, p.max_leaves or depth_bound, 1024),
-            categorical, self.spec.n_threads)
+            categorical, spec.n_threads)
         # monotone bounds are known at scan time only: scanned on request
-        self.speculate = p.monotone is None
+        self.shard_finder = ShardFinder(local, scanner, self.exchange,
+                                        speculate=p.monotone is None,
+                                        stats=self._stats)
+        self.driver = GrowthDriver(self.shard_finder, p, sampler)
 
     async def receive(self, seq, sender, piece):
-        """A peer's histograms of this shard's features (on the event
-        loop, while the level call waits for them on the actor thread)."""
+        """A peer's histograms or bests (on the event loop, while the
+        level's call waits for them on the actor thread)."""
         self.exchange.deliver(seq, sender, piece)
 
     async def abort(self, reason):
         """Stop waiting for peers (the client saw a failure elsewhere)."""
-        if getattr(self, "exchange", None) is not None:
+        if self.exchange is not None:
             self.exchange.abort(reason)
 
-    # ---- per tree
-    def start_tree(self, slot, scales):
-        """Start the tree of ``slot`` with the global scales: the root's
-        histogram summed over the shards on this shard's features, its
-        sums (None without features) and per-feature bests
-        (``_scan_result``)."""
+    def grow_round(self, iteration):
+        """One boosting round: its gradients, the global scales and row
+        counts of each of its trees (gathered from every shard), the trees
+        grown in step with the other shards and added to the margins.
+        Returns the trees, a digest of them (the client checks that every
+        shard grew the same) and the eval sets' margins."""
         start = time.perf_counter()
-        self.slot = slot
-        f = self.finder
-        f.fixed_scales = scales
-        f.start_tree(self.gpair[self._group(slot)], self.active[slot])
-        root = self.exchange.reduce(f.pool.array[f.table["hist_row"][:1]])
-        sums = self.slice.start_tree(root[0])
-        result = sums, self._scan_result(np.zeros(1, dtype=np.int64))
-        self._stats["apply_seconds"] += time.perf_counter() - start
-        return result
+        spec = self.spec
+        maxima = np.stack(self.exchange.allgather(
+            self._begin_round(iteration)), axis=1)   # (slot, shard, 3)
+        trees = []
+        for slot in range(spec.trees_per_round):
+            self.shard_finder.set_tree(global_scales(maxima[slot]),
+                                       int(maxima[slot, :, 2].sum()))
+            group = self._group(slot)
+            tree, leaf_rows = self.driver.grow(self.gpair[group],
+                                               self.active[slot])
+            self._add_tree(tree, leaf_rows, slot)
+            trees.append(tree)
+        self._stats["round_seconds"] += time.perf_counter() - start
+        return (trees, tree_digest(trees),
+                [(p.set, p.index, p.margin) for p in self.evals])
 
     def stats(self):
-        """Seconds this shard spent in level calls (``apply``, with the
-        exchange), the bytes of histograms it sent to the other shards and
-        the bytes of per-feature bests it returned to the client: where the
-        time of a fit goes (``benchmarks/bench_dask.py``)."""
+        """Seconds this shard spent growing trees (``round_seconds``) and
+        in its parts (building its histograms, the exchanges with the
+        other shards, the scans of its features), and the bytes of
+        histograms it sent to the other shards: where the time of a fit
+        goes (``benchmarks/bench_dask.py``)."""
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes)
 
-    def apply(self, ops, designated):
-        """Run the queued operations (``ops``: apply and retire), the last
-        an apply whose ``designated`` children's histograms are built here
-        and summed over the shards; returns this worker's number of left
-        rows of each split and the children's per-feature bests on this
-        shard's features (``_scan_result``)."""
-        start = time.perf_counter()
-        self._run(ops[:-1])
-        kind, op = ops[-1]
-        self._run([(kind, op)], local_only=True)
-        f, t = self.finder, self.finder.table
-        nodes, _, left, right, _ = op
-        n_left = t["end"][left] - t["begin"][left]
-        built = time.perf_counter()
-        summed = self.exchange.reduce(
-            f.pool.array[t["hist_row"][designated]])
-        reduced = time.perf_counter()
-        self.slice.split(op, designated, summed)
-        result = n_left, self._scan_result(np.concatenate([left, right]))
-        end = time.perf_counter()
-        stats = self._stats
-        stats["apply_seconds"] += end - start
-        stats["build_seconds"] += built - start
-        stats["exchange_seconds"] += reduced - built
-        stats["scan_seconds"] += end - reduced
-        return result
-
-    def _scan_result(self, nodes):
-        """The per-feature bests of ``nodes`` on this shard's features,
-        or None when the client asks for them later (``scan``)."""
-        if not self.speculate:
-            return None
-        records, left_sets = self.slice.scan(nodes, self.finder.context)
-        self._stats["returned_bytes"] += records.nbytes
-        return nodes, records, left_sets
-
-    def scan(self, nodes, bounds, monotone):
-        """The per-feature bests of ``nodes`` with monotone ``bounds``."""
-        records, left_sets = self.slice.scan(nodes, self.finder.context,
-                                             bounds, monotone)
-        self._stats["returned_bytes"] += records.nbytes
-        return nodes, records, left_sets
-
-    def finish(self, ops, tree, next_round):
-        """Run the queued operations, add the tree to the margins, and when
-        ``next_round`` is not None start that round (its maxima)."""
-        start = time.perf_counter()
-        try:
-            return self._finish(ops, tree, next_round)
-        finally:
-            self._stats["finish_seconds"] += time.perf_counter() - start
-
-    def _finish(self, ops, tree, next_round):
-        self._run(ops)
-        slot, spec = self.slot, self.spec
-        group = self._group(slot)
-        leaf_rows = self.finder.finish_tree(tree)
+    def _add_tree(self, tree, leaf_rows, slot):
+        """The tree's outputs added to the margins of the rows and of the
+        eval sets."""
+        spec, group = self.spec, self._group(slot)
         # a leaf may hold none of this worker's rows (never on one
         # process): drop the empty slices, which may share a begin
         kept = leaf_rows.end > leaf_rows.begin
@@ -447,30 +401,6 @@ class Shard:
         for part in self.evals:
             _add_tree_output(tree, part.X, part.margin, group,
                              spec.n_threads)
-        if slot < spec.trees_per_round - 1:
-            return None
-        margins = [(p.set, p.index, p.margin) for p in self.evals]
-        if next_round is None:
-            return None, margins
-        return self._begin_round(next_round), margins
-
-    def _run(self, ops, local_only=False):
-        """The queued operations on this shard's rows (the local finder)
-        and, unless ``local_only``, on its summed histograms (the last
-        level's splits, whose children are leaves; retired nodes)."""
-        f = self.finder
-        for kind, args in ops:
-            if kind == "retire":
-                f.retire(args)
-                if not local_only:
-                    self.slice.retire(args)
-                continue
-            nodes, records, left, right, left_sets = args
-            f.apply_splits(nodes, SplitBatch(records, records["G_left"],
-                                             records["H_left"], left_sets),
-                           left, right, find_next=kind == "apply")
-            if not local_only:
-                self.slice.split(args)
 
     def _group(self, slot):
         return slot // self.spec.n_parallel
@@ -663,149 +593,34 @@ class ShardGroup:
                 "the remaining workers")
 
 
-_CLIENT_NODE = {"sums": (np.int64, (2,)), "count": (np.int64, ())}
-
-
-class DaskHistFinder(SplitFinder):
-    """The hist split finder over the rows of every shard, on the client.
-
-    The histograms stay on the workers: each shard sums its features'
-    histograms over the shards (``_dask_reduce``) and returns the best
-    split of every (node, feature) pair of its features; the finder picks
-    each node's best among the features the node allows
-    (``merge_feature_bests``). It keeps each node's exact sums (root from
-    the shards, children from the chosen splits' left sums) and global row
-    count. The child a shard builds is designated by the global hessian
-    sums (the smaller one is built, the other subtracted from the parent);
-    the children are returned to the driver in the order of their global
-    row counts, as single-node training orders them (the column sampler
-    draws node masks in that order).
-
-    Operations that need no answer (the last level's splits, retiring
-    nodes) are queued and travel with the next call.
-    """
-
-    def __init__(self, shards, n_features):
-        self.shards = shards
-        self.n_features = n_features
-        self.table = NodeTable(_CLIENT_NODE)
-        self.pending = []
-        self.bests = None       # (nodes, per-feature records, left sets)
-        self.slot_scales = None
-        self.n_active = None
-        self.slot = 0
-
-    def start_tree(self, gpair, active):
-        """Start tree ``self.slot`` (``gpair`` and ``active`` live on the
-        shards) with the scales of its rows on every worker."""
-        scales = self.slot_scales[self.slot]
-        self.scales = np.array(scales)
-        self.pending = []
-        results = self.shards.call("start_tree", self.slot, scales)
-        sums = next(s for s, _ in results if s is not None)
-        t = self.table
-        t["sums"][0], t["count"][0] = sums, self.n_active[self.slot]
-        self._keep_bests([b for _, b in results])
-        G, H = sums / self.scales
-        return G, H
-
-    def _keep_bests(self, per_shard):
-        """The shards' per-feature bests of a batch of nodes, features side
-        by side in shard order (None: to be asked for at ``find_splits``)."""
-        if per_shard[0] is None:
-            self.bests = None
-            return
-        left_sets = {}
-        for _, _, sets in per_shard:
-            left_sets.update(sets)
-        self.bests = (per_shard[0][0],
-                      np.concatenate([r for _, r, _ in per_shard], axis=1),
-                      left_sets)
-
-    def find_splits(self, batch):
-        nodes = batch.nodes
-        if self.bests is None or not np.array_equal(
-                np.sort(self.bests[0]), np.sort(nodes)):
-            self._keep_bests(self.shards.call(
-                "scan", nodes, batch.bounds, batch.monotone))
-        known, per_feature, left_sets = self.bests
-        position = np.empty(int(known.max()) + 1, dtype=np.int64)
-        position[known] = np.arange(known.shape[0])
-        records = merge_feature_bests(per_feature[position[nodes]],
-                                      batch.allowed)
-        sets = [left_sets.get((int(node), int(feature)))
-                if feature >= 0 and kind > 0 else None
-                for node, feature, kind in zip(nodes, records["feature"],
-                                               records["cat_kind"])]
-        G, H = (self.table["sums"][nodes] / self.scales).T
-        return SplitBatch(records, G, H,
-                          None if all(x is None for x in sets) else sets)
-
-    def apply_splits(self, nodes, splits, left, right, find_next):
-        t = self.table
-        t.reserve(int(right.max()) + 1)
-        records = splits.records
-        left_sums = np.column_stack([records["Gq_left"], records["Hq_left"]])
-        right_sums = t["sums"][nodes] - left_sums
-        t["sums"][left], t["sums"][right] = left_sums, right_sums
-        op = (nodes, records, left, right, splits.left_sets)
-        if not find_next:
-            self.pending.append(("leaves", op))
-            return np.concatenate([left, right])
-        # build the child of smaller hessian sum, subtract for the other
-        designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
-                              right)
-        ops, self.pending = self.pending + [("apply", op)], []
-        results = self.shards.call("apply", ops, designated)
-        self._keep_bests([b for _, b in results])
-        n_left = np.sum([n for n, _ in results], axis=0)
-        n_right = t["count"][nodes] - n_left
-        t["count"][left], t["count"][right] = n_left, n_right
-        left_smaller = n_left <= n_right
-        return np.concatenate([np.where(left_smaller, left, right),
-                               np.where(left_smaller, right, left)])
-
-    def retire(self, nodes):
-        if len(nodes):
-            self.pending.append(("retire", np.asarray(nodes)))
-
-    def finish_tree(self, tree):
-        """The queued operations; the shards run them with the tree."""
-        ops, self.pending = self.pending, []
-        return ops
-
-
 # -- the boosting loop ------------------------------------------------------
 
-def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
-                    maxima, n_rounds, *, callbacks=(), evaluator=None):
-    """Run ``n_rounds`` boosting rounds on the shards (already set up:
-    ``maxima`` of the first round) and add the trees to ``booster``.
+def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
+                    callbacks=(), evaluator=None):
+    """Run ``n_rounds`` boosting rounds on the shards (already set up) and
+    add the trees to ``booster``.
 
-    The loop of ``_booster.train`` with the per-row work on the shards:
-    every tree grows in the one growth driver over a ``DaskHistFinder``.
+    The loop of ``_booster.train`` with the trees grown on the shards:
+    every shard runs the one growth driver over a ``ShardFinder`` in step
+    with the others (one client call per round); the client adds the
+    trees, evaluates and runs the callbacks.
     """
-    finder = DaskHistFinder(shards, mapper.bin_ptr_.shape[0] - 1)
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
-    shards.call("connect", per_shard=[(k, peers, ranges)
+    shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
-    driver = GrowthDriver(finder, spec.tree_params, sampler)
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
-    last = spec.first_round + n_rounds - 1
-    for iteration in range(spec.first_round, last + 1):
-        _set_round(finder, maxima)
-        for slot in range(spec.trees_per_round):
-            finder.slot = slot
-            tree, ops = driver.grow(None, None)
+    for iteration in range(spec.first_round, spec.first_round + n_rounds):
+        results = shards.call("grow_round", iteration)
+        if len({digest for _, digest, _ in results}) != 1:
+            raise RuntimeError(
+                "skboost.dask: the workers grew different trees in round "
+                f"{iteration} (a bug: please report it)")
+        for slot, tree in enumerate(results[0][0]):
             booster.add_tree(tree, slot // spec.n_parallel)
-            next_round = (iteration + 1 if iteration < last
-                          and slot == spec.trees_per_round - 1 else None)
-            results = shards.call("finish", ops, tree, next_round)
-        maxima = [r[0] for r in results]
         if evaluator is not None:
-            evaluator.add_round(iteration, [r[1] for r in results])
+            evaluator.add_round(iteration, [r[2] for r in results])
         stops = [call_callback(callback, "after_iteration", booster,
                                iteration, booster.evals_result)
                  for callback in callbacks]
@@ -814,14 +629,6 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
-
-
-def _set_round(finder, maxima):
-    """Each tree's scales and row count from the shards' maxima (one
-    (trees_per_round, 3) array per shard)."""
-    per_slot = np.stack(maxima, axis=1)   # (slot, shard, 3)
-    finder.slot_scales = [global_scales(m) for m in per_slot]
-    finder.n_active = per_slot[:, :, 2].sum(axis=1).astype(np.int64)
 
 
 class ShardEvaluator:
