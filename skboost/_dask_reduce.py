@@ -231,6 +231,7 @@ class PeerExchange:
         self.condition = threading.Condition()
         self.aborted = None
         self.sent_bytes = 0
+        self.unconfirmed = []   # (peer, future) of sends not yet answered
 
     def deliver(self, seq, sender, piece):
         """A peer's piece arrived (called on the event loop)."""
@@ -255,12 +256,12 @@ class PeerExchange:
             piece = np.ascontiguousarray(hists[:, first:stop])
             self.sent_bytes += piece.nbytes
             sends.append((j, self._send(address, key, self.seq, piece)))
+        self.unconfirmed.extend(sends)
         first, stop = self.bin_ranges[self.index]
         total = np.array(hists[:, first:stop])
         if stop > first:
-            for piece in self._collect(self.seq, sends):
+            for piece in self._collect(self.seq):
                 total += piece
-        self._confirm(sends)
         return total
 
     def allgather(self, obj):
@@ -270,8 +271,8 @@ class PeerExchange:
         sends = [(j, self._send(address, key, self.seq, obj))
                  for j, (address, key) in enumerate(self.peers)
                  if j != self.index]
-        gathered = self._collect(self.seq, sends)
-        self._confirm(sends)
+        self.unconfirmed.extend(sends)
+        gathered = self._collect(self.seq)
         return gathered[:self.index] + [obj] + gathered[self.index:]
 
     def _send(self, address, key, seq, piece):
@@ -288,7 +289,7 @@ class PeerExchange:
         return asyncio.run_coroutine_threadsafe(deliver(),
                                                 worker.loop.asyncio_loop)
 
-    def _collect(self, seq, sends):
+    def _collect(self, seq):
         """The pieces of exchange ``seq`` from every other shard."""
         expected = {(seq, j) for j in range(len(self.peers))
                     if j != self.index}
@@ -298,7 +299,7 @@ class PeerExchange:
                 if self.aborted is not None:
                     raise RuntimeError(f"skboost.dask: training stopped "
                                        f"({self.aborted})")
-                self._check_sends(sends)
+                self._check_sends()
                 if time.monotonic() > deadline:
                     missing = sorted(self.peers[j][0] for _, j in
                                      expected - self.inbox.keys())
@@ -308,12 +309,19 @@ class PeerExchange:
                 self.condition.wait(self.poll_seconds)
             return [self.inbox.pop(key) for key in sorted(expected)]
 
-    def _check_sends(self, sends):
-        for j, future in sends:
+    def _check_sends(self):
+        """Errors of the sends answered so far (a send is confirmed
+        lazily, off the critical path: its peer's answer comes after the
+        peer has its piece)."""
+        for j, future in self.unconfirmed:
             if future.done():
                 self._sent(j, future)
+        self.unconfirmed = [(j, f) for j, f in self.unconfirmed
+                            if not f.done()]
 
-    def _confirm(self, sends):
+    def flush(self):
+        """Wait for the answers of every send (end of a round)."""
+        sends, self.unconfirmed = self.unconfirmed, []
         deadline = time.monotonic() + self.timeout
         for j, future in sends:
             while not future.done():

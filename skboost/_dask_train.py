@@ -374,6 +374,7 @@ class Shard:
                                                self.active[slot])
             self._add_tree(tree, leaf_rows, slot)
             trees.append(tree)
+        self.exchange.flush()
         self._stats["round_seconds"] += time.perf_counter() - start
         return (trees, tree_digest(trees),
                 [(p.set, p.index, p.margin) for p in self.evals])
