@@ -1,28 +1,25 @@
-"""Distributed training on Dask: the pieces that run on the workers and
-the split finder the client's growth driver calls.
+"""Distributed training on Dask: the shards (one Dask actor per worker)
+and the boosting loop the client runs over them.
 
-One ``Shard`` per worker (a Dask actor) holds that worker's partitions,
-binned with the global cut points, and everything per row: labels,
-weights, margins, gradients, the row sample and the row partition of the
-tree being grown (a ``HistFinder`` over the local rows). The client runs
-the one growth driver (``tree.driver.GrowthDriver``) with a
-``DaskHistFinder``: it sums the workers' histograms (int64 fixed point,
-exact and order-free), scans them for splits, and sends the chosen splits
-back. Per level of a tree that is one call to every shard, which applies
-the level's splits to its rows and builds the next level's histograms in
-the same call::
+One ``Shard`` per worker holds that worker's partitions, binned with the
+global cut points, and everything per row: labels, weights, margins,
+gradients, the row sample and the row partition of the tree being grown
+(a ``HistFinder`` over the local rows). Every shard runs its own copy of
+the one growth driver (``tree.driver.GrowthDriver``) over a
+``_dask_reduce.ShardFinder``, in step with the other shards: histograms
+are reduce-scattered among the shards by feature range and the
+per-feature best splits all-gathered, worker to worker, so every shard
+makes the same choices. The client calls the shards once per boosting
+round::
 
-    client (driver, DaskHistFinder)            shard (one per worker)
-    ---------------------------------          -------------------------------
-    begin: scales from summed maxima  ---->    start_tree: root histogram
-    sum histograms, scan, choose      <----
-    apply_splits(level)               ---->    split rows, build histograms of
-                                               the designated children
-    sum, subtract, scan               <----    (local counts of the left rows)
-    ...                                        ...
-    finish(tree)                      ---->    last level's splits, margins,
-                                               next round's gradients, maxima
-                                      <----
+    client                                 shard (one per worker)
+    -----------------------------          --------------------------------
+    grow_round(iteration)        ---->     gradients; all-gather maxima ->
+                                           global scales; per tree: the
+                                           driver, levels exchanged with
+                                           the other shards; margins
+    trees (checked equal), eval  <----
+    margins; metrics, callbacks
 
 Every worker quantises with the same scales (from the maxima of |g w|,
 |h w| and the row count over all workers), so the summed histograms are
