@@ -1,28 +1,25 @@
-"""Distributed training on Dask: the pieces that run on the workers and
-the split finder the client's growth driver calls.
+"""Distributed training on Dask: the shards (one Dask actor per worker)
+and the boosting loop the client runs over them.
 
-One ``Shard`` per worker (a Dask actor) holds that worker's partitions,
-binned with the global cut points, and everything per row: labels,
-weights, margins, gradients, the row sample and the row partition of the
-tree being grown (a ``HistFinder`` over the local rows). The client runs
-the one growth driver (``tree.driver.GrowthDriver``) with a
-``DaskHistFinder``: it sums the workers' histograms (int64 fixed point,
-exact and order-free), scans them for splits, and sends the chosen splits
-back. Per level of a tree that is one call to every shard, which applies
-the level's splits to its rows and builds the next level's histograms in
-the same call::
+One ``Shard`` per worker holds that worker's partitions, binned with the
+global cut points, and everything per row: labels, weights, margins,
+gradients, the row sample and the row partition of the tree being grown
+(a ``HistFinder`` over the local rows). Every shard runs its own copy of
+the one growth driver (``tree.driver.GrowthDriver``) over a
+``_dask_reduce.ShardFinder``, in step with the other shards: histograms
+are reduce-scattered among the shards by feature range and the
+per-feature best splits all-gathered, worker to worker, so every shard
+makes the same choices. The client calls the shards once per boosting
+round::
 
-    client (driver, DaskHistFinder)            shard (one per worker)
-    ---------------------------------          -------------------------------
-    begin: scales from summed maxima  ---->    start_tree: root histogram
-    sum histograms, scan, choose      <----
-    apply_splits(level)               ---->    split rows, build histograms of
-                                               the designated children
-    sum, subtract, scan               <----    (local counts of the left rows)
-    ...                                        ...
-    finish(tree)                      ---->    last level's splits, margins,
-                                               next round's gradients, maxima
-                                      <----
+    client                                 shard (one per worker)
+    -----------------------------          --------------------------------
+    grow_round(iteration)        ---->     gradients; all-gather maxima ->
+                                           global scales; per tree: the
+                                           driver, levels exchanged with
+                                           the other shards; margins
+    trees (checked equal), eval  <----
+    margins; metrics, callbacks
 
 Every worker quantises with the same scales (from the maxima of |g w|,
 |h w| and the row count over all workers), so the summed histograms are
@@ -38,16 +35,16 @@ import numpy as np
 from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
 from .callback import call_callback
+from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
+                           bin_range, feature_ranges, tree_digest)
 from .tree.driver import GrowthDriver
 from ._data import check_X
 from ._limits import check_gradients, check_label_limits
 from .tree._binning import BinnedData
-from .tree._histogram import (_active_maxima, quantization_scale,
-                              subtract_histograms)
+from .tree._histogram import _active_maxima, quantization_scale
 from .tree._sketch import WeightedQuantileSummary, sketch_column
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
-from .tree.splits import SplitBatch
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
 SUMMARY_SIZE_PER_BIN = 8
@@ -178,7 +175,9 @@ class Shard:
         self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
-        self._stats = {"apply_seconds": 0.0, "histogram_bytes": 0}
+        self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
+                       "exchange_seconds": 0.0, "scan_seconds": 0.0}
+        self.exchange = None
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -293,8 +292,7 @@ class Shard:
         return out
 
     def setup(self, mapper, base_margin, weight_sum):
-        """Bin the rows on the global cuts, start the margins, and compute
-        the first round's gradients: returns its maxima (``_begin_round``)."""
+        """Bin the rows on the global cuts and start the margins."""
         spec = self.spec
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
@@ -314,53 +312,82 @@ class Shard:
                               dtype=np.float32)
         for part in self.evals:
             part.margin = np.tile(base_margin, (part.X.shape[0], 1))
-        return self._begin_round(spec.first_round)
 
     def eval_labels(self):
         """(set, partition, labels, weights) of the eval_set partitions."""
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
-    # ---- per tree
-    def start_tree(self, slot, scales):
-        """Start the tree of ``slot`` with the global scales; this
-        worker's root histogram."""
-        self.slot = slot
-        f = self.finder
-        f.fixed_scales = scales
-        f.start_tree(self.gpair[self._group(slot)], self.active[slot])
-        return f.pool.array[f.table["hist_row"][0]].copy()
+    # ---- growing the trees (``_dask_reduce``)
+    def connect(self, index, peers, ranges, sampler):
+        """Join the other shards: this shard is ``index`` of the shards
+        whose (worker address, actor key) are ``peers`` and owns the
+        features ``ranges[index]``; every shard grows the same trees with
+        its own copy of the growth driver and of ``sampler`` (the column
+        sampler, drawn from the same seed) over a ``ShardFinder``."""
+        spec, local = self.spec, self.finder
+        bin_ptr = local.binned.bin_ptr
+        self.exchange = PeerExchange(
+            index, peers, [bin_range(bin_ptr, r) for r in ranges])
+        categorical = (None if spec.n_categories is None
+                       else spec.n_categories > 0)
+        p = spec.tree_params
+        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+        scanner = SliceScanner(
+            bin_ptr, local.thresholds, ranges[index],
+            min(depth_bound, p.max_leaves or depth_bound, 1024),
+            categorical, spec.n_threads)
+        # monotone bounds are known at scan time only: scanned on request
+        self.shard_finder = ShardFinder(local, scanner, self.exchange,
+                                        speculate=p.monotone is None,
+                                        stats=self._stats)
+        self.driver = GrowthDriver(self.shard_finder, p, sampler)
+
+    async def receive(self, seq, sender, piece):
+        """A peer's histograms or bests (on the event loop, while the
+        level's call waits for them on the actor thread)."""
+        self.exchange.deliver(seq, sender, piece)
+
+    async def abort(self, reason):
+        """Stop waiting for peers (the client saw a failure elsewhere)."""
+        if self.exchange is not None:
+            self.exchange.abort(reason)
+
+    def grow_round(self, iteration):
+        """One boosting round: its gradients, the global scales and row
+        counts of each of its trees (gathered from every shard), the trees
+        grown in step with the other shards and added to the margins.
+        Returns the trees, a digest of them (the client checks that every
+        shard grew the same) and the eval sets' margins."""
+        start = time.perf_counter()
+        spec = self.spec
+        maxima = np.stack(self.exchange.allgather(
+            self._begin_round(iteration)), axis=1)   # (slot, shard, 3)
+        trees = []
+        for slot in range(spec.trees_per_round):
+            self.shard_finder.set_tree(global_scales(maxima[slot]),
+                                       int(maxima[slot, :, 2].sum()))
+            group = self._group(slot)
+            tree, leaf_rows = self.driver.grow(self.gpair[group],
+                                               self.active[slot])
+            self._add_tree(tree, leaf_rows, slot)
+            trees.append(tree)
+        self.exchange.flush()
+        self._stats["round_seconds"] += time.perf_counter() - start
+        return (trees, tree_digest(trees),
+                [(p.set, p.index, p.margin) for p in self.evals])
 
     def stats(self):
-        """Seconds this shard spent in level calls (``apply``) and the
-        bytes of histograms it returned: where the time of a fit goes
-        (``benchmarks/bench_dask.py``)."""
-        return dict(self._stats)
+        """Seconds this shard spent growing trees (``round_seconds``) and
+        in its parts (building its histograms, the exchanges with the
+        other shards, the scans of its features), and the bytes of
+        histograms it sent to the other shards: where the time of a fit
+        goes (``benchmarks/bench_dask.py``)."""
+        return dict(self._stats, sent_bytes=self.exchange.sent_bytes)
 
-    def apply(self, ops, designated):
-        """Run the queued operations (``ops``: apply and retire), the last
-        an apply whose designated children's histograms are returned, with
-        this worker's number of left rows of each split."""
-        start = time.perf_counter()
-        hists, n_left = self._apply(ops, designated)
-        self._stats["apply_seconds"] += time.perf_counter() - start
-        self._stats["histogram_bytes"] += hists.nbytes
-        return hists, n_left
-
-    def _apply(self, ops, designated):
-        self._run(ops)
-        f = self.finder
-        t = f.table
-        nodes, _, left, _, _ = ops[-1][1]
-        n_left = t["end"][left] - t["begin"][left]
-        return f.pool.array[t["hist_row"][designated]], n_left
-
-    def finish(self, ops, tree, next_round):
-        """Run the queued operations, add the tree to the margins, and when
-        ``next_round`` is not None start that round (its maxima)."""
-        self._run(ops)
-        slot, spec = self.slot, self.spec
-        group = self._group(slot)
-        leaf_rows = self.finder.finish_tree(tree)
+    def _add_tree(self, tree, leaf_rows, slot):
+        """The tree's outputs added to the margins of the rows and of the
+        eval sets."""
+        spec, group = self.spec, self._group(slot)
         # a leaf may hold none of this worker's rows (never on one
         # process): drop the empty slices, which may share a begin
         kept = leaf_rows.end > leaf_rows.begin
@@ -372,24 +399,6 @@ class Shard:
         for part in self.evals:
             _add_tree_output(tree, part.X, part.margin, group,
                              spec.n_threads)
-        if slot < spec.trees_per_round - 1:
-            return None
-        margins = [(p.set, p.index, p.margin) for p in self.evals]
-        if next_round is None:
-            return None, margins
-        return self._begin_round(next_round), margins
-
-    def _run(self, ops):
-        f = self.finder
-        for kind, args in ops:
-            if kind == "retire":
-                f.retire(args)
-            else:
-                nodes, records, left, right, left_sets = args
-                f.apply_splits(nodes, SplitBatch(records, records["G_left"],
-                                                 records["H_left"],
-                                                 left_sets),
-                               left, right, find_next=kind == "apply")
 
     def _group(self, slot):
         return slot // self.spec.n_parallel
@@ -525,30 +534,53 @@ class ShardGroup:
 
     def call(self, method, *args, per_shard=None):
         """``method(*args)`` on every shard (with ``per_shard[k]``'s
-        arguments added for shard k); the results, in shard order."""
+        arguments added for shard k); the results, in shard order. A
+        failure on one shard ends the call at once (the others, which may
+        be waiting for its histograms, are told to stop)."""
         futures = []
         for k, actor in enumerate(self.actors):
             extra = () if per_shard is None else per_shard[k]
             futures.append(getattr(actor, method)(*args, *extra))
-        return [self._result(k, future, method)
-                for k, future in enumerate(futures)]
+        try:
+            return self._results(futures, method)
+        except BaseException as error:
+            self.abort(f"{type(error).__name__} during {method!r}")
+            raise
 
-    def _result(self, k, future, method):
+    def _results(self, futures, method):
         from distributed.utils import TimeoutError as DaskTimeout
 
-        while True:
+        results = [None] * len(futures)
+        pending = list(range(len(futures)))
+        while pending:
+            k = pending[0]
             try:
-                return future.result(timeout=self.poll_seconds)
+                results[k] = futures[k].result(timeout=self.poll_seconds)
+                pending.pop(0)
             except (TimeoutError, DaskTimeout):
-                self._check_alive(k, method)
+                for j in pending[1:]:   # a failure elsewhere ends the wait
+                    if futures[j].done():
+                        results[j] = futures[j].result()
+                        pending.remove(j)
+                self._check_alive(method)
             except (OSError, ConnectionError) as error:
                 raise RuntimeError(
                     f"skboost.dask: lost the worker {self.addresses[k]} "
                     f"during {method!r} ({error}); training stopped. "
                     "Its partitions and training state are gone: fit "
                     "again on the remaining workers") from error
+        return results
 
-    def _check_alive(self, k, method):
+    def abort(self, reason):
+        """Tell every shard still there to stop waiting for the others
+        (fire and forget: a lost worker's shard does not answer)."""
+        for actor in self.actors:
+            try:
+                actor.abort(reason)
+            except Exception:   # noqa: BLE001 - best effort
+                pass
+
+    def _check_alive(self, method):
         workers = self.client.scheduler_info()["workers"]
         gone = [a for a in self.addresses if a not in workers]
         if gone:
@@ -559,157 +591,34 @@ class ShardGroup:
                 "the remaining workers")
 
 
-class _BinLayout:
-    """The histogram layout the client's finder reads (no binned rows)."""
-
-    def __init__(self, bin_ptr):
-        self.bin_ptr = bin_ptr
-        self.n_bins = int(bin_ptr[-1])
-        self.n_rows = 0
-
-
-class DaskHistFinder(HistFinder):
-    """The hist split finder over the rows of every shard.
-
-    Histograms arrive from the shards and are summed here (the hook
-    ``build_histograms``, where a one-process finder reads its binned
-    rows); scanning them for splits is ``HistFinder``'s. The children a
-    shard builds are designated by their global hessian sums (the smaller
-    one is built, the other subtracted from the parent); the order the
-    children are returned in follows their global row counts, as
-    single-node training orders them (the column sampler draws node masks
-    in that order).
-
-    Operations that need no answer (the last level's splits, retiring
-    nodes) are queued and travel with the next call.
-    """
-
-    def __init__(self, shards, mapper, params, n_threads):
-        super().__init__(_BinLayout(mapper.bin_ptr_),
-                         mapper.split_thresholds_, params, n_threads)
-        self.shards = shards
-        self.pending = []
-        self.counts = np.zeros(64, dtype=np.int64)   # global rows per node
-        self.slot_scales = None
-
-    def start_tree(self, gpair, active):
-        """Start tree ``self.slot`` (``gpair`` and ``active`` live on the
-        shards) with the scales of its rows on every worker."""
-        scales = self.slot_scales[self.slot]
-        self.scales = np.array(scales)
-        self.context = self.fit_context.with_scales(*scales)
-        self._start_pool()
-        self.pending = []
-        self.counts[0] = self.n_active[self.slot]
-        root = self.pool.take(1)
-        hists = self.shards.call("start_tree", self.slot, scales)
-        self._sum_into(hists, root)
-        first = self.binned.bin_ptr
-        sums = self.pool.array[root[0], first[0]:first[1]].sum(axis=0)
-        t = self.table
-        t["hist_row"][0], t["sums"][0] = root[0], sums
-        G, H = sums / self.scales
-        return G, H
-
-    def build_histograms(self, ops, designated, rows):
-        """Send the queued operations (ending with a level's splits) to the
-        shards and sum the histograms of the ``designated`` children they
-        build into the pool's ``rows``; returns the global number of left
-        rows of each split."""
-        results = self.shards.call("apply", ops, designated)
-        self._sum_into([h for h, _ in results], rows)
-        return np.sum([n for _, n in results], axis=0)
-
-    def _sum_into(self, hists, rows):
-        """pool[rows] = the sum of the shards' histograms (exact: int64)."""
-        total = np.array(hists[0])
-        for hist in hists[1:]:
-            total += hist
-        self.pool.array[rows] = total.reshape((len(rows),)
-                                              + self.pool.array.shape[1:])
-
-    def apply_splits(self, nodes, splits, left, right, find_next):
-        t = self.table
-        n_nodes = int(right.max()) + 1
-        t.reserve(n_nodes)
-        self._reserve_counts(n_nodes)
-        records = splits.records
-        left_sums = self._left_sums(splits)
-        right_sums = t["sums"][nodes] - left_sums
-        parent_rows = t["hist_row"][nodes]
-        t["hist_row"][nodes] = -1
-        op = (nodes, records, left, right, splits.left_sets)
-        if not find_next:
-            self.pending.append(("leaves", op))
-            self.pool.give_back(parent_rows)
-            t["hist_row"][left] = t["hist_row"][right] = -1
-            t["sums"][left], t["sums"][right] = left_sums, right_sums
-            return np.concatenate([left, right])
-        # build the child of smaller hessian sum, subtract for the other
-        build_left = left_sums[:, 1] <= right_sums[:, 1]
-        built = np.where(build_left, left, right)
-        other = np.where(build_left, right, left)
-        built_rows = self.pool.take(nodes.shape[0])
-        ops, self.pending = self.pending + [("apply", op)], []
-        n_left = self.build_histograms(ops, built, built_rows)
-        subtract_histograms(self.pool.array, parent_rows, built_rows,
-                            self.n_threads)
-        t["hist_row"][built], t["hist_row"][other] = built_rows, parent_rows
-        t["sums"][left], t["sums"][right] = left_sums, right_sums
-        n_right = self.counts[nodes] - n_left
-        self.counts[left], self.counts[right] = n_left, n_right
-        left_smaller = n_left <= n_right
-        return np.concatenate([np.where(left_smaller, left, right),
-                               np.where(left_smaller, right, left)])
-
-    def _reserve_counts(self, n_nodes):
-        if n_nodes > self.counts.shape[0]:
-            counts = np.zeros(max(2 * self.counts.shape[0], n_nodes),
-                              dtype=np.int64)
-            counts[:self.counts.shape[0]] = self.counts
-            self.counts = counts
-
-    def retire(self, nodes):
-        super().retire(nodes)
-        if len(nodes):
-            self.pending.append(("retire", np.asarray(nodes)))
-
-    def finish_tree(self, tree):
-        """The queued operations; the shards run them with the tree."""
-        ops, self.pending = self.pending, []
-        return ops
-
-
-
 # -- the boosting loop ------------------------------------------------------
 
-def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
-                    maxima, n_rounds, *, callbacks=(), evaluator=None):
-    """Run ``n_rounds`` boosting rounds on the shards (already set up:
-    ``maxima`` of the first round) and add the trees to ``booster``.
+def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
+                    callbacks=(), evaluator=None):
+    """Run ``n_rounds`` boosting rounds on the shards (already set up) and
+    add the trees to ``booster``.
 
-    The loop of ``_booster.train`` with the per-row work on the shards:
-    every tree grows in the one growth driver over a ``DaskHistFinder``.
+    The loop of ``_booster.train`` with the trees grown on the shards:
+    every shard runs the one growth driver over a ``ShardFinder`` in step
+    with the others (one client call per round); the client adds the
+    trees, evaluates and runs the callbacks.
     """
-    finder = DaskHistFinder(shards, mapper, spec.tree_params, n_threads)
-    if spec.n_categories is not None and np.any(spec.n_categories > 0):
-        finder.categorical = (spec.n_categories > 0).astype(np.uint8)
-    driver = GrowthDriver(finder, spec.tree_params, sampler)
+    ranges = feature_ranges(mapper.bin_ptr_, len(shards))
+    peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
+    shards.call("connect", per_shard=[(k, peers, ranges, sampler)
+                                      for k in range(len(shards))])
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
-    last = spec.first_round + n_rounds - 1
-    for iteration in range(spec.first_round, last + 1):
-        _set_round(finder, maxima)
-        for slot in range(spec.trees_per_round):
-            finder.slot = slot
-            tree, ops = driver.grow(None, None)
+    for iteration in range(spec.first_round, spec.first_round + n_rounds):
+        results = shards.call("grow_round", iteration)
+        if len({digest for _, digest, _ in results}) != 1:
+            raise RuntimeError(
+                "skboost.dask: the workers grew different trees in round "
+                f"{iteration} (a bug: please report it)")
+        for slot, tree in enumerate(results[0][0]):
             booster.add_tree(tree, slot // spec.n_parallel)
-            next_round = (iteration + 1 if iteration < last
-                          and slot == spec.trees_per_round - 1 else None)
-            results = shards.call("finish", ops, tree, next_round)
-        maxima = [r[0] for r in results]
         if evaluator is not None:
-            evaluator.add_round(iteration, [r[1] for r in results])
+            evaluator.add_round(iteration, [r[2] for r in results])
         stops = [call_callback(callback, "after_iteration", booster,
                                iteration, booster.evals_result)
                  for callback in callbacks]
@@ -718,14 +627,6 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_threads,
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
-
-
-def _set_round(finder, maxima):
-    """Each tree's scales and row count from the shards' maxima (one
-    (trees_per_round, 3) array per shard)."""
-    per_slot = np.stack(maxima, axis=1)   # (slot, shard, 3)
-    finder.slot_scales = [global_scales(m) for m in per_slot]
-    finder.n_active = per_slot[:, :, 2].sum(axis=1).astype(np.int64)
 
 
 class ShardEvaluator:

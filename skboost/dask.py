@@ -28,7 +28,6 @@ from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
 from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
                           _tie_salt, eval_set_weights,
                           _metric_list)
-from ._threads import effective_n_threads
 from .callback import call_callback, check_callbacks
 from .tree._column_sampler import ColumnSampler
 from .tree.driver import GrowthDriver, TreeParams
@@ -419,8 +418,7 @@ class _DaskBoostMixin:
             _ordered(shards.call("summaries", self.max_bin,
                                  spec.n_categories)),
             self.max_bin, spec.n_categories)
-        maxima = shards.call("setup", mapper, booster.base_margin,
-                             weight_sum)
+        shards.call("setup", mapper, booster.base_margin, weight_sum)
         tp = spec.tree_params
         sampler = ColumnSampler(self.n_features_in_, tp.colsample_bytree,
                                 tp.colsample_bylevel, tp.colsample_bynode,
@@ -433,8 +431,7 @@ class _DaskBoostMixin:
                                              self.n_estimators)
         check_callbacks(callbacks)
         booster = train_on_shards(
-            shards, mapper, spec, booster, sampler,
-            effective_n_threads(self.n_jobs), maxima, self.n_estimators,
+            shards, mapper, spec, booster, sampler, self.n_estimators,
             callbacks=callbacks, evaluator=evaluator)
         # where the time went on each worker (benchmarks/bench_dask.py)
         self._dask_stats = shards.call("stats")

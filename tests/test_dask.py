@@ -421,3 +421,154 @@ def test_ranker_equals_single_node(client):
         DaskBoostRanker(**params).fit(
             da.from_array(X, chunks=(300, 5)),
             da.from_array(relevance, chunks=300), qid=da.from_array(qid, 300))
+
+
+# -- the reduction among the workers (skboost/_dask_reduce.py) ---------------
+
+@pytest.mark.parametrize("params", [
+    dict(monotone_constraints=(1, -1, 0, 0, 0)),
+    dict(interaction_constraints=[[0, 1], [2, 3, 4]], colsample_bylevel=0.8),
+    dict(grow_policy="lossguide", max_leaves=9, max_depth=0),
+    dict(num_parallel_tree=2, colsample_bytree=0.6),
+], ids=["monotone", "interactions", "lossguide", "parallel-trees"])
+def test_constraints_and_policies_equal_single_node(client, params):
+    """Every way the driver chooses features and nodes, with the scans on
+    the workers (monotone bounds: scanned on request) and the choices
+    merged from per-feature bests: single-node's trees bit for bit."""
+    X, y = _discrete_data(seed=11)
+    params = dict(PARAMS, **params)
+    dask_model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300))
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+
+
+def test_one_feature_leaves_a_worker_without_features(client):
+    """More workers than features: a shard owns no feature (it only sends
+    its histograms); still single-node's model."""
+    X, y = _discrete_data(n_features=1, seed=4)
+    dask_model = DaskBoostRegressor(**PARAMS).fit(
+        da.from_array(X, chunks=(300, 1)), da.from_array(y, chunks=300))
+    assert len(dask_model._dask_stats) == 2
+    local = BoostRegressor(**PARAMS).fit(X, y)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+
+
+def test_feature_ranges_cover_every_feature_once():
+    from skboost._dask_reduce import feature_ranges
+
+    rng = np.random.default_rng(0)
+    for n_shards in (1, 2, 3, 7, 40):
+        bin_ptr = np.r_[0, np.cumsum(rng.integers(2, 300, size=28))]
+        ranges = feature_ranges(bin_ptr, n_shards)
+        assert len(ranges) == n_shards
+        assert ranges[0][0] == 0 and ranges[-1][1] == 28
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        bins = [bin_ptr[b] - bin_ptr[a] for a, b in ranges]
+        if n_shards <= 3:   # balanced by bins, within one feature's bins
+            assert max(bins) - min(bins) <= 2 * 300
+
+
+def test_merged_feature_bests_equal_the_scan_of_every_feature():
+    """Oracle: the split kernel on whole histograms with each node's
+    allowed features; merged: the per-(node, feature) bests of feature
+    slices (as the shards scan them) under the allowed masks. Discrete
+    histograms make equal gains across features (ties to the lower
+    feature)."""
+    from skboost._dask_reduce import SliceScanner, merge_feature_bests
+    from skboost.tree._context import SplitContext
+    from skboost.tree._hist_split import find_best_splits_hist
+    from skboost.tree.driver import TreeParams
+
+    rng = np.random.default_rng(5)
+    n_nodes, n_features, bins = 40, 9, 6
+    bin_ptr = np.arange(0, (bins + 1) * n_features + 1, bins + 1)
+    # features 0-2 identical: their candidates tie
+    base = rng.integers(0, 4, size=(n_nodes, bins + 1, 2)) * 2 ** 20
+    hist = rng.integers(0, 4, size=(n_nodes, bin_ptr[-1], 2)) * 2 ** 20
+    for f in range(3):
+        hist[:, bin_ptr[f]:bin_ptr[f + 1]] = base
+    hist[:, :, 0] -= 2 ** 21
+    # every feature of a node sums to the node's totals: fix the missing bins
+    totals = hist[:, :bins + 1].sum(axis=1)
+    for f in range(1, n_features):
+        part = hist[:, bin_ptr[f]:bin_ptr[f + 1] - 1].sum(axis=1)
+        hist[:, bin_ptr[f + 1] - 1] = totals - part
+    sums = np.ascontiguousarray(totals)
+    thresholds = np.arange(bin_ptr[-1], dtype=np.float64)
+    context = SplitContext.from_params(TreeParams(min_child_weight=0.0),
+                                       1).with_scales(2.0 ** 20, 2.0 ** 20)
+    allowed = (rng.random((n_nodes, n_features)) < 0.6).astype(np.uint8)
+    expected = find_best_splits_hist(
+        np.ascontiguousarray(hist), sums, bin_ptr, thresholds[None, :],
+        allowed, context)
+    nodes = np.arange(n_nodes)
+    parts = []
+    for first, stop in ((0, 2), (2, 5), (5, 9)):
+        scanner = SliceScanner(bin_ptr, thresholds, (first, stop), n_nodes,
+                               None, 1)
+        scanner.pool.array[:n_nodes] = hist[:, bin_ptr[first]:bin_ptr[stop]]
+        scanner.table.reserve(n_nodes)
+        scanner.table["hist_row"][:n_nodes] = nodes
+        scanner.table["sums"][:n_nodes] = sums
+        parts.append(scanner.scan(nodes, context)[0])
+    merged = merge_feature_bests(np.concatenate(parts, axis=1), allowed)
+    found = expected["feature"] >= 0
+    assert np.array_equal(merged["feature"], expected["feature"])
+    assert (expected["feature"][found] == 0).any()   # a tie was decided
+    for name in ("gain", "threshold", "split_bin", "default_left",
+                 "Gq_left", "Hq_left", "G_left", "H_left"):
+        assert np.array_equal(merged[name][found], expected[name][found]), \
+            name
+
+
+def test_worker_killed_during_the_exchange_ends_fit_promptly():
+    """A worker dies mid-round, while the other waits for its histograms
+    (nearly all of a round is exchanges): a clear error naming it, no
+    hang, and the surviving worker is free for the next fit (its shard's
+    wait was aborted)."""
+    X, y = _discrete_data(n=800)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=True,
+                                       dashboard_address=None)
+    outcome = {}
+    with distributed.Client(cluster) as client:
+        survivor, victim = _workers(client)
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        dX = da.from_array(X, chunks=(200, 5))
+        dy = da.from_array(y, chunks=200)
+        model = DaskBoostRegressor(n_estimators=5000, max_depth=6, n_jobs=1)
+
+        def fit():
+            try:
+                model.fit(dX, dy, client=client)
+                outcome["result"] = "finished"
+            except Exception as error:   # noqa: BLE001 - inspected below
+                outcome["result"] = error
+
+        thread = threading.Thread(target=fit, daemon=True)
+        thread.start()
+        threading.Event().wait(4.0)
+        os.kill(pid, signal.SIGKILL)
+        thread.join(timeout=60)
+        assert "result" in outcome, "fit hung after a worker died"
+        error = outcome["result"]
+        assert isinstance(error, RuntimeError), error
+        assert victim in str(error)
+        # the survivor's actor thread is not stuck in the exchange
+        again = {}
+
+        def refit():
+            small = DaskBoostRegressor(n_estimators=3, max_depth=2, n_jobs=1)
+            mine = client.scatter(X[:300], workers=[survivor])
+            target = client.scatter(y[:300], workers=[survivor])
+            again["model"] = small.fit(
+                da.from_delayed(mine, shape=(300, 5), dtype=X.dtype),
+                da.from_delayed(target, shape=(300,), dtype=y.dtype),
+                client=client)
+
+        retry = threading.Thread(target=refit, daemon=True)
+        retry.start()
+        retry.join(timeout=60)
+        assert "model" in again, "the surviving worker stayed blocked"
+    cluster.close()

@@ -1,0 +1,513 @@
+"""The histogram reduction among the Dask workers (``skboost.dask``).
+
+Every shard owns a contiguous range of the features (``feature_ranges``:
+about ``n_bins / n_shards`` bins each). At every level each shard builds
+the histograms of the level's designated children over its own rows, sends
+every other shard that shard's feature range of them directly, worker to
+worker (``PeerExchange``), and sums what it receives for its own range: a
+reduce-scatter. The shard then subtracts the other children's histograms
+from their parents' (exact: int64 fixed point) and scans its range for the
+best split of every (child, feature) pair (``SliceScanner``). Only these
+per-feature bests travel to the client, which picks each node's best
+among the features it allows (``merge_feature_bests``, under the scan's
+total order: higher gain, then lower feature). The histograms themselves
+never reach the client.
+
+The speculative per-feature scan lets one client round trip per level
+carry both the level's splits and the children's candidates, though the
+driver draws the children's column samples after the split. Monotone
+constraints give every node bounds that only the driver knows at scan
+time: with them the client asks for the scan in a second call per level
+(``Shard.scan``).
+"""
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+
+from .tree._categorical_scan import categorical_left_set
+from .tree._hist_split import find_best_splits_hist
+from .tree._histogram import subtract_histograms
+from .tree.finders.base import NodeTable, SplitFinder
+from .tree.finders.hist import HistogramPool
+from .tree.splits import SplitBatch, empty_records
+
+_SLICE_NODE = {"hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
+
+
+def feature_ranges(bin_ptr, n_shards):
+    """Per shard, the range ``(first, stop)`` of features it owns:
+    contiguous, in shard order, of about equal numbers of bins (a shard
+    may own none when there are more shards than features)."""
+    bin_ptr = np.asarray(bin_ptr, dtype=np.int64)
+    targets = bin_ptr[-1] * np.arange(n_shards + 1) / n_shards
+    cuts = np.searchsorted(bin_ptr, targets, side="left")
+    cuts[0], cuts[-1] = 0, bin_ptr.shape[0] - 1
+    cuts = np.maximum.accumulate(np.minimum(cuts, bin_ptr.shape[0] - 1))
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def bin_range(bin_ptr, features):
+    """The bins ``(first, stop)`` of a feature range."""
+    return int(bin_ptr[features[0]]), int(bin_ptr[features[1]])
+
+
+class SliceScanner:
+    """The summed (global) histograms of one shard's features, per open
+    node, and the scan of them.
+
+    Parameters
+    ----------
+    bin_ptr : ndarray of shape (n_features + 1,)
+        The bins of every feature (the global layout).
+    thresholds : ndarray of shape (n_bins,)
+        Tree threshold of each "split after bin".
+    features : tuple of int
+        The range ``(first, stop)`` of features this shard owns.
+    capacity : int
+        Histogram rows to start with (the pool grows when full).
+    categorical : ndarray of shape (n_features,), bool, or None
+    n_threads : int
+    """
+
+    def __init__(self, bin_ptr, thresholds, features, capacity,
+                 categorical, n_threads):
+        self.first, self.stop = features
+        self.bins = bin_range(bin_ptr, features)
+        self.bin_ptr = (np.asarray(bin_ptr[self.first:self.stop + 1])
+                        - self.bins[0]).astype(np.int64)
+        self.n_features = self.stop - self.first
+        self.thresholds = np.ascontiguousarray(np.atleast_2d(
+            np.asarray(thresholds, dtype=np.float64)[
+                self.bins[0]:self.bins[1]]))
+        self.categorical = (None if categorical is None
+                            or not np.any(categorical[self.first:self.stop])
+                            else np.asarray(categorical[self.first:self.stop],
+                                            dtype=np.uint8))
+        self.n_threads = n_threads
+        self.pool = HistogramPool(self.bins[1] - self.bins[0], capacity)
+        self.table = NodeTable(_SLICE_NODE)
+
+    def start_tree(self, root):
+        """Start a tree whose summed root histogram (this range) is
+        ``root``; returns the root's exact sums (None for an empty range:
+        every feature's bins sum to the node's totals)."""
+        self.pool.clear()
+        row = self.pool.take(1)
+        self.pool.array[row[0]] = root
+        t = self.table
+        t["hist_row"][0] = row[0]
+        if self.n_features == 0:
+            return None
+        t["sums"][0] = root[self.bin_ptr[0]:self.bin_ptr[1]].sum(axis=0)
+        return t["sums"][0].copy()
+
+    def split(self, op, designated=None, summed=None):
+        """A level's splits (``op``: nodes, records, left, right): the
+        children's sums, and with ``designated`` their histograms, the
+        designated children's ``summed`` ones, the others' by subtraction
+        from their parents'; without (the children will be leaves) the
+        parents' rows are given back."""
+        nodes, records, left, right, _ = op
+        t = self.table
+        t.reserve(int(right.max()) + 1)
+        parent_rows = t["hist_row"][nodes].copy()
+        t["hist_row"][nodes] = -1
+        left_sums = np.column_stack([records["Gq_left"], records["Hq_left"]])
+        t["sums"][right] = t["sums"][nodes] - left_sums
+        t["sums"][left] = left_sums
+        if designated is None:
+            self.pool.give_back(parent_rows)
+            t["hist_row"][left] = t["hist_row"][right] = -1
+            return
+        other = np.where(designated == left, right, left)
+        built_rows = self.pool.take(nodes.shape[0])
+        self.pool.array[built_rows] = summed
+        subtract_histograms(self.pool.array, parent_rows, built_rows,
+                            self.n_threads)
+        t["hist_row"][designated], t["hist_row"][other] = (built_rows,
+                                                           parent_rows)
+
+    def retire(self, nodes):
+        self.pool.give_back(self.table["hist_row"][nodes])
+        self.table["hist_row"][nodes] = -1
+
+    def scan(self, nodes, context, bounds=None, monotone=None):
+        """The best split of every (node, feature) pair of this range:
+        records of shape (n_nodes, n_features of the range), features
+        numbered globally, and the categories each categorical one sends
+        left (a dict keyed by (node, feature))."""
+        n, m = nodes.shape[0], self.n_features
+        if n == 0 or m == 0:
+            return empty_records(n * m).reshape(n, m), {}
+        # one pseudo-node per (node, feature), allowed that feature only
+        rows = np.repeat(self.table["hist_row"][nodes], m)
+        sums = np.repeat(self.table["sums"][nodes], m, axis=0)
+        allowed = np.tile(np.eye(m, dtype=np.uint8), (n, 1))
+        extra = {}
+        if bounds is not None:
+            extra = dict(bounds=np.repeat(np.asarray(bounds), m, axis=0),
+                         monotone=np.asarray(monotone)[self.first:self.stop])
+        records = find_best_splits_hist(
+            self.pool.array, np.ascontiguousarray(sums), self.bin_ptr,
+            self.thresholds, allowed, context, hist_rows=rows,
+            categorical=self.categorical, **extra)
+        left_sets = self._left_sets(nodes, records, rows, context)
+        records["feature"][records["feature"] >= 0] += self.first
+        return records.reshape(n, m), left_sets
+
+    def _left_sets(self, nodes, records, rows, context):
+        """As ``HistFinder._left_sets``, for every categorical per-feature
+        best (local feature numbers in ``records``)."""
+        out = {}
+        m = self.n_features
+        for k in np.flatnonzero((records["feature"] >= 0)
+                                & (records["cat_kind"] > 0)):
+            f = int(records["feature"][k])
+            first, stop = self.bin_ptr[f], self.bin_ptr[f + 1]
+            hist = self.pool.array[rows[k]]
+            left, rest_left = categorical_left_set(
+                hist, first, stop - first - 1, int(records["cat_kind"][k]),
+                int(records["split_bin"][k]), context)
+            if not hist[stop - 1].any():   # the missing bin is empty
+                records["default_left"][k] = rest_left
+            out[(int(nodes[k // m]), f + self.first)] = left
+        return out
+
+
+def merge_feature_bests(per_feature, allowed):
+    """Each node's best split among the features it allows, from the
+    best of every (node, feature) pair (``per_feature``, shape (n_nodes,
+    n_features), features in increasing order): the candidate of highest
+    gain, ties to the lower feature, as the scan's total order
+    (``_common.is_better``) picks it over all the candidates at once."""
+    n = per_feature.shape[0]
+    valid = (per_feature["feature"] >= 0) & allowed.astype(bool)
+    gain = np.where(valid, per_feature["gain"], -np.inf)
+    best = np.argmax(gain, axis=1) if per_feature.shape[1] else np.zeros(
+        n, dtype=np.int64)
+    records = empty_records(n)
+    found = (valid[np.arange(n), best] if per_feature.shape[1]
+             else np.zeros(n, dtype=bool))
+    records[found] = per_feature[np.flatnonzero(found), best[found]]
+    return records
+
+
+class PeerExchange:
+    """A shard's reduce-scatter of histograms with the other shards,
+    worker to worker (Dask's worker RPC to the peers' actors).
+
+    ``receive`` runs on the worker's event loop (an async actor method),
+    while the shard's level call waits for the pieces on the actor's
+    thread; the wait polls for an ``abort`` from the client (a lost
+    worker, a failed call elsewhere) and gives up after ``timeout``
+    seconds, naming the shards whose pieces never came: never a hang.
+
+    Parameters
+    ----------
+    index : int
+        This shard's position among the shards.
+    peers : list of (str, str)
+        The (worker address, actor key) of every shard, in shard order.
+    bin_ranges : list of (int, int)
+        The bins each shard owns.
+    timeout : float
+    """
+
+    poll_seconds = 0.5
+
+    def __init__(self, index, peers, bin_ranges, timeout=600.0):
+        from distributed import get_worker
+
+        self.worker = get_worker()
+        self.index = index
+        self.peers = peers
+        self.bin_ranges = bin_ranges
+        self.timeout = timeout
+        self.seq = 0
+        self.inbox = {}
+        self.condition = threading.Condition()
+        self.aborted = None
+        self.sent_bytes = 0
+        self.unconfirmed = []   # (peer, future) of sends not yet answered
+
+    def deliver(self, seq, sender, piece):
+        """A peer's piece arrived (called on the event loop)."""
+        with self.condition:
+            self.inbox[(seq, sender)] = piece
+            self.condition.notify_all()
+
+    def abort(self, reason):
+        with self.condition:
+            self.aborted = reason
+            self.condition.notify_all()
+
+    def reduce(self, hists):
+        """The sum over every shard of ``hists`` (this shard's histograms,
+        shape (n, n_bins, 2)) on this shard's bins."""
+        self.seq += 1
+        sends = []
+        for j, (address, key) in enumerate(self.peers):
+            first, stop = self.bin_ranges[j]
+            if j == self.index or stop == first:
+                continue
+            piece = np.ascontiguousarray(hists[:, first:stop])
+            self.sent_bytes += piece.nbytes
+            sends.append((j, self._send(address, key, self.seq, piece)))
+        self.unconfirmed.extend(sends)
+        first, stop = self.bin_ranges[self.index]
+        total = np.array(hists[:, first:stop])
+        if stop > first:
+            for piece in self._collect(self.seq):
+                total += piece
+        return total
+
+    def allgather(self, obj):
+        """``obj`` of every shard, in shard order (this shard's own
+        included)."""
+        self.seq += 1
+        sends = [(j, self._send(address, key, self.seq, obj))
+                 for j, (address, key) in enumerate(self.peers)
+                 if j != self.index]
+        self.unconfirmed.extend(sends)
+        gathered = self._collect(self.seq)
+        return gathered[:self.index] + [obj] + gathered[self.index:]
+
+    def _send(self, address, key, seq, piece):
+        from distributed.protocol import to_serialize
+
+        worker = self.worker
+
+        async def deliver():
+            return await worker.rpc(address).actor_execute(
+                actor=key, function="receive",
+                args=[to_serialize(seq), to_serialize(self.index),
+                      to_serialize(piece)], kwargs={})
+
+        return asyncio.run_coroutine_threadsafe(deliver(),
+                                                worker.loop.asyncio_loop)
+
+    def _collect(self, seq):
+        """The pieces of exchange ``seq`` from every other shard."""
+        expected = {(seq, j) for j in range(len(self.peers))
+                    if j != self.index}
+        deadline = time.monotonic() + self.timeout
+        with self.condition:
+            while not expected <= self.inbox.keys():
+                if self.aborted is not None:
+                    raise RuntimeError(f"skboost.dask: training stopped "
+                                       f"({self.aborted})")
+                self._check_sends()
+                if time.monotonic() > deadline:
+                    missing = sorted(self.peers[j][0] for _, j in
+                                     expected - self.inbox.keys())
+                    raise RuntimeError(
+                        "skboost.dask: no histograms from the worker(s) "
+                        f"{', '.join(missing)} within {self.timeout:.0f} s")
+                self.condition.wait(self.poll_seconds)
+            return [self.inbox.pop(key) for key in sorted(expected)]
+
+    def _check_sends(self):
+        """Errors of the sends answered so far (a send is confirmed
+        lazily, off the critical path: its peer's answer comes after the
+        peer has its piece)."""
+        for j, future in self.unconfirmed:
+            if future.done():
+                self._sent(j, future)
+        self.unconfirmed = [(j, f) for j, f in self.unconfirmed
+                            if not f.done()]
+
+    def flush(self):
+        """Wait for the answers of every send (end of a round)."""
+        sends, self.unconfirmed = self.unconfirmed, []
+        deadline = time.monotonic() + self.timeout
+        for j, future in sends:
+            while not future.done():
+                if self.aborted is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "skboost.dask: could not send histograms to the "
+                        f"worker {self.peers[j][0]}")
+                try:
+                    future.result(timeout=self.poll_seconds)
+                except TimeoutError:
+                    continue
+                except Exception:   # noqa: BLE001 - read by _sent
+                    break
+            self._sent(j, future)
+
+    def _sent(self, j, future):
+        """A send's outcome: an error naming the peer if it failed."""
+        try:
+            answer = future.result()
+        except Exception as error:   # noqa: BLE001 - lost connection etc.
+            raise RuntimeError(
+                f"skboost.dask: lost the worker {self.peers[j][0]} while "
+                f"sending it histograms ({type(error).__name__}: {error}); "
+                "training stopped") from error
+        if answer.get("status") != "OK":
+            raise RuntimeError(
+                f"skboost.dask: the worker {self.peers[j][0]} failed to "
+                f"take histograms: {answer.get('exception')!r}")
+
+
+_GLOBAL_NODE = {"sums": (np.int64, (2,)), "count": (np.int64, ())}
+
+
+class ShardFinder(SplitFinder):
+    """The split finder every shard's copy of the growth driver calls: the
+    hist method over the rows of every shard.
+
+    This shard's rows live in ``local`` (a ``HistFinder``: row partition,
+    its own histograms, the smaller child built and the larger
+    subtracted). At the root and at every level the designated children's
+    histograms are reduce-scattered among the shards (``PeerExchange``),
+    each shard scans its features (``SliceScanner``), and the per-feature
+    bests and row counts are all-gathered, so every shard holds the same
+    candidates and makes the same choices (``merge_feature_bests``). The
+    child built is designated by the global hessian sums (the smaller one,
+    the other subtracted from the parent); the children are returned to
+    the driver in the order of their global row counts, as single-node
+    training orders them (the column sampler draws node masks in that
+    order).
+
+    Parameters
+    ----------
+    local : HistFinder
+    scanner : SliceScanner
+    exchange : PeerExchange
+    speculate : bool
+        Scan the children with the level's exchange (False with monotone
+        constraints: their bounds come at ``find_splits``).
+    stats : dict
+        Seconds spent building, exchanging and scanning, added to.
+    """
+
+    def __init__(self, local, scanner, exchange, speculate, stats):
+        self.local = local
+        self.scanner = scanner
+        self.exchange = exchange
+        self.speculate = speculate
+        self.stats = stats
+        self.table = NodeTable(_GLOBAL_NODE)
+        self.bests = None
+        self.n_active = 0
+
+    def set_tree(self, scales, n_active):
+        """The next tree's fixed-point scales and rows, over every shard."""
+        self.local.fixed_scales = scales
+        self.n_active = n_active
+
+    def start_tree(self, gpair, active):
+        start = time.perf_counter()
+        f = self.local
+        f.start_tree(gpair, active)
+        self.scales = f.scales
+        summed = self._reduce(f.pool.array[f.table["hist_row"][:1]], start)
+        sums = self.scanner.start_tree(summed[0])
+        gathered = self._gather(sums, np.zeros(1, dtype=np.int64))
+        t = self.table
+        t["sums"][0] = next(s for s in gathered if s is not None)
+        t["count"][0] = self.n_active
+        G, H = t["sums"][0] / self.scales
+        return G, H
+
+    def _reduce(self, hists, start):
+        """``hists`` summed over the shards on this shard's features."""
+        built = time.perf_counter()
+        summed = self.exchange.reduce(hists)
+        self.stats["build_seconds"] += built - start
+        self.stats["exchange_seconds"] += time.perf_counter() - built
+        return summed
+
+    def _gather(self, mine, nodes, scan=False, bounds=None, monotone=None):
+        """``mine`` of every shard with its per-feature bests of ``nodes``
+        (when speculating, or ``scan``); keeps the bests, features side by
+        side."""
+        start = time.perf_counter()
+        bests = None
+        if self.speculate or scan:
+            bests = self.scanner.scan(nodes, self.local.context, bounds,
+                                      monotone)
+        scanned = time.perf_counter()
+        gathered = self.exchange.allgather((mine, bests))
+        self.stats["scan_seconds"] += scanned - start
+        self.stats["exchange_seconds"] += time.perf_counter() - scanned
+        self.bests = None
+        if bests is not None:
+            left_sets = {}
+            for _, (_, sets) in gathered:
+                left_sets.update(sets)
+            self.bests = (nodes, np.concatenate(
+                [records for _, (records, _) in gathered], axis=1), left_sets)
+        return [m for m, _ in gathered]
+
+    def find_splits(self, batch):
+        nodes = batch.nodes
+        if self.bests is None or not np.array_equal(
+                np.sort(self.bests[0]), np.sort(nodes)):
+            # monotone bounds, known now: scan with them
+            self._gather(None, nodes, scan=True, bounds=batch.bounds,
+                         monotone=batch.monotone)
+        known, per_feature, left_sets = self.bests
+        position = np.empty(int(known.max()) + 1, dtype=np.int64)
+        position[known] = np.arange(known.shape[0])
+        records = merge_feature_bests(per_feature[position[nodes]],
+                                      batch.allowed)
+        sets = [left_sets.get((int(node), int(feature)))
+                if feature >= 0 and kind > 0 else None
+                for node, feature, kind in zip(nodes, records["feature"],
+                                               records["cat_kind"])]
+        G, H = (self.table["sums"][nodes] / self.scales).T
+        return SplitBatch(records, G, H,
+                          None if all(x is None for x in sets) else sets)
+
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        start = time.perf_counter()
+        t = self.table
+        t.reserve(int(right.max()) + 1)
+        records = splits.records
+        left_sums = np.column_stack([records["Gq_left"], records["Hq_left"]])
+        right_sums = t["sums"][nodes] - left_sums
+        t["sums"][left], t["sums"][right] = left_sums, right_sums
+        op = (nodes, records, left, right, splits.left_sets)
+        self.local.apply_splits(nodes, splits, left, right, find_next)
+        if not find_next:
+            self.scanner.split(op)
+            return np.concatenate([left, right])
+        # the child of smaller hessian sum is built, the other subtracted
+        designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
+                              right)
+        lt = self.local.table
+        summed = self._reduce(self.local.pool.array[lt["hist_row"][designated]],
+                              start)
+        self.scanner.split(op, designated, summed)
+        n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
+                                     np.concatenate([left, right])), axis=0)
+        n_right = t["count"][nodes] - n_left
+        t["count"][left], t["count"][right] = n_left, n_right
+        left_smaller = n_left <= n_right
+        return np.concatenate([np.where(left_smaller, left, right),
+                               np.where(left_smaller, right, left)])
+
+    def retire(self, nodes):
+        self.local.retire(nodes)
+        if len(nodes):
+            self.scanner.retire(nodes)
+
+    def finish_tree(self, tree):
+        return self.local.finish_tree(tree)
+
+
+def tree_digest(trees):
+    """A digest of the trees' arrays (the client checks every shard grew
+    the same trees)."""
+    import hashlib
+
+    digest = hashlib.sha1()
+    for tree in trees:
+        for name in ("feature", "threshold", "left_child", "right_child",
+                     "value", "default_left", "cat_bits"):
+            digest.update(np.ascontiguousarray(getattr(tree, name)).tobytes())
+    return digest.hexdigest()
