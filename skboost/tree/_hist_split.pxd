@@ -53,6 +53,48 @@ cdef inline bint offer_boundary(HistCandidate* best, int32_t feature,
                  scale_g, scale_h, default_left)
 
 
+# What the L2 scan of one feature of one node holds fixed (the scales,
+# reciprocals, the node's totals and score, lambda, min_child_weight) and
+# the pre-test's floor, which moves with the best candidate.
+ctypedef struct L2Scan:
+    double to_g
+    double to_h
+    double scale_g
+    double scale_h
+    int64_t Gq
+    int64_t Hq
+    double parent_score
+    double reg_lambda
+    double min_child_weight
+    double floor
+
+
+cdef inline void offer_l2_candidate(L2Scan* scan, HistCandidate* best,
+                                    int32_t feature, double threshold,
+                                    int32_t split_bin, int64_t Gq_left,
+                                    int64_t Hq_left,
+                                    bint default_left) noexcept nogil:
+    """``offer_boundary`` without bounds when ``is_l2_only`` holds: the same
+    arithmetic, bit for bit, and the same decision; the floor of
+    ``may_reach`` is recomputed only when the best changes."""
+    cdef double H_left = Hq_left * scan.to_h
+    cdef double H_right = (scan.Hq - Hq_left) * scan.to_h
+    if not (H_left >= scan.min_child_weight
+            and H_right >= scan.min_child_weight):
+        return
+    cdef double G_left = Gq_left * scan.to_g
+    cdef double G_right = (scan.Gq - Gq_left) * scan.to_g
+    if not may_reach(scan.floor, G_left, H_left, G_right, H_right,
+                     scan.reg_lambda):
+        return
+    cdef double gain = split_loss_reduction_l2(G_left, H_left, G_right,
+                                               H_right, scan.parent_score,
+                                               scan.reg_lambda)
+    if offer(best, gain, feature, threshold, split_bin, Gq_left, Hq_left,
+             scan.scale_g, scan.scale_h, default_left):
+        scan.floor = children_score_floor(best.split.gain, scan.parent_score)
+
+
 cdef inline const NodeBounds* _at(const NodeBounds* bounds,
                                   Py_ssize_t k) noexcept nogil:
     """Node k's bounds, NULL without bounds."""

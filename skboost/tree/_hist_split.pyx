@@ -36,7 +36,7 @@ from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
                      node_bounds_array)
 
 from ._categorical_scan import _categorical_flags, _widest_categorical
-from .splits import empty_records
+from .splits import SPLIT_RECORD
 
 
 cdef enum:
@@ -58,7 +58,10 @@ cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
                                                    node_bounds, direction)
     # two copies of the inlined scan: in the first, bounds is the constant
     # NULL and the compiler drops the bounded branch of every candidate
-    if bounds == NULL:
+    if bounds == NULL and is_l2_only(p):
+        scan_bins_l2(hist, feature, first_bin, n_value_bins, Gq, Hq,
+                     parent_score, thresholds, scale_g, scale_h, p, best)
+    elif bounds == NULL:
         scan_bins(hist, feature, first_bin, n_value_bins, Gq, Hq,
                   parent_score, thresholds, scale_g, scale_h, p, NULL, best)
     else:
@@ -102,6 +105,47 @@ cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
                        Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
                        parent_score, scale_g, scale_h, p, l2_only, True,
                        bounds)
+
+
+cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
+                              int64_t first_bin, int64_t n_value_bins,
+                              int64_t Gq, int64_t Hq, double parent_score,
+                              const double[::1] thresholds, double scale_g,
+                              double scale_h, const RegParams* p,
+                              HistCandidate* best) noexcept nogil:
+    """``scan_bins`` in the common case (no monotone bounds, ``is_l2_only``):
+    the same candidates in the same order, offered through
+    ``offer_l2_candidate``, with the pre-test's floor kept in a local and
+    recomputed only when the best changes, and the bins read through plain
+    pointers (about a quarter fewer instructions per bin)."""
+    cdef int64_t missing = first_bin + n_value_bins
+    cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
+    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
+    cdef int64_t b, Gq_left = 0, Hq_left = 0
+    cdef int64_t last = n_value_bins if has_missing else n_value_bins - 1
+    # hist rows are C-contiguous pairs; thresholds has a column per bin
+    cdef const int64_t* pairs = &hist[first_bin, 0]
+    cdef const double* threshold = &thresholds[first_bin]
+    cdef L2Scan scan
+    scan.to_g = 1.0 / scale_g
+    scan.to_h = 1.0 / scale_h
+    scan.scale_g, scan.scale_h = scale_g, scale_h
+    scan.Gq, scan.Hq = Gq, Hq
+    scan.parent_score = parent_score
+    scan.reg_lambda = p.reg_lambda
+    scan.min_child_weight = p.min_child_weight
+    scan.floor = children_score_floor(best.split.gain, parent_score)
+    for b in range(last):
+        Gq_left += pairs[2 * b]
+        Hq_left += pairs[2 * b + 1]
+        # missing values right (bins 0..b left)
+        offer_l2_candidate(&scan, best, feature, threshold[b], <int32_t> b,
+                           Gq_left, Hq_left, not has_missing)
+        if not has_missing or b == n_value_bins - 1:
+            continue
+        # missing values left (bins 0..b and the missing bin left)
+        offer_l2_candidate(&scan, best, feature, threshold[b], <int32_t> b,
+                           Gq_left + Gq_miss, Hq_left + Hq_miss, True)
 
 
 def find_best_splits_hist(
@@ -273,41 +317,39 @@ cdef object _merged_to_records(HistCandidate* best, int n_threads,
     return _to_records(best, n_nodes)
 
 
+# One row of ``splits.SPLIT_RECORD`` (an unaligned numpy dtype: a packed
+# struct, field for field; a mismatch fails the buffer check on every call)
+cdef packed struct SplitRecord:
+    int32_t feature
+    double threshold
+    uint8_t default_left
+    double gain
+    double G_left
+    double H_left
+    int32_t split_bin
+    int64_t Gq_left
+    int64_t Hq_left
+    uint8_t cat_kind
+
+
 cdef object _to_records(const HistCandidate* best, Py_ssize_t n):
     """The first n candidates as ``SPLIT_RECORD`` rows: the one place the
-    histogram finders' candidates become records."""
-    records = empty_records(n)
-    gain, threshold = np.empty(n), np.empty(n)
-    G_left, H_left = np.empty(n), np.empty(n)
-    feature = np.empty(n, dtype=np.int32)
-    split_bin = np.empty(n, dtype=np.int32)
-    Gq_left = np.empty(n, dtype=np.int64)
-    Hq_left = np.empty(n, dtype=np.int64)
-    default_left = np.empty(n, dtype=np.uint8)
-    cat_kind = np.empty(n, dtype=np.uint8)
-    cdef double[::1] gain_view = gain, threshold_view = threshold
-    cdef double[::1] G_view = G_left, H_view = H_left
-    cdef int32_t[::1] feature_view = feature, bin_view = split_bin
-    cdef int64_t[::1] Gq_view = Gq_left, Hq_view = Hq_left
-    cdef uint8_t[::1] default_left_view = default_left, kind_view = cat_kind
+    histogram finders' candidates become records (written in place: a
+    column at a time took ~5 us of every scan call)."""
+    records = np.empty(n, dtype=SPLIT_RECORD)
+    cdef SplitRecord[::1] out = records
     cdef Py_ssize_t k
     for k in range(n):
-        gain_view[k] = best[k].split.gain
-        feature_view[k] = best[k].split.feature
-        threshold_view[k] = best[k].split.threshold
-        bin_view[k] = best[k].split_bin
-        default_left_view[k] = best[k].split.default_left
-        G_view[k] = best[k].split.G_left
-        H_view[k] = best[k].split.H_left
-        Gq_view[k] = best[k].Gq_left
-        Hq_view[k] = best[k].Hq_left
-        kind_view[k] = best[k].cat_kind
-    for name, values in (("gain", gain), ("feature", feature),
-                         ("threshold", threshold), ("split_bin", split_bin),
-                         ("default_left", default_left), ("G_left", G_left),
-                         ("H_left", H_left), ("Gq_left", Gq_left),
-                         ("Hq_left", Hq_left), ("cat_kind", cat_kind)):
-        records[name] = values
+        out[k].feature = best[k].split.feature
+        out[k].threshold = best[k].split.threshold
+        out[k].default_left = best[k].split.default_left
+        out[k].gain = best[k].split.gain
+        out[k].G_left = best[k].split.G_left
+        out[k].H_left = best[k].split.H_left
+        out[k].split_bin = best[k].split_bin
+        out[k].Gq_left = best[k].Gq_left
+        out[k].Hq_left = best[k].Hq_left
+        out[k].cat_kind = best[k].cat_kind
     return records
 
 

@@ -227,6 +227,8 @@ class HistFinder(PooledHistogramFinder):
         has no missing value of the feature, missing values (and unseen
         categories) go with "the rest", the side the categories absent
         from the node take."""
+        if self.categorical is None:   # no categorical feature
+            return None
         categorical = np.flatnonzero((records["feature"] >= 0)
                                      & (records["cat_kind"] > 0))
         if categorical.shape[0] == 0:
