@@ -14,9 +14,10 @@ candidates.
 
 This example draws that comparison as test AUC against the number of
 candidates per feature, with the exact method as the reference. It uses the
-7,500-row sample of HIGGS in ``../shared/data`` (``binary.train`` and
-``binary.test``, from LightGBM's examples) when it is there, else a
-synthetic problem of the same shape; it takes about ten seconds.
+7,500-row sample of HIGGS in the project's ``data`` folder (``binary.train``
+and ``binary.test``, from LightGBM's examples; ``SKBOOST_DATA`` names
+another folder) when it is there, else a synthetic problem of the same
+shape; it takes about ten seconds.
 """
 
 import os
@@ -30,14 +31,22 @@ from sklearn.metrics import roc_auc_score
 from skboost import BoostClassifier
 
 # The project's folder (sphinx-gallery runs an example from its own folder,
-# without __file__) and the data folder beside it.
+# without __file__) and its data folder.
 PROJECT = Path(globals().get("__file__", "approx_proposals.py")).resolve()
 PROJECT = PROJECT.parents[1]
-DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT / "data"))
 
-if (DATA / "binary.train").exists() and (DATA / "binary.test").exists():
-    rows = np.vstack([np.loadtxt(DATA / "binary.train"),
-                      np.loadtxt(DATA / "binary.test")])
+
+def data_file(name):
+    """``name`` in DATA, gzipped or not; None when it is not there."""
+    for path in (DATA / name, DATA / f"{name}.gz"):
+        if path.exists():
+            return path
+    return None
+
+if data_file("binary.train") and data_file("binary.test"):
+    rows = np.vstack([np.loadtxt(data_file("binary.train")),
+                      np.loadtxt(data_file("binary.test"))])
     X, y = rows[:, 1:], rows[:, 0]
     data_name = "HIGGS sample"
 else:

@@ -9,9 +9,10 @@ selection (metadata routing).
 
 Run it from the project root with ``python examples/ranking.py``; it takes a
 few seconds. The data (``rank.train``, ``rank.test`` and their ``.query``
-files of group sizes, from LightGBM's examples) are read from
-``../shared/data`` unless the ``SKBOOST_DATA`` environment variable names
-another folder; without them, synthetic queries of the same shape stand in.
+files of group sizes, from LightGBM's examples) are read from the
+project's ``data`` folder unless the ``SKBOOST_DATA`` environment variable
+names another folder; without them, synthetic queries of the same shape
+stand in.
 """
 
 import os
@@ -26,16 +27,24 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from skboost import BoostRanker
 
 # The project's folder (sphinx-gallery runs an example from its own folder,
-# without __file__) and the data folder beside it.
+# without __file__) and its data folder.
 PROJECT = Path(globals().get("__file__", "ranking.py")).resolve().parents[1]
-DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("SKBOOST_DATA", PROJECT / "data"))
+
+
+def data_file(name):
+    """``name`` in DATA, gzipped or not; None when it is not there."""
+    for path in (DATA / name, DATA / f"{name}.gz"):
+        if path.exists():
+            return path
+    return None
 
 
 def load(name):
     """Features, relevance labels (0-4) and the query id of every row."""
-    X, y = load_svmlight_file(str(DATA / name), zero_based=True,
+    X, y = load_svmlight_file(str(data_file(name)), zero_based=True,
                               n_features=301)
-    sizes = np.loadtxt(DATA / f"{name}.query", dtype=np.int64)
+    sizes = np.loadtxt(data_file(f"{name}.query"), dtype=np.int64)
     return X.toarray(), y, np.repeat(np.arange(len(sizes)), sizes)
 
 
@@ -62,7 +71,8 @@ def mean_ndcg(y, scores, qid, k=10):
 # The queries
 # -----------
 # Each row is a document of a query, with a graded relevance 0-4.
-if (DATA / "rank.train").exists():
+if all(data_file(name) for name in ("rank.train", "rank.train.query",
+                                    "rank.test", "rank.test.query")):
     X, y, qid = load("rank.train")
     X_test, y_test, qid_test = load("rank.test")
 else:

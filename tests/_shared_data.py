@@ -1,21 +1,21 @@
-"""The real data sets of ``../shared/data`` (beside the repository, not part
-of it: see its README). Tests comparing with the reference libraries on them
-skip, saying so, where a checkout has no such folder beside it."""
+"""The real data sets of the repository's ``data`` folder (gzipped copies
+of small public data sets: see its README). A test needing one skips,
+saying so, if a checkout lacks it."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 def shared_data_path(name):
-    """Path of a shared data file; skips the test when it is absent."""
-    path = DATA_DIR / name
+    """Path of a data file (stored gzipped); skips the test when it is
+    absent."""
+    path = DATA_DIR / f"{name}.gz"
     if not path.exists():
-        pytest.skip(f"shared data set {name} not found at {path}: the "
-                    "../shared/data folder is not part of the repository")
+        pytest.skip(f"data set {name} not found at {path}")
     return path
 
 

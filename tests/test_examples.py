@@ -70,7 +70,7 @@ def test_pandas_workflow_writes_into_a_temporary_directory(tmp_path):
 
 @pytest.mark.parametrize("data", ["shared", "synthetic"])
 def test_ranking_example_runs_and_ranks(data, tmp_path):
-    # "synthetic": a data folder without the LETOR files (a fresh install)
+    # "synthetic": a data folder without the LETOR files
     env = dict(os.environ)
     if data == "synthetic":
         env["SKBOOST_DATA"] = str(tmp_path)
@@ -79,6 +79,8 @@ def test_ranking_example_runs_and_ranks(data, tmp_path):
         capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
+    # the repository's data folder holds the LETOR sample
+    assert ("not found" in out) == (data == "synthetic"), out
     for line in ("best round:", "ranker test NDCG@10:",
                  "grid search test NDCG@10:"):
         assert line in out, out
