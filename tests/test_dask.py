@@ -21,6 +21,7 @@ pd = pytest.importorskip("pandas")
 
 from skboost import BoostClassifier, BoostRegressor  # noqa: E402
 from skboost._dask_train import row_uniforms  # noqa: E402
+from skboost.callback import TrainingCallback  # noqa: E402
 from skboost.dask import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
 
 PARAMS = dict(n_estimators=6, max_depth=4, learning_rate=0.3, random_state=3,
@@ -522,6 +523,18 @@ def test_merged_feature_bests_equal_the_scan_of_every_feature():
             name
 
 
+class _SignalAfter(TrainingCallback):
+    """Sets ``event`` after round ``n`` (the callbacks run on the client)."""
+
+    def __init__(self, n, event):
+        self.n, self.event = n, event
+
+    def after_iteration(self, booster, iteration, evals_log):
+        if iteration + 1 >= self.n:
+            self.event.set()
+        return False
+
+
 def test_worker_killed_during_the_exchange_ends_fit_promptly():
     """A worker dies mid-round, while the other waits for its histograms
     (nearly all of a round is exchanges): a clear error naming it, no
@@ -537,7 +550,9 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
         pid = client.run(os.getpid, workers=[victim])[victim]
         dX = da.from_array(X, chunks=(200, 5))
         dy = da.from_array(y, chunks=200)
-        model = DaskBoostRegressor(n_estimators=5000, max_depth=6, n_jobs=1)
+        rounds_under_way = threading.Event()
+        model = DaskBoostRegressor(n_estimators=5000, max_depth=6, n_jobs=1,
+                                   callbacks=[_SignalAfter(3, rounds_under_way)])
 
         def fit():
             try:
@@ -548,7 +563,10 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
 
         thread = threading.Thread(target=fit, daemon=True)
         thread.start()
-        threading.Event().wait(4.0)
+        # killed once rounds run (the shards in their exchanges), however
+        # slow the set-up on a busy machine: a worker killed before its
+        # partitions were placed is replaced by Dask, and the fit finishes
+        assert rounds_under_way.wait(timeout=120), outcome
         os.kill(pid, signal.SIGKILL)
         thread.join(timeout=60)
         assert "result" in outcome, "fit hung after a worker died"
