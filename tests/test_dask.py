@@ -315,6 +315,23 @@ class _KillWorker:
         return False
 
 
+def _fit_in_background(model, X, y, client, outcome):
+    """``model.fit`` on a daemon thread (started, returned): its outcome,
+    "finished" or the exception, goes to ``outcome["result"]``; a test
+    joins with a timeout to tell a hang."""
+
+    def fit():
+        try:
+            model.fit(X, y, client=client)
+            outcome["result"] = "finished"
+        except Exception as error:   # noqa: BLE001 - inspected by the test
+            outcome["result"] = error
+
+    thread = threading.Thread(target=fit, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_killed_worker_ends_fit_with_clear_error():
     X, y = _discrete_data(n=800)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
@@ -327,16 +344,9 @@ def test_killed_worker_ends_fit_with_clear_error():
             n_estimators=200, max_depth=3, n_jobs=1,
             callbacks=[_KillWorker(client, victim)])
 
-        def fit():
-            try:
-                model.fit(da.from_array(X, chunks=(200, 5)),
-                          da.from_array(y, chunks=200), client=client)
-                outcome["result"] = "finished"
-            except Exception as error:   # noqa: BLE001 - inspected below
-                outcome["result"] = error
-
-        thread = threading.Thread(target=fit, daemon=True)
-        thread.start()
+        thread = _fit_in_background(model, da.from_array(X, chunks=(200, 5)),
+                                    da.from_array(y, chunks=200), client,
+                                    outcome)
         thread.join(timeout=120)
     cluster.close()
     assert "result" in outcome, "fit hung after a worker died"
@@ -554,15 +564,7 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
         model = DaskBoostRegressor(n_estimators=5000, max_depth=6, n_jobs=1,
                                    callbacks=[_SignalAfter(3, rounds_under_way)])
 
-        def fit():
-            try:
-                model.fit(dX, dy, client=client)
-                outcome["result"] = "finished"
-            except Exception as error:   # noqa: BLE001 - inspected below
-                outcome["result"] = error
-
-        thread = threading.Thread(target=fit, daemon=True)
-        thread.start()
+        thread = _fit_in_background(model, dX, dy, client, outcome)
         # killed once rounds run (the shards in their exchanges), however
         # slow the set-up on a busy machine: a worker killed before its
         # partitions were placed is replaced by Dask, and the fit finishes
