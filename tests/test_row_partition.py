@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from skboost.tree._binning import BinnedData
-from skboost.tree._partition import RowPartition
+from skboost.tree._partition import RowPartition, add_leaf_values
 from _isolation import snippet_input_tests
 
 
@@ -226,7 +226,7 @@ def test_reset_starts_over_in_the_same_buffers():
 _PRELUDE = """
 import numpy as np
 from skboost.tree._binning import BinnedData
-from skboost.tree._partition import RowPartition
+from skboost.tree._partition import RowPartition, add_leaf_values
 N = 200_000
 codes = np.zeros((N, 2), dtype=np.uint8)
 codes[::3, 0] = 1
@@ -288,3 +288,53 @@ VALID = {
 
 test_valid_arguments_run, test_bad_inputs_raise_value_error = \
     snippet_input_tests(_PRELUDE, BAD_INPUTS, VALID)
+
+
+# --------------------------------------------------------------------------
+# add_leaf_values: each row of leaf k's slice gets value[k] once
+# --------------------------------------------------------------------------
+
+def _partition_of(row_index):
+    partition = RowPartition(np.arange(row_index.shape[0], dtype=np.int32),
+                             row_index.shape[0])
+    np.asarray(partition.row_index)[:] = row_index
+    return partition
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_add_leaf_values_matches_a_naive_loop(n_threads):
+    rng = np.random.default_rng(3)
+    n = 300
+    row_index = rng.permutation(n).astype(np.int32)
+    # slices covering part of the partition, some empty: one listed after
+    # a slice with the same begin, one abutting a slice's end, one inside
+    # another's range (they add nothing, and share no row)
+    begin = np.array([0, 40, 40, 90, 120, 150, 160, 200], dtype=np.int64)
+    end = np.array([40, 90, 40, 120, 120, 199, 160, 260], dtype=np.int64)
+    value = rng.normal(size=begin.shape[0])
+    raw = rng.normal(size=(n, 3))
+    expected = raw.copy()
+    for k in range(begin.shape[0]):
+        for i in range(begin[k], end[k]):
+            expected[row_index[i], 1] += value[k]
+    add_leaf_values(_partition_of(row_index), begin, end, value, raw, 1,
+                    n_threads)
+    np.testing.assert_array_equal(raw, expected)
+
+
+@pytest.mark.parametrize("begin, end", [
+    ([0, 5], [10, 15]),      # rows 5..9 in both
+    ([0, 0], [10, 3]),       # one inside the other
+    ([-1], [4]),             # outside the partition
+    ([0], [301]),
+    ([6], [5]),              # end before begin
+])
+def test_add_leaf_values_rejects_bad_slices(begin, end):
+    row_index = np.arange(300, dtype=np.int32)
+    raw = np.zeros((300, 1))
+    with pytest.raises(ValueError, match="outside the partition or overl"):
+        add_leaf_values(_partition_of(row_index),
+                        np.array(begin, dtype=np.int64),
+                        np.array(end, dtype=np.int64),
+                        np.ones(len(begin)), raw, 0, 1)
+    assert not raw.any()

@@ -433,7 +433,13 @@ def _check_leaf_slices(partition, begin, end, value, raw, column):
     if raw.shape[0] != partition.n_rows or not 0 <= column < raw.shape[1]:
         raise ValueError("raw must be (n_rows, n_columns) and column inside")
     b, e = np.asarray(begin), np.asarray(end)
-    order = np.argsort(b, kind="stable")
     if n_leaves and (b.min() < 0 or e.max() > partition.row_index.shape[0]
-                     or np.any(e < b) or np.any(e[order][:-1] > b[order][1:])):
+                     or np.any(e < b)):
+        raise ValueError("leaf slices outside the partition or overlapping")
+    # an empty slice adds nothing wherever it sits (a leaf without rows may
+    # abut or sit inside another's slice): only rows must not be shared
+    rows = e > b
+    b, e = b[rows], e[rows]
+    order = np.argsort(b, kind="stable")
+    if np.any(e[order][:-1] > b[order][1:]):
         raise ValueError("leaf slices outside the partition or overlapping")
