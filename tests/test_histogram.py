@@ -21,7 +21,8 @@ import pytest
 
 from skboost.tree._binning import BinnedData
 from skboost.tree._histogram import (FixedPointGradients, build_histograms,
-                                     quantization_scale, quantize_gradients)
+                                     quantization_scale, quantize_gradients,
+                                     _active_maxima)
 from skboost.tree._partition import RowPartition
 from _isolation import snippet_input_tests
 
@@ -504,3 +505,28 @@ def test_subtract_histograms_rejects_bad_rows(parent, child):
     hist = np.zeros((4, 3, 2), dtype=np.int64)
     with pytest.raises(ValueError, match="distinct rows"):
         subtract_histograms(hist, parent, child, 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_active_maxima_match_numpy(n_threads, weighted):
+    # the scales' inputs: largest |g w|, |h w| over the active rows and
+    # their count, whatever the threads (chunks); a non-finite value in an
+    # inactive row is ignored, in an active one it is an error
+    rng = np.random.default_rng(11)
+    n = 100_003
+    gpair = rng.normal(size=(n, 2)).astype(np.float32) * 3
+    weight = rng.uniform(0.1, 4, n) if weighted else None
+    active = rng.random(n) < 0.7
+    inactive = np.flatnonzero(~active)
+    gpair[inactive[:3], 0] = np.nan
+    gpair[inactive[3:6], 1] = np.inf
+    w = np.ones(n) if weight is None else weight
+    expected = (float(np.abs(gpair[active, 0] * w[active]).max()),
+                float(np.abs(gpair[active, 1] * w[active]).max()),
+                int(active.sum()))
+    got = _active_maxima(gpair, weight, active.view(np.uint8), n_threads)
+    assert got == expected
+    gpair[np.flatnonzero(active)[-1], 1] = np.nan
+    with pytest.raises(ValueError, match="must be finite"):
+        _active_maxima(gpair, weight, active.view(np.uint8), n_threads)

@@ -155,38 +155,64 @@ def _checked_scales(scales):
     return scale_g, scale_h
 
 
+ctypedef struct ChunkMaxima:
+    double g              # largest |g w| of the chunk's active rows
+    double h              # largest |h w|
+    int64_t n_active
+    int64_t bad           # a non-finite |g w| or |h w| was seen
+    char padding[32]      # a cache line per chunk: no false sharing
+
+
+cdef inline void _chunk_maxima(const float[:, ::1] gpair, const double* w,
+                               const uint8_t[::1] active, Py_ssize_t start,
+                               Py_ssize_t stop,
+                               ChunkMaxima* out) noexcept nogil:
+    """The maxima of rows ``start .. stop``, kept in locals (registers)
+    and written once: a running total in memory made every row wait on the
+    previous row's store."""
+    cdef double g, h, max_g = 0.0, max_h = 0.0
+    cdef int64_t count = 0
+    cdef bint finite = True
+    cdef Py_ssize_t i
+    for i in range(start, stop):
+        if active[i]:
+            g = fabs(gpair[i, 0] * (w[i] if w != NULL else 1.0))
+            h = fabs(gpair[i, 1] * (w[i] if w != NULL else 1.0))
+            finite = finite and isfinite(g) and isfinite(h)
+            count += 1
+            if g > max_g:
+                max_g = g
+            if h > max_h:
+                max_h = h
+    out.g, out.h, out.n_active, out.bad = max_g, max_h, count, not finite
+
+
 def _active_maxima(const float[:, ::1] gpair, weight,
                    const uint8_t[::1] active, int n_threads):
     """Largest |g w| and |h w| over the active rows, and their number.
 
     Maxima are order-independent, so the scales (and everything after) do
-    not depend on the threads."""
-    cdef Py_ssize_t n = gpair.shape[0], i
+    not depend on the threads (nor on the chunks)."""
+    cdef Py_ssize_t n = gpair.shape[0], c
     cdef const double* w = weight_pointer(weight)
-    # g, h, count; a cache line (8 doubles) per thread: no false sharing
-    maxima_arr = np.zeros((n_threads, 8), dtype=np.float64)
-    bad_arr = np.zeros(n_threads, dtype=np.uint8)
-    cdef double[:, ::1] maxima = maxima_arr
-    cdef uint8_t[::1] bad = bad_arr
-    cdef double g, h
-    cdef int tid
-    for i in prange(n, nogil=True, schedule="static",
-                    num_threads=threads_for_work(n_threads, 2 * n)):
-        if active[i]:
-            tid = threadid()
-            g = fabs(gpair[i, 0] * (w[i] if w != NULL else 1.0))
-            h = fabs(gpair[i, 1] * (w[i] if w != NULL else 1.0))
-            if not (isfinite(g) and isfinite(h)):
-                bad[tid] = 1
-            maxima[tid, 2] += 1
-            if g > maxima[tid, 0]:
-                maxima[tid, 0] = g
-            if h > maxima[tid, 1]:
-                maxima[tid, 1] = h
-    if bad_arr.any():
-        raise ValueError("gradients, hessians and weights must be finite")
-    return (maxima_arr[:, 0].max(), maxima_arr[:, 1].max(),
-            int(maxima_arr[:, 2].sum()))
+    n_threads = threads_for_work(n_threads, 2 * n)
+    cdef Py_ssize_t n_chunks = n_threads
+    cdef uint8_t[::1] chunk_bytes = np.zeros(
+        n_chunks * sizeof(ChunkMaxima), dtype=np.uint8)
+    cdef ChunkMaxima* chunks = <ChunkMaxima*> &chunk_bytes[0]
+    for c in prange(n_chunks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        _chunk_maxima(gpair, w, active, c * n // n_chunks,
+                      (c + 1) * n // n_chunks, &chunks[c])
+    cdef double max_g = 0.0, max_h = 0.0
+    cdef int64_t count = 0
+    for c in range(n_chunks):
+        if chunks[c].bad:
+            raise ValueError("gradients, hessians and weights must be finite")
+        max_g = max(max_g, chunks[c].g)
+        max_h = max(max_h, chunks[c].h)
+        count += chunks[c].n_active
+    return max_g, max_h, count
 
 
 def quantize_gradients(gpair, weight, active, int n_threads, out=None):
