@@ -3,7 +3,7 @@ Learning to rank with BoostRanker
 =================================
 
 :class:`~skboost.BoostRanker` (LambdaMART) on the LETOR sample data: query
-ids per row, early stopping on held-out queries, NDCG@10 round by round, and
+ids per row, early stopping on held-out queries, ``NDCG@10`` round by round, and
 a grid search that routes the query ids through scikit-learn's model
 selection (metadata routing).
 
@@ -110,7 +110,7 @@ print("labels of the first test query, best-ranked first:",
       y_test[first_query][order].astype(int))
 
 # %%
-# NDCG@10 of the held-out queries, round by round: it rises quickly, then
+# ``NDCG@10`` of the held-out queries, round by round: it rises quickly, then
 # stalls; early stopping keeps the model of the best round.
 try:
     import matplotlib  # noqa: F401  (optional: pip install skboost[plot])
