@@ -244,9 +244,10 @@ class PeerExchange:
             self.aborted = reason
             self.condition.notify_all()
 
-    def reduce(self, hists):
-        """The sum over every shard of ``hists`` (this shard's histograms,
-        shape (n, n_bins, 2)) on this shard's bins."""
+    def reduce(self, hists, rows):
+        """The sum over every shard of ``hists[rows]`` (this shard's
+        histograms, shape (n, n_bins, 2)) on this shard's bins."""
+        hists = hists[rows]
         self.seq += 1
         sends = []
         for j, (address, key) in enumerate(self.peers):
@@ -404,7 +405,7 @@ class ShardFinder(SplitFinder):
         f = self.local
         f.start_tree(gpair, active)
         self.scales = f.scales
-        summed = self._reduce(f.pool.array[f.table["hist_row"][:1]], start)
+        summed = self._reduce(f.pool.array, f.table["hist_row"][:1], start)
         sums = self.scanner.start_tree(summed[0])
         gathered = self._gather(sums, np.zeros(1, dtype=np.int64))
         t = self.table
@@ -413,10 +414,11 @@ class ShardFinder(SplitFinder):
         G, H = t["sums"][0] / self.scales
         return G, H
 
-    def _reduce(self, hists, start):
-        """``hists`` summed over the shards on this shard's features."""
+    def _reduce(self, hists, rows, start):
+        """The histograms ``hists[rows]`` summed over the shards on this
+        shard's features."""
         built = time.perf_counter()
-        summed = self.exchange.reduce(hists)
+        summed = self.exchange.reduce(hists, rows)
         self.stats["build_seconds"] += built - start
         self.stats["exchange_seconds"] += time.perf_counter() - built
         return summed
@@ -480,8 +482,8 @@ class ShardFinder(SplitFinder):
         designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
                               right)
         lt = self.local.table
-        summed = self._reduce(self.local.pool.array[lt["hist_row"][designated]],
-                              start)
+        summed = self._reduce(self.local.pool.array,
+                              lt["hist_row"][designated], start)
         self.scanner.split(op, designated, summed)
         n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
                                      np.concatenate([left, right])), axis=0)

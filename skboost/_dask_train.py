@@ -35,6 +35,8 @@ import numpy as np
 from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
 from .callback import call_callback
+from ._dask_links import (LinkError, SocketExchange, close_links,
+                          listen_on_worker, new_token, open_links)
 from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
                            bin_range, feature_ranges, tree_digest)
 from .tree.driver import GrowthDriver
@@ -178,6 +180,7 @@ class Shard:
         self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
                        "exchange_seconds": 0.0, "scan_seconds": 0.0}
         self.exchange = None
+        self._server = self._links = None   # the direct links
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -318,16 +321,48 @@ class Shard:
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
     # ---- growing the trees (``_dask_reduce``)
+    def listen(self):
+        """Open this shard's end of the direct links (``_dask_links``):
+        the ``(host, port)`` the other shards connect to, or None where
+        the exchanges go through Dask's comms."""
+        self._server, endpoint = listen_on_worker()
+        return endpoint
+
+    def link(self, index, endpoints, token):
+        """Connect to every other shard (``_dask_links.open_links``);
+        False if that failed (then every shard exchanges through Dask)."""
+        server, self._server = self._server, None
+        try:
+            self._links = open_links(server, index, endpoints, token)
+        except LinkError:
+            self._links = None
+        return self._links is not None
+
+    def unlink(self):
+        """Close the links (some shard could not open its own)."""
+        if self._server is not None:
+            self._server.close()
+        if self._links is not None:
+            close_links(self._links)
+        self._server = self._links = None
+
     def connect(self, index, peers, ranges, sampler):
         """Join the other shards: this shard is ``index`` of the shards
         whose (worker address, actor key) are ``peers`` and owns the
         features ``ranges[index]``; every shard grows the same trees with
         its own copy of the growth driver and of ``sampler`` (the column
-        sampler, drawn from the same seed) over a ``ShardFinder``."""
+        sampler, drawn from the same seed) over a ``ShardFinder``. The
+        exchanges go over the direct links when every shard opened them
+        (``link``), else through Dask's worker RPC."""
         spec, local = self.spec, self.finder
         bin_ptr = local.binned.bin_ptr
-        self.exchange = PeerExchange(
-            index, peers, [bin_range(bin_ptr, r) for r in ranges])
+        bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
+        if self._links is not None:
+            self.exchange = SocketExchange(
+                index, [address for address, _ in peers], bin_ranges,
+                self._links)
+        else:
+            self.exchange = PeerExchange(index, peers, bin_ranges)
         categorical = (None if spec.n_categories is None
                        else spec.n_categories > 0)
         p = spec.tree_params
@@ -605,6 +640,7 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
     """
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
+    _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
     for callback in callbacks:
@@ -627,6 +663,22 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
+
+
+def _link_shards(shards):
+    """Open the direct links between the shards (``_dask_links``) where
+    every worker can: each listens, then connects to the others; if any
+    cannot, none keeps its links (the exchanges go through Dask)."""
+    endpoints = shards.call("listen")
+    if any(endpoint is None for endpoint in endpoints):
+        shards.call("unlink")
+        return False
+    token = new_token()
+    linked = shards.call("link", per_shard=[(k, endpoints, token)
+                                            for k in range(len(shards))])
+    if not all(linked):
+        shards.call("unlink")
+    return all(linked)
 
 
 class ShardEvaluator:
