@@ -10,11 +10,11 @@ the one growth driver (``tree.driver.GrowthDriver``) over a
 are reduce-scattered among the shards by feature range and the
 per-feature best splits all-gathered, worker to worker, so every shard
 makes the same choices. The client calls the shards once per boosting
-round::
+round (once per batch of rounds when no callback needs to see each)::
 
     client                                 shard (one per worker)
     -----------------------------          --------------------------------
-    grow_round(iteration)        ---->     gradients; all-gather maxima ->
+    grow_rounds(iteration, n)    ---->     gradients; all-gather maxima ->
                                            global scales; per tree: the
                                            driver, levels exchanged with
                                            the other shards; margins
@@ -387,12 +387,20 @@ class Shard:
         if self.exchange is not None:
             self.exchange.abort(reason)
 
+    def grow_rounds(self, first, n_rounds=1):
+        """Boosting rounds ``first, ..., first + n_rounds - 1`` (``grow_round``
+        each); their results in a list. The client asks for several rounds
+        at once when it needs nothing between them (no callbacks): one
+        client round trip for them all."""
+        return [self.grow_round(first + k) for k in range(n_rounds)]
+
     def grow_round(self, iteration):
         """One boosting round: its gradients, the global scales and row
         counts of each of its trees (gathered from every shard), the trees
         grown in step with the other shards and added to the margins.
         Returns the trees, a digest of them (the client checks that every
-        shard grew the same) and the eval sets' margins."""
+        shard grew the same) and the eval sets' margins (copies: later
+        rounds of a batch add to the shard's)."""
         start = time.perf_counter()
         spec = self.spec
         maxima = np.stack(self.exchange.allgather(
@@ -409,7 +417,7 @@ class Shard:
         self.exchange.flush()
         self._stats["round_seconds"] += time.perf_counter() - start
         return (trees, tree_digest(trees),
-                [(p.set, p.index, p.margin) for p in self.evals])
+                [(p.set, p.index, p.margin.copy()) for p in self.evals])
 
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
@@ -628,6 +636,10 @@ class ShardGroup:
 
 # -- the boosting loop ------------------------------------------------------
 
+# rounds the shards grow per client call when no callback needs to see
+# every round (the eval sets' margins of each come back with the batch)
+ROUNDS_PER_CALL = 16
+
 def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
                     callbacks=(), evaluator=None):
     """Run ``n_rounds`` boosting rounds on the shards (already set up) and
@@ -635,8 +647,9 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
 
     The loop of ``_booster.train`` with the trees grown on the shards:
     every shard runs the one growth driver over a ``ShardFinder`` in step
-    with the others (one client call per round); the client adds the
-    trees, evaluates and runs the callbacks.
+    with the others (one client call per round with callbacks, else per
+    ``ROUNDS_PER_CALL`` rounds); the client adds the trees, evaluates and
+    runs the callbacks.
     """
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
@@ -645,21 +658,37 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
                                       for k in range(len(shards))])
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
-    for iteration in range(spec.first_round, spec.first_round + n_rounds):
-        results = shards.call("grow_round", iteration)
-        if len({digest for _, digest, _ in results}) != 1:
-            raise RuntimeError(
-                "skboost.dask: the workers grew different trees in round "
-                f"{iteration} (a bug: please report it)")
-        for slot, tree in enumerate(results[0][0]):
-            booster.add_tree(tree, slot // spec.n_parallel)
-        if evaluator is not None:
-            evaluator.add_round(iteration, [r[2] for r in results])
-        stops = [call_callback(callback, "after_iteration", booster,
-                               iteration, booster.evals_result)
-                 for callback in callbacks]
-        if any(stops):
-            break
+    last = spec.first_round + n_rounds
+    iteration = spec.first_round
+    while iteration < last:
+        batch = 1 if callbacks else min(last - iteration, ROUNDS_PER_CALL)
+        per_shard = shards.call("grow_rounds", iteration, batch)
+        for results in zip(*per_shard):   # the shards' results of a round
+            if _add_round(booster, evaluator, callbacks, spec, iteration,
+                          results):
+                return _after_training(booster, callbacks)
+            iteration += 1
+    return _after_training(booster, callbacks)
+
+
+def _add_round(booster, evaluator, callbacks, spec, iteration, results):
+    """One round's trees (checked equal on every shard) added to the
+    booster, its metrics and callbacks; True if a callback stops."""
+    if len({digest for _, digest, _ in results}) != 1:
+        raise RuntimeError(
+            "skboost.dask: the workers grew different trees in round "
+            f"{iteration} (a bug: please report it)")
+    for slot, tree in enumerate(results[0][0]):
+        booster.add_tree(tree, slot // spec.n_parallel)
+    if evaluator is not None:
+        evaluator.add_round(iteration, [r[2] for r in results])
+    stops = [call_callback(callback, "after_iteration", booster,
+                           iteration, booster.evals_result)
+             for callback in callbacks]
+    return any(stops)
+
+
+def _after_training(booster, callbacks):
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
