@@ -189,6 +189,7 @@ class SocketExchange:
     """
 
     poll_seconds = 0.5
+    kind = "tcp"
 
     def __init__(self, index, addresses, bin_ranges, links, timeout=600.0):
         self.index = index

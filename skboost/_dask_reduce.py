@@ -4,7 +4,8 @@ Every shard owns a contiguous range of the features (``feature_ranges``:
 about ``n_bins / n_shards`` bins each). At every level each shard builds
 the histograms of the level's designated children over its own rows, sends
 every other shard that shard's feature range of them directly, worker to
-worker (``PeerExchange``), and sums what it receives for its own range: a
+worker (over direct TCP links, ``_dask_links.SocketExchange``, or through
+Dask's worker RPC, ``PeerExchange``), and sums what it receives for its own range: a
 reduce-scatter. The shard then subtracts the other children's histograms
 from their parents' (exact: int64 fixed point) and scans its range for the
 best split of every (child, feature) pair (``SliceScanner``). Only these
@@ -217,6 +218,7 @@ class PeerExchange:
     """
 
     poll_seconds = 0.5
+    kind = "dask"
 
     def __init__(self, index, peers, bin_ranges, timeout=600.0):
         from distributed import get_worker

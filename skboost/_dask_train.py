@@ -425,7 +425,8 @@ class Shard:
         other shards, the scans of its features), and the bytes of
         histograms it sent to the other shards: where the time of a fit
         goes (``benchmarks/bench_dask.py``)."""
-        return dict(self._stats, sent_bytes=self.exchange.sent_bytes)
+        return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
+                    links=self.exchange.kind)
 
     def _add_tree(self, tree, leaf_rows, slot):
         """The tree's outputs added to the margins of the rows and of the
