@@ -58,14 +58,14 @@ def listen_on_worker():
     server = socket.socket(family, socket.SOCK_STREAM)
     try:
         server.bind((host, 0))
-        server.listen(128)
+        server.listen(socket.SOMAXCONN)
     except OSError:
         server.close()
         return None, None
     return server, (host, server.getsockname()[1])
 
 
-def open_links(server, index, endpoints, token, timeout=30.0):
+def open_links(server, index, endpoints, token, timeout=10.0):
     """Connect this shard (``index``) with every other: it connects to the
     shards after it and accepts the ones before it (on ``server``, which
     every shard opened before any connects). Returns the sockets in shard
