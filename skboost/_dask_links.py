@@ -270,7 +270,8 @@ class SocketExchange:
         peer of ``receives`` (into the buffer given, or a new one); returns
         the buffers read, by peer."""
         outgoing = {j: [_framed(self.seq, p), 0] for j, p in sends.items()}
-        incoming = {j: _Incoming(self.seq, buffer) for j, buffer in receives.items()}
+        incoming = {j: _Incoming(self.seq, buffer)
+                    for j, buffer in receives.items()}
         done = {}
         deadline = time.monotonic() + self.timeout
         poller = select.poll()
@@ -280,8 +281,8 @@ class SocketExchange:
             if not (outgoing or incoming):
                 break
             events = self._wait(poller, outgoing, incoming)
-            if not events:
-                self._check_waiting(incoming, outgoing, deadline)
+            self._check_waiting(incoming, outgoing,
+                                deadline if not events else None)
         return done
 
     def _send_some(self, outgoing):
@@ -334,10 +335,12 @@ class SocketExchange:
         return poller.poll(self.poll_seconds * 1000)
 
     def _check_waiting(self, incoming, outgoing, deadline):
+        """An abort from the client, or (``deadline`` given: nothing came
+        in the last poll) the step's time is up: an error."""
         if self.aborted is not None:
             raise RuntimeError(
                 f"skboost.dask: training stopped ({self.aborted})")
-        if time.monotonic() > deadline:
+        if deadline is not None and time.monotonic() > deadline:
             missing = sorted(self.addresses[j]
                              for j in set(incoming) | set(outgoing))
             raise RuntimeError(
