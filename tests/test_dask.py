@@ -671,6 +671,8 @@ def test_socket_exchange_lost_peer_abort_and_silent_peer():
     error = _run_on_shards([first], lambda k, ex: ex.reduce(hists, [0]))[0]
     assert isinstance(error, RuntimeError) and "a failure elsewhere" in \
         str(error), error
+    for ex in (first, second):
+        ex.close()
     # a peer that never sends
     first, second = _linked_exchanges(2, ranges, timeout=1.0)
     error = _run_on_shards([first], lambda k, ex: ex.allgather(1))[0]
