@@ -13,6 +13,7 @@ XGBoost: its results depend on the workers), and where skboost's fit time
 goes on each worker (building its histograms, the exchanges with the other
 worker, the scans of its features).
 
+Every fit is timed ``--repeat`` times (default 2), the fastest kept.
 Run it alone (``flock /tmp/skboost-bench.lock python
 benchmarks/bench_dask.py``); ``--json PATH`` writes the figures.
 """
@@ -35,15 +36,24 @@ def _parse():
     parser.add_argument("--n-rounds", type=int, default=50)
     parser.add_argument("--max-depth", type=int, default=8)
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="fits per measurement, the fastest kept")
     parser.add_argument("--no-xgboost", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     return parser.parse_args()
 
 
-def _timed(fit):
-    start = time.perf_counter()
-    model = fit()
-    return model, time.perf_counter() - start
+def _timed(fit, repeat=1):
+    """The fastest of ``repeat`` fits (the machine is shared: the minimum
+    is the least disturbed) and its time."""
+    best = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        model = fit()
+        seconds = time.perf_counter() - start
+        if best is None or seconds < best[1]:
+            best = (model, seconds)
+    return best
 
 
 def _auc(y, p):
@@ -93,14 +103,14 @@ def main():
               + f"AUC {auc:.4f}", flush=True)
 
     single, single_s = _timed(lambda: BoostClassifier(**params, n_jobs=2)
-                              .fit(X, y))
+                              .fit(X, y), args.repeat)
     record("single node, 2 threads", "skboost", single_s, None,
            _auc(y_test, single.predict_proba(X_test)[:, 1]))
     if not args.no_xgboost:
         import xgboost
 
         xgb_single, xgb_single_s = _timed(lambda: xgboost.XGBClassifier(
-            **params, n_jobs=2, tree_method="hist").fit(X, y))
+            **params, n_jobs=2, tree_method="hist").fit(X, y), args.repeat)
         record("single node, 2 threads", "xgboost", xgb_single_s, None,
                _auc(y_test, xgb_single.predict_proba(X_test)[:, 1]))
 
@@ -115,7 +125,7 @@ def main():
 
     _warm_up(client, da, X, y, not args.no_xgboost)
     model, dask_s = _timed(lambda: DaskBoostClassifier(**params)
-                           .fit(dX, dy, client=client))
+                           .fit(dX, dy, client=client), args.repeat)
     proba_2 = model.predict_proba(dX_test).compute()[:, 1]
     record("dask, 2 workers", "skboost", dask_s, single_s,
            _auc(y_test, proba_2),
@@ -142,7 +152,7 @@ def main():
         from xgboost import dask as dxgb
 
         xgb_model, xgb_s = _timed(lambda: dxgb.DaskXGBClassifier(
-            **params, tree_method="hist").fit(dX, dy))
+            **params, tree_method="hist").fit(dX, dy), args.repeat)
         xgb_2 = xgb_model.predict_proba(dX_test).compute()[:, 1]
         record("dask, 2 workers", "xgboost.dask", xgb_s, single_s,
                _auc(y_test, xgb_2))
@@ -161,7 +171,7 @@ def main():
     dy, ky = _persisted(client, da, y, chunk, workers)
     _warm_up(client, da, X, y, not args.no_xgboost)
     one, one_s = _timed(lambda: DaskBoostClassifier(**params)
-                        .fit(dX, dy, client=client))
+                        .fit(dX, dy, client=client), args.repeat)
     proba_1 = one.predict_proba(dX_test).compute()[:, 1]
     record("dask, 1 worker", "skboost", one_s, single_s,
            _auc(y_test, proba_1))
@@ -169,7 +179,7 @@ def main():
         np.abs(proba_1 - proba_2).max())
     if not args.no_xgboost:
         xgb_one, xgb_one_s = _timed(lambda: dxgb.DaskXGBClassifier(
-            **params, tree_method="hist").fit(dX, dy))
+            **params, tree_method="hist").fit(dX, dy), args.repeat)
         xgb_1 = xgb_one.predict_proba(dX_test).compute()[:, 1]
         record("dask, 1 worker", "xgboost.dask", xgb_one_s, single_s,
                _auc(y_test, xgb_1))

@@ -4,8 +4,9 @@ Every shard owns a contiguous range of the features (``feature_ranges``:
 about ``n_bins / n_shards`` bins each). At every level each shard builds
 the histograms of the level's designated children over its own rows, sends
 every other shard that shard's feature range of them directly, worker to
-worker (``PeerExchange``), and sums what it receives for its own range: a
-reduce-scatter. The shard then subtracts the other children's histograms
+worker (over direct TCP links, ``_dask_links.SocketExchange``, or through
+Dask's worker RPC, ``PeerExchange``), and sums what it receives for its
+own range: a reduce-scatter. The shard then subtracts the other children's histograms
 from their parents' (exact: int64 fixed point) and scans its range for the
 best split of every (child, feature) pair (``SliceScanner``). Only these
 per-feature bests travel to the client, which picks each node's best
@@ -217,6 +218,7 @@ class PeerExchange:
     """
 
     poll_seconds = 0.5
+    kind = "dask"
 
     def __init__(self, index, peers, bin_ranges, timeout=600.0):
         from distributed import get_worker
@@ -244,9 +246,10 @@ class PeerExchange:
             self.aborted = reason
             self.condition.notify_all()
 
-    def reduce(self, hists):
-        """The sum over every shard of ``hists`` (this shard's histograms,
-        shape (n, n_bins, 2)) on this shard's bins."""
+    def reduce(self, hists, rows):
+        """The sum over every shard of ``hists[rows]`` (this shard's
+        histograms, shape (n, n_bins, 2)) on this shard's bins."""
+        hists = hists[rows]
         self.seq += 1
         sends = []
         for j, (address, key) in enumerate(self.peers):
@@ -404,7 +407,7 @@ class ShardFinder(SplitFinder):
         f = self.local
         f.start_tree(gpair, active)
         self.scales = f.scales
-        summed = self._reduce(f.pool.array[f.table["hist_row"][:1]], start)
+        summed = self._reduce(f.pool.array, f.table["hist_row"][:1], start)
         sums = self.scanner.start_tree(summed[0])
         gathered = self._gather(sums, np.zeros(1, dtype=np.int64))
         t = self.table
@@ -413,10 +416,11 @@ class ShardFinder(SplitFinder):
         G, H = t["sums"][0] / self.scales
         return G, H
 
-    def _reduce(self, hists, start):
-        """``hists`` summed over the shards on this shard's features."""
+    def _reduce(self, hists, rows, start):
+        """The histograms ``hists[rows]`` summed over the shards on this
+        shard's features."""
         built = time.perf_counter()
-        summed = self.exchange.reduce(hists)
+        summed = self.exchange.reduce(hists, rows)
         self.stats["build_seconds"] += built - start
         self.stats["exchange_seconds"] += time.perf_counter() - built
         return summed
@@ -480,8 +484,8 @@ class ShardFinder(SplitFinder):
         designated = np.where(left_sums[:, 1] <= right_sums[:, 1], left,
                               right)
         lt = self.local.table
-        summed = self._reduce(self.local.pool.array[lt["hist_row"][designated]],
-                              start)
+        summed = self._reduce(self.local.pool.array,
+                              lt["hist_row"][designated], start)
         self.scanner.split(op, designated, summed)
         n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
                                      np.concatenate([left, right])), axis=0)

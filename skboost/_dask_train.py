@@ -10,11 +10,11 @@ the one growth driver (``tree.driver.GrowthDriver``) over a
 are reduce-scattered among the shards by feature range and the
 per-feature best splits all-gathered, worker to worker, so every shard
 makes the same choices. The client calls the shards once per boosting
-round::
+round (once per batch of rounds when no callback needs to see each)::
 
     client                                 shard (one per worker)
     -----------------------------          --------------------------------
-    grow_round(iteration)        ---->     gradients; all-gather maxima ->
+    grow_rounds(iteration, n)    ---->     gradients; all-gather maxima ->
                                            global scales; per tree: the
                                            driver, levels exchanged with
                                            the other shards; margins
@@ -35,6 +35,8 @@ import numpy as np
 from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
 from .callback import call_callback
+from ._dask_links import (LinkError, SocketExchange, close_links,
+                          listen_on_worker, new_token, open_links)
 from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
                            bin_range, feature_ranges, tree_digest)
 from .tree.driver import GrowthDriver
@@ -178,6 +180,7 @@ class Shard:
         self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
                        "exchange_seconds": 0.0, "scan_seconds": 0.0}
         self.exchange = None
+        self._server = self._links = None   # the direct links
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -318,16 +321,48 @@ class Shard:
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
     # ---- growing the trees (``_dask_reduce``)
+    def listen(self):
+        """Open this shard's end of the direct links (``_dask_links``):
+        the ``(host, port)`` the other shards connect to, or None where
+        the exchanges go through Dask's comms."""
+        self._server, endpoint = listen_on_worker()
+        return endpoint
+
+    def link(self, index, endpoints, token):
+        """Connect to every other shard (``_dask_links.open_links``);
+        False if that failed (then every shard exchanges through Dask)."""
+        server, self._server = self._server, None
+        try:
+            self._links = open_links(server, index, endpoints, token)
+        except LinkError:
+            self._links = None
+        return self._links is not None
+
+    def unlink(self):
+        """Close the links (some shard could not open its own)."""
+        if self._server is not None:
+            self._server.close()
+        if self._links is not None:
+            close_links(self._links)
+        self._server = self._links = None
+
     def connect(self, index, peers, ranges, sampler):
         """Join the other shards: this shard is ``index`` of the shards
         whose (worker address, actor key) are ``peers`` and owns the
         features ``ranges[index]``; every shard grows the same trees with
         its own copy of the growth driver and of ``sampler`` (the column
-        sampler, drawn from the same seed) over a ``ShardFinder``."""
+        sampler, drawn from the same seed) over a ``ShardFinder``. The
+        exchanges go over the direct links when every shard opened them
+        (``link``), else through Dask's worker RPC."""
         spec, local = self.spec, self.finder
         bin_ptr = local.binned.bin_ptr
-        self.exchange = PeerExchange(
-            index, peers, [bin_range(bin_ptr, r) for r in ranges])
+        bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
+        if self._links is not None:
+            self.exchange = SocketExchange(
+                index, [address for address, _ in peers], bin_ranges,
+                self._links)
+        else:
+            self.exchange = PeerExchange(index, peers, bin_ranges)
         categorical = (None if spec.n_categories is None
                        else spec.n_categories > 0)
         p = spec.tree_params
@@ -352,12 +387,20 @@ class Shard:
         if self.exchange is not None:
             self.exchange.abort(reason)
 
+    def grow_rounds(self, first, n_rounds=1):
+        """Boosting rounds ``first, ..., first + n_rounds - 1`` (``grow_round``
+        each); their results in a list. The client asks for several rounds
+        at once when it needs nothing between them (no callbacks): one
+        client round trip for them all."""
+        return [self.grow_round(first + k) for k in range(n_rounds)]
+
     def grow_round(self, iteration):
         """One boosting round: its gradients, the global scales and row
         counts of each of its trees (gathered from every shard), the trees
         grown in step with the other shards and added to the margins.
         Returns the trees, a digest of them (the client checks that every
-        shard grew the same) and the eval sets' margins."""
+        shard grew the same) and the eval sets' margins (copies: later
+        rounds of a batch add to the shard's)."""
         start = time.perf_counter()
         spec = self.spec
         maxima = np.stack(self.exchange.allgather(
@@ -374,7 +417,7 @@ class Shard:
         self.exchange.flush()
         self._stats["round_seconds"] += time.perf_counter() - start
         return (trees, tree_digest(trees),
-                [(p.set, p.index, p.margin) for p in self.evals])
+                [(p.set, p.index, p.margin.copy()) for p in self.evals])
 
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
@@ -382,7 +425,8 @@ class Shard:
         other shards, the scans of its features), and the bytes of
         histograms it sent to the other shards: where the time of a fit
         goes (``benchmarks/bench_dask.py``)."""
-        return dict(self._stats, sent_bytes=self.exchange.sent_bytes)
+        return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
+                    links=self.exchange.kind)
 
     def _add_tree(self, tree, leaf_rows, slot):
         """The tree's outputs added to the margins of the rows and of the
@@ -593,6 +637,10 @@ class ShardGroup:
 
 # -- the boosting loop ------------------------------------------------------
 
+# rounds the shards grow per client call when no callback needs to see
+# every round (the eval sets' margins of each come back with the batch)
+ROUNDS_PER_CALL = 16
+
 def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
                     callbacks=(), evaluator=None):
     """Run ``n_rounds`` boosting rounds on the shards (already set up) and
@@ -600,33 +648,67 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
 
     The loop of ``_booster.train`` with the trees grown on the shards:
     every shard runs the one growth driver over a ``ShardFinder`` in step
-    with the others (one client call per round); the client adds the
-    trees, evaluates and runs the callbacks.
+    with the others (one client call per round with callbacks, else per
+    ``ROUNDS_PER_CALL`` rounds); the client adds the trees, evaluates and
+    runs the callbacks.
     """
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
+    _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
-    for iteration in range(spec.first_round, spec.first_round + n_rounds):
-        results = shards.call("grow_round", iteration)
-        if len({digest for _, digest, _ in results}) != 1:
-            raise RuntimeError(
-                "skboost.dask: the workers grew different trees in round "
-                f"{iteration} (a bug: please report it)")
-        for slot, tree in enumerate(results[0][0]):
-            booster.add_tree(tree, slot // spec.n_parallel)
-        if evaluator is not None:
-            evaluator.add_round(iteration, [r[2] for r in results])
-        stops = [call_callback(callback, "after_iteration", booster,
-                               iteration, booster.evals_result)
-                 for callback in callbacks]
-        if any(stops):
-            break
+    last = spec.first_round + n_rounds
+    iteration = spec.first_round
+    while iteration < last:
+        batch = 1 if callbacks else min(last - iteration, ROUNDS_PER_CALL)
+        per_shard = shards.call("grow_rounds", iteration, batch)
+        for results in zip(*per_shard):   # the shards' results of a round
+            if _add_round(booster, evaluator, callbacks, spec, iteration,
+                          results):
+                return _after_training(booster, callbacks)
+            iteration += 1
+    return _after_training(booster, callbacks)
+
+
+def _add_round(booster, evaluator, callbacks, spec, iteration, results):
+    """One round's trees (checked equal on every shard) added to the
+    booster, its metrics and callbacks; True if a callback stops."""
+    if len({digest for _, digest, _ in results}) != 1:
+        raise RuntimeError(
+            "skboost.dask: the workers grew different trees in round "
+            f"{iteration} (a bug: please report it)")
+    for slot, tree in enumerate(results[0][0]):
+        booster.add_tree(tree, slot // spec.n_parallel)
+    if evaluator is not None:
+        evaluator.add_round(iteration, [r[2] for r in results])
+    stops = [call_callback(callback, "after_iteration", booster,
+                           iteration, booster.evals_result)
+             for callback in callbacks]
+    return any(stops)
+
+
+def _after_training(booster, callbacks):
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
+
+
+def _link_shards(shards):
+    """Open the direct links between the shards (``_dask_links``) where
+    every worker can: each listens, then connects to the others; if any
+    cannot, none keeps its links (the exchanges go through Dask)."""
+    endpoints = shards.call("listen")
+    if any(endpoint is None for endpoint in endpoints):
+        shards.call("unlink")
+        return False
+    token = new_token()
+    linked = shards.call("link", per_shard=[(k, endpoints, token)
+                                            for k in range(len(shards))])
+    if not all(linked):
+        shards.call("unlink")
+    return all(linked)
 
 
 class ShardEvaluator:

@@ -592,3 +592,187 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
         retry.join(timeout=60)
         assert "model" in again, "the surviving worker stayed blocked"
     cluster.close()
+
+
+# -- the direct links between the workers (_dask_links) ---------------------
+
+def _linked_exchanges(n_shards, bin_ranges, timeout=600.0):
+    """``n_shards`` SocketExchanges in this process, linked by
+    ``open_links`` over loopback (one thread per shard, as on workers)."""
+    from skboost._dask_links import SocketExchange, new_token, open_links
+
+    import socket
+
+    servers = []
+    for _ in range(n_shards):
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        servers.append(server)
+    endpoints = [("127.0.0.1", s.getsockname()[1]) for s in servers]
+    token = new_token()
+    links = [None] * n_shards
+
+    def link(k):
+        links[k] = open_links(servers[k], k, endpoints, token)
+
+    threads = [threading.Thread(target=link, args=(k,))
+               for k in range(n_shards)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    names = [f"tcp://127.0.0.1:{1000 + k}" for k in range(n_shards)]
+    return [SocketExchange(k, names, bin_ranges, links[k], timeout=timeout)
+            for k in range(n_shards)]
+
+
+def _run_on_shards(exchanges, step):
+    """``step(k, exchange)`` on one thread per shard; results (or the
+    exception raised) in shard order."""
+    out = [None] * len(exchanges)
+
+    def run(k):
+        try:
+            out[k] = step(k, exchanges[k])
+        except Exception as error:   # noqa: BLE001 - returned
+            out[k] = error
+
+    threads = [threading.Thread(target=run, args=(k,), daemon=True)
+               for k in range(len(exchanges))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "an exchange hung"
+    return out
+
+
+def test_socket_exchange_reduce_scatter_and_allgather():
+    """Three shards (one owning no bins): each gets the exact sum over
+    the shards of its bins of the chosen pool rows (naive sum as the
+    oracle), every step for many steps; all-gathers in shard order."""
+    rng = np.random.default_rng(0)
+    ranges = [(0, 70), (70, 70), (70, 200)]
+    exchanges = _linked_exchanges(3, ranges)
+    pools = [rng.integers(-2**60, 2**60, size=(9, 200, 2)) // 4
+             for _ in range(3)]
+    for n_rows in (1, 3, 7, 2):
+        rows = rng.choice(9, size=n_rows, replace=False)
+        summed = _run_on_shards(
+            exchanges, lambda k, ex: ex.reduce(pools[k], rows).copy())
+        total = sum(pool[rows] for pool in pools)
+        for k, (first, stop) in enumerate(ranges):
+            assert np.array_equal(summed[k], total[:, first:stop])
+        gathered = _run_on_shards(
+            exchanges, lambda k, ex: ex.allgather({"shard": k, "n": n_rows}))
+        assert all(g == [{"shard": j, "n": n_rows} for j in range(3)]
+                   for g in gathered)
+    for ex in exchanges:
+        ex.close()
+
+
+def test_socket_exchange_lost_peer_abort_and_silent_peer():
+    """A peer whose connection closes: an error naming its worker at once;
+    an abort ends the wait; a silent peer: an error after the timeout."""
+    ranges = [(0, 5), (5, 10)]
+    hists = np.ones((1, 10, 2), dtype=np.int64)
+    # the peer closes its end while this shard waits for its histograms
+    first, second = _linked_exchanges(2, ranges)
+    timer = threading.Timer(0.3, second.close)
+    timer.start()
+    error = _run_on_shards([first], lambda k, ex: ex.reduce(hists, [0]))[0]
+    assert isinstance(error, RuntimeError) and "tcp://127.0.0.1:1001" in \
+        str(error) and "lost the worker" in str(error), error
+    first.close()
+    # an abort from the client
+    first, second = _linked_exchanges(2, ranges)
+    threading.Timer(0.3, first.abort, args=("a failure elsewhere",)).start()
+    error = _run_on_shards([first], lambda k, ex: ex.reduce(hists, [0]))[0]
+    assert isinstance(error, RuntimeError) and "a failure elsewhere" in \
+        str(error), error
+    for ex in (first, second):
+        ex.close()
+    # a peer that never sends
+    first, second = _linked_exchanges(2, ranges, timeout=1.0)
+    error = _run_on_shards([first], lambda k, ex: ex.allgather(1))[0]
+    assert isinstance(error, RuntimeError) and "within 1 s" in str(error) \
+        and "tcp://127.0.0.1:1001" in str(error), error
+    for ex in (first, second):
+        ex.close()
+
+
+def test_links_ignore_connections_of_other_fits():
+    """A connection with another fit's token (or garbage) is closed, and
+    the shards still link with each other."""
+    import socket
+
+    from skboost._dask_links import open_links, new_token
+
+    servers = [socket.socket() for _ in range(2)]
+    for s in servers:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+    endpoints = [("127.0.0.1", s.getsockname()[1]) for s in servers]
+    stray = socket.create_connection(endpoints[1])
+    stray.sendall(b"x" * 24)   # a hello of the wrong token
+    token = new_token()
+    links = [None, None]
+
+    def link(k):
+        links[k] = open_links(servers[k], k, endpoints, token, timeout=10)
+
+    threads = [threading.Thread(target=link, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert links[0][1] is not None and links[1][0] is not None
+    links[0][1].setblocking(True)
+    links[0][1].sendall(b"ping")
+    links[1][0].setblocking(True)
+    assert links[1][0].recv(4) == b"ping"
+    stray.close()
+    for pair in links:
+        for s in pair:
+            if s is not None:
+                s.close()
+
+
+def test_without_tcp_the_exchanges_use_dask_comms():
+    """Workers in this process (``inproc://`` addresses): no direct links,
+    the exchanges go through Dask's worker RPC; the model is still the
+    single-node one, bit for bit."""
+    X, y = _discrete_data(n=900, seed=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                  processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        model = DaskBoostRegressor(**PARAMS).fit(
+            da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+            client=client)
+    assert {s["links"] for s in model._dask_stats} == {"dask"}
+    local = BoostRegressor(**PARAMS).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+def test_rounds_in_batches_with_eval_set_equal_single_node(client):
+    """Without callbacks the shards grow several rounds per call (more
+    rounds than one batch here); the eval set's metrics of every round
+    and the trees equal single-node training's, over the direct links."""
+    from skboost._dask_train import ROUNDS_PER_CALL
+
+    X, y = _discrete_data(n=1200, seed=21)
+    n_rounds = ROUNDS_PER_CALL + 5
+    params = dict(PARAMS, n_estimators=n_rounds, eval_metric=["rmse", "mae"])
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X[:900], chunks=(300, 5)),
+        da.from_array(y[:900], chunks=300),
+        eval_set=[(da.from_array(X[900:], chunks=(100, 5)),
+                   da.from_array(y[900:], chunks=100))], client=client)
+    local = BoostRegressor(**params).fit(X[:900], y[:900],
+                                         eval_set=[(X[900:], y[900:])])
+    assert {s["links"] for s in model._dask_stats} == {"tcp"}
+    assert len(model.evals_result_["validation_0"]["rmse"]) == n_rounds
+    assert model.evals_result_ == local.evals_result_
+    assert _trees_equal(model.booster_, local.booster_)
