@@ -137,6 +137,15 @@ def category_goes_left(value, n_categories, words, default_left):
     return bool((int(words[c // 32]) >> (c % 32)) & 1)
 
 
+def _interleaved(first, second):
+    """``first[0], second[0], first[1], second[1], ...`` (the children of
+    each split node take consecutive ids, left then right)."""
+    out = np.empty(2 * first.shape[0], dtype=np.result_type(first, second))
+    out[0::2] = first
+    out[1::2] = second
+    return out
+
+
 class TreeBuilder:
     """Collects the nodes of a tree as they are split.
 
@@ -178,15 +187,15 @@ class TreeBuilder:
                 grown = np.zeros((capacity,) + array.shape[1:], array.dtype)
                 grown[:array.shape[0]] = array
                 self._a[name] = grown
-        ids = np.arange(self._n, self._n + n_new)
+        new = slice(self._n, self._n + n_new)   # the ids are consecutive
         for name in ("left_child", "right_child", "feature"):
-            self._a[name][ids] = NO_CHILD
+            self._a[name][new] = NO_CHILD
         for name in ("threshold", "default_left", "gain"):
-            self._a[name][ids] = 0
-        self._a["G"][ids] = G
-        self._a["H"][ids] = H
+            self._a[name][new] = 0
+        self._a["G"][new] = G
+        self._a["H"][new] = H
         self._n += n_new
-        return ids
+        return np.arange(new.start, new.stop)
 
     def split(self, nodes, feature, threshold, default_left, gain, G_left,
               H_left, left_sets=None):
@@ -204,8 +213,8 @@ class TreeBuilder:
         G, H = self.node_sums(nodes)
         G_left = np.asarray(G_left, dtype=np.float64)
         H_left = np.asarray(H_left, dtype=np.float64)
-        children = self._add(np.column_stack([G_left, G - G_left]).ravel(),
-                             np.column_stack([H_left, H - H_left]).ravel())
+        children = self._add(_interleaved(G_left, G - G_left),
+                             _interleaved(H_left, H - H_left))
         left, right = children[0::2], children[1::2]
         a = self._a
         a["left_child"][nodes] = left

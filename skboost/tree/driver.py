@@ -181,6 +181,13 @@ class DepthwiseQueue:
             return None
         nodes, depth, splits, worth = self._level
         self._level = None
+        if not self.max_leaves:
+            # no leaf limit (the common case): every node worth splitting
+            # is split, in increasing id order
+            chosen = np.flatnonzero(worth)
+            chosen = chosen[np.argsort(nodes[chosen], kind="stable")]
+            return Expansion(nodes[chosen], depth, splits.take(chosen),
+                             np.sort(nodes[~np.asarray(worth, dtype=bool)]))
         candidates = np.flatnonzero(worth)
         keep = within_max_leaves(splits.records["gain"][candidates],
                                  nodes[candidates], n_leaves, self.max_leaves)
