@@ -13,7 +13,7 @@ core. What differs is where the rows are:
   codes come page by page from disk (``pages.PageFile``), in row order.
   One pass over the pages per level both moves the rows of the level's
   split nodes to their children and builds the new histograms
-  (``_paged.route_and_build``), the reading of page k+1 overlapping the
+  (``_paged.LevelPass``), the reading of page k+1 overlapping the
   work on page k.
 
 Which child's histogram is built (the other is its parent's minus it,
@@ -26,7 +26,7 @@ so column sampling by node draws the same masks.
 import numpy as np
 
 from .._histogram import FixedPointGradients
-from .._paged import route_and_build
+from .._paged import LevelPass
 from .hist import HistFinder
 
 
@@ -105,15 +105,16 @@ class PagedHistFinder(HistFinder):
         if not (route or build):
             return counts
         paged = self.binned
+        level = LevelPass(
+            self.position, self._active, nodes.feature, nodes.split_bin,
+            nodes.default_left, nodes.left, nodes.right, nodes.build_row,
+            paged.missing_code, paged.bin_ptr, self.gradients.gpair,
+            self.gradients.weight, float(self.scales[0]),
+            float(self.scales[1]), self.pool.array, counts, self._qbuf,
+            self._target, self._entry_row, route, build, self.n_threads)
         for first, page in paged.pages.pages():
-            route_and_build(
-                page, first, self.position, self._active, nodes.feature,
-                nodes.split_bin, nodes.default_left, nodes.left,
-                nodes.right, nodes.build_row, paged.missing_code,
-                paged.bin_ptr, self.gradients.gpair, self.gradients.weight,
-                float(self.scales[0]), float(self.scales[1]),
-                self.pool.array, counts, self._qbuf, self._target,
-                self._entry_row, route, build, self.n_threads)
+            level.add_page(page, first)
+        level.finish()
         return counts
 
     def apply_splits(self, nodes, splits, left, right, find_next):
