@@ -16,7 +16,7 @@ instead (``position``), and every page is read once per level::
       phase B, parallel over features or histograms:
                                     hist[target[i], bin_ptr[f] + code[f, i]]
                                         += qbuf[i]
-    finish()                        row counts, errors
+    finish()                        rows added to each histogram, errors
 
 Each bin has one writer in phase B and the sums are exact integers, so
 nothing depends on the number of threads.
@@ -39,7 +39,7 @@ from libc.stdint cimport int16_t, uint16_t
 from libc.string cimport memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, fixed_point, int32_t,
-                      int64_t, padded_count, prefetch, uint8_t)
+                      int64_t, prefetch, uint8_t)
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -69,15 +69,19 @@ cdef extern from *:
     void touch_lines "skb_touch_lines"(const int64_t* p,
                                        Py_ssize_t n) noexcept nogil
 
-# Rows per parallel task of phase A and of the packing.
+# Rows per parallel task of phase A and of the packing; each block counts
+# its rows of each histogram in LANES interleaved counters (row i in lane
+# i % LANES): consecutive rows of one histogram would otherwise wait on
+# each other's increment of one counter.
 cdef enum:
     BLOCK_ROWS = 4096
+    LANES = 4
 
 
 @cython.boundscheck(True)
 @cython.wraparound(True)
 def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
-                 weight, counts, position_dtype):
+                 weight, rows, position_dtype):
     """Every per-level index the nogil loops follow, checked once a level
     (the node ids the rows carry are checked by phase A itself)."""
     n_features = missing_code.shape[0]
@@ -90,8 +94,10 @@ def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
     if np.any(np.asarray(missing_code) != np.diff(np.asarray(bin_ptr)) - 1):
         raise ValueError("missing_code must be each feature's last bin")
     n_ids = nodes[0].shape[0]
-    if any(a.shape[0] != n_ids for a in nodes) or counts.shape[0] != n_ids:
+    if any(a.shape[0] != n_ids for a in nodes):
         raise ValueError("the node arrays must have one entry per node id")
+    if rows.shape[0] != hist.shape[0]:
+        raise ValueError("rows must have one entry per histogram")
     if n_ids > np.iinfo(position_dtype).max + 1:
         raise ValueError("node ids do not fit the dtype of position")
     feature, split_bin, default_left, left, right, build_row = nodes
@@ -115,8 +121,9 @@ cdef class LevelPass:
 
     Routes each page's rows through the splits (``route``) and adds the
     active ones to their node's histogram (``build``, nodes with
-    ``build_row >= 0``); ``counts[node] +=`` the active rows now in each
-    node. A row goes left when its code is ``<= split_bin`` (missing code:
+    ``build_row >= 0``); ``rows[h] +=`` the rows added to histogram h
+    (the active rows of its node: the other nodes' counts follow by
+    subtraction, as their histograms do). A row goes left when its code is ``<= split_bin`` (missing code:
     ``default_left``), exactly as ``RowPartition.split_nodes`` sends it.
     A code beyond its feature's bins (a damaged page) is ignored, never
     followed out of bounds; a row whose node id is outside the node arrays
@@ -146,8 +153,8 @@ cdef class LevelPass:
         Fixed-point scales.
     hist : ndarray of shape (n_hist, n_bins, 2), int64
         IN/OUT: histograms, added to.
-    counts : ndarray of shape (n_ids,), int64
-        IN/OUT: active rows of each node, added to by ``finish``.
+    rows : ndarray of shape (n_hist,), int64
+        IN/OUT: rows added to each histogram, added to by ``finish``.
     qbuf, target, entry_row : ndarray
         Scratch of at least a page's rows: (rows, 2) int64, (rows,) int64,
         (rows,) int32.
@@ -156,7 +163,7 @@ cdef class LevelPass:
     """
 
     cdef object _refs                 # the arrays the views below point into
-    cdef object counts_arr
+    cdef object rows_arr
     cdef int16_t[::1] pos16
     cdef int32_t[::1] pos32
     cdef bint wide
@@ -167,6 +174,8 @@ cdef class LevelPass:
     cdef const int32_t[::1] left_child
     cdef const int32_t[::1] right_child
     cdef const int64_t[::1] build_row
+    cdef const int32_t[::1] children      # (2 n_ids,) left, right of each node
+    cdef const int32_t[::1] right_above   # (n_ids,) codes above go right
     cdef const int32_t[::1] missing_code
     cdef const int64_t[::1] bin_ptr
     cdef const float[:, ::1] gpair
@@ -176,9 +185,9 @@ cdef class LevelPass:
     cdef int64_t[:, ::1] qbuf
     cdef int64_t[::1] target
     cdef int32_t[::1] entry_row
-    cdef int64_t[:, ::1] per_thread   # (threads, padded n_ids) row counts
+    cdef int64_t[::1] hist_rows       # (n_hist,) rows added this level
     cdef uint8_t[::1] bad             # (threads * CACHE_LINE) bad node id seen
-    cdef int64_t[:, ::1] block_hist   # (blocks, n_hist) rows, then starts
+    cdef int64_t[:, ::1] block_hist   # (blocks x LANES, n_hist) rows, starts
     cdef int64_t[::1] hist_start      # (n_hist + 1,)
     cdef Py_ssize_t n_rows, n_features, n_hist, page_rows
     cdef bint route, build
@@ -187,14 +196,14 @@ cdef class LevelPass:
     def __init__(self, position, active, split_feature, split_bin,
                  default_left, left_child, right_child, build_row,
                  missing_code, bin_ptr, gpair, weight, double scale_g,
-                 double scale_h, hist, counts, qbuf, target, entry_row,
+                 double scale_h, hist, rows, qbuf, target, entry_row,
                  bint route, bint build, int n_threads):
         self.n_threads = check_n_threads(n_threads)
         position = np.asarray(position)
         nodes = (split_feature, split_bin, default_left, left_child,
                  right_child, build_row)
         _check_level(position.shape[0], active, nodes, missing_code, bin_ptr,
-                     hist, gpair, weight, counts, position.dtype)
+                     hist, gpair, weight, rows, position.dtype)
         if position.dtype == np.int16:
             self.pos16 = position
         else:
@@ -205,12 +214,14 @@ cdef class LevelPass:
         self.default_left = default_left
         self.left_child, self.right_child = left_child, right_child
         self.build_row = build_row
+        self._set_routing(split_feature, split_bin, left_child, right_child,
+                          missing_code)
         self.missing_code, self.bin_ptr = missing_code, bin_ptr
         self._set_weight(weight)
         self._refs = (position, active, nodes, missing_code, bin_ptr, gpair,
                       weight)
         self.scale_g, self.scale_h = scale_g, scale_h
-        self.hist, self.counts_arr = hist, counts
+        self.hist, self.rows_arr = hist, rows
         self.qbuf, self.target, self.entry_row = qbuf, target, entry_row
         self.n_rows = position.shape[0]
         self.n_features = missing_code.shape[0]
@@ -218,15 +229,24 @@ cdef class LevelPass:
         self.page_rows = min(qbuf.shape[0], target.shape[0],
                              entry_row.shape[0])
         self.route, self.build = route, build
-        n_ids = counts.shape[0]
-        self.per_thread = np.zeros((self.n_threads,
-                                    padded_count(n_ids, sizeof(int64_t))),
-                                   dtype=np.int64)
+        self.hist_rows = np.zeros(self.n_hist, dtype=np.int64)
         self.bad = np.zeros(self.n_threads * CACHE_LINE, dtype=np.uint8)
         n_blocks = max(1, (self.page_rows + BLOCK_ROWS - 1) // BLOCK_ROWS)
-        self.block_hist = np.zeros((n_blocks, max(self.n_hist, 1)),
+        self.block_hist = np.zeros((n_blocks * LANES, max(self.n_hist, 1)),
                                    dtype=np.int64)
         self.hist_start = np.zeros(self.n_hist + 1, dtype=np.int64)
+
+    def _set_routing(self, split_feature, split_bin, left_child,
+                     right_child, missing_code):
+        """The children of node k at ``2 k`` (left) and ``2 k + 1``, and
+        the split bin clipped below the missing code, so that a row's side
+        is one expression: ``code > right_above[k]`` flipped for a
+        missing code that goes left (``default_left``)."""
+        feature = np.asarray(split_feature)
+        self.children = np.column_stack(
+            [left_child, right_child]).astype(np.int32).ravel()
+        last_value = np.asarray(missing_code)[np.maximum(feature, 0)] - 1
+        self.right_above = np.minimum(split_bin, last_value).astype(np.int32)
 
     def _set_weight(self, weight):
         cdef const double[::1] view
@@ -263,26 +283,25 @@ cdef class LevelPass:
             _pass_page[uint16_t, int16_t](self, page, self.pos16, row_offset)
 
     def finish(self):
-        """Add the rows counted to ``counts``; raise if a row carried a node
-        id outside the node arrays."""
+        """Add the rows added to each histogram to ``rows``; raise if a
+        row carried a node id outside the node arrays."""
         if np.asarray(self.bad).any():
             raise ValueError("a row's node id is outside the node arrays")
-        n_ids = self.counts_arr.shape[0]
-        self.counts_arr += np.asarray(self.per_thread)[:, :n_ids].sum(axis=0)
+        self.rows_arr += np.asarray(self.hist_rows)
 
 
 def route_and_build(page, Py_ssize_t row_offset, position, active,
                     split_feature, split_bin, default_left, left_child,
                     right_child, build_row, missing_code, bin_ptr, gpair,
-                    weight, double scale_g, double scale_h, hist, counts,
+                    weight, double scale_g, double scale_h, hist, rows,
                     qbuf, target, entry_row, bint route, bint build,
                     int n_threads):
     """One page's pass (``LevelPass`` for a single page): route its rows
-    and add them to the histograms; ``counts`` is added to."""
+    and add them to the histograms; ``rows`` is added to."""
     level = LevelPass(position, active, split_feature, split_bin,
                       default_left, left_child, right_child, build_row,
                       missing_code, bin_ptr, gpair, weight, scale_g, scale_h,
-                      hist, counts, qbuf, target, entry_row, route, build,
+                      hist, rows, qbuf, target, entry_row, route, build,
                       n_threads)
     level.add_page(page, row_offset)
     level.finish()
@@ -295,7 +314,7 @@ cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
     cdef int phase_threads = threads_for_work(p.n_threads, 4 * n)
     if p.build:
         memset(&p.block_hist[0, 0], 0,
-               n_blocks * p.block_hist.shape[1] * sizeof(int64_t))
+               n_blocks * LANES * p.block_hist.shape[1] * sizeof(int64_t))
     _route(page, row_offset, position, p, n_blocks, phase_threads)
     if not p.build:
         return
@@ -313,52 +332,50 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                  int n_threads) noexcept:
     """Phase A: each row's node after the splits, the histogram it adds
     to (``target``, -1: none) and how many rows of each block go to each
-    histogram (``block_hist``)."""
-    cdef Py_ssize_t n = page.shape[0]
+    histogram (``block_hist``). Raw pointers: the loop reads a few bytes a
+    row, and memoryview indexing reloads each view's fields every row."""
+    cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_ids = p.split_feature.shape[0]
-    cdef Py_ssize_t k, i, r
-    cdef int32_t node, feat, code
-    cdef int tid
-    cdef int64_t t
+    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
+    cdef const code_t* codes = &page[0, 0]
+    cdef position_t* pos = &position[row_offset]
+    cdef const uint8_t* active = &p.active[row_offset]
+    cdef const int32_t* feature = &p.split_feature[0]
+    cdef const int32_t* right_above = &p.right_above[0]
+    cdef const uint8_t* default_left = &p.default_left[0]
+    cdef const int32_t* children = &p.children[0]
+    cdef const int64_t* build_row = &p.build_row[0]
+    cdef const int32_t* missing = &p.missing_code[0]
+    cdef int64_t* target = &p.target[0]
+    cdef int64_t* blocks0 = &p.block_hist[0, 0]
+    cdef uint8_t* bad = &p.bad[0]
     cdef bint route = p.route, build = p.build
-    cdef const uint8_t[::1] active = p.active
-    cdef const int32_t[::1] split_feature = p.split_feature
-    cdef const int32_t[::1] split_bin = p.split_bin
-    cdef const uint8_t[::1] default_left = p.default_left
-    cdef const int32_t[::1] left_child = p.left_child
-    cdef const int32_t[::1] right_child = p.right_child
-    cdef const int64_t[::1] build_row = p.build_row
-    cdef const int32_t[::1] missing_code = p.missing_code
-    cdef int64_t[::1] target = p.target
-    cdef int64_t[:, ::1] per_thread = p.per_thread
-    cdef int64_t[:, ::1] block_hist = p.block_hist
-    cdef uint8_t[::1] bad = p.bad
+    cdef Py_ssize_t k, i
+    cdef int32_t node, feat, code, last
+    cdef int64_t t
+    cdef int64_t* blocks
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
-        tid = threadid()
+        blocks = blocks0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
-            r = row_offset + i
-            node = position[r]
-            if node < -1 or node >= n_ids:
-                bad[tid * CACHE_LINE] = 1
-                node = -1
-            elif route and node >= 0 and split_feature[node] >= 0:
-                feat = split_feature[node]
-                code = page[i, feat]
-                if code == missing_code[feat]:
-                    node = (left_child[node] if default_left[node]
-                            else right_child[node])
-                elif code < missing_code[feat]:
-                    node = (left_child[node] if code <= split_bin[node]
-                            else right_child[node])
-                position[r] = <position_t> node
+            node = pos[i]
             t = -1
-            if node >= 0 and active[r]:
-                per_thread[tid, node] += 1
-                if build:
+            if node < -1 or node >= n_ids:
+                bad[threadid() * CACHE_LINE] = 1
+            elif node >= 0:
+                feat = feature[node]
+                if route and feat >= 0:
+                    code = codes[i * n_features + feat]
+                    last = missing[feat]
+                    if code <= last:   # else a damaged code: stay
+                        node = children[2 * node + (
+                            (code > right_above[node])
+                            ^ ((code == last) & default_left[node]))]
+                        pos[i] = <position_t> node
+                if build and active[i]:
                     t = build_row[node]
                     if t >= 0:
-                        block_hist[k, t] += 1
+                        blocks[(i % LANES) * blocks_stride + t] += 1
             target[i] = t
 
 
@@ -370,40 +387,46 @@ cdef Py_ssize_t _group_starts(LevelPass p, Py_ssize_t n_blocks) noexcept nogil:
     cdef int64_t total = 0, rows
     for h in range(p.n_hist):
         p.hist_start[h] = total
-        for k in range(n_blocks):
+        for k in range(n_blocks * LANES):
             rows = p.block_hist[k, h]
             p.block_hist[k, h] = total
             total = total + rows
+        p.hist_rows[h] += total - p.hist_start[h]
     p.hist_start[p.n_hist] = total
     return total
 
 
 cdef void _pack(LevelPass p, Py_ssize_t row_offset, Py_ssize_t n,
                 Py_ssize_t n_blocks, int n_threads) noexcept:
-    """The rows to add, grouped by histogram: block k's rows of histogram
-    h go to ``block_hist[k, h]`` on, in row order, with their fixed-point
-    pairs."""
-    cdef const int64_t[::1] target = p.target
-    cdef int64_t[:, ::1] start = p.block_hist
-    cdef int32_t[::1] entry_row = p.entry_row
-    cdef int64_t[:, ::1] qbuf = p.qbuf
-    cdef const float[:, ::1] gpair = p.gpair
+    """The rows to add, grouped by histogram: the rows of histogram h in
+    block k and lane l go to ``block_hist[k LANES + l, h]`` on, with their
+    fixed-point pairs (the order inside a histogram changes no sum)."""
+    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
+    cdef const int64_t* target = &p.target[0]
+    cdef int64_t* start0 = &p.block_hist[0, 0]
+    cdef int32_t* entry_row = &p.entry_row[0]
+    cdef int64_t* qbuf = &p.qbuf[0, 0]
+    cdef const float* gpair = &p.gpair[row_offset, 0]
     cdef const double* w = p.weight
     cdef double scale_g = p.scale_g, scale_h = p.scale_h
-    cdef Py_ssize_t k, i, r
+    cdef Py_ssize_t k, i
     cdef int64_t t, dst
+    cdef int64_t* start
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
+        start = start0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
             t = target[i]
             if t < 0:
                 continue
-            r = row_offset + i
-            dst = start[k, t]
-            start[k, t] = dst + 1
+            t = t + (i % LANES) * blocks_stride
+            dst = start[t]
+            start[t] = dst + 1
             entry_row[dst] = <int32_t> i
-            qbuf[dst, 0] = fixed_point(gpair[r, 0], w, r, scale_g)
-            qbuf[dst, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
+            qbuf[2 * dst] = fixed_point(gpair[2 * i], w, row_offset + i,
+                                        scale_g)
+            qbuf[2 * dst + 1] = fixed_point(gpair[2 * i + 1], w,
+                                            row_offset + i, scale_h)
 
 
 cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
@@ -423,12 +446,10 @@ cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
             and largest * add_threads <= p.hist_start[p.n_hist])
 
 
-cdef inline void _add_rows(const code_t[:, ::1] page,
-                           const int32_t[::1] entry_row,
-                           const int64_t[:, ::1] qbuf,
+cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
+                           const int32_t* entry_row, const int64_t* qbuf,
                            Py_ssize_t first, Py_ssize_t last,
-                           const int32_t[::1] missing_code,
-                           const int64_t[::1] bin_ptr,
+                           const int32_t* missing, const int64_t* bin_ptr,
                            int64_t* bins,
                            Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
     """Entries ``first .. last`` of one histogram, features f0 .. f1, each
@@ -436,8 +457,9 @@ cdef inline void _add_rows(const code_t[:, ::1] page,
     line. The histogram's slice of those features is read first when the
     rows update it at least once per cache line on average."""
     cdef Py_ssize_t j, f
-    cdef int64_t gq, hq
-    cdef int32_t code, row
+    cdef int64_t gq, hq, b
+    cdef int32_t code
+    cdef const code_t* row
     cdef Py_ssize_t slice_values = 2 * (bin_ptr[f1] - bin_ptr[f0])
     if last <= first:
         return
@@ -445,15 +467,16 @@ cdef inline void _add_rows(const code_t[:, ::1] page,
         touch_lines(bins + 2 * bin_ptr[f0], slice_values)
     for j in range(first, last):
         if j + PREFETCH_ROWS < last:
-            prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
-        row = entry_row[j]
-        gq = qbuf[j, 0]
-        hq = qbuf[j, 1]
+            prefetch(codes + entry_row[j + PREFETCH_ROWS] * n_features + f0)
+        row = codes + entry_row[j] * n_features
+        gq = qbuf[2 * j]
+        hq = qbuf[2 * j + 1]
         for f in range(f0, f1):
-            code = page[row, f]
-            if code <= missing_code[f]:
-                bins[2 * (bin_ptr[f] + code)] += gq
-                bins[2 * (bin_ptr[f] + code) + 1] += hq
+            code = row[f]
+            if code <= missing[f]:   # else a damaged code: not added
+                b = 2 * (bin_ptr[f] + code)
+                bins[b] += gq
+                bins[b + 1] += hq
 
 
 cdef void _add_page(const code_t[:, ::1] page, LevelPass p, int n_threads,
@@ -466,26 +489,28 @@ cdef void _add_page(const code_t[:, ::1] page, LevelPass p, int n_threads,
     cdef Py_ssize_t n_features = page.shape[1]
     cdef Py_ssize_t n_hist = p.n_hist
     cdef int n_groups = <int> min(n_threads, n_features)
-    cdef const int32_t[::1] entry_row = p.entry_row
-    cdef const int64_t[:, ::1] qbuf = p.qbuf
-    cdef const int64_t[::1] hist_start = p.hist_start
-    cdef const int32_t[::1] missing_code = p.missing_code
-    cdef const int64_t[::1] bin_ptr = p.bin_ptr
-    cdef int64_t[:, :, ::1] hist = p.hist
+    cdef const code_t* codes = &page[0, 0]
+    cdef const int32_t* entry_row = &p.entry_row[0]
+    cdef const int64_t* qbuf = &p.qbuf[0, 0]
+    cdef const int64_t* hist_start = &p.hist_start[0]
+    cdef const int32_t* missing = &p.missing_code[0]
+    cdef const int64_t* bin_ptr = &p.bin_ptr[0]
+    cdef int64_t* hist = &p.hist[0, 0, 0]
+    cdef Py_ssize_t hist_values = 2 * bin_ptr[n_features]
     cdef Py_ssize_t g, h
     if n_groups < 1:
         return
     if by_histogram:
         for h in prange(n_hist, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
-            _add_rows(page, entry_row, qbuf, hist_start[h],
-                      hist_start[h + 1], missing_code, bin_ptr,
-                      &hist[h, 0, 0], 0, n_features)
+            _add_rows(codes, n_features, entry_row, qbuf, hist_start[h],
+                      hist_start[h + 1], missing, bin_ptr,
+                      hist + h * hist_values, 0, n_features)
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):
         for h in range(n_hist):
-            _add_rows(page, entry_row, qbuf, hist_start[h],
-                      hist_start[h + 1], missing_code, bin_ptr,
-                      &hist[h, 0, 0], g * n_features // n_groups,
+            _add_rows(codes, n_features, entry_row, qbuf, hist_start[h],
+                      hist_start[h + 1], missing, bin_ptr,
+                      hist + h * hist_values, g * n_features // n_groups,
                       (g + 1) * n_features // n_groups)
