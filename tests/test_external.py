@@ -450,8 +450,8 @@ def test_route_and_build_matches_naive(n_threads, position_dtype):
     got_position = position.copy()
     route_and_build(page, first, got_position, active, *arrays,
                     (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, rows, np.empty((n, 2), np.int64),
-                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    1.0, hist, rows, np.empty(n, np.int32),
+                    np.empty(n, np.int32), True, True,
                     n_threads)
     position_ref, hist_ref, counts_ref = naive_pass(
         page, first, position, active, arrays, bin_ptr, gpair)
@@ -491,8 +491,8 @@ def test_route_and_build_by_histogram_matches_naive():
     got_position = position.copy()
     route_and_build(page, 0, got_position, active, *arrays,
                     (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, rows, np.empty((n, 2), np.int64),
-                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    1.0, hist, rows, np.empty(n, np.int32),
+                    np.empty(n, np.int32), True, True,
                     2)
     position_ref, hist_ref, counts_ref = naive_pass(
         page, 0, position, active, arrays, bin_ptr, gpair)
@@ -514,8 +514,7 @@ def test_route_and_build_rejects_bad_indices():
                         z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
                         bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
                         np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
-                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
-                        np.empty(4, np.int32), True, True, 1)
+                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)
     with pytest.raises(ValueError, match="do not fit the dtype of position"):
         route_and_build(page, 0, np.zeros(4, np.int16), np.ones(4, np.uint8),
                         np.full(40000, -1, np.int32), np.zeros(40000, np.int32),
@@ -524,8 +523,8 @@ def test_route_and_build_rejects_bad_indices():
                         np.array([2, 2], np.int32), bin_ptr,
                         np.zeros((4, 2), np.float32), None, 1.0, 1.0,
                         np.zeros((1, 6, 2), np.int64),
-                        np.zeros(1, np.int64), np.empty((4, 2), np.int64),
-                        np.empty(4, np.int64), np.empty(4, np.int32), True,
+                        np.zeros(1, np.int64), np.empty(4, np.int32),
+                        np.empty(4, np.int32), True,
                         True, 1)
     with pytest.raises(ValueError, match="outside the data"):
         route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
@@ -533,5 +532,4 @@ def test_route_and_build_rejects_bad_indices():
                         z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
                         bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
                         np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
-                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
-                        np.empty(4, np.int32), True, True, 1)
+                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)

@@ -11,11 +11,10 @@ instead (``position``), and every page is read once per level::
     for each page k (rows row_offset .. row_offset + n), row-major codes:
       phase A, parallel over rows:  position[r] -> child (if its node split)
                                     target[i] = build_row[position[r]]
-      pack, parallel over rows:     the rows to add, grouped by histogram,
-                                    with their fixed-point (g, h)
+      pack, parallel over rows:     the rows to add, grouped by histogram
       phase B, parallel over features or histograms:
                                     hist[target[i], bin_ptr[f] + code[f, i]]
-                                        += qbuf[i]
+                                        += fixed-point (g, h) of row r
     finish()                        rows added to each histogram, errors
 
 Each bin has one writer in phase B and the sums are exact integers, so
@@ -155,9 +154,8 @@ cdef class LevelPass:
         IN/OUT: histograms, added to.
     rows : ndarray of shape (n_hist,), int64
         IN/OUT: rows added to each histogram, added to by ``finish``.
-    qbuf, target, entry_row : ndarray
-        Scratch of at least a page's rows: (rows, 2) int64, (rows,) int64,
-        (rows,) int32.
+    target, entry_row : ndarray of shape (page_rows,), int32
+        Scratch of at least a page's rows.
     route, build : bool
     n_threads : int
     """
@@ -176,19 +174,19 @@ cdef class LevelPass:
     cdef const int64_t[::1] build_row
     cdef const int32_t[::1] children      # (2 n_ids,) left, right of each node
     cdef const int32_t[::1] right_above   # (n_ids,) codes above go right
+    cdef const int32_t[::1] bucket        # (n_ids,) histogram, n_hist: none
     cdef const int32_t[::1] missing_code
     cdef const int64_t[::1] bin_ptr
     cdef const float[:, ::1] gpair
     cdef const double* weight
     cdef double scale_g, scale_h
     cdef int64_t[:, :, ::1] hist
-    cdef int64_t[:, ::1] qbuf
-    cdef int64_t[::1] target
+    cdef int32_t[::1] target
     cdef int32_t[::1] entry_row
     cdef int64_t[::1] hist_rows       # (n_hist,) rows added this level
     cdef uint8_t[::1] bad             # (threads * CACHE_LINE) bad node id seen
     cdef int64_t[:, ::1] block_hist   # (blocks x LANES, n_hist) rows, starts
-    cdef int64_t[::1] hist_start      # (n_hist + 1,)
+    cdef int64_t[::1] hist_start      # (n_hist + 2,) bucket starts
     cdef Py_ssize_t n_rows, n_features, n_hist, page_rows
     cdef bint route, build
     cdef int n_threads
@@ -196,7 +194,7 @@ cdef class LevelPass:
     def __init__(self, position, active, split_feature, split_bin,
                  default_left, left_child, right_child, build_row,
                  missing_code, bin_ptr, gpair, weight, double scale_g,
-                 double scale_h, hist, rows, qbuf, target, entry_row,
+                 double scale_h, hist, rows, target, entry_row,
                  bint route, bint build, int n_threads):
         self.n_threads = check_n_threads(n_threads)
         position = np.asarray(position)
@@ -216,25 +214,26 @@ cdef class LevelPass:
         self.build_row = build_row
         self._set_routing(split_feature, split_bin, left_child, right_child,
                           missing_code)
+        self.bucket = np.where(np.asarray(build_row) >= 0, build_row,
+                               hist.shape[0]).astype(np.int32)
         self.missing_code, self.bin_ptr = missing_code, bin_ptr
         self._set_weight(weight)
         self._refs = (position, active, nodes, missing_code, bin_ptr, gpair,
                       weight)
         self.scale_g, self.scale_h = scale_g, scale_h
         self.hist, self.rows_arr = hist, rows
-        self.qbuf, self.target, self.entry_row = qbuf, target, entry_row
+        self.target, self.entry_row = target, entry_row
         self.n_rows = position.shape[0]
         self.n_features = missing_code.shape[0]
         self.n_hist = hist.shape[0]
-        self.page_rows = min(qbuf.shape[0], target.shape[0],
-                             entry_row.shape[0])
+        self.page_rows = min(target.shape[0], entry_row.shape[0])
         self.route, self.build = route, build
         self.hist_rows = np.zeros(self.n_hist, dtype=np.int64)
         self.bad = np.zeros(self.n_threads * CACHE_LINE, dtype=np.uint8)
         n_blocks = max(1, (self.page_rows + BLOCK_ROWS - 1) // BLOCK_ROWS)
-        self.block_hist = np.zeros((n_blocks * LANES, max(self.n_hist, 1)),
+        self.block_hist = np.zeros((n_blocks * LANES, self.n_hist + 1),
                                    dtype=np.int64)
-        self.hist_start = np.zeros(self.n_hist + 1, dtype=np.int64)
+        self.hist_start = np.zeros(self.n_hist + 2, dtype=np.int64)
 
     def _set_routing(self, split_feature, split_bin, left_child,
                      right_child, missing_code):
@@ -266,8 +265,8 @@ cdef class LevelPass:
         if row_offset < 0 or row_offset + n_page_rows > self.n_rows:
             raise ValueError("the page's rows are outside the data")
         if n_page_rows > self.page_rows:
-            raise ValueError("qbuf, target and entry_row need one entry per "
-                             "page row")
+            raise ValueError("target and entry_row need one entry per page "
+                             "row")
         if n_page_rows == 0:
             return
         if page.dtype == np.uint8:
@@ -294,14 +293,14 @@ def route_and_build(page, Py_ssize_t row_offset, position, active,
                     split_feature, split_bin, default_left, left_child,
                     right_child, build_row, missing_code, bin_ptr, gpair,
                     weight, double scale_g, double scale_h, hist, rows,
-                    qbuf, target, entry_row, bint route, bint build,
+                    target, entry_row, bint route, bint build,
                     int n_threads):
     """One page's pass (``LevelPass`` for a single page): route its rows
     and add them to the histograms; ``rows`` is added to."""
     level = LevelPass(position, active, split_feature, split_bin,
                       default_left, left_child, right_child, build_row,
                       missing_code, bin_ptr, gpair, weight, scale_g, scale_h,
-                      hist, rows, qbuf, target, entry_row, route, build,
+                      hist, rows, target, entry_row, route, build,
                       n_threads)
     level.add_page(page, row_offset)
     level.finish()
@@ -321,19 +320,21 @@ cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
     cdef Py_ssize_t n_entries = _group_starts(p, n_blocks)
     if n_entries == 0:
         return
-    _pack(p, row_offset, n, n_blocks, phase_threads)
+    _pack(p, n, n_blocks, phase_threads)
     cdef int add_threads = threads_for_work(p.n_threads,
                                             n_entries * n_features)
-    _add_page(page, p, add_threads, _by_histogram(p, add_threads))
+    _add_page(page, row_offset, p, add_threads,
+              _by_histogram(p, add_threads))
 
 
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                  position_t[::1] position, LevelPass p, Py_ssize_t n_blocks,
                  int n_threads) noexcept:
     """Phase A: each row's node after the splits, the histogram it adds
-    to (``target``, -1: none) and how many rows of each block go to each
-    histogram (``block_hist``). Raw pointers: the loop reads a few bytes a
-    row, and memoryview indexing reloads each view's fields every row."""
+    to (``target``; ``n_hist``, an extra bucket, for none) and how many
+    rows of each block go to each bucket (``block_hist``). Raw pointers
+    and no data-dependent branch: the loop reads a few bytes a row, and a
+    mispredicted branch (built child or not: a coin flip) costs more."""
     cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_ids = p.split_feature.shape[0]
     cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
@@ -344,25 +345,26 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
     cdef const int32_t* right_above = &p.right_above[0]
     cdef const uint8_t* default_left = &p.default_left[0]
     cdef const int32_t* children = &p.children[0]
-    cdef const int64_t* build_row = &p.build_row[0]
+    cdef const int32_t* bucket = &p.bucket[0]
     cdef const int32_t* missing = &p.missing_code[0]
-    cdef int64_t* target = &p.target[0]
+    cdef int32_t* target = &p.target[0]
     cdef int64_t* blocks0 = &p.block_hist[0, 0]
     cdef uint8_t* bad = &p.bad[0]
     cdef bint route = p.route, build = p.build
+    cdef int32_t none = <int32_t> p.n_hist
     cdef Py_ssize_t k, i
-    cdef int32_t node, feat, code, last
-    cdef int64_t t
+    cdef int32_t node, feat, code, last, t
     cdef int64_t* blocks
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
         blocks = blocks0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
             node = pos[i]
-            t = -1
-            if node < -1 or node >= n_ids:
-                bad[threadid() * CACHE_LINE] = 1
-            elif node >= 0:
+            t = none
+            if node < 0 or node >= n_ids:
+                if node != -1:
+                    bad[threadid() * CACHE_LINE] = 1
+            else:
                 feat = feature[node]
                 if route and feat >= 0:
                     code = codes[i * n_features + feat]
@@ -372,11 +374,10 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                             (code > right_above[node])
                             ^ ((code == last) & default_left[node]))]
                         pos[i] = <position_t> node
-                if build and active[i]:
-                    t = build_row[node]
-                    if t >= 0:
-                        blocks[(i % LANES) * blocks_stride + t] += 1
-            target[i] = t
+                t = bucket[node] if active[i] else none
+            if build:
+                blocks[(i & (LANES - 1)) * blocks_stride + t] += 1
+                target[i] = t
 
 
 cdef Py_ssize_t _group_starts(LevelPass p, Py_ssize_t n_blocks) noexcept nogil:
@@ -385,30 +386,26 @@ cdef Py_ssize_t _group_starts(LevelPass p, Py_ssize_t n_blocks) noexcept nogil:
     ``hist_start`` each histogram's first entry. Returns the entries."""
     cdef Py_ssize_t h, k
     cdef int64_t total = 0, rows
-    for h in range(p.n_hist):
+    for h in range(p.n_hist + 1):   # the last bucket: rows added nowhere
         p.hist_start[h] = total
         for k in range(n_blocks * LANES):
             rows = p.block_hist[k, h]
             p.block_hist[k, h] = total
             total = total + rows
-        p.hist_rows[h] += total - p.hist_start[h]
-    p.hist_start[p.n_hist] = total
-    return total
+        if h < p.n_hist:
+            p.hist_rows[h] += total - p.hist_start[h]
+    return p.hist_start[p.n_hist]
 
 
-cdef void _pack(LevelPass p, Py_ssize_t row_offset, Py_ssize_t n,
-                Py_ssize_t n_blocks, int n_threads) noexcept:
+cdef void _pack(LevelPass p, Py_ssize_t n, Py_ssize_t n_blocks,
+                int n_threads) noexcept:
     """The rows to add, grouped by histogram: the rows of histogram h in
-    block k and lane l go to ``block_hist[k LANES + l, h]`` on, with their
-    fixed-point pairs (the order inside a histogram changes no sum)."""
+    block k and lane l go to ``block_hist[k LANES + l, h]`` on (the order
+    inside a histogram changes no sum)."""
     cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
-    cdef const int64_t* target = &p.target[0]
+    cdef const int32_t* target = &p.target[0]
     cdef int64_t* start0 = &p.block_hist[0, 0]
     cdef int32_t* entry_row = &p.entry_row[0]
-    cdef int64_t* qbuf = &p.qbuf[0, 0]
-    cdef const float* gpair = &p.gpair[row_offset, 0]
-    cdef const double* w = p.weight
-    cdef double scale_g = p.scale_g, scale_h = p.scale_h
     cdef Py_ssize_t k, i
     cdef int64_t t, dst
     cdef int64_t* start
@@ -416,17 +413,12 @@ cdef void _pack(LevelPass p, Py_ssize_t row_offset, Py_ssize_t n,
                     num_threads=n_threads):
         start = start0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
-            t = target[i]
-            if t < 0:
-                continue
-            t = t + (i % LANES) * blocks_stride
+            # every row, those of no histogram into the last bucket: no
+            # branch to mispredict
+            t = target[i] + (i & (LANES - 1)) * blocks_stride
             dst = start[t]
             start[t] = dst + 1
             entry_row[dst] = <int32_t> i
-            qbuf[2 * dst] = fixed_point(gpair[2 * i], w, row_offset + i,
-                                        scale_g)
-            qbuf[2 * dst + 1] = fixed_point(gpair[2 * i + 1], w,
-                                            row_offset + i, scale_h)
 
 
 cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
@@ -447,16 +439,19 @@ cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
 
 
 cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
-                           const int32_t* entry_row, const int64_t* qbuf,
+                           const int32_t* entry_row, const float* gpair,
+                           const double* weight, Py_ssize_t row_offset,
+                           double scale_g, double scale_h,
                            Py_ssize_t first, Py_ssize_t last,
                            const int32_t* missing, const int64_t* bin_ptr,
                            int64_t* bins,
                            Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
     """Entries ``first .. last`` of one histogram, features f0 .. f1, each
-    row's pair loaded once for the features, which sit in the row's cache
-    line. The histogram's slice of those features is read first when the
-    rows update it at least once per cache line on average."""
-    cdef Py_ssize_t j, f
+    row's pair rounded to fixed point once for the features, which sit in
+    the row's cache line (``gpair`` and ``weight`` point at the page's
+    first row). The histogram's slice of those features is read first when
+    the rows update it at least once per cache line on average."""
+    cdef Py_ssize_t j, f, i, ahead
     cdef int64_t gq, hq, b
     cdef int32_t code
     cdef const code_t* row
@@ -466,11 +461,18 @@ cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
     if 8 * (last - first) * (f1 - f0) >= slice_values:
         touch_lines(bins + 2 * bin_ptr[f0], slice_values)
     for j in range(first, last):
+        # a histogram's rows are scattered over the page: fetch the codes
+        # and pair of a row PREFETCH_ROWS ahead (as the in-core kernel)
         if j + PREFETCH_ROWS < last:
-            prefetch(codes + entry_row[j + PREFETCH_ROWS] * n_features + f0)
-        row = codes + entry_row[j] * n_features
-        gq = qbuf[2 * j]
-        hq = qbuf[2 * j + 1]
+            ahead = entry_row[j + PREFETCH_ROWS]
+            prefetch(codes + ahead * n_features + f0)
+            prefetch(gpair + 2 * ahead)
+            if weight != NULL:
+                prefetch(weight + row_offset + ahead)
+        i = entry_row[j]
+        row = codes + i * n_features
+        gq = fixed_point(gpair[2 * i], weight, row_offset + i, scale_g)
+        hq = fixed_point(gpair[2 * i + 1], weight, row_offset + i, scale_h)
         for f in range(f0, f1):
             code = row[f]
             if code <= missing[f]:   # else a damaged code: not added
@@ -479,8 +481,8 @@ cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
                 bins[b + 1] += hq
 
 
-cdef void _add_page(const code_t[:, ::1] page, LevelPass p, int n_threads,
-                    bint by_histogram) noexcept:
+cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
+                    LevelPass p, int n_threads, bint by_histogram) noexcept:
     """Phase B: histogram h's rows, ``hist_start[h]`` to
     ``hist_start[h + 1]``, added to its bins. ``by_histogram``: each
     thread takes whole histograms (every row read once); otherwise thread
@@ -491,7 +493,9 @@ cdef void _add_page(const code_t[:, ::1] page, LevelPass p, int n_threads,
     cdef int n_groups = <int> min(n_threads, n_features)
     cdef const code_t* codes = &page[0, 0]
     cdef const int32_t* entry_row = &p.entry_row[0]
-    cdef const int64_t* qbuf = &p.qbuf[0, 0]
+    cdef const float* gpair = &p.gpair[row_offset, 0]
+    cdef const double* weight = p.weight
+    cdef double scale_g = p.scale_g, scale_h = p.scale_h
     cdef const int64_t* hist_start = &p.hist_start[0]
     cdef const int32_t* missing = &p.missing_code[0]
     cdef const int64_t* bin_ptr = &p.bin_ptr[0]
@@ -503,14 +507,16 @@ cdef void _add_page(const code_t[:, ::1] page, LevelPass p, int n_threads,
     if by_histogram:
         for h in prange(n_hist, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
-            _add_rows(codes, n_features, entry_row, qbuf, hist_start[h],
+            _add_rows(codes, n_features, entry_row, gpair, weight,
+                      row_offset, scale_g, scale_h, hist_start[h],
                       hist_start[h + 1], missing, bin_ptr,
                       hist + h * hist_values, 0, n_features)
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):
         for h in range(n_hist):
-            _add_rows(codes, n_features, entry_row, qbuf, hist_start[h],
+            _add_rows(codes, n_features, entry_row, gpair, weight,
+                      row_offset, scale_g, scale_h, hist_start[h],
                       hist_start[h + 1], missing, bin_ptr,
                       hist + h * hist_values, g * n_features // n_groups,
                       (g + 1) * n_features // n_groups)

@@ -73,8 +73,7 @@ class PagedHistFinder(HistFinder):
                          weight=weight)
         self.position = np.empty(paged.n_rows, dtype=position_dtype(params))
         page_rows = paged.pages.page_rows
-        self._qbuf = np.empty((page_rows, 2), dtype=np.int64)
-        self._target = np.empty(page_rows, dtype=np.int64)
+        self._target = np.empty(page_rows, dtype=np.int32)
         self._entry_row = np.empty(page_rows, dtype=np.int32)
 
     def start_tree(self, gpair, active):
@@ -114,8 +113,8 @@ class PagedHistFinder(HistFinder):
             nodes.default_left, nodes.left, nodes.right, nodes.build_row,
             paged.missing_code, paged.bin_ptr, self.gradients.gpair,
             self.gradients.weight, float(self.scales[0]),
-            float(self.scales[1]), self.pool.array, rows, self._qbuf,
-            self._target, self._entry_row, route, build, self.n_threads)
+            float(self.scales[1]), self.pool.array, rows, self._target,
+            self._entry_row, route, build, self.n_threads)
         for first, page in paged.pages.pages():
             level.add_page(page, first)
         level.finish()
