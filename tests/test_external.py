@@ -351,10 +351,10 @@ def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
     weights, int16 node ids: per row the labels, float64 margins, float32
     gradient pairs, the node id and the positive-weight mask; the deepest
     level's histograms (int64 pairs, at most 257 bins a feature); two pages
-    and a page's packed rows."""
+    and a page's scratch (two int32 a row)."""
     per_row = label_bytes + 8 + 8 + 2 + 1
     histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    pages = page_bytes * (2 + 28 / n_features)
+    pages = page_bytes * (2 + 8 / n_features)
     return n_rows * per_row + histograms + pages
 
 
