@@ -351,10 +351,10 @@ def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
     weights, int16 node ids: per row the labels, float64 margins, float32
     gradient pairs, the node id and the positive-weight mask; the deepest
     level's histograms (int64 pairs, at most 257 bins a feature); two pages
-    and a page's packed rows."""
+    and a page's scratch (two int32 a row)."""
     per_row = label_bytes + 8 + 8 + 2 + 1
     histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    pages = page_bytes * (2 + 28 / n_features)
+    pages = page_bytes * (2 + 8 / n_features)
     return n_rows * per_row + histograms + pages
 
 
@@ -417,6 +417,14 @@ def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
     return position, hist, counts
 
 
+def rows_per_histogram(counts, build_row, n_hist):
+    """The rows the pass adds to each histogram: its node's count."""
+    rows = np.zeros(n_hist, dtype=np.int64)
+    built = build_row >= 0
+    rows[build_row[built]] = counts[built]
+    return rows
+
+
 @pytest.mark.parametrize("position_dtype", [np.int16, np.int32])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_route_and_build_matches_naive(n_threads, position_dtype):
@@ -438,17 +446,18 @@ def test_route_and_build_matches_naive(n_threads, position_dtype):
     build_row = np.array([-1, -1, 2, 0, -1, -1, 1], np.int64)
     arrays = (feature, split_bin, default_left, left, right, build_row)
     hist = np.zeros((3, bin_ptr[-1], 2), np.int64)
-    counts = np.zeros(n_ids, np.int64)
+    rows = np.zeros(3, np.int64)
     got_position = position.copy()
     route_and_build(page, first, got_position, active, *arrays,
                     (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, counts, np.empty((n, 2), np.int64),
-                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    1.0, hist, rows, np.empty(n, np.int32),
+                    np.empty(n, np.int32), True, True,
                     n_threads)
     position_ref, hist_ref, counts_ref = naive_pass(
         page, first, position, active, arrays, bin_ptr, gpair)
     np.testing.assert_array_equal(got_position, position_ref)
-    np.testing.assert_array_equal(counts, counts_ref)
+    np.testing.assert_array_equal(
+        rows, rows_per_histogram(counts_ref, build_row, 3))
     for row in range(3):
         np.testing.assert_array_equal(
             hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
@@ -478,17 +487,18 @@ def test_route_and_build_by_histogram_matches_naive():
     build_row[31:63:2] = rng.permutation(16)
     arrays = (feature, split_bin, default_left, left, right, build_row)
     hist = np.zeros((16, bin_ptr[-1], 2), np.int64)
-    counts = np.zeros(n_ids, np.int64)
+    rows = np.zeros(16, np.int64)
     got_position = position.copy()
     route_and_build(page, 0, got_position, active, *arrays,
                     (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, counts, np.empty((n, 2), np.int64),
-                    np.empty(n, np.int64), np.empty(n, np.int32), True, True,
+                    1.0, hist, rows, np.empty(n, np.int32),
+                    np.empty(n, np.int32), True, True,
                     2)
     position_ref, hist_ref, counts_ref = naive_pass(
         page, 0, position, active, arrays, bin_ptr, gpair)
     np.testing.assert_array_equal(got_position, position_ref)
-    np.testing.assert_array_equal(counts, counts_ref)
+    np.testing.assert_array_equal(
+        rows, rows_per_histogram(counts_ref, build_row, 16))
     for row in range(16):
         np.testing.assert_array_equal(hist[row], hist_ref[row])
 
@@ -503,9 +513,8 @@ def test_route_and_build_rejects_bad_indices():
                         np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
                         z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
                         bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-                        np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
-                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
-                        np.empty(4, np.int32), True, True, 1)
+                        np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
+                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)
     with pytest.raises(ValueError, match="do not fit the dtype of position"):
         route_and_build(page, 0, np.zeros(4, np.int16), np.ones(4, np.uint8),
                         np.full(40000, -1, np.int32), np.zeros(40000, np.int32),
@@ -514,14 +523,13 @@ def test_route_and_build_rejects_bad_indices():
                         np.array([2, 2], np.int32), bin_ptr,
                         np.zeros((4, 2), np.float32), None, 1.0, 1.0,
                         np.zeros((1, 6, 2), np.int64),
-                        np.zeros(40000, np.int64), np.empty((4, 2), np.int64),
-                        np.empty(4, np.int64), np.empty(4, np.int32), True,
+                        np.zeros(1, np.int64), np.empty(4, np.int32),
+                        np.empty(4, np.int32), True,
                         True, 1)
     with pytest.raises(ValueError, match="outside the data"):
         route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
                         np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
                         z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
                         bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-                        np.zeros((1, 6, 2), np.int64), np.zeros(2, np.int64),
-                        np.empty((4, 2), np.int64), np.empty(4, np.int64),
-                        np.empty(4, np.int32), True, True, 1)
+                        np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
+                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)

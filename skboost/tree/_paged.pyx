@@ -1,4 +1,4 @@
-"""One pass over a page of binned rows: route the page's rows to the
+"""One pass over the pages of binned rows per level: route the rows to the
 children of the level's splits, and add them to the histograms of the
 nodes being built (out-of-core training, ``finders/paged.py``).
 
@@ -7,17 +7,25 @@ histogram reads its rows through that index. Out of core the binned rows
 arrive page by page, in row order, so each row carries the id of its node
 instead (``position``), and every page is read once per level::
 
-    page k (rows row_offset .. row_offset + n)    row-major codes
+    LevelPass(node arrays, ...)     checked once per level
+    for each page k (rows row_offset .. row_offset + n), row-major codes:
       phase A, parallel over rows:  position[r] -> child (if its node split)
                                     target[i] = build_row[position[r]]
-                                    qbuf[i]   = fixed-point (g, h) of row r
-      phase B, parallel over features:
+      pack, parallel over rows:     the rows to add, grouped by histogram
+      phase B, parallel over features or histograms:
                                     hist[target[i], bin_ptr[f] + code[f, i]]
-                                        += qbuf[i]
+                                        += fixed-point (g, h) of row r
+    finish()                        rows added to each histogram, errors
 
-Phase B splits the work by feature: each thread owns whole columns of the
-histograms, so no per-thread copies are needed, and the sums are exact
-integers, so nothing depends on the number of threads.
+Each bin has one writer in phase B and the sums are exact integers, so
+nothing depends on the number of threads.
+
+A level's histograms are larger than the caches (up to 2**(depth-1) of
+them, 114 KiB each at 28 features x 256 bins), and a page holds only a few
+hundred rows of each: adding them straight would miss the cache at almost
+every update. So before a histogram's (slice's) rows of the page are added,
+the slice is read once, sequentially (the hardware prefetcher streams it),
+and the scattered updates that follow hit the cache.
 """
 
 import numpy as np
@@ -27,9 +35,10 @@ from skboost._openmp_helpers import check_n_threads
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int16_t, uint16_t
+from libc.string cimport memset
 
-from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
-                      uint8_t, weight_pointer)
+from ._common cimport (CACHE_LINE, PREFETCH_ROWS, fixed_point, int32_t,
+                      int64_t, prefetch, uint8_t)
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -42,32 +51,53 @@ ctypedef fused position_t:
     int16_t
     int32_t
 
+cdef extern from *:
+    """
+    /* Read n int64 values one cache line apart, so that the lines are in
+       cache for what follows; the empty asm keeps the loads. */
+    static inline void skb_touch_lines(const int64_t* p, Py_ssize_t n) {
+        int64_t s = 0;
+        for (Py_ssize_t i = 0; i < n; i += 8) s += p[i];
+    #if defined(__GNUC__) || defined(__clang__)
+        __asm__ volatile("" : : "r"(s));
+    #else
+        static volatile int64_t sink; sink = s;
+    #endif
+    }
+    """
+    void touch_lines "skb_touch_lines"(const int64_t* p,
+                                       Py_ssize_t n) noexcept nogil
+
+# Rows per parallel task of phase A and of the packing; each block counts
+# its rows of each histogram in LANES interleaved counters (row i in lane
+# i % LANES): consecutive rows of one histogram would otherwise wait on
+# each other's increment of one counter.
+cdef enum:
+    BLOCK_ROWS = 4096
+    LANES = 4
+
 
 @cython.boundscheck(True)
 @cython.wraparound(True)
-def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
-                missing_code, bin_ptr, hist, gpair, weight, counts, qbuf,
-                target, entry_row):
-    """Every index the nogil loops follow, checked once per page: the
-    page's rows inside the data, node ids inside the node arrays, the
-    histogram rows inside ``hist``."""
-    n_page_rows, n_features = page.shape
-    n_rows = position.shape[0]
-    if row_offset < 0 or row_offset + n_page_rows > n_rows:
-        raise ValueError("the page's rows are outside the data")
+def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
+                 weight, rows, position_dtype):
+    """Every per-level index the nogil loops follow, checked once a level
+    (the node ids the rows carry are checked by phase A itself)."""
+    n_features = missing_code.shape[0]
     if active.shape[0] != n_rows or gpair.shape[0] != n_rows or (
             weight is not None and weight.shape[0] != n_rows):
         raise ValueError("active, gpair and weight need one entry per row")
-    if missing_code.shape[0] != n_features or (
-            bin_ptr.shape[0] != n_features + 1):
+    if bin_ptr.shape[0] != n_features + 1:
         raise ValueError("missing_code and bin_ptr must describe the "
                          "page's features")
     if np.any(np.asarray(missing_code) != np.diff(np.asarray(bin_ptr)) - 1):
         raise ValueError("missing_code must be each feature's last bin")
     n_ids = nodes[0].shape[0]
-    if any(a.shape[0] != n_ids for a in nodes) or counts.shape[0] != n_ids:
+    if any(a.shape[0] != n_ids for a in nodes):
         raise ValueError("the node arrays must have one entry per node id")
-    if n_ids > np.iinfo(np.asarray(position).dtype).max + 1:
+    if rows.shape[0] != hist.shape[0]:
+        raise ValueError("rows must have one entry per histogram")
+    if n_ids > np.iinfo(position_dtype).max + 1:
         raise ValueError("node ids do not fit the dtype of position")
     feature, split_bin, default_left, left, right, build_row = nodes
     split = np.asarray(feature) >= 0
@@ -82,245 +112,411 @@ def _check_pass(page, Py_ssize_t row_offset, position, active, nodes,
         raise ValueError("build_row outside hist")
     if hist.shape[1] != bin_ptr[n_features] or hist.shape[2] != 2:
         raise ValueError("hist must be (n_hist, n_bins, 2)")
-    window = np.asarray(position)[row_offset:row_offset + n_page_rows]
-    if window.size and (window.max() >= n_ids or window.min() < -1):
-        raise ValueError("a row's node id is outside the node arrays")
-    if (qbuf.shape[0] < n_page_rows or target.shape[0] < n_page_rows
-            or entry_row.shape[0] < n_page_rows):
-        raise ValueError("qbuf, target and entry_row need one entry per "
-                         "page row")
 
 
-# Rows per parallel task of phase A.
-cdef enum:
-    BLOCK_ROWS = 4096
+cdef class LevelPass:
+    """One level's pass over the pages: ``add_page`` for each page, then
+    ``finish``.
 
-
-def route_and_build(const code_t[:, ::1] page not None,   # IN (n, n_features) row-major
-                    Py_ssize_t row_offset,               # first row of the page
-                    position_t[::1] position not None,   # IN/OUT (n_rows,) node id, -1: none
-                    const uint8_t[::1] active not None,  # IN (n_rows,) rows of the tree
-                    const int32_t[::1] split_feature not None,  # IN (n_ids,) -1: not split now
-                    const int32_t[::1] split_bin not None,      # IN (n_ids,)
-                    const uint8_t[::1] default_left not None,   # IN (n_ids,)
-                    const int32_t[::1] left_child not None,     # IN (n_ids,)
-                    const int32_t[::1] right_child not None,    # IN (n_ids,)
-                    const int64_t[::1] build_row not None,      # IN (n_ids,) hist row, -1: none
-                    const int32_t[::1] missing_code not None,   # IN (n_features,)
-                    const int64_t[::1] bin_ptr not None,        # IN (n_features + 1,)
-                    const float[:, ::1] gpair not None,         # IN (n_rows, 2)
-                    weight,                                     # IN (n_rows,) float64 or None
-                    double scale_g, double scale_h,
-                    int64_t[:, :, ::1] hist not None,           # IN/OUT (n_hist, n_bins, 2)
-                    int64_t[::1] counts not None,               # IN/OUT (n_ids,) active rows
-                    int64_t[:, ::1] qbuf not None,              # scratch (>= n, 2)
-                    int64_t[::1] target not None,               # scratch (>= n,)
-                    int32_t[::1] entry_row not None,            # scratch (>= n,)
-                    bint route, bint build, int n_threads):
-    """Route the page's rows through the splits (``route``) and add the
+    Routes each page's rows through the splits (``route``) and adds the
     active ones to their node's histogram (``build``, nodes with
-    ``build_row >= 0``); ``counts[node] +=`` the active rows now in each
-    node. A row goes left when its code is ``<= split_bin`` (missing code:
+    ``build_row >= 0``); ``rows[h] +=`` the rows added to histogram h
+    (the active rows of its node: the other nodes' counts follow by
+    subtraction, as their histograms do). A row goes left when its code is ``<= split_bin`` (missing code:
     ``default_left``), exactly as ``RowPartition.split_nodes`` sends it.
     A code beyond its feature's bins (a damaged page) is ignored, never
-    followed out of bounds.
+    followed out of bounds; a row whose node id is outside the node arrays
+    is left alone and makes ``finish`` raise.
 
     The rows to add are grouped by histogram before they are added (a
     counting sort over the page): adding a page's rows in row order would
-    jump between the histograms of up to 2**(depth-1) nodes at every row,
-    a cache miss per update; grouped, each feature's run of rows stays in
-    one histogram's bins."""
-    n_threads = check_n_threads(n_threads)
-    _check_pass(page, row_offset, position, active,
-                (split_feature, split_bin, default_left, left_child,
-                 right_child, build_row), missing_code, bin_ptr, hist, gpair,
-                weight, counts, qbuf, target, entry_row)
+    jump between the histograms of up to 2**(depth-1) nodes at every row;
+    grouped, each histogram's run of rows stays in its bins.
+
+    Parameters
+    ----------
+    position : ndarray of shape (n_rows,), int16 or int32
+        IN/OUT: each row's node id, -1 for none.
+    active : ndarray of shape (n_rows,), uint8
+        The rows of the tree.
+    split_feature, split_bin, default_left, left_child, right_child :
+        ndarray of shape (n_ids,)
+        The level's splits by node id (``split_feature`` -1: not split).
+    build_row : ndarray of shape (n_ids,), int64
+        Row of ``hist`` each node's histogram goes to, -1 for none.
+    missing_code : ndarray of shape (n_features,), int32
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+    gpair : ndarray of shape (n_rows, 2), float32
+    weight : ndarray of shape (n_rows,), float64, or None
+    scale_g, scale_h : float
+        Fixed-point scales.
+    hist : ndarray of shape (n_hist, n_bins, 2), int64
+        IN/OUT: histograms, added to.
+    rows : ndarray of shape (n_hist,), int64
+        IN/OUT: rows added to each histogram, added to by ``finish``.
+    target, entry_row : ndarray of shape (page_rows,), int32
+        Scratch of at least a page's rows.
+    route, build : bool
+    n_threads : int
+    """
+
+    cdef object _refs                 # the arrays the views below point into
+    cdef object rows_arr
+    cdef int16_t[::1] pos16
+    cdef int32_t[::1] pos32
+    cdef bint wide
+    cdef const uint8_t[::1] active
+    cdef const int32_t[::1] split_feature
+    cdef const int32_t[::1] split_bin
+    cdef const uint8_t[::1] default_left
+    cdef const int32_t[::1] left_child
+    cdef const int32_t[::1] right_child
+    cdef const int64_t[::1] build_row
+    cdef const int32_t[::1] children      # (2 n_ids,) left, right of each node
+    cdef const int32_t[::1] right_above   # (n_ids,) codes above go right
+    cdef const int32_t[::1] bucket        # (n_ids,) histogram, n_hist: none
+    cdef const int32_t[::1] missing_code
+    cdef const int64_t[::1] bin_ptr
+    cdef const float[:, ::1] gpair
+    cdef const double* weight
+    cdef double scale_g, scale_h
+    cdef int64_t[:, :, ::1] hist
+    cdef int32_t[::1] target
+    cdef int32_t[::1] entry_row
+    cdef int64_t[::1] hist_rows       # (n_hist,) rows added this level
+    cdef uint8_t[::1] bad             # (threads * CACHE_LINE) bad node id seen
+    cdef int64_t[:, ::1] block_hist   # (blocks x LANES, n_hist) rows, starts
+    cdef int64_t[::1] hist_start      # (n_hist + 2,) bucket starts
+    cdef Py_ssize_t n_rows, n_features, n_hist, page_rows
+    cdef bint route, build
+    cdef int n_threads
+
+    def __init__(self, position, active, split_feature, split_bin,
+                 default_left, left_child, right_child, build_row,
+                 missing_code, bin_ptr, gpair, weight, double scale_g,
+                 double scale_h, hist, rows, target, entry_row,
+                 bint route, bint build, int n_threads):
+        self.n_threads = check_n_threads(n_threads)
+        position = np.asarray(position)
+        nodes = (split_feature, split_bin, default_left, left_child,
+                 right_child, build_row)
+        _check_level(position.shape[0], active, nodes, missing_code, bin_ptr,
+                     hist, gpair, weight, rows, position.dtype)
+        if position.dtype == np.int16:
+            self.pos16 = position
+        else:
+            self.pos32 = position
+            self.wide = True
+        self.active, self.gpair = active, gpair
+        self.split_feature, self.split_bin = split_feature, split_bin
+        self.default_left = default_left
+        self.left_child, self.right_child = left_child, right_child
+        self.build_row = build_row
+        self._set_routing(split_feature, split_bin, left_child, right_child,
+                          missing_code)
+        self.bucket = np.where(np.asarray(build_row) >= 0, build_row,
+                               hist.shape[0]).astype(np.int32)
+        self.missing_code, self.bin_ptr = missing_code, bin_ptr
+        self._set_weight(weight)
+        self._refs = (position, active, nodes, missing_code, bin_ptr, gpair,
+                      weight)
+        self.scale_g, self.scale_h = scale_g, scale_h
+        self.hist, self.rows_arr = hist, rows
+        self.target, self.entry_row = target, entry_row
+        self.n_rows = position.shape[0]
+        self.n_features = missing_code.shape[0]
+        self.n_hist = hist.shape[0]
+        self.page_rows = min(target.shape[0], entry_row.shape[0])
+        self.route, self.build = route, build
+        self.hist_rows = np.zeros(self.n_hist, dtype=np.int64)
+        self.bad = np.zeros(self.n_threads * CACHE_LINE, dtype=np.uint8)
+        n_blocks = max(1, (self.page_rows + BLOCK_ROWS - 1) // BLOCK_ROWS)
+        self.block_hist = np.zeros((n_blocks * LANES, self.n_hist + 1),
+                                   dtype=np.int64)
+        self.hist_start = np.zeros(self.n_hist + 2, dtype=np.int64)
+
+    def _set_routing(self, split_feature, split_bin, left_child,
+                     right_child, missing_code):
+        """The children of node k at ``2 k`` (left) and ``2 k + 1``, and
+        the split bin clipped below the missing code, so that a row's side
+        is one expression: ``code > right_above[k]`` flipped for a
+        missing code that goes left (``default_left``)."""
+        feature = np.asarray(split_feature)
+        self.children = np.column_stack(
+            [left_child, right_child]).astype(np.int32).ravel()
+        last_value = np.asarray(missing_code)[np.maximum(feature, 0)] - 1
+        self.right_above = np.minimum(split_bin, last_value).astype(np.int32)
+
+    def _set_weight(self, weight):
+        cdef const double[::1] view
+        self.weight = NULL
+        if weight is not None:
+            view = weight
+            if view.shape[0]:
+                self.weight = &view[0]
+
+    def add_page(self, page, Py_ssize_t row_offset):
+        """Route and add the rows of ``page`` ((n, n_features) row-major
+        uint8 or uint16 codes of rows ``row_offset .. row_offset + n``)."""
+        n_page_rows, n_features = page.shape
+        if n_features != self.n_features:
+            raise ValueError("missing_code and bin_ptr must describe the "
+                             "page's features")
+        if row_offset < 0 or row_offset + n_page_rows > self.n_rows:
+            raise ValueError("the page's rows are outside the data")
+        if n_page_rows > self.page_rows:
+            raise ValueError("target and entry_row need one entry per page "
+                             "row")
+        if n_page_rows == 0:
+            return
+        if page.dtype == np.uint8:
+            if self.wide:
+                _pass_page[uint8_t, int32_t](self, page, self.pos32,
+                                             row_offset)
+            else:
+                _pass_page[uint8_t, int16_t](self, page, self.pos16,
+                                             row_offset)
+        elif self.wide:
+            _pass_page[uint16_t, int32_t](self, page, self.pos32, row_offset)
+        else:
+            _pass_page[uint16_t, int16_t](self, page, self.pos16, row_offset)
+
+    def finish(self):
+        """Add the rows added to each histogram to ``rows``; raise if a
+        row carried a node id outside the node arrays."""
+        if np.asarray(self.bad).any():
+            raise ValueError("a row's node id is outside the node arrays")
+        self.rows_arr += np.asarray(self.hist_rows)
+
+
+def route_and_build(page, Py_ssize_t row_offset, position, active,
+                    split_feature, split_bin, default_left, left_child,
+                    right_child, build_row, missing_code, bin_ptr, gpair,
+                    weight, double scale_g, double scale_h, hist, rows,
+                    target, entry_row, bint route, bint build,
+                    int n_threads):
+    """One page's pass (``LevelPass`` for a single page): route its rows
+    and add them to the histograms; ``rows`` is added to."""
+    level = LevelPass(position, active, split_feature, split_bin,
+                      default_left, left_child, right_child, build_row,
+                      missing_code, bin_ptr, gpair, weight, scale_g, scale_h,
+                      hist, rows, target, entry_row, route, build,
+                      n_threads)
+    level.add_page(page, row_offset)
+    level.finish()
+
+
+cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
+                     position_t[::1] position, Py_ssize_t row_offset):
     cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
-    cdef Py_ssize_t n_hist = hist.shape[0]
-    n_phase_threads = threads_for_work(n_threads, 4 * n)
-    per_thread = np.zeros((n_phase_threads, counts.shape[0]), dtype=np.int64)
-    # rows of each block going to each histogram
-    block_hist = np.zeros((max(n_blocks, 1), max(n_hist, 1)), dtype=np.int64)
-    cdef int64_t[:, ::1] per_thread_view = per_thread
-    cdef int64_t[:, ::1] block_hist_view = block_hist
-    _route(page, row_offset, position, active, split_feature, split_bin,
-           default_left, left_child, right_child, build_row, build,
-           missing_code, target, per_thread_view, block_hist_view,
-           n_phase_threads)
-    counts_arr = np.asarray(counts)
-    counts_arr += per_thread.sum(axis=0)
-    if not build:
+    cdef int phase_threads = threads_for_work(p.n_threads, 4 * n)
+    if p.build:
+        memset(&p.block_hist[0, 0], 0,
+               n_blocks * LANES * p.block_hist.shape[1] * sizeof(int64_t))
+    _route(page, row_offset, position, p, n_blocks, phase_threads)
+    if not p.build:
         return
-    # where each block's rows of histogram h go: grouped by h, then by block
-    per_hist = block_hist.sum(axis=0)
-    hist_start = np.zeros(block_hist.shape[1] + 1, dtype=np.int64)
-    np.cumsum(per_hist, out=hist_start[1:])
-    start = hist_start[:block_hist.shape[1]] + np.cumsum(block_hist, axis=0) - block_hist
-    cdef int64_t[:, ::1] start_view = start
-    cdef const int64_t[::1] hist_start_view = hist_start
-    _pack(row_offset, target[:n], gpair, weight, scale_g, scale_h,
-          start_view, entry_row, qbuf, n_phase_threads)
-    cdef int add_threads = threads_for_work(n_threads, n * n_features)
-    # whole histograms per thread when there are enough and none holds
-    # more than a thread's share of the rows
-    cdef bint by_histogram = bool(add_threads > 1
-                        and np.count_nonzero(per_hist) >= 4 * add_threads
-                        and per_hist.max() * add_threads <= per_hist.sum())
-    _add_page(page, entry_row, qbuf, hist_start_view, missing_code, bin_ptr,
-              hist, add_threads, by_histogram)
+    cdef Py_ssize_t n_entries = _group_starts(p, n_blocks)
+    if n_entries == 0:
+        return
+    _pack(p, n, n_blocks, phase_threads)
+    cdef int add_threads = threads_for_work(p.n_threads,
+                                            n_entries * n_features)
+    _add_page(page, row_offset, p, add_threads,
+              _by_histogram(p, add_threads))
 
 
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
-                 position_t[::1] position, const uint8_t[::1] active,
-                 const int32_t[::1] split_feature,
-                 const int32_t[::1] split_bin,
-                 const uint8_t[::1] default_left,
-                 const int32_t[::1] left_child,
-                 const int32_t[::1] right_child,
-                 const int64_t[::1] build_row, bint build,
-                 const int32_t[::1] missing_code,
-                 int64_t[::1] target,                 # OUT (n,) hist row, -1
-                 int64_t[:, ::1] per_thread,          # OUT (threads, n_ids)
-                 int64_t[:, ::1] block_hist,          # OUT (blocks, n_hist)
+                 position_t[::1] position, LevelPass p, Py_ssize_t n_blocks,
                  int n_threads) noexcept:
     """Phase A: each row's node after the splits, the histogram it adds
-    to (``target``, -1: none; ``build``: whether histograms are built)
-    and how many rows of each block go to each histogram."""
-    cdef Py_ssize_t n = page.shape[0]
-    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
-    cdef Py_ssize_t k, i, r
-    cdef int32_t node, feat, code
-    cdef int tid
-    cdef int64_t t
+    to (``target``; ``n_hist``, an extra bucket, for none) and how many
+    rows of each block go to each bucket (``block_hist``). Raw pointers
+    and no data-dependent branch: the loop reads a few bytes a row, and a
+    mispredicted branch (built child or not: a coin flip) costs more."""
+    cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
+    cdef Py_ssize_t n_ids = p.split_feature.shape[0]
+    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
+    cdef const code_t* codes = &page[0, 0]
+    cdef position_t* pos = &position[row_offset]
+    cdef const uint8_t* active = &p.active[row_offset]
+    cdef const int32_t* feature = &p.split_feature[0]
+    cdef const int32_t* right_above = &p.right_above[0]
+    cdef const uint8_t* default_left = &p.default_left[0]
+    cdef const int32_t* children = &p.children[0]
+    cdef const int32_t* bucket = &p.bucket[0]
+    cdef const int32_t* missing = &p.missing_code[0]
+    cdef int32_t* target = &p.target[0]
+    cdef int64_t* blocks0 = &p.block_hist[0, 0]
+    cdef uint8_t* bad = &p.bad[0]
+    cdef bint route = p.route, build = p.build
+    cdef int32_t none = <int32_t> p.n_hist
+    cdef Py_ssize_t k, i
+    cdef int32_t node, feat, code, last, t
+    cdef int64_t* blocks
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
-        tid = threadid()
+        blocks = blocks0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
-            r = row_offset + i
-            node = position[r]
-            if node >= 0 and split_feature[node] >= 0:
-                feat = split_feature[node]
-                code = page[i, feat]
-                if code == missing_code[feat]:
-                    node = (left_child[node] if default_left[node]
-                            else right_child[node])
-                elif code < missing_code[feat]:
-                    node = (left_child[node] if code <= split_bin[node]
-                            else right_child[node])
-                position[r] = <position_t> node
-            t = -1
-            if node >= 0 and active[r]:
-                per_thread[tid, node] += 1
-                if build:
-                    t = build_row[node]
-                    if t >= 0:
-                        block_hist[k, t] += 1
-            target[i] = t
+            node = pos[i]
+            t = none
+            if node < 0 or node >= n_ids:
+                if node != -1:
+                    bad[threadid() * CACHE_LINE] = 1
+            else:
+                feat = feature[node]
+                if route and feat >= 0:
+                    code = codes[i * n_features + feat]
+                    last = missing[feat]
+                    if code <= last:   # else a damaged code: stay
+                        node = children[2 * node + (
+                            (code > right_above[node])
+                            ^ ((code == last) & default_left[node]))]
+                        pos[i] = <position_t> node
+                t = bucket[node] if active[i] else none
+            if build:
+                blocks[(i & (LANES - 1)) * blocks_stride + t] += 1
+                target[i] = t
 
 
-cdef void _pack(Py_ssize_t row_offset, const int64_t[::1] target,
-                const float[:, ::1] gpair, object weight,
-                double scale_g, double scale_h,
-                int64_t[:, ::1] start,               # IN/OUT (blocks, n_hist)
-                int32_t[::1] entry_row,              # OUT page row per entry
-                int64_t[:, ::1] qbuf,                # OUT fixed-point pairs
+cdef Py_ssize_t _group_starts(LevelPass p, Py_ssize_t n_blocks) noexcept nogil:
+    """Where each block's rows of each histogram go (grouped by histogram,
+    then by block): ``block_hist`` becomes the start offsets,
+    ``hist_start`` each histogram's first entry. Returns the entries."""
+    cdef Py_ssize_t h, k
+    cdef int64_t total = 0, rows
+    for h in range(p.n_hist + 1):   # the last bucket: rows added nowhere
+        p.hist_start[h] = total
+        for k in range(n_blocks * LANES):
+            rows = p.block_hist[k, h]
+            p.block_hist[k, h] = total
+            total = total + rows
+        if h < p.n_hist:
+            p.hist_rows[h] += total - p.hist_start[h]
+    return p.hist_start[p.n_hist]
+
+
+cdef void _pack(LevelPass p, Py_ssize_t n, Py_ssize_t n_blocks,
                 int n_threads) noexcept:
-    """The rows to add, grouped by histogram: block k's rows of histogram
-    h go to ``start[k, h]`` on, in row order."""
-    cdef Py_ssize_t n_blocks = start.shape[0]
-    cdef Py_ssize_t n = target.shape[0]
-    cdef const double* w = NULL
-    if weight is not None:
-        w = weight_pointer(weight)
-    cdef Py_ssize_t k, i, r
+    """The rows to add, grouped by histogram: the rows of histogram h in
+    block k and lane l go to ``block_hist[k LANES + l, h]`` on (the order
+    inside a histogram changes no sum)."""
+    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
+    cdef const int32_t* target = &p.target[0]
+    cdef int64_t* start0 = &p.block_hist[0, 0]
+    cdef int32_t* entry_row = &p.entry_row[0]
+    cdef Py_ssize_t k, i
     cdef int64_t t, dst
+    cdef int64_t* start
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
+        start = start0 + k * LANES * blocks_stride
         for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
-            t = target[i]
-            if t < 0:
-                continue
-            r = row_offset + i
-            dst = start[k, t]
-            start[k, t] = dst + 1
+            # every row, those of no histogram into the last bucket: no
+            # branch to mispredict
+            t = target[i] + (i & (LANES - 1)) * blocks_stride
+            dst = start[t]
+            start[t] = dst + 1
             entry_row[dst] = <int32_t> i
-            qbuf[dst, 0] = fixed_point(gpair[r, 0], w, r, scale_g)
-            qbuf[dst, 1] = fixed_point(gpair[r, 1], w, r, scale_h)
 
 
-cdef inline void _add_rows(const code_t[:, ::1] page,
-                           const int32_t[::1] entry_row,
-                           const int64_t[:, ::1] qbuf,
+cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
+    """Whole histograms per thread: when there are enough and none holds
+    more than a thread's share of the rows."""
+    cdef Py_ssize_t h, nonzero = 0
+    cdef int64_t rows, largest = 0
+    if add_threads < 2:
+        return False
+    for h in range(p.n_hist):
+        rows = p.hist_start[h + 1] - p.hist_start[h]
+        if rows > 0:
+            nonzero = nonzero + 1
+        if rows > largest:
+            largest = rows
+    return (nonzero >= 4 * add_threads
+            and largest * add_threads <= p.hist_start[p.n_hist])
+
+
+cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
+                           const int32_t* entry_row, const float* gpair,
+                           const double* weight, Py_ssize_t row_offset,
+                           double scale_g, double scale_h,
                            Py_ssize_t first, Py_ssize_t last,
-                           const int32_t[::1] missing_code,
-                           const int64_t[::1] bin_ptr,
+                           const int32_t* missing, const int64_t* bin_ptr,
                            int64_t* bins,
                            Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
-    """Entries ``first .. last`` of one histogram, features f0 .. f1."""
-    cdef Py_ssize_t j, f
-    cdef int64_t gq, hq
-    cdef int32_t code, row
+    """Entries ``first .. last`` of one histogram, features f0 .. f1, each
+    row's pair rounded to fixed point once for the features, which sit in
+    the row's cache line (``gpair`` and ``weight`` point at the page's
+    first row). The histogram's slice of those features is read first when
+    the rows update it at least once per cache line on average."""
+    cdef Py_ssize_t j, f, i, ahead
+    cdef int64_t gq, hq, b
+    cdef int32_t code
+    cdef const code_t* row
+    cdef Py_ssize_t slice_values = 2 * (bin_ptr[f1] - bin_ptr[f0])
+    if last <= first:
+        return
+    if 8 * (last - first) * (f1 - f0) >= slice_values:
+        touch_lines(bins + 2 * bin_ptr[f0], slice_values)
     for j in range(first, last):
+        # a histogram's rows are scattered over the page: fetch the codes
+        # and pair of a row PREFETCH_ROWS ahead (as the in-core kernel)
         if j + PREFETCH_ROWS < last:
-            prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
-        row = entry_row[j]
-        gq = qbuf[j, 0]
-        hq = qbuf[j, 1]
+            ahead = entry_row[j + PREFETCH_ROWS]
+            prefetch(codes + ahead * n_features + f0)
+            prefetch(gpair + 2 * ahead)
+            if weight != NULL:
+                prefetch(weight + row_offset + ahead)
+        i = entry_row[j]
+        row = codes + i * n_features
+        gq = fixed_point(gpair[2 * i], weight, row_offset + i, scale_g)
+        hq = fixed_point(gpair[2 * i + 1], weight, row_offset + i, scale_h)
         for f in range(f0, f1):
-            code = page[row, f]
-            if code <= missing_code[f]:
-                bins[2 * (bin_ptr[f] + code)] += gq
-                bins[2 * (bin_ptr[f] + code) + 1] += hq
+            code = row[f]
+            if code <= missing[f]:   # else a damaged code: not added
+                b = 2 * (bin_ptr[f] + code)
+                bins[b] += gq
+                bins[b + 1] += hq
 
 
-cdef void _add_page(const code_t[:, ::1] page,
-                    const int32_t[::1] entry_row,
-                    const int64_t[:, ::1] qbuf,
-                    const int64_t[::1] hist_start,   # (n_hist + 1,)
-                    const int32_t[::1] missing_code,
-                    const int64_t[::1] bin_ptr,
-                    int64_t[:, :, ::1] hist,
-                    int n_threads, bint by_histogram) noexcept:
+cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
+                    LevelPass p, int n_threads, bint by_histogram) noexcept:
     """Phase B: histogram h's rows, ``hist_start[h]`` to
-    ``hist_start[h + 1]``, added to its bins row by row, each row's pair
-    loaded once for the features, which sit in the row's cache line (the
-    in-core kernel's row-wise order). ``by_histogram``: each thread takes
-    whole histograms (every row read once); otherwise thread g owns
-    features [g F / T, (g + 1) F / T) of every histogram.
-    Either way each bin has one writer: the sums do not depend on it."""
+    ``hist_start[h + 1]``, added to its bins. ``by_histogram``: each
+    thread takes whole histograms (every row read once); otherwise thread
+    g owns features [g F / T, (g + 1) F / T) of every histogram. Either
+    way each bin has one writer: the sums do not depend on it."""
     cdef Py_ssize_t n_features = page.shape[1]
-    cdef Py_ssize_t n_hist = hist_start.shape[0] - 1
+    cdef Py_ssize_t n_hist = p.n_hist
     cdef int n_groups = <int> min(n_threads, n_features)
-    cdef Py_ssize_t g, f, j, h, f0, f1
-    cdef int64_t gq, hq
-    cdef int32_t code, row
-    cdef int64_t* bins
+    cdef const code_t* codes = &page[0, 0]
+    cdef const int32_t* entry_row = &p.entry_row[0]
+    cdef const float* gpair = &p.gpair[row_offset, 0]
+    cdef const double* weight = p.weight
+    cdef double scale_g = p.scale_g, scale_h = p.scale_h
+    cdef const int64_t* hist_start = &p.hist_start[0]
+    cdef const int32_t* missing = &p.missing_code[0]
+    cdef const int64_t* bin_ptr = &p.bin_ptr[0]
+    cdef int64_t* hist = &p.hist[0, 0, 0]
+    cdef Py_ssize_t hist_values = 2 * bin_ptr[n_features]
+    cdef Py_ssize_t g, h
     if n_groups < 1:
         return
     if by_histogram:
         for h in prange(n_hist, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
-            _add_rows(page, entry_row, qbuf, hist_start[h],
-                      hist_start[h + 1], missing_code, bin_ptr,
-                      &hist[h, 0, 0], 0, n_features)
+            _add_rows(codes, n_features, entry_row, gpair, weight,
+                      row_offset, scale_g, scale_h, hist_start[h],
+                      hist_start[h + 1], missing, bin_ptr,
+                      hist + h * hist_values, 0, n_features)
         return
     for g in prange(n_groups, nogil=True, schedule="static",
                     num_threads=n_groups):
-        f0 = g * n_features // n_groups
-        f1 = (g + 1) * n_features // n_groups
         for h in range(n_hist):
-            bins = &hist[h, 0, 0]
-            for j in range(hist_start[h], hist_start[h + 1]):
-                # a node's rows are scattered over the page: fetch the
-                # codes of a row PREFETCH_ROWS ahead (as the in-core kernel)
-                if j + PREFETCH_ROWS < hist_start[h + 1]:
-                    prefetch(&page[entry_row[j + PREFETCH_ROWS], f0])
-                row = entry_row[j]
-                gq = qbuf[j, 0]
-                hq = qbuf[j, 1]
-                for f in range(f0, f1):
-                    code = page[row, f]
-                    if code <= missing_code[f]:
-                        bins[2 * (bin_ptr[f] + code)] += gq
-                        bins[2 * (bin_ptr[f] + code) + 1] += hq
+            _add_rows(codes, n_features, entry_row, gpair, weight,
+                      row_offset, scale_g, scale_h, hist_start[h],
+                      hist_start[h + 1], missing, bin_ptr,
+                      hist + h * hist_values, g * n_features // n_groups,
+                      (g + 1) * n_features // n_groups)

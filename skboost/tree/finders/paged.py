@@ -13,20 +13,21 @@ core. What differs is where the rows are:
   codes come page by page from disk (``pages.PageFile``), in row order.
   One pass over the pages per level both moves the rows of the level's
   split nodes to their children and builds the new histograms
-  (``_paged.route_and_build``), the reading of page k+1 overlapping the
+  (``_paged.LevelPass``), the reading of page k+1 overlapping the
   work on page k.
 
 Which child's histogram is built (the other is its parent's minus it,
 exact in fixed point) is chosen before the pass from the children's
 hessian sums; the order of the children handed back to the driver is the
-in-core one (the child with fewer rows first, counted during the pass),
-so column sampling by node draws the same masks.
+in-core one (the child with fewer rows first: the built child's rows are
+counted during the pass, the other's are its parent's minus those), so
+column sampling by node draws the same masks.
 """
 
 import numpy as np
 
 from .._histogram import FixedPointGradients
-from .._paged import route_and_build
+from .._paged import LevelPass
 from .hist import HistFinder
 
 
@@ -72,8 +73,7 @@ class PagedHistFinder(HistFinder):
                          weight=weight)
         self.position = np.empty(paged.n_rows, dtype=position_dtype(params))
         page_rows = paged.pages.page_rows
-        self._qbuf = np.empty((page_rows, 2), dtype=np.int64)
-        self._target = np.empty(page_rows, dtype=np.int64)
+        self._target = np.empty(page_rows, dtype=np.int32)
         self._entry_row = np.empty(page_rows, dtype=np.int32)
 
     def start_tree(self, gpair, active):
@@ -88,7 +88,9 @@ class PagedHistFinder(HistFinder):
         self.pool.array[root_row] = 0
         nodes = _NodeArrays(1)
         nodes.build_row[0] = root_row[0]
-        self.build_histograms(nodes, route=False)
+        self._node_rows = np.zeros(1, dtype=np.int64)
+        self._node_rows[0] = self.build_histograms(nodes, route=False)[
+            root_row[0]]
         first = self.binned.bin_ptr
         sums = self.pool.array[root_row[0], first[0]:first[1]].sum(axis=0)
         t = self.table
@@ -99,22 +101,24 @@ class PagedHistFinder(HistFinder):
         """One pass over the pages (the hook where ``HistFinder`` reads its
         in-core rows): route the rows of ``nodes``' split nodes to their
         children, add rows to the histograms of the nodes with a
-        ``build_row``. Returns the active rows of every node id."""
-        counts = np.zeros(nodes.n_ids, dtype=np.int64)
+        ``build_row``. Returns the rows added to each histogram (row of
+        the pool)."""
+        rows = np.zeros(self.pool.array.shape[0], dtype=np.int64)
         build = bool(np.any(nodes.build_row >= 0))
         if not (route or build):
-            return counts
+            return rows
         paged = self.binned
+        level = LevelPass(
+            self.position, self._active, nodes.feature, nodes.split_bin,
+            nodes.default_left, nodes.left, nodes.right, nodes.build_row,
+            paged.missing_code, paged.bin_ptr, self.gradients.gpair,
+            self.gradients.weight, float(self.scales[0]),
+            float(self.scales[1]), self.pool.array, rows, self._target,
+            self._entry_row, route, build, self.n_threads)
         for first, page in paged.pages.pages():
-            route_and_build(
-                page, first, self.position, self._active, nodes.feature,
-                nodes.split_bin, nodes.default_left, nodes.left,
-                nodes.right, nodes.build_row, paged.missing_code,
-                paged.bin_ptr, self.gradients.gpair, self.gradients.weight,
-                float(self.scales[0]), float(self.scales[1]),
-                self.pool.array, counts, self._qbuf, self._target,
-                self._entry_row, route, build, self.n_threads)
-        return counts
+            level.add_page(page, first)
+        level.finish()
+        return rows
 
     def apply_splits(self, nodes, splits, left, right, find_next):
         t = self.table
@@ -144,13 +148,25 @@ class PagedHistFinder(HistFinder):
         else:
             self.pool.give_back(parent_rows)
             t["hist_row"][left] = t["hist_row"][right] = -1
-        counts = self.build_histograms(arrays)
-        if find_next:
-            self._subtract(parent_rows, built_rows)
+        added = self.build_histograms(arrays)
         t["sums"][left], t["sums"][right] = left_sums, right_sums
+        if not find_next:   # leaves: no order to keep
+            return np.concatenate([left, right])
+        self._subtract(parent_rows, built_rows)
+        counts = self._node_rows_for(n_ids)
+        counts[built] = added[built_rows]
+        counts[derived] = counts[nodes] - counts[built]
         left_smaller = counts[left] <= counts[right]
         return np.concatenate([np.where(left_smaller, left, right),
                                np.where(left_smaller, right, left)])
+
+    def _node_rows_for(self, n_ids):
+        """The active rows of each node id (grown to ``n_ids``)."""
+        if self._node_rows.shape[0] < n_ids:
+            grown = np.zeros(n_ids, dtype=np.int64)
+            grown[:self._node_rows.shape[0]] = self._node_rows
+            self._node_rows = grown
+        return self._node_rows
 
     def finish_tree(self, tree):
         self.gradients = None
