@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from .tree._sketch import WeightedQuantileSummary, _ExactBuilder
 from .tree.binning import BinMapper, ONE_BYTE_CODES, value_bin_caps
 from .tree.pages import (DEFAULT_PAGE_BYTES, PageFile, PagedMatrix,
-                         PageWriter, rows_per_page)
+                         PageWriter, read_exactly, rows_per_page)
 
 # Rows per block of the sketch: ``sketch_column``'s default chunk, so the
 # streamed summaries are those of ``BinMapper.fit`` bit for bit.
@@ -762,8 +762,9 @@ def _approx_cuts(data, scan, max_bin, weight, n_threads):
             def column(j):
                 out = np.empty(scan.n_rows, dtype=np.float32)
                 for offset, first, n in blocks:
-                    _read_exactly(file.fileno(), out[first:first + n],
-                                  offset + 4 * j * n)
+                    read_exactly(file.fileno(), out[first:first + n],
+                                 offset + 4 * j * n,
+                                 what=f"the column file {path}")
                 return out
 
             # in this thread: worker threads' allocator arenas would keep
@@ -797,16 +798,6 @@ def _write_columns(data, scan, path):
         except OSError as exc:
             raise _cache_error(exc, os.path.dirname(path)) from exc
     return blocks
-
-
-def _read_exactly(fd, out, offset):
-    view = memoryview(out).cast("B")
-    done = 0
-    while done < view.nbytes:    # preadv may return fewer bytes
-        got = os.preadv(fd, [view[done:]], offset + done)
-        if got <= 0:
-            raise OSError(f"the column file of {fd} ended early")
-        done += got
 
 
 def _binning_pass(data, scan, mapper, n_threads):

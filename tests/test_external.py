@@ -533,3 +533,20 @@ def test_route_and_build_rejects_bad_indices():
                         bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
                         np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
                         np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)
+
+
+def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
+    # the page and column files are read with preadv, which may return
+    # fewer bytes than asked: the reader loops, and a file that ends
+    # early is an OSError naming it (not a partly filled page)
+    from skboost.tree.pages import read_exactly
+
+    data = np.arange(1000, dtype=np.int32)
+    path = tmp_path / "pages.bin"
+    path.write_bytes(data.tobytes())
+    out = np.empty(200, dtype=np.int32)
+    with open(path, "rb") as file:
+        read_exactly(file.fileno(), out, 4 * 700, what="the test file")
+        np.testing.assert_array_equal(out, data[700:900])
+        with pytest.raises(OSError, match="the test file ended early"):
+            read_exactly(file.fileno(), out, 4 * 900, what="the test file")

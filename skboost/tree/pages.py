@@ -25,6 +25,19 @@ def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
     return max(1024, int(page_bytes) // row_bytes)
 
 
+def read_exactly(fd, out, offset, what="the file"):
+    """Fill the contiguous array ``out`` with the bytes of ``fd`` from
+    ``offset`` (``os.preadv`` may return fewer bytes than asked); an
+    OSError naming ``what`` if the file ends first."""
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < view.nbytes:
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got <= 0:
+            raise OSError(f"{what} ended early")
+        done += got
+
+
 class PageWriter:
     """Appends row-major bin codes, in pieces of any size, to ``path``
     (pages are fixed row ranges of the one file).
@@ -98,13 +111,8 @@ class PageFile:
         first, n = self.page_bounds(k)
         page = buffer[:n]
         offset = first * self.n_features * self.code_dtype.itemsize
-        view = memoryview(page.reshape(-1)).cast("B")
-        done = 0
-        while done < view.nbytes:   # preadv may return fewer bytes
-            got = os.preadv(fd, [view[done:]], offset + done)
-            if got <= 0:
-                raise OSError(f"the page file {self.path} ended early")
-            done += got
+        read_exactly(fd, page.reshape(-1), offset,
+                     what=f"the page file {self.path}")
         return first, page
 
     def pages(self):
