@@ -47,6 +47,7 @@ from .tree._histogram import _active_maxima, quantization_scale
 from .tree._sketch import WeightedQuantileSummary, sketch_column
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
+from .tree.finders.hist import weighted_hessians
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
 SUMMARY_SIZE_PER_BIN = 8
@@ -130,6 +131,15 @@ def merged_bin_mapper(parts, max_bin, n_categories=None):
     return mapper
 
 
+def ordered_summaries(summaries_per_shard):
+    """The ``(index, summaries)`` pairs of every shard's partitions as the
+    summaries alone, in partition order (the order ``merged_bin_mapper``
+    merges in, whatever the shards and the placement)."""
+    parts = sorted((p for shard in summaries_per_shard for p in shard),
+                   key=lambda p: p[0])
+    return [summary for _, summary in parts]
+
+
 # -- the worker side --------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -149,6 +159,11 @@ class ShardSpec:
     init_booster: object = None  # the model a fit continues
     n_threads: int = None       # None: the worker's threads
     tie_salt: int = 0           # the ranker's tie-break salt (row_keys)
+    # tree_method="approx" (global proposals): cuts proposed again for
+    # every tree from its hessians; once only when they never change
+    # (constant-hessian objective, no row sampling), as single-node
+    approx: bool = False
+    approx_once: bool = False
 
 
 def _worker_threads():
@@ -178,7 +193,8 @@ class Shard:
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
         self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
-                       "exchange_seconds": 0.0, "scan_seconds": 0.0}
+                       "exchange_seconds": 0.0, "scan_seconds": 0.0,
+                       "propose_seconds": 0.0}
         self.exchange = None
         self._server = self._links = None   # the direct links
 
@@ -285,8 +301,12 @@ class Shard:
     def summaries(self, max_bin, n_categories):
         """``partition_summaries`` of every partition, with its index (the
         weights the histograms sum: the training weights, or none)."""
+        return self._summaries(self.weights.in_sums, max_bin, n_categories)
+
+    def _summaries(self, weight, max_bin, n_categories):
+        """``partition_summaries`` of every partition, with its index, with
+        ``weight`` (one per row of this shard, or None)."""
         out = []
-        weight = self.weights.in_sums
         for k, index in enumerate(self.indices):
             rows = slice(self._part_rows[k], self._part_rows[k + 1])
             out.append((index, partition_summaries(
@@ -363,19 +383,59 @@ class Shard:
                 self._links)
         else:
             self.exchange = PeerExchange(index, peers, bin_ranges)
-        categorical = (None if spec.n_categories is None
-                       else spec.n_categories > 0)
+        self._index, self._n_shards = index, len(peers)
+        self._cuts_proposed = False
         p = spec.tree_params
-        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
-        scanner = SliceScanner(
-            bin_ptr, local.thresholds, ranges[index],
-            min(depth_bound, p.max_leaves or depth_bound, 1024),
-            categorical, spec.n_threads)
+        scanner = self._scanner(bin_ptr, local.thresholds, ranges[index])
         # monotone bounds are known at scan time only: scanned on request
         self.shard_finder = ShardFinder(local, scanner, self.exchange,
                                         speculate=p.monotone is None,
                                         stats=self._stats)
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
+
+    def _scanner(self, bin_ptr, thresholds, features):
+        """The SliceScanner of this shard's ``features``."""
+        spec = self.spec
+        categorical = (None if spec.n_categories is None
+                       else spec.n_categories > 0)
+        p = spec.tree_params
+        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+        return SliceScanner(
+            bin_ptr, thresholds, features,
+            min(depth_bound, p.max_leaves or depth_bound, 1024),
+            categorical, spec.n_threads)
+
+    def _propose_cuts(self, slot):
+        """tree_method="approx": the cuts of the tree of ``slot``, proposed
+        from its hessians as single-node ``GlobalApproxFinder`` does, on
+        every shard's rows. Each shard sketches its partitions' values
+        weighted by hessian x weight (0 off the tree's rows), the summaries
+        are all-gathered among the shards and merged in partition order,
+        so every shard derives the same cuts; then the rows are re-binned
+        and the features shared out again by bins."""
+        spec = self.spec
+        if spec.approx_once and self._cuts_proposed:
+            return   # constant hessians, no row sampling: the same cuts
+        start = time.perf_counter()
+        hess = weighted_hessians(self.gpair[self._group(slot)],
+                                 self.weights.in_sums, self.active[slot])
+        max_bin = spec.tree_params.max_bin
+        mine = self._summaries(hess, max_bin, spec.n_categories)
+        mapper = merged_bin_mapper(
+            ordered_summaries(self.exchange.allgather(mine)), max_bin,
+            spec.n_categories)
+        local = self.finder
+        local.binned = None   # the old codes go before the new arrive
+        local.binned = BinnedData(mapper.transform(self.X, spec.n_threads),
+                                  mapper.bin_ptr_)
+        local.thresholds = mapper.split_thresholds_
+        ranges = feature_ranges(mapper.bin_ptr_, self._n_shards)
+        self.exchange.bin_ranges = [bin_range(mapper.bin_ptr_, r)
+                                    for r in ranges]
+        self.shard_finder.scanner = self._scanner(
+            mapper.bin_ptr_, mapper.split_thresholds_, ranges[self._index])
+        self._cuts_proposed = True
+        self._stats["propose_seconds"] += time.perf_counter() - start
 
     async def receive(self, seq, sender, piece):
         """A peer's histograms or bests (on the event loop, while the
@@ -407,6 +467,8 @@ class Shard:
             self._begin_round(iteration)), axis=1)   # (slot, shard, 3)
         trees = []
         for slot in range(spec.trees_per_round):
+            if spec.approx:
+                self._propose_cuts(slot)
             self.shard_finder.set_tree(global_scales(maxima[slot]),
                                        int(maxima[slot, :, 2].sum()))
             group = self._group(slot)
