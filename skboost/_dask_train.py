@@ -44,7 +44,8 @@ from ._data import check_X
 from ._limits import check_gradients, check_label_limits
 from .tree._binning import BinnedData
 from .tree._histogram import _active_maxima, quantization_scale
-from .tree._sketch import WeightedQuantileSummary, sketch_column
+from .tree._sketch import (WeightedQuantileSummary, chunk_orders,
+                           sketch_column)
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
 from .tree.finders.hist import weighted_hessians
@@ -90,18 +91,32 @@ def row_sample(seed, iteration, slot, rows, subsample):
 
 # -- the cut points: partition summaries merged in partition order ----------
 
-def partition_summaries(X, weight, max_bin, n_categories=None):
+def partition_summaries(X, weight, max_bin, n_categories=None,
+                        orders=None):
     """Per feature of one partition (float32 X, NaN = missing): whether it
     has a missing value, and the weighted quantile summary of its values
     (rows of weight 0 left out, as the single-node sketch does; None for
-    a categorical feature, whose bins are its categories)."""
+    a categorical feature, whose bins are its categories). ``orders``:
+    ``chunk_orders`` of each feature's values, kept by a caller that
+    summarises them again with other weights (None: sorted here)."""
     size = SUMMARY_SIZE_PER_BIN * max_bin
     has_missing = np.isnan(X).any(axis=0)
     summaries = [None if n_categories is not None and n_categories[f] > 0
                  else sketch_column(np.ascontiguousarray(X[:, f]), weight,
-                                    max_bin=max_bin, summary_size=size)
+                                    max_bin=max_bin, summary_size=size,
+                                    orders=None if orders is None
+                                    else orders[f])
                  for f in range(X.shape[1])]
     return has_missing, summaries
+
+
+def column_orders(X, n_categories=None):
+    """``chunk_orders`` of every numeric feature of one partition (None for
+    a categorical one): what ``partition_summaries`` sorts, kept for the
+    summaries of every tree of the approximate method."""
+    return [None if n_categories is not None and n_categories[f] > 0
+            else chunk_orders(np.ascontiguousarray(X[:, f]))
+            for f in range(X.shape[1])]
 
 
 def merged_bin_mapper(parts, max_bin, n_categories=None):
@@ -303,15 +318,17 @@ class Shard:
         weights the histograms sum: the training weights, or none)."""
         return self._summaries(self.weights.in_sums, max_bin, n_categories)
 
-    def _summaries(self, weight, max_bin, n_categories):
+    def _summaries(self, weight, max_bin, n_categories, orders=None):
         """``partition_summaries`` of every partition, with its index, with
-        ``weight`` (one per row of this shard, or None)."""
+        ``weight`` (one per row of this shard, or None); ``orders``: each
+        partition's ``column_orders``, or None."""
         out = []
         for k, index in enumerate(self.indices):
             rows = slice(self._part_rows[k], self._part_rows[k + 1])
             out.append((index, partition_summaries(
                 self.X[rows], None if weight is None else weight[rows],
-                max_bin, n_categories)))
+                max_bin, n_categories,
+                orders=None if orders is None else orders[k])))
         return out
 
     def setup(self, mapper, base_margin, weight_sum):
@@ -385,6 +402,7 @@ class Shard:
             self.exchange = PeerExchange(index, peers, bin_ranges)
         self._index, self._n_shards = index, len(peers)
         self._cuts_proposed = False
+        self._orders = None
         p = spec.tree_params
         scanner = self._scanner(bin_ptr, local.thresholds, ranges[index])
         # monotone bounds are known at scan time only: scanned on request
@@ -420,7 +438,12 @@ class Shard:
         hess = weighted_hessians(self.gpair[self._group(slot)],
                                  self.weights.in_sums, self.active[slot])
         max_bin = spec.tree_params.max_bin
-        mine = self._summaries(hess, max_bin, spec.n_categories)
+        if self._orders is None:   # the values stay: sorted once per fit
+            self._orders = [column_orders(
+                self.X[self._part_rows[k]:self._part_rows[k + 1]],
+                spec.n_categories) for k in range(len(self.indices))]
+        mine = self._summaries(hess, max_bin, spec.n_categories,
+                               self._orders)
         mapper = merged_bin_mapper(
             ordered_summaries(self.exchange.allgather(mine)), max_bin,
             spec.n_categories)
