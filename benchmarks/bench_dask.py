@@ -141,7 +141,9 @@ def main():
     skboost_row = rows[-1]
     stats = model._dask_stats
     for key in ("round_seconds", "build_seconds", "exchange_seconds",
-                "scan_seconds", "propose_seconds"):
+                "scan_seconds", "propose_seconds", "propose_sketch_seconds",
+                "propose_exchange_seconds", "propose_merge_seconds",
+                "propose_rebin_seconds"):
         skboost_row[f"shard_{key}"] = [s[key] for s in stats]
     skboost_row["histogram_mb_sent_per_worker"] = [s["sent_bytes"] / 1e6
                                                    for s in stats]
@@ -154,6 +156,14 @@ def main():
           + "; scans " + ", ".join(f"{s['scan_seconds']:.2f}" for s in stats)
           + "; cut proposals "
           + ", ".join(f"{s['propose_seconds']:.2f}" for s in stats)
+          + " = sketch " + ", ".join(f"{s['propose_sketch_seconds']:.2f}"
+                                     for s in stats)
+          + " + exchange " + ", ".join(
+              f"{s['propose_exchange_seconds']:.2f}" for s in stats)
+          + " + merge " + ", ".join(f"{s['propose_merge_seconds']:.2f}"
+                                    for s in stats)
+          + " + re-binning " + ", ".join(
+              f"{s['propose_rebin_seconds']:.2f}" for s in stats)
           + "); histograms sent to the other worker "
           + ", ".join(f"{s['sent_bytes'] / 1e6:.0f} MB" for s in stats))
     if not args.no_xgboost:

@@ -209,7 +209,10 @@ class Shard:
         self.indices = [p[0] for p in self.parts]
         self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
                        "exchange_seconds": 0.0, "scan_seconds": 0.0,
-                       "propose_seconds": 0.0}
+                       "propose_seconds": 0.0, "propose_sketch_seconds": 0.0,
+                       "propose_exchange_seconds": 0.0,
+                       "propose_merge_seconds": 0.0,
+                       "propose_rebin_seconds": 0.0}
         self.exchange = None
         self._server = self._links = None   # the direct links
 
@@ -444,9 +447,12 @@ class Shard:
                 spec.n_categories) for k in range(len(self.indices))]
         mine = self._summaries(hess, max_bin, spec.n_categories,
                                self._orders)
-        mapper = merged_bin_mapper(
-            ordered_summaries(self.exchange.allgather(mine)), max_bin,
-            spec.n_categories)
+        sketched = time.perf_counter()
+        gathered = self.exchange.allgather(mine)
+        exchanged = time.perf_counter()
+        mapper = merged_bin_mapper(ordered_summaries(gathered), max_bin,
+                                   spec.n_categories)
+        merged = time.perf_counter()
         local = self.finder
         local.binned = None   # the old codes go before the new arrive
         local.binned = BinnedData(mapper.transform(self.X, spec.n_threads),
@@ -458,7 +464,13 @@ class Shard:
         self.shard_finder.scanner = self._scanner(
             mapper.bin_ptr_, mapper.split_thresholds_, ranges[self._index])
         self._cuts_proposed = True
-        self._stats["propose_seconds"] += time.perf_counter() - start
+        end = time.perf_counter()
+        stats = self._stats
+        stats["propose_seconds"] += end - start
+        stats["propose_sketch_seconds"] += sketched - start
+        stats["propose_exchange_seconds"] += exchanged - sketched
+        stats["propose_merge_seconds"] += merged - exchanged
+        stats["propose_rebin_seconds"] += end - merged
 
     async def receive(self, seq, sender, piece):
         """A peer's histograms or bests (on the event loop, while the

@@ -887,3 +887,35 @@ def test_approx_local_proposals_are_a_clear_error(client):
     with pytest.raises(ValueError, match="approx_proposal='local'"):
         DaskBoostRegressor(tree_method="approx",
                            approx_proposal="local").fit(dX, dy)
+
+
+def test_approx_ranker_and_categories_equal_single_node(client):
+    """LambdaMART gradients per query (hessians change every tree) and a
+    dataframe with a category column (one bin per category, the numeric
+    columns proposed per tree), against the single-node estimators."""
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(31)
+    X, y = _discrete_data(n=1200, seed=31)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10
+                        + rng.integers(0, 2, 1200), 0, 4)
+    qid = np.repeat(np.arange(60), 20)
+    params = dict(APPROX, objective="rank:ndcg")
+    model = DaskBoostRanker(**params).fit(
+        da.from_array(X, chunks=(400, 5)),
+        da.from_array(relevance, chunks=400), qid=da.from_array(qid, 400))
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    assert _trees_equal(model.booster_, local.booster_)
+
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    frame["colour"] = pd.Categorical(
+        np.array(["red", "green", "blue"])[rng.integers(0, 3, 1200)],
+        categories=["blue", "green", "red"])
+    labels = ((y + 3.0 * (frame["colour"] == "red")) > np.median(y))
+    labels = labels.astype(int).to_numpy()
+    model = DaskBoostClassifier(**APPROX).fit(
+        dd.from_pandas(frame, npartitions=3),
+        dd.from_pandas(pd.Series(labels), npartitions=3))
+    local = BoostClassifier(**APPROX).fit(frame, labels)
+    assert _trees_equal(model.booster_, local.booster_)
