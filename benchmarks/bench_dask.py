@@ -13,6 +13,11 @@ XGBoost: its results depend on the workers), and where skboost's fit time
 goes on each worker (building its histograms, the exchanges with the other
 worker, the scans of its features).
 
+``--tree-method approx`` runs every fit with ``tree_method="approx"``
+(cuts proposed again for every tree; skboost.dask's per-worker time of
+the proposals is split into sketching, exchanging the summaries, merging
+them and re-binning the rows); the default is hist.
+
 Every fit is timed ``--repeat`` times (default 2), the fastest kept.
 Run it alone (``flock /tmp/skboost-bench.lock python
 benchmarks/bench_dask.py``); ``--json PATH`` writes the figures.

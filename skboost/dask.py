@@ -9,6 +9,9 @@ splits travel (``_dask_train.py`` has the protocol). The model is the one
 single-node training gives on the same partitioning whatever the number of
 workers, and the single-node model itself when the cut points do not
 depend on the partitioning (see ``doc/user_guide/dask.rst``).
+``tree_method`` is ``"hist"`` or ``"approx"`` with global proposals (cuts
+proposed per tree from hessian-weighted partition sketches merged among
+the workers); ``"exact"`` and local proposals are errors.
 
 Install with ``pip install skboost[dask]``.
 """
