@@ -13,6 +13,11 @@ XGBoost: its results depend on the workers), and where skboost's fit time
 goes on each worker (building its histograms, the exchanges with the other
 worker, the scans of its features).
 
+``--tree-method approx`` runs every fit with ``tree_method="approx"``
+(cuts proposed again for every tree; skboost.dask's per-worker time of
+the proposals is split into sketching, exchanging the summaries, merging
+them and re-binning the rows); the default is hist.
+
 Every fit is timed ``--repeat`` times (default 2), the fastest kept.
 Run it alone (``flock /tmp/skboost-bench.lock python
 benchmarks/bench_dask.py``); ``--json PATH`` writes the figures.
@@ -38,6 +43,10 @@ def _parse():
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=2,
                         help="fits per measurement, the fastest kept")
+    parser.add_argument("--tree-method", choices=("hist", "approx"),
+                        default="hist",
+                        help="every library's tree_method (approx: cuts "
+                        "proposed again for every tree)")
     parser.add_argument("--no-xgboost", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
     return parser.parse_args()
@@ -87,10 +96,12 @@ def main():
     X, y = data["X_train"], data["y_train"]
     X_test, y_test = data["X_test"], data["y_test"]
     params = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
-                  learning_rate=0.1, max_bin=256, random_state=0)
+                  learning_rate=0.1, max_bin=256, random_state=0,
+                  tree_method=args.tree_method)
     print("  ".join(f"{k} {v}" for k, v in environment(None).items()))
     print(f"{args.n_rows} x {args.n_features}, {args.n_rounds} rounds, "
           f"depth {args.max_depth}, {args.partitions} partitions, "
+          f"tree_method={args.tree_method!r}, "
           "LocalCluster 2 workers x 1 thread", flush=True)
     rows = []
 
@@ -110,7 +121,7 @@ def main():
         import xgboost
 
         xgb_single, xgb_single_s = _timed(lambda: xgboost.XGBClassifier(
-            **params, n_jobs=2, tree_method="hist").fit(X, y), args.repeat)
+            **params, n_jobs=2).fit(X, y), args.repeat)
         record("single node, 2 threads", "xgboost", xgb_single_s, None,
                _auc(y_test, xgb_single.predict_proba(X_test)[:, 1]))
 
@@ -135,7 +146,9 @@ def main():
     skboost_row = rows[-1]
     stats = model._dask_stats
     for key in ("round_seconds", "build_seconds", "exchange_seconds",
-                "scan_seconds"):
+                "scan_seconds", "propose_seconds", "propose_sketch_seconds",
+                "propose_exchange_seconds", "propose_merge_seconds",
+                "propose_rebin_seconds"):
         skboost_row[f"shard_{key}"] = [s[key] for s in stats]
     skboost_row["histogram_mb_sent_per_worker"] = [s["sent_bytes"] / 1e6
                                                    for s in stats]
@@ -146,13 +159,23 @@ def main():
           + "; exchanges with the other worker "
           + ", ".join(f"{s['exchange_seconds']:.2f}" for s in stats)
           + "; scans " + ", ".join(f"{s['scan_seconds']:.2f}" for s in stats)
+          + "; cut proposals "
+          + ", ".join(f"{s['propose_seconds']:.2f}" for s in stats)
+          + " = sketch " + ", ".join(f"{s['propose_sketch_seconds']:.2f}"
+                                     for s in stats)
+          + " + exchange " + ", ".join(
+              f"{s['propose_exchange_seconds']:.2f}" for s in stats)
+          + " + merge " + ", ".join(f"{s['propose_merge_seconds']:.2f}"
+                                    for s in stats)
+          + " + re-binning " + ", ".join(
+              f"{s['propose_rebin_seconds']:.2f}" for s in stats)
           + "); histograms sent to the other worker "
           + ", ".join(f"{s['sent_bytes'] / 1e6:.0f} MB" for s in stats))
     if not args.no_xgboost:
         from xgboost import dask as dxgb
 
         xgb_model, xgb_s = _timed(lambda: dxgb.DaskXGBClassifier(
-            **params, tree_method="hist").fit(dX, dy), args.repeat)
+            **params).fit(dX, dy), args.repeat)
         xgb_2 = xgb_model.predict_proba(dX_test).compute()[:, 1]
         record("dask, 2 workers", "xgboost.dask", xgb_s, single_s,
                _auc(y_test, xgb_2))
@@ -179,7 +202,7 @@ def main():
         np.abs(proba_1 - proba_2).max())
     if not args.no_xgboost:
         xgb_one, xgb_one_s = _timed(lambda: dxgb.DaskXGBClassifier(
-            **params, tree_method="hist").fit(dX, dy), args.repeat)
+            **params).fit(dX, dy), args.repeat)
         xgb_1 = xgb_one.predict_proba(dX_test).compute()[:, 1]
         record("dask, 1 worker", "xgboost.dask", xgb_one_s, single_s,
                _auc(y_test, xgb_1))

@@ -42,11 +42,15 @@ from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
 from .tree.driver import GrowthDriver
 from ._data import check_X
 from ._limits import check_gradients, check_label_limits
+from .tree._approx import codes_from_sorted
 from .tree._binning import BinnedData
 from .tree._histogram import _active_maxima, quantization_scale
-from .tree._sketch import WeightedQuantileSummary, sketch_column
+from .tree._presort import presort_dense
+from .tree._sketch import (WeightedQuantileSummary, chunk_orders,
+                           sketch_column)
 from .tree.binning import BinMapper, category_cuts, value_bin_caps
 from .tree.finders import HistFinder, LeafRows
+from .tree.finders.hist import weighted_hessians
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
 SUMMARY_SIZE_PER_BIN = 8
@@ -89,18 +93,32 @@ def row_sample(seed, iteration, slot, rows, subsample):
 
 # -- the cut points: partition summaries merged in partition order ----------
 
-def partition_summaries(X, weight, max_bin, n_categories=None):
+def partition_summaries(X, weight, max_bin, n_categories=None,
+                        orders=None):
     """Per feature of one partition (float32 X, NaN = missing): whether it
     has a missing value, and the weighted quantile summary of its values
     (rows of weight 0 left out, as the single-node sketch does; None for
-    a categorical feature, whose bins are its categories)."""
+    a categorical feature, whose bins are its categories). ``orders``:
+    ``chunk_orders`` of each feature's values, kept by a caller that
+    summarises them again with other weights (None: sorted here)."""
     size = SUMMARY_SIZE_PER_BIN * max_bin
     has_missing = np.isnan(X).any(axis=0)
     summaries = [None if n_categories is not None and n_categories[f] > 0
                  else sketch_column(np.ascontiguousarray(X[:, f]), weight,
-                                    max_bin=max_bin, summary_size=size)
+                                    max_bin=max_bin, summary_size=size,
+                                    orders=None if orders is None
+                                    else orders[f])
                  for f in range(X.shape[1])]
     return has_missing, summaries
+
+
+def column_orders(X, n_categories=None):
+    """``chunk_orders`` of every numeric feature of one partition (None for
+    a categorical one): what ``partition_summaries`` sorts, kept for the
+    summaries of every tree of the approximate method."""
+    return [None if n_categories is not None and n_categories[f] > 0
+            else chunk_orders(np.ascontiguousarray(X[:, f]))
+            for f in range(X.shape[1])]
 
 
 def merged_bin_mapper(parts, max_bin, n_categories=None):
@@ -130,6 +148,15 @@ def merged_bin_mapper(parts, max_bin, n_categories=None):
     return mapper
 
 
+def ordered_summaries(summaries_per_shard):
+    """The ``(index, summaries)`` pairs of every shard's partitions as the
+    summaries alone, in partition order (the order ``merged_bin_mapper``
+    merges in, whatever the shards and the placement)."""
+    parts = sorted((p for shard in summaries_per_shard for p in shard),
+                   key=lambda p: p[0])
+    return [summary for _, summary in parts]
+
+
 # -- the worker side --------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -149,6 +176,11 @@ class ShardSpec:
     init_booster: object = None  # the model a fit continues
     n_threads: int = None       # None: the worker's threads
     tie_salt: int = 0           # the ranker's tie-break salt (row_keys)
+    # tree_method="approx" (global proposals): cuts proposed again for
+    # every tree from its hessians; once only when they never change
+    # (constant-hessian objective, no row sampling), as single-node
+    approx: bool = False
+    approx_once: bool = False
 
 
 def _worker_threads():
@@ -178,7 +210,11 @@ class Shard:
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
         self._stats = {"round_seconds": 0.0, "build_seconds": 0.0,
-                       "exchange_seconds": 0.0, "scan_seconds": 0.0}
+                       "exchange_seconds": 0.0, "scan_seconds": 0.0,
+                       "propose_seconds": 0.0, "propose_sketch_seconds": 0.0,
+                       "propose_exchange_seconds": 0.0,
+                       "propose_merge_seconds": 0.0,
+                       "propose_rebin_seconds": 0.0}
         self.exchange = None
         self._server = self._links = None   # the direct links
 
@@ -285,13 +321,19 @@ class Shard:
     def summaries(self, max_bin, n_categories):
         """``partition_summaries`` of every partition, with its index (the
         weights the histograms sum: the training weights, or none)."""
+        return self._summaries(self.weights.in_sums, max_bin, n_categories)
+
+    def _summaries(self, weight, max_bin, n_categories, orders=None):
+        """``partition_summaries`` of every partition, with its index, with
+        ``weight`` (one per row of this shard, or None); ``orders``: each
+        partition's ``column_orders``, or None."""
         out = []
-        weight = self.weights.in_sums
         for k, index in enumerate(self.indices):
             rows = slice(self._part_rows[k], self._part_rows[k + 1])
             out.append((index, partition_summaries(
                 self.X[rows], None if weight is None else weight[rows],
-                max_bin, n_categories)))
+                max_bin, n_categories,
+                orders=None if orders is None else orders[k])))
         return out
 
     def setup(self, mapper, base_margin, weight_sum):
@@ -363,19 +405,79 @@ class Shard:
                 self._links)
         else:
             self.exchange = PeerExchange(index, peers, bin_ranges)
-        categorical = (None if spec.n_categories is None
-                       else spec.n_categories > 0)
+        self._index, self._n_shards = index, len(peers)
+        self._cuts_proposed = False
+        self._orders = self._sorted = None
         p = spec.tree_params
-        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
-        scanner = SliceScanner(
-            bin_ptr, local.thresholds, ranges[index],
-            min(depth_bound, p.max_leaves or depth_bound, 1024),
-            categorical, spec.n_threads)
+        scanner = self._scanner(bin_ptr, local.thresholds, ranges[index])
         # monotone bounds are known at scan time only: scanned on request
         self.shard_finder = ShardFinder(local, scanner, self.exchange,
                                         speculate=p.monotone is None,
                                         stats=self._stats)
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
+
+    def _scanner(self, bin_ptr, thresholds, features):
+        """The SliceScanner of this shard's ``features``."""
+        spec = self.spec
+        categorical = (None if spec.n_categories is None
+                       else spec.n_categories > 0)
+        p = spec.tree_params
+        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
+        return SliceScanner(
+            bin_ptr, thresholds, features,
+            min(depth_bound, p.max_leaves or depth_bound, 1024),
+            categorical, spec.n_threads)
+
+    def _propose_cuts(self, slot):
+        """tree_method="approx": the cuts of the tree of ``slot``, proposed
+        from its hessians as single-node ``GlobalApproxFinder`` does, on
+        every shard's rows. Each shard sketches its partitions' values
+        weighted by hessian x weight (0 off the tree's rows), the summaries
+        are all-gathered among the shards and merged in partition order,
+        so every shard derives the same cuts; then the rows are re-binned
+        and the features shared out again by bins."""
+        spec = self.spec
+        if spec.approx_once and self._cuts_proposed:
+            return   # constant hessians, no row sampling: the same cuts
+        start = time.perf_counter()
+        hess = weighted_hessians(self.gpair[self._group(slot)],
+                                 self.weights.in_sums, self.active[slot])
+        max_bin = spec.tree_params.max_bin
+        if self._orders is None:   # the values stay: sorted once per fit
+            self._sorted = presort_dense(self.X, spec.n_threads)
+            self._orders = [column_orders(
+                self.X[self._part_rows[k]:self._part_rows[k + 1]],
+                spec.n_categories) for k in range(len(self.indices))]
+        mine = self._summaries(hess, max_bin, spec.n_categories,
+                               self._orders)
+        sketched = time.perf_counter()
+        gathered = self.exchange.allgather(mine)
+        exchanged = time.perf_counter()
+        mapper = merged_bin_mapper(ordered_summaries(gathered), max_bin,
+                                   spec.n_categories)
+        merged = time.perf_counter()
+        local = self.finder
+        local.binned = None   # the old codes go before the new arrive
+        # by walking the presorted columns (no search per value), feature
+        # by feature, as single-node GlobalApproxFinder re-bins
+        codes = np.empty((self.X.shape[1], self.X.shape[0]),
+                         dtype=mapper.code_dtype_)
+        codes_from_sorted(self._sorted, mapper.cuts_, codes, spec.n_threads)
+        local.binned = BinnedData(codes.T, mapper.bin_ptr_)
+        local.thresholds = mapper.split_thresholds_
+        ranges = feature_ranges(mapper.bin_ptr_, self._n_shards)
+        self.exchange.bin_ranges = [bin_range(mapper.bin_ptr_, r)
+                                    for r in ranges]
+        self.shard_finder.scanner = self._scanner(
+            mapper.bin_ptr_, mapper.split_thresholds_, ranges[self._index])
+        self._cuts_proposed = True
+        end = time.perf_counter()
+        stats = self._stats
+        stats["propose_seconds"] += end - start
+        stats["propose_sketch_seconds"] += sketched - start
+        stats["propose_exchange_seconds"] += exchanged - sketched
+        stats["propose_merge_seconds"] += merged - exchanged
+        stats["propose_rebin_seconds"] += end - merged
 
     async def receive(self, seq, sender, piece):
         """A peer's histograms or bests (on the event loop, while the
@@ -407,6 +509,8 @@ class Shard:
             self._begin_round(iteration)), axis=1)   # (slot, shard, 3)
         trees = []
         for slot in range(spec.trees_per_round):
+            if spec.approx:
+                self._propose_cuts(slot)
             self.shard_finder.set_tree(global_scales(maxima[slot]),
                                        int(maxima[slot, :, 2].sum()))
             group = self._group(slot)

@@ -9,6 +9,9 @@ splits travel (``_dask_train.py`` has the protocol). The model is the one
 single-node training gives on the same partitioning whatever the number of
 workers, and the single-node model itself when the cut points do not
 depend on the partitioning (see ``doc/user_guide/dask.rst``).
+``tree_method`` is ``"hist"`` or ``"approx"`` with global proposals (cuts
+proposed per tree from hessian-weighted partition sketches merged among
+the workers); ``"exact"`` and local proposals are errors.
 
 Install with ``pip install skboost[dask]``.
 """
@@ -24,7 +27,8 @@ from ._booster import BoostParams, _resolve_objective, _start_booster
 from ._continue import draw_seed
 from ._data import check_X
 from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
-                          merged_bin_mapper, train_on_shards)
+                          merged_bin_mapper, ordered_summaries,
+                          train_on_shards)
 from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
                           _tie_salt, eval_set_weights,
                           _metric_list)
@@ -374,8 +378,11 @@ class _DaskBoostMixin:
         """What Dask training does not support yet, as clear errors."""
         self._validate_params()
         unsupported = [what for what, present in (
-            ("tree_method='exact' or 'approx' (use 'hist')",
-             self.tree_method != "hist"),
+            ("tree_method='exact' (use 'hist' or 'approx')",
+             self.tree_method == "exact"),
+            ("approx_proposal='local' (use 'global')",
+             self.tree_method == "approx"
+             and self.approx_proposal != "global"),
             ("multi_strategy='multi_output_tree'",
              self.multi_strategy == "multi_output_tree"),
             ("warm_start=True", self.warm_start),
@@ -468,6 +475,10 @@ class _DaskBoostMixin:
             n_parallel=n_parallel, trees_per_round=n_outputs * n_parallel,
             first_round=0, seed=seed, subsample=self.subsample,
             tie_salt=_tie_salt(self.random_state),
+            approx=self.tree_method == "approx",
+            approx_once=(_resolve_objective(
+                objective, self._objective_params(), None).constant_hessian
+                and self.subsample >= 1.0),
             n_categories=(None if category_map is None
                           else category_map.n_categories()))
 
@@ -601,11 +612,7 @@ class _DaskBoostMixin:
         return self
 
 
-def _ordered(summaries_per_shard):
-    """The partitions' summaries, in partition order."""
-    parts = sorted((p for shard in summaries_per_shard for p in shard),
-                   key=lambda p: p[0])
-    return [summary for _, summary in parts]
+_ordered = ordered_summaries
 
 
 def _predict_block(block, local, method, kwargs):

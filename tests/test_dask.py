@@ -776,3 +776,146 @@ def test_rounds_in_batches_with_eval_set_equal_single_node(client):
     assert len(model.evals_result_["validation_0"]["rmse"]) == n_rounds
     assert model.evals_result_ == local.evals_result_
     assert _trees_equal(model.booster_, local.booster_)
+
+
+# -- tree_method="approx": cuts proposed per tree from the hessians ---------
+
+APPROX = dict(PARAMS, tree_method="approx")
+
+
+@pytest.mark.parametrize("params", [
+    dict(),
+    dict(colsample_bytree=0.8, colsample_bynode=0.8),
+    dict(weights=True, reg_alpha=0.1),
+], ids=["plain", "colsample", "weighted"])
+def test_approx_classifier_equals_single_node_bit_for_bit(client, params):
+    """Few distinct values (40 < max_bin): the proposal puts a cut at
+    every boundary between the distinct values of the tree's rows, on one
+    process as on the shards; logistic hessians change every tree, so the
+    cuts are proposed again for every tree."""
+    params = dict(params)
+    X, y = _discrete_data(seed=11)
+    labels = (y > np.median(y)).astype(int)
+    w = (np.random.default_rng(2).uniform(0.2, 3.0, size=y.shape[0])
+         if params.pop("weights", False) else None)
+    params = dict(APPROX, **params)
+    dask_model = DaskBoostClassifier(**params).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(labels, chunks=300),
+        sample_weight=None if w is None else da.from_array(w, chunks=300))
+    local = BoostClassifier(**params).fit(X, labels, sample_weight=w)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+    assert np.array_equal(
+        dask_model.predict_proba(da.from_array(X, chunks=(500, 5))).compute(),
+        local.predict_proba(X))
+
+
+@pytest.mark.parametrize("n_classes", [None, 3])
+def test_approx_regressor_and_multiclass_equal_single_node(client, n_classes):
+    """Squared error (constant hessians: cuts proposed once, from the
+    weights) and softmax (one proposal per class tree), with weights."""
+    X, y = _discrete_data(n=1000, seed=4)
+    w = np.random.default_rng(5).uniform(0.0, 2.0, size=y.shape[0])
+    w[::17] = 0.0   # rows of weight 0 propose no cut
+    dX, dw = da.from_array(X, chunks=(250, 5)), da.from_array(w, chunks=250)
+    if n_classes is None:
+        dask_model = DaskBoostRegressor(**APPROX).fit(
+            dX, da.from_array(y, chunks=250), sample_weight=dw)
+        local = BoostRegressor(**APPROX).fit(X, y, sample_weight=w)
+    else:
+        labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+        dask_model = DaskBoostClassifier(**APPROX).fit(
+            dX, da.from_array(labels, chunks=250), sample_weight=dw)
+        local = BoostClassifier(**APPROX).fit(X, labels, sample_weight=w)
+    assert _trees_equal(dask_model.booster_, local.booster_)
+
+
+@pytest.mark.parametrize("subsample", [1.0, 0.7])
+def test_approx_bit_identical_for_one_or_two_workers(client, subsample):
+    """Many distinct values (the merged sketch is approximate): still the
+    same model for 1 or 2 workers and any placement of the partitions."""
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(1600, 4)).astype(np.float32)
+    logit = X[:, 0] - 2 * X[:, 1] ** 2 + rng.normal(size=1600)
+    y = (logit > np.median(logit)).astype(int)
+    dX = da.from_array(X, chunks=(400, 4))
+    dy = da.from_array(y, chunks=400)
+    params = dict(APPROX, max_bin=16, subsample=subsample,
+                  colsample_bytree=0.75)
+    boosters, keep = [], []
+    workers = _workers(client)
+    for placement in ([workers[0]], [workers[1]], workers, workers[::-1]):
+        pX, fx = _placed(client, dX, placement)
+        py, fy = _placed(client, dy, placement)
+        keep += fx + fy
+        model = DaskBoostClassifier(**params).fit(pX, py)
+        boosters.append(model.booster_)
+    for other in boosters[1:]:
+        assert _trees_equal(boosters[0], other)
+    # the cuts are proposed per tree: thresholds of later trees are not
+    # all among the first tree's candidates (hist would keep them)
+    thresholds = [set(t.threshold[t.left_child >= 0]) for t in
+                  boosters[0].trees]
+    assert any(not t <= thresholds[0] for t in thresholds[1:])
+
+
+@pytest.mark.parametrize("subsample", [1.0, 0.7])
+def test_approx_accuracy_within_noise_of_single_node(client, subsample):
+    """Many distinct values: the merged sketch's cuts are not exactly the
+    single-node proposal's, but the fit is as good (AUC on held-out
+    rows, against single-node approx)."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(6000, 6)).astype(np.float32)
+    logit = X[:, 0] - X[:, 1] ** 2 + 0.5 * X[:, 2] * X[:, 3]
+    y = (logit + rng.logistic(size=6000) > 0).astype(int)
+    train, test = slice(0, 4000), slice(4000, None)
+    params = dict(APPROX, n_estimators=30, max_bin=32, subsample=subsample)
+    model = DaskBoostClassifier(**params).fit(
+        da.from_array(X[train], chunks=(1000, 6)),
+        da.from_array(y[train], chunks=1000))
+    local = BoostClassifier(**params).fit(X[train], y[train])
+    dask_auc = roc_auc_score(y[test],
+                             model.to_local().predict_proba(X[test])[:, 1])
+    local_auc = roc_auc_score(y[test], local.predict_proba(X[test])[:, 1])
+    assert dask_auc > local_auc - 0.01
+
+
+def test_approx_local_proposals_are_a_clear_error(client):
+    X, y = _discrete_data(n=200)
+    dX, dy = da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100)
+    with pytest.raises(ValueError, match="approx_proposal='local'"):
+        DaskBoostRegressor(tree_method="approx",
+                           approx_proposal="local").fit(dX, dy)
+
+
+def test_approx_ranker_and_categories_equal_single_node(client):
+    """LambdaMART gradients per query (hessians change every tree) and a
+    dataframe with a category column (one bin per category, the numeric
+    columns proposed per tree), against the single-node estimators."""
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(31)
+    X, y = _discrete_data(n=1200, seed=31)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10
+                        + rng.integers(0, 2, 1200), 0, 4)
+    qid = np.repeat(np.arange(60), 20)
+    params = dict(APPROX, objective="rank:ndcg")
+    model = DaskBoostRanker(**params).fit(
+        da.from_array(X, chunks=(400, 5)),
+        da.from_array(relevance, chunks=400), qid=da.from_array(qid, 400))
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    assert _trees_equal(model.booster_, local.booster_)
+
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    frame["colour"] = pd.Categorical(
+        np.array(["red", "green", "blue"])[rng.integers(0, 3, 1200)],
+        categories=["blue", "green", "red"])
+    labels = ((y + 3.0 * (frame["colour"] == "red")) > np.median(y))
+    labels = labels.astype(int).to_numpy()
+    model = DaskBoostClassifier(**APPROX).fit(
+        dd.from_pandas(frame, npartitions=3),
+        dd.from_pandas(pd.Series(labels), npartitions=3))
+    local = BoostClassifier(**APPROX).fit(frame, labels)
+    assert _trees_equal(model.booster_, local.booster_)

@@ -504,9 +504,12 @@ cdef class _ExactBuilder:
         self.rmax = np.empty(capacity, dtype=np.float64)
         self.wmin = np.empty(capacity, dtype=np.float64)
 
-    def build(self, values, weights, Py_ssize_t max_size):
+    def build(self, values, weights, Py_ssize_t max_size,
+              sorted_order=None):
         """Exact summary of ``values`` (1-D, length <= capacity), pruned to
-        ``max_size`` entries when that is >= 2 and the summary is larger."""
+        ``max_size`` entries when that is >= 2 and the summary is larger.
+        ``sorted_order``: the argsort of ``values`` (``chunk_orders``),
+        kept by a caller that summarises them again with other weights."""
         cdef Py_ssize_t n = values.shape[0], n_out, count
         if n > self.capacity:
             raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
@@ -529,7 +532,12 @@ cdef class _ExactBuilder:
                     n_out = aggregate_sorted(v64, x, wmin)
         else:
             w_v = _check_weights(weights, n)
-            order = np.argsort(buf).astype(np.intp, copy=False)
+            if sorted_order is None:
+                order = np.argsort(buf).astype(np.intp, copy=False)
+            elif sorted_order.shape[0] != n:
+                raise ValueError("sorted_order must have one entry per value")
+            else:
+                order = sorted_order
             if self.single_precision:
                 v32 = buf
                 with nogil:
@@ -826,8 +834,21 @@ cdef class WeightedQuantileSummary:
         return cuts[cuts > self._values[0]]
 
 
+def chunk_orders(values, chunk_size=65536):
+    """The argsort of every chunk of ``values`` as ``sketch_column`` sorts
+    them for a weighted summary: kept by a caller that summarises the same
+    values again and again with other weights (the hessians of every tree
+    of the approximate method on Dask), and passed back as ``orders``."""
+    values = _as_column(values)
+    dtype = np.float32 if values.dtype == np.float32 else np.float64
+    chunk_size = _check_max("chunk_size", chunk_size, 1)
+    return [np.argsort(np.asarray(values[start:start + chunk_size],
+                                  dtype=dtype)).astype(np.intp, copy=False)
+            for start in range(0, values.shape[0], chunk_size)]
+
+
 def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
-                  summary_size=None):
+                  summary_size=None, orders=None):
     """Weighted quantile summary of one column, streamed in chunks.
 
     Each chunk gets an exact summary (sort and aggregate duplicates), pruned
@@ -847,6 +868,9 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
     summary_size : int, default=None
         Entries kept after each prune (>= 2); None means ``8 * max_bin``
         (as XGBoost).
+    orders : list of ndarray, default=None
+        ``chunk_orders(values, chunk_size)``, kept by the caller: the
+        chunks are not sorted again (the same summary, bit for bit).
 
     Returns
     -------
@@ -875,6 +899,8 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
         stop = min(start + chunk_size, n)
         part = builder.build(values[start:stop],
                              None if weights is None else weights[start:stop],
-                             summary_size)
+                             summary_size,
+                             None if orders is None or weights is None
+                             else orders[start // chunk_size])
         running = running.merge(part).prune(summary_size)
     return running
