@@ -129,6 +129,19 @@ def test_dataframe_with_categories_equals_single_node(client):
 
 # -- the same model for any number of workers and any placement -------------
 
+def _fit_on_every_placement(client, estimator, params, dX, dy):
+    """The boosters of fits with the partitions all on one worker, all on
+    the other, and spread over both in two orders (same partitioning)."""
+    boosters, keep = [], []
+    workers = _workers(client)
+    for placement in ([workers[0]], [workers[1]], workers, workers[::-1]):
+        pX, fx = _placed(client, dX, placement)
+        py, fy = _placed(client, dy, placement)
+        keep += fx + fy   # placed partitions live until every fit is done
+        boosters.append(estimator(**params).fit(pX, py).booster_)
+    return boosters
+
+
 @pytest.mark.parametrize("subsample", [1.0, 0.7])
 def test_bit_identical_for_one_or_two_workers(client, subsample):
     rng = np.random.default_rng(7)
@@ -138,14 +151,8 @@ def test_bit_identical_for_one_or_two_workers(client, subsample):
     dy = da.from_array(y, chunks=400)
     params = dict(PARAMS, max_bin=32, subsample=subsample,
                   colsample_bytree=0.75)
-    boosters, keep = [], []
-    workers = _workers(client)
-    for placement in ([workers[0]], [workers[1]], workers, workers[::-1]):
-        pX, fx = _placed(client, dX, placement)
-        py, fy = _placed(client, dy, placement)
-        keep += fx + fy
-        model = DaskBoostRegressor(**params).fit(pX, py)
-        boosters.append(model.booster_)
+    boosters = _fit_on_every_placement(client, DaskBoostRegressor, params,
+                                       dX, dy)
     for other in boosters[1:]:
         assert _trees_equal(boosters[0], other)
 
@@ -841,14 +848,8 @@ def test_approx_bit_identical_for_one_or_two_workers(client, subsample):
     dy = da.from_array(y, chunks=400)
     params = dict(APPROX, max_bin=16, subsample=subsample,
                   colsample_bytree=0.75)
-    boosters, keep = [], []
-    workers = _workers(client)
-    for placement in ([workers[0]], [workers[1]], workers, workers[::-1]):
-        pX, fx = _placed(client, dX, placement)
-        py, fy = _placed(client, dy, placement)
-        keep += fx + fy
-        model = DaskBoostClassifier(**params).fit(pX, py)
-        boosters.append(model.booster_)
+    boosters = _fit_on_every_placement(client, DaskBoostClassifier, params,
+                                       dX, dy)
     for other in boosters[1:]:
         assert _trees_equal(boosters[0], other)
     # the cuts are proposed per tree: thresholds of later trees are not
