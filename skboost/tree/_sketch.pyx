@@ -236,9 +236,9 @@ cdef double error_bound(const double[::1] rmin,   # IN (n,)
     return e
 
 
-cdef Py_ssize_t greedy_walk(const double[::1] rmin,    # IN (n,)
-                            const double[::1] rmax,    # IN (n,)
-                            const double[::1] wmin,    # IN (n,)
+cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
+                            const double* high,    # IN (n,) b_i
+                            Py_ssize_t n,
                             double tau,
                             Py_ssize_t limit,
                             Py_ssize_t* keep,          # OUT (limit,) or NULL
@@ -250,16 +250,18 @@ cdef Py_ssize_t greedy_walk(const double[::1] rmin,    # IN (n,)
     entry out of reach, which is the furthest overall by (M), and then no
     walk keeps fewer entries). Returns the number of entries kept, or
     ``limit + 1`` as soon as it exceeds ``limit``. (Galloping was slower
-    than the scan: its branches are unpredictable.)
+    than the scan: its branches are unpredictable.) ``low`` and ``high``
+    hold every entry's a_i and b_i (``rank_up_low``, ``rank_down_high``),
+    computed once for all the walks of a prune.
     """
-    cdef Py_ssize_t n = rmin.shape[0], p = 0, q, count = 1
+    cdef Py_ssize_t p = 0, q, count = 1
     cdef double reach
     if keep != NULL:
         keep[0] = 0
     while p < n - 1:
         q = p + 1
-        reach = rank_up_low(rmin[p], wmin[p]) + tau
-        while q + 1 < n and rank_down_high(rmax[q + 1], wmin[q + 1]) <= reach:
+        reach = low[p] + tau
+        while q + 1 < n and high[q + 1] <= reach:
             q += 1
         p = q
         if count == limit:
@@ -277,6 +279,7 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
                               double error,              # E of the summary
                               Py_ssize_t max_size,       # m >= 2, < n
                               Py_ssize_t* keep,          # OUT (max_size,)
+                              double* scratch,           # (2 n,) work space
                               ) noexcept nogil:
     """Indices prune keeps (Theorem 3); returns how many (<= max_size).
 
@@ -289,37 +292,40 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     r+(x_p) is at least the average of that.
     """
     cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef double* low = scratch          # a_i of every entry, then b_i:
+    cdef double* high = scratch + n     # once for every walk below
+    for i in range(n):
+        low[i] = rank_up_low(rmin[i], wmin[i])
+        high[i] = rank_down_high(rmax[i], wmin[i])
     cdef double tau, tau_low = -INFINITY, heaviest = 0.0
     cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
-    cdef double span = (rank_down_high(rmax[n - 1], wmin[n - 1])
-                        - rank_up_low(rmin[0], wmin[0]))
+    cdef double span = high[n - 1] - low[0]
     for i in range(n - 1):
-        tau_low = max(tau_low, rank_down_high(rmax[i + 1], wmin[i + 1])
-                      - rank_up_low(rmin[i], wmin[i]))
+        tau_low = max(tau_low, high[i + 1] - low[i])
     for i in range(n):
         heaviest = max(heaviest, rmax[i] - rmin[i])
     # Nudged down so that rounding never makes it feasible when it is not.
     tau_low = max(tau_low, (total_weight - max_size * heaviest)
                   / (max_size - 1) * (1.0 - 1e-9))
     tau_high = max(tau_high, tau_low)
-    if greedy_walk(rmin, rmax, wmin, tau_low, max_size, NULL) <= max_size:
+    if greedy_walk(low, high, n, tau_low, max_size, NULL) <= max_size:
         tau = tau_low
     else:
         # Rounding may leave tau_high infeasible by a hair: widen it.
-        while greedy_walk(rmin, rmax, wmin, tau_high, max_size,
+        while greedy_walk(low, high, n, tau_high, max_size,
                           NULL) > max_size:
             tau_high = max(2.0 * tau_high, max(span, total_weight))
         while tau_high - tau_low > TAU_RELATIVE_PRECISION * tau_high:
             tau = tau_low + 0.5 * (tau_high - tau_low)
             if tau <= tau_low or tau >= tau_high:
                 break
-            if greedy_walk(rmin, rmax, wmin, tau, max_size,
+            if greedy_walk(low, high, n, tau, max_size,
                            NULL) <= max_size:
                 tau_high = tau
             else:
                 tau_low = tau
         tau = tau_high
-    return greedy_walk(rmin, rmax, wmin, tau, max_size, keep)
+    return greedy_walk(low, high, n, tau, max_size, keep)
 
 
 cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
@@ -556,9 +562,11 @@ cdef class _ExactBuilder:
                                  self.wmin[:n_out].copy(), total, True)
         keep = np.empty(max_size, dtype=np.intp)
         cdef Py_ssize_t[::1] keep_v = keep
+        cdef double[::1] scratch = np.empty(2 * n_out)
         with nogil:
             count = select_pruned(rmin[:n_out], rmax[:n_out], wmin[:n_out],
-                                  total, 0.0, max_size, &keep_v[0])
+                                  total, 0.0, max_size, &keep_v[0],
+                                  &scratch[0])
         kept = keep[:count]
         return _make_summary(self.x[kept], self.rmin[kept], self.rmax[kept],
                              self.wmin[kept], total, False)
@@ -748,9 +756,10 @@ cdef class WeightedQuantileSummary:
         cdef const double[::1] wmin = self._wmin
         cdef double weight = self._total_weight
         cdef double error = self._eps * self._total_weight
+        cdef double[::1] scratch = np.empty(2 * n)
         with nogil:
             count = select_pruned(rmin, rmax, wmin, weight, error, m,
-                                  &keep_v[0])
+                                  &keep_v[0], &scratch[0])
         kept = keep[:count]
         return _make_summary(self._values[kept], self._rmin[kept],
                              self._rmax[kept], self._wmin[kept],
