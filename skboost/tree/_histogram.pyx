@@ -427,7 +427,7 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef const float[:, ::1] gpair = gradients.gpair
     cdef const double* weight = weight_pointer(gradients.weight)
     cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
-    cdef Py_ssize_t t, k, j
+    cdef Py_ssize_t t
     cdef int tid
     cdef int64_t node, s
     cdef int64_t* target
@@ -446,10 +446,21 @@ cdef void _build(const code_t[:, ::1] codes,
                 touched[tid, s] = 1
         accumulate_rows(codes, gpair, weight, scale_g, scale_h, row_index,
                         task_begin[t], task_end[t], bin_ptr, target)
-    # Add up the partial histograms of shared nodes, in one parallel region
-    # over (shared node, bin).
-    cdef Py_ssize_t cell
-    cdef int n_partials = n_threads
+    _add_partials(hist, hist_rows, shared_node, scratch, touched, n_threads)
+
+
+cdef void _add_partials(int64_t[:, :, ::1] hist,
+                        const int64_t[::1] hist_rows,
+                        const int64_t[::1] shared_node,
+                        const int64_t[:, :, :, ::1] scratch,
+                        const uint8_t[:, ::1] touched,
+                        int n_threads) noexcept:
+    """Each shared node's histogram as the sum of the threads' partial
+    histograms it touched, in one parallel region over (shared node, bin)."""
+    cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
+    cdef Py_ssize_t cell, k, j
+    cdef int64_t node
+    cdef int tid, n_partials = n_threads
     for cell in prange(n_shared * n_bins, nogil=True, schedule="static",
                        num_threads=threads_for_work(
                            n_threads, n_shared * n_bins * n_partials)):

@@ -315,6 +315,35 @@ def _make_tasks(begin, end):
     return node_arr, begin_arr, end_arr
 
 
+cdef void _task_destinations(const int64_t[::1] task_node,
+                             const int64_t[::1] task_begin,
+                             const int64_t[::1] task_end,
+                             const int64_t[::1] task_left,   # rows going left
+                             const int64_t[::1] begin,       # node slices
+                             int64_t[::1] n_left,            # OUT, zeroed
+                             int64_t[::1] left_dest,         # OUT per task
+                             int64_t[::1] right_dest,        # OUT per task
+                             ) noexcept nogil:
+    """Where each task's left and right rows start: a node's left rows
+    first, in task order, then its right rows in task order, so the
+    partition is stable (a node's tasks are consecutive, in row order:
+    _make_tasks); and each node's count of left rows. A C loop: on small
+    nodes the numpy calls it replaced cost more than the partition itself."""
+    cdef Py_ssize_t t, n_tasks = task_node.shape[0]
+    cdef int64_t node, next_left = 0, next_right = 0
+    for t in range(n_tasks):
+        n_left[task_node[t]] += task_left[t]
+    for t in range(n_tasks):
+        node = task_node[t]
+        if t == 0 or task_node[t - 1] != node:   # the node's first task
+            next_left = begin[node]
+            next_right = begin[node] + n_left[node]
+        left_dest[t] = next_left
+        right_dest[t] = next_right
+        next_left += task_left[t]
+        next_right += (task_end[t] - task_begin[t]) - task_left[t]
+
+
 cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          int32_t[::1] row_index,            # IN/OUT
                          const int32_t[::1] missing_code,
@@ -360,25 +389,11 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                 goes_left[i] = code <= split_bin[node]
             count = count + goes_left[i]
         task_left[t] = count
-    # Destinations: a node's left rows first, in task order, then its right
-    # rows in task order, so the partition is stable (a node's tasks are
-    # consecutive, in row order: _make_tasks). A C loop: on small nodes the
-    # numpy calls it replaced cost more than the partition itself.
     cdef int64_t[::1] n_left = np.zeros(begin.shape[0], dtype=np.int64)
     cdef int64_t[::1] left_dest = np.empty(n_tasks, dtype=np.int64)
     cdef int64_t[::1] right_dest = np.empty(n_tasks, dtype=np.int64)
-    cdef int64_t next_left = 0, next_right = 0
-    for t in range(n_tasks):
-        n_left[task_node[t]] += task_left[t]
-    for t in range(n_tasks):
-        node = task_node[t]
-        if t == 0 or task_node[t - 1] != node:   # the node's first task
-            next_left = begin[node]
-            next_right = begin[node] + n_left[node]
-        left_dest[t] = next_left
-        right_dest[t] = next_right
-        next_left += task_left[t]
-        next_right += (task_end[t] - task_begin[t]) - task_left[t]
+    _task_destinations(task_node, task_begin, task_end, task_left, begin,
+                       n_left, left_dest, right_dest)
     cdef int64_t l, r, g
     # Pass 2: scatter into scratch; pass 3: copy the slices back. The
     # scatter picks each row's destination by a mask, not a branch: rows
