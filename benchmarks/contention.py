@@ -5,8 +5,8 @@ spinning in a tight loop (one per core taken), started before a case and
 stopped after it. Every fit runs in a fresh Python process with no OpenMP
 environment variable set (what a user has), the libraries' default
 ``n_jobs`` unless the case says otherwise; the contenders of a case take
-turns, ``--repeat`` times, and the table gives the median wall time and the
-ratios.
+turns, ``--repeat`` times (each round starting with the next contender),
+and the table gives the median wall time and the ratios.
 
 Cases:
 
@@ -155,9 +155,13 @@ def run_case(name, case, repeat, baseline, log):
     results = []
     for load in case["loads"]:
         times = {label: [] for label, *_ in contenders(case, baseline)}
+        rows = contenders(case, baseline)
         with BusyCores(busy_count(load, n_cpus)):
-            for _ in range(repeat):
-                for label, library, n_jobs, path in contenders(case, baseline):
+            for i in range(repeat):
+                # each repeat starts with another contender, so that none
+                # is always the first after the busy processes start
+                shift = i % len(rows)
+                for label, library, n_jobs, path in rows[shift:] + rows[:shift]:
                     times[label].append(run_child(case, library, n_jobs, path))
         medians = {label: statistics.median(t) for label, t in times.items()}
         for label, seconds in medians.items():

@@ -4,7 +4,19 @@
 from . import _openmp_runtime  # noqa: F401  (isort: skip)
 from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
 from ._forest import BoostRFClassifier, BoostRFRegressor
-from .external import ExternalData
+
+
+def __getattr__(name):
+    # ExternalData (out-of-core training) loads its modules on first use
+    if name == "ExternalData":
+        from .external import ExternalData
+        return ExternalData
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"ExternalData"})
+
 
 __all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
            "BoostRFClassifier", "BoostRFRegressor"]

@@ -529,18 +529,20 @@ default=None
         tree_params = replace(tree_params, learning_rate=(
             tree_params.learning_rate / boost_params.num_parallel_tree))
     weight_sum = float(np.sum(weight))
-    grower = make_grower(X, tree_params, n_threads, rng,
-                         weight=weights.in_sums,
-                         fixed_hessians=objective.constant_hessian
-                         and boost_params.subsample >= 1.0,
-                         n_categories=n_categories,
-                         vector_outputs=n_outputs if booster.vector_leaf
-                         else 0)
-    raw = booster.predict_raw(X, n_threads=n_threads, base_margin=base_margin)
+    tuner = ThreadTuner(n_threads)
+    with tuner.setup():   # no more threads than the load leaves free
+        grower = make_grower(X, tree_params, n_threads, rng,
+                             weight=weights.in_sums,
+                             fixed_hessians=objective.constant_hessian
+                             and boost_params.subsample >= 1.0,
+                             n_categories=n_categories,
+                             vector_outputs=n_outputs if booster.vector_leaf
+                             else 0)
+        raw = booster.predict_raw(X, n_threads=n_threads,
+                                  base_margin=base_margin)
     gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
     for callback in callbacks:
         _call(callback, "before_training", booster)
-    tuner = ThreadTuner(n_threads)
     for iteration in range(first_round,
                            first_round + boost_params.n_estimators):
         with tuner.round():  # as many threads as run fastest right now

@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._threads import effective_n_threads
-from .tree._shap import ShapForest
 from .tree._tree import NODE_FIELDS
 
 # what the kernel computes (tree/_shap.pyx)
@@ -45,6 +44,7 @@ def _build_shap_forest(booster):
     sizes = [tree.n_nodes for tree in trees]
     starts = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
+    from .tree._shap import ShapForest   # loaded when first explained
     arrays = [np.concatenate([getattr(t, name) for t in trees]) if trees
               else np.empty(0, dtype=dtype)
               for name, dtype in NODE_FIELDS.items() if name != "gain"]

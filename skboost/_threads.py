@@ -16,12 +16,13 @@ import os
 import statistics
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ._openmp_helpers import openmp_max_threads
 from ._parallel import get_thread_cap, set_thread_cap
 
 __all__ = ["CpuLoadMonitor", "ThreadTuner", "available_cpus",
-           "effective_n_threads"]
+           "effective_n_threads", "map_columns"]
 
 
 def _cgroup_cpu_quota(root="/sys/fs/cgroup"):
@@ -366,6 +367,20 @@ class ThreadTuner:
         self._next_probe = self._rounds + self._interval
 
     @contextlib.contextmanager
+    def setup(self):
+        """Run a fit's set-up (binning, the first margins) with the thread
+        count the latest load reading leaves (``with tuner.setup():``);
+        untimed, as the set-up is not a round."""
+        if self.n_max > 1:
+            self._follow_load()
+        previous = get_thread_cap()
+        set_thread_cap(self.current)
+        try:
+            yield self.current
+        finally:
+            set_thread_cap(previous)
+
+    @contextlib.contextmanager
     def round(self):
         """Run a round (``with tuner.round():``) with the thread count
         chosen for it: kernels started from this thread use at most that
@@ -386,3 +401,15 @@ class ThreadTuner:
             return
         preempted = None if before is None else after - before
         self.record(threads, seconds, preempted)
+
+
+def map_columns(function, columns, n_threads):
+    """``[function(j) for j in columns]``, on up to ``n_threads`` Python
+    threads (at most the calling thread's cap, ``_parallel``), or in the
+    calling thread when one: ``function`` releases the GIL in its loops,
+    and the columns are independent."""
+    n_threads = min(max(1, n_threads), get_thread_cap())
+    if n_threads == 1:
+        return [function(j) for j in columns]
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        return list(pool.map(function, columns))

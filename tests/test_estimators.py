@@ -571,3 +571,25 @@ def test_not_fitted(estimator, method):
     args = () if method == "get_booster" else (X,)
     with pytest.raises(NotFittedError):
         getattr(estimator(), method)(*args)
+
+
+def test_in_core_fits_do_not_load_the_out_of_core_modules():
+    """``import skboost`` and an in-core fit leave ExternalData's modules
+    (pages, the page kernel) and the SHAP kernel unloaded (a worker of a
+    parallel search imports skboost for every fit it runs), and
+    ``skboost.ExternalData`` loads them when asked for."""
+    import subprocess
+    import sys
+    code = (
+        "import sys, numpy as np, skboost\n"
+        "from skboost import BoostClassifier\n"
+        "X = np.random.default_rng(0).normal(size=(200, 3))\n"
+        "BoostClassifier(n_estimators=2).fit(X, X[:, 0] > 0)\n"
+        "lazy = ['skboost.external', 'skboost.tree.pages',\n"
+        "        'skboost.tree._paged', 'skboost.tree._shap']\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+        "print(skboost.ExternalData.__module__, 'ExternalData' in dir(skboost))\n"
+        "print('skboost.tree.pages' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["[]", "skboost.external True", "True"]

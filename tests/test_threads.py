@@ -15,7 +15,8 @@ from skboost import BoostRegressor
 from skboost._openmp_helpers import check_n_threads
 from skboost._openmp_runtime import PRIVATE_RUNTIME, SPIN_COUNT
 from skboost._parallel import get_thread_cap, set_thread_cap
-from skboost._threads import CpuLoadMonitor, ThreadTuner, _read_proc_stat
+from skboost._threads import (CpuLoadMonitor, ThreadTuner, _read_proc_stat,
+                              map_columns)
 
 
 def _regression(n=400, seed=0):
@@ -132,6 +133,43 @@ def test_tuner_follows_a_load_reading_at_once():
     assert used[0] == 1 and used.count(2) <= 2   # a probe or two back up
     monitor.free = 2   # the load went: back to every thread at once
     assert machine.run(5)[0] == 2
+
+
+def test_setup_runs_with_the_threads_a_load_reading_leaves():
+    """A fit's set-up (binning, first margins) runs before any round: it
+    takes its thread count from the load reading, and the cap is restored
+    after; the first round then starts from the same count."""
+    monitor = _FakeMonitor()
+    monitor.free = 1
+    tuner = ThreadTuner(2, preemptions=lambda: 0, monitor=monitor)
+    before = get_thread_cap()
+    with tuner.setup() as threads:
+        assert threads == 1 and get_thread_cap() == 1
+    assert get_thread_cap() == before
+    assert tuner.next_threads() == 1
+    monitor.free = None   # no reading: every thread
+    with ThreadTuner(2, monitor=monitor).setup() as threads:
+        assert threads == 2
+
+
+def test_map_columns_follows_the_cap_and_keeps_the_order():
+    """``map_columns`` (the sketches and presorts of a fit's columns) gives
+    the results in column order, runs in the calling thread under a cap of
+    one, and on a pool of worker threads otherwise."""
+    def where(j):
+        return j * j, threading.get_ident()
+
+    main = threading.get_ident()
+    set_thread_cap(1)
+    try:
+        results = map_columns(where, range(7), 4)
+    finally:
+        set_thread_cap(1 << 30)
+    assert [r for r, _ in results] == [j * j for j in range(7)]
+    assert {ident for _, ident in results} == {main}
+    results = map_columns(where, range(7), 2)
+    assert [r for r, _ in results] == [j * j for j in range(7)]
+    assert main not in {ident for _, ident in results}
 
 
 def test_no_probe_above_a_load_reading():

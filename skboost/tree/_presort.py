@@ -7,10 +7,10 @@ feature j owns ``values[col_ptr[j]:col_ptr[j+1]]`` and the matching
 number of present entries.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._threads import map_columns
 from ._presorted import SortedColumns
 
 
@@ -58,8 +58,7 @@ def presort_dense(X, n_threads=1):
         values[col_ptr[j]:col_ptr[j + 1]] = column[order]
         rows[col_ptr[j]:col_ptr[j + 1]] = order
 
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-        list(pool.map(sort_column, range(n_features)))
+    map_columns(sort_column, range(n_features), n_threads)
     return SortedColumns(col_ptr, values, rows, n_rows)
 
 

@@ -159,9 +159,12 @@ class TreeBuilder:
                "default_left": np.uint8, "gain": np.float64,
                "G": np.float64, "H": np.float64}
 
+    # a node's fields before it is split: no children, no feature
+    _UNSPLIT = {"left_child": NO_CHILD, "right_child": NO_CHILD,
+                "feature": NO_CHILD}
+
     def __init__(self, G_root, H_root, capacity=64):
-        self._a = {name: np.zeros(capacity, dtype=dtype)
-                   for name, dtype in self._FIELDS.items()}
+        self._a = self._unsplit_arrays(capacity)
         self._n = 0
         self._left_sets = {}   # node -> bool array over its feature's categories
         self._add(np.array([G_root]), np.array([H_root]))
@@ -179,19 +182,27 @@ class TreeBuilder:
         """(G, H) of the given nodes."""
         return self._a["G"][nodes], self._a["H"][nodes]
 
+    def _unsplit_arrays(self, capacity, like=None):
+        """Field arrays of ``capacity`` unsplit nodes (shaped as ``like``'s
+        beyond the first axis), so that adding a node writes only its
+        sums."""
+        arrays = {}
+        for name, dtype in self._FIELDS.items():
+            shape = (capacity,) + (() if like is None
+                                   else like[name].shape[1:])
+            arrays[name] = np.full(shape, self._UNSPLIT.get(name, 0),
+                                   dtype=dtype)
+        return arrays
+
     def _add(self, G, H):
         n_new = G.shape[0]
         if self._n + n_new > self._a["G"].shape[0]:
             capacity = max(2 * self._a["G"].shape[0], self._n + n_new)
+            grown = self._unsplit_arrays(capacity, like=self._a)
             for name, array in self._a.items():
-                grown = np.zeros((capacity,) + array.shape[1:], array.dtype)
-                grown[:array.shape[0]] = array
-                self._a[name] = grown
+                grown[name][:array.shape[0]] = array
+            self._a = grown
         new = slice(self._n, self._n + n_new)   # the ids are consecutive
-        for name in ("left_child", "right_child", "feature"):
-            self._a[name][new] = NO_CHILD
-        for name in ("threshold", "default_left", "gain"):
-            self._a[name][new] = 0
         self._a["G"][new] = G
         self._a["H"][new] = H
         self._n += n_new
@@ -205,22 +216,23 @@ class TreeBuilder:
         its entry is not None: a bool array over its feature's categories,
         True for those going left (the threshold is then unused)."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        threshold = np.array(threshold, dtype=np.float64, ndmin=1, copy=True)
+        a = self._a
+        a["threshold"][nodes] = threshold
         for k, left in enumerate(left_sets or ()):
             if left is not None:
-                self._left_sets[int(nodes[k])] = np.asarray(left, dtype=bool)
-                threshold[k] = 0.0
+                node = int(nodes[k])
+                self._left_sets[node] = np.asarray(left, dtype=bool)
+                a["threshold"][node] = 0.0
         G, H = self.node_sums(nodes)
         G_left = np.asarray(G_left, dtype=np.float64)
         H_left = np.asarray(H_left, dtype=np.float64)
         children = self._add(_interleaved(G_left, G - G_left),
                              _interleaved(H_left, H - H_left))
         left, right = children[0::2], children[1::2]
-        a = self._a
+        a = self._a   # _add may have grown the arrays
         a["left_child"][nodes] = left
         a["right_child"][nodes] = right
         a["feature"][nodes] = feature
-        a["threshold"][nodes] = threshold
         a["default_left"][nodes] = default_left
         a["gain"][nodes] = gain
         return left, right
@@ -228,23 +240,28 @@ class TreeBuilder:
     def finish(self, weights_of, learning_rate):
         """The :class:`Tree`; ``weights_of(G, H)`` gives node weights."""
         a = {name: array[: self._n].copy() for name, array in self._a.items()}
+        return Tree(
+            left_child=a["left_child"], right_child=a["right_child"],
+            feature=a["feature"], threshold=a["threshold"],
+            default_left=a["default_left"],
+            value=learning_rate * weights_of(a["G"], a["H"]),
+            gain=a["gain"], cover=a["H"], **self._category_arrays())
+
+    def _category_arrays(self):
+        """The Tree's ``cat_*`` arrays of the categorical splits (the
+        Tree's empty defaults when there is none)."""
+        if not self._left_sets:
+            return {}
         cat_node = np.array(sorted(self._left_sets), dtype=np.int32)
         words = [category_bitset(self._left_sets[n]) for n in cat_node]
         cat_ptr = np.zeros(len(words) + 1, dtype=np.int64)
         cat_ptr[1:] = np.cumsum(np.array([w.shape[0] for w in words],
                                          dtype=np.int64))
-        return Tree(
+        return dict(
             cat_node=cat_node,
             cat_size=np.array([self._left_sets[n].shape[0] for n in cat_node],
                               dtype=np.int32),
-            cat_ptr=cat_ptr,
-            cat_bits=(np.concatenate(words) if words
-                      else np.zeros(0, dtype=np.uint32)),
-            left_child=a["left_child"], right_child=a["right_child"],
-            feature=a["feature"], threshold=a["threshold"],
-            default_left=a["default_left"],
-            value=learning_rate * weights_of(a["G"], a["H"]),
-            gain=a["gain"], cover=a["H"])
+            cat_ptr=cat_ptr, cat_bits=np.concatenate(words))
 
 
 class VectorTreeBuilder(TreeBuilder):

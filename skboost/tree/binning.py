@@ -9,10 +9,10 @@ bin. ``split_thresholds[bin_ptr[f] + b]`` is the tree threshold of the split
 bin (all present values left, only missing values right).
 """
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._threads import map_columns
 from ._binning import map_to_bins
 from ._presorted import SortedColumns
 from ._sketch import sketch_column
@@ -129,8 +129,7 @@ class BinMapper:
             return missing, np.asarray(summary.cut_points(n_bins),
                                        dtype=np.float64)
 
-        with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-            results = list(pool.map(sketch, range(X.shape[1])))
+        results = map_columns(sketch, range(X.shape[1]), n_threads)
         self.has_missing_ = np.array([m for m, _ in results], dtype=bool)
         self._set_cuts([c for _, c in results])
         return self
@@ -182,9 +181,9 @@ class BinMapper:
                               dtype=np.float64)
 
         approximate = np.flatnonzero(~exact)
-        with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
-            for j, c in zip(approximate, pool.map(sketch, approximate)):
-                cuts[j] = c
+        for j, c in zip(approximate,
+                        map_columns(sketch, approximate, n_threads)):
+            cuts[j] = c
         self._set_cuts(cuts)
         return self
 

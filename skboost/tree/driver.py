@@ -184,6 +184,11 @@ class DepthwiseQueue:
         if not self.max_leaves:
             # no leaf limit (the common case): every node worth splitting
             # is split, in increasing id order
+            worth = np.asarray(worth, dtype=bool)
+            if worth.all():
+                order = np.argsort(nodes, kind="stable")
+                return Expansion(nodes[order], depth, splits.take(order),
+                                 _NO_NODES)
             chosen = np.flatnonzero(worth)
             chosen = chosen[np.argsort(nodes[chosen], kind="stable")]
             return Expansion(nodes[chosen], depth, splits.take(chosen),

@@ -26,6 +26,7 @@ paged      approx, global        ``PagedHistFinder`` on cuts proposed
 =========  ====================  ======================================
 """
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -41,9 +42,7 @@ from .driver import GrowthDriver
 from .memory import check_training_memory
 from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
                       HistFinder, LocalApproxFinder)
-from .finders.paged import PagedHistFinder
 from .finders.vector_hist import VectorHistFinder
-from .pages import PagedMatrix
 
 
 def make_grower(X, params, n_threads, rng, *, weight=None,
@@ -82,9 +81,11 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     """
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
-    if isinstance(X, PagedMatrix) or hasattr(X, "paged_matrix"):
+    if _is_paged(X) or hasattr(X, "paged_matrix"):
+        # out of core: imported here, so that in-core fits never load it
+        from .finders.paged import PagedHistFinder
         _check_paged(params, n_categories, vector_outputs, fixed_hessians)
-        if not isinstance(X, PagedMatrix):   # ExternalData: bin now
+        if not _is_paged(X):   # ExternalData: bin now
             X = X.paged_matrix(params.max_bin, weight, n_threads,
                                approx=params.tree_method == "approx")
         finder = PagedHistFinder(X, params, n_threads, weight=weight)
@@ -128,6 +129,13 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
+
+
+def _is_paged(X):
+    """Whether X is a ``pages.PagedMatrix`` (its module is loaded once
+    there is one: out-of-core training imports it)."""
+    pages = sys.modules.get(f"{__package__}.pages")
+    return pages is not None and isinstance(X, pages.PagedMatrix)
 
 
 def _check_paged(params, n_categories, vector_outputs, fixed_hessians):
