@@ -182,10 +182,22 @@ class TreeBuilder:
         """(G, H) of the given nodes."""
         return self._a["G"][nodes], self._a["H"][nodes]
 
+    # the unsplit arrays of the first capacity, copied for every tree
+    _templates = {}
+
     def _unsplit_arrays(self, capacity, like=None):
         """Field arrays of ``capacity`` unsplit nodes (shaped as ``like``'s
         beyond the first axis), so that adding a node writes only its
         sums."""
+        if like is None:
+            template = TreeBuilder._templates.get(capacity)
+            if template is None:
+                template = self._new_unsplit_arrays(capacity, None)
+                TreeBuilder._templates[capacity] = template
+            return {name: array.copy() for name, array in template.items()}
+        return self._new_unsplit_arrays(capacity, like)
+
+    def _new_unsplit_arrays(self, capacity, like):
         arrays = {}
         for name, dtype in self._FIELDS.items():
             shape = (capacity,) + (() if like is None

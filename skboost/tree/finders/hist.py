@@ -60,7 +60,8 @@ class HistogramPool:
         return np.array([self._free.pop() for _ in range(n)], dtype=np.int64)
 
     def give_back(self, rows):
-        self._free.extend(int(r) for r in rows if r >= 0)
+        rows = np.asarray(rows)
+        self._free.extend(rows[rows >= 0].tolist())
 
     def clear(self):
         """Every row free (a new tree)."""
