@@ -24,6 +24,8 @@ Run from the repository root::
     python benchmarks/contention.py                 # every case, ~6 minutes
     python benchmarks/contention.py --cases small --repeat 5
     python benchmarks/contention.py --baseline ../before   # and an older skboost
+    python benchmarks/contention.py --repeat 5 \
+        --json benchmarks/results/contention/contention.json   # the docs' table
 """
 
 import argparse
@@ -133,11 +135,28 @@ def contenders(case, baseline):
     return rows
 
 
+def compile_bytecode(baseline):
+    """Byte-compile the skboost packages the contenders import, as an
+    installed package is: the children then load cached bytecode, like
+    XGBoost and LightGBM from their wheels, instead of compiling every
+    module a process imports (a fresh process per fit, and a grid search's
+    workers, would otherwise pay it in every run)."""
+    import compileall
+    import importlib.util
+    packages = [os.path.dirname(importlib.util.find_spec("skboost").origin)]
+    if baseline:
+        packages.append(os.path.join(baseline, "skboost"))
+    for package in packages:
+        compileall.compile_dir(package, quiet=1)
+
+
 def run_child(case, library, n_jobs, path):
     spec = dict(case, library=library, n_jobs=n_jobs, path=path)
     spec.pop("loads")
+    # what a user has: no OpenMP variables, bytecode cached (above)
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OMP_", "GOMP_"))}
+           if not k.startswith(("OMP_", "GOMP_"))
+           and k != "PYTHONDONTWRITEBYTECODE"}
     if path:
         env["PYTHONPATH"] = path
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)],
@@ -196,12 +215,34 @@ def main(argv=None):
     baseline = os.path.abspath(args.baseline) if args.baseline else None
     print(f"CPUs available: {len(os.sched_getaffinity(0))}; "
           f"load average before: {os.getloadavg()}")
+    compile_bytecode(baseline)
     results = []
     for name in args.cases:
         results += run_case(name, CASES[name], args.repeat, baseline, print)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"results": results, "argv": sys.argv[1:]}, f, indent=1)
+        _write_json(args.json, results, argv if argv is not None
+                    else sys.argv[1:])
+
+
+def _write_json(path, results, argv):
+    """The results with how they were obtained (the docs' threads page
+    draws its table from ``benchmarks/results/contention/``)."""
+    import sklearn
+    versions = {"python": sys.version.split()[0], "cpus": len(
+        os.sched_getaffinity(0)), "sklearn": sklearn.__version__}
+    for name in ("xgboost", "lightgbm"):
+        try:
+            versions[name] = __import__(name).__version__
+        except ImportError:
+            pass
+    meta = {"command": "python benchmarks/contention.py " + " ".join(
+                a for a in argv if not a.startswith("--json")
+                and not a.endswith(".json")),
+            "date": time.strftime("%Y-%m-%d"),
+            "load_average_after": os.getloadavg(),
+            "environment": versions, "results": results}
+    with open(path, "w") as f:
+        json.dump(meta, f, indent=1)
 
 
 if __name__ == "__main__":

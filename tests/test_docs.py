@@ -197,6 +197,44 @@ def _check_optional_cells(meta, records, record, header, row):
             value, **tolerance), (title, record)
 
 
+def test_threads_page_table_shows_the_contention_results(site):
+    """The threads page's table has a row per case and load of
+    ``benchmarks/results/contention/contention.json`` with each library's
+    median seconds, the ratio to its own n_jobs=1 and skboost's ratio to
+    XGBoost, computed here from the file's records."""
+    import json
+    import statistics
+
+    meta = json.loads((ROOT / "benchmarks" / "results" / "contention"
+                       / "contention.json").read_text())
+    tables = _html_tables(
+        (site / "user_guide" / "threads.html").read_text())
+    found = [rows for caption, rows in tables
+             if meta["command"] in caption]
+    assert len(found) == 1
+    header, *rows = found[0]
+    medians = {}
+    for record in meta["results"]:
+        assert record["seconds"] == pytest.approx(
+            statistics.median(record["runs"]))
+        medians.setdefault((record["case"], record["load"]), {})[
+            record["contender"]] = record["seconds"]
+    assert len(rows) == len(medians)
+    columns = {"skboost": "skboost", "XGBoost": "xgboost",
+               "LightGBM": "lightgbm"}
+    for row, (key, times) in zip(rows, medians.items()):
+        assert row[1] == key[1]
+        for title, library in columns.items():
+            seconds, *ratio = row[header.index(title)].split()
+            assert float(seconds) == pytest.approx(times[library], abs=6e-4)
+            single = times.get(f"{library} n_jobs=1")
+            if single:
+                assert float(ratio[0].strip("()")) == pytest.approx(
+                    times[library] / single, abs=0.006)
+        assert float(row[header.index("skboost / XGBoost")]) == \
+            pytest.approx(times["skboost"] / times["xgboost"], abs=0.006)
+
+
 def test_math_is_served_by_the_site_itself(site):
     page = (site / "user_guide" / "model.html").read_text()
     scripts = re.findall(r'<script[^>]*src="([^"?]*mathjax[^"?]*)', page,
