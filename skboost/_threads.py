@@ -125,6 +125,40 @@ def _read_proc_stat(cpus, path="/proc/stat", *, count_nice=True):
     return busy / ticks
 
 
+def _others_running(path="/proc/loadavg", own=None):
+    """Other processes' threads runnable at this instant (the kernel's
+    count of runnable threads, ``/proc/loadavg``, less this process's:
+    ``own()``, by default its threads in state R), or None where it cannot
+    say (not Linux). The count is the machine's: meaningful when every CPU
+    is the process's (``CpuLoadMonitor`` checks)."""
+    try:
+        with open(path) as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    mine = (own or _own_running_threads)()
+    return float(max(0, running - mine))
+
+
+def _own_running_threads(tasks="/proc/self/task"):
+    """This process's threads that are runnable now (at least the calling
+    one): OpenMP threads still spinning after a region, reader threads."""
+    count = 0
+    try:
+        names = os.listdir(tasks)
+    except OSError:
+        return 1
+    for name in names:
+        try:
+            with open(os.path.join(tasks, name, "stat")) as f:
+                # "tid (comm) S ...": the state follows the last ")"
+                state = f.read().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == "R"
+    return max(1, count)
+
+
 def _process_is_niced():
     """Whether this process runs at a lowered priority (its CPU time is
     then counted as nice time in ``/proc/stat``)."""
@@ -158,6 +192,9 @@ class CpuLoadMonitor:
         Busy seconds of the process's CPUs so far (None: unknown).
     clock, process_time : callable, optional
         Wall time and the process's CPU time, in seconds.
+    read_running : callable, optional
+        Other threads runnable at this instant (None: unknown), read while
+        no window has given a reading.
     """
 
     # /proc/stat counts in ticks of 10 ms: a window of 0.1 s reads the
@@ -170,7 +207,7 @@ class CpuLoadMonitor:
     MAX_AGE = 2.0
 
     def __init__(self, read_busy=None, *, clock=time.monotonic,
-                 process_time=time.process_time):
+                 process_time=time.process_time, read_running=None):
         try:
             cpus = os.sched_getaffinity(0)
         except (AttributeError, OSError):
@@ -181,6 +218,12 @@ class CpuLoadMonitor:
             read_busy = lambda: _read_proc_stat(  # noqa: E731
                 cpus, count_nice=count_nice)
         self._read_busy = read_busy
+        if read_running is None:
+            # the count is the machine's: only when every CPU is ours
+            every_cpu = available_cpus() == (os.cpu_count() or 0)
+            read_running = _others_running if every_cpu else lambda: None
+        self._read_running = read_running
+        self._instant_read = None   # (time, others runnable then)
         self._clock = clock
         self._process_time = process_time
         self._lock = threading.Lock()
@@ -232,11 +275,27 @@ class CpuLoadMonitor:
     def free_cpus(self, n_cpus):
         """Threads worth running on ``n_cpus`` CPUs now: the CPUs the
         others leave (rounded to the nearest, at least 1), or None
-        without a reading."""
+        without a reading. Until a window gives one (the first 0.04 to
+        0.1 s after import, or after a pause of more than ``MAX_AGE``),
+        the count of runnable processes at this instant stands in."""
         others = self.others()
+        if others is None:
+            others = self._instant()
         if others is None:
             return None
         return _free(n_cpus, others)
+
+    # an instant's count is kept this long (reading it costs ~0.1 ms)
+    INSTANT_AGE = 0.02
+
+    def _instant(self):
+        """The runnable count of ``read_running``, read at most every
+        ``INSTANT_AGE`` seconds."""
+        now = self._clock()
+        if (self._instant_read is None
+                or now - self._instant_read[0] > self.INSTANT_AGE):
+            self._instant_read = (now, self._read_running())
+        return self._instant_read[1]
 
 
 def _free(n_cpus, others):

@@ -246,6 +246,63 @@ def test_cpu_load_monitor_reads_a_short_first_window_when_unambiguous():
     assert monitor.others() == pytest.approx(others)
 
 
+def test_without_a_window_reading_the_runnable_count_stands_in():
+    """Until a window closes (just after import, or when the last reading
+    is too old), ``free_cpus`` reads the runnable threads of this instant;
+    a window's reading replaces it."""
+    state = {"now": 0.0, "busy": 100.0, "own": 10.0, "running": 2.0}
+    monitor = CpuLoadMonitor(lambda: state["busy"],
+                             clock=lambda: state["now"],
+                             process_time=lambda: state["own"],
+                             read_running=lambda: state["running"])
+    assert monitor.free_cpus(2) == 1          # two others runnable now
+    state["running"] = 0.0
+    assert monitor.free_cpus(2) == 1          # the instant is kept 20 ms
+    state["now"] = 0.03
+    assert monitor.free_cpus(2) == 2
+    state.update(now=0.5, busy=101.0, own=10.9, running=5.0)
+    assert monitor.free_cpus(2) == 2          # the window: others 0.2 CPU
+    state.update(now=10.0, running=2.0)       # stale: the instant again
+    assert monitor.free_cpus(2) == 1
+    silent = CpuLoadMonitor(lambda: None, read_running=lambda: None)
+    assert silent.free_cpus(2) is None
+
+
+def test_others_running_reads_the_runnable_count(tmp_path, monkeypatch):
+    import skboost._threads as threads_module
+    path = tmp_path / "loadavg"
+    path.write_text("0.52 0.58 0.59 3/467 12345\n")
+    assert threads_module._others_running(path, own=lambda: 1) == 2.0
+    assert threads_module._others_running(path, own=lambda: 2) == 1.0
+    assert threads_module._own_running_threads() >= 1   # the caller
+    path.write_text("garbage\n")
+    assert threads_module._others_running(path) is None
+    assert threads_module._others_running(tmp_path / "missing") is None
+    # the count is the machine's: a monitor of some of its CPUs does not
+    # read it
+    monkeypatch.setattr(threads_module, "available_cpus",
+                        lambda: (os.cpu_count() or 1) + 1)
+    monitor = threads_module.CpuLoadMonitor(lambda: None)
+    assert monitor.free_cpus(2) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"),
+                    reason="reads /proc/loadavg (Linux)")
+def test_others_running_sees_a_spinning_process():
+    """A process spinning on the CPU is always runnable: the instant's
+    count shows at least one other thread while it runs."""
+    from skboost._threads import _others_running, available_cpus
+    if available_cpus() != os.cpu_count():
+        pytest.skip("the process may not use every CPU")
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)   # started and spinning
+        assert _others_running() >= 1
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def test_read_proc_stat_sums_the_given_cpus(tmp_path):
     path = tmp_path / "stat"
     path.write_text("cpu  9 9 9 9 9 9 9 9 0 0\n"
