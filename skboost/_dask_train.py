@@ -183,6 +183,15 @@ class ShardSpec:
     approx_once: bool = False
 
 
+def _features_restricted(params):
+    """Whether the driver may keep a node from splitting on some feature
+    (column sampling, interaction constraints): the shards then keep the
+    best split of every (node, feature) pair."""
+    return (min(params.colsample_bytree, params.colsample_bylevel,
+                params.colsample_bynode) < 1.0
+            or params.interaction_sets is not None)
+
+
 def _worker_threads():
     """Threads of the worker this runs on (1 outside a worker)."""
     try:
@@ -411,9 +420,9 @@ class Shard:
         p = spec.tree_params
         scanner = self._scanner(bin_ptr, local.thresholds, ranges[index])
         # monotone bounds are known at scan time only: scanned on request
-        self.shard_finder = ShardFinder(local, scanner, self.exchange,
-                                        speculate=p.monotone is None,
-                                        stats=self._stats)
+        self.shard_finder = ShardFinder(
+            local, scanner, self.exchange, speculate=p.monotone is None,
+            stats=self._stats, per_feature=_features_restricted(p))
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
 
     def _scanner(self, bin_ptr, thresholds, features):
