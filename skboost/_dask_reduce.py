@@ -105,12 +105,18 @@ class SliceScanner:
         t["sums"][0] = root[self.bin_ptr[0]:self.bin_ptr[1]].sum(axis=0)
         return t["sums"][0].copy()
 
-    def split(self, op, designated=None, summed=None):
+    def take(self, n):
+        """``n`` free rows of the pool, for the summed histograms of the
+        next ``split``'s designated children (written there by the
+        exchange)."""
+        return self.pool.take(n)
+
+    def split(self, op, designated=None, built_rows=None):
         """A level's splits (``op``: nodes, records, left, right): the
         children's sums, and with ``designated`` their histograms, the
-        designated children's ``summed`` ones, the others' by subtraction
-        from their parents'; without (the children will be leaves) the
-        parents' rows are given back."""
+        designated children's summed ones in the pool's ``built_rows``
+        (``take``), the others' by subtraction from their parents'; without
+        (the children will be leaves) the parents' rows are given back."""
         nodes, records, left, right, _ = op
         t = self.table
         t.reserve(int(right.max()) + 1)
@@ -124,8 +130,6 @@ class SliceScanner:
             t["hist_row"][left] = t["hist_row"][right] = -1
             return
         other = np.where(designated == left, right, left)
-        built_rows = self.pool.take(nodes.shape[0])
-        self.pool.array[built_rows] = summed
         subtract_histograms(self.pool.array, parent_rows, built_rows,
                             self.n_threads)
         t["hist_row"][designated], t["hist_row"][other] = (built_rows,
@@ -257,9 +261,10 @@ class PeerExchange:
             self.aborted = reason
             self.condition.notify_all()
 
-    def reduce(self, hists, rows):
+    def reduce(self, hists, rows, out=None, out_rows=None):
         """The sum over every shard of ``hists[rows]`` (this shard's
-        histograms, shape (n, n_bins, 2)) on this shard's bins."""
+        histograms, shape (n, n_bins, 2)) on this shard's bins (with
+        ``out``: written into ``out[out_rows]``, and ``out`` returned)."""
         hists = hists[rows]
         self.seq += 1
         sends = []
@@ -276,7 +281,10 @@ class PeerExchange:
         if stop > first:
             for piece in self._collect(self.seq):
                 total += piece
-        return total
+        if out is None:
+            return total
+        out[out_rows] = total
+        return out
 
     def allgather(self, obj):
         """``obj`` of every shard, in shard order (this shard's own
@@ -435,11 +443,11 @@ class ShardFinder(SplitFinder):
         G, H = t["sums"][0] / self.scales
         return G, H
 
-    def _reduce(self, hists, rows, start):
+    def _reduce(self, hists, rows, start, out=None, out_rows=None):
         """The histograms ``hists[rows]`` summed over the shards on this
-        shard's features."""
+        shard's features (into ``out[out_rows]`` when given)."""
         built = time.perf_counter()
-        summed = self.exchange.reduce(hists, rows)
+        summed = self.exchange.reduce(hists, rows, out, out_rows)
         self.stats["build_seconds"] += built - start
         self.stats["exchange_seconds"] += time.perf_counter() - built
         return summed
@@ -512,10 +520,11 @@ class ShardFinder(SplitFinder):
                               right)
         self._split_local(nodes, splits, left, right, designated)
         lt = self.local.table
-        built = lt["hist_row"][designated]
-        summed = self._reduce(self.local.pool.array, built, start)
+        summed_rows = self.scanner.take(nodes.shape[0])
+        self._reduce(self.local.pool.array, lt["hist_row"][designated],
+                     start, out=self.scanner.pool.array, out_rows=summed_rows)
         self.local.retire(designated)   # the summed copies live on
-        self.scanner.split(op, designated, summed)
+        self.scanner.split(op, designated, summed_rows)
         n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
                                      np.concatenate([left, right])), axis=0)
         n_right = t["count"][nodes] - n_left

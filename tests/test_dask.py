@@ -715,6 +715,16 @@ def test_socket_exchange_reduce_scatter_and_allgather():
         total = sum(pool[rows] for pool in pools)
         for k, (first, stop) in enumerate(ranges):
             assert np.array_equal(summed[k], total[:, first:stop])
+        # into given rows of a pool (as the scanner's), other rows untouched
+        targets = rng.choice(n_rows + 3, size=n_rows, replace=False)
+        outs = [np.full((n_rows + 3, stop - first, 2), -7, dtype=np.int64)
+                for first, stop in ranges]
+        _run_on_shards(exchanges, lambda k, ex: ex.reduce(
+            pools[k], rows, out=outs[k], out_rows=targets))
+        untouched = np.setdiff1d(np.arange(n_rows + 3), targets)
+        for k, (first, stop) in enumerate(ranges):
+            assert np.array_equal(outs[k][targets], total[:, first:stop])
+            assert (outs[k][untouched] == -7).all()
         gathered = _run_on_shards(
             exchanges, lambda k, ex: ex.allgather({"shard": k, "n": n_rows}))
         assert all(g == [{"shard": j, "n": n_rows} for j in range(3)]
