@@ -212,10 +212,13 @@ class SocketExchange:
     def close(self):
         close_links(self.links)
 
-    def reduce(self, hists, rows):
+    def reduce(self, hists, rows, out=None, out_rows=None):
         """The sum over every shard of ``hists[rows]`` (this shard's
         histograms: ``hists`` of shape (n_rows, n_bins, 2), int64) on this
         shard's bins; valid until the next call (its buffer is reused).
+        With ``out``, the sum of ``rows[k]`` goes into ``out[out_rows[k]]``
+        instead (rows of the scanner's pool: no further copy) and ``out``
+        is returned.
 
         The pieces go out straight from ``hists`` (one contiguous slice
         per row, no copy) and come in into buffers kept from step to step:
@@ -233,12 +236,19 @@ class SocketExchange:
             if stop > first:
                 receives[j] = self._buffer(j, rows.shape[0], stop - first)
         self._step(sends, receives)
-        total = self._buffer(self.index, rows.shape[0], stop - first)
-        for k, row in enumerate(rows):   # (np.take is slow here)
-            total[k] = hists[row, first:stop]
-        for j in sorted(receives):   # int64: exact in any order
-            total += receives[j]
-        return total
+        if out is None:
+            out = self._buffer(self.index, rows.shape[0], stop - first)
+            out_rows = range(rows.shape[0])
+        received = [receives[j] for j in sorted(receives)]
+        # row by row (np.take is slow here); int64: exact in any order
+        for k, (row, target) in enumerate(zip(rows, out_rows)):
+            if not received:
+                out[target] = hists[row, first:stop]
+                continue
+            np.add(hists[row, first:stop], received[0][k], out=out[target])
+            for more in received[1:]:
+                out[target] += more[k]
+        return out
 
     def _buffer(self, key, n, width):
         """A kept int64 buffer of shape (n, width, 2)."""

@@ -37,6 +37,7 @@ from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
 from .callback import call_callback
 from ._dask_links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
+from ._dask_memory import keeps_freed_memory
 from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
                            bin_range, feature_ranges, tree_digest)
 from .tree.driver import GrowthDriver
@@ -183,6 +184,15 @@ class ShardSpec:
     approx_once: bool = False
 
 
+def _features_restricted(params):
+    """Whether the driver may keep a node from splitting on some feature
+    (column sampling, interaction constraints): the shards then keep the
+    best split of every (node, feature) pair."""
+    return (min(params.colsample_bytree, params.colsample_bylevel,
+                params.colsample_bynode) < 1.0
+            or params.interaction_sets is not None)
+
+
 def _worker_threads():
     """Threads of the worker this runs on (1 outside a worker)."""
     try:
@@ -224,6 +234,7 @@ class Shard:
         return [(index, len(X), partition_signature(X))
                 for index, X, _, _, _ in self.parts]
 
+    @keeps_freed_memory
     def load(self, template, first_rows):
         """Convert the partitions as the single-node estimator converts X
         (``check_X`` with ``template``'s fitted attributes: feature names,
@@ -301,6 +312,7 @@ class Shard:
         score, estimated on the client)."""
         return self.rows, self.y, self.train_weight
 
+    @keeps_freed_memory
     def prepare(self, spec):
         """The objective's labels and training weights of these rows:
         returns their weight sum and whether every weight is 1."""
@@ -318,6 +330,7 @@ class Shard:
         self.weights = _RoundWeights(self.train_weight, objective)
         return float(np.sum(self.train_weight)), self.weights.in_sums is None
 
+    @keeps_freed_memory
     def summaries(self, max_bin, n_categories):
         """``partition_summaries`` of every partition, with its index (the
         weights the histograms sum: the training weights, or none)."""
@@ -336,6 +349,7 @@ class Shard:
                 orders=None if orders is None else orders[k])))
         return out
 
+    @keeps_freed_memory
     def setup(self, mapper, base_margin, weight_sum):
         """Bin the rows on the global cuts and start the margins."""
         spec = self.spec
@@ -411,9 +425,9 @@ class Shard:
         p = spec.tree_params
         scanner = self._scanner(bin_ptr, local.thresholds, ranges[index])
         # monotone bounds are known at scan time only: scanned on request
-        self.shard_finder = ShardFinder(local, scanner, self.exchange,
-                                        speculate=p.monotone is None,
-                                        stats=self._stats)
+        self.shard_finder = ShardFinder(
+            local, scanner, self.exchange, speculate=p.monotone is None,
+            stats=self._stats, per_feature=_features_restricted(p))
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
 
     def _scanner(self, bin_ptr, thresholds, features):
@@ -489,6 +503,7 @@ class Shard:
         if self.exchange is not None:
             self.exchange.abort(reason)
 
+    @keeps_freed_memory
     def grow_rounds(self, first, n_rounds=1):
         """Boosting rounds ``first, ..., first + n_rounds - 1`` (``grow_round``
         each); their results in a list. The client asks for several rounds

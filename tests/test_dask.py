@@ -487,21 +487,15 @@ def test_feature_ranges_cover_every_feature_once():
             assert max(bins) - min(bins) <= 2 * 300
 
 
-def test_merged_feature_bests_equal_the_scan_of_every_feature():
-    """Oracle: the split kernel on whole histograms with each node's
-    allowed features; merged: the per-(node, feature) bests of feature
-    slices (as the shards scan them) under the allowed masks. Discrete
-    histograms make equal gains across features (ties to the lower
-    feature)."""
-    from skboost._dask_reduce import SliceScanner, merge_feature_bests
+def _tied_histograms(n_nodes=40, n_features=9, bins=6, seed=5):
+    """Random discrete node histograms (every feature of a node summing to
+    the node's totals, features 0-2 identical: their candidates tie), the
+    nodes' sums, the bins of each feature, thresholds and a context."""
     from skboost.tree._context import SplitContext
-    from skboost.tree._hist_split import find_best_splits_hist
     from skboost.tree.driver import TreeParams
 
-    rng = np.random.default_rng(5)
-    n_nodes, n_features, bins = 40, 9, 6
+    rng = np.random.default_rng(seed)
     bin_ptr = np.arange(0, (bins + 1) * n_features + 1, bins + 1)
-    # features 0-2 identical: their candidates tie
     base = rng.integers(0, 4, size=(n_nodes, bins + 1, 2)) * 2 ** 20
     hist = rng.integers(0, 4, size=(n_nodes, bin_ptr[-1], 2)) * 2 ** 20
     for f in range(3):
@@ -512,25 +506,34 @@ def test_merged_feature_bests_equal_the_scan_of_every_feature():
     for f in range(1, n_features):
         part = hist[:, bin_ptr[f]:bin_ptr[f + 1] - 1].sum(axis=1)
         hist[:, bin_ptr[f + 1] - 1] = totals - part
-    sums = np.ascontiguousarray(totals)
     thresholds = np.arange(bin_ptr[-1], dtype=np.float64)
     context = SplitContext.from_params(TreeParams(min_child_weight=0.0),
                                        1).with_scales(2.0 ** 20, 2.0 ** 20)
-    allowed = (rng.random((n_nodes, n_features)) < 0.6).astype(np.uint8)
-    expected = find_best_splits_hist(
-        np.ascontiguousarray(hist), sums, bin_ptr, thresholds[None, :],
-        allowed, context)
+    return (np.ascontiguousarray(hist), np.ascontiguousarray(totals),
+            bin_ptr, thresholds, context)
+
+
+def _slice_scans(hist, sums, bin_ptr, thresholds, context, slices,
+                 per_feature=True):
+    """Each feature slice's scan of every node (as the shards scan)."""
+    from skboost._dask_reduce import SliceScanner
+
+    n_nodes = hist.shape[0]
     nodes = np.arange(n_nodes)
     parts = []
-    for first, stop in ((0, 2), (2, 5), (5, 9)):
+    for first, stop in slices:
         scanner = SliceScanner(bin_ptr, thresholds, (first, stop), n_nodes,
                                None, 1)
         scanner.pool.array[:n_nodes] = hist[:, bin_ptr[first]:bin_ptr[stop]]
         scanner.table.reserve(n_nodes)
         scanner.table["hist_row"][:n_nodes] = nodes
         scanner.table["sums"][:n_nodes] = sums
-        parts.append(scanner.scan(nodes, context)[0])
-    merged = merge_feature_bests(np.concatenate(parts, axis=1), allowed)
+        parts.append(scanner.scan(nodes, context,
+                                  per_feature=per_feature)[0])
+    return np.concatenate(parts, axis=1)
+
+
+def _assert_same_splits(merged, expected):
     found = expected["feature"] >= 0
     assert np.array_equal(merged["feature"], expected["feature"])
     assert (expected["feature"][found] == 0).any()   # a tie was decided
@@ -538,6 +541,47 @@ def test_merged_feature_bests_equal_the_scan_of_every_feature():
                  "Gq_left", "Hq_left", "G_left", "H_left"):
         assert np.array_equal(merged[name][found], expected[name][found]), \
             name
+
+
+def test_merged_feature_bests_equal_the_scan_of_every_feature():
+    """Oracle: the split kernel on whole histograms with each node's
+    allowed features; merged: the per-(node, feature) bests of feature
+    slices (as the shards scan them) under the allowed masks. Discrete
+    histograms make equal gains across features (ties to the lower
+    feature)."""
+    from skboost._dask_reduce import merge_feature_bests
+    from skboost.tree._hist_split import find_best_splits_hist
+
+    hist, sums, bin_ptr, thresholds, context = _tied_histograms()
+    rng = np.random.default_rng(6)
+    allowed = (rng.random((hist.shape[0], 9)) < 0.6).astype(np.uint8)
+    expected = find_best_splits_hist(hist, sums, bin_ptr,
+                                     thresholds[None, :], allowed, context)
+    per_feature = _slice_scans(hist, sums, bin_ptr, thresholds, context,
+                               ((0, 2), (2, 5), (5, 9)))
+    assert per_feature.shape == (hist.shape[0], 9)
+    _assert_same_splits(merge_feature_bests(per_feature, allowed), expected)
+
+
+def test_merged_slice_bests_equal_the_scan_of_every_feature():
+    """Every feature allowed (no column sampling): each slice keeps only
+    its best per node (``per_feature=False``), and the merge of those
+    equals the split kernel on whole histograms (ties across slices to
+    the lower feature; a slice may own no feature)."""
+    from skboost._dask_reduce import merge_feature_bests
+    from skboost.tree._hist_split import find_best_splits_hist
+
+    hist, sums, bin_ptr, thresholds, context = _tied_histograms()
+    allowed = np.ones((hist.shape[0], 9), dtype=np.uint8)
+    expected = find_best_splits_hist(hist, sums, bin_ptr,
+                                     thresholds[None, :], allowed, context)
+    slices = ((0, 1), (1, 1), (1, 5), (5, 9))
+    per_slice = _slice_scans(hist, sums, bin_ptr, thresholds, context,
+                             slices, per_feature=False)
+    assert per_slice.shape == (hist.shape[0], 3)   # the empty slice: none
+    merged = merge_feature_bests(per_slice, np.ones(per_slice.shape,
+                                                    dtype=np.uint8))
+    _assert_same_splits(merged, expected)
 
 
 class _SignalAfter(TrainingCallback):
@@ -671,6 +715,16 @@ def test_socket_exchange_reduce_scatter_and_allgather():
         total = sum(pool[rows] for pool in pools)
         for k, (first, stop) in enumerate(ranges):
             assert np.array_equal(summed[k], total[:, first:stop])
+        # into given rows of a pool (as the scanner's), other rows untouched
+        targets = rng.choice(n_rows + 3, size=n_rows, replace=False)
+        outs = [np.full((n_rows + 3, stop - first, 2), -7, dtype=np.int64)
+                for first, stop in ranges]
+        _run_on_shards(exchanges, lambda k, ex: ex.reduce(
+            pools[k], rows, out=outs[k], out_rows=targets))
+        untouched = np.setdiff1d(np.arange(n_rows + 3), targets)
+        for k, (first, stop) in enumerate(ranges):
+            assert np.array_equal(outs[k][targets], total[:, first:stop])
+            assert (outs[k][untouched] == -7).all()
         gathered = _run_on_shards(
             exchanges, lambda k, ex: ex.allgather({"shard": k, "n": n_rows}))
         assert all(g == [{"shard": j, "n": n_rows} for j in range(3)]
