@@ -27,7 +27,7 @@ column sampling by node draws the same masks.
 import numpy as np
 
 from .._histogram import FixedPointGradients
-from .._paged import LevelPass
+from .._paged import CAN_READ_PAGES, LevelPass
 from .hist import HistFinder
 
 
@@ -115,8 +115,13 @@ class PagedHistFinder(HistFinder):
             self.gradients.weight, float(self.scales[0]),
             float(self.scales[1]), self.pool.array, rows, self._target,
             self._entry_row, route, build, self.n_threads)
-        for first, page in paged.pages.pages():
-            level.add_page(page, first)
+        if CAN_READ_PAGES:   # each page read by the pass's own threads
+            buffer = paged.pages.page_buffer()
+            for fd, offset, first, n in paged.pages.read_plan():
+                level.read_page(fd, offset, buffer, first, n)
+        else:
+            for first, page in paged.pages.pages():
+                level.add_page(page, first)
         level.finish()
         return rows
 
