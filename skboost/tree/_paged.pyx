@@ -36,8 +36,8 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int16_t, uint16_t
-from libc.string cimport memset
+from libc.stdint cimport int16_t, uint16_t, uint64_t
+from libc.string cimport memcpy, memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, fixed_point, int32_t,
                       int64_t, prefetch, uint8_t)
@@ -623,3 +623,54 @@ cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
                       hist_start[h + 1], missing, bin_ptr,
                       hist + h * hist_values, g * n_features // n_groups,
                       (g + 1) * n_features // n_groups)
+
+
+# Independent sums of the checksum: consecutive words feed different sums,
+# so the loop is not one chain of dependent additions.
+cdef enum:
+    CHECKSUM_LANES = 4
+
+
+def checksum(data, uint64_t seed=0):
+    """A Fletcher-style checksum of the bytes of a contiguous array, for
+    telling whether data read twice is the same (``external.py``: a
+    chunk on the scan and on the binning pass): each lane l of the 8-byte
+    words keeps ``a += word; b += a`` (modulo 2**64), so a changed word
+    changes ``a`` and moved words change ``b``. One read of the data at
+    memory speed (zlib's adler32: a few times slower). ``seed``: the
+    checksum to continue (of the data before)."""
+    cdef const uint8_t[::1] view = memoryview(
+        np.ascontiguousarray(data)).cast("B")
+    cdef Py_ssize_t n = view.shape[0]
+    cdef Py_ssize_t n_words = n // 8, i, l
+    cdef uint64_t a[CHECKSUM_LANES]
+    cdef uint64_t b[CHECKSUM_LANES]
+    cdef uint64_t word, total
+    cdef const uint8_t* bytes_ = &view[0] if n else NULL
+    for l in range(CHECKSUM_LANES):
+        a[l] = seed + <uint64_t> l
+        b[l] = seed ^ <uint64_t> n
+    with nogil:
+        i = 0
+        while i + CHECKSUM_LANES <= n_words:
+            for l in range(CHECKSUM_LANES):
+                memcpy(&word, bytes_ + 8 * (i + l), 8)
+                a[l] += word
+                b[l] += a[l]
+            i += CHECKSUM_LANES
+        while i < n_words:
+            memcpy(&word, bytes_ + 8 * i, 8)
+            a[0] += word
+            b[0] += a[0]
+            i += 1
+        if n % 8:
+            word = 0
+            memcpy(&word, bytes_ + 8 * n_words, n % 8)
+            a[1] += word
+            b[1] += a[1]
+        total = 0
+        for l in range(CHECKSUM_LANES):
+            # lanes mixed by odd multipliers: swapping lanes shows
+            total = total * <uint64_t> 0x9E3779B97F4A7C15ULL + a[l]
+            total = total * <uint64_t> 0xC2B2AE3D27D4EB4FULL + b[l]
+    return int(total)
