@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from .tree._paged import checksum
 from .tree._sketch import WeightedQuantileSummary, _ExactBuilder
-from .tree.binning import BinMapper, ONE_BYTE_CODES, value_bin_caps
+from .tree.binning import BinMapper, value_bin_caps
 from .tree.pages import (DEFAULT_PAGE_BYTES, PageFile, PagedMatrix,
                          PageWriter, read_exactly, rows_per_page)
 
@@ -526,12 +526,19 @@ def _scan(data, estimator, y_numeric, multi_output):
     state = {name: getattr(estimator, name) for name in _FEATURE_STATE
              if hasattr(estimator, name)}
     release_free_memory()
-    return _Scan(key=_conversion_key(estimator), n_rows=stores.y.n_rows,
+    scan = _Scan(key=_conversion_key(estimator), n_rows=stores.y.n_rows,
                  n_features=sketch.n_features, y=stores.y,
                  sample_weight=stores.weight, qid=stores.qid,
-                 fingerprints=fingerprints, mapper=sketch.mapper(),
+                 fingerprints=fingerprints, mapper=None,
                  estimator_state=state, converter=(estimator, y_numeric,
                                                    multi_output))
+    try:
+        scan.mapper = _sketched_mapper(data, scan, sketch,
+                                       scan.load_weights, n_threads)
+    except BaseException:
+        scan.remove()
+        raise
+    return scan
 
 
 class _ScanStores:
@@ -735,7 +742,7 @@ def _sketch_pass(data, scan, max_bin, weight, n_threads):
         sketch.push(X, None if weight is None else weight[start:stop])
         start = stop
         del X       # before the next chunk is read
-    return sketch.mapper()
+    return _sketched_mapper(data, scan, sketch, lambda: weight, n_threads)
 
 
 # Rows per block of the column file of ``_approx_cuts``: a block is
@@ -899,8 +906,13 @@ class StreamingSketch:
     into the running summary, pruned again); the rows pushed here are cut
     into the same blocks, whatever the chunks, and each feature keeps the
     same running summary. Which summary size applies depends on whether
-    the feature has missing values (``value_bin_caps``), known only at the
-    end: with ``max_bin=256`` both sizes are kept.
+    the feature has missing values (``value_bin_caps``: 255 value bins
+    rather than 256 with ``max_bin=256``), known for sure only at the
+    end. Each feature is summarised for the cap its first block says (a
+    missing value in it: 255); a feature whose first missing value comes
+    in a later block is *late*: its summary so far was for the wrong cap,
+    and it must be sketched again over every row (``late_features``,
+    ``replace``: an extra pass over its column, made by the caller).
 
     Parameters
     ----------
@@ -909,20 +921,24 @@ class StreamingSketch:
     weighted : bool
         Whether rows come with weights.
     n_threads : int
+    has_missing : ndarray of shape (n_features,) of bool, default=None
+        Known in advance (a sketch of late features again): every block
+        is summarised for the cap these give.
     """
 
-    def __init__(self, n_features, max_bin, weighted, n_threads):
+    def __init__(self, n_features, max_bin, weighted, n_threads,
+                 has_missing=None):
         self.n_features = n_features
         self.max_bin = int(max_bin)
         self.weighted = weighted
         self.n_threads = max(1, n_threads)
-        caps = {self.max_bin}
-        if self.max_bin == ONE_BYTE_CODES:
-            caps.add(ONE_BYTE_CODES - 1)
-        self.caps = sorted(caps)
-        self.running = [{cap: WeightedQuantileSummary.empty()
-                         for cap in self.caps} for _ in range(n_features)]
+        self.running = [WeightedQuantileSummary.empty()
+                        for _ in range(n_features)]
         self.has_missing = np.zeros(n_features, dtype=bool)
+        # each feature's cap, set by its first block (or given)
+        self.caps = (None if has_missing is None else
+                     value_bin_caps(self.max_bin, np.asarray(has_missing)))
+        self.late = np.zeros(n_features, dtype=bool)
         self._block = np.empty((n_features, SKETCH_BLOCK_ROWS),
                                dtype=np.float32)
         self._weights = np.empty(SKETCH_BLOCK_ROWS) if weighted else None
@@ -957,39 +973,89 @@ class StreamingSketch:
 
     def _summarise_block(self):
         n = self._filled
-        self.has_missing |= np.isnan(self._block[:, :n]).any(axis=1)
+        block_missing = np.isnan(self._block[:, :n]).any(axis=1)
+        if self.caps is None:    # the first block: each feature's cap
+            self.caps = value_bin_caps(self.max_bin, block_missing)
+        else:
+            self.late |= (block_missing & ~self.has_missing
+                          & (value_bin_caps(self.max_bin, block_missing)
+                             != self.caps))
+        self.has_missing |= block_missing
         weights = None if not self.weighted else self._weights[:n]
 
         def summarise(f):
+            size = max(8 * int(self.caps[f]), 2)
             values = self._block[f, :n]
-            exact = None
-            for cap in self.caps:
-                size = max(8 * cap, 2)
-                if weights is None:
-                    # counts are integers: pruning the exact summary is
-                    # what build(..., size) does, bit for bit (one sort)
-                    if exact is None:
-                        exact = self._builder().build(values, None, 0)
-                    part = exact.prune(size)
-                else:
-                    part = self._builder().build(values, weights, size)
-                self.running[f][cap] = self.running[f][cap].merge(
-                    part).prune(size)
+            if weights is None:
+                # counts are integers: pruning the exact summary is what
+                # build(..., size) does, bit for bit (one sort)
+                part = self._builder().build(values, None, 0).prune(size)
+            else:
+                part = self._builder().build(values, weights, size)
+            self.running[f] = self.running[f].merge(part).prune(size)
 
-        list(self._pool.map(summarise, range(self.n_features)))
+        # a late feature's summary is redone whole: no more work on it
+        list(self._pool.map(summarise, np.flatnonzero(~self.late)))
         self._filled = 0
 
-    def mapper(self):
-        """A fitted BinMapper holding the cut points."""
+    def late_features(self):
+        """Features to sketch again (their first missing value came after
+        their first block), once every row is pushed."""
         if self._filled:
             self._summarise_block()
+        return np.flatnonzero(self.late)
+
+    def replace(self, features, other):
+        """Take the summaries of ``features`` from ``other``, a sketch of
+        those columns alone (in that order) over every row."""
+        for j, f in enumerate(features):
+            self.running[f] = other.running[j]
+            self.caps[f] = other.caps[j]
+        self.late[features] = False
+        other.close()
+
+    def close(self):
+        """Free the block buffers and the threads."""
         self._pool.shutdown()
+        self._block = self._weights = None
+        self._builders = {}
+
+    def mapper(self):
+        """A fitted BinMapper holding the cut points (every late feature
+        replaced first)."""
+        if self.late_features().size:
+            raise RuntimeError("late features must be sketched again first")
+        self.close()
         caps = value_bin_caps(self.max_bin, self.has_missing)
-        cuts = [np.asarray(self.running[f][int(caps[f])].cut_points(
-            int(caps[f])), dtype=np.float64) for f in range(self.n_features)]
+        if self.caps is not None and np.any(caps != self.caps):
+            raise RuntimeError("a summary was made for another cap")
+        cuts = [np.asarray(self.running[f].cut_points(int(caps[f])),
+                           dtype=np.float64) for f in range(self.n_features)]
         mapper = BinMapper(self.max_bin)
         mapper.has_missing_ = self.has_missing.copy()
         mapper._set_cuts(cuts)
-        self._block = self._weights = None
-        self._builders = {}
         return mapper
+
+
+def _sketched_mapper(data, scan, sketch, load_weight, n_threads):
+    """The cut points of a sketch fed every chunk, its late features (see
+    ``StreamingSketch``) sketched again first: one more pass over the
+    chunks, their columns only (``load_weight()``: the rows' weights the
+    sketch was fed, or None)."""
+    late = sketch.late_features()
+    if late.size:
+        weight = load_weight()
+        again = StreamingSketch(late.size, sketch.max_bin,
+                                weighted=weight is not None,
+                                n_threads=n_threads,
+                                has_missing=np.ones(late.size, dtype=bool))
+        start = 0
+        for _, X in _rescan_chunks(data, scan):
+            stop = start + X.shape[0]
+            again.push(np.ascontiguousarray(X[:, late]),
+                       None if weight is None else weight[start:stop])
+            start = stop
+            del X   # before the next chunk is read
+        again.late_features()    # the last, partial block
+        sketch.replace(late, again)
+    return sketch.mapper()

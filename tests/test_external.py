@@ -72,6 +72,69 @@ def test_classifier_equals_in_core(tmp_path, max_bin, params):
     np.testing.assert_array_equal(proba, in_core.predict_proba(X))
 
 
+def late_missing_data(n=140_000, seed=0):
+    """Features whose first missing value comes in the sketch's first
+    65,536-row block (1), in a later one (2, 3) or never (0, 4: few
+    distinct values): with max_bin=256 their caps are 255, 255, 255, 256,
+    256 value bins, and the first block cannot tell 2 and 3 from 0."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[:, 4] = np.round(X[:, 4] * 3)
+    X[rng.random(n) < 0.1, 1] = np.nan
+    X[100_000, 2] = np.nan
+    X[65_536, 3] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + X[:, 4] + rng.normal(size=n) > 0)
+    return X, y.astype(np.int64)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_streaming_sketch_of_late_missing_values_equals_bin_mapper(weighted):
+    """A feature whose first missing value comes after its first block is
+    summarised for the wrong cap: it is reported late, sketched again
+    whole, and the cuts are BinMapper.fit's on the concatenated rows."""
+    from skboost.external import StreamingSketch
+    from skboost.tree.binning import BinMapper
+
+    X, _ = late_missing_data()
+    w = np.random.default_rng(1).random(X.shape[0]) if weighted else None
+    sketch = StreamingSketch(5, 256, weighted=weighted, n_threads=2)
+    for a, b in [(0, 70000), (70000, 70001), (70001, X.shape[0])]:
+        sketch.push(X[a:b], None if w is None else w[a:b])
+    late = sketch.late_features()
+    np.testing.assert_array_equal(late, [2, 3])
+    with pytest.raises(RuntimeError, match="late features"):
+        sketch.mapper()
+    again = StreamingSketch(2, 256, weighted=weighted, n_threads=1,
+                            has_missing=np.ones(2, bool))
+    again.push(np.ascontiguousarray(X[:, late]), w)
+    assert again.late_features().size == 0
+    sketch.replace(late, again)
+    mapper = sketch.mapper()
+    reference = BinMapper(256).fit(X, w, 2)
+    np.testing.assert_array_equal(mapper.has_missing_,
+                                  reference.has_missing_)
+    for got, expected in zip(mapper.cuts_, reference.cuts_):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_late_missing_values_fit_equals_in_core(tmp_path):
+    """Through ExternalData: the scan re-sketches the late features (one
+    more pass over the chunks) and the model is the in-core model."""
+    X, y = late_missing_data()
+    p = dict(n_estimators=3, max_depth=4, max_bin=256, n_jobs=2)
+    in_core = BoostClassifier(**p).fit(X, y)
+    calls = []
+
+    def chunks():
+        calls.append(1)
+        return chunked(X, y, bounds=[0, 50_000, 90_000, 140_000])()
+
+    with ExternalData(chunks, cache_dir=tmp_path) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert len(calls) == 3      # scan, late features, binning
+    assert_same_model(in_core, out)
+
+
 def test_weighted_regression_and_threads_equal_in_core(tmp_path):
     X, _, signal = make_data(seed=1)
     rng = np.random.default_rng(2)
