@@ -22,6 +22,7 @@ DEFAULT_PAGE_BYTES = 3 << 19
 # (``PageFile.read_plan``).
 HINT_PAGES = 4
 _CAN_HINT = hasattr(os, "posix_fadvise")
+_NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
 def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
@@ -187,15 +188,33 @@ class PageFile:
 
     def _hint(self, fd, start, stop):
         """Ask for pages ``start .. stop - 1`` to be read into the page
-        cache (no wait for the disk)."""
+        cache (no wait for the disk), unless a probe of each page's first
+        byte finds them there already (the common case between passes:
+        asking costs a page-cache lookup per 4 KiB, ~2% of a fit)."""
         stop = min(self.n_pages, stop)
-        if start >= stop:
+        if start >= stop or self._cached(fd, start, stop):
             return
         first = start * self.page_rows
         last = min(self.n_rows, stop * self.page_rows)
         os.posix_fadvise(fd, first * self._row_bytes,
                          (last - first) * self._row_bytes,
                          os.POSIX_FADV_WILLNEED)
+
+    def _cached(self, fd, start, stop):
+        """Whether the first byte of each of pages ``start .. stop - 1``
+        is in the page cache (a read that may not wait for the disk,
+        ``RWF_NOWAIT``; False where the platform has none)."""
+        if _NOWAIT is None:
+            return False
+        probe = bytearray(1)
+        try:
+            for k in range(start, stop):
+                if os.preadv(fd, [probe], k * self.page_rows
+                             * self._row_bytes, _NOWAIT) != 1:
+                    return False
+        except OSError:    # BlockingIOError: not cached; or unsupported
+            return False
+        return True
 
     def release(self):
         """Free the page buffers and the reader thread (until next use)."""
