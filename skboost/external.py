@@ -954,13 +954,16 @@ class StreamingSketch:
         while start < X.shape[0]:
             take = min(SKETCH_BLOCK_ROWS - self._filled, X.shape[0] - start)
             stop = self._filled + take
-            self._block[:, self._filled:stop] = X[start:start + take].T
             if self.weighted:
                 self._weights[self._filled:stop] = weight[start:start + take]
-            self._filled = stop
+            if stop == SKETCH_BLOCK_ROWS:
+                # a whole block: its columns gathered by the threads that
+                # summarise them (the rows copied so far, then these)
+                self._summarise_block(X[start:start + take])
+            else:   # the rest waits in the block, no reference to X kept
+                self._block[:, self._filled:stop] = X[start:start + take].T
+                self._filled = stop
             start += take
-            if self._filled == SKETCH_BLOCK_ROWS:
-                self._summarise_block()
 
     def _builder(self):
         """The calling thread's exact-summary builder (buffers reused)."""
@@ -971,21 +974,40 @@ class StreamingSketch:
             self._builders[key] = _ExactBuilder(SKETCH_BLOCK_ROWS, np.float32)
         return self._builders[key]
 
-    def _summarise_block(self):
-        n = self._filled
-        block_missing = np.isnan(self._block[:, :n]).any(axis=1)
-        if self.caps is None:    # the first block: each feature's cap
-            self.caps = value_bin_caps(self.max_bin, block_missing)
-        else:
-            self.late |= (block_missing & ~self.has_missing
-                          & (value_bin_caps(self.max_bin, block_missing)
-                             != self.caps))
-        self.has_missing |= block_missing
+    def _summarise_block(self, rows=None):
+        """Summarise the block: its first ``_filled`` rows in ``_block``,
+        then ``rows`` (a view of the chunk: (n, n_features)), if any."""
+        n_kept = self._filled
+        n = n_kept + (0 if rows is None else rows.shape[0])
         weights = None if not self.weighted else self._weights[:n]
+        if rows is not None:
+            # transposed into the block by the pool's threads, each its
+            # own rows (a memory-mapped chunk is paged in by them too)
+            bounds = np.linspace(0, rows.shape[0], self.n_threads + 1,
+                                 dtype=np.int64)
+
+            def transpose(t):
+                a, b = bounds[t], bounds[t + 1]
+                self._block[:, n_kept + a:n_kept + b] = rows[a:b].T
+
+            list(self._pool.map(transpose, range(self.n_threads)))
+        first = self.caps is None
+        if first:
+            self.caps = np.zeros(self.n_features, dtype=np.int64)
 
         def summarise(f):
-            size = max(8 * int(self.caps[f]), 2)
             values = self._block[f, :n]
+            # NaN propagates through min: no temporary array
+            missing = bool(np.isnan(np.min(values)))
+            cap = int(value_bin_caps(self.max_bin, np.array([missing]))[0])
+            if first:      # the first block sets the feature's cap
+                self.caps[f] = cap
+            elif missing and not self.has_missing[f] and cap != self.caps[f]:
+                self.late[f] = True
+            self.has_missing[f] |= missing
+            if self.late[f]:   # its summary is redone whole: no more work
+                return
+            size = max(8 * int(self.caps[f]), 2)
             if weights is None:
                 # counts are integers: pruning the exact summary is what
                 # build(..., size) does, bit for bit (one sort)
@@ -994,8 +1016,7 @@ class StreamingSketch:
                 part = self._builder().build(values, weights, size)
             self.running[f] = self.running[f].merge(part).prune(size)
 
-        # a late feature's summary is redone whole: no more work on it
-        list(self._pool.map(summarise, np.flatnonzero(~self.late)))
+        list(self._pool.map(summarise, range(self.n_features)))
         self._filled = 0
 
     def late_features(self):

@@ -323,9 +323,9 @@ cdef class LevelPass:
             return
         self.read_status[:] = 0
         self._dispatch(buffer[:n], row_offset, fd, file_offset)
-        status = np.asarray(self.read_status)
-        failed = status[status != 0]
-        if failed.size:
+        if _read_failed(self):
+            status = np.asarray(self.read_status)
+            failed = status[status != 0]
             errno = int(-failed.min()) if failed.min() < 0 else 0
             raise OSError(errno, "reading the page file failed: "
                           + (os.strerror(errno) if errno
