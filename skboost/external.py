@@ -20,8 +20,9 @@ same data in the same order on every call. A fit reads the chunks twice
    bin codes written as pages to a file under ``cache_dir``
    (``tree/pages.py``).
 
-Training then reads the pages once per tree level, a read-ahead thread
-fetching the next page (``tree/finders/paged.py``). What stays in memory
+Training then reads the pages once per tree level, each page read by the
+threads that work on it while a helper thread asks the operating system
+to read ahead (``tree/finders/paged.py``). What stays in memory
 is per-row state (labels, weights, gradients, margins, each row's node)
 and the histograms; see :doc:`/user_guide/out_of_core` for the bound.
 """
@@ -70,7 +71,7 @@ class ExternalData:
         by :meth:`close`, or when the object is garbage collected). None:
         the system's temporary directory.
     page_bytes : int, default=1572864
-        Bytes of bin codes per page; two pages are in memory at once.
+        Bytes of bin codes per page; one page is in memory at a time.
 
     Notes
     -----

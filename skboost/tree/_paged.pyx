@@ -9,7 +9,9 @@ instead (``position``), and every page is read once per level::
 
     LevelPass(node arrays, ...)     checked once per level
     for each page k (rows row_offset .. row_offset + n), row-major codes:
-      phase A, parallel over rows:  position[r] -> child (if its node split)
+      phase A, parallel over rows:  (read_page: the rows' codes read from
+                                    the page file, block by block)
+                                    position[r] -> child (if its node split)
                                     target[i] = build_row[position[r]]
       pack, parallel over rows:     the rows to add, grouped by histogram
       phase B, parallel over features or histograms:

@@ -1,12 +1,17 @@
-"""Binned rows on disk, in pages, read back with a read-ahead thread.
+"""Binned rows on disk, in pages, read back page by page.
 
 A page holds ``page_rows`` consecutive rows (the last page fewer), its
 codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
-codes in one cache line), one page after the other in a single file. Training reads every page once per
-tree level (``finders/paged.py``); while the kernels work on page k, a
-second thread reads page k+1 into the other of two buffers (the paper's
-section 4.3: blocks on disk, read by a separate thread). Only those two
-buffers are in memory, whatever the number of rows.
+codes in one cache line), one page after the other in a single file.
+Training reads every page once per tree level (``finders/paged.py``):
+the kernel's threads read each page into one buffer themselves
+(``read_plan``), while a separate thread asks the operating system to
+fetch the next pages from disk (the paper's section 4.3: blocks on disk,
+read ahead while the CPUs work). With the pages in the page cache a read
+is a copy, best made by the threads that use the page: a third thread
+copying would take a core from them. Only that buffer is in memory,
+whatever the number of rows. ``pages()`` reads ahead into two buffers on
+a second thread instead (for callers that only read).
 """
 
 import os
@@ -14,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# Bytes of codes per page: two pages (the one worked on and the one read
-# ahead) are what the binned data costs in memory.
+# Bytes of codes per page: the page worked on is what the binned data
+# costs in memory.
 DEFAULT_PAGE_BYTES = 3 << 19
 
 # Pages the operating system is asked to fetch ahead of the kernels

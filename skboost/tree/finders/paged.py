@@ -13,8 +13,9 @@ core. What differs is where the rows are:
   codes come page by page from disk (``pages.PageFile``), in row order.
   One pass over the pages per level both moves the rows of the level's
   split nodes to their children and builds the new histograms
-  (``_paged.LevelPass``), the reading of page k+1 overlapping the
-  work on page k.
+  (``_paged.LevelPass``), the pass's threads reading each page
+  themselves while the operating system reads the next ones ahead
+  (``pages.PageFile.read_plan``).
 
 Which child's histogram is built (the other is its parent's minus it,
 exact in fixed point) is chosen before the pass from the children's
@@ -178,7 +179,7 @@ class PagedHistFinder(HistFinder):
         return PositionLeaves(self.position)
 
     def release(self):
-        """Free the read-ahead buffers (after the fit)."""
+        """Free the page buffer and the helper thread (after the fit)."""
         self.binned.pages.release()
 
 
