@@ -20,8 +20,9 @@ same data in the same order on every call. A fit reads the chunks twice
    bin codes written as pages to a file under ``cache_dir``
    (``tree/pages.py``).
 
-Training then reads the pages once per tree level, a read-ahead thread
-fetching the next page (``tree/finders/paged.py``). What stays in memory
+Training then reads the pages once per tree level, each page read by the
+threads that work on it while a helper thread asks the operating system
+to read ahead (``tree/finders/paged.py``). What stays in memory
 is per-row state (labels, weights, gradients, margins, each row's node)
 and the histograms; see :doc:`/user_guide/out_of_core` for the bound.
 """
@@ -39,8 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .tree._paged import checksum
 from .tree._sketch import WeightedQuantileSummary, _ExactBuilder
-from .tree.binning import BinMapper, ONE_BYTE_CODES, value_bin_caps
+from .tree.binning import BinMapper, value_bin_caps
 from .tree.pages import (DEFAULT_PAGE_BYTES, PageFile, PagedMatrix,
                          PageWriter, read_exactly, rows_per_page)
 
@@ -69,7 +71,7 @@ class ExternalData:
         by :meth:`close`, or when the object is garbage collected). None:
         the system's temporary directory.
     page_bytes : int, default=1572864
-        Bytes of bin codes per page; two pages are in memory at once.
+        Bytes of bin codes per page; one page is in memory at a time.
 
     Notes
     -----
@@ -476,13 +478,11 @@ def _dense(X, absent):
 
 
 def _fingerprint(X, y):
-    """A cheap checksum of a converted chunk: its rows and adler32 of its
-    values and labels."""
-    checksum = zlib.adler32(memoryview(np.ascontiguousarray(X)).cast("B"))
-    checksum = zlib.adler32(
-        memoryview(np.ascontiguousarray(y, dtype=np.float64)).cast("B"),
-        checksum)
-    return X.shape[0], checksum
+    """A cheap checksum of a converted chunk: its rows and a checksum of
+    its values and labels (``_paged.checksum``, at memory speed)."""
+    value = checksum(X)
+    value = checksum(np.ascontiguousarray(y, dtype=np.float64), value)
+    return X.shape[0], value
 
 
 def _scan(data, estimator, y_numeric, multi_output):
@@ -527,12 +527,19 @@ def _scan(data, estimator, y_numeric, multi_output):
     state = {name: getattr(estimator, name) for name in _FEATURE_STATE
              if hasattr(estimator, name)}
     release_free_memory()
-    return _Scan(key=_conversion_key(estimator), n_rows=stores.y.n_rows,
+    scan = _Scan(key=_conversion_key(estimator), n_rows=stores.y.n_rows,
                  n_features=sketch.n_features, y=stores.y,
                  sample_weight=stores.weight, qid=stores.qid,
-                 fingerprints=fingerprints, mapper=sketch.mapper(),
+                 fingerprints=fingerprints, mapper=None,
                  estimator_state=state, converter=(estimator, y_numeric,
                                                    multi_output))
+    try:
+        scan.mapper = _sketched_mapper(data, scan, sketch,
+                                       scan.load_weights, n_threads)
+    except BaseException:
+        scan.remove()
+        raise
+    return scan
 
 
 class _ScanStores:
@@ -736,7 +743,7 @@ def _sketch_pass(data, scan, max_bin, weight, n_threads):
         sketch.push(X, None if weight is None else weight[start:stop])
         start = stop
         del X       # before the next chunk is read
-    return sketch.mapper()
+    return _sketched_mapper(data, scan, sketch, lambda: weight, n_threads)
 
 
 # Rows per block of the column file of ``_approx_cuts``: a block is
@@ -900,8 +907,13 @@ class StreamingSketch:
     into the running summary, pruned again); the rows pushed here are cut
     into the same blocks, whatever the chunks, and each feature keeps the
     same running summary. Which summary size applies depends on whether
-    the feature has missing values (``value_bin_caps``), known only at the
-    end: with ``max_bin=256`` both sizes are kept.
+    the feature has missing values (``value_bin_caps``: 255 value bins
+    rather than 256 with ``max_bin=256``), known for sure only at the
+    end. Each feature is summarised for the cap its first block says (a
+    missing value in it: 255); a feature whose first missing value comes
+    in a later block is *late*: its summary so far was for the wrong cap,
+    and it must be sketched again over every row (``late_features``,
+    ``replace``: an extra pass over its column, made by the caller).
 
     Parameters
     ----------
@@ -910,20 +922,24 @@ class StreamingSketch:
     weighted : bool
         Whether rows come with weights.
     n_threads : int
+    has_missing : ndarray of shape (n_features,) of bool, default=None
+        Known in advance (a sketch of late features again): every block
+        is summarised for the cap these give.
     """
 
-    def __init__(self, n_features, max_bin, weighted, n_threads):
+    def __init__(self, n_features, max_bin, weighted, n_threads,
+                 has_missing=None):
         self.n_features = n_features
         self.max_bin = int(max_bin)
         self.weighted = weighted
         self.n_threads = max(1, n_threads)
-        caps = {self.max_bin}
-        if self.max_bin == ONE_BYTE_CODES:
-            caps.add(ONE_BYTE_CODES - 1)
-        self.caps = sorted(caps)
-        self.running = [{cap: WeightedQuantileSummary.empty()
-                         for cap in self.caps} for _ in range(n_features)]
+        self.running = [WeightedQuantileSummary.empty()
+                        for _ in range(n_features)]
         self.has_missing = np.zeros(n_features, dtype=bool)
+        # each feature's cap, set by its first block (or given)
+        self.caps = (None if has_missing is None else
+                     value_bin_caps(self.max_bin, np.asarray(has_missing)))
+        self.late = np.zeros(n_features, dtype=bool)
         self._block = np.empty((n_features, SKETCH_BLOCK_ROWS),
                                dtype=np.float32)
         self._weights = np.empty(SKETCH_BLOCK_ROWS) if weighted else None
@@ -939,13 +955,16 @@ class StreamingSketch:
         while start < X.shape[0]:
             take = min(SKETCH_BLOCK_ROWS - self._filled, X.shape[0] - start)
             stop = self._filled + take
-            self._block[:, self._filled:stop] = X[start:start + take].T
             if self.weighted:
                 self._weights[self._filled:stop] = weight[start:start + take]
-            self._filled = stop
+            if stop == SKETCH_BLOCK_ROWS:
+                # a whole block: its columns gathered by the threads that
+                # summarise them (the rows copied so far, then these)
+                self._summarise_block(X[start:start + take])
+            else:   # the rest waits in the block, no reference to X kept
+                self._block[:, self._filled:stop] = X[start:start + take].T
+                self._filled = stop
             start += take
-            if self._filled == SKETCH_BLOCK_ROWS:
-                self._summarise_block()
 
     def _builder(self):
         """The calling thread's exact-summary builder (buffers reused)."""
@@ -956,41 +975,109 @@ class StreamingSketch:
             self._builders[key] = _ExactBuilder(SKETCH_BLOCK_ROWS, np.float32)
         return self._builders[key]
 
-    def _summarise_block(self):
-        n = self._filled
-        self.has_missing |= np.isnan(self._block[:, :n]).any(axis=1)
+    def _summarise_block(self, rows=None):
+        """Summarise the block: its first ``_filled`` rows in ``_block``,
+        then ``rows`` (a view of the chunk: (n, n_features)), if any."""
+        n_kept = self._filled
+        n = n_kept + (0 if rows is None else rows.shape[0])
         weights = None if not self.weighted else self._weights[:n]
+        if rows is not None:
+            # transposed into the block by the pool's threads, each its
+            # own rows (a memory-mapped chunk is paged in by them too)
+            bounds = np.linspace(0, rows.shape[0], self.n_threads + 1,
+                                 dtype=np.int64)
+
+            def transpose(t):
+                a, b = bounds[t], bounds[t + 1]
+                self._block[:, n_kept + a:n_kept + b] = rows[a:b].T
+
+            list(self._pool.map(transpose, range(self.n_threads)))
+        first = self.caps is None
+        if first:
+            self.caps = np.zeros(self.n_features, dtype=np.int64)
 
         def summarise(f):
             values = self._block[f, :n]
-            exact = None
-            for cap in self.caps:
-                size = max(8 * cap, 2)
-                if weights is None:
-                    # counts are integers: pruning the exact summary is
-                    # what build(..., size) does, bit for bit (one sort)
-                    if exact is None:
-                        exact = self._builder().build(values, None, 0)
-                    part = exact.prune(size)
-                else:
-                    part = self._builder().build(values, weights, size)
-                self.running[f][cap] = self.running[f][cap].merge(
-                    part).prune(size)
+            # NaN propagates through min: no temporary array
+            missing = bool(np.isnan(np.min(values)))
+            cap = int(value_bin_caps(self.max_bin, np.array([missing]))[0])
+            if first:      # the first block sets the feature's cap
+                self.caps[f] = cap
+            elif missing and not self.has_missing[f] and cap != self.caps[f]:
+                self.late[f] = True
+            self.has_missing[f] |= missing
+            if self.late[f]:   # its summary is redone whole: no more work
+                return
+            size = max(8 * int(self.caps[f]), 2)
+            if weights is None:
+                # counts are integers: pruning the exact summary is what
+                # build(..., size) does, bit for bit (one sort)
+                part = self._builder().build(values, None, 0).prune(size)
+            else:
+                part = self._builder().build(values, weights, size)
+            self.running[f] = self.running[f].merge(part).prune(size)
 
         list(self._pool.map(summarise, range(self.n_features)))
         self._filled = 0
 
-    def mapper(self):
-        """A fitted BinMapper holding the cut points."""
+    def late_features(self):
+        """Features to sketch again (their first missing value came after
+        their first block), once every row is pushed."""
         if self._filled:
             self._summarise_block()
+        return np.flatnonzero(self.late)
+
+    def replace(self, features, other):
+        """Take the summaries of ``features`` from ``other``, a sketch of
+        those columns alone (in that order) over every row."""
+        for j, f in enumerate(features):
+            self.running[f] = other.running[j]
+            self.caps[f] = other.caps[j]
+        self.late[features] = False
+        other.close()
+
+    def close(self):
+        """Free the block buffers and the threads."""
         self._pool.shutdown()
+        self._block = self._weights = None
+        self._builders = {}
+
+    def mapper(self):
+        """A fitted BinMapper holding the cut points (every late feature
+        replaced first)."""
+        if self.late_features().size:
+            raise RuntimeError("late features must be sketched again first")
+        self.close()
         caps = value_bin_caps(self.max_bin, self.has_missing)
-        cuts = [np.asarray(self.running[f][int(caps[f])].cut_points(
-            int(caps[f])), dtype=np.float64) for f in range(self.n_features)]
+        if self.caps is not None and np.any(caps != self.caps):
+            raise RuntimeError("a summary was made for another cap")
+        cuts = [np.asarray(self.running[f].cut_points(int(caps[f])),
+                           dtype=np.float64) for f in range(self.n_features)]
         mapper = BinMapper(self.max_bin)
         mapper.has_missing_ = self.has_missing.copy()
         mapper._set_cuts(cuts)
-        self._block = self._weights = None
-        self._builders = {}
         return mapper
+
+
+def _sketched_mapper(data, scan, sketch, load_weight, n_threads):
+    """The cut points of a sketch fed every chunk, its late features (see
+    ``StreamingSketch``) sketched again first: one more pass over the
+    chunks, their columns only (``load_weight()``: the rows' weights the
+    sketch was fed, or None)."""
+    late = sketch.late_features()
+    if late.size:
+        weight = load_weight()
+        again = StreamingSketch(late.size, sketch.max_bin,
+                                weighted=weight is not None,
+                                n_threads=n_threads,
+                                has_missing=np.ones(late.size, dtype=bool))
+        start = 0
+        for _, X in _rescan_chunks(data, scan):
+            stop = start + X.shape[0]
+            again.push(np.ascontiguousarray(X[:, late]),
+                       None if weight is None else weight[start:stop])
+            start = stop
+            del X   # before the next chunk is read
+        again.late_features()    # the last, partial block
+        sketch.replace(late, again)
+    return sketch.mapper()

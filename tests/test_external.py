@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor, ExternalData
-from skboost.tree._paged import route_and_build
+from skboost.tree._paged import LevelPass, checksum, route_and_build
 
 TREE_FIELDS = ("feature", "threshold", "default_left", "left_child",
                "right_child", "value", "gain", "cover")
@@ -70,6 +70,69 @@ def test_classifier_equals_in_core(tmp_path, max_bin, params):
         proba = out.predict_proba(data)
     assert_same_model(in_core, out)
     np.testing.assert_array_equal(proba, in_core.predict_proba(X))
+
+
+def late_missing_data(n=140_000, seed=0):
+    """Features whose first missing value comes in the sketch's first
+    65,536-row block (1), in a later one (2, 3) or never (0, 4: few
+    distinct values): with max_bin=256 their caps are 255, 255, 255, 256,
+    256 value bins, and the first block cannot tell 2 and 3 from 0."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[:, 4] = np.round(X[:, 4] * 3)
+    X[rng.random(n) < 0.1, 1] = np.nan
+    X[100_000, 2] = np.nan
+    X[65_536, 3] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + X[:, 4] + rng.normal(size=n) > 0)
+    return X, y.astype(np.int64)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_streaming_sketch_of_late_missing_values_equals_bin_mapper(weighted):
+    """A feature whose first missing value comes after its first block is
+    summarised for the wrong cap: it is reported late, sketched again
+    whole, and the cuts are BinMapper.fit's on the concatenated rows."""
+    from skboost.external import StreamingSketch
+    from skboost.tree.binning import BinMapper
+
+    X, _ = late_missing_data()
+    w = np.random.default_rng(1).random(X.shape[0]) if weighted else None
+    sketch = StreamingSketch(5, 256, weighted=weighted, n_threads=2)
+    for a, b in [(0, 70000), (70000, 70001), (70001, X.shape[0])]:
+        sketch.push(X[a:b], None if w is None else w[a:b])
+    late = sketch.late_features()
+    np.testing.assert_array_equal(late, [2, 3])
+    with pytest.raises(RuntimeError, match="late features"):
+        sketch.mapper()
+    again = StreamingSketch(2, 256, weighted=weighted, n_threads=1,
+                            has_missing=np.ones(2, bool))
+    again.push(np.ascontiguousarray(X[:, late]), w)
+    assert again.late_features().size == 0
+    sketch.replace(late, again)
+    mapper = sketch.mapper()
+    reference = BinMapper(256).fit(X, w, 2)
+    np.testing.assert_array_equal(mapper.has_missing_,
+                                  reference.has_missing_)
+    for got, expected in zip(mapper.cuts_, reference.cuts_):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_late_missing_values_fit_equals_in_core(tmp_path):
+    """Through ExternalData: the scan re-sketches the late features (one
+    more pass over the chunks) and the model is the in-core model."""
+    X, y = late_missing_data()
+    p = dict(n_estimators=3, max_depth=4, max_bin=256, n_jobs=2)
+    in_core = BoostClassifier(**p).fit(X, y)
+    calls = []
+
+    def chunks():
+        calls.append(1)
+        return chunked(X, y, bounds=[0, 50_000, 90_000, 140_000])()
+
+    with ExternalData(chunks, cache_dir=tmp_path) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert len(calls) == 3      # scan, late features, binning
+    assert_same_model(in_core, out)
 
 
 def test_weighted_regression_and_threads_equal_in_core(tmp_path):
@@ -350,11 +413,11 @@ def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
     """The bound of doc/user_guide/out_of_core.rst for one output, unit
     weights, int16 node ids: per row the labels, float64 margins, float32
     gradient pairs, the node id and the positive-weight mask; the deepest
-    level's histograms (int64 pairs, at most 257 bins a feature); two pages
-    and a page's scratch (two int32 a row)."""
+    level's histograms (int64 pairs, at most 257 bins a feature); one page
+    and its scratch (two int32 a row)."""
     per_row = label_bytes + 8 + 8 + 2 + 1
     histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    pages = page_bytes * (2 + 8 / n_features)
+    pages = page_bytes * (1 + 8 / n_features)
     return n_rows * per_row + histograms + pages
 
 
@@ -550,3 +613,122 @@ def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
         np.testing.assert_array_equal(out, data[700:900])
         with pytest.raises(OSError, match="the test file ended early"):
             read_exactly(file.fileno(), out, 4 * 900, what="the test file")
+
+
+def _pass_arrays():
+    """A level of 2 split nodes (1 -> 3, 4 and 2 -> 5, 6) over rows at
+    nodes -1 .. 2, three histograms."""
+    feature = np.array([-1, 1, 3, -1, -1, -1, -1], np.int32)
+    split_bin = np.array([0, 2, 4, 0, 0, 0, 0], np.int32)
+    default_left = np.array([0, 1, 0, 0, 0, 0, 0], np.uint8)
+    left = np.array([0, 3, 5, 0, 0, 0, 0], np.int32)
+    right = np.array([0, 4, 6, 0, 0, 0, 0], np.int32)
+    build_row = np.array([2, -1, -1, 0, -1, -1, 1], np.int64)
+    return (feature, split_bin, default_left, left, right, build_row)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_read_page_reads_the_file_and_matches_naive(tmp_path, n_threads):
+    """LevelPass.read_page: the pass's threads read the page from the page
+    file themselves (in blocks of 4096 rows: 10,000 rows make three,
+    the last short), then route and add as the naive pass does."""
+    rng = np.random.default_rng(3)
+    n_rows, first, n = 30000, 12000, 10000
+    widths = np.array([3, 5, 2, 9, 4])
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([rng.integers(0, w, n_rows)
+                             for w in widths]).astype(np.uint8)
+    path = tmp_path / "pages.bin"
+    path.write_bytes(codes.tobytes())
+    position = rng.integers(-1, 3, n_rows).astype(np.int16)
+    active = (rng.random(n_rows) < 0.8).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
+    arrays = _pass_arrays()
+    hist = np.zeros((3, bin_ptr[-1], 2), np.int64)
+    rows = np.zeros(3, np.int64)
+    got_position = position.copy()
+    level = LevelPass(got_position, active, *arrays,
+                      (widths - 1).astype(np.int32), bin_ptr, gpair, None,
+                      1.0, 1.0, hist, rows, np.empty(n, np.int32),
+                      np.empty(n, np.int32), True, True, n_threads)
+    buffer = np.full((n, widths.shape[0]), 255, np.uint8)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        level.read_page(fd, first * widths.shape[0], buffer, first, n)
+    finally:
+        os.close(fd)
+    level.finish()
+    np.testing.assert_array_equal(buffer, codes[first:first + n])
+    position_ref, hist_ref, counts_ref = naive_pass(
+        codes[first:first + n], first, position, active, arrays, bin_ptr,
+        gpair)
+    np.testing.assert_array_equal(got_position, position_ref)
+    np.testing.assert_array_equal(
+        rows, rows_per_histogram(counts_ref, arrays[5], 3))
+    for row in range(3):
+        np.testing.assert_array_equal(
+            hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
+
+
+def test_read_page_of_a_short_file_is_an_oserror(tmp_path):
+    path = tmp_path / "pages.bin"
+    path.write_bytes(np.zeros((5000, 2), np.uint8).tobytes())
+    bin_ptr = np.array([0, 3, 6], np.int64)
+    z = np.zeros(2, np.int32)
+    level = LevelPass(np.zeros(6000, np.int16), np.ones(6000, np.uint8),
+                      np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
+                      z, np.zeros(2, np.int64), np.array([2, 2], np.int32),
+                      bin_ptr, np.zeros((6000, 2), np.float32), None, 1.0,
+                      1.0, np.zeros((1, 6, 2), np.int64),
+                      np.zeros(1, np.int64), np.empty(6000, np.int32),
+                      np.empty(6000, np.int32), False, True, 2)
+    buffer = np.empty((6000, 2), np.uint8)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(OSError, match="ended early"):
+            level.read_page(fd, 0, buffer, 0, 6000)
+        with pytest.raises(ValueError, match="outside"):
+            level.read_page(fd, 0, buffer[:10], 0, 6000)
+    finally:
+        os.close(fd)
+
+
+def naive_checksum(data, seed=0):
+    """_paged.checksum in Python integers: four lanes of 8-byte words,
+    a += word, b += a modulo 2**64, the tail zero-padded into lane 1."""
+    raw = np.ascontiguousarray(data).tobytes()
+    mask = (1 << 64) - 1
+    a = [(seed + lane) & mask for lane in range(4)]
+    b = [seed ^ len(raw)] * 4
+    n_words = len(raw) // 8
+    words = [int.from_bytes(raw[8 * i:8 * i + 8], "little")
+             for i in range(n_words)]
+    lanes = (n_words // 4) * 4
+    for i, word in enumerate(words):
+        lane = i % 4 if i < lanes else 0
+        a[lane] = (a[lane] + word) & mask
+        b[lane] = (b[lane] + a[lane]) & mask
+    if len(raw) % 8:
+        a[1] = (a[1] + int.from_bytes(raw[8 * n_words:], "little")) & mask
+        b[1] = (b[1] + a[1]) & mask
+    total = 0
+    for lane in range(4):
+        total = (total * 0x9E3779B97F4A7C15 + a[lane]) & mask
+        total = (total * 0xC2B2AE3D27D4EB4F + b[lane]) & mask
+    return total
+
+
+@pytest.mark.parametrize("n_bytes", [0, 5, 8, 37, 64, 1001])
+def test_checksum_matches_naive_and_sees_changes(n_bytes):
+    rng = np.random.default_rng(n_bytes)
+    data = rng.integers(0, 256, n_bytes).astype(np.uint8)
+    assert checksum(data) == naive_checksum(data)
+    assert checksum(data, 12345) == naive_checksum(data, 12345)
+    if n_bytes >= 16:
+        changed = data.copy()
+        changed[n_bytes // 2] ^= 1
+        assert checksum(changed) != checksum(data)
+        swapped = data.copy()
+        swapped[:8], swapped[8:16] = data[8:16], data[:8]
+        if not np.array_equal(data[:8], data[8:16]):
+            assert checksum(swapped) != checksum(data)

@@ -9,7 +9,9 @@ instead (``position``), and every page is read once per level::
 
     LevelPass(node arrays, ...)     checked once per level
     for each page k (rows row_offset .. row_offset + n), row-major codes:
-      phase A, parallel over rows:  position[r] -> child (if its node split)
+      phase A, parallel over rows:  (read_page: the rows' codes read from
+                                    the page file, block by block)
+                                    position[r] -> child (if its node split)
                                     target[i] = build_row[position[r]]
       pack, parallel over rows:     the rows to add, grouped by histogram
       phase B, parallel over features or histograms:
@@ -28,14 +30,16 @@ the slice is read once, sequentially (the hardware prefetcher streams it),
 and the scattered updates that follow hit the cache.
 """
 
+import os
+
 import numpy as np
 
 from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int16_t, uint16_t
-from libc.string cimport memset
+from libc.stdint cimport int16_t, uint16_t, uint64_t
+from libc.string cimport memcpy, memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, fixed_point, int32_t,
                       int64_t, prefetch, uint8_t)
@@ -67,6 +71,42 @@ cdef extern from *:
     """
     void touch_lines "skb_touch_lines"(const int64_t* p,
                                        Py_ssize_t n) noexcept nogil
+
+cdef extern from *:
+    """
+    /* n bytes of file fd from offset into buf, however many reads it
+       takes: n, fewer if the file ends first, or -errno. */
+    #ifndef _WIN32
+    #include <errno.h>
+    #include <unistd.h>
+    static Py_ssize_t skb_pread_all(int fd, char* buf, Py_ssize_t n,
+                                    int64_t offset) {
+        Py_ssize_t done = 0;
+        while (done < n) {
+            ssize_t got = pread(fd, buf + done, (size_t) (n - done),
+                                (off_t) (offset + done));
+            if (got < 0) {
+                if (errno == EINTR) continue;
+                return -(Py_ssize_t) errno;
+            }
+            if (got == 0) break;
+            done += got;
+        }
+        return done;
+    }
+    #define SKB_HAVE_PREAD 1
+    #else
+    static Py_ssize_t skb_pread_all(int fd, char* buf, Py_ssize_t n,
+                                    int64_t offset) { return -38; }
+    #define SKB_HAVE_PREAD 0
+    #endif
+    """
+    Py_ssize_t pread_all "skb_pread_all"(int fd, char* buf, Py_ssize_t n,
+                                         int64_t offset) noexcept nogil
+    bint HAVE_PREAD "SKB_HAVE_PREAD"
+
+# Whether LevelPass.read_page can read pages itself (POSIX pread).
+CAN_READ_PAGES = bool(HAVE_PREAD)
 
 # Rows per parallel task of phase A and of the packing; each block counts
 # its rows of each histogram in LANES interleaved counters (row i in lane
@@ -185,6 +225,7 @@ cdef class LevelPass:
     cdef int32_t[::1] entry_row
     cdef int64_t[::1] hist_rows       # (n_hist,) rows added this level
     cdef uint8_t[::1] bad             # (threads * CACHE_LINE) bad node id seen
+    cdef int64_t[::1] read_status     # (threads * 8) 0, -errno, or 1: short
     cdef int64_t[:, ::1] block_hist   # (blocks x LANES, n_hist) rows, starts
     cdef int64_t[::1] hist_start      # (n_hist + 2,) bucket starts
     cdef Py_ssize_t n_rows, n_features, n_hist, page_rows
@@ -230,6 +271,7 @@ cdef class LevelPass:
         self.route, self.build = route, build
         self.hist_rows = np.zeros(self.n_hist, dtype=np.int64)
         self.bad = np.zeros(self.n_threads * CACHE_LINE, dtype=np.uint8)
+        self.read_status = np.zeros(self.n_threads * 8, dtype=np.int64)
         n_blocks = max(1, (self.page_rows + BLOCK_ROWS - 1) // BLOCK_ROWS)
         self.block_hist = np.zeros((n_blocks * LANES, self.n_hist + 1),
                                    dtype=np.int64)
@@ -258,28 +300,64 @@ cdef class LevelPass:
     def add_page(self, page, Py_ssize_t row_offset):
         """Route and add the rows of ``page`` ((n, n_features) row-major
         uint8 or uint16 codes of rows ``row_offset .. row_offset + n``)."""
-        n_page_rows, n_features = page.shape
-        if n_features != self.n_features:
+        self._check_page(page, row_offset, page.shape[0])
+        if page.shape[0]:
+            self._dispatch(page, row_offset, -1, 0)
+
+    def read_page(self, int fd, int64_t file_offset, buffer,
+                  Py_ssize_t row_offset, Py_ssize_t n):
+        """Read rows ``row_offset .. row_offset + n`` of the open page file
+        ``fd`` (their codes from byte ``file_offset`` on) into the first
+        ``n`` rows of ``buffer`` and pass them as :meth:`add_page` does.
+
+        The read is part of the pass: each thread reads its own blocks of
+        the page (POSIX ``pread``) just before routing them, so no other
+        thread competes for the cores and the codes are in cache when
+        they are used. Raises OSError if the file ends early or a read
+        fails (the page's rows are then left unrouted)."""
+        if not HAVE_PREAD:
+            raise OSError("reading pages in the kernel needs POSIX pread")
+        if n < 0 or n > buffer.shape[0] or file_offset < 0 or fd < 0:
+            raise ValueError("the page's rows are outside the buffer or "
+                             "the file")
+        self._check_page(buffer, row_offset, n)
+        if n == 0:
+            return
+        self.read_status[:] = 0
+        self._dispatch(buffer[:n], row_offset, fd, file_offset)
+        if _read_failed(self):
+            status = np.asarray(self.read_status)
+            failed = status[status != 0]
+            errno = int(-failed.min()) if failed.min() < 0 else 0
+            raise OSError(errno, "reading the page file failed: "
+                          + (os.strerror(errno) if errno
+                             else "it ended early"))
+
+    def _check_page(self, page, Py_ssize_t row_offset, Py_ssize_t n):
+        if page.ndim != 2 or page.shape[1] != self.n_features:
             raise ValueError("missing_code and bin_ptr must describe the "
                              "page's features")
-        if row_offset < 0 or row_offset + n_page_rows > self.n_rows:
+        if row_offset < 0 or row_offset + n > self.n_rows:
             raise ValueError("the page's rows are outside the data")
-        if n_page_rows > self.page_rows:
+        if n > self.page_rows:
             raise ValueError("target and entry_row need one entry per page "
                              "row")
-        if n_page_rows == 0:
-            return
+
+    def _dispatch(self, page, Py_ssize_t row_offset, int fd,
+                  int64_t file_offset):
         if page.dtype == np.uint8:
             if self.wide:
                 _pass_page[uint8_t, int32_t](self, page, self.pos32,
-                                             row_offset)
+                                             row_offset, fd, file_offset)
             else:
                 _pass_page[uint8_t, int16_t](self, page, self.pos16,
-                                             row_offset)
+                                             row_offset, fd, file_offset)
         elif self.wide:
-            _pass_page[uint16_t, int32_t](self, page, self.pos32, row_offset)
+            _pass_page[uint16_t, int32_t](self, page, self.pos32, row_offset,
+                                          fd, file_offset)
         else:
-            _pass_page[uint16_t, int16_t](self, page, self.pos16, row_offset)
+            _pass_page[uint16_t, int16_t](self, page, self.pos16, row_offset,
+                                          fd, file_offset)
 
     def finish(self):
         """Add the rows added to each histogram to ``rows``; raise if a
@@ -307,14 +385,18 @@ def route_and_build(page, Py_ssize_t row_offset, position, active,
 
 
 cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
-                     position_t[::1] position, Py_ssize_t row_offset):
+                     position_t[::1] position, Py_ssize_t row_offset,
+                     int fd, int64_t file_offset):
     cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
     cdef int phase_threads = threads_for_work(p.n_threads, 4 * n)
     if p.build:
         memset(&p.block_hist[0, 0], 0,
                n_blocks * LANES * p.block_hist.shape[1] * sizeof(int64_t))
-    _route(page, row_offset, position, p, n_blocks, phase_threads)
+    _route(page, row_offset, position, p, n_blocks, phase_threads, fd,
+           file_offset)
+    if fd >= 0 and _read_failed(p):
+        return
     if not p.build:
         return
     cdef Py_ssize_t n_entries = _group_starts(p, n_blocks)
@@ -327,14 +409,26 @@ cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
               _by_histogram(p, add_threads))
 
 
+cdef bint _read_failed(LevelPass p) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(p.read_status.shape[0]):
+        if p.read_status[i] != 0:
+            return True
+    return False
+
+
 cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
                  position_t[::1] position, LevelPass p, Py_ssize_t n_blocks,
-                 int n_threads) noexcept:
+                 int n_threads, int fd, int64_t file_offset) noexcept:
     """Phase A: each row's node after the splits, the histogram it adds
     to (``target``; ``n_hist``, an extra bucket, for none) and how many
     rows of each block go to each bucket (``block_hist``). Raw pointers
     and no data-dependent branch: the loop reads a few bytes a row, and a
-    mispredicted branch (built child or not: a coin flip) costs more."""
+    mispredicted branch (built child or not: a coin flip) costs more.
+
+    ``fd >= 0``: the page is first read from that file, each block by
+    the thread that routes it (``file_offset``: the page's first byte);
+    a failed read is recorded in ``read_status`` and the block skipped."""
     cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
     cdef Py_ssize_t n_ids = p.split_feature.shape[0]
     cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
@@ -355,10 +449,21 @@ cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
     cdef Py_ssize_t k, i
     cdef int32_t node, feat, code, last, t
     cdef int64_t* blocks
+    cdef int64_t* read_status = &p.read_status[0]
+    cdef Py_ssize_t row_bytes = n_features * sizeof(code_t)
+    cdef Py_ssize_t block_end, got
     for k in prange(n_blocks, nogil=True, schedule="static",
                     num_threads=n_threads):
         blocks = blocks0 + k * LANES * blocks_stride
-        for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
+        block_end = min((k + 1) * BLOCK_ROWS, n)
+        if fd >= 0:
+            got = pread_all(fd, <char*> (codes + k * BLOCK_ROWS * n_features),
+                            (block_end - k * BLOCK_ROWS) * row_bytes,
+                            file_offset + k * BLOCK_ROWS * row_bytes)
+            if got != (block_end - k * BLOCK_ROWS) * row_bytes:
+                read_status[threadid() * 8] = got if got < 0 else 1
+                continue
+        for i in range(k * BLOCK_ROWS, block_end):
             node = pos[i]
             t = none
             if node < 0 or node >= n_ids:
@@ -520,3 +625,54 @@ cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
                       hist_start[h + 1], missing, bin_ptr,
                       hist + h * hist_values, g * n_features // n_groups,
                       (g + 1) * n_features // n_groups)
+
+
+# Independent sums of the checksum: consecutive words feed different sums,
+# so the loop is not one chain of dependent additions.
+cdef enum:
+    CHECKSUM_LANES = 4
+
+
+def checksum(data, uint64_t seed=0):
+    """A Fletcher-style checksum of the bytes of a contiguous array, for
+    telling whether data read twice is the same (``external.py``: a
+    chunk on the scan and on the binning pass): each lane l of the 8-byte
+    words keeps ``a += word; b += a`` (modulo 2**64), so a changed word
+    changes ``a`` and moved words change ``b``. One read of the data at
+    memory speed (zlib's adler32: a few times slower). ``seed``: the
+    checksum to continue (of the data before)."""
+    cdef const uint8_t[::1] view = memoryview(
+        np.ascontiguousarray(data)).cast("B")
+    cdef Py_ssize_t n = view.shape[0]
+    cdef Py_ssize_t n_words = n // 8, i, l
+    cdef uint64_t a[CHECKSUM_LANES]
+    cdef uint64_t b[CHECKSUM_LANES]
+    cdef uint64_t word, total
+    cdef const uint8_t* bytes_ = &view[0] if n else NULL
+    for l in range(CHECKSUM_LANES):
+        a[l] = seed + <uint64_t> l
+        b[l] = seed ^ <uint64_t> n
+    with nogil:
+        i = 0
+        while i + CHECKSUM_LANES <= n_words:
+            for l in range(CHECKSUM_LANES):
+                memcpy(&word, bytes_ + 8 * (i + l), 8)
+                a[l] += word
+                b[l] += a[l]
+            i += CHECKSUM_LANES
+        while i < n_words:
+            memcpy(&word, bytes_ + 8 * i, 8)
+            a[0] += word
+            b[0] += a[0]
+            i += 1
+        if n % 8:
+            word = 0
+            memcpy(&word, bytes_ + 8 * n_words, n % 8)
+            a[1] += word
+            b[1] += a[1]
+        total = 0
+        for l in range(CHECKSUM_LANES):
+            # lanes mixed by odd multipliers: swapping lanes shows
+            total = total * <uint64_t> 0x9E3779B97F4A7C15ULL + a[l]
+            total = total * <uint64_t> 0xC2B2AE3D27D4EB4FULL + b[l]
+    return int(total)

@@ -1,12 +1,17 @@
-"""Binned rows on disk, in pages, read back with a read-ahead thread.
+"""Binned rows on disk, in pages, read back page by page.
 
 A page holds ``page_rows`` consecutive rows (the last page fewer), its
 codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
-codes in one cache line), one page after the other in a single file. Training reads every page once per
-tree level (``finders/paged.py``); while the kernels work on page k, a
-second thread reads page k+1 into the other of two buffers (the paper's
-section 4.3: blocks on disk, read by a separate thread). Only those two
-buffers are in memory, whatever the number of rows.
+codes in one cache line), one page after the other in a single file.
+Training reads every page once per tree level (``finders/paged.py``):
+the kernel's threads read each page into one buffer themselves
+(``read_plan``), while a separate thread asks the operating system to
+fetch the next pages from disk (the paper's section 4.3: blocks on disk,
+read ahead while the CPUs work). With the pages in the page cache a read
+is a copy, best made by the threads that use the page: a third thread
+copying would take a core from them. Only that buffer is in memory,
+whatever the number of rows. ``pages()`` reads ahead into two buffers on
+a second thread instead (for callers that only read).
 """
 
 import os
@@ -14,9 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# Bytes of codes per page: two pages (the one worked on and the one read
-# ahead) are what the binned data costs in memory.
+# Bytes of codes per page: the page worked on is what the binned data
+# costs in memory.
 DEFAULT_PAGE_BYTES = 3 << 19
+
+# Pages the operating system is asked to fetch ahead of the kernels
+# (``PageFile.read_plan``).
+HINT_PAGES = 4
+_CAN_HINT = hasattr(os, "posix_fadvise")
+_NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
 def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
@@ -99,8 +110,10 @@ class PageFile:
             raise ValueError(
                 f"the page file {path} holds {size} bytes, expected "
                 f"{expected}: the cache was changed or truncated")
-        self._buffers = None
+        self._buffers = None          # pages()'s two buffers
+        self._kernel_buffer = None    # read_plan()'s one
         self._reader = None
+        self._row_bytes = self.n_features * self.code_dtype.itemsize
 
     def page_bounds(self, k):
         """First row and number of rows of page k."""
@@ -123,25 +136,96 @@ class PageFile:
             self._buffers = [np.empty((self.page_rows, self.n_features),
                                       dtype=self.code_dtype)
                              for _ in range(2)]
-            self._reader = ThreadPoolExecutor(max_workers=1)
+        reader = self._helper()
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            ahead = self._reader.submit(self._read, fd, 0, self._buffers[0])
+            ahead = reader.submit(self._read, fd, 0, self._buffers[0])
             for k in range(self.n_pages):
                 current = ahead.result()
                 if k + 1 < self.n_pages:
-                    ahead = self._reader.submit(self._read, fd, k + 1,
-                                                self._buffers[(k + 1) % 2])
+                    ahead = reader.submit(self._read, fd, k + 1,
+                                          self._buffers[(k + 1) % 2])
                 yield current
         finally:
             ahead.result() if not ahead.done() else None
             os.close(fd)
 
+    def page_buffer(self):
+        """The buffer a kernel reads pages into (``read_plan``): one page's
+        rows, kept until :meth:`release`."""
+        if self._kernel_buffer is None:
+            self._kernel_buffer = np.empty((self.page_rows, self.n_features),
+                                           dtype=self.code_dtype)
+        return self._kernel_buffer
+
+    def _helper(self):
+        if self._reader is None:
+            self._reader = ThreadPoolExecutor(max_workers=1)
+        return self._reader
+
+    def read_plan(self):
+        """Yield ``(fd, offset, first_row, n_rows)`` for every page in
+        order, for a kernel that reads the page's bytes itself
+        (``_paged.LevelPass.read_page``, into :meth:`page_buffer`): the
+        threads that work on a page copy it from the page cache, no third
+        thread competes with them for the cores. Meanwhile a helper thread
+        asks the operating system to fetch the next pages from disk
+        (``posix_fadvise(WILLNEED)``, asynchronous), ``HINT_PAGES`` at a
+        time, so that from a cold cache the disk reads ahead while the
+        CPUs work."""
+        helper = self._helper()
+        fd = os.open(self.path, os.O_RDONLY)
+        hints = []
+        try:
+            for k in range(self.n_pages):
+                if k % HINT_PAGES == 0 and _CAN_HINT:
+                    # pages k .. k + 2 HINT_PAGES first, then a window
+                    # HINT_PAGES ahead of the kernels
+                    start = k + HINT_PAGES if k else 0
+                    hints.append(helper.submit(self._hint, fd, start,
+                                               k + 2 * HINT_PAGES))
+                first, n = self.page_bounds(k)
+                yield fd, first * self._row_bytes, first, n
+        finally:
+            for hint in hints:    # before the file is closed
+                hint.result()
+            os.close(fd)
+
+    def _hint(self, fd, start, stop):
+        """Ask for pages ``start .. stop - 1`` to be read into the page
+        cache (no wait for the disk), unless a probe of each page's first
+        byte finds them there already (the common case between passes:
+        asking costs a page-cache lookup per 4 KiB, ~2% of a fit)."""
+        stop = min(self.n_pages, stop)
+        if start >= stop or self._cached(fd, start, stop):
+            return
+        first = start * self.page_rows
+        last = min(self.n_rows, stop * self.page_rows)
+        os.posix_fadvise(fd, first * self._row_bytes,
+                         (last - first) * self._row_bytes,
+                         os.POSIX_FADV_WILLNEED)
+
+    def _cached(self, fd, start, stop):
+        """Whether the first byte of each of pages ``start .. stop - 1``
+        is in the page cache (a read that may not wait for the disk,
+        ``RWF_NOWAIT``; False where the platform has none)."""
+        if _NOWAIT is None:
+            return False
+        probe = bytearray(1)
+        try:
+            for k in range(start, stop):
+                if os.preadv(fd, [probe], k * self.page_rows
+                             * self._row_bytes, _NOWAIT) != 1:
+                    return False
+        except OSError:    # BlockingIOError: not cached; or unsupported
+            return False
+        return True
+
     def release(self):
         """Free the page buffers and the reader thread (until next use)."""
         if self._reader is not None:
             self._reader.shutdown(wait=True)
-        self._buffers = None
+        self._buffers = self._kernel_buffer = None
         self._reader = None
 
     def evict(self):

@@ -13,8 +13,9 @@ core. What differs is where the rows are:
   codes come page by page from disk (``pages.PageFile``), in row order.
   One pass over the pages per level both moves the rows of the level's
   split nodes to their children and builds the new histograms
-  (``_paged.LevelPass``), the reading of page k+1 overlapping the
-  work on page k.
+  (``_paged.LevelPass``), the pass's threads reading each page
+  themselves while the operating system reads the next ones ahead
+  (``pages.PageFile.read_plan``).
 
 Which child's histogram is built (the other is its parent's minus it,
 exact in fixed point) is chosen before the pass from the children's
@@ -27,7 +28,7 @@ column sampling by node draws the same masks.
 import numpy as np
 
 from .._histogram import FixedPointGradients
-from .._paged import LevelPass
+from .._paged import CAN_READ_PAGES, LevelPass
 from .hist import HistFinder
 
 
@@ -115,8 +116,13 @@ class PagedHistFinder(HistFinder):
             self.gradients.weight, float(self.scales[0]),
             float(self.scales[1]), self.pool.array, rows, self._target,
             self._entry_row, route, build, self.n_threads)
-        for first, page in paged.pages.pages():
-            level.add_page(page, first)
+        if CAN_READ_PAGES:   # each page read by the pass's own threads
+            buffer = paged.pages.page_buffer()
+            for fd, offset, first, n in paged.pages.read_plan():
+                level.read_page(fd, offset, buffer, first, n)
+        else:
+            for first, page in paged.pages.pages():
+                level.add_page(page, first)
         level.finish()
         return rows
 
@@ -173,7 +179,7 @@ class PagedHistFinder(HistFinder):
         return PositionLeaves(self.position)
 
     def release(self):
-        """Free the read-ahead buffers (after the fit)."""
+        """Free the page buffer and the helper thread (after the fit)."""
         self.binned.pages.release()
 
 
