@@ -55,6 +55,12 @@ cdef inline double times_weight(double value, const double* w,
     return value * w[i] if w != NULL else value
 
 
+cdef inline double floored_hessian(double h) noexcept nogil:
+    """``fmax(h, HESSIAN_FLOOR)`` inline (the floor for NaN too): fmax is
+    a library call, a tenth of the logistic kernel's time."""
+    return h if h > HESSIAN_FLOOR else HESSIAN_FLOOR
+
+
 cdef enum:
     # A row's gradient pair (an exp or a log, a division) counts as this
     # many units of work (skboost/_parallel.pxd).
@@ -109,8 +115,8 @@ def logistic_gradient(const label_t[::1] y not None,
                                                  ELEMENTWISE_WORK * y.shape[0])):
         p = sigmoid(raw[i])
         gpair[i, 0] = <float> times_weight(p - y[i], w, i)
-        gpair[i, 1] = <float> times_weight(
-            fmax(p * (1.0 - p), HESSIAN_FLOOR), w, i)
+        gpair[i, 1] = <float> times_weight(floored_hessian(p * (1.0 - p)),
+                                           w, i)
 
 
 def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class index

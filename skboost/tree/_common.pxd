@@ -87,13 +87,29 @@ cdef inline Py_ssize_t padded_count(Py_ssize_t n,
 # paged and distributed builders round the same way, so their histograms
 # equal the in-core ones bit for bit).
 
+cdef extern from *:
+    """
+    /* llrint as the one instruction it is on x86-64 (cvtsd2si, rounding by
+       the current mode: what glibc's llrint runs). The compiler keeps
+       llrint a library call (it may set errno), two per row of every
+       histogram. */
+    #if defined(__x86_64__) && defined(__SSE2__)
+    #include <emmintrin.h>
+    #define SKB_LLRINT(x) ((int64_t) _mm_cvtsd_si64(_mm_set_sd(x)))
+    #else
+    #define SKB_LLRINT(x) ((int64_t) llrint(x))
+    #endif
+    """
+    int64_t round_to_int64 "SKB_LLRINT"(double x) noexcept nogil
+
+
 cdef inline int64_t fixed_point(float value, const double* weight,
                                 Py_ssize_t row, double scale) noexcept nogil:
     """round(value * weight[row] * scale), the one rounding every kernel
     uses (llrint: round to nearest, ties to even, one instruction)."""
     if weight == NULL:
-        return llrint(<double> value * scale)
-    return llrint(<double> value * weight[row] * scale)
+        return round_to_int64(<double> value * scale)
+    return round_to_int64(<double> value * weight[row] * scale)
 
 
 cdef inline const double* weight_pointer(weight):

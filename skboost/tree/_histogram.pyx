@@ -43,6 +43,29 @@ ctypedef fused code_t:
     uint8_t
     uint16_t
 
+
+cdef extern from *:
+    """
+    /* bin[0] += g and bin[1] += h as one 128-bit integer add (SSE2, part of
+       x86-64): one load and one store per row-feature update instead of
+       two of each; the stores bounded the histogram loop. Same integers. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
+        __m128i* p = (__m128i*) bin;
+        _mm_storeu_si128(p, _mm_add_epi64(_mm_loadu_si128(p),
+                                          _mm_set_epi64x(h, g)));
+    }
+    #else
+    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
+        bin[0] += g;
+        bin[1] += h;
+    }
+    #endif
+    """
+    void add_pair "skb_add_pair"(int64_t* bin, int64_t g,
+                                 int64_t h) noexcept nogil
+
 # Headroom: sums of |quantised values| stay below 2**SUM_BITS.
 SUM_BITS = 62
 # the largest finite power of two
@@ -242,7 +265,7 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
     each pair quantised on the fly (a few instructions, against 2 x
     n_features scattered additions)."""
     cdef Py_ssize_t n_features = codes.shape[1], f
-    cdef int64_t i, b, g, h
+    cdef int64_t i, g, h
     cdef int32_t row, ahead
     for i in range(begin, end):
         # Rows of a deep node are scattered: fetch the codes and gradients
@@ -251,6 +274,9 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
         if i + PREFETCH_ROWS < end:
             ahead = row_index[i + PREFETCH_ROWS]
             prefetch(&codes[ahead, 0])
+            # a row of codes (28 bytes in the benchmarks) often straddles
+            # two cache lines: fetch the line of its last code too
+            prefetch(&codes[ahead, n_features - 1])
             prefetch(&gpair[ahead, 0])
             if weight != NULL:
                 prefetch(&weight[ahead])
@@ -258,9 +284,7 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
         g = fixed_point(gpair[row, 0], weight, row, scale_g)
         h = fixed_point(gpair[row, 1], weight, row, scale_h)
         for f in range(n_features):
-            b = 2 * (bin_ptr[f] + codes[row, f])
-            hist[b] += g
-            hist[b + 1] += h
+            add_pair(&hist[2 * (bin_ptr[f] + codes[row, f])], g, h)
 
 
 def build_histograms(BinnedData data,

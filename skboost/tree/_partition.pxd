@@ -6,4 +6,3 @@ cdef class RowPartition:
     cdef readonly object row_index    # (n_active,) int32
     cdef readonly Py_ssize_t n_rows   # rows of the data it indexes
     cdef object _scratch              # (n_active,) int32, reused by splits
-    cdef object _goes_left            # (n_active,) uint8, reused by splits

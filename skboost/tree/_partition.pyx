@@ -195,7 +195,6 @@ cdef class RowPartition:
             self.row_index = np.empty(n_active, dtype=np.int32)
             # buffers for every split of this partition, allocated once
             self._scratch = np.empty_like(self.row_index)
-            self._goes_left = np.empty(n_active, dtype=np.uint8)
 
     def reset(self, rows):
         """Start again from ``rows`` (a new tree), all in one node. The
@@ -244,7 +243,8 @@ cdef class RowPartition:
         cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
                                              data.missing_code)
         tasks = _make_tasks(begin, end)
-        # three passes over the rows (see _split_nodes)
+        # work units of a row (see _split_nodes; set for its earlier three
+        # passes, kept so the thread counts of small nodes stay as tuned)
         n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
                         threads_for_work(n_threads,
                                          3 * int((end - begin).sum())))
@@ -253,14 +253,12 @@ cdef class RowPartition:
                                          data.missing_code, tasks, begin, end,
                                          feature, split_bin, default_left,
                                          cat_ptr, cat_left,
-                                         self._scratch, self._goes_left,
-                                         n_threads)
+                                         self._scratch, n_threads)
         return _split_nodes[uint16_t](data.codes_by_feature, self.row_index,
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
                                       cat_ptr, cat_left,
-                                      self._scratch, self._goes_left,
-                                      n_threads)
+                                      self._scratch, n_threads)
 
 
 cdef bint disjoint_slices(const int64_t[::1] begin, const int64_t[::1] end,
@@ -344,6 +342,58 @@ cdef void _task_destinations(const int64_t[::1] task_node,
         next_right += (task_end[t] - task_begin[t]) - task_left[t]
 
 
+cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
+                               const int32_t[::1] row_index,
+                               int32_t[::1] scratch,
+                               int64_t begin, int64_t end, int32_t f,
+                               int32_t missing, bint missing_left,
+                               int32_t split_bin,
+                               const uint8_t* left_set) noexcept nogil:
+    """One task's rows ``row_index[begin:end]`` into the same range of
+    ``scratch``: its left rows forward from ``begin``, its right rows
+    backward from ``end - 1`` (so in reverse order). Returns the number
+    of left rows. (``left_set``: NULL for a numeric split.)
+
+    Every row is written to both ends, the row's own end then advancing
+    (a mask, not a branch: rows go left or right at random, and a
+    mispredicted branch per row cost more than the rest of the pass). The
+    other write lands in a position no row has claimed yet, which a later
+    row (or this one) overwrites: ``l <= r`` until the last row."""
+    cdef int64_t i, l = begin, r = end - 1
+    cdef int32_t row, code, g
+    for i in range(begin, end):
+        if i + PREFETCH_ROWS < end:
+            prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
+        row = row_index[i]
+        code = codes_by_feature[f, row]
+        if code == missing:
+            g = missing_left
+        elif left_set != NULL:
+            g = left_set[code]
+        else:
+            g = code <= split_bin
+        scratch[l] = row
+        scratch[r] = row
+        l = l + g
+        r = r - 1 + g
+    return l - begin
+
+
+cdef inline void _place_task(const int32_t[::1] scratch,
+                             int32_t[::1] row_index,
+                             int64_t begin, int64_t end, int64_t n_left,
+                             int64_t left_dest,
+                             int64_t right_dest) noexcept nogil:
+    """A task's sorted rows (``_sort_task``) from ``scratch`` to their
+    node's slice of ``row_index``: the left rows as they are, the right
+    rows reversed back into row order (the partition stays stable)."""
+    cdef int64_t k, n_right = end - begin - n_left
+    for k in range(n_left):
+        row_index[left_dest + k] = scratch[begin + k]
+    for k in range(n_right):
+        row_index[right_dest + k] = scratch[end - 1 - k]
+
+
 cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          int32_t[::1] row_index,            # IN/OUT
                          const int32_t[::1] missing_code,
@@ -356,62 +406,39 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          const int64_t[::1] cat_ptr,        # (n_nodes + 1,)
                          const uint8_t[::1] cat_left,       # flat left sets
                          int32_t[::1] scratch,              # work buffer
-                         uint8_t[::1] goes_left,            # work buffer
                          int n_threads):
+    """Two passes over the rows: each task sorts its rows into its own
+    range of ``scratch`` (``_sort_task``), then, once every task's count
+    of left rows gives where its rows go, puts them in place."""
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
     cdef Py_ssize_t n_tasks = task_node.shape[0], t
     cdef int64_t[::1] task_left = np.zeros(n_tasks, dtype=np.int64)
-    cdef int64_t i, k, count, node
-    cdef int32_t code, f
+    cdef int64_t node
+    cdef int32_t f
     cdef const uint8_t* left_set
-    cdef bint categorical
-    # Pass 1: where each row goes, and how many go left per task.
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
         node = task_node[t]
         f = feature[node]
-        count = 0
         # categorical: a value code goes left when the node's set says so
         # (the test is the same for the whole task: a predictable branch)
-        categorical = cat_ptr[node + 1] > cat_ptr[node]
-        left_set = &cat_left[cat_ptr[node]] if categorical else NULL
-        for i in range(task_begin[t], task_end[t]):
-            if i + PREFETCH_ROWS < task_end[t]:
-                prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
-            code = codes_by_feature[f, row_index[i]]
-            if code == missing_code[f]:
-                goes_left[i] = default_left[node]
-            elif categorical:
-                goes_left[i] = left_set[code]
-            else:
-                goes_left[i] = code <= split_bin[node]
-            count = count + goes_left[i]
-        task_left[t] = count
+        left_set = (&cat_left[cat_ptr[node]]
+                    if cat_ptr[node + 1] > cat_ptr[node] else NULL)
+        task_left[t] = _sort_task(codes_by_feature, row_index, scratch,
+                                  task_begin[t], task_end[t], f,
+                                  missing_code[f], default_left[node],
+                                  split_bin[node], left_set)
     cdef int64_t[::1] n_left = np.zeros(begin.shape[0], dtype=np.int64)
     cdef int64_t[::1] left_dest = np.empty(n_tasks, dtype=np.int64)
     cdef int64_t[::1] right_dest = np.empty(n_tasks, dtype=np.int64)
     _task_destinations(task_node, task_begin, task_end, task_left, begin,
                        n_left, left_dest, right_dest)
-    cdef int64_t l, r, g
-    # Pass 2: scatter into scratch; pass 3: copy the slices back. The
-    # scatter picks each row's destination by a mask, not a branch: rows
-    # go left or right at random, and a mispredicted branch per row cost
-    # more than the rest of the scatter.
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
-        l = left_dest[t]
-        r = right_dest[t]
-        for i in range(task_begin[t], task_end[t]):
-            g = goes_left[i]
-            scratch[r ^ ((l ^ r) & -g)] = row_index[i]
-            l = l + g
-            r = r + 1 - g
-    for t in prange(n_tasks, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        for i in range(task_begin[t], task_end[t]):
-            row_index[i] = scratch[i]
+        _place_task(scratch, row_index, task_begin[t], task_end[t],
+                    task_left[t], left_dest[t], right_dest[t])
     return np.asarray(n_left)
 
 
