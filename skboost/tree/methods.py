@@ -82,14 +82,8 @@ def make_grower(X, params, n_threads, rng, *, weight=None,
     if n_categories is not None and not np.any(n_categories > 0):
         n_categories = None
     if _is_paged(X) or hasattr(X, "paged_matrix"):
-        # out of core: imported here, so that in-core fits never load it
-        from .finders.paged import PagedHistFinder
         _check_paged(params, n_categories, vector_outputs, fixed_hessians)
-        if not _is_paged(X):   # ExternalData: bin now
-            X = X.paged_matrix(params.max_bin, weight, n_threads,
-                               approx=params.tree_method == "approx")
-        finder = PagedHistFinder(X, params, n_threads, weight=weight)
-        return GrowthDriver(finder, params, _column_sampler(X, params, rng))
+        return _paged_grower(X, params, n_threads, rng, weight)
     kind = "sparse" if isinstance(X, SparseRows) else "dense"
     if vector_outputs:
         finder = _vector_hist(X, kind, params, n_threads, weight,
@@ -129,6 +123,17 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
+
+
+def _paged_grower(X, params, n_threads, rng, weight):
+    """The grower of out-of-core training (``PagedHistFinder``); the
+    module is imported here, so that in-core fits never load it."""
+    from .finders.paged import PagedHistFinder
+    if not _is_paged(X):   # ExternalData: bin now
+        X = X.paged_matrix(params.max_bin, weight, n_threads,
+                           approx=params.tree_method == "approx")
+    finder = PagedHistFinder(X, params, n_threads, weight=weight)
+    return GrowthDriver(finder, params, _column_sampler(X, params, rng))
 
 
 def _is_paged(X):
