@@ -118,3 +118,26 @@ cdef inline const double* weight_pointer(weight):
         return NULL
     cdef const double[::1] view = weight
     return &view[0] if view.shape[0] else NULL
+
+
+cdef extern from *:
+    """
+    /* bin[0] += g and bin[1] += h as one 128-bit integer add (SSE2, part of
+       x86-64): one load and one store per row-feature update instead of
+       two of each; the stores bounded the histogram loop. Same integers. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
+        __m128i* p = (__m128i*) bin;
+        _mm_storeu_si128(p, _mm_add_epi64(_mm_loadu_si128(p),
+                                          _mm_set_epi64x(h, g)));
+    }
+    #else
+    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
+        bin[0] += g;
+        bin[1] += h;
+    }
+    #endif
+    """
+    void add_pair "skb_add_pair"(int64_t* bin, int64_t g,
+                                 int64_t h) noexcept nogil

@@ -32,8 +32,8 @@ from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
-from ._common cimport (PREFETCH_ROWS, fixed_point, int32_t, int64_t, prefetch,
-                      uint8_t, weight_pointer)
+from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
+                       prefetch, uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
 from ._checks cimport distinct_in_range, valid_slices
 from ._partition cimport RowPartition
@@ -44,27 +44,6 @@ ctypedef fused code_t:
     uint16_t
 
 
-cdef extern from *:
-    """
-    /* bin[0] += g and bin[1] += h as one 128-bit integer add (SSE2, part of
-       x86-64): one load and one store per row-feature update instead of
-       two of each; the stores bounded the histogram loop. Same integers. */
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
-        __m128i* p = (__m128i*) bin;
-        _mm_storeu_si128(p, _mm_add_epi64(_mm_loadu_si128(p),
-                                          _mm_set_epi64x(h, g)));
-    }
-    #else
-    static inline void skb_add_pair(int64_t* bin, int64_t g, int64_t h) {
-        bin[0] += g;
-        bin[1] += h;
-    }
-    #endif
-    """
-    void add_pair "skb_add_pair"(int64_t* bin, int64_t g,
-                                 int64_t h) noexcept nogil
 
 # Headroom: sums of |quantised values| stay below 2**SUM_BITS.
 SUM_BITS = 62

@@ -41,8 +41,8 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int16_t, uint16_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from ._common cimport (CACHE_LINE, PREFETCH_ROWS, fixed_point, int32_t,
-                      int64_t, prefetch, uint8_t)
+from ._common cimport (CACHE_LINE, PREFETCH_ROWS, add_pair, fixed_point,
+                      int32_t, int64_t, prefetch, uint8_t)
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -557,7 +557,7 @@ cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
     first row). The histogram's slice of those features is read first when
     the rows update it at least once per cache line on average."""
     cdef Py_ssize_t j, f, i, ahead
-    cdef int64_t gq, hq, b
+    cdef int64_t gq, hq
     cdef int32_t code
     cdef const code_t* row
     cdef Py_ssize_t slice_values = 2 * (bin_ptr[f1] - bin_ptr[f0])
@@ -571,6 +571,8 @@ cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
         if j + PREFETCH_ROWS < last:
             ahead = entry_row[j + PREFETCH_ROWS]
             prefetch(codes + ahead * n_features + f0)
+            # the row's codes may straddle two cache lines (as in core)
+            prefetch(codes + ahead * n_features + f1 - 1)
             prefetch(gpair + 2 * ahead)
             if weight != NULL:
                 prefetch(weight + row_offset + ahead)
@@ -581,9 +583,8 @@ cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
         for f in range(f0, f1):
             code = row[f]
             if code <= missing[f]:   # else a damaged code: not added
-                b = 2 * (bin_ptr[f] + code)
-                bins[b] += gq
-                bins[b + 1] += hq
+                # (g, h) as one 128-bit add (``_common.add_pair``)
+                add_pair(&bins[2 * (bin_ptr[f] + code)], gq, hq)
 
 
 cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
