@@ -324,9 +324,9 @@ def test_ties_go_to_the_lower_feature_then_the_lower_threshold():
 
 
 def test_wide_features_with_mostly_empty_bins_match_the_naive_scan():
-    """The scan offers only bin 0 and the non-empty bins (gathered 512 at a
-    time); on features of up to 1,200 bins filled by a few rows, with and
-    without missing values, it picks the naive full scan's split."""
+    """On features of up to 1,200 bins filled by a few rows (most bins
+    empty, their candidates repeating the previous bin's sums), with and
+    without missing values, the scan picks the naive full scan's split."""
     for seed in range(40):
         problem = random_problem(seed, max_width=1200,
                                  n_rows=int(5 + seed * 3))

@@ -190,10 +190,11 @@ class TreeBuilder:
         beyond the first axis), so that adding a node writes only its
         sums."""
         if like is None:
-            template = TreeBuilder._templates.get(capacity)
+            key = type(self), capacity   # a subclass may have other fields
+            template = TreeBuilder._templates.get(key)
             if template is None:
                 template = self._new_unsplit_arrays(capacity, None)
-                TreeBuilder._templates[capacity] = template
+                TreeBuilder._templates[key] = template
             return {name: array.copy() for name, array in template.items()}
         return self._new_unsplit_arrays(capacity, like)
 
