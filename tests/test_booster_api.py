@@ -13,6 +13,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
 from skboost import _ubjson
@@ -218,6 +219,28 @@ def test_foreign_keywords_name_the_skboost_parameter(Estimator, keyword,
 def test_misspelled_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="'n_estimator' is not a parameter"):
         BoostRegressor(n_estimator=3)
+
+
+def test_parameter_names_are_each_classes_own():
+    """The constructor's names are cached per class: a subclass with its
+    own parameter gets its own, and its base class keeps the base's
+    (as scikit-learn reads them off each class's signature)."""
+    class WithPrior(BoostClassifier):
+        def __init__(self, prior=0.5, n_estimators=100):
+            super().__init__(n_estimators=n_estimators)
+            self.prior = prior
+
+    assert BoostClassifier._get_param_names() == sorted(
+        BoostClassifier().get_params())
+    assert WithPrior._get_param_names() == ["n_estimators", "prior"]
+    assert "prior" not in BoostClassifier._get_param_names()
+    model = clone(WithPrior(prior=0.25, n_estimators=3))
+    assert model.get_params() == {"n_estimators": 3, "prior": 0.25}
+    with pytest.raises(TypeError, match="'max_depth' is not a parameter"):
+        WithPrior(max_depth=2)
+    # the cached list is a copy: changing it changes nothing
+    BoostRegressor._get_param_names().append("extra")
+    assert "extra" not in BoostRegressor._get_param_names()
 
 
 def test_device_and_verbosity():
