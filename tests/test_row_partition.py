@@ -258,6 +258,9 @@ BAD_INPUTS = {
     "overlapping slices, partly": (
         "split(begin=np.array([0, N // 4]), end=np.array([N // 2, N]),"
         " split_bin=np.array([5, -1]))"),
+    "overlapping slices, listed out of order": (
+        "split(begin=np.array([N // 4, 0]), end=np.array([N, N // 2]),"
+        " split_bin=np.array([5, -1]))"),
     "feature beyond the data's": "split(feature=np.array([0, 2]))",
     "feature negative": "split(feature=np.array([-1, 0]))",
     "end of other length": "split(end=np.array([N]))",

@@ -105,9 +105,18 @@ cdef class SplitContext:
 
     def with_scales(self, scale_g, scale_h):
         """A copy with the fixed-point scales ``scale_g``, ``scale_h``."""
-        settings = self._settings()
-        settings.update(scale_g=scale_g, scale_h=scale_h)
-        return SplitContext(**settings)
+        # once per tree: the other fields were validated when self was
+        # built, so they are copied, not checked again
+        cdef SplitContext copy = SplitContext.__new__(SplitContext)
+        copy.reg_lambda, copy.reg_alpha = self.reg_lambda, self.reg_alpha
+        copy.max_delta_step = self.max_delta_step
+        copy.min_child_weight = self.min_child_weight
+        copy.n_threads = self.n_threads
+        copy.max_cat_to_onehot = self.max_cat_to_onehot
+        copy.max_cat_threshold = self.max_cat_threshold
+        copy.scale_g = _scale("scale_g", scale_g)
+        copy.scale_h = _scale("scale_h", scale_h)
+        return copy
 
     def _settings(self):
         """The constructor's keyword arguments, in the repr's order."""

@@ -42,7 +42,7 @@ from .splits import SPLIT_RECORD
 cdef enum:
     # measured: with fewer, the scans of the 1,000,000-row benchmark's deep
     # levels ran on one thread (1.08x its fit time)
-    SCAN_WORK_PER_BIN = 16
+    SCAN_WORK_PER_BIN = 4
 
 cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
                        int32_t feature,

@@ -237,11 +237,13 @@ cdef class RowPartition:
             raise ValueError("node slices outside the partition")
         if not all_in_range[int32_t](feature, 0, data.n_features):
             raise ValueError("split feature outside [0, n_features)")
-        if not disjoint_slices(begin, end,
-                               np.argsort(begin, kind="stable")):
+        if not disjoint_slices(begin, end, _begin_order(begin)):
             raise ValueError("node slices must not overlap")
-        cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
-                                             data.missing_code)
+        if left_sets is None:   # every split numeric (no per-node sets)
+            cat_ptr, cat_left = np.zeros(n_nodes + 1, np.int64), _NO_SETS
+        else:
+            cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
+                                                 data.missing_code)
         tasks = _make_tasks(begin, end)
         # work units of a row (see _split_nodes; set for its earlier three
         # passes, kept so the thread counts of small nodes stay as tuned)
@@ -259,6 +261,21 @@ cdef class RowPartition:
                                       feature, split_bin, default_left,
                                       cat_ptr, cat_left,
                                       self._scratch, n_threads)
+
+
+# the flat left sets of a batch without categorical splits
+_NO_SETS = np.zeros(1, dtype=np.uint8)
+
+
+def _begin_order(begin):
+    """The order that sorts the slices by begin: the identity when they are
+    sorted already (the driver's batches usually are), without a sort."""
+    cdef const int64_t[::1] b = begin
+    cdef Py_ssize_t k
+    for k in range(b.shape[0] - 1):
+        if b[k + 1] < b[k]:
+            return np.argsort(begin, kind="stable")
+    return np.arange(b.shape[0], dtype=np.int64)
 
 
 cdef bint disjoint_slices(const int64_t[::1] begin, const int64_t[::1] end,

@@ -166,6 +166,7 @@ class TreeBuilder:
     def __init__(self, G_root, H_root, capacity=64):
         self._a = self._unsplit_arrays(capacity)
         self._n = 0
+        self._n_split = 0   # nodes split so far (the others are leaves)
         self._left_sets = {}   # node -> bool array over its feature's categories
         self._add(np.array([G_root]), np.array([H_root]))
 
@@ -176,7 +177,7 @@ class TreeBuilder:
     @property
     def n_leaves(self):
         """Nodes not split (yet)."""
-        return int(np.count_nonzero(self._a["left_child"][: self._n] == NO_CHILD))
+        return self._n - self._n_split
 
     def node_sums(self, nodes):
         """(G, H) of the given nodes."""
@@ -248,6 +249,7 @@ class TreeBuilder:
         a["feature"][nodes] = feature
         a["default_left"][nodes] = default_left
         a["gain"][nodes] = gain
+        self._n_split += nodes.shape[0]
         return left, right
 
     def finish(self, weights_of, learning_rate):
@@ -315,6 +317,7 @@ class VectorTreeBuilder(TreeBuilder):
         a["threshold"][nodes] = threshold
         a["default_left"][nodes] = default_left
         a["gain"][nodes] = gain
+        self._n_split += nodes.shape[0]
         return left, right
 
     def finish(self, weights_of, learning_rate):

@@ -96,26 +96,27 @@ class PooledHistogramFinder(SplitFinder):
         t.reserve(int(right.max()) + 1)
         begin, end = t["begin"][nodes], t["end"][nodes]
         n_left = self._split_rows(begin, end, splits)
-        left_smaller = n_left <= (end - begin - n_left)
+        mid = begin + n_left
+        left_smaller = n_left <= end - mid
         small = np.where(left_smaller, left, right)
-        large = np.where(left_smaller, right, left)
-        parent_rows = t["hist_row"][nodes]
-        t["hist_row"][nodes] = -1
+        large = left + right - small
+        hist_row = t["hist_row"]
+        parent_rows = hist_row[nodes]
+        hist_row[nodes] = -1
         if find_next:
             # The smaller children's histograms are built into new rows; each
             # larger child's is its parent's minus the smaller one, computed
             # in the parent's row (exact in fixed point).
             small_rows = self.pool.take(nodes.shape[0])
-            t["hist_row"][small], t["hist_row"][large] = small_rows, parent_rows
-            self.build_histograms(np.where(left_smaller, begin, begin + n_left),
-                                  np.where(left_smaller, begin + n_left, end),
+            hist_row[small], hist_row[large] = small_rows, parent_rows
+            self.build_histograms(np.where(left_smaller, begin, mid),
+                                  np.where(left_smaller, mid, end),
                                   small_rows)
             self._subtract(parent_rows, small_rows)
         else:
             # the children will be leaves: no histogram is needed
             self.pool.give_back(parent_rows)
-            t["hist_row"][left] = t["hist_row"][right] = -1
-        mid = begin + n_left
+            hist_row[left] = hist_row[right] = -1
         left_sums = self._left_sums(splits)
         t["begin"][left], t["end"][left] = begin, mid
         t["begin"][right], t["end"][right] = mid, end
