@@ -40,8 +40,13 @@ from .splits import SPLIT_RECORD
 
 
 cdef enum:
-    # measured: with fewer, the scans of the 1,000,000-row benchmark's deep
-    # levels ran on one thread (1.08x its fit time)
+    # a bin costs about 4 ns to scan, and a unit of MIN_WORK_PER_THREAD
+    # about 1 ns: a level's scan goes to two threads from ~130 us of work
+    # (about 6 nodes of 20 features and 256 bins). With 16, the scans of
+    # 2 to 6 small nodes were split and paid a thread wake-up each (~25
+    # us), which made the default n_jobs of a 5,000-row fit 1.1x its
+    # n_jobs=1 on an idle machine; the 1,000,000-row benchmark's levels
+    # are large enough either way (0.98x its fit time with 16)
     SCAN_WORK_PER_BIN = 4
 
 cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
