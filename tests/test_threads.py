@@ -15,8 +15,8 @@ from skboost import BoostRegressor
 from skboost._openmp_helpers import check_n_threads
 from skboost._openmp_runtime import PRIVATE_RUNTIME, SPIN_COUNT
 from skboost._parallel import get_thread_cap, set_thread_cap
-from skboost._threads import (CpuLoadMonitor, ThreadTuner, _read_proc_stat,
-                              map_columns)
+from skboost._threads import (MIN_ROWS_TO_SHARE_COLUMNS, CpuLoadMonitor,
+                              ThreadTuner, _read_proc_stat, map_columns)
 
 
 def _regression(n=400, seed=0):
@@ -170,6 +170,12 @@ def test_map_columns_follows_the_cap_and_keeps_the_order():
     results = map_columns(where, range(7), 2)
     assert [r for r, _ in results] == [j * j for j in range(7)]
     assert main not in {ident for _, ident in results}
+    # short columns stay in the calling thread; long ones are shared
+    short = map_columns(where, range(7), 2,
+                        n_rows=MIN_ROWS_TO_SHARE_COLUMNS - 1)
+    assert {ident for _, ident in short} == {main}
+    long = map_columns(where, range(7), 2, n_rows=MIN_ROWS_TO_SHARE_COLUMNS)
+    assert main not in {ident for _, ident in long}
 
 
 def test_no_probe_above_a_load_reading():

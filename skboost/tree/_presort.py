@@ -58,7 +58,7 @@ def presort_dense(X, n_threads=1):
         values[col_ptr[j]:col_ptr[j + 1]] = column[order]
         rows[col_ptr[j]:col_ptr[j + 1]] = order
 
-    map_columns(sort_column, range(n_features), n_threads)
+    map_columns(sort_column, range(n_features), n_threads, n_rows=n_rows)
     return SortedColumns(col_ptr, values, rows, n_rows)
 
 

@@ -129,7 +129,8 @@ class BinMapper:
             return missing, np.asarray(summary.cut_points(n_bins),
                                        dtype=np.float64)
 
-        results = map_columns(sketch, range(X.shape[1]), n_threads)
+        results = map_columns(sketch, range(X.shape[1]), n_threads,
+                              n_rows=X.shape[0])
         self.has_missing_ = np.array([m for m, _ in results], dtype=bool)
         self._set_cuts([c for _, c in results])
         return self
