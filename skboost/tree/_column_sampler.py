@@ -68,6 +68,9 @@ class ColumnSampler:
             self._level_features[depth] = self._draw(self._tree_features,
                                                      self.bylevel)
         level = self._level_features[depth]
+        if self.bynode >= 1.0 and level.shape[0] == self.n_features:
+            # no column sampling (the default): every feature, every node
+            return np.ones((n_nodes, self.n_features), dtype=np.uint8)
         mask = np.zeros((n_nodes, self.n_features), dtype=np.uint8)
         if self.bynode >= 1.0:
             mask[:, level] = 1
