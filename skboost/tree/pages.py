@@ -30,10 +30,16 @@ _CAN_HINT = hasattr(os, "posix_fadvise")
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
+# Rows a page holds at most: training numbers a page's rows by a uint16
+# (``_paged.PagePartition``).
+MAX_PAGE_ROWS = 65536
+
+
 def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
-    """Rows of a page of about ``page_bytes`` bytes (at least 1024)."""
+    """Rows of a page of about ``page_bytes`` bytes (at least 1024, at
+    most ``MAX_PAGE_ROWS``)."""
     row_bytes = max(1, n_features) * np.dtype(code_dtype).itemsize
-    return max(1024, int(page_bytes) // row_bytes)
+    return min(MAX_PAGE_ROWS, max(1024, int(page_bytes) // row_bytes))
 
 
 def read_exactly(fd, out, offset, what="the file"):
