@@ -529,7 +529,7 @@ def page_data(rng, n_rows, widths, dtype=np.uint8):
 def check_levels(codes, bin_ptr, missing, page_rows, levels, active, gpair,
                  n_hist, n_threads, read=None):
     """Run ``levels`` through a PagePartition (``read``: a function
-    passing page k from the page file) and the naive level, comparing
+    passing every page from the page file) and the naive level, comparing
     every row's node, the histograms and the rows added after each."""
     n_rows = codes.shape[0]
     partition = PagePartition(n_rows, page_rows)
@@ -539,12 +539,12 @@ def check_levels(codes, bin_ptr, missing, page_rows, levels, active, gpair,
         rows = np.zeros(n_hist, np.int64)
         partition.start_level(active, *arrays, missing, bin_ptr, gpair, None,
                               1.0, 1.0, hist, rows, route, True, n_threads)
-        for k in range(partition.n_pages):
-            first = k * page_rows
-            if read is None:
+        if read is None:
+            for k in range(partition.n_pages):
+                first = k * page_rows
                 partition.add_page(k, codes[first:first + page_rows])
-            else:
-                read(partition, k)
+        else:
+            read(partition)
         partition.finish_level()
         position, hist_ref, rows_ref = naive_level(
             codes, position, active, arrays, bin_ptr, gpair, route, n_hist)
@@ -624,6 +624,8 @@ def test_page_partition_rejects_bad_input():
              True, 1)
     with pytest.raises(ValueError, match="start_level first"):
         partition.add_page(0, np.zeros((4, 2), np.uint8))
+    with pytest.raises(ValueError, match="start_level first"):
+        partition.read_pages(0, 1)
     partition.start_level(*level)
     with pytest.raises(ValueError, match="not page k's rows"):
         partition.add_page(0, np.zeros((3, 2), np.uint8))
@@ -668,32 +670,33 @@ def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
             read_exactly(file.fileno(), out, 4 * 900, what="the test file")
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_read_page_reads_the_file_and_matches_naive(tmp_path, n_threads):
-    """PagePartition.read_page: the pass's threads read each page from
-    the page file themselves (in blocks of 4096 rows: pages of 10,000
-    rows make three, the last short), then partition and add as the
-    naive level does."""
+@pytest.mark.parametrize("n_threads, page_rows", [
+    (1, 16000), (2, 16000), (2, 2000), (2, 700)])
+def test_read_pages_reads_the_file_and_matches_naive(tmp_path, n_threads,
+                                                     page_rows):
+    """PagePartition.read_pages: the pass's threads read the pages from
+    the page file themselves, then partition and add as the naive level
+    does: with 3 pages, the threads share each page (reading it in
+    blocks of 4096 rows, the last short); with 20 or 58 pages, they take
+    whole pages and add to private histograms, summed at the end."""
     rng = np.random.default_rng(3)
     widths = np.array([3, 5, 2, 9, 4])
-    codes, bin_ptr, missing = page_data(rng, 25000, widths)
+    codes, bin_ptr, missing = page_data(rng, 40000, widths)
     path = tmp_path / "pages.bin"
     path.write_bytes(codes.tobytes())
-    active = (rng.random(25000) < 0.8).astype(np.uint8)
-    gpair = rng.integers(-9, 9, size=(25000, 2)).astype(np.float32)
+    active = (rng.random(40000) < 0.8).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(40000, 2)).astype(np.float32)
     levels = random_levels(rng, 5, widths, depth=3, n_hist=4)
-    buffer = np.full((10000, widths.shape[0]), 255, np.uint8)
+    page_threads = 2 if n_threads == 2 and page_rows < 16000 else 1
+
+    def read(partition):
+        assert partition.page_threads == page_threads
+        partition.read_pages(fd, 1)
+
     fd = os.open(path, os.O_RDONLY)
-
-    def read(partition, k):
-        partition.read_page(k, fd, k * 10000 * widths.shape[0], buffer)
-        n = min(10000, 25000 - 10000 * k)
-        np.testing.assert_array_equal(buffer[:n],
-                                      codes[10000 * k:10000 * k + n])
-
     try:
-        check_levels(codes, bin_ptr, missing, 10000, levels, active, gpair,
-                     4, n_threads, read=read)
+        check_levels(codes, bin_ptr, missing, page_rows, levels, active,
+                     gpair, 4, n_threads, read=read)
     finally:
         os.close(fd)
 
@@ -703,20 +706,19 @@ def test_read_page_of_a_short_file_is_an_oserror(tmp_path):
     path.write_bytes(np.zeros((5000, 2), np.uint8).tobytes())
     bin_ptr = np.array([0, 3, 6], np.int64)
     z = np.zeros(2, np.int32)
-    partition = PagePartition(6000, 6000)
+    partition = PagePartition(6000, 3000)
     partition.start_level(np.ones(6000, np.uint8), np.full(2, -1, np.int32),
                           z, np.zeros(2, np.uint8), z, z,
                           np.zeros(2, np.int64), np.array([2, 2], np.int32),
                           bin_ptr, np.zeros((6000, 2), np.float32), None,
                           1.0, 1.0, np.zeros((1, 6, 2), np.int64),
                           np.zeros(1, np.int64), False, True, 2)
-    buffer = np.empty((6000, 2), np.uint8)
     fd = os.open(path, os.O_RDONLY)
     try:
         with pytest.raises(OSError, match="ended early"):
-            partition.read_page(0, fd, 0, buffer)
-        with pytest.raises(ValueError, match="outside"):
-            partition.read_page(0, fd, 0, buffer[:10])
+            partition.read_pages(fd, 1)
+        with pytest.raises(ValueError, match="code_bytes 1 or 2"):
+            partition.read_pages(fd, 4)
     finally:
         os.close(fd)
 

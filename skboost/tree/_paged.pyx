@@ -165,6 +165,19 @@ def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
         raise ValueError("hist must be (n_hist, n_bins, 2)")
 
 
+# What one thread works with: its scratch and tables, and the histograms it
+# adds to (the pool, or its private copies of the level's built ones).
+ctypedef struct Work:
+    index_t* scratch          # (page_rows,)
+    int64_t* tasks            # (max tasks, T_COLUMNS)
+    int64_t* items            # (cap, I_COLUMNS)
+    int32_t* new_node         # (cap,)
+    int32_t* new_bound        # (cap + 1,)
+    int64_t* hist             # histograms added to
+    const int64_t* slot       # pool row -> histogram of ``hist``; NULL: same
+    int64_t* hist_rows        # (n_hist,) active rows added
+
+
 cdef class PagePartition:
     """The rows of every page sorted by node: each page's rows are a
     permutation of its row numbers (``order``, uint16 page-local indices)
@@ -172,24 +185,31 @@ cdef class PagePartition:
 
     A level's pass over the pages does, page by page, what in-core
     training does over all rows (``RowPartition``): the rows of the
-    level's split nodes are moved to their children (a stable two-pass
-    partition of each split node's segment, as ``_partition``), then the
-    rows of each built child's segment are added to its histogram. Only
-    the split nodes' rows move and only the built children's rows are
-    read, and a histogram's rows of a page come grouped already.
+    level's split nodes are moved to their children (a two-pass partition
+    of each split node's segment, as ``_partition``), then the rows of
+    each built child's segment are added to its histogram. Only the split
+    nodes' rows move and only the built children's rows are read, and a
+    histogram's rows of a page come grouped already.
 
     Per level::
 
         start_level(node arrays, histograms, ...)   checked once a level
-        for each page k: read_page(k, fd, offset, buffer) (or add_page)
+        read_pages(fd, row_bytes)                   (or add_page for each k)
         finish_level()
 
-    A row goes left when its code is ``<= split_bin`` (missing code:
-    ``default_left``), exactly as ``RowPartition.split_nodes`` sends it; a
-    code beyond its feature's bins (a damaged page) goes right and is
-    never added to a histogram or followed out of bounds. Histogram sums
-    are exact integers with one writer per bin, so nothing depends on the
-    number of threads.
+    ``read_pages`` gives whole pages to the threads: each reads a page
+    (POSIX ``pread``), partitions it and adds its rows, with no barrier
+    between pages; threads after the first add to private copies of the
+    level's built histograms, summed into the pool at the end of the
+    level. Copies are made for as many threads as keep them within the
+    pool's own size; with fewer pages than twice the threads, the threads
+    share each page instead (parallel over a page's tasks and
+    histograms). A row goes left when its code is ``<= split_bin``
+    (missing code: ``default_left``), exactly as
+    ``RowPartition.split_nodes`` sends it; a code beyond its feature's
+    bins (a damaged page) goes right and is never added to a histogram or
+    followed out of bounds. Sums are exact integers, so nothing depends on
+    the number of threads or which thread took a page.
 
     Parameters
     ----------
@@ -201,15 +221,19 @@ cdef class PagePartition:
     cdef readonly Py_ssize_t n_rows, page_rows, n_pages
     cdef readonly object order            # (n_rows,) uint16
     cdef index_t[::1] order_v
-    cdef index_t[::1] scratch             # (page_rows,)
     cdef int32_t[:, ::1] seg_node         # (n_pages, cap) node of segment
     cdef int32_t[:, ::1] seg_bound        # (n_pages, cap + 1) starts, end
     cdef int64_t[::1] seg_count           # (n_pages,)
-    cdef int32_t[::1] new_node            # (cap,) a page's next segments
-    cdef int32_t[::1] new_bound           # (cap + 1,)
-    cdef int64_t[:, ::1] tasks            # (max tasks, T_COLUMNS)
-    cdef int64_t[:, ::1] items            # (cap, I_COLUMNS)
-    cdef Py_ssize_t cap
+    cdef Py_ssize_t cap, n_work
+    # per thread (n_work of them): Work structs and what they point into
+    cdef object _work_bytes, _work_arrays
+    cdef Work* work
+    cdef uint8_t[:, ::1] buffers          # (n_work, page bytes)
+    cdef int64_t[:, ::1] hist_rows        # (n_work, n_hist)
+    cdef int64_t[:, :, :, ::1] private    # (copies, n_built, n_bins, 2)
+    cdef object _private_store            # the memory of ``private``
+    cdef int64_t[::1] slot                # (n_hist,) built pool row -> copy
+    cdef int64_t[::1] built_rows          # (n_built,) pool rows built
     # the level
     cdef object _refs
     cdef object rows_arr
@@ -226,11 +250,11 @@ cdef class PagePartition:
     cdef const double* weight
     cdef double scale_g, scale_h
     cdef int64_t[:, :, ::1] hist
-    cdef int64_t[::1] hist_rows           # (n_hist,) rows added this level
-    cdef int64_t[::1] read_status         # (threads * 8) 0, -errno, 1: short
+    cdef int64_t[::1] read_status         # (n_work * 8) 0, -errno, 1: short
     cdef Py_ssize_t n_features
     cdef bint route, build, in_level
     cdef int n_threads
+    cdef readonly int page_threads       # threads taking whole pages
 
     def __init__(self, Py_ssize_t n_rows, Py_ssize_t page_rows):
         if page_rows < 1 or page_rows > MAX_PAGE_ROWS:
@@ -242,26 +266,49 @@ cdef class PagePartition:
         self.n_pages = (n_rows + page_rows - 1) // page_rows
         self.order = np.empty(n_rows, dtype=np.uint16)
         self.order_v = self.order
-        self.scratch = np.empty(page_rows, dtype=np.uint16)
         self.seg_count = np.zeros(self.n_pages, dtype=np.int64)
-        self.cap = 0
-        self._grow(8)
+        self.seg_node = np.zeros((self.n_pages, 8), dtype=np.int32)
+        self.seg_bound = np.zeros((self.n_pages, 9), dtype=np.int32)
+        self.cap, self.n_work = 8, 0
         self.reset()
 
     def _grow(self, Py_ssize_t cap):
         """Room for ``cap`` segments a page (the segments kept)."""
-        cdef Py_ssize_t n_tasks = self.page_rows // TASK_ROWS + 1 + cap
         node = np.zeros((self.n_pages, cap), dtype=np.int32)
         bound = np.zeros((self.n_pages, cap + 1), dtype=np.int32)
-        if self.cap:
-            node[:, :self.cap] = self.seg_node
-            bound[:, :self.cap + 1] = self.seg_bound
+        node[:, :self.cap] = self.seg_node
+        bound[:, :self.cap + 1] = self.seg_bound
         self.seg_node, self.seg_bound = node, bound
-        self.new_node = np.empty(cap, dtype=np.int32)
-        self.new_bound = np.empty(cap + 1, dtype=np.int32)
-        self.tasks = np.empty((n_tasks, T_COLUMNS), dtype=np.int64)
-        self.items = np.empty((cap, I_COLUMNS), dtype=np.int64)
         self.cap = cap
+        self.n_work = 0     # the threads' tables: made again
+
+    def _make_work(self, Py_ssize_t n_work, Py_ssize_t n_hist):
+        """The threads' scratch and tables (kept while large enough)."""
+        cdef Py_ssize_t t, n_tasks = self.page_rows // TASK_ROWS + 1 + self.cap
+        cdef index_t[:, ::1] scratch
+        cdef int64_t[:, :, ::1] tasks, items
+        cdef int32_t[:, ::1] new_node, new_bound
+        cdef uint8_t[::1] work_view
+        if n_work > self.n_work or n_hist > self.hist_rows.shape[1]:
+            scratch = np.empty((n_work, self.page_rows), dtype=np.uint16)
+            tasks = np.empty((n_work, n_tasks, T_COLUMNS), dtype=np.int64)
+            items = np.empty((n_work, self.cap, I_COLUMNS), dtype=np.int64)
+            new_node = np.empty((n_work, self.cap), dtype=np.int32)
+            new_bound = np.empty((n_work, self.cap + 1), dtype=np.int32)
+            self.hist_rows = np.zeros((n_work, max(n_hist, 1)),
+                                      dtype=np.int64)
+            self._work_bytes = np.zeros(n_work * sizeof(Work), dtype=np.uint8)
+            work_view = self._work_bytes
+            self.work = <Work*> &work_view[0]
+            self._work_arrays = (scratch, tasks, items, new_node, new_bound)
+            for t in range(n_work):
+                self.work[t].scratch = &scratch[t, 0]
+                self.work[t].tasks = &tasks[t, 0, 0]
+                self.work[t].items = &items[t, 0, 0]
+                self.work[t].new_node = &new_node[t, 0]
+                self.work[t].new_bound = &new_bound[t, 0]
+            self.n_work = n_work
+        self.hist_rows[:, :] = 0
 
     def reset(self):
         """Every row at the root (node 0), each page's rows in order."""
@@ -339,9 +386,42 @@ cdef class PagePartition:
         self.hist, self.rows_arr = hist, rows
         self.n_features = missing_code.shape[0]
         self.route, self.build = route, build
-        self.hist_rows = np.zeros(hist.shape[0], dtype=np.int64)
-        self.read_status = np.zeros(self.n_threads * 8, dtype=np.int64)
+        self._set_threads(np.asarray(build_row), hist)
         self.in_level = True
+
+    def _set_threads(self, build_row, hist):
+        """Threads that take whole pages (``page_threads``; 1: the threads
+        share each page), their tables and private histograms."""
+        built = np.unique(build_row[build_row >= 0]) if self.build else []
+        n_built = len(built)
+        threads = threads_for_work(self.n_threads, 4 * self.n_rows)
+        # enough pages to balance, and copies within the pool's size
+        copies = hist.shape[0] // max(n_built, 1)
+        self.page_threads = max(1, min(threads, self.n_pages // 2,
+                                       1 + copies))
+        self._make_work(max(threads, self.page_threads), hist.shape[0])
+        self.read_status = np.zeros(self.n_work * 8, dtype=np.int64)
+        self.built_rows = np.asarray(built, dtype=np.int64)
+        self.slot = np.full(hist.shape[0], -1, dtype=np.int64)
+        if n_built:
+            np.asarray(self.slot)[built] = np.arange(n_built)
+        shape = (self.page_threads - 1, n_built) + tuple(hist.shape[1:])
+        size = int(np.prod(shape))
+        if self._private_store is None or self._private_store.size < size:
+            self._private_store = np.empty(max(size, 1), dtype=np.int64)
+        private = self._private_store[:size].reshape(shape)
+        private[...] = 0
+        self.private = private
+        cdef int64_t[:, :, ::1] pool = hist
+        cdef Py_ssize_t t
+        for t in range(self.n_work):
+            self.work[t].hist_rows = &self.hist_rows[t, 0]
+            if t == 0 or t >= self.page_threads or n_built == 0:
+                self.work[t].hist = &pool[0, 0, 0] if pool.shape[0] else NULL
+                self.work[t].slot = NULL
+            else:
+                self.work[t].hist = &self.private[t - 1, 0, 0, 0]
+                self.work[t].slot = &self.slot[0]
 
     def _set_weight(self, weight):
         cdef const double[::1] view
@@ -353,31 +433,49 @@ cdef class PagePartition:
 
     def add_page(self, Py_ssize_t k, page):
         """Route and add the rows of page k (``page``: its (n, n_features)
-        row-major uint8 or uint16 codes)."""
-        self._check_page(k, page, page.shape[0])
-        if page.shape[0]:
-            self._dispatch(k, page, -1, 0)
-
-    def read_page(self, Py_ssize_t k, int fd, int64_t file_offset, buffer):
-        """Read page k from the open page file ``fd`` (its codes from byte
-        ``file_offset`` on) into the first rows of ``buffer`` and pass it
-        as :meth:`add_page` does.
-
-        The read is part of the pass: the pass's threads read the page's
-        blocks (POSIX ``pread``) just before working on them, so no other
-        thread competes for the cores. Raises OSError if the file ends
-        early or a read fails (the page is then left as it was)."""
-        if not HAVE_PREAD:
-            raise OSError("reading pages in the kernel needs POSIX pread")
+        row-major uint8 or uint16 codes), the threads sharing the page."""
+        if not self.in_level:
+            raise ValueError("start_level first")
         if k < 0 or k >= self.n_pages:
             raise ValueError("page outside the data")
-        n = min(self.page_rows, self.n_rows - k * self.page_rows)
-        if n > buffer.shape[0] or file_offset < 0 or fd < 0:
-            raise ValueError("the page's rows are outside the buffer or "
-                             "the file")
-        self._check_page(k, buffer, n)
+        if page.ndim != 2 or page.shape[1] != self.n_features:
+            raise ValueError("missing_code and bin_ptr must describe the "
+                             "page's features")
+        if page.shape[0] != min(self.page_rows,
+                                self.n_rows - k * self.page_rows):
+            raise ValueError("the page's rows are not page k's rows")
+        page = np.ascontiguousarray(page)
+        if page.dtype == np.uint8:
+            _shared_page[uint8_t](self, k, page)
+        elif page.dtype == np.uint16:
+            _shared_page[uint16_t](self, k, page)
+        else:
+            raise ValueError("page codes must be uint8 or uint16")
+
+    def read_pages(self, int fd, Py_ssize_t code_bytes):
+        """Read every page from the open page file ``fd`` (pages one after
+        the other, row-major codes of ``code_bytes`` bytes each: 1 or 2)
+        and pass each as :meth:`add_page` does, the threads taking whole
+        pages when there are enough (see the class docstring). Raises
+        OSError if the file ends early or a read fails."""
+        if not HAVE_PREAD:
+            raise OSError("reading pages in the kernel needs POSIX pread")
+        if not self.in_level:
+            raise ValueError("start_level first")
+        if fd < 0 or code_bytes not in (1, 2):
+            raise ValueError("fd must be open and code_bytes 1 or 2")
         self.read_status[:] = 0
-        self._dispatch(k, buffer[:n], fd, file_offset)
+        # a page for each thread that takes whole pages
+        shape = (self.page_threads,
+                 max(1, self.page_rows * self.n_features * code_bytes))
+        if (self.buffers is None or self.buffers.shape[0] != shape[0]
+                or self.buffers.shape[1] != shape[1]):
+            self.buffers = np.empty(shape, dtype=np.uint8)
+        cdef uint8_t* buffers = &self.buffers[0, 0]
+        if code_bytes == 1:
+            _read_pages(self, fd, buffers)
+        else:
+            _read_pages(self, fd, <uint16_t*> buffers)
         if _read_failed(self):
             status = np.asarray(self.read_status)
             failed = status[status != 0]
@@ -386,27 +484,14 @@ cdef class PagePartition:
                           + (os.strerror(errno) if errno
                              else "it ended early"))
 
-    def _check_page(self, Py_ssize_t k, page, Py_ssize_t n):
-        if not self.in_level:
-            raise ValueError("start_level first")
-        if k < 0 or k >= self.n_pages:
-            raise ValueError("page outside the data")
-        if page.ndim != 2 or page.shape[1] != self.n_features:
-            raise ValueError("missing_code and bin_ptr must describe the "
-                             "page's features")
-        if n != min(self.page_rows, self.n_rows - k * self.page_rows):
-            raise ValueError("the page's rows are not page k's rows")
-
-    def _dispatch(self, Py_ssize_t k, page, int fd, int64_t file_offset):
-        if page.dtype == np.uint8:
-            _pass_page[uint8_t](self, k, page, fd, file_offset)
-        else:
-            _pass_page[uint16_t](self, k, page, fd, file_offset)
-
     def finish_level(self):
-        """Add the rows added to each histogram to ``rows``."""
+        """Sum the private histograms into the pool; add the rows added
+        to each histogram to ``rows``."""
         self.in_level = False
-        self.rows_arr += np.asarray(self.hist_rows)
+        if self.page_threads > 1 and self.built_rows.shape[0]:
+            _sum_private(self)
+        n_hist = self.rows_arr.shape[0]
+        self.rows_arr += np.asarray(self.hist_rows)[:, :n_hist].sum(axis=0)
         self._refs = None
 
     def add_values(self, value, raw, Py_ssize_t column, int n_threads):
@@ -435,21 +520,69 @@ cdef void _add_values(PagePartition p, const double[::1] value,
                 raw[first + order[j], column] += v
 
 
-cdef void _pass_page(PagePartition p, Py_ssize_t k,
-                     const code_t[:, ::1] page, int fd,
-                     int64_t file_offset) noexcept:
-    cdef Py_ssize_t n = page.shape[0]
-    cdef int threads = threads_for_work(p.n_threads, 4 * n)
-    if fd >= 0:
-        _read_blocks(<void*> &page[0, 0], n * page.shape[1] * sizeof(code_t), p,
-                     page.shape[1] * sizeof(code_t), threads, fd,
-                     file_offset)
+cdef void _sum_private(PagePartition p) noexcept:
+    """pool[h] += every private copy of h, for the level's built h."""
+    cdef Py_ssize_t n_built = p.built_rows.shape[0]
+    cdef Py_ssize_t n_values = p.hist.shape[1] * 2, b, c, j
+    cdef int64_t* pool
+    cdef const int64_t* copy
+    for b in prange(n_built, nogil=True, schedule="static",
+                    num_threads=threads_for_work(p.n_threads,
+                                                 n_built * n_values)):
+        pool = &p.hist[p.built_rows[b], 0, 0]
+        for c in range(p.page_threads - 1):
+            copy = &p.private[c, b, 0, 0]
+            for j in range(n_values):
+                pool[j] += copy[j]
+
+
+cdef void _read_pages(PagePartition p, int fd, code_t* buffers) noexcept:
+    """Each page read and worked on by one thread (``page_threads`` > 1,
+    thread t in buffer t of ``buffers``), or read by blocks and shared by
+    the threads."""
+    cdef Py_ssize_t row_bytes = p.n_features * sizeof(code_t)
+    cdef Py_ssize_t stride = p.buffers.shape[1] // sizeof(code_t)
+    cdef Py_ssize_t k, n, got
+    cdef int tid
+    cdef int64_t* status = &p.read_status[0]
+    cdef code_t* codes
+    if p.page_threads > 1:
+        for k in prange(p.n_pages, nogil=True, schedule="dynamic",
+                        num_threads=p.page_threads):
+            tid = threadid()
+            n = min(p.page_rows, p.n_rows - k * p.page_rows)
+            codes = buffers + tid * stride
+            got = pread_all(fd, <char*> codes, n * row_bytes,
+                            k * p.page_rows * row_bytes)
+            if got != n * row_bytes:
+                status[tid * 8] = got if got < 0 else 1
+                continue
+            _work_on_page(p, k, codes, n, &p.work[tid], 1)
+        return
+    cdef int threads = threads_for_work(p.n_threads, 4 * p.page_rows)
+    codes = buffers
+    for k in range(p.n_pages):
+        n = min(p.page_rows, p.n_rows - k * p.page_rows)
+        _read_blocks(codes, n * row_bytes, p, row_bytes, threads, fd,
+                     k * p.page_rows * row_bytes)
         if _read_failed(p):
             return
+        _work_on_page(p, k, codes, n, &p.work[0], threads)
+
+
+cdef void _shared_page(PagePartition p, Py_ssize_t k,
+                       const code_t[:, ::1] page) noexcept:
+    cdef Py_ssize_t n = page.shape[0]
+    _work_on_page(p, k, &page[0, 0], n, &p.work[0],
+                  threads_for_work(p.n_threads, 4 * n))
+
+
+cdef void _work_on_page(PagePartition p, Py_ssize_t k, const code_t* codes,
+                        Py_ssize_t n, Work* w, int threads) noexcept nogil:
     if p.route:
-        _partition(p, k, page, threads)
+        _partition(p, k, codes, w, threads)
     if p.build:
-        _build(p, k, page)
+        _build(p, k, codes, w, threads)
 
 
 cdef void _read_blocks(void* buffer, Py_ssize_t n_bytes, PagePartition p,
@@ -504,37 +637,47 @@ cdef Py_ssize_t _split_task(const code_t* codes, Py_ssize_t n_features,
     return left - start
 
 
-cdef void _partition(PagePartition p, Py_ssize_t k,
-                     const code_t[:, ::1] page, int n_threads) noexcept:
+cdef inline void _run_task(PagePartition p, const code_t* codes,
+                           index_t* order, index_t* scratch,
+                           int64_t* task) noexcept nogil:
+    cdef int32_t node = <int32_t> task[T_LEFT]   # the node, until it runs
+    cdef int32_t feat = p.split_feature[node]
+    task[T_LEFT] = _split_task(codes, p.n_features, order, scratch,
+                               task[T_START], task[T_END], feat,
+                               p.right_above[node], p.missing_code[feat],
+                               p.default_left[node])
+
+
+cdef void _partition(PagePartition p, Py_ssize_t k, const code_t* codes,
+                     Work* w, int n_threads) noexcept nogil:
     """The rows of the page's split segments to their children: tasks
-    split into ``scratch`` (parallel), their places from the counts, the
-    rows copied back (parallel), the page's segments replaced."""
-    cdef Py_ssize_t n_features = page.shape[1]
-    cdef Py_ssize_t first = k * p.page_rows
-    cdef index_t* order = &p.order_v[first]
-    cdef index_t* scratch = &p.scratch[0]
-    cdef const code_t* codes = &page[0, 0]
-    cdef int64_t* tasks = &p.tasks[0, 0]
-    cdef Py_ssize_t n_tasks = _make_tasks(p, k)
+    split into ``scratch``, their places from the counts, the rows copied
+    back, the page's segments replaced (``n_threads`` > 1: the tasks in
+    parallel)."""
+    cdef index_t* order = &p.order_v[k * p.page_rows]
+    cdef Py_ssize_t n_tasks = _make_tasks(p, k, w.tasks)
     cdef Py_ssize_t t
-    cdef int32_t node, feat
     if n_tasks == 0:
         return
-    for t in prange(n_tasks, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        node = <int32_t> tasks[t * T_COLUMNS + T_LEFT]   # the node, for now
-        feat = p.split_feature[node]
-        tasks[t * T_COLUMNS + T_LEFT] = _split_task(
-            codes, n_features, order, scratch, tasks[t * T_COLUMNS + T_START],
-            tasks[t * T_COLUMNS + T_END], feat, p.right_above[node],
-            p.missing_code[feat], p.default_left[node])
-    _place_segments(p, k)
-    for t in prange(n_tasks, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        _place_task(order, scratch, tasks + t * T_COLUMNS)
+    if n_threads > 1 and n_tasks > 1:
+        for t in prange(n_tasks, schedule="static",
+                        num_threads=min(n_threads, n_tasks)):
+            _run_task(p, codes, order, w.scratch, w.tasks + t * T_COLUMNS)
+    else:
+        for t in range(n_tasks):
+            _run_task(p, codes, order, w.scratch, w.tasks + t * T_COLUMNS)
+    _place_segments(p, k, w)
+    if n_threads > 1 and n_tasks > 1:
+        for t in prange(n_tasks, schedule="static",
+                        num_threads=min(n_threads, n_tasks)):
+            _place_task(order, w.scratch, w.tasks + t * T_COLUMNS)
+    else:
+        for t in range(n_tasks):
+            _place_task(order, w.scratch, w.tasks + t * T_COLUMNS)
 
 
-cdef Py_ssize_t _make_tasks(PagePartition p, Py_ssize_t k) noexcept nogil:
+cdef Py_ssize_t _make_tasks(PagePartition p, Py_ssize_t k,
+                            int64_t* tasks) noexcept nogil:
     """Tasks of at most TASK_ROWS entries over the page's split segments,
     in segment order (T_LEFT holds the node until the task runs)."""
     cdef Py_ssize_t s, a, b, n_tasks = 0
@@ -547,59 +690,62 @@ cdef Py_ssize_t _make_tasks(PagePartition p, Py_ssize_t k) noexcept nogil:
         a = p.seg_bound[k, s]
         b = p.seg_bound[k, s + 1]
         while a < b:
-            task = &p.tasks[n_tasks, 0]
+            task = tasks + n_tasks * T_COLUMNS
             task[T_START] = a
             task[T_END] = min(a + TASK_ROWS, b)
             task[T_LEFT] = node
             n_tasks = n_tasks + 1
             a = task[T_END]
-    p.tasks[n_tasks, T_START] = -1    # the end of the table
+    tasks[n_tasks * T_COLUMNS + T_START] = -1    # the end of the table
     return n_tasks
 
 
-cdef void _place_segments(PagePartition p, Py_ssize_t k) noexcept nogil:
+cdef void _place_segments(PagePartition p, Py_ssize_t k,
+                          Work* w) noexcept nogil:
     """Where each task's left and right rows go (the left rows of a split
     segment first, in task order, then its right rows), and the page's
     new segments: a split node's segment becomes its children's (empty
     ones dropped), the others stay."""
-    cdef Py_ssize_t s, a, b, t = 0, n_new = 0, t_end
+    cdef Py_ssize_t s, a, b, n_new = 0
     cdef int64_t left_rows, left_to, right_to
     cdef int32_t node
+    cdef int64_t* task = w.tasks
+    cdef int64_t* last
     for s in range(p.seg_count[k]):
         node = p.seg_node[k, s]
         a = p.seg_bound[k, s]
         b = p.seg_bound[k, s + 1]
         if p.split_feature[node] < 0:
-            p.new_node[n_new] = node
-            p.new_bound[n_new] = <int32_t> a
+            w.new_node[n_new] = node
+            w.new_bound[n_new] = <int32_t> a
             n_new = n_new + 1
             continue
         left_rows = 0
-        t_end = t
-        while p.tasks[t_end, T_START] >= a and p.tasks[t_end, T_START] < b:
-            left_rows = left_rows + p.tasks[t_end, T_LEFT]
-            t_end = t_end + 1
+        last = task
+        while last[T_START] >= a and last[T_START] < b:
+            left_rows = left_rows + last[T_LEFT]
+            last = last + T_COLUMNS
         left_to, right_to = a, a + left_rows
-        while t < t_end:
-            p.tasks[t, T_LEFT_TO] = left_to
-            p.tasks[t, T_RIGHT_TO] = right_to
-            left_to = left_to + p.tasks[t, T_LEFT]
-            right_to = right_to + (p.tasks[t, T_END] - p.tasks[t, T_START]
-                                   - p.tasks[t, T_LEFT])
-            t = t + 1
+        while task != last:
+            task[T_LEFT_TO] = left_to
+            task[T_RIGHT_TO] = right_to
+            left_to = left_to + task[T_LEFT]
+            right_to = right_to + (task[T_END] - task[T_START]
+                                   - task[T_LEFT])
+            task = task + T_COLUMNS
         if left_rows > 0:
-            p.new_node[n_new] = p.left_child[node]
-            p.new_bound[n_new] = <int32_t> a
+            w.new_node[n_new] = p.left_child[node]
+            w.new_bound[n_new] = <int32_t> a
             n_new = n_new + 1
         if left_rows < b - a:
-            p.new_node[n_new] = p.right_child[node]
-            p.new_bound[n_new] = <int32_t> (a + left_rows)
+            w.new_node[n_new] = p.right_child[node]
+            w.new_bound[n_new] = <int32_t> (a + left_rows)
             n_new = n_new + 1
-    p.new_bound[n_new] = p.seg_bound[k, p.seg_count[k]]
+    w.new_bound[n_new] = p.seg_bound[k, p.seg_count[k]]
     for s in range(n_new):
-        p.seg_node[k, s] = p.new_node[s]
-        p.seg_bound[k, s] = p.new_bound[s]
-    p.seg_bound[k, n_new] = p.new_bound[n_new]
+        p.seg_node[k, s] = w.new_node[s]
+        p.seg_bound[k, s] = w.new_bound[s]
+    p.seg_bound[k, n_new] = w.new_bound[n_new]
     p.seg_count[k] = n_new
 
 
@@ -612,33 +758,37 @@ cdef inline void _place_task(index_t* order, const index_t* scratch,
            (task[T_END] - start - left) * sizeof(index_t))
 
 
-cdef void _build(PagePartition p, Py_ssize_t k,
-                 const code_t[:, ::1] page) noexcept:
-    """The rows of the page's built segments added to their histograms;
-    ``hist_rows`` += the active rows added."""
+cdef void _build(PagePartition p, Py_ssize_t k, const code_t* codes,
+                 Work* w, int n_threads) noexcept nogil:
+    """The rows of the page's built segments added to their histograms
+    (``w.hist``); ``w.hist_rows`` += the active rows added."""
     cdef Py_ssize_t s, i, n_items = 0, total = 0, largest = 0, rows
     cdef int64_t h
+    cdef int64_t* item
     for s in range(p.seg_count[k]):
         h = p.build_row[p.seg_node[k, s]]
         if h < 0:
             continue
-        p.items[n_items, I_HIST] = h
-        p.items[n_items, I_START] = p.seg_bound[k, s]
-        p.items[n_items, I_END] = p.seg_bound[k, s + 1]
-        rows = p.seg_bound[k, s + 1] - p.seg_bound[k, s]
+        item = w.items + n_items * I_COLUMNS
+        item[I_HIST] = h
+        item[I_START] = p.seg_bound[k, s]
+        item[I_END] = p.seg_bound[k, s + 1]
+        rows = item[I_END] - item[I_START]
         total = total + rows
         largest = max(largest, rows)
         n_items = n_items + 1
     if n_items == 0:
         return
-    cdef int threads = threads_for_work(p.n_threads, total * page.shape[1])
+    if n_threads > 1:
+        n_threads = threads_for_work(n_threads, total * p.n_features)
     # whole histograms per thread when there are enough and none holds
     # more than a thread's share of the rows
-    cdef bint by_histogram = (threads > 1 and n_items >= 4 * threads
-                              and largest * threads <= total)
-    _add_items(p, k, page, n_items, threads, by_histogram)
+    cdef bint by_histogram = (n_threads > 1 and n_items >= 4 * n_threads
+                              and largest * n_threads <= total)
+    _add_items(p, k, codes, w, n_items, n_threads, by_histogram)
     for i in range(n_items):
-        p.hist_rows[p.items[i, I_HIST]] += p.items[i, I_ROWS]
+        item = w.items + i * I_COLUMNS
+        w.hist_rows[item[I_HIST]] += item[I_ROWS]
 
 
 cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
@@ -690,54 +840,48 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
     return added
 
 
-cdef void _add_items(PagePartition p, Py_ssize_t k,
-                     const code_t[:, ::1] page, Py_ssize_t n_items,
-                     int n_threads, bint by_histogram) noexcept:
-    """Each item's rows added to its histogram. ``by_histogram``: each
-    thread takes whole items (histograms); otherwise thread g owns
-    features [g F / T, (g + 1) F / T) of every histogram. Either way each
-    bin has one writer: the sums do not depend on it."""
-    cdef Py_ssize_t n_features = page.shape[1]
+cdef inline void _add_item(PagePartition p, const code_t* codes, Work* w,
+                           int64_t* item, Py_ssize_t row_offset,
+                           Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+    cdef Py_ssize_t n_features = p.n_features
+    cdef Py_ssize_t h = item[I_HIST] if w.slot == NULL else w.slot[
+        item[I_HIST]]
+    cdef int64_t added = _add_rows(
+        codes, n_features, &p.order_v[row_offset], &p.gpair[row_offset, 0],
+        p.weight, p.active + row_offset if p.active != NULL else NULL,
+        row_offset, p.scale_g, p.scale_h, item[I_START], item[I_END],
+        &p.missing_code[0], &p.bin_ptr[0],
+        w.hist + h * 2 * p.bin_ptr[n_features], f0, f1)
+    if f0 == 0:   # one group counts the rows
+        item[I_ROWS] = added
+
+
+cdef void _add_items(PagePartition p, Py_ssize_t k, const code_t* codes,
+                     Work* w, Py_ssize_t n_items, int n_threads,
+                     bint by_histogram) noexcept nogil:
+    """Each item's rows added to its histogram. One thread: all of them.
+    ``by_histogram``: each thread takes whole items (histograms);
+    otherwise thread g owns features [g F / T, (g + 1) F / T) of every
+    histogram. Either way each bin has one writer."""
+    cdef Py_ssize_t n_features = p.n_features
     cdef int n_groups = <int> min(n_threads, n_features)
     cdef Py_ssize_t row_offset = k * p.page_rows
-    cdef const code_t* codes = &page[0, 0]
-    cdef const index_t* entries = &p.order_v[row_offset]
-    cdef const float* gpair = &p.gpair[row_offset, 0]
-    cdef const double* weight = p.weight
-    cdef const uint8_t* active = (p.active + row_offset
-                                  if p.active != NULL else NULL)
-    cdef double scale_g = p.scale_g, scale_h = p.scale_h
-    cdef const int32_t* missing = &p.missing_code[0]
-    cdef const int64_t* bin_ptr = &p.bin_ptr[0]
-    cdef int64_t* hist = &p.hist[0, 0, 0]
-    cdef int64_t* items = &p.items[0, 0]
-    cdef Py_ssize_t hist_values = 2 * bin_ptr[n_features]
-    cdef Py_ssize_t g, it, f0, f1
-    cdef int64_t added
-    if n_groups < 1:
+    cdef Py_ssize_t g, it
+    if n_groups <= 1:
+        for it in range(n_items):
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset, 0,
+                      n_features)
         return
     if by_histogram:
-        for it in prange(n_items, nogil=True, schedule="dynamic",
-                         num_threads=n_threads):
-            items[it * I_COLUMNS + I_ROWS] = _add_rows(
-                codes, n_features, entries, gpair, weight, active,
-                row_offset, scale_g, scale_h, items[it * I_COLUMNS + I_START],
-                items[it * I_COLUMNS + I_END], missing, bin_ptr,
-                hist + items[it * I_COLUMNS + I_HIST] * hist_values,
-                0, n_features)
+        for it in prange(n_items, schedule="dynamic", num_threads=n_threads):
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset, 0,
+                      n_features)
         return
-    for g in prange(n_groups, nogil=True, schedule="static",
-                    num_threads=n_groups):
-        f0 = g * n_features // n_groups
-        f1 = (g + 1) * n_features // n_groups
+    for g in prange(n_groups, schedule="static", num_threads=n_groups):
         for it in range(n_items):
-            added = _add_rows(
-                codes, n_features, entries, gpair, weight, active,
-                row_offset, scale_g, scale_h, items[it * I_COLUMNS + I_START],
-                items[it * I_COLUMNS + I_END], missing, bin_ptr,
-                hist + items[it * I_COLUMNS + I_HIST] * hist_values, f0, f1)
-            if f0 == 0:   # one group counts the rows
-                items[it * I_COLUMNS + I_ROWS] = added
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset,
+                      g * n_features // n_groups,
+                      (g + 1) * n_features // n_groups)
 
 
 # Independent sums of the checksum: consecutive words feed different sums,

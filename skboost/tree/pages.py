@@ -14,6 +14,7 @@ whatever the number of rows. ``pages()`` reads ahead into two buffers on
 a second thread instead (for callers that only read).
 """
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -194,6 +195,26 @@ class PageFile:
                 yield fd, first * self._row_bytes, first, n
         finally:
             for hint in hints:    # before the file is closed
+                hint.result()
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def kernel_file(self):
+        """The page file open (its descriptor) for a kernel that reads
+        every page itself (``_paged.PagePartition.read_pages``): the
+        threads that work on a page copy it from the page cache, no third
+        thread competes with them for the cores. Meanwhile a helper thread
+        asks the operating system to fetch the pages not in the page cache
+        from disk (``posix_fadvise(WILLNEED)``, asynchronous), so that from
+        a cold cache the disk reads ahead while the CPUs work."""
+        fd = os.open(self.path, os.O_RDONLY)
+        hint = None
+        try:
+            if _CAN_HINT:
+                hint = self._helper().submit(self._hint, fd, 0, self.n_pages)
+            yield fd
+        finally:
+            if hint is not None:    # before the file is closed
                 hint.result()
             os.close(fd)
 

@@ -108,9 +108,8 @@ class PagedHistFinder(HistFinder):
             float(self.scales[1]), self.pool.array, rows, route, build,
             self.n_threads)
         if CAN_READ_PAGES:   # each page read by the pass's own threads
-            buffer = paged.pages.page_buffer()
-            for k, (fd, offset, _, _) in enumerate(paged.pages.read_plan()):
-                level.read_page(k, fd, offset, buffer)
+            with paged.pages.kernel_file() as fd:
+                level.read_pages(fd, paged.pages.code_dtype.itemsize)
         else:
             for k, (_, page) in enumerate(paged.pages.pages()):
                 level.add_page(k, page)
