@@ -409,16 +409,19 @@ def test_unsupported_options(tmp_path):
 
 # -- memory -----------------------------------------------------------------
 
-def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
+def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes,
+                     n_threads):
     """The bound of doc/user_guide/out_of_core.rst for one output, unit
-    weights, int16 node ids: per row the labels, float64 margins, float32
-    gradient pairs, the node id and the positive-weight mask; the deepest
-    level's histograms (int64 pairs, at most 257 bins a feature); one page
-    and its scratch (two int32 a row)."""
+    weights: per row the labels, float64 margins, float32 gradient pairs,
+    the row's place in its page's partition and the positive-weight mask;
+    the deepest level's histograms (int64 pairs, at most 257 bins a
+    feature) and the threads' copies; a page and its scratch (a uint16 a
+    row) per thread."""
     per_row = label_bytes + 8 + 8 + 2 + 1
     histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    pages = page_bytes * (1 + 8 / n_features)
-    return n_rows * per_row + histograms + pages
+    copies = histograms * min(1, (n_threads - 1) / 2)
+    pages = n_threads * page_bytes * (1 + 2 / n_features)
+    return n_rows * per_row + histograms + copies + pages
 
 
 @pytest.mark.parametrize("estimator, label_bytes", [
@@ -447,7 +450,7 @@ def test_memory_of_a_fit_follows_the_documented_bound(estimator,
             peak = tracemalloc.get_traced_memory()[1] - before
         finally:
             tracemalloc.stop()
-    bound = documented_bound(n, d, depth, page_bytes, label_bytes)
+    bound = documented_bound(n, d, depth, page_bytes, label_bytes, 2)
     assert peak <= 1.15 * bound + 2e6, (peak / n, bound / n)
     assert peak <= 2 * X.nbytes
 

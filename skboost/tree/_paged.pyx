@@ -1,26 +1,25 @@
-"""One pass over the pages of binned rows per level: route the rows to the
-children of the level's splits, and add them to the histograms of the
-nodes being built (out-of-core training, ``finders/paged.py``).
+"""One pass over the pages of binned rows per level: move the rows of the
+level's split nodes to their children, and add the rows of the nodes being
+built to their histograms (out-of-core training, ``finders/paged.py``).
 
-In core, rows are kept sorted by node (``RowPartition``) and a node's
-histogram reads its rows through that index. Out of core the binned rows
-arrive page by page, in row order, so each row carries the id of its node
-instead (``position``), and every page is read once per level::
+In core, rows are kept sorted by node (``RowPartition``): a level moves
+only the split nodes' rows and a node's histogram reads only its rows.
+Out of core the same is done inside each page (``PagePartition``): a
+page's rows are kept sorted by node, as a permutation of its row numbers
+(uint16, 2 bytes a row) cut into one segment per node, and every page is
+read once per level::
 
-    LevelPass(node arrays, ...)     checked once per level
-    for each page k (rows row_offset .. row_offset + n), row-major codes:
-      phase A, parallel over rows:  (read_page: the rows' codes read from
-                                    the page file, block by block)
-                                    position[r] -> child (if its node split)
-                                    target[i] = build_row[position[r]]
-      pack, parallel over rows:     the rows to add, grouped by histogram
-      phase B, parallel over features or histograms:
-                                    hist[target[i], bin_ptr[f] + code[f, i]]
-                                        += fixed-point (g, h) of row r
-    finish()                        rows added to each histogram, errors
+    start_level(node arrays, ...)     checked once per level
+    for each page k (a thread each when there are enough pages):
+      read the page's codes (pread)
+      partition: each split node's segment into its children's
+                 (tasks of at most 8192 rows, two passes as in core)
+      build:     each built child's segment added to its histogram
+                 (the thread's own copy of it after the first thread)
+    finish_level()                    copies summed, rows added counted
 
-Each bin has one writer in phase B and the sums are exact integers, so
-nothing depends on the number of threads.
+Sums are exact integers (fixed point), so nothing depends on the number
+of threads or on which thread took which page.
 
 A level's histograms are larger than the caches (up to 2**(depth-1) of
 them, 114 KiB each at 28 features x 256 bins), and a page holds only a few
@@ -99,7 +98,7 @@ cdef extern from *:
                                          int64_t offset) noexcept nogil
     bint HAVE_PREAD "SKB_HAVE_PREAD"
 
-# Whether LevelPass.read_page can read pages itself (POSIX pread).
+# Whether PagePartition.read_pages can read pages itself (POSIX pread).
 CAN_READ_PAGES = bool(HAVE_PREAD)
 
 # A page's rows are numbered inside the page by a uint16: pages hold at

@@ -4,14 +4,14 @@ A page holds ``page_rows`` consecutive rows (the last page fewer), its
 codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
 codes in one cache line), one page after the other in a single file.
 Training reads every page once per tree level (``finders/paged.py``):
-the kernel's threads read each page into one buffer themselves
-(``read_plan``), while a separate thread asks the operating system to
-fetch the next pages from disk (the paper's section 4.3: blocks on disk,
-read ahead while the CPUs work). With the pages in the page cache a read
-is a copy, best made by the threads that use the page: a third thread
-copying would take a core from them. Only that buffer is in memory,
-whatever the number of rows. ``pages()`` reads ahead into two buffers on
-a second thread instead (for callers that only read).
+the kernel's threads read the pages themselves, each into its own buffer
+(``kernel_file``), while a separate thread asks the operating system to
+fetch the file from disk (the paper's section 4.3: blocks on disk, read
+ahead while the CPUs work). With the pages in the page cache a read is a
+copy, best made by the threads that use the page: a third thread copying
+would take a core from them. Only those buffers are in memory, whatever
+the number of rows. ``pages()`` reads ahead into two buffers on a second
+thread instead (for callers that only read).
 """
 
 import contextlib
@@ -24,9 +24,6 @@ import numpy as np
 # costs in memory.
 DEFAULT_PAGE_BYTES = 3 << 19
 
-# Pages the operating system is asked to fetch ahead of the kernels
-# (``PageFile.read_plan``).
-HINT_PAGES = 4
 _CAN_HINT = hasattr(os, "posix_fadvise")
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
@@ -118,7 +115,6 @@ class PageFile:
                 f"the page file {path} holds {size} bytes, expected "
                 f"{expected}: the cache was changed or truncated")
         self._buffers = None          # pages()'s two buffers
-        self._kernel_buffer = None    # read_plan()'s one
         self._reader = None
         self._row_bytes = self.n_features * self.code_dtype.itemsize
 
@@ -157,46 +153,10 @@ class PageFile:
             ahead.result() if not ahead.done() else None
             os.close(fd)
 
-    def page_buffer(self):
-        """The buffer a kernel reads pages into (``read_plan``): one page's
-        rows, kept until :meth:`release`."""
-        if self._kernel_buffer is None:
-            self._kernel_buffer = np.empty((self.page_rows, self.n_features),
-                                           dtype=self.code_dtype)
-        return self._kernel_buffer
-
     def _helper(self):
         if self._reader is None:
             self._reader = ThreadPoolExecutor(max_workers=1)
         return self._reader
-
-    def read_plan(self):
-        """Yield ``(fd, offset, first_row, n_rows)`` for every page in
-        order, for a kernel that reads the page's bytes itself
-        (``_paged.LevelPass.read_page``, into :meth:`page_buffer`): the
-        threads that work on a page copy it from the page cache, no third
-        thread competes with them for the cores. Meanwhile a helper thread
-        asks the operating system to fetch the next pages from disk
-        (``posix_fadvise(WILLNEED)``, asynchronous), ``HINT_PAGES`` at a
-        time, so that from a cold cache the disk reads ahead while the
-        CPUs work."""
-        helper = self._helper()
-        fd = os.open(self.path, os.O_RDONLY)
-        hints = []
-        try:
-            for k in range(self.n_pages):
-                if k % HINT_PAGES == 0 and _CAN_HINT:
-                    # pages k .. k + 2 HINT_PAGES first, then a window
-                    # HINT_PAGES ahead of the kernels
-                    start = k + HINT_PAGES if k else 0
-                    hints.append(helper.submit(self._hint, fd, start,
-                                               k + 2 * HINT_PAGES))
-                first, n = self.page_bounds(k)
-                yield fd, first * self._row_bytes, first, n
-        finally:
-            for hint in hints:    # before the file is closed
-                hint.result()
-            os.close(fd)
 
     @contextlib.contextmanager
     def kernel_file(self):
@@ -252,7 +212,7 @@ class PageFile:
         """Free the page buffers and the reader thread (until next use)."""
         if self._reader is not None:
             self._reader.shutdown(wait=True)
-        self._buffers = self._kernel_buffer = None
+        self._buffers = None
         self._reader = None
 
     def evict(self):

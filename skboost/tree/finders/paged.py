@@ -8,14 +8,14 @@ core. What differs is where the rows are:
 
 - in core, each node's rows are a slice of a row index sorted by node
   (``RowPartition``), and histograms read codes through it;
-- here, each row carries its node id (``position``, 2 bytes a row when
-  the tree's node ids fit an int16, else 4: ``position_dtype``) and the
-  codes come page by page from disk (``pages.PageFile``), in row order.
+- here, the codes come page by page from disk (``pages.PageFile``), and
+  each page keeps its own rows sorted by node (``_paged.PagePartition``:
+  page-local uint16 row numbers, 2 bytes a row, in one segment per node).
   One pass over the pages per level both moves the rows of the level's
-  split nodes to their children and builds the new histograms
-  (``_paged.LevelPass``), the pass's threads reading each page
-  themselves while the operating system reads the next ones ahead
-  (``pages.PageFile.read_plan``).
+  split nodes to their children and builds the new histograms, the
+  pass's threads each taking whole pages (reading them themselves)
+  while the operating system reads the file ahead
+  (``pages.PageFile.kernel_file``).
 
 Which child's histogram is built (the other is its parent's minus it,
 exact in fixed point) is chosen before the pass from the children's
