@@ -479,8 +479,9 @@ def naive_level(codes, position, active, arrays, bin_ptr, gpair, route,
         if active[r] and build_row[node] >= 0:
             rows[build_row[node]] += 1
             for f in range(codes.shape[1]):
-                hist[build_row[node], bin_ptr[f] + codes[r, f]] += (
-                    gpair[r].astype(np.int64))
+                if codes[r, f] <= missing[f]:   # else damaged: not added
+                    hist[build_row[node], bin_ptr[f] + codes[r, f]] += (
+                        gpair[r].astype(np.int64))
     return position, hist, rows
 
 
@@ -568,10 +569,13 @@ def check_levels(codes, bin_ptr, missing, page_rows, levels, active, gpair,
 def test_page_partition_matches_naive(n_threads, sampled):
     """Four levels over 5 pages (the last short), random splits including
     split bins at or beyond the missing code, some leaves not split,
-    some rows not sampled."""
+    some rows not sampled, and codes beyond their feature's bins (a
+    damaged page: sent right, never added)."""
     rng = np.random.default_rng(0)
     widths = np.array([3, 5, 2, 9])
     codes, bin_ptr, missing = page_data(rng, 4500, widths)
+    damaged = rng.random(codes.shape) < 0.01
+    codes[damaged] = rng.integers(9, 256, damaged.sum())
     active = (rng.random(4500) < (0.8 if sampled else 1.0)).astype(np.uint8)
     gpair = rng.integers(-9, 9, size=(4500, 2)).astype(np.float32)
     levels = random_levels(rng, 4, widths, depth=4, n_hist=6)

@@ -251,6 +251,9 @@ cdef class PagePartition:
     cdef int64_t[:, :, ::1] hist
     cdef int64_t[::1] read_status         # (n_work * 8) 0, -errno, 1: short
     cdef Py_ssize_t n_features
+    # leading features whose every uint8 (uint16) code lands inside the
+    # histogram: their codes need no check (``_add_rows``)
+    cdef Py_ssize_t safe_features[2]
     cdef bint route, build, in_level
     cdef int n_threads
     cdef readonly int page_threads       # threads taking whole pages
@@ -384,6 +387,11 @@ cdef class PagePartition:
         self.scale_g, self.scale_h = scale_g, scale_h
         self.hist, self.rows_arr = hist, rows
         self.n_features = missing_code.shape[0]
+        ptr = np.asarray(bin_ptr)
+        for size, largest in ((1, 255), (2, 65535)):
+            inside = ptr[:-1] + largest < ptr[-1]
+            self.safe_features[size - 1] = (
+                int(np.argmin(inside)) if not inside.all() else inside.size)
         self.route, self.build = route, build
         self._set_threads(np.asarray(build_row), hist)
         self.in_level = True
@@ -797,18 +805,25 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
                               double scale_h, Py_ssize_t first,
                               Py_ssize_t last, const int32_t* missing,
                               const int64_t* bin_ptr, int64_t* bins,
-                              Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+                              Py_ssize_t f0, Py_ssize_t f1,
+                              Py_ssize_t safe_features) noexcept nogil:
     """Entries ``first .. last`` of one histogram, features f0 .. f1, each
     row's pair rounded to fixed point once for the features, which sit in
     the row's cache line (``gpair``, ``weight`` and ``active`` (NULL:
     every row) point at the page's first row). The histogram's slice of
     those features is read first when the rows update it at least once
-    per cache line on average. Returns the active rows added."""
+    per cache line on average. Returns the active rows added.
+
+    The codes of the first ``safe_features`` features are not checked:
+    even the largest code of the page's dtype stays inside the histogram
+    there (a damaged page adds to a wrong bin of it); the codes of the
+    others beyond their feature's bins are not added."""
     cdef Py_ssize_t j, f, i, ahead
     cdef int64_t gq, hq, added = 0
     cdef int32_t code
     cdef const code_t* row
     cdef Py_ssize_t slice_values = 2 * (bin_ptr[f1] - bin_ptr[f0])
+    cdef Py_ssize_t checked = max(f0, min(f1, safe_features))
     if last <= first:
         return 0
     if 8 * (last - first) * (f1 - f0) >= slice_values:
@@ -831,10 +846,12 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
         row = codes + i * n_features
         gq = fixed_point(gpair[2 * i], weight, row_offset + i, scale_g)
         hq = fixed_point(gpair[2 * i + 1], weight, row_offset + i, scale_h)
-        for f in range(f0, f1):
+        # (g, h) as one 128-bit add (``_common.add_pair``)
+        for f in range(f0, checked):
+            add_pair(&bins[2 * (bin_ptr[f] + row[f])], gq, hq)
+        for f in range(checked, f1):
             code = row[f]
             if code <= missing[f]:   # else a damaged code: not added
-                # (g, h) as one 128-bit add (``_common.add_pair``)
                 add_pair(&bins[2 * (bin_ptr[f] + code)], gq, hq)
     return added
 
@@ -850,7 +867,8 @@ cdef inline void _add_item(PagePartition p, const code_t* codes, Work* w,
         p.weight, p.active + row_offset if p.active != NULL else NULL,
         row_offset, p.scale_g, p.scale_h, item[I_START], item[I_END],
         &p.missing_code[0], &p.bin_ptr[0],
-        w.hist + h * 2 * p.bin_ptr[n_features], f0, f1)
+        w.hist + h * 2 * p.bin_ptr[n_features], f0, f1,
+        p.safe_features[sizeof(code_t) - 1])
     if f0 == 0:   # one group counts the rows
         item[I_ROWS] = added
 
