@@ -415,7 +415,12 @@ cdef class PagePartition:
         shape = (self.page_threads - 1, n_built) + tuple(hist.shape[1:])
         size = int(np.prod(shape))
         if self._private_store is None or self._private_store.size < size:
-            self._private_store = np.empty(max(size, 1), dtype=np.int64)
+            # room for half the pool's histograms (what a depth-wise level
+            # builds at most) at once: one allocation a fit, not one for
+            # each deeper level (the allocator keeps freed blocks resident)
+            room = max(n_built, hist.shape[0] // 2) * int(np.prod(shape[2:]))
+            self._private_store = np.empty(
+                max(size, shape[0] * room, 1), dtype=np.int64)
         private = self._private_store[:size].reshape(shape)
         private[...] = 0
         self.private = private
