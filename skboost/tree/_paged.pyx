@@ -29,6 +29,7 @@ the slice is read once, sequentially (the hardware prefetcher streams it),
 and the scattered updates that follow hit the cache.
 """
 
+import mmap
 import os
 
 import numpy as np
@@ -419,8 +420,8 @@ cdef class PagePartition:
             # builds at most) at once: one allocation a fit, not one for
             # each deeper level (the allocator keeps freed blocks resident)
             room = max(n_built, hist.shape[0] // 2) * int(np.prod(shape[2:]))
-            self._private_store = np.empty(
-                max(size, shape[0] * room, 1), dtype=np.int64)
+            self._private_store = _mapped_empty(
+                max(size, shape[0] * room, 1), np.int64)
         private = self._private_store[:size].reshape(shape)
         private[...] = 0
         self.private = private
@@ -482,7 +483,7 @@ cdef class PagePartition:
                  max(1, self.page_rows * self.n_features * code_bytes))
         if (self.buffers is None or self.buffers.shape[0] != shape[0]
                 or self.buffers.shape[1] != shape[1]):
-            self.buffers = np.empty(shape, dtype=np.uint8)
+            self.buffers = _mapped_empty(shape, np.uint8)
         cdef uint8_t* buffers = &self.buffers[0, 0]
         if code_bytes == 1:
             _read_pages(self, fd, buffers)
@@ -514,6 +515,17 @@ cdef class PagePartition:
         if raw.shape[0] != self.n_rows or not 0 <= column < raw.shape[1]:
             raise ValueError("raw must be (n_rows, n_columns)")
         _add_values(self, value, raw, column, check_n_threads(n_threads))
+
+
+def _mapped_empty(shape, dtype):
+    """An uninitialised array in its own anonymous memory map, not on the
+    allocator's heap: the kernel's large buffers live for a fit, and on
+    the heap they would keep the freed memory below them from being handed
+    back to the system (glibc moves large blocks onto the heap once blocks
+    of their size were freed)."""
+    n_bytes = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    return np.frombuffer(mmap.mmap(-1, n_bytes), dtype=dtype,
+                         count=int(np.prod(shape))).reshape(shape)
 
 
 cdef void _add_values(PagePartition p, const double[::1] value,
