@@ -677,15 +677,19 @@ def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
             read_exactly(file.fileno(), out, 4 * 900, what="the test file")
 
 
-@pytest.mark.parametrize("n_threads, page_rows", [
-    (1, 16000), (2, 16000), (2, 2000), (2, 700)])
+@pytest.mark.parametrize("n_threads, page_rows, n_hist, depth", [
+    (1, 16000, 4, 3), (2, 16000, 4, 3), (2, 2000, 4, 3), (2, 700, 4, 3),
+    (2, 700, 32, 5)])
 def test_read_pages_reads_the_file_and_matches_naive(tmp_path, n_threads,
-                                                     page_rows):
+                                                     page_rows, n_hist,
+                                                     depth):
     """PagePartition.read_pages: the pass's threads read the pages from
     the page file themselves, then partition and add as the naive level
     does: with 3 pages, the threads share each page (reading it in
     blocks of 4096 rows, the last short); with 20 or 58 pages, they take
-    whole pages and add to private histograms, summed at the end."""
+    whole pages and add to private copies of a few histograms (summed at
+    the end) or, with 8 or more built (32 histograms in the pool), to the
+    pool's under locks."""
     rng = np.random.default_rng(3)
     widths = np.array([3, 5, 2, 9, 4])
     codes, bin_ptr, missing = page_data(rng, 40000, widths)
@@ -693,19 +697,28 @@ def test_read_pages_reads_the_file_and_matches_naive(tmp_path, n_threads,
     path.write_bytes(codes.tobytes())
     active = (rng.random(40000) < 0.8).astype(np.uint8)
     gpair = rng.integers(-9, 9, size=(40000, 2)).astype(np.float32)
-    levels = random_levels(rng, 5, widths, depth=3, n_hist=4)
+    levels = random_levels(rng, 5, widths, depth=depth, n_hist=n_hist)
     page_threads = 2 if n_threads == 2 and page_rows < 16000 else 1
+    locked = []
 
     def read(partition):
         assert partition.page_threads == page_threads
+        locked.append(partition.use_locks)
         partition.read_pages(fd, 1)
 
     fd = os.open(path, os.O_RDONLY)
     try:
         check_levels(codes, bin_ptr, missing, page_rows, levels, active,
-                     gpair, 4, n_threads, read=read)
+                     gpair, n_hist, n_threads, read=read)
     finally:
         os.close(fd)
+    # locks for the levels building 8 or more histograms (a quarter of
+    # the 32 histograms' pool), private copies for the others
+    built = [int(np.sum(level[5] >= 0)) for level in levels]
+    expected = [page_threads == 2 and b >= 8 and 8 * b > n_hist
+                for b in built]
+    assert locked == expected
+    assert any(locked) == (n_hist == 32)
 
 
 def test_read_page_of_a_short_file_is_an_oserror(tmp_path):

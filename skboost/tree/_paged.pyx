@@ -99,6 +99,33 @@ cdef extern from *:
                                          int64_t offset) noexcept nogil
     bint HAVE_PREAD "SKB_HAVE_PREAD"
 
+cdef extern from *:
+    """
+    /* A histogram's lock: taken without waiting (1 if taken), released
+       with the histogram's updates made visible to the next taker. */
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int skb_try_lock(int32_t* lock) {
+        return _InterlockedCompareExchange((volatile long*) lock, 1, 0) == 0;
+    }
+    static inline void skb_unlock(int32_t* lock) {
+        _InterlockedExchange((volatile long*) lock, 0);
+    }
+    #else
+    static inline int skb_try_lock(int32_t* lock) {
+        int32_t free_ = 0;
+        return __atomic_compare_exchange_n(lock, &free_, 1, 0,
+                                           __ATOMIC_ACQUIRE,
+                                           __ATOMIC_RELAXED);
+    }
+    static inline void skb_unlock(int32_t* lock) {
+        __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+    }
+    #endif
+    """
+    bint try_lock "skb_try_lock"(int32_t* lock) noexcept nogil
+    void unlock "skb_unlock"(int32_t* lock) noexcept nogil
+
 # Whether PagePartition.read_pages can read pages itself (POSIX pread).
 CAN_READ_PAGES = bool(HAVE_PREAD)
 
@@ -176,6 +203,7 @@ ctypedef struct Work:
     int64_t* hist             # histograms added to
     const int64_t* slot       # pool row -> histogram of ``hist``; NULL: same
     int64_t* hist_rows        # (n_hist,) active rows added
+    Py_ssize_t index          # the thread's number
 
 
 cdef class PagePartition:
@@ -234,6 +262,8 @@ cdef class PagePartition:
     cdef object _private_store            # the memory of ``private``
     cdef int64_t[::1] slot                # (n_hist,) built pool row -> copy
     cdef int64_t[::1] built_rows          # (n_built,) pool rows built
+    cdef int32_t[::1] locks               # (n_hist,) 1: a thread adds to it
+    cdef readonly bint use_locks          # page threads share the pool
     # the level
     cdef object _refs
     cdef object rows_arr
@@ -310,6 +340,7 @@ cdef class PagePartition:
                 self.work[t].items = &items[t, 0, 0]
                 self.work[t].new_node = &new_node[t, 0]
                 self.work[t].new_bound = &new_bound[t, 0]
+                self.work[t].index = t
             self.n_work = n_work
         self.hist_rows[:, :] = 0
 
@@ -400,15 +431,32 @@ cdef class PagePartition:
     def _set_threads(self, build_row, hist):
         """Threads that take whole pages (``page_threads``; 1: the threads
         share each page), their tables and private histograms."""
-        built = np.unique(build_row[build_row >= 0]) if self.build else []
+        built = (np.unique(build_row[build_row >= 0]) if self.build
+                 else np.zeros(0, dtype=np.int64))
         n_built = len(built)
         threads = threads_for_work(self.n_threads, 4 * self.n_rows)
-        # enough pages to balance, and copies within the pool's size
-        copies = hist.shape[0] // max(n_built, 1)
-        self.page_threads = max(1, min(threads, self.n_pages // 2,
-                                       1 + copies))
+        # enough pages to balance
+        self.page_threads = max(1, min(threads, self.n_pages // 2))
+        # the pool's histograms under locks when there are many (the
+        # threads seldom want the same one) and copies of them would
+        # take more than an eighth of the pool; else private copies, of
+        # at most a quarter of the pool or 4 histograms a thread (fewer
+        # threads if need be)
+        self.use_locks = (self.page_threads > 1
+                          and n_built >= 4 * self.page_threads
+                          and 8 * (self.page_threads - 1) * n_built
+                          > hist.shape[0])
+        if n_built and not self.use_locks:
+            most = max(hist.shape[0] // 4, 4 * self.page_threads)
+            self.page_threads = max(1, min(self.page_threads,
+                                           1 + most // n_built))
+        if self.use_locks:
+            if self.locks is None or self.locks.shape[0] < hist.shape[0]:
+                self.locks = np.zeros(hist.shape[0], dtype=np.int32)
+            n_built = 0      # no copies
         self._make_work(max(threads, self.page_threads), hist.shape[0])
         self.read_status = np.zeros(self.n_work * 8, dtype=np.int64)
+        built = built[:n_built]
         self.built_rows = np.asarray(built, dtype=np.int64)
         self.slot = np.full(hist.shape[0], -1, dtype=np.int64)
         if n_built:
@@ -416,12 +464,11 @@ cdef class PagePartition:
         shape = (self.page_threads - 1, n_built) + tuple(hist.shape[1:])
         size = int(np.prod(shape))
         if self._private_store is None or self._private_store.size < size:
-            # room for half the pool's histograms (what a depth-wise level
-            # builds at most) at once: one allocation a fit, not one for
-            # each deeper level (the allocator keeps freed blocks resident)
-            room = max(n_built, hist.shape[0] // 2) * int(np.prod(shape[2:]))
-            self._private_store = _mapped_empty(
-                max(size, shape[0] * room, 1), np.int64)
+            # room for the most copies there are (a quarter of the pool) at
+            # once: one allocation a fit, not one for each deeper level
+            room = (max(hist.shape[0] // 4, 4 * self.page_threads)
+                    * int(np.prod(shape[2:])))
+            self._private_store = _mapped_empty(max(size, room, 1), np.int64)
         private = self._private_store[:size].reshape(shape)
         private[...] = 0
         self.private = private
@@ -501,7 +548,8 @@ cdef class PagePartition:
         """Sum the private histograms into the pool; add the rows added
         to each histogram to ``rows``."""
         self.in_level = False
-        if self.page_threads > 1 and self.built_rows.shape[0]:
+        if (self.page_threads > 1 and not self.use_locks
+                and self.built_rows.shape[0]):
             _sum_private(self)
         n_hist = self.rows_arr.shape[0]
         self.rows_arr += np.asarray(self.hist_rows)[:, :n_hist].sum(axis=0)
@@ -890,6 +938,32 @@ cdef inline void _add_item(PagePartition p, const code_t* codes, Work* w,
         item[I_ROWS] = added
 
 
+cdef void _add_items_locked(PagePartition p, const code_t* codes, Work* w,
+                            Py_ssize_t n_items,
+                            Py_ssize_t row_offset) noexcept nogil:
+    """The page's items added to the pool's histograms, each under its
+    histogram's lock: an item whose histogram another thread holds is
+    left for later (the threads start at different items, so they rarely
+    meet). Exact integer sums: the order changes nothing."""
+    cdef Py_ssize_t start = w.index * n_items // p.page_threads
+    cdef Py_ssize_t left = n_items, i, it
+    cdef int64_t* item
+    cdef int32_t* lock
+    for it in range(n_items):
+        w.items[it * I_COLUMNS + I_ROWS] = -1     # not added yet
+    while left > 0:
+        for i in range(n_items):
+            it = (start + i) % n_items
+            item = w.items + it * I_COLUMNS
+            if item[I_ROWS] >= 0:
+                continue
+            lock = &p.locks[item[I_HIST]]
+            if try_lock(lock):
+                _add_item(p, codes, w, item, row_offset, 0, p.n_features)
+                unlock(lock)
+                left = left - 1
+
+
 cdef void _add_items(PagePartition p, Py_ssize_t k, const code_t* codes,
                      Work* w, Py_ssize_t n_items, int n_threads,
                      bint by_histogram) noexcept nogil:
@@ -901,6 +975,9 @@ cdef void _add_items(PagePartition p, Py_ssize_t k, const code_t* codes,
     cdef int n_groups = <int> min(n_threads, n_features)
     cdef Py_ssize_t row_offset = k * p.page_rows
     cdef Py_ssize_t g, it
+    if n_groups <= 1 and p.use_locks:
+        _add_items_locked(p, codes, w, n_items, row_offset)
+        return
     if n_groups <= 1:
         for it in range(n_items):
             _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset, 0,
