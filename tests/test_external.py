@@ -415,13 +415,13 @@ def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes,
     weights: per row the labels, float64 margins, float32 gradient pairs,
     the row's place in its page's partition and the positive-weight mask;
     the deepest level's histograms (int64 pairs, at most 257 bins a
-    feature) and the threads' copies; a page and its scratch (a uint16 a
-    row) per thread."""
+    feature) and the threads' copies (a quarter of those, or 4 a thread);
+    a page and its scratch (a uint16 a row) per thread."""
     per_row = label_bytes + 8 + 8 + 2 + 1
-    histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    copies = histograms * min(1, (n_threads - 1) / 2)
+    histograms = (1.25 * 2 ** (max_depth - 1) + 4 * n_threads) * (
+        n_features * 257 * 16)
     pages = n_threads * page_bytes * (1 + 2 / n_features)
-    return n_rows * per_row + histograms + copies + pages
+    return n_rows * per_row + histograms + pages
 
 
 @pytest.mark.parametrize("estimator, label_bytes", [

@@ -15,7 +15,7 @@ read once per level::
       partition: each split node's segment into its children's
                  (tasks of at most 8192 rows, two passes as in core)
       build:     each built child's segment added to its histogram
-                 (the thread's own copy of it after the first thread)
+                 (under its lock, or the thread's own copy of it)
     finish_level()                    copies summed, rows added counted
 
 Sums are exact integers (fixed point), so nothing depends on the number
@@ -227,12 +227,14 @@ cdef class PagePartition:
 
     ``read_pages`` gives whole pages to the threads: each reads a page
     (POSIX ``pread``), partitions it and adds its rows, with no barrier
-    between pages; threads after the first add to private copies of the
-    level's built histograms, summed into the pool at the end of the
-    level. Copies are made for as many threads as keep them within the
-    pool's own size; with fewer pages than twice the threads, the threads
-    share each page instead (parallel over a page's tasks and
-    histograms). A row goes left when its code is ``<= split_bin``
+    between pages. A level that builds many histograms adds to the pool's
+    under a lock each (``use_locks``: an item whose histogram another
+    thread holds is left for later); one that builds few has the threads
+    after the first add to private copies, summed into the pool at the
+    end of the level (copies of at most a quarter of the pool or 4
+    histograms a thread: fewer threads take whole pages otherwise). With
+    fewer pages than twice the threads, the threads share each page
+    instead (parallel over a page's tasks and histograms). A row goes left when its code is ``<= split_bin``
     (missing code: ``default_left``), exactly as
     ``RowPartition.split_nodes`` sends it; a code beyond its feature's
     bins (a damaged page) goes right and is never added to a histogram or
