@@ -72,6 +72,30 @@ def test_classifier_equals_in_core(tmp_path, max_bin, params):
     np.testing.assert_array_equal(proba, in_core.predict_proba(X))
 
 
+@pytest.mark.parametrize("kernel_reads", [True, False])
+@pytest.mark.parametrize("subsample", [1.0, 0.7])
+def test_threads_taking_whole_pages_equal_in_core(tmp_path, monkeypatch,
+                                                  kernel_reads, subsample):
+    """Enough rows for two threads and 40 pages: the threads take whole
+    pages, with private histogram copies at the shallow levels and the
+    pool under locks at the deep ones (depth 7: levels building 8 to 32
+    histograms), or (``kernel_reads`` False: no POSIX pread) the pages
+    read on a helper thread and shared; the model equals in core."""
+    import skboost.tree.finders.paged as paged_finder
+
+    if not kernel_reads:
+        monkeypatch.setattr(paged_finder, "CAN_READ_PAGES", False)
+    X, y, _ = make_data(n=41_000, d=5, seed=4)
+    p = dict(n_estimators=3, max_depth=7, max_bin=64, n_jobs=2,
+             subsample=subsample, random_state=1)
+    in_core = BoostClassifier(**p).fit(X, y)
+    bounds = [0, 9_000, 20_000, 41_000]
+    with ExternalData(chunked(X, y, bounds=bounds), cache_dir=tmp_path,
+                      page_bytes=1024 * 5) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert_same_model(in_core, out)
+
+
 def late_missing_data(n=140_000, seed=0):
     """Features whose first missing value comes in the sketch's first
     65,536-row block (1), in a later one (2, 3) or never (0, 4: few
