@@ -72,10 +72,12 @@ def test_classifier_equals_in_core(tmp_path, max_bin, params):
     np.testing.assert_array_equal(proba, in_core.predict_proba(X))
 
 
-@pytest.mark.parametrize("kernel_reads", [True, False])
-@pytest.mark.parametrize("subsample", [1.0, 0.7])
+@pytest.mark.parametrize("kernel_reads, params", [
+    (True, dict(subsample=1.0)), (True, dict(subsample=0.7)),
+    (False, dict(subsample=0.7)),
+    (True, dict(grow_policy="lossguide", max_leaves=40, max_depth=0))])
 def test_threads_taking_whole_pages_equal_in_core(tmp_path, monkeypatch,
-                                                  kernel_reads, subsample):
+                                                  kernel_reads, params):
     """Enough rows for two threads and 40 pages: the threads take whole
     pages, with private histogram copies at the shallow levels and the
     pool under locks at the deep ones (depth 7: levels building 8 to 32
@@ -86,8 +88,8 @@ def test_threads_taking_whole_pages_equal_in_core(tmp_path, monkeypatch,
     if not kernel_reads:
         monkeypatch.setattr(paged_finder, "CAN_READ_PAGES", False)
     X, y, _ = make_data(n=41_000, d=5, seed=4)
-    p = dict(n_estimators=3, max_depth=7, max_bin=64, n_jobs=2,
-             subsample=subsample, random_state=1)
+    p = dict(dict(n_estimators=3, max_depth=7, max_bin=64, n_jobs=2,
+                  random_state=1), **params)
     in_core = BoostClassifier(**p).fit(X, y)
     bounds = [0, 9_000, 20_000, 41_000]
     with ExternalData(chunked(X, y, bounds=bounds), cache_dir=tmp_path,
