@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor, ExternalData
-from skboost.tree._paged import LevelPass, checksum, route_and_build
+from skboost.tree._paged import PagePartition, checksum
 
 TREE_FIELDS = ("feature", "threshold", "default_left", "left_child",
                "right_child", "value", "gain", "cover")
@@ -70,6 +70,32 @@ def test_classifier_equals_in_core(tmp_path, max_bin, params):
         proba = out.predict_proba(data)
     assert_same_model(in_core, out)
     np.testing.assert_array_equal(proba, in_core.predict_proba(X))
+
+
+@pytest.mark.parametrize("kernel_reads, params", [
+    (True, dict(subsample=1.0)), (True, dict(subsample=0.7)),
+    (False, dict(subsample=0.7)),
+    (True, dict(grow_policy="lossguide", max_leaves=40, max_depth=0))])
+def test_threads_taking_whole_pages_equal_in_core(tmp_path, monkeypatch,
+                                                  kernel_reads, params):
+    """Enough rows for two threads and 40 pages: the threads take whole
+    pages, with private histogram copies at the shallow levels and the
+    pool under locks at the deep ones (depth 7: levels building 8 to 32
+    histograms), or (``kernel_reads`` False: no POSIX pread) the pages
+    read on a helper thread and shared; the model equals in core."""
+    import skboost.tree.finders.paged as paged_finder
+
+    if not kernel_reads:
+        monkeypatch.setattr(paged_finder, "CAN_READ_PAGES", False)
+    X, y, _ = make_data(n=41_000, d=5, seed=4)
+    p = dict(dict(n_estimators=3, max_depth=7, max_bin=64, n_jobs=2,
+                  random_state=1), **params)
+    in_core = BoostClassifier(**p).fit(X, y)
+    bounds = [0, 9_000, 20_000, 41_000]
+    with ExternalData(chunked(X, y, bounds=bounds), cache_dir=tmp_path,
+                      page_bytes=1024 * 5) as data:
+        out = BoostClassifier(**p).fit(data)
+    assert_same_model(in_core, out)
 
 
 def late_missing_data(n=140_000, seed=0):
@@ -409,15 +435,18 @@ def test_unsupported_options(tmp_path):
 
 # -- memory -----------------------------------------------------------------
 
-def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes):
+def documented_bound(n_rows, n_features, max_depth, page_bytes, label_bytes,
+                     n_threads):
     """The bound of doc/user_guide/out_of_core.rst for one output, unit
-    weights, int16 node ids: per row the labels, float64 margins, float32
-    gradient pairs, the node id and the positive-weight mask; the deepest
-    level's histograms (int64 pairs, at most 257 bins a feature); one page
-    and its scratch (two int32 a row)."""
+    weights: per row the labels, float64 margins, float32 gradient pairs,
+    the row's place in its page's partition and the positive-weight mask;
+    the deepest level's histograms (int64 pairs, at most 257 bins a
+    feature) and the threads' copies (a quarter of those, or 4 a thread);
+    a page and its scratch (a uint16 a row) per thread."""
     per_row = label_bytes + 8 + 8 + 2 + 1
-    histograms = 2 ** (max_depth - 1) * n_features * 257 * 16
-    pages = page_bytes * (1 + 8 / n_features)
+    histograms = (1.25 * 2 ** (max_depth - 1) + 4 * n_threads) * (
+        n_features * 257 * 16)
+    pages = n_threads * page_bytes * (1 + 2 / n_features)
     return n_rows * per_row + histograms + pages
 
 
@@ -447,155 +476,214 @@ def test_memory_of_a_fit_follows_the_documented_bound(estimator,
             peak = tracemalloc.get_traced_memory()[1] - before
         finally:
             tracemalloc.stop()
-    bound = documented_bound(n, d, depth, page_bytes, label_bytes)
+    bound = documented_bound(n, d, depth, page_bytes, label_bytes, 2)
     assert peak <= 1.15 * bound + 2e6, (peak / n, bound / n)
     assert peak <= 2 * X.nbytes
 
 
 # -- the page kernel against a naive version ---------------------------------
 
-def naive_pass(page, offset, position, active, arrays, bin_ptr, gpair):
+def naive_level(codes, position, active, arrays, bin_ptr, gpair, route,
+                n_hist):
+    """One level over every row, in row order: each row of a split node
+    moved to its child, the active rows of each built node added to its
+    histogram. Returns the new position, histograms and rows added."""
     feature, split_bin, default_left, left, right, build_row = arrays
     missing = np.diff(bin_ptr) - 1
     position = position.copy()
-    hist = {}
-    counts = np.zeros(feature.shape[0], dtype=np.int64)
-    for i in range(page.shape[0]):
-        r = offset + i
+    hist = np.zeros((n_hist, bin_ptr[-1], 2), np.int64)
+    rows = np.zeros(n_hist, np.int64)
+    for r in range(codes.shape[0]):
         node = position[r]
-        if node >= 0 and feature[node] >= 0:
+        if route and feature[node] >= 0:
             f = feature[node]
-            code = page[i, f]
+            code = codes[r, f]
             go_left = (default_left[node] if code == missing[f]
                        else code <= split_bin[node])
             node = left[node] if go_left else right[node]
             position[r] = node
-        if node >= 0 and active[r]:
-            counts[node] += 1
-            if build_row[node] >= 0:
-                h = hist.setdefault(build_row[node],
-                                    np.zeros((bin_ptr[-1], 2), np.int64))
-                for f in range(page.shape[1]):
-                    h[bin_ptr[f] + page[i, f]] += gpair[r].astype(np.int64)
-    return position, hist, counts
+        if active[r] and build_row[node] >= 0:
+            rows[build_row[node]] += 1
+            for f in range(codes.shape[1]):
+                if codes[r, f] <= missing[f]:   # else damaged: not added
+                    hist[build_row[node], bin_ptr[f] + codes[r, f]] += (
+                        gpair[r].astype(np.int64))
+    return position, hist, rows
 
 
-def rows_per_histogram(counts, build_row, n_hist):
-    """The rows the pass adds to each histogram: its node's count."""
-    rows = np.zeros(n_hist, dtype=np.int64)
-    built = build_row >= 0
-    rows[build_row[built]] = counts[built]
-    return rows
+def random_levels(rng, n_features, widths, depth, n_hist):
+    """A tree grown level by level at random: the root built, then each
+    level splits most leaves (random feature, bin, missing side) and
+    builds one child of each split (up to n_hist histograms)."""
+    leaves, next_id, levels = [0], 1, []
+    build_row = np.full(1, -1, np.int64)
+    build_row[0] = 0
+    levels.append((np.full(1, -1, np.int32), np.zeros(1, np.int32),
+                   np.zeros(1, np.uint8), np.zeros(1, np.int32),
+                   np.zeros(1, np.int32), build_row, False))
+    for _ in range(depth):
+        n_ids = next_id + 2 * len(leaves)
+        feature = np.full(n_ids, -1, np.int32)
+        split_bin = np.zeros(n_ids, np.int32)
+        default_left = (rng.random(n_ids) < 0.5).astype(np.uint8)
+        left, right = np.zeros(n_ids, np.int32), np.zeros(n_ids, np.int32)
+        build_row = np.full(n_ids, -1, np.int64)
+        new_leaves = []
+        for node in leaves:
+            if rng.random() < 0.15:
+                new_leaves.append(node)    # not split at this level
+                continue
+            f = rng.integers(n_features)
+            feature[node] = f
+            split_bin[node] = rng.integers(0, widths[f])  # may be >= missing
+            left[node], right[node] = next_id, next_id + 1
+            built = next_id + rng.integers(2)
+            slot = len(new_leaves) // 2
+            if slot < n_hist:
+                build_row[built] = slot
+            new_leaves += [next_id, next_id + 1]
+            next_id += 2
+        levels.append((feature, split_bin, default_left, left, right,
+                       build_row, True))
+        leaves = new_leaves
+    return levels
 
 
-@pytest.mark.parametrize("position_dtype", [np.int16, np.int32])
+def page_data(rng, n_rows, widths, dtype=np.uint8):
+    codes = np.column_stack([rng.integers(0, w, n_rows)
+                             for w in widths]).astype(dtype)
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    return codes, bin_ptr, (widths - 1).astype(np.int32)
+
+
+def check_levels(codes, bin_ptr, missing, page_rows, levels, active, gpair,
+                 n_hist, n_threads, read=None):
+    """Run ``levels`` through a PagePartition (``read``: a function
+    passing every page from the page file) and the naive level, comparing
+    every row's node, the histograms and the rows added after each."""
+    n_rows = codes.shape[0]
+    partition = PagePartition(n_rows, page_rows)
+    position = np.zeros(n_rows, np.int32)
+    for *arrays, route in levels:
+        hist = np.zeros((n_hist, bin_ptr[-1], 2), np.int64)
+        rows = np.zeros(n_hist, np.int64)
+        partition.start_level(active, *arrays, missing, bin_ptr, gpair, None,
+                              1.0, 1.0, hist, rows, route, True, n_threads)
+        if read is None:
+            for k in range(partition.n_pages):
+                first = k * page_rows
+                partition.add_page(k, codes[first:first + page_rows])
+        else:
+            read(partition)
+        partition.finish_level()
+        position, hist_ref, rows_ref = naive_level(
+            codes, position, active, arrays, bin_ptr, gpair, route, n_hist)
+        np.testing.assert_array_equal(partition.node_of_rows(), position)
+        np.testing.assert_array_equal(rows, rows_ref)
+        np.testing.assert_array_equal(hist, hist_ref)
+        for k, (nodes, bounds) in enumerate(partition.segments):
+            # one segment per node, none empty, the page's rows each once
+            assert np.unique(nodes).size == nodes.size
+            assert np.all(np.diff(bounds) > 0)
+            page = partition.order[k * page_rows:k * page_rows + bounds[-1]]
+            assert np.array_equal(np.sort(page), np.arange(bounds[-1]))
+    return partition, position
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_route_and_build_matches_naive(n_threads, position_dtype):
+@pytest.mark.parametrize("sampled", [False, True])
+def test_page_partition_matches_naive(n_threads, sampled):
+    """Four levels over 5 pages (the last short), random splits including
+    split bins at or beyond the missing code, some leaves not split,
+    some rows not sampled, and codes beyond their feature's bins (a
+    damaged page: sent right, never added)."""
     rng = np.random.default_rng(0)
-    n_rows, d, first, n = 900, 4, 200, 500
     widths = np.array([3, 5, 2, 9])
-    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
-        np.uint8)
-    position = rng.integers(-1, 3, n_rows).astype(position_dtype)
-    active = (rng.random(n_rows) < 0.8).astype(np.uint8)
-    gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
-    n_ids = 7
-    feature = np.array([1, 3, -1, -1, -1, -1, -1], np.int32)
-    split_bin = np.array([2, 4, 0, 0, 0, 0, 0], np.int32)
-    default_left = np.array([1, 0, 0, 0, 0, 0, 0], np.uint8)
-    left = np.array([3, 5, 0, 0, 0, 0, 0], np.int32)
-    right = np.array([4, 6, 0, 0, 0, 0, 0], np.int32)
-    build_row = np.array([-1, -1, 2, 0, -1, -1, 1], np.int64)
-    arrays = (feature, split_bin, default_left, left, right, build_row)
-    hist = np.zeros((3, bin_ptr[-1], 2), np.int64)
-    rows = np.zeros(3, np.int64)
-    got_position = position.copy()
-    route_and_build(page, first, got_position, active, *arrays,
-                    (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, rows, np.empty(n, np.int32),
-                    np.empty(n, np.int32), True, True,
-                    n_threads)
-    position_ref, hist_ref, counts_ref = naive_pass(
-        page, first, position, active, arrays, bin_ptr, gpair)
-    np.testing.assert_array_equal(got_position, position_ref)
-    np.testing.assert_array_equal(
-        rows, rows_per_histogram(counts_ref, build_row, 3))
-    for row in range(3):
-        np.testing.assert_array_equal(
-            hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
+    codes, bin_ptr, missing = page_data(rng, 4500, widths)
+    damaged = rng.random(codes.shape) < 0.01
+    codes[damaged] = rng.integers(9, 256, damaged.sum())
+    active = (rng.random(4500) < (0.8 if sampled else 1.0)).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(4500, 2)).astype(np.float32)
+    levels = random_levels(rng, 4, widths, depth=4, n_hist=6)
+    check_levels(codes, bin_ptr, missing, 1000, levels, active, gpair, 6,
+                 n_threads)
 
 
-def test_route_and_build_by_histogram_matches_naive():
-    """Enough rows for two threads and 16 histograms of about equal rows:
-    the pass gives whole histograms to each thread (``by_histogram``)."""
+def test_page_partition_tasks_and_whole_histograms_per_thread():
+    """Pages of 30,000 rows, uint16 codes: a split node's rows of a page
+    are cut into several tasks, and 16 histograms of about equal rows go
+    to the threads whole (``by_histogram``)."""
     rng = np.random.default_rng(1)
-    n, widths = 40000, np.array([7, 12, 5, 9])
-    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    page = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(
-        np.uint8)
-    n_ids = 63                       # nodes 15..30 split into 31..62
-    position = rng.integers(15, 31, n).astype(np.int16)
-    position[rng.random(n) < 0.01] = -1
-    active = (rng.random(n) < 0.9).astype(np.uint8)
-    gpair = rng.integers(-9, 9, size=(n, 2)).astype(np.float32)
-    feature = np.full(n_ids, -1, np.int32)
-    feature[15:31] = rng.integers(0, 4, 16)
-    split_bin = np.zeros(n_ids, np.int32)
-    split_bin[15:31] = rng.integers(0, 5, 16)
-    default_left = (rng.random(n_ids) < 0.5).astype(np.uint8)
-    left, right = np.zeros(n_ids, np.int32), np.zeros(n_ids, np.int32)
-    left[15:31], right[15:31] = np.arange(31, 63, 2), np.arange(32, 63, 2)
-    build_row = np.full(n_ids, -1, np.int64)
-    build_row[31:63:2] = rng.permutation(16)
-    arrays = (feature, split_bin, default_left, left, right, build_row)
-    hist = np.zeros((16, bin_ptr[-1], 2), np.int64)
-    rows = np.zeros(16, np.int64)
-    got_position = position.copy()
-    route_and_build(page, 0, got_position, active, *arrays,
-                    (widths - 1).astype(np.int32), bin_ptr, gpair, None, 1.0,
-                    1.0, hist, rows, np.empty(n, np.int32),
-                    np.empty(n, np.int32), True, True,
-                    2)
-    position_ref, hist_ref, counts_ref = naive_pass(
-        page, 0, position, active, arrays, bin_ptr, gpair)
-    np.testing.assert_array_equal(got_position, position_ref)
-    np.testing.assert_array_equal(
-        rows, rows_per_histogram(counts_ref, build_row, 16))
-    for row in range(16):
-        np.testing.assert_array_equal(hist[row], hist_ref[row])
+    widths = np.array([7, 300, 5, 9])
+    codes, bin_ptr, missing = page_data(rng, 70000, widths, np.uint16)
+    active = (rng.random(70000) < 0.9).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(70000, 2)).astype(np.float32)
+    levels = random_levels(rng, 4, widths, depth=5, n_hist=16)
+    check_levels(codes, bin_ptr, missing, 30000, levels, active, gpair, 16,
+                 2)
 
 
-def test_route_and_build_rejects_bad_indices():
-    page = np.zeros((4, 2), np.uint8)
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_page_partition_add_values_matches_numpy(n_threads):
+    rng = np.random.default_rng(2)
+    widths = np.array([4, 6, 3])
+    codes, bin_ptr, missing = page_data(rng, 3000, widths)
+    active = np.ones(3000, np.uint8)
+    gpair = rng.integers(-9, 9, size=(3000, 2)).astype(np.float32)
+    levels = random_levels(rng, 3, widths, depth=3, n_hist=4)
+    partition, position = check_levels(codes, bin_ptr, missing, 700,
+                                       levels, active, gpair, 4, n_threads)
+    value = rng.normal(size=position.max() + 1)
+    raw = rng.normal(size=(3000, 3))
+    expected = raw.copy()
+    expected[:, 1] += value[position]
+    partition.add_values(value, raw, 1, n_threads)
+    np.testing.assert_array_equal(raw, expected)
+    with pytest.raises(ValueError, match="one entry per node id"):
+        partition.add_values(value[:position.max()], raw, 1, n_threads)
+
+
+def test_page_partition_rejects_bad_input():
+    with pytest.raises(ValueError, match="page_rows must be in"):
+        PagePartition(10, 70000)
+    partition = PagePartition(4, 4)
     bin_ptr = np.array([0, 3, 6], np.int64)
-    args = dict(position=np.array([0, 0, 0, 9], np.int32))
     z = np.zeros(2, np.int32)
+    level = (np.ones(4, np.uint8), np.full(2, -1, np.int32), z,
+             np.zeros(2, np.uint8), z, z, np.full(2, -1, np.int64),
+             np.array([2, 2], np.int32), bin_ptr,
+             np.zeros((4, 2), np.float32), None, 1.0, 1.0,
+             np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64), True,
+             True, 1)
+    with pytest.raises(ValueError, match="start_level first"):
+        partition.add_page(0, np.zeros((4, 2), np.uint8))
+    with pytest.raises(ValueError, match="start_level first"):
+        partition.read_pages(0, 1)
+    partition.start_level(*level)
+    with pytest.raises(ValueError, match="not page k's rows"):
+        partition.add_page(0, np.zeros((3, 2), np.uint8))
+    with pytest.raises(ValueError, match="page outside the data"):
+        partition.add_page(1, np.zeros((4, 2), np.uint8))
+    with pytest.raises(ValueError, match="describe the page's features"):
+        partition.add_page(0, np.zeros((4, 3), np.uint8))
+    # node arrays too short for the nodes the rows are at
+    feature = np.array([0, -1, -1], np.int32)
+    z3 = np.zeros(3, np.int32)
+    partition.start_level(np.ones(4, np.uint8), feature, z3,
+                          np.zeros(3, np.uint8), np.array([1, 0, 0], np.int32),
+                          np.array([2, 0, 0], np.int32),
+                          np.full(3, -1, np.int64), *level[7:])
+    partition.add_page(0, np.array([[0, 0], [1, 0], [2, 0], [0, 1]],
+                                   np.uint8))
+    partition.finish_level()
     with pytest.raises(ValueError, match="node id is outside"):
-        route_and_build(page, 0, args["position"], np.ones(4, np.uint8),
-                        np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
-                        z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
-                        bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-                        np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
-                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)
-    with pytest.raises(ValueError, match="do not fit the dtype of position"):
-        route_and_build(page, 0, np.zeros(4, np.int16), np.ones(4, np.uint8),
-                        np.full(40000, -1, np.int32), np.zeros(40000, np.int32),
-                        np.zeros(40000, np.uint8), np.zeros(40000, np.int32),
-                        np.zeros(40000, np.int32), np.full(40000, -1, np.int64),
-                        np.array([2, 2], np.int32), bin_ptr,
-                        np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-                        np.zeros((1, 6, 2), np.int64),
-                        np.zeros(1, np.int64), np.empty(4, np.int32),
-                        np.empty(4, np.int32), True,
-                        True, 1)
-    with pytest.raises(ValueError, match="outside the data"):
-        route_and_build(page, 1, np.zeros(4, np.int32), np.ones(4, np.uint8),
-                        np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
-                        z, np.full(2, -1, np.int64), np.array([2, 2], np.int32),
-                        bin_ptr, np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-                        np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64),
-                        np.empty(4, np.int32), np.empty(4, np.int32), True, True, 1)
+        partition.start_level(*level)
+    with pytest.raises(ValueError, match="child node id outside"):
+        partition.start_level(np.ones(4, np.uint8), feature, z3,
+                              np.zeros(3, np.uint8),
+                              np.array([1, 0, 0], np.int32),
+                              np.array([7, 0, 0], np.int32),
+                              np.full(3, -1, np.int64), *level[7:])
 
 
 def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
@@ -615,59 +703,48 @@ def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
             read_exactly(file.fileno(), out, 4 * 900, what="the test file")
 
 
-def _pass_arrays():
-    """A level of 2 split nodes (1 -> 3, 4 and 2 -> 5, 6) over rows at
-    nodes -1 .. 2, three histograms."""
-    feature = np.array([-1, 1, 3, -1, -1, -1, -1], np.int32)
-    split_bin = np.array([0, 2, 4, 0, 0, 0, 0], np.int32)
-    default_left = np.array([0, 1, 0, 0, 0, 0, 0], np.uint8)
-    left = np.array([0, 3, 5, 0, 0, 0, 0], np.int32)
-    right = np.array([0, 4, 6, 0, 0, 0, 0], np.int32)
-    build_row = np.array([2, -1, -1, 0, -1, -1, 1], np.int64)
-    return (feature, split_bin, default_left, left, right, build_row)
-
-
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_read_page_reads_the_file_and_matches_naive(tmp_path, n_threads):
-    """LevelPass.read_page: the pass's threads read the page from the page
-    file themselves (in blocks of 4096 rows: 10,000 rows make three,
-    the last short), then route and add as the naive pass does."""
+@pytest.mark.parametrize("n_threads, page_rows, n_hist, depth", [
+    (1, 16000, 4, 3), (2, 16000, 4, 3), (2, 2000, 4, 3), (2, 700, 4, 3),
+    (2, 700, 32, 5)])
+def test_read_pages_reads_the_file_and_matches_naive(tmp_path, n_threads,
+                                                     page_rows, n_hist,
+                                                     depth):
+    """PagePartition.read_pages: the pass's threads read the pages from
+    the page file themselves, then partition and add as the naive level
+    does: with 3 pages, the threads share each page (reading it in
+    blocks of 4096 rows, the last short); with 20 or 58 pages, they take
+    whole pages and add to private copies of a few histograms (summed at
+    the end) or, with 8 or more built (32 histograms in the pool), to the
+    pool's under locks."""
     rng = np.random.default_rng(3)
-    n_rows, first, n = 30000, 12000, 10000
     widths = np.array([3, 5, 2, 9, 4])
-    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-    codes = np.column_stack([rng.integers(0, w, n_rows)
-                             for w in widths]).astype(np.uint8)
+    codes, bin_ptr, missing = page_data(rng, 40000, widths)
     path = tmp_path / "pages.bin"
     path.write_bytes(codes.tobytes())
-    position = rng.integers(-1, 3, n_rows).astype(np.int16)
-    active = (rng.random(n_rows) < 0.8).astype(np.uint8)
-    gpair = rng.integers(-9, 9, size=(n_rows, 2)).astype(np.float32)
-    arrays = _pass_arrays()
-    hist = np.zeros((3, bin_ptr[-1], 2), np.int64)
-    rows = np.zeros(3, np.int64)
-    got_position = position.copy()
-    level = LevelPass(got_position, active, *arrays,
-                      (widths - 1).astype(np.int32), bin_ptr, gpair, None,
-                      1.0, 1.0, hist, rows, np.empty(n, np.int32),
-                      np.empty(n, np.int32), True, True, n_threads)
-    buffer = np.full((n, widths.shape[0]), 255, np.uint8)
+    active = (rng.random(40000) < 0.8).astype(np.uint8)
+    gpair = rng.integers(-9, 9, size=(40000, 2)).astype(np.float32)
+    levels = random_levels(rng, 5, widths, depth=depth, n_hist=n_hist)
+    page_threads = 2 if n_threads == 2 and page_rows < 16000 else 1
+    locked = []
+
+    def read(partition):
+        assert partition.page_threads == page_threads
+        locked.append(partition.use_locks)
+        partition.read_pages(fd, 1)
+
     fd = os.open(path, os.O_RDONLY)
     try:
-        level.read_page(fd, first * widths.shape[0], buffer, first, n)
+        check_levels(codes, bin_ptr, missing, page_rows, levels, active,
+                     gpair, n_hist, n_threads, read=read)
     finally:
         os.close(fd)
-    level.finish()
-    np.testing.assert_array_equal(buffer, codes[first:first + n])
-    position_ref, hist_ref, counts_ref = naive_pass(
-        codes[first:first + n], first, position, active, arrays, bin_ptr,
-        gpair)
-    np.testing.assert_array_equal(got_position, position_ref)
-    np.testing.assert_array_equal(
-        rows, rows_per_histogram(counts_ref, arrays[5], 3))
-    for row in range(3):
-        np.testing.assert_array_equal(
-            hist[row], hist_ref.get(row, np.zeros_like(hist[row])))
+    # locks for the levels building 8 or more histograms (a quarter of
+    # the 32 histograms' pool), private copies for the others
+    built = [int(np.sum(level[5] >= 0)) for level in levels]
+    expected = [page_threads == 2 and b >= 8 and 8 * b > n_hist
+                for b in built]
+    assert locked == expected
+    assert any(locked) == (n_hist == 32)
 
 
 def test_read_page_of_a_short_file_is_an_oserror(tmp_path):
@@ -675,20 +752,19 @@ def test_read_page_of_a_short_file_is_an_oserror(tmp_path):
     path.write_bytes(np.zeros((5000, 2), np.uint8).tobytes())
     bin_ptr = np.array([0, 3, 6], np.int64)
     z = np.zeros(2, np.int32)
-    level = LevelPass(np.zeros(6000, np.int16), np.ones(6000, np.uint8),
-                      np.full(2, -1, np.int32), z, np.zeros(2, np.uint8), z,
-                      z, np.zeros(2, np.int64), np.array([2, 2], np.int32),
-                      bin_ptr, np.zeros((6000, 2), np.float32), None, 1.0,
-                      1.0, np.zeros((1, 6, 2), np.int64),
-                      np.zeros(1, np.int64), np.empty(6000, np.int32),
-                      np.empty(6000, np.int32), False, True, 2)
-    buffer = np.empty((6000, 2), np.uint8)
+    partition = PagePartition(6000, 3000)
+    partition.start_level(np.ones(6000, np.uint8), np.full(2, -1, np.int32),
+                          z, np.zeros(2, np.uint8), z, z,
+                          np.zeros(2, np.int64), np.array([2, 2], np.int32),
+                          bin_ptr, np.zeros((6000, 2), np.float32), None,
+                          1.0, 1.0, np.zeros((1, 6, 2), np.int64),
+                          np.zeros(1, np.int64), False, True, 2)
     fd = os.open(path, os.O_RDONLY)
     try:
         with pytest.raises(OSError, match="ended early"):
-            level.read_page(fd, 0, buffer, 0, 6000)
-        with pytest.raises(ValueError, match="outside"):
-            level.read_page(fd, 0, buffer[:10], 0, 6000)
+            partition.read_pages(fd, 1)
+        with pytest.raises(ValueError, match="code_bytes 1 or 2"):
+            partition.read_pages(fd, 4)
     finally:
         os.close(fd)
 

@@ -1,26 +1,25 @@
-"""One pass over the pages of binned rows per level: route the rows to the
-children of the level's splits, and add them to the histograms of the
-nodes being built (out-of-core training, ``finders/paged.py``).
+"""One pass over the pages of binned rows per level: move the rows of the
+level's split nodes to their children, and add the rows of the nodes being
+built to their histograms (out-of-core training, ``finders/paged.py``).
 
-In core, rows are kept sorted by node (``RowPartition``) and a node's
-histogram reads its rows through that index. Out of core the binned rows
-arrive page by page, in row order, so each row carries the id of its node
-instead (``position``), and every page is read once per level::
+In core, rows are kept sorted by node (``RowPartition``): a level moves
+only the split nodes' rows and a node's histogram reads only its rows.
+Out of core the same is done inside each page (``PagePartition``): a
+page's rows are kept sorted by node, as a permutation of its row numbers
+(uint16, 2 bytes a row) cut into one segment per node, and every page is
+read once per level::
 
-    LevelPass(node arrays, ...)     checked once per level
-    for each page k (rows row_offset .. row_offset + n), row-major codes:
-      phase A, parallel over rows:  (read_page: the rows' codes read from
-                                    the page file, block by block)
-                                    position[r] -> child (if its node split)
-                                    target[i] = build_row[position[r]]
-      pack, parallel over rows:     the rows to add, grouped by histogram
-      phase B, parallel over features or histograms:
-                                    hist[target[i], bin_ptr[f] + code[f, i]]
-                                        += fixed-point (g, h) of row r
-    finish()                        rows added to each histogram, errors
+    start_level(node arrays, ...)     checked once per level
+    for each page k (a thread each when there are enough pages):
+      read the page's codes (pread)
+      partition: each split node's segment into its children's
+                 (tasks of at most 8192 rows, two passes as in core)
+      build:     each built child's segment added to its histogram
+                 (under its lock, or the thread's own copy of it)
+    finish_level()                    copies summed, rows added counted
 
-Each bin has one writer in phase B and the sums are exact integers, so
-nothing depends on the number of threads.
+Sums are exact integers (fixed point), so nothing depends on the number
+of threads or on which thread took which page.
 
 A level's histograms are larger than the caches (up to 2**(depth-1) of
 them, 114 KiB each at 28 features x 256 bins), and a page holds only a few
@@ -30,6 +29,7 @@ the slice is read once, sequentially (the hardware prefetcher streams it),
 and the scattered updates that follow hit the cache.
 """
 
+import mmap
 import os
 
 import numpy as np
@@ -38,7 +38,7 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int16_t, uint16_t, uint64_t
+from libc.stdint cimport uint16_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, add_pair, fixed_point,
@@ -48,12 +48,6 @@ from .._parallel cimport threads_for_work
 ctypedef fused code_t:
     uint8_t
     uint16_t
-
-# A row's node id: int16 (2 bytes a row) when the tree's node ids fit,
-# int32 otherwise (``finders/paged.py`` chooses).
-ctypedef fused position_t:
-    int16_t
-    int32_t
 
 cdef extern from *:
     """
@@ -105,24 +99,70 @@ cdef extern from *:
                                          int64_t offset) noexcept nogil
     bint HAVE_PREAD "SKB_HAVE_PREAD"
 
-# Whether LevelPass.read_page can read pages itself (POSIX pread).
+cdef extern from *:
+    """
+    /* A histogram's lock: taken without waiting (1 if taken), released
+       with the histogram's updates made visible to the next taker. */
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int skb_try_lock(int32_t* lock) {
+        return _InterlockedCompareExchange((volatile long*) lock, 1, 0) == 0;
+    }
+    static inline void skb_unlock(int32_t* lock) {
+        _InterlockedExchange((volatile long*) lock, 0);
+    }
+    #else
+    static inline int skb_try_lock(int32_t* lock) {
+        int32_t free_ = 0;
+        return __atomic_compare_exchange_n(lock, &free_, 1, 0,
+                                           __ATOMIC_ACQUIRE,
+                                           __ATOMIC_RELAXED);
+    }
+    static inline void skb_unlock(int32_t* lock) {
+        __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+    }
+    #endif
+    """
+    bint try_lock "skb_try_lock"(int32_t* lock) noexcept nogil
+    void unlock "skb_unlock"(int32_t* lock) noexcept nogil
+
+# Whether PagePartition.read_pages can read pages itself (POSIX pread).
 CAN_READ_PAGES = bool(HAVE_PREAD)
 
-# Rows per parallel task of phase A and of the packing; each block counts
-# its rows of each histogram in LANES interleaved counters (row i in lane
-# i % LANES): consecutive rows of one histogram would otherwise wait on
-# each other's increment of one counter.
+# A page's rows are numbered inside the page by a uint16: pages hold at
+# most MAX_PAGE_ROWS rows (``pages.rows_per_page``).
+MAX_PAGE_ROWS = 65536
+ctypedef uint16_t index_t
+
+# Rows per parallel read of a page; entries per partition task (a split
+# node's rows of a page are cut into tasks of at most this many: the tasks
+# depend on the data only, never on the thread count).
 cdef enum:
-    BLOCK_ROWS = 4096
-    LANES = 4
+    READ_BLOCK_ROWS = 4096
+    TASK_ROWS = 8192
+    # columns of the task table
+    T_START = 0
+    T_END = 1
+    T_LEFT = 2
+    T_LEFT_TO = 3
+    T_RIGHT_TO = 4
+    T_COLUMNS = 5
+    # columns of the table of histograms to add to (one per built segment)
+    I_HIST = 0
+    I_START = 1
+    I_END = 2
+    I_ROWS = 3
+    I_COLUMNS = 4
+    # distance (entries) of the code prefetched by the partition
+    PARTITION_AHEAD = 16
 
 
 @cython.boundscheck(True)
 @cython.wraparound(True)
 def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
-                 weight, rows, position_dtype):
+                 weight, rows):
     """Every per-level index the nogil loops follow, checked once a level
-    (the node ids the rows carry are checked by phase A itself)."""
+    (the node ids of the segments are checked by ``start_level``)."""
     n_features = missing_code.shape[0]
     if active.shape[0] != n_rows or gpair.shape[0] != n_rows or (
             weight is not None and weight.shape[0] != n_rows):
@@ -137,8 +177,6 @@ def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
         raise ValueError("the node arrays must have one entry per node id")
     if rows.shape[0] != hist.shape[0]:
         raise ValueError("rows must have one entry per histogram")
-    if n_ids > np.iinfo(position_dtype).max + 1:
-        raise ValueError("node ids do not fit the dtype of position")
     feature, split_bin, default_left, left, right, build_row = nodes
     split = np.asarray(feature) >= 0
     if np.any(np.asarray(feature)[split] >= n_features):
@@ -146,148 +184,306 @@ def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
     for child in (np.asarray(left)[split], np.asarray(right)[split]):
         if child.size and (child.min() < 0 or child.max() >= n_ids):
             raise ValueError("child node id outside the node arrays")
-    rows = np.asarray(build_row)
-    built = rows[rows >= 0]
+    built = np.asarray(build_row)
+    built = built[built >= 0]
     if built.size and built.max() >= hist.shape[0]:
         raise ValueError("build_row outside hist")
     if hist.shape[1] != bin_ptr[n_features] or hist.shape[2] != 2:
         raise ValueError("hist must be (n_hist, n_bins, 2)")
 
 
-cdef class LevelPass:
-    """One level's pass over the pages: ``add_page`` for each page, then
-    ``finish``.
+# What one thread works with: its scratch and tables, and the histograms it
+# adds to (the pool, or its private copies of the level's built ones).
+ctypedef struct Work:
+    index_t* scratch          # (page_rows,)
+    int64_t* tasks            # (max tasks, T_COLUMNS)
+    int64_t* items            # (cap, I_COLUMNS)
+    int32_t* new_node         # (cap,)
+    int32_t* new_bound        # (cap + 1,)
+    int64_t* hist             # histograms added to
+    const int64_t* slot       # pool row -> histogram of ``hist``; NULL: same
+    int64_t* hist_rows        # (n_hist,) active rows added
+    Py_ssize_t index          # the thread's number
 
-    Routes each page's rows through the splits (``route``) and adds the
-    active ones to their node's histogram (``build``, nodes with
-    ``build_row >= 0``); ``rows[h] +=`` the rows added to histogram h
-    (the active rows of its node: the other nodes' counts follow by
-    subtraction, as their histograms do). A row goes left when its code is ``<= split_bin`` (missing code:
-    ``default_left``), exactly as ``RowPartition.split_nodes`` sends it.
-    A code beyond its feature's bins (a damaged page) is ignored, never
-    followed out of bounds; a row whose node id is outside the node arrays
-    is left alone and makes ``finish`` raise.
 
-    The rows to add are grouped by histogram before they are added (a
-    counting sort over the page): adding a page's rows in row order would
-    jump between the histograms of up to 2**(depth-1) nodes at every row;
-    grouped, each histogram's run of rows stays in its bins.
+cdef class PagePartition:
+    """The rows of every page sorted by node: each page's rows are a
+    permutation of its row numbers (``order``, uint16 page-local indices)
+    cut into segments, one per node with rows in the page (``segments``).
+
+    A level's pass over the pages does, page by page, what in-core
+    training does over all rows (``RowPartition``): the rows of the
+    level's split nodes are moved to their children (a two-pass partition
+    of each split node's segment, as ``_partition``), then the rows of
+    each built child's segment are added to its histogram. Only the split
+    nodes' rows move and only the built children's rows are read, and a
+    histogram's rows of a page come grouped already.
+
+    Per level::
+
+        start_level(node arrays, histograms, ...)   checked once a level
+        read_pages(fd, row_bytes)                   (or add_page for each k)
+        finish_level()
+
+    ``read_pages`` gives whole pages to the threads: each reads a page
+    (POSIX ``pread``), partitions it and adds its rows, with no barrier
+    between pages. A level that builds many histograms adds to the pool's
+    under a lock each (``use_locks``: an item whose histogram another
+    thread holds is left for later); one that builds few has the threads
+    after the first add to private copies, summed into the pool at the
+    end of the level (copies of at most a quarter of the pool or 4
+    histograms a thread: fewer threads take whole pages otherwise). With
+    fewer pages than twice the threads, the threads share each page
+    instead (parallel over a page's tasks and histograms). A row goes left when its code is ``<= split_bin``
+    (missing code: ``default_left``), exactly as
+    ``RowPartition.split_nodes`` sends it; a code beyond its feature's
+    bins (a damaged page) goes right and is never added to a histogram or
+    followed out of bounds. Sums are exact integers, so nothing depends on
+    the number of threads or which thread took a page.
 
     Parameters
     ----------
-    position : ndarray of shape (n_rows,), int16 or int32
-        IN/OUT: each row's node id, -1 for none.
-    active : ndarray of shape (n_rows,), uint8
-        The rows of the tree.
-    split_feature, split_bin, default_left, left_child, right_child :
-        ndarray of shape (n_ids,)
-        The level's splits by node id (``split_feature`` -1: not split).
-    build_row : ndarray of shape (n_ids,), int64
-        Row of ``hist`` each node's histogram goes to, -1 for none.
-    missing_code : ndarray of shape (n_features,), int32
-    bin_ptr : ndarray of shape (n_features + 1,), int64
-    gpair : ndarray of shape (n_rows, 2), float32
-    weight : ndarray of shape (n_rows,), float64, or None
-    scale_g, scale_h : float
-        Fixed-point scales.
-    hist : ndarray of shape (n_hist, n_bins, 2), int64
-        IN/OUT: histograms, added to.
-    rows : ndarray of shape (n_hist,), int64
-        IN/OUT: rows added to each histogram, added to by ``finish``.
-    target, entry_row : ndarray of shape (page_rows,), int32
-        Scratch of at least a page's rows.
-    route, build : bool
-    n_threads : int
+    n_rows, page_rows : int
+        Rows of the data and of a page (the last page may hold fewer);
+        ``page_rows <= MAX_PAGE_ROWS``.
     """
 
-    cdef object _refs                 # the arrays the views below point into
+    cdef readonly Py_ssize_t n_rows, page_rows, n_pages
+    cdef readonly object order            # (n_rows,) uint16
+    cdef index_t[::1] order_v
+    cdef int32_t[:, ::1] seg_node         # (n_pages, cap) node of segment
+    cdef int32_t[:, ::1] seg_bound        # (n_pages, cap + 1) starts, end
+    cdef int64_t[::1] seg_count           # (n_pages,)
+    cdef Py_ssize_t cap, n_work
+    # per thread (n_work of them): Work structs and what they point into
+    cdef object _work_bytes, _work_arrays
+    cdef Work* work
+    cdef uint8_t[:, ::1] buffers          # (n_work, page bytes)
+    cdef int64_t[:, ::1] hist_rows        # (n_work, n_hist)
+    cdef int64_t[:, :, :, ::1] private    # (copies, n_built, n_bins, 2)
+    cdef object _private_store            # the memory of ``private``
+    cdef int64_t[::1] slot                # (n_hist,) built pool row -> copy
+    cdef int64_t[::1] built_rows          # (n_built,) pool rows built
+    cdef int32_t[::1] locks               # (n_hist,) 1: a thread adds to it
+    cdef readonly bint use_locks          # page threads share the pool
+    # the level
+    cdef object _refs
     cdef object rows_arr
-    cdef int16_t[::1] pos16
-    cdef int32_t[::1] pos32
-    cdef bint wide
-    cdef const uint8_t[::1] active
+    cdef const uint8_t* active            # NULL: every row active
     cdef const int32_t[::1] split_feature
-    cdef const int32_t[::1] split_bin
+    cdef const int32_t[::1] right_above   # (n_ids,) codes above go right
     cdef const uint8_t[::1] default_left
     cdef const int32_t[::1] left_child
     cdef const int32_t[::1] right_child
     cdef const int64_t[::1] build_row
-    cdef const int32_t[::1] children      # (2 n_ids,) left, right of each node
-    cdef const int32_t[::1] right_above   # (n_ids,) codes above go right
-    cdef const int32_t[::1] bucket        # (n_ids,) histogram, n_hist: none
     cdef const int32_t[::1] missing_code
     cdef const int64_t[::1] bin_ptr
     cdef const float[:, ::1] gpair
     cdef const double* weight
     cdef double scale_g, scale_h
     cdef int64_t[:, :, ::1] hist
-    cdef int32_t[::1] target
-    cdef int32_t[::1] entry_row
-    cdef int64_t[::1] hist_rows       # (n_hist,) rows added this level
-    cdef uint8_t[::1] bad             # (threads * CACHE_LINE) bad node id seen
-    cdef int64_t[::1] read_status     # (threads * 8) 0, -errno, or 1: short
-    cdef int64_t[:, ::1] block_hist   # (blocks x LANES, n_hist) rows, starts
-    cdef int64_t[::1] hist_start      # (n_hist + 2,) bucket starts
-    cdef Py_ssize_t n_rows, n_features, n_hist, page_rows
-    cdef bint route, build
+    cdef int64_t[::1] read_status         # (n_work * 8) 0, -errno, 1: short
+    cdef Py_ssize_t n_features
+    # leading features whose every uint8 (uint16) code lands inside the
+    # histogram: their codes need no check (``_add_rows``)
+    cdef Py_ssize_t safe_features[2]
+    cdef bint route, build, in_level
     cdef int n_threads
+    cdef readonly int page_threads       # threads taking whole pages
 
-    def __init__(self, position, active, split_feature, split_bin,
-                 default_left, left_child, right_child, build_row,
-                 missing_code, bin_ptr, gpair, weight, double scale_g,
-                 double scale_h, hist, rows, target, entry_row,
-                 bint route, bint build, int n_threads):
+    def __init__(self, Py_ssize_t n_rows, Py_ssize_t page_rows):
+        if page_rows < 1 or page_rows > MAX_PAGE_ROWS:
+            raise ValueError(f"page_rows must be in [1, {MAX_PAGE_ROWS}], "
+                             f"got {page_rows}")
+        if n_rows < 0:
+            raise ValueError("n_rows must be >= 0")
+        self.n_rows, self.page_rows = n_rows, page_rows
+        self.n_pages = (n_rows + page_rows - 1) // page_rows
+        self.order = np.empty(n_rows, dtype=np.uint16)
+        self.order_v = self.order
+        self.seg_count = np.zeros(self.n_pages, dtype=np.int64)
+        self.seg_node = np.zeros((self.n_pages, 8), dtype=np.int32)
+        self.seg_bound = np.zeros((self.n_pages, 9), dtype=np.int32)
+        self.cap, self.n_work = 8, 0
+        self.reset()
+
+    def _grow(self, Py_ssize_t cap):
+        """Room for ``cap`` segments a page (the segments kept)."""
+        node = np.zeros((self.n_pages, cap), dtype=np.int32)
+        bound = np.zeros((self.n_pages, cap + 1), dtype=np.int32)
+        node[:, :self.cap] = self.seg_node
+        bound[:, :self.cap + 1] = self.seg_bound
+        self.seg_node, self.seg_bound = node, bound
+        self.cap = cap
+        self.n_work = 0     # the threads' tables: made again
+
+    def _make_work(self, Py_ssize_t n_work, Py_ssize_t n_hist):
+        """The threads' scratch and tables (kept while large enough)."""
+        cdef Py_ssize_t t, n_tasks = self.page_rows // TASK_ROWS + 1 + self.cap
+        cdef index_t[:, ::1] scratch
+        cdef int64_t[:, :, ::1] tasks, items
+        cdef int32_t[:, ::1] new_node, new_bound
+        cdef uint8_t[::1] work_view
+        if n_work > self.n_work or n_hist > self.hist_rows.shape[1]:
+            scratch = np.empty((n_work, self.page_rows), dtype=np.uint16)
+            tasks = np.empty((n_work, n_tasks, T_COLUMNS), dtype=np.int64)
+            items = np.empty((n_work, self.cap, I_COLUMNS), dtype=np.int64)
+            new_node = np.empty((n_work, self.cap), dtype=np.int32)
+            new_bound = np.empty((n_work, self.cap + 1), dtype=np.int32)
+            self.hist_rows = np.zeros((n_work, max(n_hist, 1)),
+                                      dtype=np.int64)
+            self._work_bytes = np.zeros(n_work * sizeof(Work), dtype=np.uint8)
+            work_view = self._work_bytes
+            self.work = <Work*> &work_view[0]
+            self._work_arrays = (scratch, tasks, items, new_node, new_bound)
+            for t in range(n_work):
+                self.work[t].scratch = &scratch[t, 0]
+                self.work[t].tasks = &tasks[t, 0, 0]
+                self.work[t].items = &items[t, 0, 0]
+                self.work[t].new_node = &new_node[t, 0]
+                self.work[t].new_bound = &new_bound[t, 0]
+                self.work[t].index = t
+            self.n_work = n_work
+        self.hist_rows[:, :] = 0
+
+    def reset(self):
+        """Every row at the root (node 0), each page's rows in order."""
+        cdef Py_ssize_t k, j, first, n
+        cdef index_t[::1] order = self.order_v
+        for k in range(self.n_pages):
+            first = k * self.page_rows
+            n = min(self.page_rows, self.n_rows - first)
+            with nogil:
+                for j in range(n):
+                    order[first + j] = <index_t> j
+            self.seg_count[k] = 1
+            self.seg_node[k, 0] = 0
+            self.seg_bound[k, 0] = 0
+            self.seg_bound[k, 1] = <int32_t> n
+
+    @property
+    def segments(self):
+        """Per page, (node ids, bounds): segment s of page k holds the
+        page's rows ``order[first + bounds[s]:first + bounds[s + 1]]``."""
+        counts = np.asarray(self.seg_count)
+        return [(np.asarray(self.seg_node[k, :counts[k]]).copy(),
+                 np.asarray(self.seg_bound[k, :counts[k] + 1]).copy())
+                for k in range(self.n_pages)]
+
+    def node_of_rows(self):
+        """Each row's node id (int32), from the segments."""
+        out = np.empty(self.n_rows, dtype=np.int32)
+        order = np.asarray(self.order, dtype=np.int64)
+        for k, (nodes, bounds) in enumerate(self.segments):
+            first = k * self.page_rows
+            out[first + order[first + bounds[0]:first + bounds[-1]]] = (
+                np.repeat(nodes, np.diff(bounds)))
+        return out
+
+    def _max_node(self):
+        cdef Py_ssize_t k, s
+        cdef int32_t top = -1
+        for k in range(self.n_pages):
+            for s in range(self.seg_count[k]):
+                if self.seg_node[k, s] > top:
+                    top = self.seg_node[k, s]
+        return top
+
+    def start_level(self, active, split_feature, split_bin, default_left,
+                    left_child, right_child, build_row, missing_code,
+                    bin_ptr, gpair, weight, double scale_g, double scale_h,
+                    hist, rows, bint route, bint build, int n_threads):
+        """Check and keep the level's arrays (see the class docstring)."""
+        cdef const uint8_t[::1] active_v
         self.n_threads = check_n_threads(n_threads)
-        position = np.asarray(position)
         nodes = (split_feature, split_bin, default_left, left_child,
                  right_child, build_row)
-        _check_level(position.shape[0], active, nodes, missing_code, bin_ptr,
-                     hist, gpair, weight, rows, position.dtype)
-        if position.dtype == np.int16:
-            self.pos16 = position
-        else:
-            self.pos32 = position
-            self.wide = True
-        self.active, self.gpair = active, gpair
-        self.split_feature, self.split_bin = split_feature, split_bin
-        self.default_left = default_left
+        _check_level(self.n_rows, active, nodes, missing_code, bin_ptr,
+                     hist, gpair, weight, rows)
+        if self._max_node() >= split_feature.shape[0]:
+            raise ValueError("a row's node id is outside the node arrays")
+        # splitting at most doubles the segments of a page
+        needed = 2 * int(np.max(self.seg_count)) if self.n_pages else 1
+        if needed > self.cap:
+            self._grow(max(needed, 2 * self.cap))
+        self.split_feature, self.default_left = split_feature, default_left
         self.left_child, self.right_child = left_child, right_child
-        self.build_row = build_row
-        self._set_routing(split_feature, split_bin, left_child, right_child,
-                          missing_code)
-        self.bucket = np.where(np.asarray(build_row) >= 0, build_row,
-                               hist.shape[0]).astype(np.int32)
-        self.missing_code, self.bin_ptr = missing_code, bin_ptr
-        self._set_weight(weight)
-        self._refs = (position, active, nodes, missing_code, bin_ptr, gpair,
-                      weight)
-        self.scale_g, self.scale_h = scale_g, scale_h
-        self.hist, self.rows_arr = hist, rows
-        self.target, self.entry_row = target, entry_row
-        self.n_rows = position.shape[0]
-        self.n_features = missing_code.shape[0]
-        self.n_hist = hist.shape[0]
-        self.page_rows = min(target.shape[0], entry_row.shape[0])
-        self.route, self.build = route, build
-        self.hist_rows = np.zeros(self.n_hist, dtype=np.int64)
-        self.bad = np.zeros(self.n_threads * CACHE_LINE, dtype=np.uint8)
-        self.read_status = np.zeros(self.n_threads * 8, dtype=np.int64)
-        n_blocks = max(1, (self.page_rows + BLOCK_ROWS - 1) // BLOCK_ROWS)
-        self.block_hist = np.zeros((n_blocks * LANES, self.n_hist + 1),
-                                   dtype=np.int64)
-        self.hist_start = np.zeros(self.n_hist + 2, dtype=np.int64)
-
-    def _set_routing(self, split_feature, split_bin, left_child,
-                     right_child, missing_code):
-        """The children of node k at ``2 k`` (left) and ``2 k + 1``, and
-        the split bin clipped below the missing code, so that a row's side
-        is one expression: ``code > right_above[k]`` flipped for a
-        missing code that goes left (``default_left``)."""
+        self.build_row, self.gpair = build_row, gpair
         feature = np.asarray(split_feature)
-        self.children = np.column_stack(
-            [left_child, right_child]).astype(np.int32).ravel()
         last_value = np.asarray(missing_code)[np.maximum(feature, 0)] - 1
         self.right_above = np.minimum(split_bin, last_value).astype(np.int32)
+        self.missing_code, self.bin_ptr = missing_code, bin_ptr
+        active_v = active
+        everyone = bool(np.all(np.asarray(active)))
+        self.active = NULL if everyone or self.n_rows == 0 else &active_v[0]
+        self._set_weight(weight)
+        self._refs = (active, nodes, missing_code, bin_ptr, gpair, weight)
+        self.scale_g, self.scale_h = scale_g, scale_h
+        self.hist, self.rows_arr = hist, rows
+        self.n_features = missing_code.shape[0]
+        ptr = np.asarray(bin_ptr)
+        for size, largest in ((1, 255), (2, 65535)):
+            inside = ptr[:-1] + largest < ptr[-1]
+            self.safe_features[size - 1] = (
+                int(np.argmin(inside)) if not inside.all() else inside.size)
+        self.route, self.build = route, build
+        self._set_threads(np.asarray(build_row), hist)
+        self.in_level = True
+
+    def _set_threads(self, build_row, hist):
+        """Threads that take whole pages (``page_threads``; 1: the threads
+        share each page), their tables and private histograms."""
+        built = (np.unique(build_row[build_row >= 0]) if self.build
+                 else np.zeros(0, dtype=np.int64))
+        n_built = len(built)
+        threads = threads_for_work(self.n_threads, 4 * self.n_rows)
+        # enough pages to balance
+        self.page_threads = max(1, min(threads, self.n_pages // 2))
+        # the pool's histograms under locks when there are many (the
+        # threads seldom want the same one) and copies of them would
+        # take more than an eighth of the pool; else private copies, of
+        # at most a quarter of the pool or 4 histograms a thread (fewer
+        # threads if need be)
+        self.use_locks = (self.page_threads > 1
+                          and n_built >= 4 * self.page_threads
+                          and 8 * (self.page_threads - 1) * n_built
+                          > hist.shape[0])
+        if n_built and not self.use_locks:
+            most = max(hist.shape[0] // 4, 4 * self.page_threads)
+            self.page_threads = max(1, min(self.page_threads,
+                                           1 + most // n_built))
+        if self.use_locks:
+            if self.locks is None or self.locks.shape[0] < hist.shape[0]:
+                self.locks = np.zeros(hist.shape[0], dtype=np.int32)
+            n_built = 0      # no copies
+        self._make_work(max(threads, self.page_threads), hist.shape[0])
+        self.read_status = np.zeros(self.n_work * 8, dtype=np.int64)
+        built = built[:n_built]
+        self.built_rows = np.asarray(built, dtype=np.int64)
+        self.slot = np.full(hist.shape[0], -1, dtype=np.int64)
+        if n_built:
+            np.asarray(self.slot)[built] = np.arange(n_built)
+        shape = (self.page_threads - 1, n_built) + tuple(hist.shape[1:])
+        size = int(np.prod(shape))
+        if self._private_store is None or self._private_store.size < size:
+            # room for the most copies there are (a quarter of the pool) at
+            # once: one allocation a fit, not one for each deeper level
+            room = (max(hist.shape[0] // 4, 4 * self.page_threads)
+                    * int(np.prod(shape[2:])))
+            self._private_store = _mapped_empty(max(size, room, 1), np.int64)
+        private = self._private_store[:size].reshape(shape)
+        private[...] = 0
+        self.private = private
+        cdef int64_t[:, :, ::1] pool = hist
+        cdef Py_ssize_t t
+        for t in range(self.n_work):
+            self.work[t].hist_rows = &self.hist_rows[t, 0]
+            if t == 0 or t >= self.page_threads or n_built == 0:
+                self.work[t].hist = &pool[0, 0, 0] if pool.shape[0] else NULL
+                self.work[t].slot = NULL
+            else:
+                self.work[t].hist = &self.private[t - 1, 0, 0, 0]
+                self.work[t].slot = &self.slot[0]
 
     def _set_weight(self, weight):
         cdef const double[::1] view
@@ -297,34 +493,51 @@ cdef class LevelPass:
             if view.shape[0]:
                 self.weight = &view[0]
 
-    def add_page(self, page, Py_ssize_t row_offset):
-        """Route and add the rows of ``page`` ((n, n_features) row-major
-        uint8 or uint16 codes of rows ``row_offset .. row_offset + n``)."""
-        self._check_page(page, row_offset, page.shape[0])
-        if page.shape[0]:
-            self._dispatch(page, row_offset, -1, 0)
+    def add_page(self, Py_ssize_t k, page):
+        """Route and add the rows of page k (``page``: its (n, n_features)
+        row-major uint8 or uint16 codes), the threads sharing the page."""
+        if not self.in_level:
+            raise ValueError("start_level first")
+        if k < 0 or k >= self.n_pages:
+            raise ValueError("page outside the data")
+        if page.ndim != 2 or page.shape[1] != self.n_features:
+            raise ValueError("missing_code and bin_ptr must describe the "
+                             "page's features")
+        if page.shape[0] != min(self.page_rows,
+                                self.n_rows - k * self.page_rows):
+            raise ValueError("the page's rows are not page k's rows")
+        page = np.ascontiguousarray(page)
+        if page.dtype == np.uint8:
+            _shared_page[uint8_t](self, k, page)
+        elif page.dtype == np.uint16:
+            _shared_page[uint16_t](self, k, page)
+        else:
+            raise ValueError("page codes must be uint8 or uint16")
 
-    def read_page(self, int fd, int64_t file_offset, buffer,
-                  Py_ssize_t row_offset, Py_ssize_t n):
-        """Read rows ``row_offset .. row_offset + n`` of the open page file
-        ``fd`` (their codes from byte ``file_offset`` on) into the first
-        ``n`` rows of ``buffer`` and pass them as :meth:`add_page` does.
-
-        The read is part of the pass: each thread reads its own blocks of
-        the page (POSIX ``pread``) just before routing them, so no other
-        thread competes for the cores and the codes are in cache when
-        they are used. Raises OSError if the file ends early or a read
-        fails (the page's rows are then left unrouted)."""
+    def read_pages(self, int fd, Py_ssize_t code_bytes):
+        """Read every page from the open page file ``fd`` (pages one after
+        the other, row-major codes of ``code_bytes`` bytes each: 1 or 2)
+        and pass each as :meth:`add_page` does, the threads taking whole
+        pages when there are enough (see the class docstring). Raises
+        OSError if the file ends early or a read fails."""
         if not HAVE_PREAD:
             raise OSError("reading pages in the kernel needs POSIX pread")
-        if n < 0 or n > buffer.shape[0] or file_offset < 0 or fd < 0:
-            raise ValueError("the page's rows are outside the buffer or "
-                             "the file")
-        self._check_page(buffer, row_offset, n)
-        if n == 0:
-            return
+        if not self.in_level:
+            raise ValueError("start_level first")
+        if fd < 0 or code_bytes not in (1, 2):
+            raise ValueError("fd must be open and code_bytes 1 or 2")
         self.read_status[:] = 0
-        self._dispatch(buffer[:n], row_offset, fd, file_offset)
+        # a page for each thread that takes whole pages
+        shape = (self.page_threads,
+                 max(1, self.page_rows * self.n_features * code_bytes))
+        if (self.buffers is None or self.buffers.shape[0] != shape[0]
+                or self.buffers.shape[1] != shape[1]):
+            self.buffers = _mapped_empty(shape, np.uint8)
+        cdef uint8_t* buffers = &self.buffers[0, 0]
+        if code_bytes == 1:
+            _read_pages(self, fd, buffers)
+        else:
+            _read_pages(self, fd, <uint16_t*> buffers)
         if _read_failed(self):
             status = np.asarray(self.read_status)
             failed = status[status != 0]
@@ -333,83 +546,138 @@ cdef class LevelPass:
                           + (os.strerror(errno) if errno
                              else "it ended early"))
 
-    def _check_page(self, page, Py_ssize_t row_offset, Py_ssize_t n):
-        if page.ndim != 2 or page.shape[1] != self.n_features:
-            raise ValueError("missing_code and bin_ptr must describe the "
-                             "page's features")
-        if row_offset < 0 or row_offset + n > self.n_rows:
-            raise ValueError("the page's rows are outside the data")
-        if n > self.page_rows:
-            raise ValueError("target and entry_row need one entry per page "
-                             "row")
+    def finish_level(self):
+        """Sum the private histograms into the pool; add the rows added
+        to each histogram to ``rows``."""
+        self.in_level = False
+        if (self.page_threads > 1 and not self.use_locks
+                and self.built_rows.shape[0]):
+            _sum_private(self)
+        n_hist = self.rows_arr.shape[0]
+        self.rows_arr += np.asarray(self.hist_rows)[:, :n_hist].sum(axis=0)
+        self._refs = None
 
-    def _dispatch(self, page, Py_ssize_t row_offset, int fd,
-                  int64_t file_offset):
-        if page.dtype == np.uint8:
-            if self.wide:
-                _pass_page[uint8_t, int32_t](self, page, self.pos32,
-                                             row_offset, fd, file_offset)
-            else:
-                _pass_page[uint8_t, int16_t](self, page, self.pos16,
-                                             row_offset, fd, file_offset)
-        elif self.wide:
-            _pass_page[uint16_t, int32_t](self, page, self.pos32, row_offset,
-                                          fd, file_offset)
-        else:
-            _pass_page[uint16_t, int16_t](self, page, self.pos16, row_offset,
-                                          fd, file_offset)
-
-    def finish(self):
-        """Add the rows added to each histogram to ``rows``; raise if a
-        row carried a node id outside the node arrays."""
-        if np.asarray(self.bad).any():
-            raise ValueError("a row's node id is outside the node arrays")
-        self.rows_arr += np.asarray(self.hist_rows)
+    def add_values(self, value, raw, Py_ssize_t column, int n_threads):
+        """``raw[row, column] += value[node of row]`` for every row."""
+        value = np.ascontiguousarray(value, dtype=np.float64)
+        if value.ndim != 1 or value.shape[0] <= self._max_node():
+            raise ValueError("value needs one entry per node id")
+        if raw.shape[0] != self.n_rows or not 0 <= column < raw.shape[1]:
+            raise ValueError("raw must be (n_rows, n_columns)")
+        _add_values(self, value, raw, column, check_n_threads(n_threads))
 
 
-def route_and_build(page, Py_ssize_t row_offset, position, active,
-                    split_feature, split_bin, default_left, left_child,
-                    right_child, build_row, missing_code, bin_ptr, gpair,
-                    weight, double scale_g, double scale_h, hist, rows,
-                    target, entry_row, bint route, bint build,
-                    int n_threads):
-    """One page's pass (``LevelPass`` for a single page): route its rows
-    and add them to the histograms; ``rows`` is added to."""
-    level = LevelPass(position, active, split_feature, split_bin,
-                      default_left, left_child, right_child, build_row,
-                      missing_code, bin_ptr, gpair, weight, scale_g, scale_h,
-                      hist, rows, target, entry_row, route, build,
-                      n_threads)
-    level.add_page(page, row_offset)
-    level.finish()
+def _mapped_empty(shape, dtype):
+    """An uninitialised array in its own anonymous memory map, not on the
+    allocator's heap: the kernel's large buffers live for a fit, and on
+    the heap they would keep the freed memory below them from being handed
+    back to the system (glibc moves large blocks onto the heap once blocks
+    of their size were freed)."""
+    n_bytes = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    return np.frombuffer(mmap.mmap(-1, n_bytes), dtype=dtype,
+                         count=int(np.prod(shape))).reshape(shape)
 
 
-cdef void _pass_page(LevelPass p, const code_t[:, ::1] page,
-                     position_t[::1] position, Py_ssize_t row_offset,
-                     int fd, int64_t file_offset):
-    cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
-    cdef Py_ssize_t n_blocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
-    cdef int phase_threads = threads_for_work(p.n_threads, 4 * n)
+cdef void _add_values(PagePartition p, const double[::1] value,
+                      double[:, :] raw, Py_ssize_t column,
+                      int n_threads) noexcept:
+    cdef Py_ssize_t k, s, j, first
+    cdef double v
+    cdef const index_t* order
+    for k in prange(p.n_pages, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads, p.n_rows)):
+        first = k * p.page_rows
+        order = &p.order_v[first]
+        for s in range(p.seg_count[k]):
+            v = value[p.seg_node[k, s]]
+            for j in range(p.seg_bound[k, s], p.seg_bound[k, s + 1]):
+                raw[first + order[j], column] += v
+
+
+cdef void _sum_private(PagePartition p) noexcept:
+    """pool[h] += every private copy of h, for the level's built h."""
+    cdef Py_ssize_t n_built = p.built_rows.shape[0]
+    cdef Py_ssize_t n_values = p.hist.shape[1] * 2, b, c, j
+    cdef int64_t* pool
+    cdef const int64_t* copy
+    for b in prange(n_built, nogil=True, schedule="static",
+                    num_threads=threads_for_work(p.n_threads,
+                                                 n_built * n_values)):
+        pool = &p.hist[p.built_rows[b], 0, 0]
+        for c in range(p.page_threads - 1):
+            copy = &p.private[c, b, 0, 0]
+            for j in range(n_values):
+                pool[j] += copy[j]
+
+
+cdef void _read_pages(PagePartition p, int fd, code_t* buffers) noexcept:
+    """Each page read and worked on by one thread (``page_threads`` > 1,
+    thread t in buffer t of ``buffers``), or read by blocks and shared by
+    the threads."""
+    cdef Py_ssize_t row_bytes = p.n_features * sizeof(code_t)
+    cdef Py_ssize_t stride = p.buffers.shape[1] // sizeof(code_t)
+    cdef Py_ssize_t k, n, got
+    cdef int tid
+    cdef int64_t* status = &p.read_status[0]
+    cdef code_t* codes
+    if p.page_threads > 1:
+        for k in prange(p.n_pages, nogil=True, schedule="dynamic",
+                        num_threads=p.page_threads):
+            tid = threadid()
+            n = min(p.page_rows, p.n_rows - k * p.page_rows)
+            codes = buffers + tid * stride
+            got = pread_all(fd, <char*> codes, n * row_bytes,
+                            k * p.page_rows * row_bytes)
+            if got != n * row_bytes:
+                status[tid * 8] = got if got < 0 else 1
+                continue
+            _work_on_page(p, k, codes, n, &p.work[tid], 1)
+        return
+    cdef int threads = threads_for_work(p.n_threads, 4 * p.page_rows)
+    codes = buffers
+    for k in range(p.n_pages):
+        n = min(p.page_rows, p.n_rows - k * p.page_rows)
+        _read_blocks(codes, n * row_bytes, p, row_bytes, threads, fd,
+                     k * p.page_rows * row_bytes)
+        if _read_failed(p):
+            return
+        _work_on_page(p, k, codes, n, &p.work[0], threads)
+
+
+cdef void _shared_page(PagePartition p, Py_ssize_t k,
+                       const code_t[:, ::1] page) noexcept:
+    cdef Py_ssize_t n = page.shape[0]
+    _work_on_page(p, k, &page[0, 0], n, &p.work[0],
+                  threads_for_work(p.n_threads, 4 * n))
+
+
+cdef void _work_on_page(PagePartition p, Py_ssize_t k, const code_t* codes,
+                        Py_ssize_t n, Work* w, int threads) noexcept nogil:
+    if p.route:
+        _partition(p, k, codes, w, threads)
     if p.build:
-        memset(&p.block_hist[0, 0], 0,
-               n_blocks * LANES * p.block_hist.shape[1] * sizeof(int64_t))
-    _route(page, row_offset, position, p, n_blocks, phase_threads, fd,
-           file_offset)
-    if fd >= 0 and _read_failed(p):
-        return
-    if not p.build:
-        return
-    cdef Py_ssize_t n_entries = _group_starts(p, n_blocks)
-    if n_entries == 0:
-        return
-    _pack(p, n, n_blocks, phase_threads)
-    cdef int add_threads = threads_for_work(p.n_threads,
-                                            n_entries * n_features)
-    _add_page(page, row_offset, p, add_threads,
-              _by_histogram(p, add_threads))
+        _build(p, k, codes, w, threads)
 
 
-cdef bint _read_failed(LevelPass p) noexcept nogil:
+cdef void _read_blocks(void* buffer, Py_ssize_t n_bytes, PagePartition p,
+                       Py_ssize_t row_bytes, int n_threads, int fd,
+                       int64_t file_offset) noexcept:
+    """The page's bytes, READ_BLOCK_ROWS rows per parallel read; a failed
+    read recorded in ``read_status``."""
+    cdef Py_ssize_t block = READ_BLOCK_ROWS * row_bytes
+    cdef Py_ssize_t n_blocks = (n_bytes + block - 1) // block
+    cdef Py_ssize_t b, size, got
+    cdef int64_t* status = &p.read_status[0]
+    for b in prange(n_blocks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        size = min(block, n_bytes - b * block)
+        got = pread_all(fd, <char*> buffer + b * block, size,
+                        file_offset + b * block)
+        if got != size:
+            status[threadid() * 8] = got if got < 0 else 1
+
+
+cdef bint _read_failed(PagePartition p) noexcept nogil:
     cdef Py_ssize_t i
     for i in range(p.read_status.shape[0]):
         if p.read_status[i] != 0:
@@ -417,214 +685,315 @@ cdef bint _read_failed(LevelPass p) noexcept nogil:
     return False
 
 
-cdef void _route(const code_t[:, ::1] page, Py_ssize_t row_offset,
-                 position_t[::1] position, LevelPass p, Py_ssize_t n_blocks,
-                 int n_threads, int fd, int64_t file_offset) noexcept:
-    """Phase A: each row's node after the splits, the histogram it adds
-    to (``target``; ``n_hist``, an extra bucket, for none) and how many
-    rows of each block go to each bucket (``block_hist``). Raw pointers
-    and no data-dependent branch: the loop reads a few bytes a row, and a
-    mispredicted branch (built child or not: a coin flip) costs more.
-
-    ``fd >= 0``: the page is first read from that file, each block by
-    the thread that routes it (``file_offset``: the page's first byte);
-    a failed read is recorded in ``read_status`` and the block skipped."""
-    cdef Py_ssize_t n = page.shape[0], n_features = page.shape[1]
-    cdef Py_ssize_t n_ids = p.split_feature.shape[0]
-    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
-    cdef const code_t* codes = &page[0, 0]
-    cdef position_t* pos = &position[row_offset]
-    cdef const uint8_t* active = &p.active[row_offset]
-    cdef const int32_t* feature = &p.split_feature[0]
-    cdef const int32_t* right_above = &p.right_above[0]
-    cdef const uint8_t* default_left = &p.default_left[0]
-    cdef const int32_t* children = &p.children[0]
-    cdef const int32_t* bucket = &p.bucket[0]
-    cdef const int32_t* missing = &p.missing_code[0]
-    cdef int32_t* target = &p.target[0]
-    cdef int64_t* blocks0 = &p.block_hist[0, 0]
-    cdef uint8_t* bad = &p.bad[0]
-    cdef bint route = p.route, build = p.build
-    cdef int32_t none = <int32_t> p.n_hist
-    cdef Py_ssize_t k, i
-    cdef int32_t node, feat, code, last, t
-    cdef int64_t* blocks
-    cdef int64_t* read_status = &p.read_status[0]
-    cdef Py_ssize_t row_bytes = n_features * sizeof(code_t)
-    cdef Py_ssize_t block_end, got
-    for k in prange(n_blocks, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        blocks = blocks0 + k * LANES * blocks_stride
-        block_end = min((k + 1) * BLOCK_ROWS, n)
-        if fd >= 0:
-            got = pread_all(fd, <char*> (codes + k * BLOCK_ROWS * n_features),
-                            (block_end - k * BLOCK_ROWS) * row_bytes,
-                            file_offset + k * BLOCK_ROWS * row_bytes)
-            if got != (block_end - k * BLOCK_ROWS) * row_bytes:
-                read_status[threadid() * 8] = got if got < 0 else 1
-                continue
-        for i in range(k * BLOCK_ROWS, block_end):
-            node = pos[i]
-            t = none
-            if node < 0 or node >= n_ids:
-                if node != -1:
-                    bad[threadid() * CACHE_LINE] = 1
-            else:
-                feat = feature[node]
-                if route and feat >= 0:
-                    code = codes[i * n_features + feat]
-                    last = missing[feat]
-                    if code <= last:   # else a damaged code: stay
-                        node = children[2 * node + (
-                            (code > right_above[node])
-                            ^ ((code == last) & default_left[node]))]
-                        pos[i] = <position_t> node
-                t = bucket[node] if active[i] else none
-            if build:
-                blocks[(i & (LANES - 1)) * blocks_stride + t] += 1
-                target[i] = t
+cdef Py_ssize_t _split_task(const code_t* codes, Py_ssize_t n_features,
+                            const index_t* order, index_t* scratch,
+                            Py_ssize_t start, Py_ssize_t end, int32_t feat,
+                            int32_t above, int32_t last,
+                            int32_t missing_left) noexcept nogil:
+    """Entries ``start .. end`` of a split node's segment into
+    ``scratch[start:end]``: left rows forward from ``start``, right rows
+    backward from ``end``. Each row is stored at both ends and only one
+    end advances (no branch on the side: it is a coin flip); the other
+    store lands where nothing is kept yet. Returns the left rows."""
+    cdef Py_ssize_t j, left = start, right = end
+    cdef int32_t code, goes_right
+    cdef index_t i
+    for j in range(start, end):
+        if j + PARTITION_AHEAD < end:
+            prefetch(codes + order[j + PARTITION_AHEAD] * n_features + feat)
+        i = order[j]
+        code = codes[i * n_features + feat]
+        goes_right = (code > above) ^ ((code == last) & missing_left)
+        scratch[left] = i
+        scratch[right - 1] = i
+        left += 1 - goes_right
+        right -= goes_right
+    return left - start
 
 
-cdef Py_ssize_t _group_starts(LevelPass p, Py_ssize_t n_blocks) noexcept nogil:
-    """Where each block's rows of each histogram go (grouped by histogram,
-    then by block): ``block_hist`` becomes the start offsets,
-    ``hist_start`` each histogram's first entry. Returns the entries."""
-    cdef Py_ssize_t h, k
-    cdef int64_t total = 0, rows
-    for h in range(p.n_hist + 1):   # the last bucket: rows added nowhere
-        p.hist_start[h] = total
-        for k in range(n_blocks * LANES):
-            rows = p.block_hist[k, h]
-            p.block_hist[k, h] = total
-            total = total + rows
-        if h < p.n_hist:
-            p.hist_rows[h] += total - p.hist_start[h]
-    return p.hist_start[p.n_hist]
+cdef inline void _run_task(PagePartition p, const code_t* codes,
+                           index_t* order, index_t* scratch,
+                           int64_t* task) noexcept nogil:
+    cdef int32_t node = <int32_t> task[T_LEFT]   # the node, until it runs
+    cdef int32_t feat = p.split_feature[node]
+    task[T_LEFT] = _split_task(codes, p.n_features, order, scratch,
+                               task[T_START], task[T_END], feat,
+                               p.right_above[node], p.missing_code[feat],
+                               p.default_left[node])
 
 
-cdef void _pack(LevelPass p, Py_ssize_t n, Py_ssize_t n_blocks,
-                int n_threads) noexcept:
-    """The rows to add, grouped by histogram: the rows of histogram h in
-    block k and lane l go to ``block_hist[k LANES + l, h]`` on (the order
-    inside a histogram changes no sum)."""
-    cdef Py_ssize_t blocks_stride = p.block_hist.shape[1]
-    cdef const int32_t* target = &p.target[0]
-    cdef int64_t* start0 = &p.block_hist[0, 0]
-    cdef int32_t* entry_row = &p.entry_row[0]
-    cdef Py_ssize_t k, i
-    cdef int64_t t, dst
-    cdef int64_t* start
-    for k in prange(n_blocks, nogil=True, schedule="static",
-                    num_threads=n_threads):
-        start = start0 + k * LANES * blocks_stride
-        for i in range(k * BLOCK_ROWS, min((k + 1) * BLOCK_ROWS, n)):
-            # every row, those of no histogram into the last bucket: no
-            # branch to mispredict
-            t = target[i] + (i & (LANES - 1)) * blocks_stride
-            dst = start[t]
-            start[t] = dst + 1
-            entry_row[dst] = <int32_t> i
+cdef void _partition(PagePartition p, Py_ssize_t k, const code_t* codes,
+                     Work* w, int n_threads) noexcept nogil:
+    """The rows of the page's split segments to their children: tasks
+    split into ``scratch``, their places from the counts, the rows copied
+    back, the page's segments replaced (``n_threads`` > 1: the tasks in
+    parallel)."""
+    cdef index_t* order = &p.order_v[k * p.page_rows]
+    cdef Py_ssize_t n_tasks = _make_tasks(p, k, w.tasks)
+    cdef Py_ssize_t t
+    if n_tasks == 0:
+        return
+    if n_threads > 1 and n_tasks > 1:
+        for t in prange(n_tasks, schedule="static",
+                        num_threads=min(n_threads, n_tasks)):
+            _run_task(p, codes, order, w.scratch, w.tasks + t * T_COLUMNS)
+    else:
+        for t in range(n_tasks):
+            _run_task(p, codes, order, w.scratch, w.tasks + t * T_COLUMNS)
+    _place_segments(p, k, w)
+    if n_threads > 1 and n_tasks > 1:
+        for t in prange(n_tasks, schedule="static",
+                        num_threads=min(n_threads, n_tasks)):
+            _place_task(order, w.scratch, w.tasks + t * T_COLUMNS)
+    else:
+        for t in range(n_tasks):
+            _place_task(order, w.scratch, w.tasks + t * T_COLUMNS)
 
 
-cdef bint _by_histogram(LevelPass p, int add_threads) noexcept nogil:
-    """Whole histograms per thread: when there are enough and none holds
-    more than a thread's share of the rows."""
-    cdef Py_ssize_t h, nonzero = 0
-    cdef int64_t rows, largest = 0
-    if add_threads < 2:
-        return False
-    for h in range(p.n_hist):
-        rows = p.hist_start[h + 1] - p.hist_start[h]
-        if rows > 0:
-            nonzero = nonzero + 1
-        if rows > largest:
-            largest = rows
-    return (nonzero >= 4 * add_threads
-            and largest * add_threads <= p.hist_start[p.n_hist])
+cdef Py_ssize_t _make_tasks(PagePartition p, Py_ssize_t k,
+                            int64_t* tasks) noexcept nogil:
+    """Tasks of at most TASK_ROWS entries over the page's split segments,
+    in segment order (T_LEFT holds the node until the task runs)."""
+    cdef Py_ssize_t s, a, b, n_tasks = 0
+    cdef int32_t node
+    cdef int64_t* task
+    for s in range(p.seg_count[k]):
+        node = p.seg_node[k, s]
+        if p.split_feature[node] < 0:
+            continue
+        a = p.seg_bound[k, s]
+        b = p.seg_bound[k, s + 1]
+        while a < b:
+            task = tasks + n_tasks * T_COLUMNS
+            task[T_START] = a
+            task[T_END] = min(a + TASK_ROWS, b)
+            task[T_LEFT] = node
+            n_tasks = n_tasks + 1
+            a = task[T_END]
+    tasks[n_tasks * T_COLUMNS + T_START] = -1    # the end of the table
+    return n_tasks
 
 
-cdef inline void _add_rows(const code_t* codes, Py_ssize_t n_features,
-                           const int32_t* entry_row, const float* gpair,
-                           const double* weight, Py_ssize_t row_offset,
-                           double scale_g, double scale_h,
-                           Py_ssize_t first, Py_ssize_t last,
-                           const int32_t* missing, const int64_t* bin_ptr,
-                           int64_t* bins,
-                           Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+cdef void _place_segments(PagePartition p, Py_ssize_t k,
+                          Work* w) noexcept nogil:
+    """Where each task's left and right rows go (the left rows of a split
+    segment first, in task order, then its right rows), and the page's
+    new segments: a split node's segment becomes its children's (empty
+    ones dropped), the others stay."""
+    cdef Py_ssize_t s, a, b, n_new = 0
+    cdef int64_t left_rows, left_to, right_to
+    cdef int32_t node
+    cdef int64_t* task = w.tasks
+    cdef int64_t* last
+    for s in range(p.seg_count[k]):
+        node = p.seg_node[k, s]
+        a = p.seg_bound[k, s]
+        b = p.seg_bound[k, s + 1]
+        if p.split_feature[node] < 0:
+            w.new_node[n_new] = node
+            w.new_bound[n_new] = <int32_t> a
+            n_new = n_new + 1
+            continue
+        left_rows = 0
+        last = task
+        while last[T_START] >= a and last[T_START] < b:
+            left_rows = left_rows + last[T_LEFT]
+            last = last + T_COLUMNS
+        left_to, right_to = a, a + left_rows
+        while task != last:
+            task[T_LEFT_TO] = left_to
+            task[T_RIGHT_TO] = right_to
+            left_to = left_to + task[T_LEFT]
+            right_to = right_to + (task[T_END] - task[T_START]
+                                   - task[T_LEFT])
+            task = task + T_COLUMNS
+        if left_rows > 0:
+            w.new_node[n_new] = p.left_child[node]
+            w.new_bound[n_new] = <int32_t> a
+            n_new = n_new + 1
+        if left_rows < b - a:
+            w.new_node[n_new] = p.right_child[node]
+            w.new_bound[n_new] = <int32_t> (a + left_rows)
+            n_new = n_new + 1
+    w.new_bound[n_new] = p.seg_bound[k, p.seg_count[k]]
+    for s in range(n_new):
+        p.seg_node[k, s] = w.new_node[s]
+        p.seg_bound[k, s] = w.new_bound[s]
+    p.seg_bound[k, n_new] = w.new_bound[n_new]
+    p.seg_count[k] = n_new
+
+
+cdef inline void _place_task(index_t* order, const index_t* scratch,
+                             const int64_t* task) noexcept nogil:
+    cdef Py_ssize_t start = task[T_START], left = task[T_LEFT]
+    memcpy(order + task[T_LEFT_TO], scratch + start,
+           left * sizeof(index_t))
+    memcpy(order + task[T_RIGHT_TO], scratch + start + left,
+           (task[T_END] - start - left) * sizeof(index_t))
+
+
+cdef void _build(PagePartition p, Py_ssize_t k, const code_t* codes,
+                 Work* w, int n_threads) noexcept nogil:
+    """The rows of the page's built segments added to their histograms
+    (``w.hist``); ``w.hist_rows`` += the active rows added."""
+    cdef Py_ssize_t s, i, n_items = 0, total = 0, largest = 0, rows
+    cdef int64_t h
+    cdef int64_t* item
+    for s in range(p.seg_count[k]):
+        h = p.build_row[p.seg_node[k, s]]
+        if h < 0:
+            continue
+        item = w.items + n_items * I_COLUMNS
+        item[I_HIST] = h
+        item[I_START] = p.seg_bound[k, s]
+        item[I_END] = p.seg_bound[k, s + 1]
+        rows = item[I_END] - item[I_START]
+        total = total + rows
+        largest = max(largest, rows)
+        n_items = n_items + 1
+    if n_items == 0:
+        return
+    if n_threads > 1:
+        n_threads = threads_for_work(n_threads, total * p.n_features)
+    # whole histograms per thread when there are enough and none holds
+    # more than a thread's share of the rows
+    cdef bint by_histogram = (n_threads > 1 and n_items >= 4 * n_threads
+                              and largest * n_threads <= total)
+    _add_items(p, k, codes, w, n_items, n_threads, by_histogram)
+    for i in range(n_items):
+        item = w.items + i * I_COLUMNS
+        w.hist_rows[item[I_HIST]] += item[I_ROWS]
+
+
+cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
+                              const index_t* entries, const float* gpair,
+                              const double* weight, const uint8_t* active,
+                              Py_ssize_t row_offset, double scale_g,
+                              double scale_h, Py_ssize_t first,
+                              Py_ssize_t last, const int32_t* missing,
+                              const int64_t* bin_ptr, int64_t* bins,
+                              Py_ssize_t f0, Py_ssize_t f1,
+                              Py_ssize_t safe_features) noexcept nogil:
     """Entries ``first .. last`` of one histogram, features f0 .. f1, each
     row's pair rounded to fixed point once for the features, which sit in
-    the row's cache line (``gpair`` and ``weight`` point at the page's
-    first row). The histogram's slice of those features is read first when
-    the rows update it at least once per cache line on average."""
+    the row's cache line (``gpair``, ``weight`` and ``active`` (NULL:
+    every row) point at the page's first row). The histogram's slice of
+    those features is read first when the rows update it at least once
+    per cache line on average. Returns the active rows added.
+
+    The codes of the first ``safe_features`` features are not checked:
+    even the largest code of the page's dtype stays inside the histogram
+    there (a damaged page adds to a wrong bin of it); the codes of the
+    others beyond their feature's bins are not added."""
     cdef Py_ssize_t j, f, i, ahead
-    cdef int64_t gq, hq
+    cdef int64_t gq, hq, added = 0
     cdef int32_t code
     cdef const code_t* row
     cdef Py_ssize_t slice_values = 2 * (bin_ptr[f1] - bin_ptr[f0])
+    cdef Py_ssize_t checked = max(f0, min(f1, safe_features))
     if last <= first:
-        return
+        return 0
     if 8 * (last - first) * (f1 - f0) >= slice_values:
         touch_lines(bins + 2 * bin_ptr[f0], slice_values)
     for j in range(first, last):
         # a histogram's rows are scattered over the page: fetch the codes
         # and pair of a row PREFETCH_ROWS ahead (as the in-core kernel)
         if j + PREFETCH_ROWS < last:
-            ahead = entry_row[j + PREFETCH_ROWS]
+            ahead = entries[j + PREFETCH_ROWS]
             prefetch(codes + ahead * n_features + f0)
             # the row's codes may straddle two cache lines (as in core)
             prefetch(codes + ahead * n_features + f1 - 1)
             prefetch(gpair + 2 * ahead)
             if weight != NULL:
                 prefetch(weight + row_offset + ahead)
-        i = entry_row[j]
+        i = entries[j]
+        if active != NULL and not active[i]:
+            continue
+        added = added + 1
         row = codes + i * n_features
         gq = fixed_point(gpair[2 * i], weight, row_offset + i, scale_g)
         hq = fixed_point(gpair[2 * i + 1], weight, row_offset + i, scale_h)
-        for f in range(f0, f1):
+        # (g, h) as one 128-bit add (``_common.add_pair``)
+        for f in range(f0, checked):
+            add_pair(&bins[2 * (bin_ptr[f] + row[f])], gq, hq)
+        for f in range(checked, f1):
             code = row[f]
             if code <= missing[f]:   # else a damaged code: not added
-                # (g, h) as one 128-bit add (``_common.add_pair``)
                 add_pair(&bins[2 * (bin_ptr[f] + code)], gq, hq)
+    return added
 
 
-cdef void _add_page(const code_t[:, ::1] page, Py_ssize_t row_offset,
-                    LevelPass p, int n_threads, bint by_histogram) noexcept:
-    """Phase B: histogram h's rows, ``hist_start[h]`` to
-    ``hist_start[h + 1]``, added to its bins. ``by_histogram``: each
-    thread takes whole histograms (every row read once); otherwise thread
-    g owns features [g F / T, (g + 1) F / T) of every histogram. Either
-    way each bin has one writer: the sums do not depend on it."""
-    cdef Py_ssize_t n_features = page.shape[1]
-    cdef Py_ssize_t n_hist = p.n_hist
+cdef inline void _add_item(PagePartition p, const code_t* codes, Work* w,
+                           int64_t* item, Py_ssize_t row_offset,
+                           Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+    cdef Py_ssize_t n_features = p.n_features
+    cdef Py_ssize_t h = item[I_HIST] if w.slot == NULL else w.slot[
+        item[I_HIST]]
+    cdef int64_t added = _add_rows(
+        codes, n_features, &p.order_v[row_offset], &p.gpair[row_offset, 0],
+        p.weight, p.active + row_offset if p.active != NULL else NULL,
+        row_offset, p.scale_g, p.scale_h, item[I_START], item[I_END],
+        &p.missing_code[0], &p.bin_ptr[0],
+        w.hist + h * 2 * p.bin_ptr[n_features], f0, f1,
+        p.safe_features[sizeof(code_t) - 1])
+    if f0 == 0:   # one group counts the rows
+        item[I_ROWS] = added
+
+
+cdef void _add_items_locked(PagePartition p, const code_t* codes, Work* w,
+                            Py_ssize_t n_items,
+                            Py_ssize_t row_offset) noexcept nogil:
+    """The page's items added to the pool's histograms, each under its
+    histogram's lock: an item whose histogram another thread holds is
+    left for later (the threads start at different items, so they rarely
+    meet). Exact integer sums: the order changes nothing."""
+    cdef Py_ssize_t start = w.index * n_items // p.page_threads
+    cdef Py_ssize_t left = n_items, i, it
+    cdef int64_t* item
+    cdef int32_t* lock
+    for it in range(n_items):
+        w.items[it * I_COLUMNS + I_ROWS] = -1     # not added yet
+    while left > 0:
+        for i in range(n_items):
+            it = (start + i) % n_items
+            item = w.items + it * I_COLUMNS
+            if item[I_ROWS] >= 0:
+                continue
+            lock = &p.locks[item[I_HIST]]
+            if try_lock(lock):
+                _add_item(p, codes, w, item, row_offset, 0, p.n_features)
+                unlock(lock)
+                left = left - 1
+
+
+cdef void _add_items(PagePartition p, Py_ssize_t k, const code_t* codes,
+                     Work* w, Py_ssize_t n_items, int n_threads,
+                     bint by_histogram) noexcept nogil:
+    """Each item's rows added to its histogram. One thread: all of them.
+    ``by_histogram``: each thread takes whole items (histograms);
+    otherwise thread g owns features [g F / T, (g + 1) F / T) of every
+    histogram. Either way each bin has one writer."""
+    cdef Py_ssize_t n_features = p.n_features
     cdef int n_groups = <int> min(n_threads, n_features)
-    cdef const code_t* codes = &page[0, 0]
-    cdef const int32_t* entry_row = &p.entry_row[0]
-    cdef const float* gpair = &p.gpair[row_offset, 0]
-    cdef const double* weight = p.weight
-    cdef double scale_g = p.scale_g, scale_h = p.scale_h
-    cdef const int64_t* hist_start = &p.hist_start[0]
-    cdef const int32_t* missing = &p.missing_code[0]
-    cdef const int64_t* bin_ptr = &p.bin_ptr[0]
-    cdef int64_t* hist = &p.hist[0, 0, 0]
-    cdef Py_ssize_t hist_values = 2 * bin_ptr[n_features]
-    cdef Py_ssize_t g, h
-    if n_groups < 1:
+    cdef Py_ssize_t row_offset = k * p.page_rows
+    cdef Py_ssize_t g, it
+    if n_groups <= 1 and p.use_locks:
+        _add_items_locked(p, codes, w, n_items, row_offset)
+        return
+    if n_groups <= 1:
+        for it in range(n_items):
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset, 0,
+                      n_features)
         return
     if by_histogram:
-        for h in prange(n_hist, nogil=True, schedule="dynamic",
-                        num_threads=n_threads):
-            _add_rows(codes, n_features, entry_row, gpair, weight,
-                      row_offset, scale_g, scale_h, hist_start[h],
-                      hist_start[h + 1], missing, bin_ptr,
-                      hist + h * hist_values, 0, n_features)
+        for it in prange(n_items, schedule="dynamic", num_threads=n_threads):
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset, 0,
+                      n_features)
         return
-    for g in prange(n_groups, nogil=True, schedule="static",
-                    num_threads=n_groups):
-        for h in range(n_hist):
-            _add_rows(codes, n_features, entry_row, gpair, weight,
-                      row_offset, scale_g, scale_h, hist_start[h],
-                      hist_start[h + 1], missing, bin_ptr,
-                      hist + h * hist_values, g * n_features // n_groups,
+    for g in prange(n_groups, schedule="static", num_threads=n_groups):
+        for it in range(n_items):
+            _add_item(p, codes, w, w.items + it * I_COLUMNS, row_offset,
+                      g * n_features // n_groups,
                       (g + 1) * n_features // n_groups)
 
 

@@ -4,16 +4,17 @@ A page holds ``page_rows`` consecutive rows (the last page fewer), its
 codes stored row-major (``(rows, n_features)``, uint8 or uint16, a row's
 codes in one cache line), one page after the other in a single file.
 Training reads every page once per tree level (``finders/paged.py``):
-the kernel's threads read each page into one buffer themselves
-(``read_plan``), while a separate thread asks the operating system to
-fetch the next pages from disk (the paper's section 4.3: blocks on disk,
-read ahead while the CPUs work). With the pages in the page cache a read
-is a copy, best made by the threads that use the page: a third thread
-copying would take a core from them. Only that buffer is in memory,
-whatever the number of rows. ``pages()`` reads ahead into two buffers on
-a second thread instead (for callers that only read).
+the kernel's threads read the pages themselves, each into its own buffer
+(``kernel_file``), while a separate thread asks the operating system to
+fetch the file from disk (the paper's section 4.3: blocks on disk, read
+ahead while the CPUs work). With the pages in the page cache a read is a
+copy, best made by the threads that use the page: a third thread copying
+would take a core from them. Only those buffers are in memory, whatever
+the number of rows. ``pages()`` reads ahead into two buffers on a second
+thread instead (for callers that only read).
 """
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,17 +24,20 @@ import numpy as np
 # costs in memory.
 DEFAULT_PAGE_BYTES = 3 << 19
 
-# Pages the operating system is asked to fetch ahead of the kernels
-# (``PageFile.read_plan``).
-HINT_PAGES = 4
 _CAN_HINT = hasattr(os, "posix_fadvise")
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
 
+# Rows a page holds at most: training numbers a page's rows by a uint16
+# (``_paged.PagePartition``).
+MAX_PAGE_ROWS = 65536
+
+
 def rows_per_page(n_features, code_dtype, page_bytes=DEFAULT_PAGE_BYTES):
-    """Rows of a page of about ``page_bytes`` bytes (at least 1024)."""
+    """Rows of a page of about ``page_bytes`` bytes (at least 1024, at
+    most ``MAX_PAGE_ROWS``)."""
     row_bytes = max(1, n_features) * np.dtype(code_dtype).itemsize
-    return max(1024, int(page_bytes) // row_bytes)
+    return min(MAX_PAGE_ROWS, max(1024, int(page_bytes) // row_bytes))
 
 
 def read_exactly(fd, out, offset, what="the file"):
@@ -111,7 +115,6 @@ class PageFile:
                 f"the page file {path} holds {size} bytes, expected "
                 f"{expected}: the cache was changed or truncated")
         self._buffers = None          # pages()'s two buffers
-        self._kernel_buffer = None    # read_plan()'s one
         self._reader = None
         self._row_bytes = self.n_features * self.code_dtype.itemsize
 
@@ -150,44 +153,28 @@ class PageFile:
             ahead.result() if not ahead.done() else None
             os.close(fd)
 
-    def page_buffer(self):
-        """The buffer a kernel reads pages into (``read_plan``): one page's
-        rows, kept until :meth:`release`."""
-        if self._kernel_buffer is None:
-            self._kernel_buffer = np.empty((self.page_rows, self.n_features),
-                                           dtype=self.code_dtype)
-        return self._kernel_buffer
-
     def _helper(self):
         if self._reader is None:
             self._reader = ThreadPoolExecutor(max_workers=1)
         return self._reader
 
-    def read_plan(self):
-        """Yield ``(fd, offset, first_row, n_rows)`` for every page in
-        order, for a kernel that reads the page's bytes itself
-        (``_paged.LevelPass.read_page``, into :meth:`page_buffer`): the
+    @contextlib.contextmanager
+    def kernel_file(self):
+        """The page file open (its descriptor) for a kernel that reads
+        every page itself (``_paged.PagePartition.read_pages``): the
         threads that work on a page copy it from the page cache, no third
         thread competes with them for the cores. Meanwhile a helper thread
-        asks the operating system to fetch the next pages from disk
-        (``posix_fadvise(WILLNEED)``, asynchronous), ``HINT_PAGES`` at a
-        time, so that from a cold cache the disk reads ahead while the
-        CPUs work."""
-        helper = self._helper()
+        asks the operating system to fetch the pages not in the page cache
+        from disk (``posix_fadvise(WILLNEED)``, asynchronous), so that from
+        a cold cache the disk reads ahead while the CPUs work."""
         fd = os.open(self.path, os.O_RDONLY)
-        hints = []
+        hint = None
         try:
-            for k in range(self.n_pages):
-                if k % HINT_PAGES == 0 and _CAN_HINT:
-                    # pages k .. k + 2 HINT_PAGES first, then a window
-                    # HINT_PAGES ahead of the kernels
-                    start = k + HINT_PAGES if k else 0
-                    hints.append(helper.submit(self._hint, fd, start,
-                                               k + 2 * HINT_PAGES))
-                first, n = self.page_bounds(k)
-                yield fd, first * self._row_bytes, first, n
+            if _CAN_HINT:
+                hint = self._helper().submit(self._hint, fd, 0, self.n_pages)
+            yield fd
         finally:
-            for hint in hints:    # before the file is closed
+            if hint is not None:    # before the file is closed
                 hint.result()
             os.close(fd)
 
@@ -225,7 +212,7 @@ class PageFile:
         """Free the page buffers and the reader thread (until next use)."""
         if self._reader is not None:
             self._reader.shutdown(wait=True)
-        self._buffers = self._kernel_buffer = None
+        self._buffers = None
         self._reader = None
 
     def evict(self):

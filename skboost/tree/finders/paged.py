@@ -8,14 +8,14 @@ core. What differs is where the rows are:
 
 - in core, each node's rows are a slice of a row index sorted by node
   (``RowPartition``), and histograms read codes through it;
-- here, each row carries its node id (``position``, 2 bytes a row when
-  the tree's node ids fit an int16, else 4: ``position_dtype``) and the
-  codes come page by page from disk (``pages.PageFile``), in row order.
+- here, the codes come page by page from disk (``pages.PageFile``), and
+  each page keeps its own rows sorted by node (``_paged.PagePartition``:
+  page-local uint16 row numbers, 2 bytes a row, in one segment per node).
   One pass over the pages per level both moves the rows of the level's
-  split nodes to their children and builds the new histograms
-  (``_paged.LevelPass``), the pass's threads reading each page
-  themselves while the operating system reads the next ones ahead
-  (``pages.PageFile.read_plan``).
+  split nodes to their children and builds the new histograms, the
+  pass's threads each taking whole pages (reading them themselves)
+  while the operating system reads the file ahead
+  (``pages.PageFile.kernel_file``).
 
 Which child's histogram is built (the other is its parent's minus it,
 exact in fixed point) is chosen before the pass from the children's
@@ -28,34 +28,27 @@ column sampling by node draws the same masks.
 import numpy as np
 
 from .._histogram import FixedPointGradients
-from .._paged import CAN_READ_PAGES, LevelPass
+from .._paged import CAN_READ_PAGES, PagePartition
 from .hist import HistFinder
 
 
-class PositionLeaves:
-    """Where the rows of a grown tree ended: each row's node id (every
-    row, sampled or not; -1 for none), so the booster needs no prediction
-    pass for the margins."""
+class SegmentLeaves:
+    """Where the rows of a grown tree ended (``_paged.PagePartition``:
+    every row, sampled or not, in its leaf's segment of its page), so the
+    booster needs no prediction pass for the margins."""
 
     # the booster adds the tree to every row's margin through this object
     covers_every_row = True
-    # rows per block of the margin update (no n_rows temporary)
-    BLOCK = 1 << 16
 
-    def __init__(self, position):
-        self.position = position
+    def __init__(self, partition):
+        self.partition = partition
 
     def add_values(self, tree, raw, column, n_threads):
         """raw[row, column] += the tree's value at the row, for every row."""
-        value = tree.value
-        for start in range(0, self.position.shape[0], self.BLOCK):
-            nodes = self.position[start:start + self.BLOCK]
-            block = raw[start:start + self.BLOCK, column]
-            present = nodes >= 0
-            if present.all():
-                block += value[nodes]
-            else:
-                block[present] += value[nodes[present]]
+        if raw.dtype == np.float64:
+            self.partition.add_values(tree.value, raw, column, n_threads)
+        else:
+            raw[:, column] += tree.value[self.partition.node_of_rows()]
 
 
 class PagedHistFinder(HistFinder):
@@ -72,10 +65,7 @@ class PagedHistFinder(HistFinder):
     def __init__(self, paged, params, n_threads, weight=None):
         super().__init__(paged, paged.split_thresholds, params, n_threads,
                          weight=weight)
-        self.position = np.empty(paged.n_rows, dtype=position_dtype(params))
-        page_rows = paged.pages.page_rows
-        self._target = np.empty(page_rows, dtype=np.int32)
-        self._entry_row = np.empty(page_rows, dtype=np.int32)
+        self.partition = PagePartition(paged.n_rows, paged.pages.page_rows)
 
     def start_tree(self, gpair, active):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
@@ -83,7 +73,7 @@ class PagedHistFinder(HistFinder):
         self.scales = self.gradients.scales
         self.context = self.fit_context.with_scales(*self.scales)
         self._active = np.ascontiguousarray(active).view(np.uint8)
-        self.position.fill(0)     # every row starts at the root
+        self.partition.reset()     # every row starts at the root
         self._start_pool()
         root_row = self.pool.take(1)
         self.pool.array[root_row] = 0
@@ -109,21 +99,21 @@ class PagedHistFinder(HistFinder):
         if not (route or build):
             return rows
         paged = self.binned
-        level = LevelPass(
-            self.position, self._active, nodes.feature, nodes.split_bin,
+        level = self.partition
+        level.start_level(
+            self._active, nodes.feature, nodes.split_bin,
             nodes.default_left, nodes.left, nodes.right, nodes.build_row,
             paged.missing_code, paged.bin_ptr, self.gradients.gpair,
             self.gradients.weight, float(self.scales[0]),
-            float(self.scales[1]), self.pool.array, rows, self._target,
-            self._entry_row, route, build, self.n_threads)
+            float(self.scales[1]), self.pool.array, rows, route, build,
+            self.n_threads)
         if CAN_READ_PAGES:   # each page read by the pass's own threads
-            buffer = paged.pages.page_buffer()
-            for fd, offset, first, n in paged.pages.read_plan():
-                level.read_page(fd, offset, buffer, first, n)
+            with paged.pages.kernel_file() as fd:
+                level.read_pages(fd, paged.pages.code_dtype.itemsize)
         else:
-            for first, page in paged.pages.pages():
-                level.add_page(page, first)
-        level.finish()
+            for k, (_, page) in enumerate(paged.pages.pages()):
+                level.add_page(k, page)
+        level.finish_level()
         return rows
 
     def apply_splits(self, nodes, splits, left, right, find_next):
@@ -176,25 +166,11 @@ class PagedHistFinder(HistFinder):
 
     def finish_tree(self, tree):
         self.gradients = None
-        return PositionLeaves(self.position)
+        return SegmentLeaves(self.partition)
 
     def release(self):
         """Free the page buffer and the helper thread (after the fit)."""
         self.binned.pages.release()
-
-
-def position_dtype(params):
-    """int16 when every node id of a tree fits one: a tree of depth at
-    most d has at most ``2**(d+1) - 1`` nodes, one of at most L leaves
-    ``2 L - 1`` (node ids count the nodes); int32 otherwise (no limit)."""
-    bounds = []
-    if params.max_depth > 0:
-        bounds.append(2 ** (params.max_depth + 1) - 1)
-    if params.max_leaves > 0:
-        bounds.append(2 * params.max_leaves - 1)
-    if bounds and min(bounds) <= np.iinfo(np.int16).max:
-        return np.int16
-    return np.int32
 
 
 class _NodeArrays:
