@@ -13,7 +13,6 @@ import contextlib
 import math
 import numbers
 import os
-import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -298,6 +297,16 @@ class CpuLoadMonitor:
         return self._instant_read[1]
 
 
+def _median(values):
+    """The median of a few numbers (``statistics.median``'s value, without
+    importing ``statistics`` and ``fractions`` with skboost: ~1 ms)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def _free(n_cpus, others):
     """CPUs of ``n_cpus`` that ``others`` CPUs of use leave, rounded to the
     nearest (at least 1)."""
@@ -412,7 +421,7 @@ class ThreadTuner:
             self._recent.append(seconds)
             self._busy.append(busy)
             return
-        baseline = statistics.median(self._recent)
+        baseline = _median(self._recent)
         if seconds < self.MARGIN * baseline:
             self.current = threads
             self._recent.clear()

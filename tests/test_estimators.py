@@ -593,3 +593,31 @@ def test_in_core_fits_do_not_load_the_out_of_core_modules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True).stdout.split("\n")
     assert out[:3] == ["[]", "skboost.external True", "True"]
+
+
+def test_hist_fits_do_not_load_the_other_methods():
+    """A fit with the default method (hist, dense) leaves the exact,
+    local-approx, sparse and vector-leaf finders unloaded (and
+    ``statistics``, which skboost does not need), and each method still
+    finds its finder: ``tree_method='exact'`` loads the exact finder, and
+    ``skboost.tree.finders.ExactFinder`` is the class."""
+    import subprocess
+    import sys
+    code = (
+        "import sys, numpy as np\n"
+        "from skboost import BoostClassifier\n"
+        "X = np.random.default_rng(0).normal(size=(200, 3))\n"
+        "BoostClassifier(n_estimators=2).fit(X, X[:, 0] > 0)\n"
+        "lazy = ['skboost.tree.finders.exact', 'skboost.tree.finders.local',\n"
+        "        'skboost.tree.finders.vector_hist', 'statistics']\n"
+        "print([m for m in lazy if m in sys.modules])\n"
+        "BoostClassifier(n_estimators=2, tree_method='exact').fit(\n"
+        "    X, X[:, 0] > 0)\n"
+        "print('skboost.tree.finders.exact' in sys.modules)\n"
+        "from skboost.tree import finders\n"
+        "from skboost.tree.finders.local import ColumnScanFinder\n"
+        "print(finders.ExactFinder.__module__,\n"
+        "      finders.ColumnScanFinder is ColumnScanFinder)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["[]", "True", "skboost.tree.finders.exact True"]

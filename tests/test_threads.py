@@ -16,7 +16,8 @@ from skboost._openmp_helpers import check_n_threads
 from skboost._openmp_runtime import PRIVATE_RUNTIME, SPIN_COUNT
 from skboost._parallel import get_thread_cap, set_thread_cap
 from skboost._threads import (MIN_ROWS_TO_SHARE_COLUMNS, CpuLoadMonitor,
-                              ThreadTuner, _read_proc_stat, map_columns)
+                              ThreadTuner, _median, _read_proc_stat,
+                              map_columns)
 
 
 def _regression(n=400, seed=0):
@@ -396,3 +397,11 @@ def test_the_spin_count_reaches_the_private_runtime_only():
         capture_output=True, text=True, check=True).stderr
     assert "OMP_WAIT_POLICY = 'ACTIVE'" in shown
     assert f"GOMP_SPINCOUNT = '{SPIN_COUNT}'" not in shown
+
+
+@pytest.mark.parametrize("values", [[3.0], [2.0, 1.0], [0.5, 0.1, 0.3],
+                                    [4.0, 1.0, 3.0, 2.0], [1.0, 1.0, 7.0]])
+def test_median_is_statistics_median(values):
+    """The tuner's median of recent rounds is ``statistics.median``'s."""
+    import statistics
+    assert _median(values) == statistics.median(values)

@@ -40,9 +40,10 @@ from ._sparse import SparseRows
 from .binning import BinMapper, value_bin_caps
 from .driver import GrowthDriver
 from .memory import check_training_memory
-from .finders import (ColumnScanFinder, ExactFinder, GlobalApproxFinder,
-                      HistFinder, LocalApproxFinder)
-from .finders.vector_hist import VectorHistFinder
+from .finders.hist import GlobalApproxFinder, HistFinder
+
+# The finders of the other methods are imported by their builders below:
+# a fit with the default method (hist, dense) never loads them.
 
 
 def make_grower(X, params, n_threads, rng, *, weight=None,
@@ -121,6 +122,7 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
                          "support " + ", ".join(unsupported))
     mapper = BinMapper(params.max_bin).fit(X, weight, n_threads)
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    from .finders.vector_hist import VectorHistFinder
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
 
@@ -174,6 +176,7 @@ def _check_paged(params, n_categories, vector_outputs, fixed_hessians):
 # n_categories and fixed_hessians (see make_grower).
 
 def _dense_exact(X, params, n_threads, *, weight, n_categories, **_):
+    from .finders.exact import ExactFinder
     return ExactFinder(X, presort_dense(X, n_threads), params, n_threads,
                        weight=weight, n_categories=n_categories)
 
@@ -205,17 +208,20 @@ def _dense_global_approx(X, params, n_threads, *, weight, n_categories,
 
 
 def _dense_local_approx(X, params, n_threads, *, weight, n_categories, **_):
+    from .finders.local import LocalApproxFinder
     return LocalApproxFinder(X, presort_dense(X, n_threads), params,
                              params.max_bin, n_threads, weight=weight,
                              n_categories=n_categories)
 
 
 def _sparse_exact(X, params, n_threads, *, weight, n_categories, **_):
+    from .finders.exact import ExactFinder
     return ExactFinder(X, presort_sparse(X), params, n_threads,
                        weight=weight, n_categories=n_categories)
 
 
 def _sparse_hist(X, params, n_threads, *, weight, n_categories, **_):
+    from .finders.local import ColumnScanFinder
     columns = presort_sparse(X)
     mapper = BinMapper(params.max_bin).fit_columns(columns, weight, n_threads)
     return ColumnScanFinder(X, columns, params, n_threads, weight=weight,
@@ -225,12 +231,14 @@ def _sparse_hist(X, params, n_threads, *, weight, n_categories, **_):
 
 def _sparse_global_approx(X, params, n_threads, *, weight, n_categories,
                           **_):
+    from .finders.local import ColumnScanFinder
     return ColumnScanFinder(X, presort_sparse(X), params, n_threads,
                             weight=weight, max_bin=params.max_bin,
                             n_categories=n_categories)
 
 
 def _sparse_local_approx(X, params, n_threads, *, weight, n_categories, **_):
+    from .finders.local import LocalApproxFinder
     columns = presort_sparse(X)
     if columns.zero_absent:
         raise ValueError(
