@@ -573,25 +573,34 @@ def test_not_fitted(estimator, method):
         getattr(estimator(), method)(*args)
 
 
+# What a fresh process prints after a default fit on small data (the lines
+# of each test's ``after``): which modules a fit loads.
+_FIT_THEN = (
+    "import sys, numpy as np, skboost\n"
+    "from skboost import BoostClassifier\n"
+    "X = np.random.default_rng(0).normal(size=(200, 3))\n"
+    "BoostClassifier(n_estimators=2).fit(X, X[:, 0] > 0)\n")
+
+
+def _printed_after_a_fit(after):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-c", _FIT_THEN + after],
+                          capture_output=True, text=True,
+                          check=True).stdout.split("\n")
+
+
 def test_in_core_fits_do_not_load_the_out_of_core_modules():
     """``import skboost`` and an in-core fit leave ExternalData's modules
     (pages, the page kernel) and the SHAP kernel unloaded (a worker of a
     parallel search imports skboost for every fit it runs), and
     ``skboost.ExternalData`` loads them when asked for."""
-    import subprocess
-    import sys
-    code = (
-        "import sys, numpy as np, skboost\n"
-        "from skboost import BoostClassifier\n"
-        "X = np.random.default_rng(0).normal(size=(200, 3))\n"
-        "BoostClassifier(n_estimators=2).fit(X, X[:, 0] > 0)\n"
+    out = _printed_after_a_fit(
         "lazy = ['skboost.external', 'skboost.tree.pages',\n"
         "        'skboost.tree._paged', 'skboost.tree._shap']\n"
         "print([m for m in lazy if m in sys.modules])\n"
         "print(skboost.ExternalData.__module__, 'ExternalData' in dir(skboost))\n"
         "print('skboost.tree.pages' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True).stdout.split("\n")
     assert out[:3] == ["[]", "skboost.external True", "True"]
 
 
@@ -601,13 +610,7 @@ def test_hist_fits_do_not_load_the_other_methods():
     ``statistics``, which skboost does not need), and each method still
     finds its finder: ``tree_method='exact'`` loads the exact finder, and
     ``skboost.tree.finders.ExactFinder`` is the class."""
-    import subprocess
-    import sys
-    code = (
-        "import sys, numpy as np\n"
-        "from skboost import BoostClassifier\n"
-        "X = np.random.default_rng(0).normal(size=(200, 3))\n"
-        "BoostClassifier(n_estimators=2).fit(X, X[:, 0] > 0)\n"
+    out = _printed_after_a_fit(
         "lazy = ['skboost.tree.finders.exact', 'skboost.tree.finders.local',\n"
         "        'skboost.tree.finders.vector_hist', 'statistics']\n"
         "print([m for m in lazy if m in sys.modules])\n"
@@ -618,6 +621,4 @@ def test_hist_fits_do_not_load_the_other_methods():
         "from skboost.tree.finders.local import ColumnScanFinder\n"
         "print(finders.ExactFinder.__module__,\n"
         "      finders.ColumnScanFinder is ColumnScanFinder)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True).stdout.split("\n")
     assert out[:3] == ["[]", "True", "skboost.tree.finders.exact True"]
