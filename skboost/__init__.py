@@ -2,6 +2,7 @@
 
 # first: the kernels' own OpenMP runtime, with its thread-waiting policy
 from . import _openmp_runtime  # noqa: F401  (isort: skip)
+from ._booster import Booster
 from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
 from ._forest import BoostRFClassifier, BoostRFRegressor
 
@@ -18,6 +19,6 @@ def __dir__():
     return sorted(set(globals()) | {"ExternalData"})
 
 
-__all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
+__all__ = ["Booster", "BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
            "BoostRFClassifier", "BoostRFRegressor"]
 __version__ = "0.1.0.dev0"
