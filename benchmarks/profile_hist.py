@@ -81,8 +81,8 @@ class PhaseTimer:
 
 def instrument(timer):
     """Timers around skboost's phases (module globals and methods)."""
-    import skboost._booster as booster
-    import skboost._estimators as estimators
+    import skboost._model.booster as booster
+    import skboost._estimators.base as estimators
     from skboost.tree import driver
     from skboost.tree.finders import hist
 

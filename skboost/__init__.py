@@ -2,9 +2,13 @@
 
 # first: the kernels' own OpenMP runtime, with its thread-waiting policy
 from . import _openmp_runtime  # noqa: F401  (isort: skip)
-from ._booster import Booster
-from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
-from ._forest import BoostRFClassifier, BoostRFRegressor
+from . import _legacy
+from ._model.booster import Booster
+from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
+                          BoostRFClassifier, BoostRFRegressor)
+
+
+_legacy.install()  # old module paths (pickles) lead to the moved modules
 
 
 def __getattr__(name):

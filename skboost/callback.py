@@ -58,7 +58,7 @@ def call_callback(callback, method, *args):
         ok = result is None or isinstance(result, (bool, np.bool_))
         expected = "a bool (True stops training)"
     else:
-        from ._booster import Booster
+        from ._model.booster import Booster
 
         ok = result is None or isinstance(result, Booster)
         expected = "a Booster or None"

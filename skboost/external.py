@@ -451,7 +451,7 @@ def _convert(estimator, chunk, first, y_numeric, multi_output):
     """The chunk's X as float32 C-ordered with NaN for missing, and its
     checked y (``check_X``: the first chunk sets the feature names and
     width, the others are checked against them)."""
-    from ._data import check_X
+    from ._input.arrays import check_X
 
     try:
         X, y = check_X(estimator, chunk.X, y=chunk.y, reset=first,

@@ -39,7 +39,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
-from . import _objectives, _ranking
+from . import _objectives
+from . import _ranking
 
 # Class frequencies are clipped to [PRIOR_FLOOR, 1 - PRIOR_FLOOR] before
 # taking logs, so a class with (weighted) frequency 0 or 1 gives a finite

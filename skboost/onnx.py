@@ -38,7 +38,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ._export import category_test, exported_model, float32_threshold
+from ._model.export import category_test, exported_model, float32_threshold
 
 try:
     import onnx
@@ -54,7 +54,7 @@ except ImportError as error:  # pragma: no cover - exercised without onnx
         "skboost.onnx needs onnx and skl2onnx (and onnxruntime to run the "
         "models): pip install skboost[onnx]") from error
 
-from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
+from ._estimators.base import BoostClassifier, BoostRanker, BoostRegressor
 
 __all__ = ["to_onnx", "register_converters"]
 

@@ -12,7 +12,7 @@ Each function draws on ``ax`` (a new figure when None) and returns it.
 
 import numpy as np
 
-from ._importance import feature_names
+from ._model.importance import feature_names
 from .tree._tree import NO_CHILD
 
 

@@ -16,8 +16,8 @@ import pytest
 from sklearn.base import clone
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
-from skboost import _ubjson
-from skboost._booster import Booster
+from skboost._io import ubjson as _ubjson
+from skboost._model.booster import Booster
 
 
 def frame_data(seed=0, n=300):

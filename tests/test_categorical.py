@@ -562,7 +562,7 @@ def test_saved_categorical_splits_are_validated(tmp_path):
 
 
 def _dumps(model):
-    from skboost._serialization import dumps_estimator
+    from skboost._io.model_file import dumps_estimator
 
     return dumps_estimator(model)
 
@@ -652,7 +652,7 @@ def test_random_edits_of_categorical_splits_raise_or_predict_the_file():
     trees gives (never a crash or an out-of-bounds read)."""
     import json
 
-    from skboost._serialization import loads_estimator
+    from skboost._io.model_file import loads_estimator
 
     k = (5, 40)
     numeric, codes, y = make_data(n=600, k=k, missing=0.1)
@@ -1022,7 +1022,7 @@ def naive_category_histograms(codes, row_slot, quantized, n_slots, k):
 def test_category_histograms_against_naive_sums(zero_absent):
     from skboost.tree._categorical_scan import category_histograms
     from skboost.tree._presort import presort_dense, presort_sparse
-    from skboost._sparse_input import canonical_csr, sparse_rows
+    from skboost._input.sparse import canonical_csr, sparse_rows
     import scipy.sparse as sp
 
     rng = np.random.default_rng(2)
@@ -1069,7 +1069,7 @@ def test_level_partition_with_left_sets_against_naive_rule(form):
     default direction (``_tree.category_goes_left``), numeric slots by the
     threshold; sparse rows read absent entries as NaN or as 0.0 (code 0)."""
     from skboost.tree._partition import apply_level_splits
-    from skboost._sparse_input import canonical_csr, sparse_rows
+    from skboost._input.sparse import canonical_csr, sparse_rows
     import scipy.sparse as sp
 
     rng = np.random.default_rng(3)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skboost import BoostClassifier
-from skboost._class_rounds import class_workers
+from skboost._model.class_rounds import class_workers
 from skboost.tree._tree import NODE_FIELDS
 from skboost.tree.driver import TreeParams
 from skboost.tree.methods import make_grower
@@ -42,7 +42,7 @@ def same_trees(a, b):
 ], ids=str)
 def test_side_by_side_class_trees_are_the_sequential_ones(params,
                                                          monkeypatch):
-    import skboost._booster as booster_module
+    import skboost._model.booster as booster_module
     import skboost._threads as threads_module
 
     # every thread whatever else the machine runs (the load reading would

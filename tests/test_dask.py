@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
 from skboost import BoostClassifier, BoostRegressor  # noqa: E402
-from skboost._dask_train import row_uniforms  # noqa: E402
+from skboost.dask.train import row_uniforms  # noqa: E402
 from skboost.callback import TrainingCallback  # noqa: E402
 from skboost.dask import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
 
@@ -473,7 +473,7 @@ def test_one_feature_leaves_a_worker_without_features(client):
 
 
 def test_feature_ranges_cover_every_feature_once():
-    from skboost._dask_reduce import feature_ranges
+    from skboost.dask.reduce import feature_ranges
 
     rng = np.random.default_rng(0)
     for n_shards in (1, 2, 3, 7, 40):
@@ -516,7 +516,7 @@ def _tied_histograms(n_nodes=40, n_features=9, bins=6, seed=5):
 def _slice_scans(hist, sums, bin_ptr, thresholds, context, slices,
                  per_feature=True):
     """Each feature slice's scan of every node (as the shards scan)."""
-    from skboost._dask_reduce import SliceScanner
+    from skboost.dask.reduce import SliceScanner
 
     n_nodes = hist.shape[0]
     nodes = np.arange(n_nodes)
@@ -549,7 +549,7 @@ def test_merged_feature_bests_equal_the_scan_of_every_feature():
     slices (as the shards scan them) under the allowed masks. Discrete
     histograms make equal gains across features (ties to the lower
     feature)."""
-    from skboost._dask_reduce import merge_feature_bests
+    from skboost.dask.reduce import merge_feature_bests
     from skboost.tree._hist_split import find_best_splits_hist
 
     hist, sums, bin_ptr, thresholds, context = _tied_histograms()
@@ -568,7 +568,7 @@ def test_merged_slice_bests_equal_the_scan_of_every_feature():
     its best per node (``per_feature=False``), and the merge of those
     equals the split kernel on whole histograms (ties across slices to
     the lower feature; a slice may own no feature)."""
-    from skboost._dask_reduce import merge_feature_bests
+    from skboost.dask.reduce import merge_feature_bests
     from skboost.tree._hist_split import find_best_splits_hist
 
     hist, sums, bin_ptr, thresholds, context = _tied_histograms()
@@ -650,7 +650,7 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
 def _linked_exchanges(n_shards, bin_ranges, timeout=600.0):
     """``n_shards`` SocketExchanges in this process, linked by
     ``open_links`` over loopback (one thread per shard, as on workers)."""
-    from skboost._dask_links import SocketExchange, new_token, open_links
+    from skboost.dask.links import SocketExchange, new_token, open_links
 
     import socket
 
@@ -768,7 +768,7 @@ def test_links_ignore_connections_of_other_fits():
     the shards still link with each other."""
     import socket
 
-    from skboost._dask_links import open_links, new_token
+    from skboost.dask.links import open_links, new_token
 
     servers = [socket.socket() for _ in range(2)]
     for s in servers:
@@ -821,7 +821,7 @@ def test_rounds_in_batches_with_eval_set_equal_single_node(client):
     """Without callbacks the shards grow several rounds per call (more
     rounds than one batch here); the eval set's metrics of every round
     and the trees equal single-node training's, over the direct links."""
-    from skboost._dask_train import ROUNDS_PER_CALL
+    from skboost.dask.train import ROUNDS_PER_CALL
 
     X, y = _discrete_data(n=1200, seed=21)
     n_rounds = ROUNDS_PER_CALL + 5

@@ -1,4 +1,4 @@
-"""skboost._dask_memory: freed memory kept for reuse while a shard works
+"""skboost.dask.memory: freed memory kept for reuse while a shard works
 on a Dask worker (whose nanny sets MALLOC_TRIM_THRESHOLD_)."""
 
 import os
@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from skboost._dask_memory import _environment_thresholds
+from skboost.dask.memory import _environment_thresholds
 
 _CHILD = r"""
 import resource, sys
 import numpy as np
-from skboost._dask_memory import keeps_freed_memory
+from skboost.dask.memory import keeps_freed_memory
 
 def churn():
     # a fresh 8 MiB temporary, written and freed, 40 times

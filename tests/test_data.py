@@ -119,7 +119,7 @@ def test_nullable_columns_are_not_copied_to_object(kind):
                           for j in range(d)})
     assert str(frame.dtypes.iloc[0]) == kind
     reg = BoostRegressor(n_estimators=1, max_depth=1).fit(frame.iloc[:50], np.arange(50.0))
-    from skboost._data import check_X
+    from skboost._input.arrays import check_X
 
     tracemalloc.start()
     try:

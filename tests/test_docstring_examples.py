@@ -8,7 +8,7 @@ import pytest
 
 import skboost
 
-MODULES = ["skboost._booster", "skboost.plotting", "skboost.metrics",
+MODULES = ["skboost._model.booster", "skboost.plotting", "skboost.metrics",
            "skboost.callback"]
 
 

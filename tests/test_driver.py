@@ -22,8 +22,8 @@ import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost._booster import _single_tree
-from skboost._sparse_input import sparse_rows
+from skboost._model.booster import _single_tree
+from skboost._input.sparse import sparse_rows
 from skboost.tree._column_sampler import ColumnSampler
 from skboost.tree.driver import GrowthDriver, TreeParams
 from skboost.tree.finders import RowLeaves, SplitFinder

@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
-from skboost._serialization import dumps_estimator
+from skboost._io.model_file import dumps_estimator
 
 from _isolation import CaseWorker
 
@@ -55,8 +55,8 @@ import json, warnings
 import numpy as np
 warnings.simplefilter("ignore")
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
-from skboost._data import check_X
-from skboost._serialization import dumps_estimator, loads_estimator
+from skboost._input.arrays import check_X
+from skboost._io.model_file import dumps_estimator, loads_estimator
 
 CLASSES = {c.__name__: c for c in (BoostClassifier, BoostRegressor,
                                    BoostRanker)}

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
-from skboost._importance import dumps_indented
-from skboost._limits import MAX_WEIGHT_SUM
-from skboost._serialization import dumps_estimator, loads_estimator
+from skboost._model.importance import dumps_indented
+from skboost._model.limits import MAX_WEIGHT_SUM
+from skboost._io.model_file import dumps_estimator, loads_estimator
 from skboost.callback import TrainingCallback
 from skboost.tree._tree import Tree
 from skboost.tree.memory import (TrainingMemoryError, available_memory,
@@ -614,7 +614,7 @@ def test_every_saved_model_loads_back(spec):
 def test_margin_limit_check_for_per_row_base_margins():
     """The check per-row base margins of fit and predict go through: NaN,
     infinity and magnitudes beyond 1e36 named."""
-    from skboost._limits import check_margin_limits
+    from skboost._model.limits import check_margin_limits
 
     check_margin_limits(np.array([[0.0, -1e36], [3.0, 1e36]]))
     for bad, message in ((np.array([0.0, np.nan]), "NaN or infinity"),

@@ -12,7 +12,7 @@ import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost._importance import IMPORTANCE_TYPES
+from skboost._model.importance import IMPORTANCE_TYPES
 
 xgboost = pytest.importorskip("xgboost")
 pd = pytest.importorskip("pandas")

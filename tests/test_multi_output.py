@@ -266,7 +266,7 @@ def test_booster_files_and_continued_training(tmp_path, strategy):
     """The booster's own .json/.ubj files hold the layout; 4 rounds
     continued by 4 are the 8-round model; a model of other targets can not
     be continued."""
-    from skboost._booster import Booster
+    from skboost._model.booster import Booster
 
     X, Y = _regression_data()
     X = np.nan_to_num(X)

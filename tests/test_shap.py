@@ -278,7 +278,7 @@ def test_categorical_splits_are_exact():
                                     categories=list("abcdefgh"))
     test.loc[7, "colour"] = np.nan
     test.loc[8, "colour"] = "h"
-    from skboost._data import check_X
+    from skboost._input.arrays import check_X
 
     coded = check_X(model, test, reset=False)
     values = booster.predict(test, pred_contribs=True)

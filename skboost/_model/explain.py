@@ -13,8 +13,8 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from ._threads import effective_n_threads
-from .tree._tree import NODE_FIELDS
+from .._threads import effective_n_threads
+from ..tree._tree import NODE_FIELDS
 
 # what the kernel computes (tree/_shap.pyx)
 KIND_TREE_SHAP, KIND_SAABAS, KIND_INTERACTIONS = 0, 1, 2
@@ -38,13 +38,13 @@ def shap_forest(booster):
 
 
 def _build_shap_forest(booster):
-    from ._booster import _forest_categories
+    from .booster import _forest_categories
 
     trees, groups = booster.scalar_trees()
     sizes = [tree.n_nodes for tree in trees]
     starts = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
-    from .tree._shap import ShapForest   # loaded when first explained
+    from ..tree._shap import ShapForest   # loaded when first explained
     arrays = [np.concatenate([getattr(t, name) for t in trees]) if trees
               else np.empty(0, dtype=dtype)
               for name, dtype in NODE_FIELDS.items() if name != "gain"]
@@ -103,7 +103,7 @@ def approximate_interactions(booster, X, iteration_range, n_threads):
 def _is_sparse(X):
     import scipy.sparse as sp
 
-    from .tree._sparse import SparseRows
+    from ..tree._sparse import SparseRows
 
     return sp.issparse(X) or isinstance(X, SparseRows)
 
@@ -156,7 +156,7 @@ class ExplainMixin:
         --------
         shap_explanation : the SHAP values as a ``shap.Explanation``.
         """
-        from ._data import check_X
+        from .._input.arrays import check_X
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
@@ -200,7 +200,7 @@ class ExplainMixin:
             raise ImportError(
                 "shap_explanation needs the shap package: pip install "
                 "skboost[shap] (or pip install shap)") from exc
-        from ._data import check_X
+        from .._input.arrays import check_X
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
@@ -255,7 +255,7 @@ def booster_predict(booster, X, *, output_margin, pred_leaf, pred_contribs,
         return booster.predict_leaves(X, iteration_range, n_threads)
     raw = booster.predict_raw(X, iteration_range, n_threads)
     if not output_margin:
-        from .objectives import get_objective
+        from ..objectives import get_objective
 
         raw = get_objective(booster.objective,
                             getattr(booster, "objective_params", None)
@@ -273,7 +273,7 @@ def plain_input(booster, X):
             "this Booster is not bound to its estimator, which converts "
             "DataFrames: call estimator.get_booster() (or pass a numpy "
             "array or sparse matrix)")
-    from ._sparse_input import canonical_csr, check_sparse_structure
+    from .._input.sparse import canonical_csr, check_sparse_structure
 
     check_sparse_structure(X)
     X = check_array(X, dtype=np.float32, order="C", accept_sparse="csr",

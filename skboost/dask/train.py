@@ -32,26 +32,26 @@ import time
 
 import numpy as np
 
-from ._booster import (_RoundWeights, _add_tree_output, _resolve_objective,
+from .._model.booster import (_RoundWeights, _add_tree_output, _resolve_objective,
                        _update_margins)
-from .callback import call_callback
-from ._dask_links import (LinkError, SocketExchange, close_links,
+from ..callback import call_callback
+from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
-from ._dask_memory import keeps_freed_memory
-from ._dask_reduce import (PeerExchange, ShardFinder, SliceScanner,
+from .memory import keeps_freed_memory
+from .reduce import (PeerExchange, ShardFinder, SliceScanner,
                            bin_range, feature_ranges, tree_digest)
-from .tree.driver import GrowthDriver
-from ._data import check_X
-from ._limits import check_gradients, check_label_limits
-from .tree._approx import codes_from_sorted
-from .tree._binning import BinnedData
-from .tree._histogram import _active_maxima, quantization_scale
-from .tree._presort import presort_dense
-from .tree._sketch import (WeightedQuantileSummary, chunk_orders,
+from ..tree.driver import GrowthDriver
+from .._input.arrays import check_X
+from .._model.limits import check_gradients, check_label_limits
+from ..tree._approx import codes_from_sorted
+from ..tree._binning import BinnedData
+from ..tree._histogram import _active_maxima, quantization_scale
+from ..tree._presort import presort_dense
+from ..tree._sketch import (WeightedQuantileSummary, chunk_orders,
                            sketch_column)
-from .tree.binning import BinMapper, category_cuts, value_bin_caps
-from .tree.finders import HistFinder, LeafRows
-from .tree.finders.hist import weighted_hessians
+from ..tree.binning import BinMapper, category_cuts, value_bin_caps
+from ..tree.finders import HistFinder, LeafRows
+from ..tree.finders.hist import weighted_hessians
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
 SUMMARY_SIZE_PER_BIN = 8
@@ -846,7 +846,7 @@ class ShardEvaluator:
     """
 
     def __init__(self, booster, objective, labels, n_sets, metric_names):
-        from .metrics import get_metric
+        from ..metrics import get_metric
 
         self.booster = booster
         self.objective = objective

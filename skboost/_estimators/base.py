@@ -16,29 +16,29 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._booster import BoostParams, EvalSet, train
-from .callback import EarlyStopping, EvaluationMonitor
-from .metrics import get_metric
-from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
+from .._model.booster import BoostParams, EvalSet, train
+from ..callback import EarlyStopping, EvaluationMonitor
+from ..metrics import get_metric
+from ..objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
                          CallableObjective, get_objective)
-from ._data import check_weight, check_X, reject_external_weight
-from ._explain import ExplainMixin
-from ._holdout import hold_out, objective_for_rows
-from ._multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
+from .._input.arrays import check_weight, check_X, reject_external_weight
+from .._model.explain import ExplainMixin
+from .holdout import hold_out, objective_for_rows
+from .._model.multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
                             check_multilabel, check_targets)
-from ._limits import (check_base_score_limit, check_label_limits,
+from .._model.limits import (check_base_score_limit, check_label_limits,
                       check_poisson_delta_step)
-from ._importance import IMPORTANCE_TYPES, feature_importances
-from ._margins import eval_base_margins, intercept, pick_alias, rows_of
-from ._continue import (continuation_problems, continued_booster,
+from .._model.importance import IMPORTANCE_TYPES, feature_importances
+from .._model.margins import eval_base_margins, intercept, pick_alias, rows_of
+from .continued import (continuation_problems, continued_booster,
                         draw_seed, legacy_random_state)
-from ._compat_params import (check_device_and_verbosity,
+from .compat_params import (check_device_and_verbosity,
                              reject_unknown_keywords, unknown_keyword_advice)
-from ._threads import effective_n_threads
-from .tree.constraints import (parse_feature_weights, parse_interactions,
+from .._threads import effective_n_threads
+from ..tree.constraints import (parse_feature_weights, parse_interactions,
                                parse_monotone)
-from .tree.driver import TreeParams
+from ..tree.driver import TreeParams
 
 _FRACTION = Interval(Real, 0.0, 1.0, closed="right")
 _NON_NEGATIVE = Interval(Real, 0.0, None, closed="left")
@@ -629,7 +629,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             other suffix is a ValueError.
         """
         check_is_fitted(self)
-        from ._serialization import save_estimator
+        from .._io.model_file import save_estimator
 
         save_estimator(self, fname)
 
@@ -657,7 +657,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             (truncated, corrupted, another format version, an inconsistent
             tree, ...).
         """
-        from ._serialization import load_estimator
+        from .._io.model_file import load_estimator
 
         self.__dict__.pop("_fitted_on_queries", None)  # unknown from a file
         return load_estimator(self, fname)

@@ -19,9 +19,9 @@ order, as the sequential loop draws them).
 import queue
 from concurrent.futures import ThreadPoolExecutor
 
-from .tree._column_sampler import ColumnSampler
-from .tree.driver import GrowthDriver
-from .tree.finders import HistFinder
+from ..tree._column_sampler import ColumnSampler
+from ..tree.driver import GrowthDriver
+from ..tree.finders import HistFinder
 
 
 def class_workers(grower, n_outputs, n_threads, n_parallel, refits_leaves):

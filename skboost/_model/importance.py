@@ -29,7 +29,7 @@ import json
 
 import numpy as np
 
-from .tree._tree import NO_CHILD
+from ..tree._tree import NO_CHILD
 
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 

@@ -23,18 +23,18 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ._booster import BoostParams, _resolve_objective, _start_booster
-from ._continue import draw_seed
-from ._data import check_X
-from ._dask_train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
+from .._model.booster import BoostParams, _resolve_objective, _start_booster
+from .._estimators.continued import draw_seed
+from .._input.arrays import check_X
+from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                           merged_bin_mapper, ordered_summaries,
                           train_on_shards)
-from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
+from .._estimators.base import (BoostClassifier, BoostRanker, BoostRegressor,
                           _tie_salt, eval_set_weights,
                           _metric_list)
-from .callback import call_callback, check_callbacks
-from .tree._column_sampler import ColumnSampler
-from .tree.driver import GrowthDriver, TreeParams
+from ..callback import call_callback, check_callbacks
+from ..tree._column_sampler import ColumnSampler
+from ..tree.driver import GrowthDriver, TreeParams
 
 __all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
 
@@ -649,7 +649,7 @@ class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
         shards.call("float_labels")
         objective = self.objective
         if callable(objective):
-            from .objectives import CallableObjective
+            from ..objectives import CallableObjective
 
             objective = CallableObjective(objective, {"link": "identity"})
         return objective, None

@@ -19,7 +19,7 @@ import numpy as np
 
 def save_booster(booster, fname):
     """Write the booster (with its estimator) to ``fname`` (.json/.ubj)."""
-    from ._serialization import model_format, save_estimator
+    from .model_file import model_format, save_estimator
 
     model_format(fname)  # the suffix is checked before any work
     estimator = getattr(booster, "_input_estimator", None)
@@ -30,8 +30,10 @@ def save_booster(booster, fname):
 
 def load_booster(booster, fname):
     """Replace ``booster``'s content by the model saved in ``fname``."""
-    from . import BoostClassifier, BoostRanker, BoostRegressor
-    from ._serialization import estimator_name, read_model_file
+    from .. import BoostClassifier
+    from .. import BoostRanker
+    from .. import BoostRegressor
+    from .model_file import estimator_name, read_model_file
 
     fname = os.fspath(fname)
     binary = fname.lower().endswith(".ubj")
@@ -42,7 +44,7 @@ def load_booster(booster, fname):
     if name not in classes:
         raise ValueError(f"{fname!r} holds a {name!r}, not a skboost "
                          "estimator this version knows")
-    from ._serialization import loads_estimator
+    from .model_file import loads_estimator
 
     estimator = loads_estimator(classes[name](), data, source=repr(fname),
                                 binary=binary)
@@ -58,8 +60,10 @@ def estimator_for(booster):
     """A fitted estimator around a booster that has none: the class its
     objective trains, classes ``0 .. K-1``, its feature names and
     categories, objective parameters as estimator parameters."""
-    from . import BoostClassifier, BoostRanker, BoostRegressor
-    from .objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
+    from .. import BoostClassifier
+    from .. import BoostRanker
+    from .. import BoostRegressor
+    from ..objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                              CallableObjective)
 
     if booster.objective == CallableObjective.name:

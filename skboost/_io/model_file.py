@@ -78,13 +78,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import is_classifier
 
-from .objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
+from ..objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                          OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, CallableObjective)
-from . import _ubjson
-from ._categorical import CategoryMap
-from ._model_validation import ModelFileError as _Invalid
-from ._model_validation import (categories_of_features, check_category_bits,
+from . import ubjson as _ubjson
+from .._input.categorical import CategoryMap
+from .validation import ModelFileError as _Invalid
+from .validation import (categories_of_features, check_category_bits,
                                 check_classes_fit_objective,
                                 check_cover_sums,
                                 check_finite_sums,
@@ -92,7 +92,7 @@ from ._model_validation import (categories_of_features, check_category_bits,
                                 check_objective_param_values,
                                 check_objective_params_match,
                                 check_runtime_params)
-from .tree._tree import NO_CHILD, NODE_FIELDS, Tree
+from ..tree._tree import NO_CHILD, NODE_FIELDS, Tree
 
 # a tree's categorical splits (tree/_tree.py): name -> dtype
 _CAT_FIELDS = {"cat_node": np.int32, "cat_size": np.int32,
@@ -201,7 +201,7 @@ def _categories_to_json(category_map):
 
 
 def _version():
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -601,7 +601,7 @@ def _float_from_json(value, what):
 
 
 def _booster_from_dict(booster, n_features, n_classes, category_map=None):
-    from ._booster import Booster
+    from .._model.booster import Booster
 
     keys = {"objective", "objective_params", "n_features", "base_margin",
             "trees"}

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 def continued_booster(estimator, model, objective, n_classes):
     """The Booster of ``model`` (estimator, Booster or path), checked to be
     one ``estimator`` can add rounds to on this fit's data."""
-    from ._booster import Booster
+    from .._model.booster import Booster
 
     source = None
     if isinstance(model, Booster):

@@ -28,12 +28,12 @@ import time
 
 import numpy as np
 
-from .tree._categorical_scan import categorical_left_set
-from .tree._hist_split import find_best_splits_hist
-from .tree._histogram import subtract_histograms
-from .tree.finders.base import NodeTable, SplitFinder
-from .tree.finders.hist import HistogramPool
-from .tree.splits import SplitBatch, empty_records
+from ..tree._categorical_scan import categorical_left_set
+from ..tree._hist_split import find_best_splits_hist
+from ..tree._histogram import subtract_histograms
+from ..tree.finders.base import NodeTable, SplitFinder
+from ..tree.finders.hist import HistogramPool
+from ..tree.splits import SplitBatch, empty_records
 
 _SLICE_NODE = {"hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
 

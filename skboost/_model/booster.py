@@ -10,20 +10,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ._class_rounds import class_workers, grow_class_trees
-from ._limits import check_gradients
-from ._parallel import get_thread_cap
-from ._margins import check_base_margin
-from ._multi_output import flatten_targets
-from ._sparse_input import sparse_rows
-from ._threads import ThreadTuner
-from .tree._sparse import SparseRows
-from .callback import call_callback, check_callbacks
-from .metrics import get_metric
-from .objectives import RANKING_OBJECTIVES, Objective, get_objective
-from .tree._predictor import PackedForest, predict_raw
-from .tree._tree import NODE_FIELDS
-from .tree.methods import make_grower
+from .class_rounds import class_workers, grow_class_trees
+from .limits import check_gradients
+from .._parallel import get_thread_cap
+from .margins import check_base_margin
+from .multi_output import flatten_targets
+from .._input.sparse import sparse_rows
+from .._threads import ThreadTuner
+from ..tree._sparse import SparseRows
+from ..callback import call_callback, check_callbacks
+from ..metrics import get_metric
+from ..objectives import RANKING_OBJECTIVES, Objective, get_objective
+from ..tree._predictor import PackedForest, predict_raw
+from ..tree._tree import NODE_FIELDS
+from ..tree.methods import make_grower
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,18 @@ class Booster:
         Number of input features.
     model_file : str or path-like, default=None
         Load this model file (``.json`` or ``.ubj``) instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboost import Booster, BoostRegressor
+    >>> X = np.arange(40, dtype=float).reshape(20, 2)
+    >>> y = X[:, 0] * 2.0
+    >>> booster = BoostRegressor(n_estimators=5).fit(X, y).get_booster()
+    >>> booster.num_boosted_rounds()
+    5
+    >>> booster.predict(X[:2]).shape
+    (2,)
     """
 
     # Trees per output and round (``num_parallel_tree``); class attributes,
@@ -265,7 +277,7 @@ class Booster:
             (n_samples,) for one output, else (n_samples, n_outputs); the
             shapes above for leaves, contributions and interactions.
         """
-        from ._explain import booster_predict
+        from .explain import booster_predict
 
         return booster_predict(
             self, X, output_margin=output_margin, pred_leaf=pred_leaf,
@@ -279,10 +291,10 @@ class Booster:
         CSR."""
         estimator = getattr(self, "_input_estimator", None)
         if estimator is not None:
-            from ._data import check_X
+            from .._input.arrays import check_X
 
             return check_X(estimator, X, reset=False)
-        from ._explain import plain_input
+        from .explain import plain_input
 
         return plain_input(self, X)
 
@@ -305,7 +317,7 @@ class Booster:
             ``{feature name: importance}``; names are the training column
             names, else ``"f0"``, ``"f1"``, ...
         """
-        from ._importance import get_score
+        from .importance import get_score
 
         return get_score(self, importance_type)
 
@@ -362,7 +374,7 @@ class Booster:
         fname : str or path-like
             Path of the file to write (replaced atomically if it exists).
         """
-        from ._booster_io import save_booster
+        from .._io.booster_files import save_booster
 
         save_booster(self, fname)
 
@@ -381,7 +393,7 @@ class Booster:
             Bound to the estimator the file describes (its ``predict``
             reads DataFrames as the estimator's does).
         """
-        from ._booster_io import load_booster
+        from .._io.booster_files import load_booster
 
         return load_booster(self, fname)
 
@@ -401,7 +413,7 @@ class Booster:
         dump : list of str
             One string per tree, in boosting order.
         """
-        from ._importance import get_dump
+        from .importance import get_dump
 
         return get_dump(self, with_stats, dump_format)
 
@@ -418,7 +430,7 @@ class Booster:
             leaves the leaf value, as in XGBoost), ``Cover`` and ``Value``
             (the node's output, learning rate included).
         """
-        from ._importance import trees_to_dataframe
+        from .importance import trees_to_dataframe
 
         return trees_to_dataframe(self)
 

@@ -20,14 +20,14 @@ import scipy.sparse as sp
 from sklearn.utils.validation import (_check_sample_weight, check_array,
                                       check_X_y, validate_data)
 
-from ._categorical import (CategoryMap, code_sparse, dtype_categories,
+from .categorical import (CategoryMap, code_sparse, dtype_categories,
                            dtype_codes, is_category_dtype,
                            resolve_categorical_features,
                            sparse_value_categories, value_categories,
                            value_codes)
-from ._frames import frame_to_float32, is_other_frame
-from ._limits import check_weight_limits
-from ._sparse_input import (SPARSE_FORMATS, canonical_csr,
+from .frames import frame_to_float32, is_other_frame
+from .._model.limits import check_weight_limits
+from .sparse import (SPARSE_FORMATS, canonical_csr,
                             check_sparse_structure)
 
 

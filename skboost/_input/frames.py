@@ -25,7 +25,7 @@ import sys
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ._categorical import checked_categories
+from .categorical import checked_categories
 
 
 def is_polars_frame(X):

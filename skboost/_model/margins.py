@@ -10,7 +10,7 @@ XGBoost. Prediction without a base margin uses the intercept.
 
 import numpy as np
 
-from ._limits import check_margin_limits
+from .limits import check_margin_limits
 
 
 def pick_alias(name, value, alias, alias_value):
@@ -83,7 +83,7 @@ def intercept(booster):
     prediction space for a model with one output (a probability for
     ``binary:logistic``, a mean for ``count:poisson``), the margins of a
     model with several (softmax has no inverse: one margin per class)."""
-    from .objectives import BinaryLogitRaw, _LogisticBase, _LogLink, get_objective
+    from ..objectives import BinaryLogitRaw, _LogisticBase, _LogLink, get_objective
 
     margin = np.asarray(booster.base_margin, dtype=np.float64)
     if margin.shape[0] != 1:

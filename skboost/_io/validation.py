@@ -187,7 +187,7 @@ def check_runtime_params(params):
     goes through ``effective_n_threads`` (any integer but 0 is capped at the
     CPUs this process may use, so no file can make a predict start more
     threads than the machine runs)."""
-    from ._threads import effective_n_threads
+    from .._threads import effective_n_threads
 
     if "n_jobs" not in params:
         return

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
-from .objectives import Objective
+from ..objectives import Objective
 
 MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
 

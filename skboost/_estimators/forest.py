@@ -14,7 +14,7 @@ a forest (a forest is one round; ``n_estimators`` is its number of trees).
 
 import numpy as np
 
-from ._estimators import BoostClassifier, BoostRegressor
+from .base import BoostClassifier, BoostRegressor
 
 # Parameters of the boosted estimators that a forest does not have.
 _NOT_FOREST_PARAMS = ("num_parallel_tree", "early_stopping_rounds",

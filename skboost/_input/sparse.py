@@ -18,7 +18,7 @@ stored means is the estimator's ``sparse_absent``:
 import numpy as np
 import scipy.sparse as sp
 
-from .tree._sparse import SparseRows
+from ..tree._sparse import SparseRows
 
 SPARSE_FORMATS = ("csr", "csc", "coo")
 

@@ -1,0 +1,13 @@
+"""The scikit-learn estimators: ``base`` (the shared base and the three
+boosting estimators), ``forest`` (random forests), and what only the
+estimator layer needs (continued training, the early-stopping hold-out,
+XGBoost's and LightGBM's parameter names).
+
+Pickles name ``skboost._estimators.BoostClassifier`` and its siblings: they
+are importable from here."""
+
+from .base import BoostClassifier, BoostRanker, BoostRegressor
+from .forest import BoostRFClassifier, BoostRFRegressor
+
+__all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor",
+           "BoostRFClassifier", "BoostRFRegressor"]
