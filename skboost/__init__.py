@@ -4,6 +4,7 @@
 from . import _openmp_runtime  # noqa: F401  (isort: skip)
 from . import _legacy
 from ._model.booster import Booster
+from ._io import booster_files  # noqa: F401  (Booster.save_model's writer)
 from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
                           BoostRFClassifier, BoostRFRegressor)
 
@@ -25,4 +26,4 @@ def __dir__():
 
 __all__ = ["Booster", "BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
            "BoostRFClassifier", "BoostRFRegressor"]
-__version__ = "0.1.0.dev0"
+from ._version import __version__  # noqa: E402

@@ -22,7 +22,7 @@ MOVED_MODULES = {
     "skboost._multi_output": "skboost._model.multi_output",
     "skboost._importance": "skboost._model.importance",
     "skboost._explain": "skboost._model.explain",
-    "skboost._export": "skboost._model.export",
+    "skboost._export": "skboost._estimators.export",
     "skboost._serialization": "skboost._io.model_file",
     "skboost._ubjson": "skboost._io.ubjson",
     "skboost._model_validation": "skboost._io.validation",

@@ -38,7 +38,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ._model.export import category_test, exported_model, float32_threshold
+from ._estimators.export import category_test, exported_model, float32_threshold
 
 try:
     import onnx

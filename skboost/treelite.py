@@ -21,7 +21,7 @@ it as an unseen category: feed categorical features integer values.
 
 import numpy as np
 
-from ._model.export import category_test, exported_model
+from ._estimators.export import category_test, exported_model
 
 try:
     import treelite
@@ -33,7 +33,7 @@ except ImportError as error:  # pragma: no cover - exercised without treelite
 
 __all__ = ["to_treelite"]
 
-# Treelite's postprocessor of each link (skboost._model.export)
+# Treelite's postprocessor of each link (skboost._estimators.export)
 _POSTPROCESSORS = {"identity": "identity", "sigmoid": "sigmoid",
                    "exp": "exponential", "hinge": "hinge",
                    "softmax": "softmax"}

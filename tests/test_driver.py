@@ -22,7 +22,7 @@ import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost._model.booster import _single_tree
+from skboost._model.train import single_tree_booster as _single_tree
 from skboost._input.sparse import sparse_rows
 from skboost.tree._column_sampler import ColumnSampler
 from skboost.tree.driver import GrowthDriver, TreeParams

@@ -537,7 +537,7 @@ def test_route_rows_equals_apply_level_splits(seed, n_threads):
 def test_grower_tracks_the_leaf_of_each_active_row(seed):
     # The exact grower routes rows from the groups and records where each
     # active row ends; that must be the leaf the predictor sends it to.
-    from skboost._model.booster import _single_tree
+    from skboost._model.train import single_tree_booster as _single_tree
     from skboost.tree.driver import TreeParams
     from skboost.tree.methods import make_grower
 

@@ -94,7 +94,7 @@ def test_multiclass_layout_and_iteration_range():
 
 
 def _tree_margin(booster, X, index):
-    from skboost._model.booster import _single_tree
+    from skboost._model.train import single_tree_booster as _single_tree
 
     return _single_tree(booster.trees[index], X).predict_raw(
         np.ascontiguousarray(X, dtype=np.float32))[:, 0]

@@ -16,14 +16,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._model.booster import BoostParams, EvalSet, train
+from .._model.train import BoostParams, EvalSet, train
 from ..callback import EarlyStopping, EvaluationMonitor
 from ..metrics import get_metric
 from ..objectives import (CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, DEFAULT_PARAMS,
                          CallableObjective, get_objective)
 from .._input.arrays import check_weight, check_X, reject_external_weight
-from .._model.explain import ExplainMixin
+from .explain import ExplainMixin
+from .._io.booster_files import register_estimator_class
 from .holdout import hold_out, objective_for_rows
 from .._model.multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
                             check_multilabel, check_targets)
@@ -50,7 +51,7 @@ POSITIVE_TARGETS = frozenset({"count:poisson", "reg:gamma", "reg:tweedie",
                               "reg:squaredlogerror"})
 
 
-def _metric_list(eval_metric):
+def metric_list(eval_metric):
     """``eval_metric`` as a list of names and callables (None: default)."""
     if eval_metric is None:
         return None
@@ -78,6 +79,22 @@ def _check_eval_targets(y, n_rows, n_targets, index):
         raise ValueError(
             f"eval_set[{index}]: y must have shape ({n_rows}, {n_targets}) "
             f"(one row per row of X, a column per target), got {y.shape}")
+
+
+class EstimatorBinding:
+    """What ``get_booster`` binds to its booster (``Booster.bind_input``):
+    the estimator's conversion of X, its ``n_jobs``, and the estimator
+    itself (its model file, continued training)."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def check_input(self, X):
+        return check_X(self.estimator, X, reset=False)
+
+    @property
+    def n_jobs(self):
+        return self.estimator.n_jobs
 
 
 # class -> its constructor's parameter names (_BoostBase._get_param_names)
@@ -186,6 +203,10 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         self.multi_strategy = multi_strategy
         self.verbosity = verbosity
         self.device = device
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_estimator_class(cls)   # model files name it
 
     def __new__(cls, *args, **kwargs):
         # XGBoost's and LightGBM's names get a TypeError that says what to
@@ -302,12 +323,12 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             effective_n_threads(self.n_jobs),
             np.random.default_rng(seed if init is None else [seed, init.n_rounds]),
             objective_params=self._objective_params(), query_ptr=query_ptr,
-            evals=evals, eval_metrics=_metric_list(self.eval_metric),
+            evals=evals, eval_metrics=metric_list(self.eval_metric),
             callbacks=callbacks, init_booster=init,
             n_categories=(None if category_map is None
                           else category_map.n_categories()),
             base_margin=base_margin,
-            tie_salt=_tie_salt(self.random_state))
+            tie_salt=tie_salt(self.random_state))
         self.booster_.category_map = category_map
         self.evals_result_ = self.booster_.evals_result
         names = getattr(self, "feature_names_in_", None)
@@ -596,8 +617,40 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             Base margin and trees of the fitted model.
         """
         check_is_fitted(self)
-        self.booster_._input_estimator = self   # predict() reads X like us
+        self.booster_.bind_input(EstimatorBinding(self))   # reads X like us
         return self.booster_
+
+    @classmethod
+    def around_booster(cls, booster):
+        """A fitted estimator of this class around a booster that has none
+        (one unpickled on its own, or built by ``train``): classes
+        ``0 .. K-1``, its feature names and categories, objective
+        parameters as estimator parameters. Model files use it to save such
+        a booster."""
+        if booster.objective == CallableObjective.name:
+            raise ValueError(
+                "this booster was trained with a custom objective and has "
+                "lost its estimator: save the estimator "
+                "(estimator.save_model), whose file records the link of the "
+                "objective")
+        estimator = cls(objective=booster.objective)
+        if is_classifier(estimator):
+            n_classes = 2 if booster.n_outputs == 1 else booster.n_outputs
+            estimator.classes_ = np.arange(n_classes)
+            estimator.n_classes_ = n_classes
+        params = estimator.get_params()
+        estimator.set_params(**{
+            name: value for name, value in (booster.objective_params or {}).items()
+            if name in params and value is not None})
+        if booster.absent_value == 0.0:
+            estimator.set_params(sparse_absent="zero")
+        estimator.n_features_in_ = booster.n_features
+        if booster.feature_names is not None:
+            estimator.feature_names_in_ = np.asarray(booster.feature_names,
+                                                     dtype=object)
+        estimator._category_map_ = booster.category_map
+        estimator.booster_ = booster
+        return estimator
 
     @property
     def feature_importances_(self):
@@ -1523,7 +1576,7 @@ def _external_queries(X, qid, group):
     return qid
 
 
-def _tie_salt(random_state):
+def tie_salt(random_state):
     """The salt of the ranker's per-row tie-break keys: an integer
     ``random_state`` itself, else 0. The keys thus stay the same from fit
     to fit (no other randomness is involved without sampling)."""

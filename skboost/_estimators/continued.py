@@ -30,7 +30,7 @@ def continued_booster(estimator, model, objective, n_classes):
     source = None
     if isinstance(model, Booster):
         booster = model
-        source = getattr(model, "_input_estimator", None)
+        source = getattr(model.input_binding, "estimator", None)
     elif isinstance(model, (str, os.PathLike)):
         source = _load(type(estimator), model)
         booster = source.booster_

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
-from .._model.booster import EvalSet
+from .._model.train import EvalSet
 
 HOLDOUT_NAME = "validation"
 

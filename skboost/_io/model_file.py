@@ -81,6 +81,7 @@ from sklearn.base import is_classifier
 from ..objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                          OBJECTIVES, RANKING_OBJECTIVES,
                          REGRESSION_OBJECTIVES, CallableObjective)
+from .._version import __version__
 from . import ubjson as _ubjson
 from .._input.categorical import CategoryMap
 from .validation import ModelFileError as _Invalid
@@ -201,8 +202,6 @@ def _categories_to_json(category_map):
 
 
 def _version():
-    from .. import __version__
-
     return __version__
 
 
@@ -334,12 +333,15 @@ def estimator_name(data, binary=False, source="the model"):
     return name
 
 
-def loads_estimator(estimator, data, source="the model", binary=False):
+def loads_estimator(estimator, data, source="the model", binary=False,
+                    saved_as=None):
     """Fill ``estimator`` from the model file's text or bytes ``data``
-    (UBJSON bytes when ``binary``)."""
+    (UBJSON bytes when ``binary``); ``saved_as`` the class name the file
+    may hold when it is not the estimator's (a Dask estimator's file read
+    by its single-node twin)."""
     try:
         model = _parse_ubj(data) if binary else _parse(data)
-        state = _model_from_dict(estimator, model)
+        state = _model_from_dict(estimator, model, saved_as)
     except _Invalid as exc:
         raise ValueError(f"{source} is not a valid skboost model file: "
                          f"{exc}") from None
@@ -437,13 +439,13 @@ _MODEL_KEYS = {"estimator", "skboost_version", "params", "unsaved_params",
                "best_iteration", "best_score", "booster"}
 
 
-def _model_from_dict(estimator, model):
+def _model_from_dict(estimator, model, saved_as=None):
     """Validated fitted state for ``estimator`` (nothing installed yet)."""
     missing = _MODEL_KEYS - set(model)
     extra = set(model) - _MODEL_KEYS
     _expect(not missing, f"'model' lacks {sorted(missing)}")
     _expect(not extra, f"'model' has unknown entries {sorted(extra)}")
-    name = type(estimator).__name__
+    name = saved_as or type(estimator).__name__
     _expect(model["estimator"] == name,
             f"it holds a {model['estimator']!r}, not a {name!r}")
     params = _params_from_json(estimator, model["params"],

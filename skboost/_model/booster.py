@@ -1,45 +1,43 @@
-"""The trained ensemble and the boosting loop that builds it.
+"""The trained ensemble: base margin plus trees, and plain prediction.
 
-``train`` runs the rounds: gradients from the objective, one tree per output
-(class) grown by the tree grower, raw margins updated by the predictor.
-``Booster`` holds the trees and predicts.
+``Booster`` is a leaf of the package's layers: it knows no estimator and no
+file format. The layer that trained it may *bind* it (``bind_input``) with an
+object that converts ``X`` as the estimator does (DataFrames by column name,
+categories re-coded) and describes the estimator for model files; the model
+files register their reader and writer here (``register_model_files``), so
+that ``save_model`` / ``load_model`` work without this module importing them.
+The boosting loop that builds a booster is in ``train.py``.
 """
-
-from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from .class_rounds import class_workers, grow_class_trees
-from .limits import check_gradients
-from .._parallel import get_thread_cap
-from .margins import check_base_margin
-from .multi_output import flatten_targets
-from .._input.sparse import sparse_rows
-from .._threads import ThreadTuner
+from sklearn.utils.validation import check_array
+
+from .._input.sparse import canonical_csr, check_sparse_structure, sparse_rows
+from .._threads import effective_n_threads
+from ..objectives import get_objective
+from ..tree._predictor import PackedForest
 from ..tree._sparse import SparseRows
-from ..callback import call_callback, check_callbacks
-from ..metrics import get_metric
-from ..objectives import RANKING_OBJECTIVES, Objective, get_objective
-from ..tree._predictor import PackedForest, predict_raw
-from ..tree._tree import NODE_FIELDS
-from ..tree.methods import make_grower
+from ..tree.packing import PREDICT_FIELDS, pack_trees
+from .margins import check_base_margin
+
+# The model-file layer's reader and writer (skboost/_io/booster_files.py
+# registers them when skboost is imported): an object with
+# ``save(booster, fname)`` and ``load(booster, fname)``.
+_MODEL_FILES = []
 
 
-@dataclass(frozen=True)
-class BoostParams:
-    """Parameters of the boosting loop around the tree grower."""
+def register_model_files(codec):
+    """Let ``Booster.save_model`` / ``load_model`` use ``codec``."""
+    _MODEL_FILES[:] = [codec]
 
-    n_estimators: int = 100
-    subsample: float = 1.0
-    base_score: float | None = None
-    sparse_absent: str = "missing"   # what an absent sparse entry means
-    # trees grown per output and round, each on its own row and column
-    # sample; the round adds their mean (random forests)
-    num_parallel_tree: int = 1
-    # "multi_output_tree": one vector-leaf tree for all outputs (when there
-    # are several), else one tree per output
-    multi_strategy: str = "one_output_per_tree"
+
+def _model_files():
+    if not _MODEL_FILES:
+        raise RuntimeError("no model-file reader is registered: import "
+                           "skboost (whose import registers it)")
+    return _MODEL_FILES[0]
 
 
 class Booster:
@@ -76,8 +74,12 @@ class Booster:
     (2,)
     """
 
-    # Trees per output and round (``num_parallel_tree``); class attributes,
-    # so that boosters pickled before they existed keep their meaning.
+    # Every field of a booster is declared here, and only the boosting loop
+    # (train.py), the model-file reader and the callbacks' results set
+    # them. Immutable defaults are class attributes, so that boosters
+    # pickled before a field existed read its default.
+    #
+    # Trees per output and round (``num_parallel_tree``).
     num_parallel_tree = 1
     # Number of targets of a multi-output model (columns of y; each is an
     # output), 1 otherwise.
@@ -85,6 +87,18 @@ class Booster:
     # "multi_output_tree": one vector-leaf tree per round (and parallel
     # tree) holds every output's values; else one tree per output.
     multi_strategy = "one_output_per_tree"
+    # What an absent entry of sparse X means: NaN (missing) or 0.0.
+    absent_value = np.nan
+    # The categorical features and their training categories
+    # (``_input.categorical.CategoryMap``), None without any.
+    category_map = None
+    # Training column names, when known.
+    feature_names = None
+    # Set by early stopping (rounds counted from 0) and its score.
+    best_iteration = None
+    best_score = None
+    # What ``get_booster`` binds (``bind_input``); never pickled.
+    input_binding = None
 
     def __init__(self, objective="reg:squarederror", base_margin=(0.0,),
                  n_features=0, *, model_file=None):
@@ -94,17 +108,9 @@ class Booster:
         self.trees = []
         self.tree_group = []  # output column of each tree
         self._forest = None  # concatenated node arrays, built on demand
-        self.feature_names = None  # training column names, when known
         self.objective_params = {}  # parameters of the objective
         self.evals_result = {}  # {eval set: {metric: [value per round]}}
         self.metric_maximize = {}  # {metric: whether higher is better}
-        self.best_iteration = None  # set by early stopping (from 0)
-        self.best_score = None
-        # what an absent entry of sparse X means: NaN (missing) or 0.0
-        self.absent_value = np.nan
-        # the categorical features and their training categories
-        # (_categorical.CategoryMap), None without any
-        self.category_map = None
         if model_file is not None:
             self.load_model(model_file)
 
@@ -175,23 +181,17 @@ class Booster:
         """All trees packed for prediction (built once, validated once)."""
         if self._forest is None:
             trees, groups = self.scalar_trees()
-            sizes = [tree.n_nodes for tree in trees]
-            starts = np.zeros(len(sizes) + 1, dtype=np.int64)
-            np.cumsum(sizes, out=starts[1:])
-            arrays = [np.concatenate([getattr(t, name) for t in trees])
-                      if trees else np.empty(0, dtype=dtype)
-                      for name, dtype in NODE_FIELDS.items()
-                      if name not in ("gain", "cover")]
-            self._forest = PackedForest(*arrays, starts,
-                                        np.asarray(groups, np.int32),
-                                        self.n_features, self.n_outputs,
-                                        *_forest_categories(trees, starts))
+            self._forest = pack_trees(PackedForest, trees, groups,
+                                      n_features=self.n_features,
+                                      n_outputs=self.n_outputs,
+                                      fields=PREDICT_FIELDS)
         return self._forest
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_forest"] = None  # C memory: rebuilt on first use
-        state.pop("_input_estimator", None)  # bound again by get_booster
+        state.pop("input_binding", None)  # bound again by get_booster
+        state.pop("_input_estimator", None)  # (its name before issue 34)
         return state
 
     def _sparse_rows(self, X):
@@ -211,7 +211,7 @@ class Booster:
         else:
             out = check_base_margin(base_margin, X.shape[0], self.n_outputs)
             out = out.copy()
-        if last > first and _is_sparse(X):
+        if last > first and is_sparse(X):
             self._packed_forest().predict_raw_sparse(self._sparse_rows(X), out,
                                                      first, last, n_threads)
         elif last > first:
@@ -221,7 +221,7 @@ class Booster:
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
         first, last = self.scalar_slice(*self._tree_slice(iteration_range))
-        if _is_sparse(X):
+        if is_sparse(X):
             leaves = self._packed_forest().predict_leaves_sparse(
                 self._sparse_rows(X), first, last, n_threads)
         else:
@@ -277,26 +277,85 @@ class Booster:
             (n_samples,) for one output, else (n_samples, n_outputs); the
             shapes above for leaves, contributions and interactions.
         """
-        from .explain import booster_predict
-
-        return booster_predict(
-            self, X, output_margin=output_margin, pred_leaf=pred_leaf,
-            pred_contribs=pred_contribs, approx_contribs=approx_contribs,
+        return self.predict_checked(
+            self._check_input(X), output_margin=output_margin,
+            pred_leaf=pred_leaf, pred_contribs=pred_contribs,
+            approx_contribs=approx_contribs,
             pred_interactions=pred_interactions,
-            iteration_range=iteration_range, n_jobs=n_jobs, checked=False)
+            iteration_range=iteration_range, n_jobs=n_jobs)
+
+    def predict_checked(self, X, *, output_margin=False, pred_leaf=False,
+                        pred_contribs=False, approx_contribs=False,
+                        pred_interactions=False, iteration_range=None,
+                        n_jobs=None):
+        """:meth:`predict` of X already as the kernels read it (float32
+        C-ordered with NaN for missing, or CSR): the estimators' path."""
+        chosen = [name for name, flag in (
+            ("pred_leaf", pred_leaf), ("pred_contribs", pred_contribs),
+            ("pred_interactions", pred_interactions)) if flag]
+        if len(chosen) > 1:
+            raise ValueError(f"choose one of {', '.join(chosen)}: they are "
+                             "different outputs")
+        if n_jobs is None and self.input_binding is not None:
+            n_jobs = self.input_binding.n_jobs
+        n_threads = effective_n_threads(n_jobs)
+        if iteration_range is None and self.best_iteration is not None:
+            iteration_range = (0, self.best_iteration + 1)
+        if pred_interactions or pred_contribs:
+            from .explain import contributions   # loads the SHAP kernels
+
+            return contributions(
+                self, X, pred_contribs=pred_contribs,
+                approx_contribs=approx_contribs,
+                pred_interactions=pred_interactions,
+                iteration_range=iteration_range, n_threads=n_threads)
+        if pred_leaf:
+            return self.predict_leaves(X, iteration_range, n_threads)
+        raw = self.predict_raw(X, iteration_range, n_threads)
+        if not output_margin:
+            raw = get_objective(self.objective,
+                                self.objective_params).transform(raw)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def bind_input(self, binding):
+        """Bind this booster to the layer that trained it.
+
+        Parameters
+        ----------
+        binding : object or None
+            Has ``check_input(X)`` (X as the kernels read it: the
+            estimator's conversion of DataFrames, categories, sparse
+            matrices), ``n_jobs`` (the default threads of ``predict``) and
+            ``model_section()`` (what a model file records of the
+            estimator). None unbinds. Not pickled.
+        """
+        self.input_binding = binding
 
     def _check_input(self, X):
-        """X as the kernels read it: through the estimator that trained the
-        booster when bound (``get_booster``), else float32 C-ordered or
-        CSR."""
-        estimator = getattr(self, "_input_estimator", None)
-        if estimator is not None:
-            from .._input.arrays import check_X
+        """X as the kernels read it: through the binding when bound
+        (``get_booster``), else float32 C-ordered or CSR."""
+        if self.input_binding is not None:
+            return self.input_binding.check_input(X)
+        return self._plain_input(X)
 
-            return check_X(estimator, X, reset=False)
-        from .explain import plain_input
-
-        return plain_input(self, X)
+    def _plain_input(self, X):
+        """X for a booster without its estimator: float32 C-ordered (NaN
+        for missing) or CSR, with the booster's number of features."""
+        if hasattr(X, "iloc"):
+            raise TypeError(
+                "this Booster is not bound to its estimator, which converts "
+                "DataFrames: call estimator.get_booster() (or pass a numpy "
+                "array or sparse matrix)")
+        check_sparse_structure(X)
+        X = check_array(X, dtype=np.float32, order="C", accept_sparse="csr",
+                        ensure_all_finite="allow-nan")
+        if sp.issparse(X):   # sorted unique indices, as the kernels read them
+            absent = "zero" if self.absent_value == 0.0 else "missing"
+            X = canonical_csr(X, np.nan, absent)
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but the booster "
+                             f"expects {self.n_features}")
+        return X
 
     def get_score(self, importance_type="weight"):
         """Importance of each feature used in at least one split.
@@ -374,9 +433,7 @@ class Booster:
         fname : str or path-like
             Path of the file to write (replaced atomically if it exists).
         """
-        from .._io.booster_files import save_booster
-
-        save_booster(self, fname)
+        _model_files().save(self, fname)
 
     def load_model(self, fname):
         """Replace this booster by the model saved in ``fname``.
@@ -393,9 +450,7 @@ class Booster:
             Bound to the estimator the file describes (its ``predict``
             reads DataFrames as the estimator's does).
         """
-        from .._io.booster_files import load_booster
-
-        return load_booster(self, fname)
+        return _model_files().load(self, fname)
 
     def get_dump(self, with_stats=False, dump_format="text"):
         """A readable dump of every tree.
@@ -435,435 +490,6 @@ class Booster:
         return trees_to_dataframe(self)
 
 
-def _forest_categories(trees, starts):
-    """The categorical splits of all trees, concatenated: node indices and
-    bitset offsets moved into the forest's (``PackedForest``)."""
-    if not any(t.has_categorical_splits for t in trees):
-        return ()
-    words = np.cumsum([0] + [t.cat_bits.shape[0] for t in trees])
-    node = np.concatenate([t.cat_node.astype(np.int64) + starts[i]
-                           for i, t in enumerate(trees)])
-    size = np.concatenate([t.cat_size for t in trees])
-    ptr = np.concatenate([[0]] + [t.cat_ptr[1:] + words[i]
-                                  for i, t in enumerate(trees)])
-    bits = np.concatenate([t.cat_bits for t in trees])
-    return node, size, ptr, bits
-
-
-@dataclass
-class EvalSet:
-    """Data evaluated after every round (rows grouped by query for ranking).
-
-    ``X`` is float32 C-ordered with NaN for missing values; ``weight``
-    float64; ``query_ptr`` (ranking) the row boundaries of the queries;
-    ``base_margin`` the margins its rows start from (None: the model's).
-    """
-
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    weight: np.ndarray
-    query_ptr: np.ndarray | None = None
-    base_margin: np.ndarray | None = None
-
-
-def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
-          n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
-          eval_metrics=None, callbacks=(), init_booster=None,
-          n_categories=None, base_margin=None, tie_salt=0):
-    """Run the boosting rounds and return the trained :class:`Booster`.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_rows, n_features), float32, C order, NaN = missing
-    y : ndarray of shape (n_rows,)
-        Labels (class indices for classification).
-    weight : ndarray of shape (n_rows,), float64, non-negative
-    objective_name : str or Objective
-        A registered objective name, or an objective instance (a callable
-        objective wrapped in ``CallableObjective``).
-    n_classes : int or None
-    boost_params : BoostParams
-    tree_params : TreeParams
-    n_threads : int
-    rng : numpy.random.Generator
-    objective_params : dict, default=None
-        Parameters of the objective (``objectives.DEFAULT_PARAMS``).
-    query_ptr : ndarray of shape (n_queries + 1,), default=None
-        Ranking: rows of query q are ``query_ptr[q]:query_ptr[q + 1]``.
-    evals : sequence of EvalSet, default=()
-        Evaluated after every round, in order.
-    eval_metrics : list of (str or callable), default=None
-        Metrics of the evaluation sets; None is the objective's default.
-    callbacks : sequence, default=()
-        Objects of the protocol of :mod:`skboost.callback`.
-    init_booster : Booster, default=None
-        Continue this model (warm start): its base margin and trees are kept
-        (in a new Booster) and ``boost_params.n_estimators`` rounds are
-        added; rounds are numbered on from its last.
-    n_categories : ndarray of shape (n_features,), default=None
-        Number of categories of each categorical feature (whose values in X
-        are category codes 0 .. n-1, NaN = missing), 0 for the numeric
-        ones; None: every feature is numeric. Every tree method takes
-        them, on dense or sparse X.
-    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs), \
-default=None
-        Margins the rows start from instead of the base margin (the
-        booster's base margin is still estimated or set, for predictions
-        without one); with ``init_booster``, its trees are added to them.
-    tie_salt : int, default=0
-        Ranking: the salt of the per-row keys that order documents of equal
-        scores and labels (the ranker's integer ``random_state``).
-
-    Returns
-    -------
-    Booster
-        With ``evals_result`` (and ``best_iteration`` / ``best_score`` when
-        a callback such as early stopping set them).
-    """
-    check_callbacks(callbacks)
-    objective = _resolve_objective(objective_name, objective_params, query_ptr)
-    if getattr(X, "out_of_core", False):
-        _check_out_of_core(objective, init_booster)
-    y = objective.prepare_labels(y)
-    n_outputs = objective.n_outputs(n_classes)
-    weight = objective.training_weight(y, weight)
-    if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
-        objective.set_row_keys(X, weight, tie_salt, n_threads)
-    booster = _start_booster(objective, y, weight, n_outputs, X.shape[1],
-                             boost_params, init_booster)
-    if sp.issparse(X):
-        X = booster._sparse_rows(X)
-    first_round = booster.n_rounds
-    evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
-    weights = _RoundWeights(weight, objective)
-    if boost_params.num_parallel_tree > 1:
-        tree_params = replace(tree_params, learning_rate=(
-            tree_params.learning_rate / boost_params.num_parallel_tree))
-    weight_sum = float(np.sum(weight))
-    tuner = ThreadTuner(n_threads)
-    with tuner.setup():   # no more threads than the load leaves free
-        grower = make_grower(X, tree_params, n_threads, rng,
-                             weight=weights.in_sums,
-                             fixed_hessians=objective.constant_hessian
-                             and boost_params.subsample >= 1.0,
-                             n_categories=n_categories,
-                             vector_outputs=n_outputs if booster.vector_leaf
-                             else 0)
-        raw = booster.predict_raw(X, n_threads=n_threads,
-                                  base_margin=base_margin)
-    gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
-    for callback in callbacks:
-        _call(callback, "before_training", booster)
-    for iteration in range(first_round,
-                           first_round + boost_params.n_estimators):
-        with tuner.round():  # as many threads as run fastest right now
-            objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
-            check_gradients(gpair, weight_sum, objective.name, iteration)
-            _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
-                         weights, boost_params, rng, n_threads)
-            evaluator.add_round(iteration)
-        stops = [_call(callback, "after_iteration", booster, iteration,
-                       booster.evals_result) for callback in callbacks]
-        if any(stops):
-            break
-    for callback in callbacks:
-        booster = _call(callback, "after_training", booster) or booster
-    return booster
-
-
-def _check_out_of_core(objective, init_booster):
-    """What out-of-core training (ExternalData) cannot do: it never holds
-    X, so no prediction pass over the training rows."""
-    if objective.refit_leaves():
-        raise ValueError(
-            f"objective {objective.name!r} re-fits its leaves on the "
-            "training rows, which ExternalData does not hold: train it in "
-            "core")
-    if init_booster is not None and init_booster.trees:
-        raise ValueError("continuing a model (xgb_model, init_model, "
-                         "warm_start) is not supported with ExternalData")
-
-
-def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
-                 weights, boost_params, rng, n_threads):
-    """Grow the trees of one round on the gradients ``gpair`` and add them
-    to ``booster`` and the margins ``raw``.
-
-    Each output gets ``num_parallel_tree`` trees, each on its own row
-    sample (and column sample, drawn by the grower), all from the same
-    gradients; their leaf values carry the grower's learning rate,
-    ``learning_rate / num_parallel_tree``, so the round adds
-    ``learning_rate`` times their mean, as XGBoost does."""
-    n_parallel = boost_params.num_parallel_tree
-    learning_rate = grower.params.learning_rate
-    if booster.vector_leaf:
-        # one tree for every output, on all of their gradients
-        for _ in range(n_parallel):
-            active = _tree_rows(weights.positive, boost_params.subsample,
-                                rng)
-            tree, leaf_rows = grower.grow(gpair, active)
-            booster.add_tree(tree, 0)
-            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
-                            0, n_threads)
-        return
-    workers = class_workers(grower, booster.n_outputs,
-                            min(n_threads, get_thread_cap()), n_parallel,
-                            objective.refit_leaves())
-    if workers > 1:   # the class trees side by side (_class_rounds.py)
-        _grow_class_trees(grower, booster, gpair, raw, X, weights,
-                          boost_params, rng, workers)
-        return
-    # leaf re-fits see the margins the round started from
-    start = raw.copy() if objective.refit_leaves() and n_parallel > 1 else raw
-    for group in range(booster.n_outputs):
-        labels = y[:, group] if y.ndim == 2 else y
-        for _ in range(n_parallel):
-            active = _tree_rows(weights.positive, boost_params.subsample,
-                                rng)
-            tree, leaf_rows = grower.grow(gpair[group], active)
-            if objective.refit_leaves():
-                _refit_leaf_values(tree, X, labels, start[:, group], weight,
-                                   active, objective, group, learning_rate,
-                                   n_threads)
-            booster.add_tree(tree, group)
-            _update_margins(tree, leaf_rows, active, X, weights.positive, raw,
-                            group, n_threads)
-
-
-def _grow_class_trees(grower, booster, gpair, raw, X, weights, boost_params,
-                      rng, n_workers):
-    """One tree per class, ``n_workers`` at a time, each single-threaded;
-    row samples drawn first in class order (the sequential loop's draws)."""
-    actives = [_tree_rows(weights.positive, boost_params.subsample, rng)
-               for _ in range(booster.n_outputs)]
-
-    def finish(group, tree, leaf_rows):
-        _update_margins(tree, leaf_rows, actives[group], X, weights.positive,
-                        raw, group, 1)
-
-    trees = grow_class_trees(grower, gpair, actives, n_workers, finish)
-    for group, tree in enumerate(trees):
-        booster.add_tree(tree, group)
-
-
-def _start_booster(objective, y, weight, n_outputs, n_features, boost_params,
-                   init_booster):
-    """The Booster the rounds add to: the base margin (estimated, given, or
-    that of ``init_booster``, whose trees it keeps)."""
-    if init_booster is not None:
-        base_margin = init_booster.base_margin
-    elif boost_params.base_score is None:
-        base_margin = objective.estimate_base_margin(y, weight, n_outputs)
-    else:
-        base_margin = objective.base_score_to_margin(boost_params.base_score,
-                                                     n_outputs)
-    booster = Booster(objective.name, base_margin, n_features)
-    booster.objective_params = dict(objective.params)
-    booster.n_targets = getattr(objective, "n_targets", 1)
-    booster.num_parallel_tree = boost_params.num_parallel_tree
-    if boost_params.multi_strategy == "multi_output_tree" and n_outputs > 1:
-        if objective.refit_leaves():
-            raise ValueError(
-                f"multi_strategy='multi_output_tree' does not support "
-                f"{objective.name!r}, whose leaves are re-fitted per output; "
-                "use multi_strategy='one_output_per_tree'")
-        booster.multi_strategy = "multi_output_tree"
-    if boost_params.sparse_absent == "zero":
-        booster.absent_value = 0.0
-    if init_booster is not None:
-        for tree, group in zip(init_booster.trees, init_booster.tree_group):
-            booster.add_tree(tree, group)
-    return booster
-
-
-class _RoundWeights:
-    """Where the sample weights enter a round.
-
-    Gradient pairs are kept unweighted in float32, and the weights are
-    applied inside the finders' float64 sums (``in_sums``); a callable
-    objective that applies them itself gets them (``sample_weight``) and
-    the finders unit weights. Unit weights are None (no array of ones: the
-    gradient kernels multiply by nothing, the finders skip the weights).
-    A row of weight 0 is the same as no row at all: it never takes part
-    (``positive``).
-    """
-
-    def __init__(self, weight, objective):
-        unweighted = bool(np.all(weight == 1.0))
-        self.in_gradients = None
-        self.in_sums = None if unweighted else weight
-        if objective.applies_weights:
-            objective.sample_weight = weight
-            self.in_sums = None
-        self.positive = weight > 0
-
-
-def _call(callback, method, *args):
-    """callback.method(*args) if the callback has that method (its result
-    type checked: ``callback.call_callback``)."""
-    return call_callback(callback, method, *args)
-
-
-def _resolve_objective(objective, params, query_ptr):
-    if isinstance(objective, Objective):
-        return objective
-    if objective in RANKING_OBJECTIVES:
-        return get_objective(objective, params, query_ptr=query_ptr)
-    return get_objective(objective, params)
-
-
-class _Evaluator:
-    """Margins of the evaluation sets, kept up to date tree by tree, and
-    their metrics after every round (into ``booster.evals_result``)."""
-
-    def __init__(self, booster, objective, evals, metric_names, n_threads):
-        self.booster = booster
-        self.objective = objective
-        self.evals = list(evals)
-        self.n_threads = n_threads
-        if not metric_names:
-            metric_names = [objective.default_metric] if self.evals else []
-        self.metrics = [get_metric(name, objective.params)
-                        for name in metric_names]
-        booster.metric_maximize = {m.name: m.higher_is_better
-                                   for m in self.metrics}
-        booster.evals_result = {e.name: {m.name: [] for m in self.metrics}
-                                for e in self.evals}
-        # sparse eval sets as the kernels read them, converted once
-        self.inputs = [booster._sparse_rows(e.X) if sp.issparse(e.X) else e.X
-                       for e in self.evals]
-        self.margins = [
-            booster.predict_raw(X, n_threads=n_threads,
-                                base_margin=_eval_margin(e, X, booster))
-            for e, X in zip(self.evals, self.inputs)]
-
-    def add_round(self, iteration):
-        """Add the trees of round ``iteration`` and log every metric."""
-        if not self.evals:
-            return
-        per_round = self.booster.trees_per_round
-        first = iteration * per_round
-        for data, X, margin in zip(self.evals, self.inputs, self.margins):
-            for k in range(first, first + per_round):
-                _add_tree_output(self.booster.trees[k], X, margin,
-                                 self.booster.tree_group[k], self.n_threads)
-            probabilities = self.objective.eval_transform(margin)
-            log = self.booster.evals_result[data.name]
-            for metric in self.metrics:
-                # a user's function sees what predict returns (labels under
-                # multi:softmax), as XGBoost's custom metrics do
-                prediction = (self.objective.transform(margin)
-                              if metric.on_predictions else probabilities)
-                y, weight = data.y, data.weight
-                if y.ndim == 2:   # several targets: every (row, target) pair
-                    y, prediction, weight = flatten_targets(y, prediction,
-                                                            weight)
-                log[metric.name].append(metric(y, prediction, weight,
-                                               data.query_ptr))
-
-
-def _eval_margin(data, X, booster):
-    """The eval set's base margin, checked against the model's outputs."""
-    if data.base_margin is None:
-        return None
-    what = ("base_margin_eval_set" if data.name.startswith("validation_")
-            else "base_margin")
-    return check_base_margin(data.base_margin, X.shape[0], booster.n_outputs,
-                             f"{what} of {data.name!r}")
-
-
-def _refit_leaf_values(tree, X, y, margin, weight, active, objective, output,
-                       learning_rate, n_threads):
-    """Set each leaf to ``learning_rate`` times the objective's target (a
-    weighted quantile) of the residuals ``y - margin`` of its training rows,
-    as XGBoost does for the quantile and absolute errors."""
-    rows = np.flatnonzero(active)
-    if rows.size == 0:
-        return
-    leaves = _single_tree(tree, X).predict_leaves(X[rows],
-                                                           n_threads=n_threads)[:, 0]
-    order = np.argsort(leaves, kind="stable")
-    leaves, rows = leaves[order], rows[order]
-    starts = np.flatnonzero(np.r_[True, leaves[1:] != leaves[:-1]])
-    residual = y[rows] - margin[rows]
-    for begin, end in zip(starts, np.r_[starts[1:], rows.size]):
-        target = objective.leaf_target(residual[begin:end],
-                                       weight[rows[begin:end]], output)
-        tree.value[leaves[begin]] = learning_rate * target
-
-
-def _single_tree(tree, X):
-    """A Booster of one tree and a zero margin, for X: its predictions are
-    the tree's outputs, through the predictor ``predict`` uses."""
-    booster = Booster("reg:squarederror", np.zeros(1), X.shape[1])
-    booster.absent_value = getattr(X, "absent_value", np.nan)
-    booster.add_tree(tree, 0)
-    return booster
-
-
-def _is_sparse(X):
+def is_sparse(X):
+    """Whether X is a sparse matrix (or the kernels' SparseRows)."""
     return sp.issparse(X) or isinstance(X, SparseRows)
-
-
-def _tree_rows(positive, subsample, rng):
-    """Rows of one tree: those of positive weight (``positive``), each
-    kept with probability ``subsample``; without sampling, ``positive``
-    itself (read only: no new array a tree)."""
-    if subsample >= 1.0:
-        return positive
-    return positive & _row_sample(positive.shape[0], subsample, rng)
-
-
-def _row_sample(n_rows, subsample, rng):
-    """Rows used by one tree: each kept with probability ``subsample``."""
-    if subsample >= 1.0:
-        return np.ones(n_rows, dtype=bool)
-    return rng.random(n_rows) < subsample
-
-
-def _update_margins(tree, leaf_rows, active, X, weighted, raw, group,
-                    n_threads):
-    """raw[:, group] += tree(X) for the rows whose margins matter.
-
-    The active rows, whose leaves the grower knows (``leaf_rows``), take
-    their leaf's value directly; the other rows of positive weight go
-    through the predictor. Either way a row gets exactly the value
-    ``predict`` gives it.
-    """
-    if tree.is_vector_leaf:   # each output's view adds to its column
-        for output in range(tree.value.shape[1]):
-            _update_margins(tree.output_view(output), leaf_rows, active, X,
-                            weighted, raw, output, n_threads)
-        return
-    if leaf_rows is None:
-        _add_tree_output(tree, X, raw, group, n_threads)
-        return
-    leaf_rows.add_values(tree, raw, group, n_threads)
-    if getattr(leaf_rows, "covers_every_row", False):
-        return    # out of core: every row's leaf is known (PositionLeaves)
-    rest = np.flatnonzero(~active & weighted)
-    if rest.size:
-        column = raw[rest, group:group + 1].copy()
-        _add_tree_output(tree, X[rest], column, 0, n_threads)
-        raw[rest, group] = column[:, 0]
-
-
-def _add_tree_output(tree, X, raw, group, n_threads):
-    """raw[:, group] += tree(X), through the same predictor as predict
-    (a vector-leaf tree: raw[:, k] += its output k, for every k)."""
-    if tree.is_vector_leaf:
-        for output in range(tree.value.shape[1]):
-            _add_tree_output(tree.output_view(output), X, raw, output,
-                             n_threads)
-        return
-    if _is_sparse(X) or tree.has_categorical_splits:
-        column = _single_tree(tree, X).predict_raw(
-            X, n_threads=n_threads)
-    else:
-        column = np.zeros((X.shape[0], 1))
-        predict_raw(X, tree.left_child, tree.right_child, tree.feature,
-                    tree.threshold, tree.default_left, tree.value,
-                    np.array([0, tree.n_nodes], dtype=np.int64),
-                    np.zeros(1, dtype=np.int32), column, n_threads)
-    raw[:, group] += column[:, 0]

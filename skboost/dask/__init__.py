@@ -23,15 +23,15 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from .._model.booster import BoostParams, _resolve_objective, _start_booster
+from .._model.train import BoostParams, resolve_objective, start_booster
 from .._estimators.continued import draw_seed
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                           merged_bin_mapper, ordered_summaries,
                           train_on_shards)
 from .._estimators.base import (BoostClassifier, BoostRanker, BoostRegressor,
-                          _tie_salt, eval_set_weights,
-                          _metric_list)
+                          tie_salt, eval_set_weights,
+                          metric_list)
 from ..callback import call_callback, check_callbacks
 from ..tree._column_sampler import ColumnSampler
 from ..tree.driver import GrowthDriver, TreeParams
@@ -406,7 +406,7 @@ class _DaskBoostMixin:
 
     def _train_on(self, shards, objective, n_classes, n_rows, *, n_evals,
                   verbose):
-        resolved = _resolve_objective(objective, self._objective_params(),
+        resolved = resolve_objective(objective, self._objective_params(),
                                       None)
         if resolved.refit_leaves():
             raise ValueError(
@@ -420,7 +420,7 @@ class _DaskBoostMixin:
         weight_sum = float(sum(s for s, _ in prepared))
         if not weight_sum > 0:
             raise ValueError("sample_weight must have a positive sum")
-        booster = self._start_booster(shards, resolved, n_outputs)
+        booster = self.start_booster(shards, resolved, n_outputs)
         mapper = merged_bin_mapper(
             _ordered(shards.call("summaries", self.max_bin,
                                  spec.n_categories)),
@@ -433,7 +433,7 @@ class _DaskBoostMixin:
                                 feature_weights=tp.feature_weights)
         evaluator = ShardEvaluator(
             booster, resolved, shards.call("eval_labels"), n_evals,
-            _metric_list(self.eval_metric))
+            metric_list(self.eval_metric))
         callbacks = self._training_callbacks(evaluator.names, verbose,
                                              self.n_estimators)
         check_callbacks(callbacks)
@@ -474,15 +474,15 @@ class _DaskBoostMixin:
             tree_params=tree_params, n_outputs=n_outputs,
             n_parallel=n_parallel, trees_per_round=n_outputs * n_parallel,
             first_round=0, seed=seed, subsample=self.subsample,
-            tie_salt=_tie_salt(self.random_state),
+            tie_salt=tie_salt(self.random_state),
             approx=self.tree_method == "approx",
-            approx_once=(_resolve_objective(
+            approx_once=(resolve_objective(
                 objective, self._objective_params(), None).constant_hessian
                 and self.subsample >= 1.0),
             n_categories=(None if category_map is None
                           else category_map.n_categories()))
 
-    def _start_booster(self, shards, objective, n_outputs):
+    def start_booster(self, shards, objective, n_outputs):
         """The Booster the rounds add to; estimating ``base_score`` reads
         the labels and training weights of every row, in row order."""
         params = BoostParams(n_estimators=self.n_estimators,
@@ -496,7 +496,7 @@ class _DaskBoostMixin:
             order = np.argsort(rows, kind="stable")
             y = np.concatenate([v for _, v, _ in labels])[order]
             weight = np.concatenate([w for _, _, w in labels])[order]
-        return _start_booster(objective, y, weight, n_outputs,
+        return start_booster(objective, y, weight, n_outputs,
                               self.n_features_in_, params, None)
 
     # ---- predictions as dask collections

@@ -32,8 +32,8 @@ import time
 
 import numpy as np
 
-from .._model.booster import (_RoundWeights, _add_tree_output, _resolve_objective,
-                       _update_margins)
+from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
+                            update_margins)
 from ..callback import call_callback
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
@@ -45,7 +45,7 @@ from .._input.arrays import check_X
 from .._model.limits import check_gradients, check_label_limits
 from ..tree._approx import codes_from_sorted
 from ..tree._binning import BinnedData
-from ..tree._histogram import _active_maxima, quantization_scale
+from ..tree._histogram import active_maxima, quantization_scale
 from ..tree._presort import presort_dense
 from ..tree._sketch import (WeightedQuantileSummary, chunk_orders,
                            sketch_column)
@@ -319,7 +319,7 @@ class Shard:
         if spec.n_threads is None:
             spec = replace(spec, n_threads=_worker_threads())
         self.spec = spec
-        objective = _resolve_objective(spec.objective, spec.objective_params,
+        objective = resolve_objective(spec.objective, spec.objective_params,
                                        self.query_ptr)
         self.objective = objective
         self.y = objective.prepare_labels(self.y)
@@ -327,7 +327,7 @@ class Shard:
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
             objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
                                    spec.n_threads)
-        self.weights = _RoundWeights(self.train_weight, objective)
+        self.weights = RoundWeights(self.train_weight, objective)
         return float(np.sum(self.train_weight)), self.weights.in_sums is None
 
     @keeps_freed_memory
@@ -556,11 +556,11 @@ class Shard:
         kept = leaf_rows.end > leaf_rows.begin
         leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
                              leaf_rows.end[kept], leaf_rows.node[kept])
-        _update_margins(tree, leaf_rows, self.active[slot], self.X,
+        update_margins(tree, leaf_rows, self.active[slot], self.X,
                         self.weights.positive, self.raw, group,
                         spec.n_threads)
         for part in self.evals:
-            _add_tree_output(tree, part.X, part.margin, group,
+            add_tree_output(tree, part.X, part.margin, group,
                              spec.n_threads)
 
     def _group(self, slot):
@@ -580,7 +580,7 @@ class Shard:
             active = self.weights.positive & row_sample(
                 spec.seed, iteration, slot, self.rows, spec.subsample)
             self.active.append(active)
-            maxima[slot] = _active_maxima(
+            maxima[slot] = active_maxima(
                 self.gpair[self._group(slot)], self.weights.in_sums,
                 np.ascontiguousarray(active).view(np.uint8), spec.n_threads)
         return maxima

@@ -113,7 +113,7 @@ cdef class FixedPointGradients:
                 raise ValueError("weight must have one entry per row")
         self.gpair = gpair
         self.weight = weight
-        max_g, max_h, self.n_active = _active_maxima(gpair, weight, active,
+        max_g, max_h, self.n_active = active_maxima(gpair, weight, active,
                                                      n_threads)
         if scales is None:
             self.scale_g = quantization_scale(max_g, self.n_active)
@@ -189,8 +189,8 @@ cdef inline void _chunk_maxima(const float[:, ::1] gpair, const double* w,
     out.g, out.h, out.n_active, out.bad = max_g, max_h, count, not finite
 
 
-def _active_maxima(const float[:, ::1] gpair, weight,
-                   const uint8_t[::1] active, int n_threads):
+def active_maxima(const float[:, ::1] gpair, weight,
+                  const uint8_t[::1] active, int n_threads):
     """Largest |g w| and |h w| over the active rows, and their number.
 
     Maxima are order-independent, so the scales (and everything after) do

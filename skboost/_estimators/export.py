@@ -96,7 +96,7 @@ def exported_model(estimator):
     NotImplementedError
         For a multi-label classifier.
     """
-    from .._estimators.base import BoostRanker, _BoostBase
+    from .base import BoostRanker, _BoostBase
 
     if not isinstance(estimator, _BoostBase):
         raise TypeError("expected a fitted BoostClassifier, BoostRegressor "

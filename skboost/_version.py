@@ -1,0 +1,3 @@
+"""The version of skboost (model files record it)."""
+
+__version__ = "0.1.0.dev0"
