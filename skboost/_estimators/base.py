@@ -26,23 +26,19 @@ from .._input.arrays import check_weight, check_X, reject_external_weight
 from .explain import ExplainMixin
 from .._io.booster_files import register_estimator_class
 from .holdout import hold_out, objective_for_rows
-from .._model.multi_output import (MULTI_STRATEGIES, MultiTargetObjective,
+from .._model.multi_output import (MultiTargetObjective,
                             check_multilabel, check_targets)
 from .._model.limits import (check_base_score_limit, check_label_limits,
                       check_poisson_delta_step)
-from .._model.importance import IMPORTANCE_TYPES, feature_importances
+from .._model.importance import feature_importances
 from .._model.margins import eval_base_margins, intercept, pick_alias, rows_of
 from .continued import (continuation_problems, continued_booster,
                         draw_seed, legacy_random_state)
 from .compat_params import (check_device_and_verbosity,
                              reject_unknown_keywords, unknown_keyword_advice)
 from .._threads import effective_n_threads
-from ..tree.constraints import (parse_feature_weights, parse_interactions,
-                               parse_monotone)
-from ..tree.driver import TreeParams
+from .params import constraints, params_doc, store_params, tree_params
 
-_FRACTION = Interval(Real, 0.0, 1.0, closed="right")
-_NON_NEGATIVE = Interval(Real, 0.0, None, closed="left")
 
 
 # Regression objectives whose labels must be positive (or > -1); scikit-learn
@@ -104,105 +100,9 @@ _PARAM_NAMES = {}
 class _BoostBase(ExplainMixin, BaseEstimator):
     """Shared parameters, fit wiring and prediction of the estimators."""
 
-    _parameter_constraints = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "max_depth": [Interval(Integral, 0, None, closed="left")],
-        "learning_rate": [Interval(Real, 0.0, 1.0, closed="right")],
-        "tree_method": [StrOptions({"exact", "approx", "hist"})],
-        "max_bin": [Interval(Integral, 2, 65535, closed="both")],
-        "approx_proposal": [StrOptions({"global", "local"})],
-        "grow_policy": [StrOptions({"depthwise", "lossguide"})],
-        "max_leaves": [Interval(Integral, 0, None, closed="left")],
-        "n_jobs": [Integral, None],
-        "gamma": [_NON_NEGATIVE],
-        "min_child_weight": [_NON_NEGATIVE],
-        "max_delta_step": [_NON_NEGATIVE, None],
-        "subsample": [_FRACTION],
-        "colsample_bytree": [_FRACTION],
-        "colsample_bylevel": [_FRACTION],
-        "colsample_bynode": [_FRACTION],
-        "reg_alpha": [_NON_NEGATIVE],
-        "reg_lambda": [_NON_NEGATIVE],
-        "base_score": [Interval(Real, None, None, closed="neither"), None],
-        "random_state": ["random_state", np.random.Generator],
-        "missing": [Real],
-        "sparse_absent": [StrOptions({"missing", "zero"})],
-        "categorical_features": ["array-like", None],
-        "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
-        "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
-        # checked against X at fit (tree/constraints.py: parse_*)
-        "monotone_constraints": [str, dict, "array-like", None],
-        "interaction_constraints": [str, "array-like", None],
-        "feature_weights": ["array-like", None],
-        "importance_type": [StrOptions(set(IMPORTANCE_TYPES))],
-        "eval_metric": [str, list, callable, None],
-        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"),
-                                  None],
-        "callbacks": [list, None],
-        "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
-        "warm_start": ["boolean"],
-        "num_parallel_tree": [Interval(Integral, 1, None, closed="left")],
-        "multi_strategy": [StrOptions(set(MULTI_STRATEGIES))],
-        "verbosity": [Interval(Integral, 0, 3, closed="both"), None],
-        "device": [str, None],
-    }
-
-    def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3,
-                 objective=None, tree_method="hist", max_bin=256,
-                 approx_proposal="global", grow_policy="depthwise",
-                 max_leaves=0, n_jobs=None, gamma=0.0,
-                 min_child_weight=1.0, max_delta_step=None, subsample=1.0,
-                 colsample_bytree=1.0, colsample_bylevel=1.0,
-                 colsample_bynode=1.0, reg_alpha=0.0, reg_lambda=1.0,
-                 base_score=None, random_state=None, missing=np.nan,
-                 sparse_absent="missing", categorical_features=None,
-                 max_cat_to_onehot=4, max_cat_threshold=64,
-                 monotone_constraints=None, interaction_constraints=None,
-                 feature_weights=None,
-                 importance_type="gain", eval_metric=None,
-                 early_stopping_rounds=None, callbacks=None,
-                 validation_fraction=0.1, warm_start=False, verbosity=None,
-                 device="cpu", num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree"):
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.objective = objective
-        self.tree_method = tree_method
-        self.max_bin = max_bin
-        self.approx_proposal = approx_proposal
-        self.grow_policy = grow_policy
-        self.max_leaves = max_leaves
-        self.n_jobs = n_jobs
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.max_delta_step = max_delta_step
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.colsample_bylevel = colsample_bylevel
-        self.colsample_bynode = colsample_bynode
-        self.reg_alpha = reg_alpha
-        self.reg_lambda = reg_lambda
-        self.base_score = base_score
-        self.random_state = random_state
-        self.missing = missing
-        self.sparse_absent = sparse_absent
-        self.categorical_features = categorical_features
-        self.max_cat_to_onehot = max_cat_to_onehot
-        self.max_cat_threshold = max_cat_threshold
-        self.monotone_constraints = monotone_constraints
-        self.interaction_constraints = interaction_constraints
-        self.feature_weights = feature_weights
-        self.importance_type = importance_type
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.callbacks = callbacks
-        self.validation_fraction = validation_fraction
-        self.warm_start = warm_start
-        self.num_parallel_tree = num_parallel_tree
-        self.multi_strategy = multi_strategy
-        self.verbosity = verbosity
-        self.device = device
+    # the common parameters' constraints come from the one table
+    # (params.py); each estimator adds its own (objective, ...)
+    _parameter_constraints = constraints()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -306,20 +206,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                         sparse_absent=self.sparse_absent,
                         num_parallel_tree=n_parallel,
                         multi_strategy=self.multi_strategy),
-            TreeParams(
-                tree_method=self.tree_method, max_bin=self.max_bin,
-                approx_proposal=self.approx_proposal,
-                max_depth=self.max_depth, max_leaves=self.max_leaves,
-                grow_policy=self.grow_policy, learning_rate=self.learning_rate,
-                gamma=self.gamma, min_child_weight=self.min_child_weight,
-                reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-                max_delta_step=self._max_delta_step(objective),
-                colsample_bytree=self.colsample_bytree,
-                colsample_bylevel=self.colsample_bylevel,
-                colsample_bynode=self.colsample_bynode,
-                max_cat_to_onehot=self.max_cat_to_onehot,
-                max_cat_threshold=self.max_cat_threshold,
-                **self._constraint_params(X.shape[1])),
+            tree_params(self, max_delta_step=self._max_delta_step(objective),
+                        n_features=X.shape[1]),
             effective_n_threads(self.n_jobs),
             np.random.default_rng(seed if init is None else [seed, init.n_rounds]),
             objective_params=self._objective_params(), query_ptr=query_ptr,
@@ -391,23 +279,6 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         check_base_score_limit(self.base_score)
         check_poisson_delta_step(getattr(objective, "name", objective),
                                  self.max_delta_step)
-
-    def _constraint_params(self, n_features):
-        """The constraints and feature weights as ``TreeParams`` fields,
-        checked against the training features."""
-        names = getattr(self, "feature_names_in_", None)
-        category_map = getattr(self, "_category_map_", None)
-        categorical = np.zeros(n_features, dtype=bool)
-        if category_map is not None:
-            categorical[category_map.features] = True
-        monotone = parse_monotone(self.monotone_constraints, n_features,
-                                  names, categorical)
-        weights = parse_feature_weights(self.feature_weights, n_features)
-        return dict(
-            monotone=None if monotone is None else tuple(monotone.tolist()),
-            interaction_sets=parse_interactions(
-                self.interaction_constraints, n_features, names),
-            feature_weights=None if weights is None else tuple(weights))
 
     def _warm_start_booster(self, objective, n_classes):
         """The fitted booster to continue (``warm_start``), else None."""
@@ -732,186 +603,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return cls().load_model(fname)
 
 
-_COMMON_PARAMS_DOC = """
-    n_estimators : int, default=100
-        Number of boosting rounds.
-    max_depth : int, default=6
-        Maximum depth of a tree; 0 means no limit.
-    learning_rate : float in (0, 1], default=0.3
-        Shrinkage: each leaf value is multiplied by it (``eta``).
-    tree_method : {"hist", "approx", "exact"}, default="hist"
-        Split finding algorithm. ``"hist"`` bins every feature once into at
-        most ``max_bin`` bins at cut points from the weighted quantile sketch
-        and finds splits on gradient histograms. ``"approx"`` is the paper's
-        approximate algorithm: for every tree, candidate cuts are re-proposed
-        as hessian-weighted quantiles (at most ``max_bin`` bins) and the tree
-        is grown on histograms of those bins. ``"exact"`` is the
-        sparsity-aware exact greedy algorithm over presorted columns (paper
-        Algorithms 1 and 3).
-    max_bin : int in [2, 65535], default=256
-        Maximum number of value bins (candidate cuts + 1) per feature, for
-        ``"hist"`` and ``"approx"``. Missing values have a bin of their own;
-        with ``max_bin=256`` a feature that has missing values keeps at most
-        255 value bins so that its codes fit a byte.
-    approx_proposal : {"global", "local"}, default="global"
-        When ``tree_method="approx"`` re-proposes candidate cuts (paper
-        section 3.2): ``"global"`` once per tree from all its rows, ``"local"``
-        for every node from the node's own rows (finer candidates where the
-        tree is deep, two walks over the data per level).
-    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
-        ``"depthwise"`` splits every node of a level before the next level;
-        ``"lossguide"`` always splits the leaf with the highest loss
-        reduction, up to ``max_leaves``. Both work with every
-        ``tree_method``, on dense and sparse input.
-    max_leaves : int >= 0, default=0
-        Maximum number of leaves per tree; 0 means no limit.
-    n_jobs : int, default=None
-        Number of OpenMP threads. None or -1 use the threads OpenMP allows
-        (``OMP_NUM_THREADS``, threadpoolctl limits). Results do not depend on
-        it.
-    gamma : float >= 0, default=0
-        Minimum loss reduction a split must bring (``min_split_loss``). skboost
-        compares it with the loss reduction ``1/2 [score_L + score_R -
-        score_parent]`` of the paper when a split is made, and never makes a
-        split below it. XGBoost compares ``gamma`` with twice that reduction,
-        and only after growing the tree, pruning bottom-up (a weak split
-        survives when a split below it passes). XGBoost's ``gamma=g`` is
-        therefore close to, not identical with, ``gamma=g/2`` here.
-    min_child_weight : float >= 0, default=1
-        Minimum sum of hessians (weighted) in each child.
-    max_delta_step : float >= 0, default=None
-        Leaf weights are clipped to ``[-max_delta_step, max_delta_step]``
-        before shrinkage; 0 disables clipping. None is 0, except for
-        ``count:poisson``: 0.7, XGBoost's default, which it also uses in its
-        hessian safeguard ``exp(m + max_delta_step)``.
-    subsample : float in (0, 1], default=1
-        Each tree uses each row with this probability.
-    colsample_bytree, colsample_bylevel, colsample_bynode : float in (0, 1], default=1
-        Fractions of the features sampled per tree, then per level from the
-        tree's, then per node from the level's (each keeps at least one).
-    reg_alpha : float >= 0, default=0
-        L1 regularisation of the leaf weights.
-    reg_lambda : float >= 0, default=1
-        L2 regularisation of the leaf weights.
-    base_score : float, default=None
-        Initial prediction of every sample, in prediction space (a probability
-        for ``binary:logistic``). None estimates it from the training data.
-    random_state : int, RandomState or Generator instance, or None, default=None
-        Seed of row and column subsampling (and of the hold-out of early
-        stopping). An int gives the same model every fit; a
-        ``numpy.random.RandomState`` or ``numpy.random.Generator``
-        instance draws a new seed from it at every fit.
-    missing : float, default=np.nan
-        Value marking a missing entry, in addition to NaN.
-    sparse_absent : {"missing", "zero"}, default="missing"
-        What an entry *not stored* in a scipy.sparse X means. ``"missing"``
-        (as in XGBoost): a missing value, which follows the learned default
-        direction; a stored 0.0 is a value. ``"zero"``: the value 0.0, so
-        that the sparse and the dense form of a matrix give the same model.
-        Dense input is unaffected. See :doc:`/user_guide/sparse`.
-    categorical_features : array-like of int, str or bool, default=None
-        Features to treat as categorical beyond the pandas ``category``
-        columns (which always are): indices, column names or a boolean mask.
-        Their distinct values at fit are the categories (re-coded by value at
-        predict; unseen values follow the missing-value direction). Numeric
-        features never become categorical otherwise. Every tree_method
-        splits them, on dense or sparse X (a sparse column's absent entries
-        are missing, or the category 0.0 with ``sparse_absent="zero"``).
-        See :doc:`/user_guide/categorical`.
-    max_cat_to_onehot : int >= 1, default=4
-        A categorical feature with at most this many categories is split
-        one category against the rest (the splits of its one-hot encoding);
-        one with more is split by the best partition of its categories
-        sorted by gradient over hessian.
-    max_cat_threshold : int >= 1, default=64
-        A partition split sends at most this many categories to one of its
-        sides (a guard against over-fitting on many categories).
-    monotone_constraints : str, sequence or dict, default=None
-        Force predictions to be non-decreasing (1) or non-increasing (-1)
-        in a feature, whatever the other features' values (0: free).
-        XGBoost's formats: ``"(1,-1,0)"``, a sequence with one entry per
-        feature, or ``{column name: direction}`` for a DataFrame (unlisted
-        columns free). Categorical features can not be constrained. Every
-        tree_method and grow_policy; XGBoost's method (leaf weights
-        clipped into bounds their ancestors' splits set). See
-        :doc:`/user_guide/constraints`.
-    interaction_constraints : str or list of lists, default=None
-        Sets of features (indices or column names) allowed to interact: a
-        node splits on a feature only if that feature and those already
-        on its path lie in one set. The sets must not overlap; a feature in
-        no set forms a set of its own (XGBoost's rule). ``"[[0, 1], [2]]"``
-        is accepted too.
-    feature_weights : array-like of shape (n_features,), default=None
-        Relative probability of each feature being drawn by
-        ``colsample_bytree``, ``colsample_bylevel`` and
-        ``colsample_bynode`` (>= 0, not all 0; a 0 is never drawn); no
-        effect when they are all 1.
-    importance_type : {"gain", "weight", "cover", "total_gain", \
-"total_cover"}, default="gain"
-        Definition of ``feature_importances_`` (XGBoost's): the average
-        (``gain``) or total loss reduction of the splits on a feature, their
-        number (``weight``), or the average or total cover (hessian sum) of
-        those splits.
-    eval_metric : str, list or callable, default=None
-        Metrics of the ``eval_set`` pairs of :meth:`fit`, logged every round
-        in ``evals_result_``: names from :mod:`skboost.metrics` (``"rmse"``,
-        ``"logloss"``, ``"auc"``, ``"ndcg@10"``, ...), a list of them, or a
-        callable ``metric(y_true, y_pred, *, sample_weight=None) -> float``
-        (minimised). A callable gets what XGBoost gives it: the encoded
-        labels (class indices) and the objective's predictions as
-        ``predict`` makes them from the margins: probabilities (one column
-        for two classes), the predicted class indices under
-        ``multi:softmax``, margins under ``binary:logitraw``. None uses the
-        objective's default metric.
-    early_stopping_rounds : int, default=None
-        Stop when the last metric on the last ``eval_set`` pair has not
-        improved for this many rounds; ``best_iteration`` and ``best_score``
-        record the best round, which predictions then use by default.
-        Without ``eval_set``, a ``validation_fraction`` of the training data
-        is held out and watched instead.
-    callbacks : list, default=None
-        Objects called during training (:mod:`skboost.callback`): after each
-        round with the evaluation log; one returning True stops training.
-    validation_fraction : float in (0, 1), default=0.1
-        With ``early_stopping_rounds`` and no ``eval_set``, the fraction of
-        the training rows held out (stratified by class for the classifier,
-        whole queries for the ranker, drawn from ``random_state``) to decide
-        when to stop; it is logged as ``"validation"`` in
-        ``evals_result_``. Inside a ``Pipeline`` and ``GridSearchCV`` this
-        early-stops on the training folds only, without leaking the test
-        fold.
-    warm_start : bool, default=False
-        When fitted already, ``fit`` keeps the trees and adds rounds until
-        there are ``n_estimators`` (scikit-learn's convention; the data must
-        have the same features and, for a classifier, the same classes).
-        ``evals_result_`` then logs the new rounds only. To continue
-        another model, pass it to ``fit`` as ``xgb_model``.
-    verbosity : int in [0, 3], default=None
-        XGBoost's parameter, accepted so that its configurations carry
-        over; it changes nothing. skboost writes no messages of its own
-        besides the progress lines of ``fit(..., verbose=...)``, which go
-        through the ``"skboost"`` logger as well (:mod:`logging`), where
-        an application sets their level.
-    device : {"cpu"}, default="cpu"
-        XGBoost's parameter: skboost runs on the CPU only; ``"cuda"`` or
-        any other device is a ValueError at ``fit`` (None means
-        ``"cpu"``).
-    num_parallel_tree : int >= 1, default=1
-        Trees grown per output in every round, each on its own row sample
-        (``subsample``) and column samples, all from the round's gradients;
-        the round adds ``learning_rate`` times their mean (XGBoost's
-        boosted random forests). :class:`BoostRFClassifier` and
-        :class:`BoostRFRegressor` are one round of such a forest. See
-        :doc:`/user_guide/random_forests`.
-    multi_strategy : {"one_output_per_tree", "multi_output_tree"}, \
-default="one_output_per_tree"
-        How a model of several outputs (a 2-D ``y`` of several targets or
-        labels, classes of ``multi:*``, several quantiles) grows its trees:
-        one tree per output and round, or one tree per round whose leaves
-        hold a value per output, its splits chosen by the gain summed over
-        the outputs (XGBoost's vector-leaf trees; ``tree_method="hist"``
-        on dense numeric data). See :doc:`/user_guide/multi_output`.
-"""
+_COMMON_PARAMS_DOC = params_doc()
 
 
 # The fitted attributes every estimator has (after its own, if any).
@@ -1085,34 +777,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  scale_pos_weight=1.0, class_weight=None, verbosity=None,
                  device="cpu", num_parallel_tree=1,
                  multi_strategy="one_output_per_tree"):
-        super().__init__(
-            objective=objective, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, tree_method=tree_method,
-            max_bin=max_bin, approx_proposal=approx_proposal,
-            grow_policy=grow_policy, max_leaves=max_leaves,
-            n_jobs=n_jobs,
-            gamma=gamma, min_child_weight=min_child_weight,
-            max_delta_step=max_delta_step, subsample=subsample,
-            colsample_bytree=colsample_bytree,
-            colsample_bylevel=colsample_bylevel,
-            colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
-            reg_lambda=reg_lambda, base_score=base_score,
-            random_state=random_state, missing=missing,
-            sparse_absent=sparse_absent,
-            categorical_features=categorical_features,
-            max_cat_to_onehot=max_cat_to_onehot,
-            max_cat_threshold=max_cat_threshold,
-            monotone_constraints=monotone_constraints,
-            interaction_constraints=interaction_constraints,
-            feature_weights=feature_weights,
-            importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start,
-            verbosity=verbosity, device=device,
-            num_parallel_tree=num_parallel_tree,
-            multi_strategy=multi_strategy)
-        self.scale_pos_weight = scale_pos_weight
-        self.class_weight = class_weight
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1420,35 +1085,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  quantile_alpha=0.5, tweedie_variance_power=1.5,
                  verbosity=None, device="cpu", num_parallel_tree=1,
                  multi_strategy="one_output_per_tree"):
-        super().__init__(
-            objective=objective, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, tree_method=tree_method,
-            max_bin=max_bin, approx_proposal=approx_proposal,
-            grow_policy=grow_policy, max_leaves=max_leaves,
-            n_jobs=n_jobs,
-            gamma=gamma, min_child_weight=min_child_weight,
-            max_delta_step=max_delta_step, subsample=subsample,
-            colsample_bytree=colsample_bytree,
-            colsample_bylevel=colsample_bylevel,
-            colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
-            reg_lambda=reg_lambda, base_score=base_score,
-            random_state=random_state, missing=missing,
-            sparse_absent=sparse_absent,
-            categorical_features=categorical_features,
-            max_cat_to_onehot=max_cat_to_onehot,
-            max_cat_threshold=max_cat_threshold,
-            monotone_constraints=monotone_constraints,
-            interaction_constraints=interaction_constraints,
-            feature_weights=feature_weights,
-            importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start,
-            verbosity=verbosity, device=device,
-            num_parallel_tree=num_parallel_tree,
-            multi_strategy=multi_strategy)
-        self.huber_slope = huber_slope
-        self.quantile_alpha = quantile_alpha
-        self.tweedie_variance_power = tweedie_variance_power
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1722,36 +1359,7 @@ class BoostRanker(_BoostBase):
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
                  score_k=None, verbosity=None, device="cpu"):
-        super().__init__(
-            objective=objective, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, tree_method=tree_method,
-            max_bin=max_bin, approx_proposal=approx_proposal,
-            grow_policy=grow_policy, max_leaves=max_leaves,
-            n_jobs=n_jobs,
-            gamma=gamma, min_child_weight=min_child_weight,
-            max_delta_step=max_delta_step, subsample=subsample,
-            colsample_bytree=colsample_bytree,
-            colsample_bylevel=colsample_bylevel,
-            colsample_bynode=colsample_bynode, reg_alpha=reg_alpha,
-            reg_lambda=reg_lambda, base_score=base_score,
-            random_state=random_state, missing=missing,
-            sparse_absent=sparse_absent,
-            categorical_features=categorical_features,
-            max_cat_to_onehot=max_cat_to_onehot,
-            max_cat_threshold=max_cat_threshold,
-            monotone_constraints=monotone_constraints,
-            interaction_constraints=interaction_constraints,
-            feature_weights=feature_weights,
-            importance_type=importance_type, eval_metric=eval_metric,
-            early_stopping_rounds=early_stopping_rounds, callbacks=callbacks,
-            validation_fraction=validation_fraction, warm_start=warm_start,
-            verbosity=verbosity, device=device,
-            num_parallel_tree=num_parallel_tree,
-            multi_strategy=multi_strategy)
-        self.lambdarank_pair_method = lambdarank_pair_method
-        self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
-        self.ndcg_exp_gain = ndcg_exp_gain
-        self.score_k = score_k
+        store_params(self, locals())
 
     def _objective_params(self):
         return {**super()._objective_params(),

@@ -15,6 +15,7 @@ a forest (a forest is one round; ``n_estimators`` is its number of trees).
 import numpy as np
 
 from .base import BoostClassifier, BoostRegressor
+from .params import store_params
 
 # Parameters of the boosted estimators that a forest does not have.
 _NOT_FOREST_PARAMS = ("num_parallel_tree", "early_stopping_rounds",
@@ -66,13 +67,6 @@ def _forest_constraints(boosted):
             if name not in _NOT_FOREST_PARAMS}
 
 
-def _store(estimator, params):
-    """``__init__``: store every parameter as given (scikit-learn's rule)."""
-    for name, value in params.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
-
-
 class BoostRFClassifier(_ForestMixin, BoostClassifier):
     __doc__ = f"""Random forest classifier of second-order trees
     (XGBoost's ``XGBRFClassifier``).
@@ -121,7 +115,7 @@ class BoostRFClassifier(_ForestMixin, BoostClassifier):
                  multi_strategy="one_output_per_tree",
                  scale_pos_weight=1.0, class_weight=None, verbosity=None,
                  device="cpu"):
-        _store(self, locals())
+        store_params(self, locals())
 
 
 class BoostRFRegressor(_ForestMixin, BoostRegressor):
@@ -171,4 +165,4 @@ class BoostRFRegressor(_ForestMixin, BoostRegressor):
                  multi_strategy="one_output_per_tree", huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5,
                  verbosity=None, device="cpu"):
-        _store(self, locals())
+        store_params(self, locals())

@@ -11,9 +11,7 @@ plus every tree's cover-weighted mean leaf value) in the last column.
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._threads import effective_n_threads
 from ..tree.packing import SHAP_FIELDS, pack_trees
 
 # what the kernel computes (tree/_shap.pyx)

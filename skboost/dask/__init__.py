@@ -34,7 +34,8 @@ from .._estimators.base import (BoostClassifier, BoostRanker, BoostRegressor,
                           metric_list)
 from ..callback import call_callback, check_callbacks
 from ..tree._column_sampler import ColumnSampler
-from ..tree.driver import GrowthDriver, TreeParams
+from ..tree.driver import GrowthDriver
+from .._estimators.params import tree_params as build_tree_params
 
 __all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
 
@@ -420,7 +421,7 @@ class _DaskBoostMixin:
         weight_sum = float(sum(s for s, _ in prepared))
         if not weight_sum > 0:
             raise ValueError("sample_weight must have a positive sum")
-        booster = self.start_booster(shards, resolved, n_outputs)
+        booster = self._first_booster(shards, resolved, n_outputs)
         mapper = merged_bin_mapper(
             _ordered(shards.call("summaries", self.max_bin,
                                  spec.n_categories)),
@@ -455,20 +456,13 @@ class _DaskBoostMixin:
         them)."""
         n_parallel = self.num_parallel_tree
         category_map = getattr(self, "_category_map_", None)
-        tree_params = TreeParams(
-            tree_method=self.tree_method, max_bin=self.max_bin,
-            max_depth=self.max_depth, max_leaves=self.max_leaves,
-            grow_policy=self.grow_policy,
-            learning_rate=self.learning_rate / n_parallel,
-            gamma=self.gamma, min_child_weight=self.min_child_weight,
-            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha,
-            max_delta_step=self._max_delta_step(objective),
-            colsample_bytree=self.colsample_bytree,
-            colsample_bylevel=self.colsample_bylevel,
-            colsample_bynode=self.colsample_bynode,
-            max_cat_to_onehot=self.max_cat_to_onehot,
-            max_cat_threshold=self.max_cat_threshold,
-            **self._constraint_params(self.n_features_in_))
+        # the boosting loop's rule: the round's learning rate shared among
+        # its parallel trees (train.py does the same in process)
+        tree_params = replace(
+            build_tree_params(self,
+                              max_delta_step=self._max_delta_step(objective),
+                              n_features=self.n_features_in_),
+            learning_rate=self.learning_rate / n_parallel)
         return ShardSpec(
             objective=objective, objective_params=self._objective_params(),
             tree_params=tree_params, n_outputs=n_outputs,
@@ -482,7 +476,7 @@ class _DaskBoostMixin:
             n_categories=(None if category_map is None
                           else category_map.n_categories()))
 
-    def start_booster(self, shards, objective, n_outputs):
+    def _first_booster(self, shards, objective, n_outputs):
         """The Booster the rounds add to; estimating ``base_score`` reads
         the labels and training weights of every row, in row order."""
         params = BoostParams(n_estimators=self.n_estimators,
