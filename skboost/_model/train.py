@@ -133,7 +133,6 @@ default=None
     if boost_params.num_parallel_tree > 1:
         tree_params = replace(tree_params, learning_rate=(
             tree_params.learning_rate / boost_params.num_parallel_tree))
-    weight_sum = float(np.sum(weight))
     tuner = ThreadTuner(n_threads)
     with tuner.setup():   # no more threads than the load leaves free
         grower = make_grower(X, tree_params, n_threads, rng,
@@ -145,24 +144,79 @@ default=None
                              else 0)
         raw = booster.predict_raw(X, n_threads=n_threads,
                                   base_margin=base_margin)
-    gpair = np.empty((n_outputs, X.shape[0], 2), dtype=np.float32)
+    rounds = InProcessRounds(
+        grower=grower, booster=booster, objective=objective, X=X, y=y,
+        weight=weight, weights=weights, raw=raw, boost_params=boost_params,
+        rng=rng, n_threads=n_threads, tuner=tuner, evaluator=evaluator)
+    return run_rounds(booster, rounds, first_round=first_round,
+                      n_rounds=boost_params.n_estimators, callbacks=callbacks)
+
+
+def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):
+    """The boosting loop of every engine: ``n_rounds`` rounds from
+    ``first_round``, grown by ``rounds`` (a round executor), with the
+    callbacks around them.
+
+    ``rounds.grow(first, count)`` grows rounds ``first .. first + count -
+    1`` where the data lives (in this process, on Dask shards, ...) and
+    yields each round's index once its trees are in ``booster`` and its
+    metrics in ``booster.evals_result``; ``rounds.max_batch`` is how many
+    rounds it may grow per call when no callback watches every round
+    (a Dask call costs a round trip). Returns the booster the callbacks'
+    ``after_training`` leave.
+    """
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
-    for iteration in range(first_round,
-                           first_round + boost_params.n_estimators):
-        with tuner.round():  # as many threads as run fastest right now
-            objective.gradient(y, raw, weights.in_gradients, gpair, n_threads)
-            check_gradients(gpair, weight_sum, objective.name, iteration)
-            _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
-                         weights, boost_params, rng, n_threads)
-            evaluator.add_round(iteration)
-        stops = [call_callback(callback, "after_iteration", booster, iteration,
-                       booster.evals_result) for callback in callbacks]
-        if any(stops):
-            break
+    iteration, last = first_round, first_round + n_rounds
+    while iteration < last:
+        batch = 1 if callbacks else min(last - iteration, rounds.max_batch)
+        for grown in rounds.grow(iteration, batch):
+            stops = [call_callback(callback, "after_iteration", booster,
+                                   grown, booster.evals_result)
+                     for callback in callbacks]
+            if any(stops):
+                return _after_training(booster, callbacks)
+            iteration = grown + 1
+    return _after_training(booster, callbacks)
+
+
+def _after_training(booster, callbacks):
     for callback in callbacks:
         booster = call_callback(callback, "after_training", booster) or booster
     return booster
+
+
+class InProcessRounds:
+    """The round executor of a fit in this process: gradients, the round's
+    trees grown by the growth driver (``_boost_round``), margins and the
+    evaluation sets updated, under the thread tuner."""
+
+    max_batch = 1
+
+    def __init__(self, *, grower, booster, objective, X, y, weight, weights,
+                 raw, boost_params, rng, n_threads, tuner, evaluator):
+        self.grower, self.booster, self.objective = grower, booster, objective
+        self.X, self.y, self.weight, self.weights = X, y, weight, weights
+        self.raw, self.boost_params, self.rng = raw, boost_params, rng
+        self.n_threads, self.tuner, self.evaluator = n_threads, tuner, evaluator
+        self.weight_sum = float(np.sum(weight))
+        self.gpair = np.empty((booster.n_outputs, X.shape[0], 2),
+                              dtype=np.float32)
+
+    def grow(self, first, n_rounds):
+        for iteration in range(first, first + n_rounds):
+            with self.tuner.round():  # as many threads as run fastest now
+                self.objective.gradient(self.y, self.raw,
+                                        self.weights.in_gradients,
+                                        self.gpair, self.n_threads)
+                check_gradients(self.gpair, self.weight_sum,
+                                self.objective.name, iteration)
+                _boost_round(self.grower, self.booster, self.objective,
+                             self.gpair, self.raw, self.X, self.y,
+                             self.weight, self.weights, self.boost_params,
+                             self.rng, self.n_threads)
+                self.evaluator.add_round(iteration)
+            yield iteration
 
 
 def _check_out_of_core(objective, init_booster):

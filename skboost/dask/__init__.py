@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 import uuid
 
 import numpy as np
-from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._model.train import BoostParams, resolve_objective, start_booster
@@ -32,9 +31,8 @@ from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
 from .._estimators.base import (BoostClassifier, BoostRanker, BoostRegressor,
                           tie_salt, eval_set_weights,
                           metric_list)
-from ..callback import call_callback, check_callbacks
+from ..callback import check_callbacks
 from ..tree._column_sampler import ColumnSampler
-from ..tree.driver import GrowthDriver
 from .._estimators.params import tree_params as build_tree_params
 
 __all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]

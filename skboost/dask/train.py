@@ -33,8 +33,7 @@ import time
 import numpy as np
 
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
-                            update_margins)
-from ..callback import call_callback
+                            run_rounds, update_margins)
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
 from .memory import keeps_freed_memory
@@ -765,53 +764,48 @@ def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
     """Run ``n_rounds`` boosting rounds on the shards (already set up) and
     add the trees to ``booster``.
 
-    The loop of ``_booster.train`` with the trees grown on the shards:
-    every shard runs the one growth driver over a ``ShardFinder`` in step
-    with the others (one client call per round with callbacks, else per
-    ``ROUNDS_PER_CALL`` rounds); the client adds the trees, evaluates and
-    runs the callbacks.
+    The one boosting loop (``_model.train.run_rounds``) with the trees
+    grown on the shards (``ShardRounds``): every shard runs the one growth
+    driver over a ``ShardFinder`` in step with the others; the client adds
+    the trees, evaluates and runs the callbacks.
     """
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
     _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
-    for callback in callbacks:
-        call_callback(callback, "before_training", booster)
-    last = spec.first_round + n_rounds
-    iteration = spec.first_round
-    while iteration < last:
-        batch = 1 if callbacks else min(last - iteration, ROUNDS_PER_CALL)
-        per_shard = shards.call("grow_rounds", iteration, batch)
-        for results in zip(*per_shard):   # the shards' results of a round
-            if _add_round(booster, evaluator, callbacks, spec, iteration,
-                          results):
-                return _after_training(booster, callbacks)
-            iteration += 1
-    return _after_training(booster, callbacks)
+    rounds = ShardRounds(shards, spec, booster, evaluator)
+    return run_rounds(booster, rounds, first_round=spec.first_round,
+                      n_rounds=n_rounds, callbacks=callbacks)
 
 
-def _add_round(booster, evaluator, callbacks, spec, iteration, results):
-    """One round's trees (checked equal on every shard) added to the
-    booster, its metrics and callbacks; True if a callback stops."""
-    if len({digest for _, digest, _ in results}) != 1:
-        raise RuntimeError(
-            "skboost.dask: the workers grew different trees in round "
-            f"{iteration} (a bug: please report it)")
-    for slot, tree in enumerate(results[0][0]):
-        booster.add_tree(tree, slot // spec.n_parallel)
-    if evaluator is not None:
-        evaluator.add_round(iteration, [r[2] for r in results])
-    stops = [call_callback(callback, "after_iteration", booster,
-                           iteration, booster.evals_result)
-             for callback in callbacks]
-    return any(stops)
+class ShardRounds:
+    """The round executor of a Dask fit: one client call grows a batch of
+    rounds on every shard (one round when callbacks watch each, else up to
+    ``ROUNDS_PER_CALL``); each round's trees, checked equal on every
+    shard, go into the booster and its eval margins into the metrics."""
 
+    max_batch = ROUNDS_PER_CALL
 
-def _after_training(booster, callbacks):
-    for callback in callbacks:
-        booster = call_callback(callback, "after_training", booster) or booster
-    return booster
+    def __init__(self, shards, spec, booster, evaluator):
+        self.shards, self.spec = shards, spec
+        self.booster, self.evaluator = booster, evaluator
+
+    def grow(self, first, n_rounds):
+        per_shard = self.shards.call("grow_rounds", first, n_rounds)
+        for offset, results in enumerate(zip(*per_shard)):
+            self._add_round(first + offset, results)
+            yield first + offset
+
+    def _add_round(self, iteration, results):
+        if len({digest for _, digest, _ in results}) != 1:
+            raise RuntimeError(
+                "skboost.dask: the workers grew different trees in round "
+                f"{iteration} (a bug: please report it)")
+        for slot, tree in enumerate(results[0][0]):
+            self.booster.add_tree(tree, slot // self.spec.n_parallel)
+        if self.evaluator is not None:
+            self.evaluator.add_round(iteration, [r[2] for r in results])
 
 
 def _link_shards(shards):
