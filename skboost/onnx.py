@@ -54,7 +54,7 @@ except ImportError as error:  # pragma: no cover - exercised without onnx
         "skboost.onnx needs onnx and skl2onnx (and onnxruntime to run the "
         "models): pip install skboost[onnx]") from error
 
-from ._estimators.base import BoostClassifier, BoostRanker, BoostRegressor
+from ._estimators import BoostClassifier, BoostRanker, BoostRegressor
 
 __all__ = ["to_onnx", "register_converters"]
 

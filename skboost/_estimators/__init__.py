@@ -6,7 +6,9 @@ XGBoost's and LightGBM's parameter names).
 Pickles name ``skboost._estimators.BoostClassifier`` and its siblings: they
 are importable from here."""
 
-from .base import BoostClassifier, BoostRanker, BoostRegressor
+from .classifier import BoostClassifier
+from .ranker import BoostRanker
+from .regressor import BoostRegressor
 from .forest import BoostRFClassifier, BoostRFRegressor
 
 __all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor",

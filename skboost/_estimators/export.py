@@ -96,7 +96,8 @@ def exported_model(estimator):
     NotImplementedError
         For a multi-label classifier.
     """
-    from .base import BoostRanker, _BoostBase
+    from .base import _BoostBase
+    from .ranker import BoostRanker
 
     if not isinstance(estimator, _BoostBase):
         raise TypeError("expected a fitted BoostClassifier, BoostRegressor "

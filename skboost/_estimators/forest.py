@@ -14,7 +14,8 @@ a forest (a forest is one round; ``n_estimators`` is its number of trees).
 
 import numpy as np
 
-from .base import BoostClassifier, BoostRegressor
+from .classifier import BoostClassifier
+from .regressor import BoostRegressor
 from .params import store_params
 
 # Parameters of the boosted estimators that a forest does not have.

@@ -26,11 +26,9 @@ from .._model.train import BoostParams, resolve_objective, start_booster
 from .._estimators.continued import draw_seed
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
-                          merged_bin_mapper, ordered_summaries,
-                          train_on_shards)
-from .._estimators.base import (BoostClassifier, BoostRanker, BoostRegressor,
-                          tie_salt, eval_set_weights,
-                          metric_list)
+                    merged_bin_mapper, ordered_summaries, train_on_shards)
+from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
+from .._estimators.base import eval_set_weights, metric_list, tie_salt
 from ..callback import check_callbacks
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
