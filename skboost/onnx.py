@@ -118,6 +118,29 @@ def to_onnx(estimator, X_sample, *, target_opset=None, options=None):
         categories, or ``X_sample`` without the model's features.
     """
     model = exported_model(estimator)
+    zipmap = _check_conversion_inputs(model, X_sample, options)
+    main, ml = _standalone_opsets(target_opset, needs_member_splits(model))
+    graph = _ProtoGraph(ml)
+    outputs = _proto_outputs(graph, model, zipmap)
+    predict_graph(graph, model, "X", outputs)
+    if model.kind == "classifier" and zipmap:
+        _add_zipmap(graph, model.classes)
+    return graph.model(model.n_features, main)
+
+
+def _proto_outputs(graph, model, zipmap):
+    """The graph's outputs: a classifier's labels and probabilities, else
+    one float tensor ``variable`` of shape (N, n_outputs)."""
+    if model.kind == "classifier":
+        return _proto_classifier_outputs(graph, model, zipmap)
+    graph.outputs.append(helper.make_tensor_value_info(
+        "variable", TensorProto.FLOAT, [None, model.n_outputs]))
+    return ["variable"]
+
+
+def _check_conversion_inputs(model, X_sample, options):
+    """``X_sample`` has the model's features and ``options`` is understood;
+    the ``zipmap`` option."""
     n_columns = np.shape(X_sample)[1] if np.ndim(X_sample) == 2 else None
     if n_columns != model.n_features:
         raise ValueError(
@@ -127,18 +150,7 @@ def to_onnx(estimator, X_sample, *, target_opset=None, options=None):
     if set(options or {}) - {"zipmap"} or zipmap not in (True, False):
         raise ValueError("options must be None or {'zipmap': True/False}, "
                          f"got {options!r}")
-    main, ml = _standalone_opsets(target_opset, needs_member_splits(model))
-    graph = _ProtoGraph(ml)
-    if model.kind == "classifier":
-        outputs = _proto_classifier_outputs(graph, model, zipmap)
-    else:
-        outputs = ["variable"]
-        graph.outputs.append(helper.make_tensor_value_info(
-            "variable", TensorProto.FLOAT, [None, model.n_outputs]))
-    predict_graph(graph, model, "X", outputs)
-    if model.kind == "classifier" and zipmap:
-        _add_zipmap(graph, model.classes)
-    return graph.model(model.n_features, main)
+    return zipmap
 
 
 def _add_zipmap(graph, classes):

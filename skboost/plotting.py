@@ -82,20 +82,7 @@ def plot_importance(model, *, importance_type="gain", max_num_features=None,
     -------
     ax : matplotlib Axes
     """
-    if isinstance(model, dict):
-        scores = {str(k): float(v) for k, v in model.items()}
-    else:
-        scores = _booster(model).get_score(importance_type)
-    if not scores:
-        raise ValueError("no feature importance to plot: the model has no "
-                         "split (every tree is a single leaf)")
-    if max_num_features is not None:
-        if not isinstance(max_num_features, (int, np.integer)) or max_num_features < 1:
-            raise ValueError("max_num_features must be a positive integer or "
-                             f"None, got {max_num_features!r}")
-    items = sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))
-    if max_num_features is not None:
-        items = items[-max_num_features:]
+    items = _ranked_scores(model, importance_type, max_num_features)
     labels, values = zip(*items)
     ax = _new_axes(ax, (6.4, 1.4 + 0.35 * len(items)))
     positions = np.arange(len(items))
@@ -111,6 +98,25 @@ def plot_importance(model, *, importance_type="gain", max_num_features=None,
     ax.set_ylabel("Feature")
     ax.grid(grid, axis="x")
     return ax
+
+
+def _ranked_scores(model, importance_type, max_num_features):
+    """(feature, importance) pairs, smallest first, the largest
+    ``max_num_features`` of them."""
+    if isinstance(model, dict):
+        scores = {str(k): float(v) for k, v in model.items()}
+    else:
+        scores = _booster(model).get_score(importance_type)
+    if not scores:
+        raise ValueError("no feature importance to plot: the model has no "
+                         "split (every tree is a single leaf)")
+    if max_num_features is not None and (
+            not isinstance(max_num_features, (int, np.integer))
+            or max_num_features < 1):
+        raise ValueError("max_num_features must be a positive integer or "
+                         f"None, got {max_num_features!r}")
+    items = sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))
+    return items if max_num_features is None else items[-max_num_features:]
 
 
 # -------------------------------------------------------------------- tree
@@ -266,18 +272,7 @@ def plot_metric(model, metric=None, *, dataset_names=None, ax=None,
     if not log:
         raise ValueError("no evaluation results to plot: fit with eval_set=[(X, y)] "
                          "to log metrics")
-    names = list(log) if dataset_names is None else list(dataset_names)
-    unknown = [n for n in names if n not in log]
-    if unknown:
-        raise ValueError(f"evaluation sets {unknown} are not in the results; "
-                         f"available: {list(log)}")
-    if metric is None:
-        metric = next(iter(log[names[0]]))
-    missing = [n for n in names if metric not in log[n]]
-    if missing:
-        available = sorted({m for n in names for m in log[n]})
-        raise ValueError(f"metric {metric!r} was not logged for {missing}; "
-                         f"available: {available}")
+    names, metric = _logged(log, dataset_names, metric)
     ax = _new_axes(ax, (6.4, 4.0))
     for name in names:
         values = np.asarray(log[name][metric], dtype=float)
@@ -292,6 +287,24 @@ def plot_metric(model, metric=None, *, dataset_names=None, ax=None,
     ax.legend()
     ax.grid(grid)
     return ax
+
+
+def _logged(log, dataset_names, metric):
+    """The evaluation sets and the metric to draw, checked against the
+    log (the first metric of the first set by default)."""
+    names = list(log) if dataset_names is None else list(dataset_names)
+    unknown = [n for n in names if n not in log]
+    if unknown:
+        raise ValueError(f"evaluation sets {unknown} are not in the results; "
+                         f"available: {list(log)}")
+    if metric is None:
+        metric = next(iter(log[names[0]]))
+    missing = [n for n in names if metric not in log[n]]
+    if missing:
+        available = sorted({m for n in names for m in log[n]})
+        raise ValueError(f"metric {metric!r} was not logged for {missing}; "
+                         f"available: {available}")
+    return names, metric
 
 
 __all__ = ["plot_importance", "plot_tree", "plot_metric"]

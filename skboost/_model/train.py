@@ -64,90 +64,59 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
           n_threads, rng, *, objective_params=None, query_ptr=None, evals=(),
           eval_metrics=None, callbacks=(), init_booster=None,
           n_categories=None, base_margin=None, tie_salt=0):
-    """Run the boosting rounds and return the trained :class:`Booster`.
+    """Run the boosting rounds of an in-process fit; the trained Booster.
 
     Parameters
     ----------
-    X : ndarray of shape (n_rows, n_features), float32, C order, NaN = missing
-    y : ndarray of shape (n_rows,)
-        Labels (class indices for classification).
-    weight : ndarray of shape (n_rows,), float64, non-negative
+    X : float32 C-ordered ndarray (NaN = missing), sparse matrix or paged data
+    y, weight : ndarray of shape (n_rows,)
+        Labels (class indices for classification); float64 weights >= 0.
     objective_name : str or Objective
-        A registered objective name, or an objective instance (a callable
-        objective wrapped in ``CallableObjective``).
-    n_classes : int or None
-    boost_params : BoostParams
-    tree_params : TreeParams
-    n_threads : int
-    rng : numpy.random.Generator
+        A registered name, or an instance (``CallableObjective``).
+    n_classes, n_threads : int or None, int
+    boost_params, tree_params, rng : BoostParams, TreeParams, Generator
     objective_params : dict, default=None
         Parameters of the objective (``objectives.DEFAULT_PARAMS``).
     query_ptr : ndarray of shape (n_queries + 1,), default=None
         Ranking: rows of query q are ``query_ptr[q]:query_ptr[q + 1]``.
-    evals : sequence of EvalSet, default=()
-        Evaluated after every round, in order.
-    eval_metrics : list of (str or callable), default=None
-        Metrics of the evaluation sets; None is the objective's default.
+    evals, eval_metrics : sequence of EvalSet, list, default=(), None
+        Evaluated after every round, in order, with these metrics (None:
+        the objective's default).
     callbacks : sequence, default=()
         Objects of the protocol of :mod:`skboost.callback`.
     init_booster : Booster, default=None
-        Continue this model (warm start): its base margin and trees are kept
-        (in a new Booster) and ``boost_params.n_estimators`` rounds are
-        added; rounds are numbered on from its last.
+        Continue this model: its base margin and trees are kept (in a new
+        Booster), ``boost_params.n_estimators`` rounds added after its last.
     n_categories : ndarray of shape (n_features,), default=None
-        Number of categories of each categorical feature (whose values in X
-        are category codes 0 .. n-1, NaN = missing), 0 for the numeric
-        ones; None: every feature is numeric. Every tree method takes
-        them, on dense or sparse X.
-    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs), \
-default=None
-        Margins the rows start from instead of the base margin (the
-        booster's base margin is still estimated or set, for predictions
-        without one); with ``init_booster``, its trees are added to them.
+        Categories of each categorical feature (codes 0 .. n-1 in X), 0 for
+        numeric ones; None: every feature is numeric.
+    base_margin : array-like of shape (n_rows,) or (n_rows, n_outputs)
+        Margins the rows start from instead of the base margin (which is
+        still estimated or set, for predictions without one).
     tie_salt : int, default=0
-        Ranking: the salt of the per-row keys that order documents of equal
-        scores and labels (the ranker's integer ``random_state``).
-
-    Returns
-    -------
-    Booster
-        With ``evals_result`` (and ``best_iteration`` / ``best_score`` when
-        a callback such as early stopping set them).
+        Ranking: the salt of the keys that order documents of equal scores
+        and labels (the ranker's integer ``random_state``).
     """
     check_callbacks(callbacks)
     objective = resolve_objective(objective_name, objective_params, query_ptr)
     if getattr(X, "out_of_core", False):
         _check_out_of_core(objective, init_booster)
     y = objective.prepare_labels(y)
-    n_outputs = objective.n_outputs(n_classes)
     weight = objective.training_weight(y, weight)
     if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
         objective.set_row_keys(X, weight, tie_salt, n_threads)
-    booster = start_booster(objective, y, weight, n_outputs, X.shape[1],
-                             boost_params, init_booster)
+    booster = start_booster(objective, y, weight, objective.n_outputs(n_classes),
+                            X.shape[1], boost_params, init_booster)
     if sp.issparse(X):
         X = booster._sparse_rows(X)
     first_round = booster.n_rounds
-    evaluator = _Evaluator(booster, objective, evals, eval_metrics, n_threads)
-    weights = RoundWeights(weight, objective)
-    if boost_params.num_parallel_tree > 1:
-        tree_params = replace(tree_params, learning_rate=(
-            tree_params.learning_rate / boost_params.num_parallel_tree))
-    tuner = ThreadTuner(n_threads)
-    with tuner.setup():   # no more threads than the load leaves free
-        grower = make_grower(X, tree_params, n_threads, rng,
-                             weight=weights.in_sums,
-                             fixed_hessians=objective.constant_hessian
-                             and boost_params.subsample >= 1.0,
-                             n_categories=n_categories,
-                             vector_outputs=n_outputs if booster.vector_leaf
-                             else 0)
-        raw = booster.predict_raw(X, n_threads=n_threads,
-                                  base_margin=base_margin)
-    rounds = InProcessRounds(
-        grower=grower, booster=booster, objective=objective, X=X, y=y,
-        weight=weight, weights=weights, raw=raw, boost_params=boost_params,
-        rng=rng, n_threads=n_threads, tuner=tuner, evaluator=evaluator)
+    rounds = InProcessRounds.start(
+        booster=booster, objective=objective, X=X, y=y, weight=weight,
+        boost_params=boost_params, tree_params=tree_params,
+        n_threads=n_threads, rng=rng, n_categories=n_categories,
+        base_margin=base_margin,
+        evaluator=_Evaluator(booster, objective, evals, eval_metrics,
+                             n_threads))
     return run_rounds(booster, rounds, first_round=first_round,
                       n_rounds=boost_params.n_estimators, callbacks=callbacks)
 
@@ -202,6 +171,33 @@ class InProcessRounds:
         self.weight_sum = float(np.sum(weight))
         self.gpair = np.empty((booster.n_outputs, X.shape[0], 2),
                               dtype=np.float32)
+
+    @classmethod
+    def start(cls, *, booster, objective, X, y, weight, boost_params,
+              tree_params, n_threads, rng, n_categories, base_margin,
+              evaluator):
+        """The grower made for X (under the tuner's set-up, with no more
+        threads than the load leaves free) and the margins the rounds
+        start from."""
+        weights = RoundWeights(weight, objective)
+        if boost_params.num_parallel_tree > 1:   # a round adds their mean
+            tree_params = replace(tree_params, learning_rate=(
+                tree_params.learning_rate / boost_params.num_parallel_tree))
+        tuner = ThreadTuner(n_threads)
+        with tuner.setup():
+            grower = make_grower(
+                X, tree_params, n_threads, rng, weight=weights.in_sums,
+                fixed_hessians=(objective.constant_hessian
+                                and boost_params.subsample >= 1.0),
+                n_categories=n_categories,
+                vector_outputs=(booster.n_outputs if booster.vector_leaf
+                                else 0))
+            raw = booster.predict_raw(X, n_threads=n_threads,
+                                      base_margin=base_margin)
+        return cls(grower=grower, booster=booster, objective=objective, X=X,
+                   y=y, weight=weight, weights=weights, raw=raw,
+                   boost_params=boost_params, rng=rng, n_threads=n_threads,
+                   tuner=tuner, evaluator=evaluator)
 
     def grow(self, first, n_rounds):
         for iteration in range(first, first + n_rounds):
