@@ -25,7 +25,7 @@ WITH_FIGURES = ["quickstart", "pandas_workflow", "early_stopping",
                 "tree_methods"]
 API_PAGES = ["skboost.BoostClassifier", "skboost.BoostRegressor",
              "skboost.BoostRanker", "skboost.BoostRFClassifier",
-             "skboost.BoostRFRegressor", "skboost._model.booster.Booster",
+             "skboost.BoostRFRegressor", "skboost.Booster",
              "skboost.plotting.plot_importance", "skboost.plotting.plot_tree",
              "skboost.plotting.plot_metric", "skboost.onnx.to_onnx",
              "skboost.treelite.to_treelite", "skboost.metrics.get_metric",
