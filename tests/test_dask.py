@@ -974,3 +974,58 @@ def test_approx_ranker_and_categories_equal_single_node(client):
         dd.from_pandas(pd.Series(labels), npartitions=3))
     local = BoostClassifier(**APPROX).fit(frame, labels)
     assert _trees_equal(model.booster_, local.booster_)
+
+
+class _RecordingCallback(TrainingCallback):
+    """Records what the boosting loop shows a callback, and stops training
+    after round ``stop_at``."""
+
+    def __init__(self, stop_at):
+        self.stop_at = stop_at
+        self.calls = []
+
+    def before_training(self, model):
+        self.calls.append(("before", model.num_boosted_rounds()))
+        return model
+
+    def after_iteration(self, model, epoch, evals_log):
+        self.calls.append(("after", epoch, model.num_boosted_rounds(),
+                           {name: {m: list(v) for m, v in log.items()}
+                            for name, log in evals_log.items()}))
+        return epoch >= self.stop_at
+
+    def after_training(self, model):
+        self.calls.append(("end", model.num_boosted_rounds()))
+        return model
+
+
+def test_callbacks_and_forests_run_the_same_loop_in_core_and_on_dask(client):
+    """One boosting loop (_model.train.run_rounds) for both engines: a
+    callback sees the same calls, rounds and logs in core and on Dask, stops
+    both at the same round, and the boosted forests (num_parallel_tree)
+    are the same trees."""
+    X, y = _discrete_data(n=1200, seed=21)
+    X_val, y_val = X[900:], y[900:]
+    # (row sampling draws differently on Dask: counter-based, see
+    # test_row_sample_is_independent_of_partitioning)
+    params = dict(PARAMS, n_estimators=12, num_parallel_tree=2,
+                  colsample_bynode=0.6, eval_metric=["rmse", "mae"])
+    fits = []
+    for make, convert in ((DaskBoostRegressor, _dask_pair),
+                          (BoostRegressor, lambda a, b: (a, b))):
+        recorder = _RecordingCallback(stop_at=6)
+        model = make(**params, callbacks=[recorder])
+        Xt, yt = convert(X[:900], y[:900])
+        model.fit(Xt, yt, eval_set=[convert(X_val, y_val)])
+        fits.append((model, recorder))
+    (dask_model, dask_calls), (local, local_calls) = fits
+    assert dask_calls.calls == local_calls.calls
+    assert dask_calls.calls[-1] == ("end", 7)
+    assert dask_model.get_booster().get_dump(with_stats=True) == \
+        local.get_booster().get_dump(with_stats=True)
+    assert dask_model.evals_result_ == local.evals_result_
+
+
+def _dask_pair(X, y):
+    return (da.from_array(X, chunks=(X.shape[0] // 3, X.shape[1])),
+            da.from_array(y, chunks=X.shape[0] // 3))
