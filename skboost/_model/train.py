@@ -385,19 +385,24 @@ class _Evaluator:
             for k in range(first, first + per_round):
                 add_tree_output(self.booster.trees[k], X, margin,
                                  self.booster.tree_group[k], self.n_threads)
-            probabilities = self.objective.eval_transform(margin)
-            log = self.booster.evals_result[data.name]
-            for metric in self.metrics:
-                # a user's function sees what predict returns (labels under
-                # multi:softmax), as XGBoost's custom metrics do
-                prediction = (self.objective.transform(margin)
-                              if metric.on_predictions else probabilities)
-                y, weight = data.y, data.weight
-                if y.ndim == 2:   # several targets: every (row, target) pair
-                    y, prediction, weight = flatten_targets(y, prediction,
-                                                            weight)
-                log[metric.name].append(metric(y, prediction, weight,
-                                               data.query_ptr))
+            log_metrics(self.booster.evals_result[data.name], self.metrics,
+                        self.objective, margin, data.y, data.weight,
+                        data.query_ptr)
+
+
+def log_metrics(log, metrics, objective, margin, y, weight, query_ptr):
+    """Append each metric of an evaluation set's margins to its ``log``
+    (``{metric name: [value per round]}``): every engine's evaluation."""
+    probabilities = objective.eval_transform(margin)
+    for metric in metrics:
+        # a user's function sees what predict returns (labels under
+        # multi:softmax), as XGBoost's custom metrics do
+        prediction = (objective.transform(margin) if metric.on_predictions
+                      else probabilities)
+        y_, weight_ = y, weight
+        if y.ndim == 2:   # several targets: every (row, target) pair
+            y_, prediction, weight_ = flatten_targets(y, prediction, weight)
+        log[metric.name].append(metric(y_, prediction, weight_, query_ptr))
 
 
 def _eval_margin(data, X, booster):

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
-                            run_rounds, update_margins)
+                            log_metrics, run_rounds, update_margins)
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
 from .memory import keeps_freed_memory
@@ -870,9 +870,5 @@ class ShardEvaluator:
                                 for shard in margins], 3)
         for name, y, weight, margin in zip(self.names, self.y, self.weight,
                                            margins):
-            probabilities = self.objective.eval_transform(margin)
-            log = self.booster.evals_result[name]
-            for metric in self.metrics:
-                prediction = (self.objective.transform(margin)
-                              if metric.on_predictions else probabilities)
-                log[metric.name].append(metric(y, prediction, weight, None))
+            log_metrics(self.booster.evals_result[name], self.metrics,
+                        self.objective, margin, y, weight, None)
