@@ -14,8 +14,6 @@ the queries (only their ratios matter: with ``min_child_weight`` and
 normalised weight and its ``sample_weight``.
 """
 
-import numbers
-
 import numpy as np
 
 from ._limits import check_weight_limits
@@ -24,14 +22,14 @@ from ._limits import check_weight_limits
 def check_query_weight(query_weight, n_queries, name="query_weight"):
     """``query_weight`` as a float64 array of one finite, non-negative
     weight per query with a positive sum, else a ValueError naming it."""
-    if isinstance(query_weight, numbers.Number) or np.ndim(query_weight) == 0:
-        raise ValueError(f"{name} must be an array-like of one weight per "
-                         f"query ({n_queries} queries), got {query_weight!r}")
     try:
         weight = np.asarray(query_weight, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must hold numbers (one weight per query): "
                          f"{error}") from None
+    if weight.ndim == 0:
+        raise ValueError(f"{name} must be an array-like of one weight per "
+                         f"query ({n_queries} queries), got {query_weight!r}")
     if weight.ndim != 1 or weight.shape[0] != n_queries:
         raise ValueError(
             f"{name} must be 1-D with one weight per query ({n_queries} "
@@ -73,7 +71,7 @@ def check_per_query_sample_weight(sample_weight, n_rows, query_ptr,
     if sample_weight is None:
         return
     n_queries = query_ptr.shape[0] - 1
-    shape = np.shape(sample_weight)
+    shape = np.asarray(sample_weight).shape
     if n_queries != n_rows and shape == (n_queries,):
         raise ValueError(
             f"{name} has {n_queries} entries, one per query, but "
