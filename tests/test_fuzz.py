@@ -12,8 +12,8 @@ instead of killing the test runner:
     to a naive Python walk of its trees, whose predictions hold no NaN,
     whose views (dumps, scores, data frame, importances, leaves, SHAP)
     work, and that saves and loads back to the same margins.
-(b) arguments: fit and predict with hostile X, y, sample_weight and
-    parameters (shapes, dtypes, NaN/inf/huge values, empty inputs, object
+(b) arguments: fit and predict with hostile X, y, sample_weight (and the
+    ranker's query_weight) and parameters (shapes, dtypes, NaN/inf/huge values, empty inputs, object
     columns, mismatched lengths, malformed sparse matrices, extreme
     parameters). Each call raises ValueError/TypeError (or the
     MemoryError-style TrainingMemoryError), or works and predicts finite
@@ -545,10 +545,31 @@ def hostile_fit(draw):
         elif w_kind == "short":
             w = w[:-1]
         fit_kwargs["sample_weight"] = w
+    q_kind = "none"
     if kind == "BoostRanker":
-        fit_kwargs["qid"] = np.zeros(n_rows, dtype=int)
+        # one query, or two with their rows interleaved
+        n_queries = draw(st.sampled_from([1, 2])) if n_rows >= 2 else 1
+        fit_kwargs["qid"] = np.arange(n_rows) % n_queries
+        q_kind = draw(st.sampled_from(
+            ["none", "ok", "tiny"] if gentle else
+            ["none", "none", "ok", "negative", "nan", "inf", "huge",
+             "zeros", "short", "2-D"]))
+        if q_kind != "none":
+            q = np.ones(n_queries)
+            if q_kind in ("negative", "nan", "inf", "huge"):
+                q[0] = {"negative": -1.0, "nan": np.nan, "inf": np.inf,
+                        "huge": 1e300}[q_kind]
+            elif q_kind == "tiny":
+                q[0] = 1e-300
+            elif q_kind == "zeros":
+                q[:] = 0.0
+            elif q_kind == "short":
+                q = q[:-1]
+            elif q_kind == "2-D":
+                q = q[:, None]
+            fit_kwargs["query_weight"] = q
     facts = dict(X_invalid=X_invalid, X_infinite=X_infinite, y_kind=y_kind,
-                 w_kind=w_kind)
+                 w_kind=w_kind, q_kind=q_kind)
     return (kind, params, X, y, fit_kwargs, X_new), facts
 
 
@@ -585,8 +606,8 @@ def _y_rejected(kind, params, y):
 
 
 def _must_fail(case, facts):
-    """Whether ``fit`` must reject the case (an invalid X, y or
-    sample_weight); other cases may be rejected or work."""
+    """Whether ``fit`` must reject the case (an invalid X, y,
+    sample_weight or query_weight); other cases may be rejected or work."""
     kind, params, _, y, _, _ = case
     y_kind, w_kind = facts["y_kind"], facts["w_kind"]
     infinity_is_missing = params.get("missing") == float("inf")
@@ -595,7 +616,9 @@ def _must_fail(case, facts):
         or y_kind in ("nan", "inf", "short")
         or (y_kind == "huge" and kind != "BoostClassifier")
         or _y_rejected(kind, params, y)
-        or w_kind in ("negative", "nan", "inf", "huge", "short"))
+        or w_kind in ("negative", "nan", "inf", "huge", "short")
+        or facts.get("q_kind") in ("negative", "nan", "inf", "huge", "zeros",
+                                   "short", "2-D"))
 
 
 # issue 43: a 2-D y (multi-output regression) fits; the stale rule said
@@ -661,7 +684,7 @@ def test_hostile_fit_and_predict_arguments(spec):
     _counts["arguments"][result[0]] += 1
     if must_fail:
         assert result[0] == "fit rejected", (
-            f"an invalid X, y or sample_weight was accepted: {result}")
+            f"an invalid X, y, sample_weight or query_weight was accepted: {result}")
     if result[0] == "predicted":
         _, finite, n_out, _ = result
         assert finite, f"non-finite margins from {case[1]}"
