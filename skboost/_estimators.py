@@ -1778,7 +1778,9 @@ class BoostRanker(_BoostBase):
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
         # score() needs qid exactly when fit had queries
         self._fitted_on_queries = qid is not None or group is not None
-        check_per_query_sample_weight(sample_weight, X.shape[0], query_ptr)
+        if self._fitted_on_queries:
+            check_per_query_sample_weight(sample_weight, X.shape[0],
+                                          query_ptr)
         if sample_weight is not None:
             sample_weight = check_weight(sample_weight, X)[order]
         sample_weight = per_row_weight(query_weight, query_ptr, sample_weight)
