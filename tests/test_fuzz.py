@@ -12,8 +12,9 @@ instead of killing the test runner:
     to a naive Python walk of its trees, whose predictions hold no NaN,
     whose views (dumps, scores, data frame, importances, leaves, SHAP)
     work, and that saves and loads back to the same margins.
-(b) arguments: fit and predict with hostile X, y, sample_weight (and the
-    ranker's query_weight) and parameters (shapes, dtypes, NaN/inf/huge values, empty inputs, object
+(b) arguments: fit and predict with hostile X, y (2-D where the estimator
+    and objective take none), sample_weight, the ranker's query_weight and
+    parameters (shapes, dtypes, NaN/inf/huge values, empty inputs, object
     columns, mismatched lengths, malformed sparse matrices, extreme
     parameters). Each call raises ValueError/TypeError (or the
     MemoryError-style TrainingMemoryError), or works and predicts finite
@@ -617,8 +618,8 @@ def _must_fail(case, facts):
         or (y_kind == "huge" and kind != "BoostClassifier")
         or _y_rejected(kind, params, y)
         or w_kind in ("negative", "nan", "inf", "huge", "short")
-        or facts.get("q_kind") in ("negative", "nan", "inf", "huge", "zeros",
-                                   "short", "2-D"))
+        or facts["q_kind"] in ("negative", "nan", "inf", "huge", "zeros",
+                               "short", "2-D"))
 
 
 # issue 43: a 2-D y (multi-output regression) fits; the stale rule said
@@ -626,7 +627,8 @@ def _must_fail(case, facts):
 _ISSUE_43_CASE = (
     ("BoostRegressor", {"n_estimators": 2}, np.zeros((1, 1)),
      np.zeros((1, 2)), {}, np.zeros((0, 1))),
-    dict(X_invalid=False, X_infinite=False, y_kind="2-D", w_kind="none"))
+    dict(X_invalid=False, X_infinite=False, y_kind="2-D", w_kind="none",
+         q_kind="none"))
 
 
 _Y_SHAPES = {
