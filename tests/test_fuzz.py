@@ -12,7 +12,8 @@ instead of killing the test runner:
     to a naive Python walk of its trees, whose predictions hold no NaN,
     whose views (dumps, scores, data frame, importances, leaves, SHAP)
     work, and that saves and loads back to the same margins.
-(b) arguments: fit and predict with hostile X, y, sample_weight and
+(b) arguments: fit and predict with hostile X, y (2-D where the estimator
+    and objective take none), sample_weight, the ranker's query_weight and
     parameters (shapes, dtypes, NaN/inf/huge values, empty inputs, object
     columns, mismatched lengths, malformed sparse matrices, extreme
     parameters). Each call raises ValueError/TypeError (or the
@@ -35,7 +36,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
@@ -510,13 +511,22 @@ def hostile_fit(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     y = rng.integers(0, 3, size=n_rows).astype(np.float64)
     y_kind = "ok" if gentle else draw(st.sampled_from(
-        ["ok", "ok", "ok", "nan", "inf", "huge", "short", "2-D", "strings"]))
+        ["ok", "ok", "ok", "nan", "inf", "huge", "short", "2-D", "0/1 matrix",
+         "column", "no column", "strings"]))
     if y_kind in ("nan", "inf", "huge"):
         y[0] = {"nan": np.nan, "inf": np.inf, "huge": 1e300}[y_kind]
     elif y_kind == "short":
         y = y[:-1]
-    elif y_kind == "2-D":
+    elif y_kind == "2-D":           # labels 0, 1, 2 in two columns
         y = y[:, None].repeat(2, axis=1)
+        y[:, 1] = rng.integers(0, 3, size=n_rows)
+    elif y_kind == "0/1 matrix":    # a multi-label indicator matrix
+        y = rng.integers(0, 2, size=(n_rows, draw(st.sampled_from([2, 3]))))
+        y = y.astype(np.float64)
+    elif y_kind == "column":        # (n, 1): raveled with a warning
+        y = y[:, None]
+    elif y_kind == "no column":
+        y = y[:, None][:, :0]
     elif y_kind == "strings":
         y = y.astype(str)
     fit_kwargs = {}
@@ -536,26 +546,147 @@ def hostile_fit(draw):
         elif w_kind == "short":
             w = w[:-1]
         fit_kwargs["sample_weight"] = w
+    q_kind = "none"
     if kind == "BoostRanker":
-        fit_kwargs["qid"] = np.zeros(n_rows, dtype=int)
+        # one query, or two with their rows interleaved
+        n_queries = draw(st.sampled_from([1, 2])) if n_rows >= 2 else 1
+        fit_kwargs["qid"] = np.arange(n_rows) % n_queries
+        q_kind = draw(st.sampled_from(
+            ["none", "ok", "tiny"] if gentle else
+            ["none", "none", "ok", "negative", "nan", "inf", "huge",
+             "zeros", "short", "2-D"]))
+        if q_kind != "none":
+            q = np.ones(n_queries)
+            if q_kind in ("negative", "nan", "inf", "huge"):
+                q[0] = {"negative": -1.0, "nan": np.nan, "inf": np.inf,
+                        "huge": 1e300}[q_kind]
+            elif q_kind == "tiny":
+                q[0] = 1e-300
+            elif q_kind == "zeros":
+                q[:] = 0.0
+            elif q_kind == "short":
+                q = q[:-1]
+            elif q_kind == "2-D":
+                q = q[:, None]
+            fit_kwargs["query_weight"] = q
+    facts = dict(X_invalid=X_invalid, X_infinite=X_infinite, y_kind=y_kind,
+                 w_kind=w_kind, q_kind=q_kind)
+    return (kind, params, X, y, fit_kwargs, X_new), facts
+
+
+def _y_rejected(kind, params, y):
+    """Whether ``fit`` must reject the (otherwise valid, finite) labels
+    ``y`` of this estimator and objective, by the shape of ``y``.
+
+    - 1-D, or a column vector (n, 1) (raveled, with scikit-learn's
+      DataConversionWarning): valid for every estimator.
+    - (n, 0): no target, invalid for every estimator.
+    - (n, k), k >= 2:
+
+      - ``BoostRegressor``: valid (multi-output regression, one output per
+        target) for any objective with one output per target; the
+        objectives of the fuzz all have one (``reg:quantileerror`` is drawn
+        with the default single ``quantile_alpha``).
+      - ``BoostClassifier``: valid only as multi-label classification: a
+        0/1 indicator matrix (scikit-learn's ``multilabel-indicator``) with
+        a binary objective (the default ``binary:logistic``, any
+        ``binary:*``); other labels (``multiclass-multioutput``) or a
+        ``multi:*`` objective are invalid.
+      - ``BoostRanker``: invalid (one relevance label per document).
+    """
+    y = np.asarray(y)
+    if y.ndim != 2 or y.shape[1] == 1:
+        return False
+    if y.shape[1] == 0 or kind == "BoostRanker":
+        return True
+    if kind == "BoostClassifier":
+        indicator = bool(np.isin(y, (0.0, 1.0)).all())
+        objective = params.get("objective", "binary:logistic")
+        return not indicator or objective.startswith("multi:")
+    return False
+
+
+def _must_fail(case, facts):
+    """Whether ``fit`` must reject the case (an invalid X, y,
+    sample_weight or query_weight); other cases may be rejected or work."""
+    kind, params, _, y, _, _ = case
+    y_kind, w_kind = facts["y_kind"], facts["w_kind"]
     infinity_is_missing = params.get("missing") == float("inf")
-    must_fail = (X_invalid or (X_infinite and not infinity_is_missing)
-                 or y_kind in ("nan", "inf", "short", "2-D")
-                 or (y_kind == "huge" and kind != "BoostClassifier")
-                 or w_kind in ("negative", "nan", "inf", "huge", "short"))
-    return (kind, params, X, y, fit_kwargs, X_new), must_fail
+    return bool(
+        facts["X_invalid"] or (facts["X_infinite"] and not infinity_is_missing)
+        or y_kind in ("nan", "inf", "short")
+        or (y_kind == "huge" and kind != "BoostClassifier")
+        or _y_rejected(kind, params, y)
+        or w_kind in ("negative", "nan", "inf", "huge", "short")
+        or facts["q_kind"] in ("negative", "nan", "inf", "huge", "zeros",
+                               "short", "2-D"))
+
+
+# issue 43: a 2-D y (multi-output regression) fits; the stale rule said
+# "must fail", and predicting on no rows is rejected
+_ISSUE_43_CASE = (
+    ("BoostRegressor", {"n_estimators": 2}, np.zeros((1, 1)),
+     np.zeros((1, 2)), {}, np.zeros((0, 1))),
+    dict(X_invalid=False, X_infinite=False, y_kind="2-D", w_kind="none",
+         q_kind="none"))
+
+
+_Y_SHAPES = {
+    "1-D": np.array([0.0, 1.0, 1.0, 1.0, 0.0, 0.0]),
+    "column": np.array([[0.0], [1.0], [1.0], [1.0], [0.0], [0.0]]),
+    "no column": np.zeros((6, 0)),
+    "0/1 matrix": np.array([[0, 1], [1, 0], [1, 1], [0, 0], [1, 0], [0, 1]],
+                           dtype=float),
+    "0/1 matrix, 3 labels": np.array([[0, 1, 1], [1, 0, 0], [1, 1, 0],
+                                      [0, 0, 1], [1, 0, 1], [0, 1, 0]],
+                                     dtype=float),
+    "labels 0-2 in 2 columns": np.array([[0, 2], [1, 0], [2, 1], [1, 1],
+                                         [0, 0], [2, 2]], dtype=float),
+}
+_Y_OBJECTIVES = (
+    [("BoostRegressor", o) for o in _REGRESSION_OBJECTIVES
+     if o not in ("reg:nonsense", "reg:gamma")]
+    + [("BoostClassifier", o) for o in _CLASSIFICATION_OBJECTIVES]
+    + [("BoostRanker", "rank:ndcg"), ("BoostRanker", "rank:pairwise")])
+
+
+@pytest.mark.parametrize("y_shape", list(_Y_SHAPES))
+@pytest.mark.parametrize("kind, objective", _Y_OBJECTIVES,
+                         ids=[f"{k}-{o}" for k, o in _Y_OBJECTIVES])
+def test_y_shape_rule_is_what_fit_does(kind, objective, y_shape):
+    """The fuzz rule of y's shape (``_y_rejected``) is exact on clean data:
+    what it calls invalid is rejected with a ValueError, the rest fits."""
+    import warnings
+
+    y = _Y_SHAPES[y_shape]
+    X = np.arange(12.0).reshape(6, 2)
+    est = {"BoostRegressor": BoostRegressor, "BoostClassifier":
+           BoostClassifier, "BoostRanker": BoostRanker}[kind](
+        n_estimators=2, objective=objective)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if _y_rejected(kind, {"objective": objective}, y):
+            with pytest.raises(ValueError):
+                est.fit(X, y)
+        else:
+            est.fit(X, y)
+            assert np.all(np.isfinite(est.predict(X[:2], output_margin=True)
+                                      if kind != "BoostClassifier"
+                                      else est.decision_function(X[:2])))
 
 
 @FUZZ_SETTINGS
 @given(spec=hostile_fit())
+@example(spec=_ISSUE_43_CASE)
 def test_hostile_fit_and_predict_arguments(spec):
-    case, must_fail = spec
+    case, facts = spec
+    must_fail = _must_fail(case, facts)
     outcome = _worker("arguments", _ARGUMENT_PRELUDE).outcome(case)
     result = _assert_clean(outcome, f"fit/predict {case[0]} {case[1]}")
     _counts["arguments"][result[0]] += 1
     if must_fail:
         assert result[0] == "fit rejected", (
-            f"an invalid X, y or sample_weight was accepted: {result}")
+            f"an invalid X, y, sample_weight or query_weight was accepted: {result}")
     if result[0] == "predicted":
         _, finite, n_out, _ = result
         assert finite, f"non-finite margins from {case[1]}"

@@ -550,3 +550,172 @@ def test_kernel_ties_are_ranked_by_label_then_key():
                                 key)
     np.testing.assert_allclose(g[:, 0], expected, rtol=1e-6)
     assert g[2, 0] != g[0, 0] and g[1, 0] != g[3, 0]
+
+
+# --------------------------------------------------------------------------
+# Per-query weights (query_weight): XGBoost's ranking sample_weight
+# --------------------------------------------------------------------------
+
+def weighted_queries(seed=0, n_queries=30, per_query=12):
+    """Continuous features (no ties), graded labels, queries of one size,
+    and one weight per query of a wide spread."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * per_query
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    qid = np.repeat(np.arange(n_queries), per_query)
+    signal = X[:, 0] + 0.5 * X[:, 1] * X[:, 2]
+    y = np.clip(np.round(signal + rng.normal(scale=0.5, size=n) + 1), 0, 3)
+    query_weight = rng.uniform(0.2, 3.0, size=n_queries)
+    return X, y, qid, query_weight
+
+
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise"])
+def test_query_weight_gives_xgboosts_model(objective):
+    """``query_weight`` is XGBRanker's per-query ``sample_weight``: with the
+    exact method the two models agree on the training rows to float32
+    rounding, the skboost rows given shuffled across queries (weights in
+    increasing qid order), XGBoost's sorted by qid (as it requires) and,
+    within a query, in skboost's order of equal scores (label, row key of
+    the row's normalised weight; see test_letor_ndcg_matches_xgboost)."""
+    xgb = pytest.importorskip("xgboost")
+    X, y, qid, query_weight = weighted_queries()
+    params = dict(n_estimators=10, max_depth=4, learning_rate=0.3,
+                  tree_method="exact", objective=objective, n_jobs=1,
+                  min_child_weight=2.0)
+    shuffled = np.random.default_rng(1).permutation(len(y))
+    ours = BoostRanker(**params).fit(X[shuffled], y[shuffled],
+                                     qid=qid[shuffled],
+                                     query_weight=query_weight)
+    row_weight = np.repeat(query_weight / query_weight.mean(),
+                           np.bincount(qid))
+    tie_order = np.lexsort((row_keys(X, row_weight, 0, 1), y, qid))
+    theirs = xgb.XGBRanker(**params, base_score=0.0).fit(
+        X[tie_order], y[tie_order], qid=qid[tie_order],
+        sample_weight=query_weight)
+    ours_scores, theirs_scores = ours.predict(X), theirs.predict(X)
+    assert np.std(theirs_scores) > 0.1   # a model to compare
+    np.testing.assert_allclose(ours_scores, theirs_scores, rtol=0, atol=1e-5)
+    # the weights change the model (the comparison sees them)
+    unweighted = BoostRanker(**params).fit(X, y, qid=qid)
+    assert np.abs(unweighted.predict(X) - ours_scores).max() > 1e-3
+
+
+def test_query_weight_is_each_rows_normalised_weight():
+    """query_weight (qid or group, any scale) trains on every row's query
+    weight normalised to mean 1, times sample_weight when given too. (The
+    scale here is a power of 2, so that the normalised weights are the same
+    bits: the row keys that order equal scores hash the weights.)"""
+    X, y, qid, query_weight = weighted_queries(per_query=8)
+    est = BoostRanker(n_estimators=4, max_depth=3, min_child_weight=2.0)
+    ours = est.fit(X, y, qid=qid, query_weight=query_weight).predict(X)
+    per_row = np.repeat(query_weight / query_weight.mean(), np.bincount(qid))
+    np.testing.assert_array_equal(
+        BoostRanker(**est.get_params()).fit(
+            X, y, qid=qid, sample_weight=per_row).predict(X), ours)
+    np.testing.assert_array_equal(
+        BoostRanker(**est.get_params()).fit(
+            X, y, group=np.bincount(qid),
+            query_weight=list(8 * query_weight)).predict(X), ours)
+    row_weight = np.random.default_rng(5).uniform(0.5, 2.0, len(y))
+    np.testing.assert_array_equal(
+        BoostRanker(**est.get_params()).fit(
+            X, y, qid=qid, sample_weight=row_weight,
+            query_weight=query_weight).predict(X),
+        BoostRanker(**est.get_params()).fit(
+            X, y, qid=qid, sample_weight=per_row * row_weight).predict(X))
+
+
+def test_query_weight_follows_increasing_qid_not_first_appearance():
+    """Queries appearing in the order 2, 0, 1: the weights are those of
+    the queries 0, 1, 2."""
+    X, y, qid, query_weight = weighted_queries(n_queries=3, per_query=20)
+    rows = np.concatenate([np.flatnonzero(qid == q) for q in (2, 0, 1)])
+    est = BoostRanker(n_estimators=3, max_depth=3)
+    sorted_fit = est.fit(X, y, qid=qid, query_weight=query_weight).predict(X)
+    np.testing.assert_array_equal(
+        BoostRanker(**est.get_params()).fit(
+            X[rows], y[rows], qid=qid[rows],
+            query_weight=query_weight).predict(X), sorted_fit)
+    assert not np.array_equal(
+        BoostRanker(**est.get_params()).fit(
+            X[rows], y[rows], qid=qid[rows],
+            query_weight=query_weight[[2, 0, 1]]).predict(X), sorted_fit)
+
+
+@pytest.mark.parametrize("query_weight, match", [
+    ([1.0, 2.0], r"query_weight must be 1-D with one weight per query \(3"),
+    ([[1.0, 2.0, 3.0]], "query_weight must be 1-D"),
+    (2.0, "query_weight must be an array-like"),
+    ([1.0, np.nan, 1.0], "query_weight contains NaN or infinity"),
+    ([1.0, np.inf, 1.0], "query_weight contains NaN or infinity"),
+    ([1.0, -1.0, 1.0], "query_weight contains negative weights"),
+    ([0.0, 0.0, 0.0], "query_weight must have a positive sum"),
+    (["a", "b", "c"], "query_weight must hold numbers"),
+    ([1e300, 1e300, 1.0], "query_weight sums to"),
+])
+def test_invalid_query_weight_is_rejected(query_weight, match):
+    X, y, qid, _ = weighted_queries(n_queries=3, per_query=4)
+    with pytest.raises(ValueError, match=match):
+        BoostRanker(n_estimators=2).fit(X, y, qid=qid,
+                                        query_weight=query_weight)
+
+
+def test_per_query_sample_weight_names_query_weight():
+    """XGBRanker code passing one sample weight per query gets an error
+    that points to query_weight (also for the eval sets)."""
+    X, y, qid, query_weight = weighted_queries(n_queries=3, per_query=4)
+    with pytest.raises(ValueError, match=r"sample_weight has 3 entries, one "
+                       r"per query.*12 rows.*pass query_weight= instead"):
+        BoostRanker(n_estimators=2).fit(X, y, qid=qid,
+                                        sample_weight=query_weight)
+    with pytest.raises(ValueError, match=r"sample_weight_eval_set\[0\] has 3 "
+                       r"entries.*pass eval_query_weight= instead"):
+        BoostRanker(n_estimators=2).fit(
+            X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid],
+            sample_weight_eval_set=[query_weight])
+    # one row per query: a per-row sample_weight, accepted
+    BoostRanker(n_estimators=2).fit(X[:3], y[:3], qid=[0, 1, 2],
+                                    sample_weight=[1.0, 2.0, 3.0])
+
+
+def test_eval_query_weight_weighs_the_queries_of_the_metric():
+    X, y, qid, query_weight = weighted_queries(per_query=8)
+    X_eval, y_eval, qid_eval, eval_weight = weighted_queries(seed=1,
+                                                             per_query=8)
+    est = BoostRanker(n_estimators=3, max_depth=3, eval_metric="ndcg@5")
+    fit = dict(qid=qid, eval_set=[(X, y), (X_eval, y_eval)],
+               eval_qid=[qid, qid_eval])
+    weighted = est.fit(X, y, **fit, eval_query_weight=[None, eval_weight])
+    result = weighted.evals_result_
+    per_row = np.repeat(eval_weight / eval_weight.mean(),
+                        np.bincount(qid_eval))
+    again = BoostRanker(**est.get_params()).fit(
+        X, y, **fit, sample_weight_eval_set=[None, per_row]).evals_result_
+    assert result == again
+    unweighted = BoostRanker(**est.get_params()).fit(X, y, **fit)
+    assert (result["validation_0"]
+            == unweighted.evals_result_["validation_0"])
+    assert (result["validation_1"]["ndcg@5"]
+            != unweighted.evals_result_["validation_1"]["ndcg@5"])
+    with pytest.raises(ValueError, match=r"eval_query_weight\[1\] must be "
+                       "1-D with one weight per query"):
+        BoostRanker(**est.get_params()).fit(
+            X, y, **fit, eval_query_weight=[None, eval_weight[:-1]])
+    with pytest.raises(ValueError, match="need one entry per eval_set pair"):
+        BoostRanker(**est.get_params()).fit(X, y, **fit,
+                                            eval_query_weight=[eval_weight])
+    with pytest.raises(ValueError, match="eval_query_weight needs an "
+                       "eval_set"):
+        BoostRanker(**est.get_params()).fit(X, y, qid=qid,
+                                            eval_query_weight=[eval_weight])
+
+
+def test_dask_ranker_rejects_query_weight_clearly():
+    pytest.importorskip("distributed")
+    from skboost.dask import DaskBoostRanker
+
+    X, y, qid, query_weight = weighted_queries(n_queries=3, per_query=4)
+    with pytest.raises(ValueError, match="query_weight is not supported by "
+                       "DaskBoostRanker"):
+        DaskBoostRanker(n_estimators=2).fit(X, y, qid=qid,
+                                            query_weight=query_weight)

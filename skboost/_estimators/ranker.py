@@ -13,6 +13,7 @@ from ..objectives import RANKING_OBJECTIVES, CallableObjective
 from .._input.arrays import check_weight, check_X, reject_external_weight
 from .._model.margins import eval_base_margins, rows_of
 from .params import store_params
+from .query_weights import check_per_query_sample_weight, per_row_weight
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
                    _EVAL_FIT_DOC, _eval_target, _evaluation_kwargs)
 
@@ -183,7 +184,8 @@ class BoostRanker(_BoostBase):
             eval_set=None, eval_qid=None, eval_group=None,
             sample_weight_eval_set=None, verbose=False,
             base_margin=None, base_margin_eval_set=None, xgb_model=None,
-            init_score=None, eval_init_score=None, init_model=None):
+            init_score=None, eval_init_score=None, init_model=None,
+            query_weight=None, eval_query_weight=None):
         """Fit the ranker.
 
         Parameters
@@ -203,14 +205,33 @@ class BoostRanker(_BoostBase):
         group : array-like of shape (n_queries,), default=None
             Sizes of consecutive queries, instead of ``qid``.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the rows; they scale each row's lambda
-            gradients and hessians (XGBoost weighs whole queries: give every
-            row its query's weight for the same effect).
+            Non-negative weights of the rows (scikit-learn's convention);
+            they scale each row's lambda gradients and hessians. For
+            XGBoost's one weight per query, use ``query_weight``: a
+            ``sample_weight`` with one entry per query is a ValueError
+            that says so.
         {_EVAL_FIT_DOC}
         eval_qid : list of array-like, default=None
             Query ids of the rows of each ``eval_set`` pair.
         eval_group : list of array-like, default=None
             Query sizes of each ``eval_set`` pair, instead of ``eval_qid``.
+        query_weight : array-like of shape (n_queries,), default=None
+            One non-negative weight per query, XGBoost's ``sample_weight``
+            of :class:`xgboost.XGBRanker` (same model with the exact
+            method): the k-th weight is that of the k-th query in
+            increasing ``qid`` order (the order of ``np.unique(qid)``; for
+            rows sorted by ``qid``, as XGBoost requires, the order of the
+            queries' first appearance), or of the k-th ``group``. As in
+            XGBoost, the weights are normalised to a mean of 1 over the
+            queries (only their ratios matter), and every row of a query
+            takes its query's weight; with ``sample_weight`` too, a row's
+            weight is the product of the two.
+        eval_query_weight : list of array-like, default=None
+            Per-query weights of each ``eval_set`` pair (None entries: unit
+            weights), ordered as ``query_weight`` by ``eval_qid`` or
+            ``eval_group``; they weigh the queries in the mean of a ranking
+            metric, combined with ``sample_weight_eval_set`` as
+            ``query_weight`` with ``sample_weight``.
 
         Returns
         -------
@@ -219,12 +240,21 @@ class BoostRanker(_BoostBase):
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
         if getattr(X, "out_of_core", False):
             reject_external_weight(X, sample_weight)
+            if query_weight is not None:
+                raise ValueError(
+                    "query_weight is not supported with ExternalData: "
+                    "give every row its query's weight in the chunks' "
+                    "sample weights")
             qid = _external_queries(X, qid, group)
         order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
         # score() needs qid exactly when fit had queries
         self._fitted_on_queries = qid is not None or group is not None
+        if self._fitted_on_queries:
+            check_per_query_sample_weight(sample_weight, X.shape[0],
+                                          query_ptr)
         if sample_weight is not None:
             sample_weight = check_weight(sample_weight, X)[order]
+        sample_weight = per_row_weight(query_weight, query_ptr, sample_weight)
         objective = self.objective
         if callable(objective):
             objective = CallableObjective(objective, {"link": "identity"},
@@ -236,7 +266,7 @@ class BoostRanker(_BoostBase):
         (kwargs["eval_set"], kwargs["sample_weight_eval_set"], eval_ptrs,
          kwargs["base_margin_eval_set"]) = self._sorted_eval_sets(
             eval_set, eval_qid, eval_group, sample_weight_eval_set,
-            kwargs["base_margin_eval_set"])
+            kwargs["base_margin_eval_set"], eval_query_weight)
         kwargs["base_margin"] = rows_of(kwargs["base_margin"], order,
                                         X.shape[0])
         if getattr(X, "out_of_core", False):   # rows already by query
@@ -252,10 +282,14 @@ class BoostRanker(_BoostBase):
     fit.__doc__ = fit.__doc__.format(_EVAL_FIT_DOC=_EVAL_FIT_DOC)
 
     def _sorted_eval_sets(self, eval_set, eval_qid, eval_group,
-                          sample_weight_eval_set, base_margin_eval_set=None):
-        """Each eval set's rows grouped by query, its boundaries, and its
-        base margin's rows in that order."""
+                          sample_weight_eval_set, base_margin_eval_set=None,
+                          eval_query_weight=None):
+        """Each eval set's rows grouped by query, its boundaries, its rows'
+        weights (``eval_query_weight`` folded in) and its base margin's
+        rows in that order."""
         if eval_set is None:
+            if eval_query_weight is not None:
+                raise ValueError("eval_query_weight needs an eval_set")
             return (None, sample_weight_eval_set, None,
                     base_margin_eval_set)
         eval_set = list(eval_set)
@@ -265,9 +299,13 @@ class BoostRanker(_BoostBase):
         groups = [None] * n_sets if eval_group is None else list(eval_group)
         weights = ([None] * n_sets if sample_weight_eval_set is None
                    else list(sample_weight_eval_set))
-        if not len(qids) == len(groups) == len(weights) == n_sets:
-            raise ValueError("eval_qid, eval_group and sample_weight_eval_set "
-                             "need one entry per eval_set pair")
+        query_weights = ([None] * n_sets if eval_query_weight is None
+                         else list(eval_query_weight))
+        if not (len(qids) == len(groups) == len(weights)
+                == len(query_weights) == n_sets):
+            raise ValueError("eval_qid, eval_group, sample_weight_eval_set "
+                             "and eval_query_weight need one entry per "
+                             "eval_set pair")
         pairs, sorted_weights, ptrs = [], [], []
         for i, pair in enumerate(eval_set):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -282,8 +320,13 @@ class BoostRanker(_BoostBase):
             order, ptr, _ = _check_queries(qids[i], groups[i],
                                            X_eval.shape[0], "eval_qid")
             y_eval = _eval_target(pair[1], X_eval.shape[0], i)
+            check_per_query_sample_weight(
+                weights[i], X_eval.shape[0], ptr,
+                f"sample_weight_eval_set[{i}]", "eval_query_weight")
             weight = (None if weights[i] is None
                       else check_weight(weights[i], X_eval)[order])
+            weight = per_row_weight(query_weights[i], ptr, weight,
+                                    f"eval_query_weight[{i}]")
             pairs.append((X_eval[order], y_eval[order]))
             sorted_weights.append(weight)
             ptrs.append(ptr)

@@ -739,7 +739,7 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
     _local_class = BoostRanker
 
     def fit(self, X, y, *, qid, sample_weight=None, eval_set=None,
-            verbose=False, client=None):
+            verbose=False, client=None, query_weight=None):
         """Fit the ranker on dask collections, on the workers holding them.
 
         Parameters
@@ -755,11 +755,22 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
             Not supported yet by the Dask ranker.
         verbose : bool or int, default=False
         client : distributed.Client, default=None
+        query_weight : None
+            Not supported yet by the Dask ranker (a ValueError): give every
+            row its query's weight in ``sample_weight``, the weights
+            normalised to a mean of 1 over the queries, which is what
+            ``BoostRanker.fit(query_weight=...)`` trains on.
 
         Returns
         -------
         self : DaskBoostRanker
         """
+        if query_weight is not None:
+            raise ValueError(
+                "query_weight is not supported by DaskBoostRanker yet: give "
+                "every row its query's weight in sample_weight (normalised "
+                "to a mean of 1 over the queries: BoostRanker's "
+                "query_weight)")
         if eval_set is not None:
             raise ValueError("eval_set is not supported by DaskBoostRanker "
                              "yet")
