@@ -45,6 +45,7 @@ from ._node_blocks cimport (BlockData, GroupData, NodeBlocks, SplitStep,
                             _block_data, _group_data, close_child_groups,
                             split_step_feature)
 from ._presorted cimport SortedColumns
+from ._thread_bests cimport merge_thread_bests
 
 from .splits import empty_records
 
@@ -896,21 +897,6 @@ cdef void scan_level(const LevelScan* L, const SplitStep* step,
         elif used[f]:
             scan_feature(L, <int32_t> f, gpair, weight, weighted,
                          feature_allowed, &scratch_base[tid * scratch_stride])
-
-
-cdef void merge_thread_bests(SplitCandidate* best, Py_ssize_t best_stride,
-                             int n_threads,
-                             Py_ssize_t n_slots) noexcept nogil:
-    """Merge the threads' bests (thread t's ``best[t * best_stride + s]``)
-    into thread 0's under the total order."""
-    cdef Py_ssize_t t, s
-    cdef SplitCandidate* c
-    for t in range(1, n_threads):
-        for s in range(n_slots):
-            c = &best[t * best_stride + s]
-            if c.feature >= 0 and is_better(c.gain, c.feature,
-                                            c.threshold, &best[s]):
-                best[s] = c[0]
 
 
 cdef class ThreadScratch:

@@ -29,6 +29,7 @@ from libc.stdlib cimport free, malloc
 from ._categorical_scan cimport CatEntry, scan_categorical
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
+from ._thread_bests cimport merge_thread_bests
 from .._parallel cimport threads_for_work
 from ._checks cimport all_in_range, rising_from_zero
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
@@ -310,15 +311,7 @@ cdef object _merged_to_records(HistCandidate* best, int n_threads,
                                Py_ssize_t n_nodes):
     """Merge the threads' bests (``best[t * n_nodes + k]``) into thread 0's
     under the total order, then as records."""
-    cdef Py_ssize_t t, k
-    cdef HistCandidate* c
-    for t in range(1, n_threads):
-        for k in range(n_nodes):
-            c = &best[t * n_nodes + k]
-            if c.split.feature >= 0 and is_better(
-                    c.split.gain, c.split.feature, c.split.threshold,
-                    &best[k].split):
-                best[k] = c[0]
+    merge_thread_bests(best, n_nodes, n_threads, n_nodes)
     return _to_records(best, n_nodes)
 
 
@@ -335,6 +328,27 @@ cdef packed struct SplitRecord:
     int64_t Gq_left
     int64_t Hq_left
     uint8_t cat_kind
+
+
+def _split_record_layout():
+    """``(sizeof(SplitRecord), {field: byte offset})``: the struct as the C
+    compiler laid it out, for the test that holds it to ``SPLIT_RECORD``
+    (tests/test_hist_split.py)."""
+    cdef SplitRecord r
+    cdef size_t base = <size_t> &r
+    offsets = {
+        "feature": <size_t> &r.feature - base,
+        "threshold": <size_t> &r.threshold - base,
+        "default_left": <size_t> &r.default_left - base,
+        "gain": <size_t> &r.gain - base,
+        "G_left": <size_t> &r.G_left - base,
+        "H_left": <size_t> &r.H_left - base,
+        "split_bin": <size_t> &r.split_bin - base,
+        "Gq_left": <size_t> &r.Gq_left - base,
+        "Hq_left": <size_t> &r.Hq_left - base,
+        "cat_kind": <size_t> &r.cat_kind - base,
+    }
+    return sizeof(SplitRecord), offsets
 
 
 cdef object _to_records(const HistCandidate* best, Py_ssize_t n):

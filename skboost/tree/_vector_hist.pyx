@@ -43,6 +43,8 @@ from ._common cimport (SplitCandidate, int32_t, int64_t, is_better,
                        reset_candidate, uint8_t)
 from ._context cimport SplitContext, reg_params
 from ._gain cimport RegParams, leaf_score
+from ._hist_candidate cimport VectorCandidate
+from ._thread_bests cimport winning_thread
 from ._partition cimport RowPartition
 from .._parallel cimport threads_for_work
 
@@ -151,11 +153,6 @@ def _check_build(binned, partition, qgrad, begin, end, hist, hist_rows):
         raise ValueError("hist must be (n_hist, n_bins, T, 2) for qgrad "
                          "(n_rows, T, 2)")
     return begin, end, hist_rows
-
-
-ctypedef struct VectorCandidate:
-    SplitCandidate split      # G_left, H_left unused: the sums are per output
-    int32_t split_bin         # the last value bin going left
 
 
 cdef inline double vector_gain(const int64_t[:, ::1] left,
@@ -353,16 +350,14 @@ cdef object _merged(VectorCandidate* best, best_left, int n_threads,
                     Py_ssize_t n_nodes, const double[:, ::1] inverse):
     """Thread 0's candidates after merging the others' under the total
     order, as records and left sums."""
-    cdef Py_ssize_t t, k
-    cdef VectorCandidate* c
-    for t in range(1, n_threads):
-        for k in range(n_nodes):
-            c = &best[t * n_nodes + k]
-            if c.split.feature >= 0 and is_better(
-                    c.split.gain, c.split.feature, c.split.threshold,
-                    &best[k].split):
-                best[k] = c[0]
-                best_left[k] = best_left[t * n_nodes + k]
+    cdef Py_ssize_t k
+    cdef int t
+    for k in range(n_nodes):
+        # the left sums live beside the candidates: moved with the winner
+        t = winning_thread(best, n_nodes, n_threads, k)
+        if t > 0:
+            best[k] = best[t * n_nodes + k]
+            best_left[k] = best_left[t * n_nodes + k]
     left = np.ascontiguousarray(best_left[:n_nodes])
     records = empty_records(n_nodes)
     for k in range(n_nodes):
