@@ -154,6 +154,8 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
                            Gq_left + Gq_miss, Hq_left + Hq_miss, True)
 
 
+# (one function: the public entry point, whose docstring is the kernel's
+# contract; the code sets up the scan, _scan_tasks runs it)
 def find_best_splits_hist(
         const int64_t[:, :, ::1] hist not None,         # IN (n_hist, n_bins, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
@@ -222,11 +224,6 @@ def find_best_splits_hist(
     cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
                                                    scale_h, &p, bounds)
     cdef const signed char[::1] direction = feature_directions(monotone, n_features)
-    cdef NodeBounds one_feature
-    cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
-    cdef int tid
-    cdef int32_t f
-    cdef bint per_node_thresholds = thresholds.shape[0] > 1
     # per thread: twice the categories of the widest categorical feature
     cdef Py_ssize_t cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
     cdef CatEntry* scratch = <CatEntry*> malloc(
@@ -238,36 +235,64 @@ def find_best_splits_hist(
     try:
         best = _fresh_bests(n_threads * n_nodes)
         node_bounds = node_bounds_array(bounds, n_nodes)
-        for task in prange(n_tasks, nogil=True, schedule="dynamic",
-                           num_threads=n_threads):
-            tid = threadid()
-            k = task // n_features
-            f = <int32_t> (task % n_features)
-            if not feature_allowed[k, f]:
-                continue
-            if is_cat[f]:
-                scan_categorical(hist[rows[k]], f, bin_ptr[f],
-                                 bin_ptr[f + 1] - bin_ptr[f] - 1,
-                                 node_sums[k, 0], node_sums[k, 1],
-                                 parent_score[k], scale_g, scale_h, &p,
-                                 max_cat_to_onehot, max_cat_threshold,
-                                 &scratch[tid * cat_room],
-                                 _at(node_bounds, k),
-                                 &best[tid * n_nodes + k])
-            else:
-                scan_feature(hist[rows[k]], f, bin_ptr[f],
-                             bin_ptr[f + 1] - bin_ptr[f] - 1,
-                             node_sums[k, 0], node_sums[k, 1],
-                             parent_score[k],
-                             thresholds[k if per_node_thresholds else 0],
-                             scale_g, scale_h, &p,
-                             _at(node_bounds, k), direction[f],
-                             &best[tid * n_nodes + k])
+        _scan_tasks(hist, rows, node_sums, bin_ptr, thresholds,
+                    feature_allowed, is_cat, direction, parent_score, &p,
+                    scale_g, scale_h, max_cat_to_onehot, max_cat_threshold,
+                    node_bounds, scratch, cat_room, best, n_threads)
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
         free(scratch)
         free(node_bounds)
+
+
+cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
+                      const int64_t[::1] rows,
+                      const int64_t[:, ::1] node_sums,
+                      const int64_t[::1] bin_ptr,
+                      const double[:, ::1] thresholds,
+                      const uint8_t[:, ::1] feature_allowed,
+                      const uint8_t[::1] is_cat,
+                      const signed char[::1] direction,
+                      const double[::1] parent_score, const RegParams* p,
+                      double scale_g, double scale_h, int max_cat_to_onehot,
+                      int max_cat_threshold, const NodeBounds* node_bounds,
+                      CatEntry* scratch, Py_ssize_t cat_room,
+                      HistCandidate* best, int n_threads) noexcept nogil:
+    """Every (node, feature) task of find_best_splits_hist, in parallel:
+    thread t's candidates go to ``best[t * n_nodes + k]``, its categorical
+    scratch is ``scratch[t * cat_room:]``."""
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
+    cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
+    cdef int tid
+    cdef int32_t f
+    cdef bint per_node_thresholds = thresholds.shape[0] > 1
+    # one (node, feature) pair per task, node-major: a node's histogram is
+    # read feature after feature, each feature's bins contiguous (n_bins x 2
+    # int64 per node). Dynamic: categorical features cost a sort, and
+    # column sampling leaves some tasks empty
+    for task in prange(n_tasks, schedule="dynamic", num_threads=n_threads):
+        tid = threadid()
+        k = task // n_features
+        f = <int32_t> (task % n_features)
+        if not feature_allowed[k, f]:
+            continue
+        if is_cat[f]:
+            scan_categorical(hist[rows[k]], f, bin_ptr[f],
+                             bin_ptr[f + 1] - bin_ptr[f] - 1,
+                             node_sums[k, 0], node_sums[k, 1],
+                             parent_score[k], scale_g, scale_h, p,
+                             max_cat_to_onehot, max_cat_threshold,
+                             &scratch[tid * cat_room], _at(node_bounds, k),
+                             &best[tid * n_nodes + k])
+        else:
+            scan_feature(hist[rows[k]], f, bin_ptr[f],
+                         bin_ptr[f + 1] - bin_ptr[f] - 1,
+                         node_sums[k, 0], node_sums[k, 1], parent_score[k],
+                         thresholds[k if per_node_thresholds else 0],
+                         scale_g, scale_h, p, _at(node_bounds, k),
+                         direction[f], &best[tid * n_nodes + k])
 
 
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,

@@ -171,6 +171,17 @@ cdef inline double interval_low(double a, double b) noexcept nogil:
     return b if b <= a else 0.5 * (a + b)
 
 
+# merge_entries is the two-pointer merge of two sorted lists, as in merge
+# sort: each step emits the smaller head (both heads when they are equal).
+#
+#     A:  a1      a2  a3          (i walks A)
+#     B:      b1  b2      b3      (j walks B)
+#     ->  a1  b1  a2+b2  a3  b3   (n counts the merged entries)
+#
+# A value of one side only adds, from the other side, the bounds of the
+# gap it falls in: below_* (a_j of the other side's last entry passed) to
+# rmin, and b_{j+1} of the other side's next entry (its total weight past
+# its end) to rmax.
 cdef Py_ssize_t merge_entries(
         const double[::1] x_a,         # IN (n_a,) values of A, increasing
         const double[::1] rmin_a,      # IN (n_a,)
@@ -196,17 +207,6 @@ cdef Py_ssize_t merge_entries(
     for "A only" and "B only" are mirror images with the operands of every
     addition in the same order, so merge(A, B) == merge(B, A) bit for bit.
     """
-    # The two-pointer merge of two sorted lists, as in merge sort: each step
-    # emits the smaller head (both heads when the values are equal).
-    #
-    #     A:  a1      a2  a3          (i walks A)
-    #     B:      b1  b2      b3      (j walks B)
-    #     ->  a1  b1  a2+b2  a3  b3   (n counts the merged entries)
-    #
-    # A value of one side only adds, from the other side, the bounds of the
-    # gap it falls in: below_* (a_j of the other side's last entry passed)
-    # to rmin, and b_{j+1} of the other side's next entry (its total weight
-    # past its end) to rmax.
     cdef Py_ssize_t i = 0, j = 0, n = 0
     cdef Py_ssize_t n_a = x_a.shape[0], n_b = x_b.shape[0]
     cdef double below_a = 0.0, below_b = 0.0
@@ -338,9 +338,8 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     for i in range(n):
         low[i] = rank_up_low(rmin[i], wmin[i])
         high[i] = rank_down_high(rmax[i], wmin[i])
-    # bracket: tau_low keeps too many entries (or exactly enough, then it
-    # is the answer), tau_high is Theorem 3's threshold, always feasible in
-    # exact arithmetic
+    # bracket: tau_low too small (or just enough: then the answer), tau_high
+    # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau, tau_low = -INFINITY, heaviest = 0.0
     cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
     cdef double span = high[n - 1] - low[0]
@@ -581,7 +580,7 @@ cdef class _ExactBuilder:
         ``max_size`` entries when that is >= 2 and the summary is larger.
         ``sorted_order``: the argsort of ``values`` (``chunk_orders``),
         kept by a caller that summarises them again with other weights."""
-        cdef Py_ssize_t n = values.shape[0], n_out, count
+        cdef Py_ssize_t n = values.shape[0], n_out
         if n > self.capacity:
             raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
         # the chunk is copied into the builder's buffer (sorting in place
@@ -632,8 +631,14 @@ cdef class _ExactBuilder:
                                  self.rmin[:n_out].copy(),
                                  self.rmax[:n_out].copy(),
                                  self.wmin[:n_out].copy(), total, True)
-        # pruned before anything of chunk size is copied: only the kept
-        # entries leave the buffers (error 0: the summary is exact)
+        return self._pruned(n_out, total, max_size)
+
+    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size):
+        """The exact summary of the buffers' first ``n_out`` entries,
+        pruned to ``max_size`` before anything of chunk size is copied:
+        only the kept entries leave the buffers (error 0: it was exact)."""
+        cdef double[::1] rmin = self.rmin, rmax = self.rmax, wmin = self.wmin
+        cdef Py_ssize_t count
         keep = np.empty(max_size, dtype=np.intp)
         cdef Py_ssize_t[::1] keep_v = keep
         cdef double[::1] scratch = np.empty(2 * n_out)
