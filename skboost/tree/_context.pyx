@@ -73,6 +73,8 @@ cdef class SplitContext:
     1048576.0
     """
 
+    # keyword-only: nine numbers of similar ranges, where a positional
+    # mix-up would pass every check and train a different model
     def __init__(self, *, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0,
                  min_child_weight=1.0, n_threads=1, max_cat_to_onehot=4,
                  max_cat_threshold=64, scale_g=1.0, scale_h=1.0):
@@ -132,6 +134,10 @@ cdef class SplitContext:
         return functools.partial(SplitContext, **self._settings()), ()
 
 
+# The checks: every field is validated here, once, so the nogil kernels can
+# divide by H + lambda, compare with min_child_weight and size OpenMP
+# regions without testing anything again.
+
 def _non_negative(name, value):
     """``value`` as a float >= 0 (+inf allowed, NaN not)."""
     value = _real(name, value)
@@ -149,6 +155,7 @@ def _scale(name, value):
 
 
 def _real(name, value):
+    # bools are Real in Python: True would pass as 1.0 and hide a mistake
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     return float(value)

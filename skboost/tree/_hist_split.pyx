@@ -303,6 +303,8 @@ cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
     cdef Py_ssize_t k, n_nodes = node_sums.shape[0]
     cdef double[::1] scores = np.empty(max(n_nodes, 1))
     cdef NodeBounds* node_bounds = node_bounds_array(bounds, n_nodes)
+    # once per node, not per candidate: the parent's score is the same for
+    # every split of the node
     try:
         for k in range(n_nodes):
             if node_bounds == NULL:
@@ -316,6 +318,11 @@ cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
     finally:
         free(node_bounds)
 
+
+# The histogram finders' candidates leave the kernels in two steps: the
+# threads' bests merged into thread 0's (merge_thread_bests, the one merge
+# of _thread_bests.pxd), then written as SPLIT_RECORD rows (_to_records,
+# through the packed SplitRecord below, which a test holds to the dtype).
 
 cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL:
     """``count`` candidates (threads x nodes) holding no split yet; the
@@ -381,6 +388,8 @@ cdef object _to_records(const HistCandidate* best, Py_ssize_t n):
     histogram finders' candidates become records (written in place: a
     column at a time took ~5 us of every scan call)."""
     records = np.empty(n, dtype=SPLIT_RECORD)
+    # the buffer check compares SplitRecord's format with the dtype's on
+    # every call (and raises on any mismatch)
     cdef SplitRecord[::1] out = records
     cdef Py_ssize_t k
     for k in range(n):
