@@ -274,15 +274,14 @@ cdef inline GradientPair elementwise_pair(int loss, double y, double m,
     return out
 
 
-def elementwise_gradient(int loss,
-                         const double[::1] y not None,        # IN (n,)
+def elementwise_gradient(const double[::1] y not None,        # IN (n,)
                          const double[::1] raw not None,      # IN (n,)
                          const double[::1] weight,   # IN (n,)
                          float[:, ::1] gpair not None,        # OUT (n, 2)
-                         double param,
-                         int n_threads):
-    """Gradient pairs of the element-wise loss ``loss`` (a module constant),
-    multiplied by ``weight``."""
+                         *, int loss, double param, int n_threads):
+    """Gradient pairs of the element-wise loss ``loss`` (a code of
+    ``LOSS_CODES``) with parameter ``param``, multiplied by ``weight``.
+    After the arrays, keyword-only."""
     n_threads = check_n_threads(n_threads)
     if not LOSS_SQUARED_LOG_ERROR <= loss <= LOSS_LOGISTIC:
         raise ValueError(f"unknown element-wise loss code {loss}")

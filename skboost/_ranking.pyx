@@ -382,12 +382,18 @@ def _check_queries(query_ptr, n_rows):
 def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     const double[::1] raw not None,          # IN (n,) scores
                     const int64_t[::1] query_ptr not None,   # IN (n_queries + 1,)
-                    str objective, str pair_method, Py_ssize_t num_pair,
-                    bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     float[:, ::1] gpair not None,            # OUT (n, 2)
+                    *, str objective, str pair_method, Py_ssize_t num_pair,
+                    bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     int n_threads,
                     const uint64_t[::1] row_key=None):       # IN (n,) or None
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
+
+    After the arrays, every argument is keyword-only: the objective and
+    its pair method, ``num_pair``, the gain and score-normalisation flags,
+    the boosting ``iteration`` (it seeds the random pairs), ``n_threads``
+    (the threads of the parallel region over queries) and the optional
+    ``row_key``.
 
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
     valid for the objective (checked by the caller: non-negative integers,

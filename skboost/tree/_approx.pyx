@@ -288,7 +288,7 @@ def local_histograms(SortedColumns columns not None,
                      const int32_t[::1] row_slot not None,  # IN (n_rows,)
                      const int64_t[:, ::1] node_sums not None,  # IN (n_slots, 2)
                      const int64_t[::1] bin_ptr not None,   # IN (n_features + 1,)
-                     int n_threads):
+                     *, int n_threads):
     """Per-node ("local") proposals and histograms, two walks per feature.
 
     For every open node (slot) and feature, candidate cuts are the node's

@@ -328,7 +328,7 @@ def category_histograms(
         const int64_t[::1] bin_ptr not None,         # IN (n_cat_features + 1,)
         const int32_t[::1] row_slot not None,        # IN (n_rows,) slot or -1
         const int64_t[:, ::1] quantized not None,    # IN (n_rows, 2)
-        Py_ssize_t n_slots, int n_threads):
+        *, Py_ssize_t n_slots, int n_threads):
     """Histograms over the category codes of categorical features, for
     every open node (slot) of a level, from their presorted columns.
 

@@ -3,8 +3,12 @@
 The split finders (``_exact_scan.find_best_splits``,
 ``_hist_split.find_best_splits_hist``,
 ``_column_scan.find_best_splits_columns``,
-``_categorical_scan.categorical_left_set``) take a ``SplitContext`` instead
-of loose regularisation floats, scales and limits. Its C fields are read by
+``_vector_hist.find_best_vector_splits``,
+``_categorical_scan.categorical_left_set``), the regularised arithmetic
+over node arrays (``_gain.leaf_weights``, ``_gain.leaf_scores``) and the
+out-of-core pass (``_paged.PagePartition.start_level``: scales and thread
+count) take a ``SplitContext`` instead of loose regularisation floats,
+scales and limits. Its C fields are read by
 the kernels (``cimport`` of ``_context.pxd``) once per call, before they
 release the GIL.
 """

@@ -806,7 +806,7 @@ def find_best_splits(
         const double[::1] node_H not None,     # IN (n_slots,)
         const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
-        SplitContext context not None, weight=None, bounds=None,
+        *, SplitContext context not None, weight=None, bounds=None,
         monotone=None):
     """Best split of every open node of a level, over all allowed features.
 

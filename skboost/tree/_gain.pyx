@@ -10,6 +10,7 @@ import numpy as np
 cimport cython
 from libc.stdlib cimport malloc
 
+from ._context cimport SplitContext, reg_params
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
                      bounded_split_loss_reduction, leaf_score, leaf_weight,
                      make_reg_params, split_loss_reduction)
@@ -69,11 +70,11 @@ def py_split_loss_reduction(double G_left, double H_left, double G_right,
 
 def leaf_weights(const double[::1] G not None,          # IN
                  const double[::1] H not None,          # IN
-                 double reg_lambda, double reg_alpha,
-                 double max_delta_step, double min_child_weight):
-    """Vectorised :func:`py_leaf_weight` over node statistics."""
-    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
-                                       min_child_weight)
+                 SplitContext context not None):
+    """Vectorised :func:`py_leaf_weight` over node statistics, with the
+    regularisation of ``context`` (a sequential loop: its thread count is
+    not used)."""
+    cdef RegParams p = reg_params(context)
     cdef Py_ssize_t i, n = G.shape[0]
     if H.shape[0] != n:
         raise ValueError("G and H must have the same length")
@@ -86,12 +87,12 @@ def leaf_weights(const double[::1] G not None,          # IN
     return out
 
 
-def leaf_scores(const double[::1] G not None, const double[::1] H,
-                double reg_lambda, double reg_alpha,
-                double max_delta_step, double min_child_weight):
-    """Vectorised :func:`py_leaf_score` over node statistics."""
-    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
-                                       min_child_weight)
+def leaf_scores(const double[::1] G not None, const double[::1] H not None,
+                SplitContext context not None):
+    """Vectorised :func:`py_leaf_score` over node statistics, with the
+    regularisation of ``context`` (a sequential loop: its thread count is
+    not used)."""
+    cdef RegParams p = reg_params(context)
     cdef Py_ssize_t i, n = G.shape[0]
     if H.shape[0] != n:
         raise ValueError("G and H must have the same length")

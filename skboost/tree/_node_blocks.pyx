@@ -262,7 +262,7 @@ cdef class NodeBlocks:
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def route_rows(self, int32_t[::1] row_slot not None, split_feature,
-                   threshold, default_left, left_slot, Py_ssize_t n_next,
+                   threshold, default_left, left_slot, *, Py_ssize_t n_next,
                    int n_threads, slot_node=None, row_leaf=None):
         """Move each row of a split node to its child's slot (in place), as
         ``_partition.apply_level_splits`` does, from the groups: a row goes

@@ -43,6 +43,7 @@ from libc.string cimport memcpy, memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, add_pair, fixed_point,
                       int32_t, int64_t, prefetch, uint8_t)
+from ._context cimport SplitContext
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -406,11 +407,17 @@ cdef class PagePartition:
 
     def start_level(self, active, split_feature, split_bin, default_left,
                     left_child, right_child, build_row, missing_code,
-                    bin_ptr, gpair, weight, double scale_g, double scale_h,
-                    hist, rows, bint route, bint build, int n_threads):
-        """Check and keep the level's arrays (see the class docstring)."""
+                    bin_ptr, gpair, weight, hist, rows, *,
+                    SplitContext context not None, bint route, bint build):
+        """Check and keep the level's arrays (see the class docstring).
+
+        After the arrays, keyword-only: ``context`` (the tree's fixed-point
+        scales, ``scale_g`` and ``scale_h``, and the thread count the
+        level's regions are sized from, ``n_threads``), and whether the
+        pass moves the rows of split nodes (``route``) and adds rows to
+        histograms (``build``)."""
         cdef const uint8_t[::1] active_v
-        self.n_threads = check_n_threads(n_threads)
+        self.n_threads = check_n_threads(context.n_threads)
         nodes = (split_feature, split_bin, default_left, left_child,
                  right_child, build_row)
         _check_level(self.n_rows, active, nodes, missing_code, bin_ptr,
@@ -438,7 +445,7 @@ cdef class PagePartition:
         self.active = NULL if everyone or self.n_rows == 0 else &active_v[0]
         self._set_weight(weight)
         self._refs = (active, nodes, missing_code, bin_ptr, gpair, weight)
-        self.scale_g, self.scale_h = scale_g, scale_h
+        self.scale_g, self.scale_h = context.scale_g, context.scale_h
         self.hist, self.rows_arr = hist, rows
         self.n_features = missing_code.shape[0]
         # safe_features[c - 1]: for codes of c bytes, how many leading

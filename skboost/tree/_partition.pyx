@@ -60,9 +60,10 @@ def apply_level_splits(
         const uint8_t[::1] default_left not None,       # IN (n_slots,)
         const int32_t[::1] left_slot not None,          # IN (n_slots,) slot at next level
         const int32_t[::1] right_slot not None,         # IN (n_slots,)
-        int n_next_slots, int n_threads, left_sets=None):
+        *, int n_next_slots, int n_threads, left_sets=None):
     """Send every row of a split node to its child's slot; rows of nodes that
-    became leaves get NO_SLOT. Returns the number of rows in each new slot.
+    became leaves get NO_SLOT. Returns the number of rows in each new slot
+    (``n_next_slots`` of them). After the arrays, keyword-only.
 
     X is a float32 C-ordered (n_rows, n_features) array or ``SparseRows``,
     whose row values are found by binary search in the stored entries.
@@ -249,7 +250,7 @@ cdef class RowPartition:
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def split_nodes(self, BinnedData data, begin, end, feature, split_bin,
-                    default_left, int n_threads, left_sets=None):
+                    default_left, *, int n_threads, left_sets=None):
         """Stable partition of each node's slice ``[begin[k], end[k])``: rows
         whose code is ``<= split_bin[k]`` (or missing with ``default_left``)
         first. Returns the number of rows going left in each node.
@@ -533,7 +534,7 @@ def add_leaf_values(RowPartition partition not None,
                     const int64_t[::1] end not None,     # IN (n_leaves,)
                     const double[::1] value not None,    # IN (n_leaves,)
                     double[:, ::1] raw not None,         # IN/OUT (n_rows, K)
-                    Py_ssize_t column, int n_threads):
+                    *, Py_ssize_t column, int n_threads):
     """``raw[row, column] += value[k]`` for every row of leaf k's slice of
     the partition: the training margins move by the new tree without walking
     it. Slices must not overlap (each row gets its leaf's value once)."""

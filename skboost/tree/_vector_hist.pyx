@@ -63,7 +63,7 @@ def build_vector_histograms(BinnedData binned not None,
                             const int64_t[:, :, ::1] qgrad not None,  # IN (n_rows, T, 2)
                             begin, end,
                             int64_t[:, :, :, ::1] hist not None,      # OUT (n_hist, n_bins, T, 2)
-                            hist_rows, int n_threads):
+                            hist_rows, *, int n_threads):
     """Histograms of the rows ``partition.row_index[begin[k]:end[k]]`` into
     ``hist[hist_rows[k]]`` (overwritten), for every node k.
 
