@@ -127,10 +127,10 @@ cdef class FixedPointGradients:
             weight = np.ascontiguousarray(weight, dtype=np.float64)
             if weight.shape != (gpair.shape[0],):
                 raise ValueError("weight must have one entry per row")
+        # the scales below come from the maxima and the row count only, not
+        # from sums: they do not depend on the order of the rows or threads
         self.gpair = gpair
         self.weight = weight
-        # only the maxima and the row count set the scales (not the sums):
-        # they do not depend on the order of the rows or on the threads
         max_g, max_h, self.n_active = _active_maxima(gpair, weight, active,
                                                      n_threads)
         if scales is None:
