@@ -270,8 +270,6 @@ def vector_parent_scores(const int64_t[:, :, ::1] node_sums not None,
     return out
 
 
-# (one function: the public entry point, whose docstring is the kernel's
-# contract; the code sets up the scan, _scan_vector_tasks runs it)
 def find_best_vector_splits(
         const int64_t[:, :, :, ::1] hist not None,   # IN (n_hist, n_bins, T, 2)
         const int64_t[:, :, ::1] node_sums not None,  # IN (n_nodes, T, 2)
@@ -311,21 +309,18 @@ def find_best_vector_splits(
         The exact fixed-point sums of each best split's left child.
     """
     cdef Py_ssize_t n_nodes = node_sums.shape[0]
-    cdef Py_ssize_t n_outputs = node_sums.shape[1]
     cdef const int64_t[::1] rows = _check_scan(
         hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
         hist_rows)
     cdef RegParams p = reg_params(context)
-    # the thread count is sized here, once, by the scan's work: a bin of
-    # the scan (both directions) is about one unit of work per output
+    # sized once, by the scan's work: a bin (both directions) ~ 1 unit/output
     cdef int n_threads = threads_for_work(
-        context.n_threads, n_nodes * hist.shape[1] * n_outputs)
+        context.n_threads, n_nodes * hist.shape[1] * node_sums.shape[1])
     cdef double[:, ::1] inverse = 1.0 / np.asarray(scales)
     cdef double[::1] parent = vector_parent_scores(node_sums, scales, context)
-    cdef int64_t[:, :, ::1] scratch = np.zeros((n_threads, n_outputs, 2),
-                                               dtype=np.int64)
-    best_left_arr = np.zeros((n_threads * max(n_nodes, 1), n_outputs, 2),
-                             dtype=np.int64)
+    scratch_arr, best_left_arr = _vector_buffers(n_threads, n_nodes,
+                                                 node_sums.shape[1])
+    cdef int64_t[:, :, ::1] scratch = scratch_arr
     cdef int64_t[:, :, ::1] best_left = best_left_arr
     cdef VectorCandidate* best = _fresh_vector_bests(n_threads * n_nodes)
     try:
@@ -335,6 +330,14 @@ def find_best_vector_splits(
         return _merged(best, best_left_arr, n_threads, n_nodes, inverse)
     finally:
         free(best)
+
+
+def _vector_buffers(int n_threads, Py_ssize_t n_nodes, Py_ssize_t n_outputs):
+    """Each thread's running sums (T, 2), and the left sums of every
+    thread's best of every node (threads x nodes, T, 2), int64."""
+    return (np.zeros((n_threads, n_outputs, 2), dtype=np.int64),
+            np.zeros((n_threads * max(n_nodes, 1), n_outputs, 2),
+                     dtype=np.int64))
 
 
 cdef VectorCandidate* _fresh_vector_bests(Py_ssize_t count) except NULL:
