@@ -29,6 +29,14 @@ from libc.math cimport exp, fmax, log1p, sqrt
 from ._math cimport sigmoid
 from ._parallel cimport threads_for_work
 
+# Every kernel here is one independent computation per row: rows are split
+# among threads statically (contiguous ranges, streamed), and a row's pair
+# depends on its own inputs only, so the pairs are the same for any thread
+# count. Pairs are float32 (half the memory traffic of the histogram
+# builders, which sum them in exact int64 fixed point).
+
+# the smallest hessian written: a saturated sigmoid's p (1 - p) rounds to
+# 0, and a leaf of such rows would get an infinite weight
 cdef double HESSIAN_FLOOR = 1e-16
 
 # Labels of the logistic kernel: float64, or uint8 / float32 where every
@@ -138,6 +146,8 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
     cdef double top, total, p, curvature
     cdef double* shifted = NULL   # exp(raw[i, k] - top), one row, per thread
     cdef int out_of_memory = 0
+    # gpair is (K, n, 2): each class's pairs contiguous, as its tree's
+    # histogram builder reads them
     with nogil, parallel(num_threads=threads_for_work(
             n_threads, ELEMENTWISE_WORK * n * K)):
         shifted = <double*> malloc(K * sizeof(double))
@@ -145,6 +155,8 @@ def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class inde
             if shifted == NULL:
                 out_of_memory = 1
                 continue
+            # the row's largest margin subtracted first: every exp(.) is
+            # <= 1, so no overflow, and the probabilities are unchanged
             top = raw[i, 0]
             for k in range(1, K):
                 top = fmax(top, raw[i, k])
@@ -198,7 +210,11 @@ LOSS_CODES = {
     "logistic": LOSS_LOGISTIC,
 }
 
+# hinge outside the margin: a positive hessian too small to matter (the
+# smallest normal float32, so it survives the cast to the float32 pair)
 cdef double HINGE_FLAT_HESSIAN = 1.1754943508222875e-38  # FLT_MIN
+# the squared log error's hessian (1 - r) / (m + 1)^2 turns negative for
+# r > 1: floored, as XGBoost does
 cdef double SQUARED_LOG_HESSIAN_FLOOR = 1e-6
 
 
@@ -211,6 +227,9 @@ cdef inline GradientPair elementwise_pair(int loss, double y, double m,
                                           double param) noexcept nogil:
     cdef double r, z, p, sign
     cdef GradientPair out
+    # inlined into the one prange loop of elementwise_gradient: the loss
+    # code is the same for every row, so this chain of tests is perfectly
+    # predicted and costs next to nothing against the exp and log
     if loss == LOSS_SQUARED_LOG_ERROR:
         r = log1p(m) - log1p(y)
         out.g = r / (m + 1.0)
@@ -255,15 +274,14 @@ cdef inline GradientPair elementwise_pair(int loss, double y, double m,
     return out
 
 
-def elementwise_gradient(int loss,
-                         const double[::1] y not None,        # IN (n,)
+def elementwise_gradient(const double[::1] y not None,        # IN (n,)
                          const double[::1] raw not None,      # IN (n,)
                          const double[::1] weight,   # IN (n,)
                          float[:, ::1] gpair not None,        # OUT (n, 2)
-                         double param,
-                         int n_threads):
-    """Gradient pairs of the element-wise loss ``loss`` (a module constant),
-    multiplied by ``weight``."""
+                         *, int loss, double param, int n_threads):
+    """Gradient pairs of the element-wise loss ``loss`` (a code of
+    ``LOSS_CODES``) with parameter ``param``, multiplied by ``weight``.
+    After the arrays, keyword-only."""
     n_threads = check_n_threads(n_threads)
     if not LOSS_SQUARED_LOG_ERROR <= loss <= LOSS_LOGISTIC:
         raise ValueError(f"unknown element-wise loss code {loss}")

@@ -12,6 +12,9 @@ def openmp_max_threads():
     return openmp.omp_get_max_threads()
 
 
+# Kernels taking n_threads check it here (a few with the same test inline;
+# SplitContext checks its own at construction) before it reaches OpenMP's
+# num_threads clause, where a count < 1 aborts the process.
 def check_n_threads(n_threads):
     """The thread count a kernel runs with: ``n_threads`` (already resolved,
     it must be >= 1: OpenMP aborts the process on a negative one), at most

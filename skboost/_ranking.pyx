@@ -55,7 +55,11 @@ METRIC_CODES = {"rank:pairwise": METRIC_PAIRWISE, "rank:ndcg": METRIC_NDCG,
                 "rank:map": METRIC_MAP}
 PAIR_METHOD_CODES = {"topk": PAIRS_TOPK, "mean": PAIRS_MEAN}
 
+# the hessian floor of a pair (XGBoost's): a pair whose sigmoid saturates
+# still adds a positive hessian, so a leaf's H never collapses to 0
 cdef double EPS = 1e-16
+# |s_high - s_low| + this divides delta (score_normalise): pairs already
+# far apart in score weigh less, and a zero gap does not divide by zero
 cdef double SCORE_DIFF_OFFSET = 0.01
 
 
@@ -125,6 +129,7 @@ for _label in range(32):
 
 
 cdef inline double gain_of(double label, bint exp_gain) noexcept nogil:
+    # the table answers the usual small integer labels without a pow call
     if not exp_gain:
         return label
     if 0 <= label < 32 and label == <int> label:
@@ -212,6 +217,8 @@ cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
     cdef Py_ssize_t high, low, swap_rank
     if q.label[rank_a] == q.label[rank_b]:
         return 0.0
+    # delta_metric wants rank_a < rank_b; the gradient's sign wants the
+    # higher label as `high`, whatever its rank
     if rank_a > rank_b:
         swap_rank = rank_a
         rank_a = rank_b
@@ -241,6 +248,8 @@ cdef void rank_documents(QueryView* q, const double* label,
     """Sort the query's rows by score (ties: by label, then row key) and
     gather labels, scores and gains in rank order; clear the pair sums."""
     cdef Py_ssize_t r, row
+    # sort keyed copies, then gather the per-rank arrays once: the pair
+    # loop then reads label, score and gain by rank, contiguously
     for r in range(q.count):
         q.order[r].key = score[r]
         q.order[r].label = label[r]
@@ -271,6 +280,8 @@ cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
             ideal = ideal + scratch[r].key * q.discount[r]
         q.inverse_ideal = 1.0 / ideal if ideal > 0 else 0.0
     elif q.metric == METRIC_MAP:
+        # prefix sums over the ranks, so that delta_metric of any pair is
+        # O(1) instead of a walk over the ranks between the two
         for r in range(q.count):
             y = q.label[r]
             q.n_relevant[r] = y + (q.n_relevant[r - 1] if r else 0.0)
@@ -281,6 +292,8 @@ cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
 cdef double topk_pairs(QueryView* q, Py_ssize_t k) noexcept nogil:
     cdef Py_ssize_t i, j
     cdef double total = 0.0
+    # ranks in order, so the pairs (and the float32 sums they add to) come
+    # in one fixed order: the lambdas are the same on every run
     for i in range(min(k, q.count)):
         for j in range(i + 1, q.count):
             total = total + add_pair(q, i, j)
@@ -292,7 +305,15 @@ cdef void mean_pairs(QueryView* q, Py_ssize_t num_pair, Keyed* by_label,
     """Each document paired with ``num_pair`` random documents whose label
     differs (drawn from outside its block of equal labels)."""
     cdef Py_ssize_t r, i = 0, j, n_left, n_right, sample, member, other
+    # minstd's state must lie in [1, 2^31 - 2]: the seed mapped into it
     cdef uint64_t state = seed % 2147483646 + 1
+    # Documents grouped by label; a member of the block [i, j) of equal
+    # labels draws its partners among the ranks outside the block:
+    #
+    #     by_label:  [ 0 .. i ) [ i .. j ) [ j .. count )
+    #                  n_left     block      n_right
+    #
+    # a draw in [0, n_left + n_right) maps past the block when >= n_left
     for r in range(q.count):  # ranks, ordered by label (descending)
         by_label[r] = plain_keyed(q.label[r], r)
     sort_ranked(by_label, q.count)
@@ -335,6 +356,8 @@ cdef void query_lambdas(QueryView* q, const double* label,
                         uint64_t seed, Keyed* scratch) noexcept nogil:
     """The LambdaMART pairs of one query of at least two documents."""
     cdef double total
+    # per query: rank (a sort), the metric's tables, the pairs, then the
+    # pair sums written back to the query's rows in row order
     rank_documents(q, label, score, tie, score_normalise)
     prepare_metric(q, scratch)
     if method == PAIRS_TOPK:
@@ -359,12 +382,18 @@ def _check_queries(query_ptr, n_rows):
 def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     const double[::1] raw not None,          # IN (n,) scores
                     const int64_t[::1] query_ptr not None,   # IN (n_queries + 1,)
-                    str objective, str pair_method, Py_ssize_t num_pair,
-                    bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     float[:, ::1] gpair not None,            # OUT (n, 2)
+                    *, str objective, str pair_method, Py_ssize_t num_pair,
+                    bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     int n_threads,
                     const uint64_t[::1] row_key=None):       # IN (n,) or None
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
+
+    After the arrays, every argument is keyword-only: the objective and
+    its pair method, ``num_pair``, the gain and score-normalisation flags,
+    the boosting ``iteration`` (it seeds the random pairs), ``n_threads``
+    (the threads of the parallel region over queries) and the optional
+    ``row_key``.
 
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
     valid for the objective (checked by the caller: non-negative integers,
@@ -375,6 +404,34 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     """
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0]
+    row_key = _checked_lambda_inputs(raw, query_ptr, objective, pair_method,
+                                     num_pair, gpair, row_key, n)
+    cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
+    cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
+    gpair[:, :] = 0.0
+    if n == 0 or longest == 0:
+        return
+    # the discounts 1 / log2(2 + rank) once for the longest query, shared
+    # read-only by every thread
+    discount_table = np.empty(longest, dtype=np.float64)
+    cdef double[::1] discounts = discount_table
+    cdef Py_ssize_t r
+    for r in range(longest):
+        discounts[r] = discount(r)
+    no_memory = np.zeros(n_queries, dtype=np.uint8)
+    _all_queries(y, raw, query_ptr, row_key, discounts,
+                 METRIC_CODES[objective], PAIR_METHOD_CODES[pair_method],
+                 num_pair, exp_gain, score_normalise, iteration, gpair,
+                 no_memory, n_threads)
+    if no_memory.any():
+        raise MemoryError("no memory for the per-query ranking buffers")
+
+
+def _checked_lambda_inputs(raw, query_ptr, str objective, str pair_method,
+                           Py_ssize_t num_pair, gpair, row_key,
+                           Py_ssize_t n):
+    """lambda_gradient's checks (the nogil loop indexes without checks);
+    returns the row keys, zeros for None."""
     if raw.shape[0] != n or gpair.shape[0] != n:
         raise ValueError("y, raw and gpair must have the same number of rows")
     if gpair.shape[1] != 2:
@@ -389,24 +446,32 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
         row_key = np.zeros(n, dtype=np.uint64)
     if row_key.shape[0] != n:
         raise ValueError("row_key must have one entry per row")
-    cdef int metric = METRIC_CODES[objective]
-    cdef int method = PAIR_METHOD_CODES[pair_method]
+    return row_key
+
+
+cdef void _all_queries(const double[::1] y, const double[::1] raw,
+                       const int64_t[::1] query_ptr,
+                       const uint64_t[::1] row_key,
+                       const double[::1] discounts, int metric, int method,
+                       Py_ssize_t num_pair, bint exp_gain,
+                       bint score_normalise, Py_ssize_t iteration,
+                       float[:, ::1] gpair, unsigned char[::1] failed,
+                       int n_threads) noexcept:
+    """Every query's lambdas, in parallel over queries; a query whose
+    thread got no buffers is flagged in ``failed``."""
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
-    cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
-    gpair[:, :] = 0.0
-    if n == 0 or longest == 0:
-        return
-    cdef Py_ssize_t g, begin, q_count, r
+    cdef Py_ssize_t longest = discounts.shape[0]
+    cdef Py_ssize_t g, begin, q_count
     cdef QueryView q
     cdef Keyed* order_buffer = NULL
     cdef double* values_buffer = NULL
     cdef float* pairs_buffer = NULL
-    discount_table = np.empty(longest, dtype=np.float64)
-    cdef double[::1] discounts = discount_table
-    for r in range(longest):
-        discounts[r] = discount(r)
-    no_memory = np.zeros(n_queries, dtype=np.uint8)
-    cdef unsigned char[::1] failed = no_memory
+    # A query's documents are its own rows of y, raw and gpair: queries are
+    # independent tasks, each thread with buffers sized for the longest
+    # query (allocated once per thread, not per query). Dynamic: query
+    # lengths vary, and a query costs up to its length squared. The random
+    # pairs of rank:pairwise are seeded by (iteration, query), never by the
+    # thread, so the gradients do not depend on the thread count.
     with nogil, parallel(num_threads=n_threads):
         order_buffer = <Keyed*> malloc(2 * longest * sizeof(Keyed))
         values_buffer = <double*> malloc(5 * longest * sizeof(double))
@@ -431,8 +496,6 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
         free(order_buffer)
         free(values_buffer)
         free(pairs_buffer)
-    if no_memory.any():
-        raise MemoryError("no memory for the per-query ranking buffers")
 
 
 # --------------------------------------------------------------------------

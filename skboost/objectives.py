@@ -166,9 +166,9 @@ class _Elementwise(Objective):
 
     def gradient(self, y, raw, weight, gpair, n_threads):
         _objectives.elementwise_gradient(
-            _objectives.LOSS_CODES[self.loss_code], y,
-            np.ascontiguousarray(raw[:, 0]), weight, gpair[0],
-            self.kernel_param(), n_threads)
+            y, np.ascontiguousarray(raw[:, 0]), weight, gpair[0],
+            loss=_objectives.LOSS_CODES[self.loss_code],
+            param=self.kernel_param(), n_threads=n_threads)
 
     def loss(self, y, raw, weight):
         return float(np.average(self.row_loss(y, raw[:, 0]), weights=weight))
@@ -287,9 +287,9 @@ class QuantileError(Objective):
     def gradient(self, y, raw, weight, gpair, n_threads):
         for k, alpha in enumerate(self.alphas):
             _objectives.elementwise_gradient(
-                _objectives.LOSS_CODES["quantile_error"], y,
-                np.ascontiguousarray(raw[:, k]), weight, gpair[k], alpha,
-                n_threads)
+                y, np.ascontiguousarray(raw[:, k]), weight, gpair[k],
+                loss=_objectives.LOSS_CODES["quantile_error"], param=alpha,
+                n_threads=n_threads)
 
     def loss(self, y, raw, weight):
         total = 0.0
@@ -313,8 +313,9 @@ class AbsoluteError(QuantileError):
 
     def gradient(self, y, raw, weight, gpair, n_threads):
         _objectives.elementwise_gradient(
-            _objectives.LOSS_CODES["absolute_error"], y,
-            np.ascontiguousarray(raw[:, 0]), weight, gpair[0], 0.0, n_threads)
+            y, np.ascontiguousarray(raw[:, 0]), weight, gpair[0],
+            loss=_objectives.LOSS_CODES["absolute_error"], param=0.0,
+            n_threads=n_threads)
 
     def loss(self, y, raw, weight):
         return float(np.average(np.abs(raw[:, 0] - y), weights=weight))
@@ -607,9 +608,11 @@ class _Ranking(Objective):
         query_ptr = (np.array([0, y.shape[0]], dtype=np.int64)
                      if self.query_ptr is None else self.query_ptr)
         _ranking.lambda_gradient(
-            y, np.ascontiguousarray(raw[:, 0]), query_ptr, self.name,
-            self.pair_method, self.num_pair, self.params["ndcg_exp_gain"],
-            True, self.iteration, gpair[0], n_threads, row_key=self.row_key)
+            y, np.ascontiguousarray(raw[:, 0]), query_ptr, gpair[0],
+            objective=self.name, pair_method=self.pair_method,
+            num_pair=self.num_pair, exp_gain=self.params["ndcg_exp_gain"],
+            score_normalise=True, iteration=self.iteration,
+            n_threads=n_threads, row_key=self.row_key)
         self.iteration += 1
         if weight is not None and not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)

@@ -491,7 +491,7 @@ def test_local_histograms_match_naive(first_seed):
         X, quantized, hess, row_slot, node_sums, bin_ptr = local_problem(seed)
         hist, thr = local_histograms(sorted_blocks(X), quantized, hess,
                                      row_slot, node_sums, bin_ptr,
-                                     1 + seed % 2)
+                                     n_threads=1 + seed % 2)
         want_hist, want_thr = naive_local(X, quantized, hess, row_slot,
                                           node_sums, bin_ptr)
         np.testing.assert_array_equal(thr, want_thr, err_msg=f"seed {seed}")
@@ -507,7 +507,7 @@ def test_local_histograms_node_sums_beyond_present_entries_go_to_missing():
         3, n_rows=80, n_features=3)
     node_sums = node_sums + np.array([[17, 5]])
     hist, _ = local_histograms(sorted_blocks(X), quantized, hess, row_slot,
-                               node_sums, bin_ptr, 1)
+                               node_sums, bin_ptr, n_threads=1)
     want, _ = naive_local(X, quantized, hess, row_slot, node_sums, bin_ptr)
     np.testing.assert_array_equal(hist, want)
     for f in range(3):
@@ -532,9 +532,9 @@ def test_local_histograms_threads_identical():
     np.cumsum(caps + 1, out=bin_ptr[1:])
     columns = sorted_blocks(X)
     one = local_histograms(columns, quantized, hess, row_slot, node_sums,
-                           bin_ptr, 1)
+                           bin_ptr, n_threads=1)
     two = local_histograms(columns, quantized, hess, row_slot, node_sums,
-                           bin_ptr, 2)
+                           bin_ptr, n_threads=2)
     np.testing.assert_array_equal(one[0], two[0])
     np.testing.assert_array_equal(one[1], two[1])
     assert np.isfinite(one[1]).sum() > 1000

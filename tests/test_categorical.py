@@ -1042,7 +1042,8 @@ def test_category_histograms_against_naive_sums(zero_absent):
     bin_ptr = np.array([0, ks[0] + 1, ks[0] + ks[1] + 2], dtype=np.int64)
     for n_threads in (1, 2):
         hist, sums = category_histograms(columns, features, bin_ptr,
-                                         row_slot, quantized, 3, n_threads)
+                                         row_slot, quantized, n_slots=3,
+                                         n_threads=n_threads)
         for j, f in enumerate(features):
             expected = naive_category_histograms(X[:, f], row_slot,
                                                  quantized, 3, ks[j])
@@ -1053,13 +1054,14 @@ def test_category_histograms_against_naive_sums(zero_absent):
                 sums[s], quantized[row_slot == s].sum(axis=0))
     with pytest.raises(ValueError, match="slot"):
         category_histograms(columns, features, bin_ptr, row_slot, quantized,
-                            2, 1)
+                            n_slots=2, n_threads=1)
     with pytest.raises(ValueError, match="features"):
         category_histograms(columns, np.array([1, 9], dtype=np.int32),
-                            bin_ptr, row_slot, quantized, 3, 1)
+                            bin_ptr, row_slot, quantized, n_slots=3,
+                            n_threads=1)
     with pytest.raises(ValueError, match="bin_ptr"):
         category_histograms(columns, features, bin_ptr[:2], row_slot,
-                            quantized, 3, 1)
+                            quantized, n_slots=3, n_threads=1)
 
 
 @pytest.mark.parametrize("form", ["dense", "sparse_missing", "sparse_zero"])
@@ -1110,7 +1112,8 @@ def test_level_partition_with_left_sets_against_naive_rule(form):
         expected[r] = 2 * s if go else 2 * s + 1
     counts = apply_level_splits(data, row_slot, feature, threshold,
                                 default_left, np.arange(0, 8, 2, dtype=np.int32),
-                                np.arange(1, 8, 2, dtype=np.int32), 8, 2,
+                                np.arange(1, 8, 2, dtype=np.int32),
+                                n_next_slots=8, n_threads=2,
                                 left_sets=left_sets)
     np.testing.assert_array_equal(row_slot, expected)
     np.testing.assert_array_equal(counts, np.bincount(expected[expected >= 0],

@@ -153,7 +153,7 @@ def run_kernel(X, gpair, weight, row_slot, allowed, reg, n_threads=1):
     col_ptr, values, rows = sorted_blocks(X)
     columns = SortedColumns(col_ptr, values, rows, X.shape[0])
     return find_best_splits(columns, gpair, row_slot, node_G, node_H, count,
-                            allowed, split_context(reg, n_threads),
+                            allowed, context=split_context(reg, n_threads),
                             weight=weight)
 
 
@@ -462,11 +462,11 @@ def test_finder_on_split_blocks_equals_finder_on_columns(seed):
     allowed = np.ones((n_slots, X.shape[1]), dtype=np.uint8)
     _, _, node_G, node_H, count = node_statistics(gpair, weight, row_slot,
                                                   n_slots)
-    args = (gpair, row_slot, node_G, node_H, count, allowed,
-            split_context(reg, 2))
+    args = (gpair, row_slot, node_G, node_H, count, allowed)
+    context = split_context(reg, 2)
     assert blocks.split_pending
-    got = find_best_splits(blocks, *args, weight=weight)
-    want = find_best_splits(columns, *args, weight=weight)
+    got = find_best_splits(blocks, *args, context=context, weight=weight)
+    want = find_best_splits(columns, *args, context=context, weight=weight)
     for name in want.dtype.names:
         np.testing.assert_array_equal(got[name], want[name])
     # the finder carried out the split on its way
@@ -496,7 +496,7 @@ def test_node_blocks_reject_bad_levels():
         find_best_splits(blocks, np.ones((6, 2), np.float32),
                          np.zeros(6, np.int32), np.ones(1), np.ones(1),
                          np.ones(1, np.int64), np.ones((1, 2), np.uint8),
-                         SplitContext(min_child_weight=0.0))
+                         context=SplitContext(min_child_weight=0.0))
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -525,10 +525,10 @@ def test_route_rows_equals_apply_level_splits(seed, n_threads):
     want_slots = row_slot.copy()
     want = apply_level_splits(X, want_slots, feature, threshold,
                               default_left, left_slot, left_slot + 1,
-                              n_next, 1)
+                              n_next_slots=n_next, n_threads=1)
     got_slots = row_slot.copy()
     got = blocks.route_rows(got_slots, feature, threshold, default_left,
-                            left_slot, n_next, n_threads)
+                            left_slot, n_next=n_next, n_threads=n_threads)
     np.testing.assert_array_equal(got_slots, want_slots)
     np.testing.assert_array_equal(got, want)
 

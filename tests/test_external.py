@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor, ExternalData
+from skboost.tree._context import SplitContext
 from skboost.tree._paged import PagePartition, checksum
 
 TREE_FIELDS = ("feature", "threshold", "default_left", "left_child",
@@ -568,7 +569,9 @@ def check_levels(codes, bin_ptr, missing, page_rows, levels, active, gpair,
         hist = np.zeros((n_hist, bin_ptr[-1], 2), np.int64)
         rows = np.zeros(n_hist, np.int64)
         partition.start_level(active, *arrays, missing, bin_ptr, gpair, None,
-                              1.0, 1.0, hist, rows, route, True, n_threads)
+                              hist, rows,
+                              context=SplitContext(n_threads=n_threads),
+                              route=route, build=True)
         if read is None:
             for k in range(partition.n_pages):
                 first = k * page_rows
@@ -652,14 +655,14 @@ def test_page_partition_rejects_bad_input():
     level = (np.ones(4, np.uint8), np.full(2, -1, np.int32), z,
              np.zeros(2, np.uint8), z, z, np.full(2, -1, np.int64),
              np.array([2, 2], np.int32), bin_ptr,
-             np.zeros((4, 2), np.float32), None, 1.0, 1.0,
-             np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64), True,
-             True, 1)
+             np.zeros((4, 2), np.float32), None,
+             np.zeros((1, 6, 2), np.int64), np.zeros(1, np.int64))
+    options = dict(context=SplitContext(), route=True, build=True)
     with pytest.raises(ValueError, match="start_level first"):
         partition.add_page(0, np.zeros((4, 2), np.uint8))
     with pytest.raises(ValueError, match="start_level first"):
         partition.read_pages(0, 1)
-    partition.start_level(*level)
+    partition.start_level(*level, **options)
     with pytest.raises(ValueError, match="not page k's rows"):
         partition.add_page(0, np.zeros((3, 2), np.uint8))
     with pytest.raises(ValueError, match="page outside the data"):
@@ -672,18 +675,19 @@ def test_page_partition_rejects_bad_input():
     partition.start_level(np.ones(4, np.uint8), feature, z3,
                           np.zeros(3, np.uint8), np.array([1, 0, 0], np.int32),
                           np.array([2, 0, 0], np.int32),
-                          np.full(3, -1, np.int64), *level[7:])
+                          np.full(3, -1, np.int64), *level[7:], **options)
     partition.add_page(0, np.array([[0, 0], [1, 0], [2, 0], [0, 1]],
                                    np.uint8))
     partition.finish_level()
     with pytest.raises(ValueError, match="node id is outside"):
-        partition.start_level(*level)
+        partition.start_level(*level, **options)
     with pytest.raises(ValueError, match="child node id outside"):
         partition.start_level(np.ones(4, np.uint8), feature, z3,
                               np.zeros(3, np.uint8),
                               np.array([1, 0, 0], np.int32),
                               np.array([7, 0, 0], np.int32),
-                              np.full(3, -1, np.int64), *level[7:])
+                              np.full(3, -1, np.int64), *level[7:],
+                              **options)
 
 
 def test_read_exactly_fills_the_array_or_names_the_short_file(tmp_path):
@@ -757,8 +761,10 @@ def test_read_page_of_a_short_file_is_an_oserror(tmp_path):
                           z, np.zeros(2, np.uint8), z, z,
                           np.zeros(2, np.int64), np.array([2, 2], np.int32),
                           bin_ptr, np.zeros((6000, 2), np.float32), None,
-                          1.0, 1.0, np.zeros((1, 6, 2), np.int64),
-                          np.zeros(1, np.int64), False, True, 2)
+                          np.zeros((1, 6, 2), np.int64),
+                          np.zeros(1, np.int64),
+                          context=SplitContext(n_threads=2), route=False,
+                          build=True)
     fd = os.open(path, os.O_RDONLY)
     try:
         with pytest.raises(OSError, match="ended early"):

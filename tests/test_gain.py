@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from skboost.tree._context import SplitContext
 from skboost.tree._gain import (leaf_scores, leaf_weights, py_leaf_score,
                                 py_leaf_weight, py_split_loss_reduction)
 
@@ -225,14 +226,17 @@ def test_vectorised_equals_scalar(params):
     G[:3] = [0.0, params[1], -params[1]]
     expected_w = np.array([py_leaf_weight(g, h, *params) for g, h in zip(G, H)])
     expected_s = np.array([py_leaf_score(g, h, *params) for g, h in zip(G, H)])
-    np.testing.assert_array_equal(leaf_weights(G, H, *params), expected_w)
-    np.testing.assert_array_equal(leaf_scores(G, H, *params), expected_s)
+    context = SplitContext(reg_lambda=params[0], reg_alpha=params[1],
+                           max_delta_step=params[2],
+                           min_child_weight=params[3])
+    np.testing.assert_array_equal(leaf_weights(G, H, context), expected_w)
+    np.testing.assert_array_equal(leaf_scores(G, H, context), expected_s)
     # and the values are not all trivial
     assert np.count_nonzero(expected_w) > 50
 
 
 def test_vectorised_rejects_mismatched_lengths():
     with pytest.raises(ValueError):
-        leaf_weights(np.zeros(3), np.zeros(2), 1.0, 0.0, 0.0, 0.0)
+        leaf_weights(np.zeros(3), np.zeros(2), SplitContext())
     with pytest.raises(ValueError):
-        leaf_scores(np.zeros(2), np.zeros(3), 1.0, 0.0, 0.0, 0.0)
+        leaf_scores(np.zeros(2), np.zeros(3), SplitContext())

@@ -27,7 +27,7 @@ import sys
 import numpy as np
 import pytest
 
-from skboost.tree._hist_split import find_best_splits_hist
+from skboost.tree._hist_split import _split_record_layout, find_best_splits_hist
 from skboost.tree.splits import SPLIT_RECORD
 from _oracles import REG_GRID, score, split_context
 from _isolation import snippet_input_tests
@@ -375,6 +375,21 @@ def test_returned_records():
         assert got[key].dtype == dtype and got[key].shape == (3,), key
 
 
+def test_cython_split_record_is_split_record():
+    # _hist_split's packed SplitRecord is written field by field into
+    # SPLIT_RECORD arrays: the C layout (as the compiler laid it out) must
+    # be the numpy dtype's, field for field, offset for offset
+    size, offsets = _split_record_layout()
+    assert size == SPLIT_RECORD.itemsize
+    assert list(offsets) == list(SPLIT_RECORD.names)
+    for name in SPLIT_RECORD.names:
+        assert offsets[name] == SPLIT_RECORD.fields[name][1], name
+    # every field's width, from the offsets and the total size
+    ends = [offsets[n] for n in SPLIT_RECORD.names[1:]] + [size]
+    for name, end in zip(SPLIT_RECORD.names, ends):
+        assert end - offsets[name] == SPLIT_RECORD.fields[name][0].itemsize
+
+
 def test_threads_give_identical_results():
     # large enough for two threads (>= 2 * 32768 bins of scanning), with
     # duplicated features (exact ties across threads)
@@ -408,7 +423,7 @@ def test_threads_give_identical_results():
 _PRELUDE = """
 import numpy as np
 from skboost.tree._context import SplitContext
-from skboost.tree._hist_split import find_best_splits_hist
+from skboost.tree._hist_split import _split_record_layout, find_best_splits_hist
 hist = np.ones((2, 7, 2), dtype=np.int64)
 sums = np.full((2, 2), 4, dtype=np.int64)
 bin_ptr = np.array([0, 4, 7], dtype=np.int64)

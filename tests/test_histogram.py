@@ -87,7 +87,8 @@ def random_problem(seed, dtype, n_rows=None):
     if rows.size and seed % 2:
         feature = np.array([int(rng.integers(data.n_features))], np.int32)
         partition.split_nodes(data, [0], [rows.size], feature,
-                              [int(rng.integers(-1, 5))], [seed % 3 == 0], 1)
+                              [int(rng.integers(-1, 5))], [seed % 3 == 0],
+                              n_threads=1)
     gradients, quantized = random_gradients(rng, active)
     begin, end = random_slices(rng, rows.size, int(rng.integers(1, 6)))
     return data, partition, gradients, quantized, begin, end
@@ -166,7 +167,8 @@ def test_sibling_by_subtraction_is_exact(dtype):
     for feature, split_bin in [(0, 0), (3, 2), (7, 1)]:
         partition = RowPartition(np.arange(n_rows), n_rows)
         n_left = int(partition.split_nodes(
-            data, [0], [n_rows], [feature], [split_bin], [1], 2)[0])
+            data, [0], [n_rows], [feature], [split_bin], [1],
+            n_threads=2)[0])
         children = run_kernel(data, partition, gradients,
                               np.array([0, n_left]),
                               np.array([n_left, n_rows]), 2)

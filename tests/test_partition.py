@@ -56,7 +56,8 @@ def test_matches_naive_loop(seed):
                                left, right)
     got_slot = row_slot.copy()
     counts = apply_level_splits(X, got_slot, feature, threshold, default_left,
-                                left, right, n_next, 1 + seed % 2)
+                                left, right, n_next_slots=n_next,
+                                n_threads=1 + seed % 2)
     np.testing.assert_array_equal(got_slot, expected)
     assert counts.dtype == np.int64
     assert counts.tolist() == [int(np.sum(expected == k))
@@ -70,7 +71,8 @@ def test_nan_follows_default_left_and_ties_go_right():
         counts = apply_level_splits(
             X, row_slot, np.array([0], np.int32), np.array([1.0]),
             np.array([default_left], np.uint8), np.array([0], np.int32),
-            np.array([1], np.int32), 2, 1)
+            np.array([1], np.int32),
+            n_next_slots=2, n_threads=1)
         # 1.0 < 1.0 is false: right. 0.5 goes left, 2.0 right.
         assert row_slot.tolist() == [nan_slot, 1, 1, nan_slot, 0]
         assert counts.tolist() == [1 + 2 * (nan_slot == 0),
@@ -87,7 +89,8 @@ def test_threshold_compared_in_float64():
     apply_level_splits(X, row_slot, np.array([0], np.int32),
                        np.array([0.5 * (float(a) + float(b))]),
                        np.array([0], np.uint8), np.array([0], np.int32),
-                       np.array([1], np.int32), 2, 1)
+                       np.array([1], np.int32),
+                       n_next_slots=2, n_threads=1)
     assert row_slot.tolist() == [0, 1]
 
 
@@ -97,7 +100,8 @@ def test_leaves_and_inactive_rows_get_no_slot():
     counts = apply_level_splits(X, row_slot, np.array([-1, 0], np.int32),
                                 np.array([0.0, 1.0]), np.zeros(2, np.uint8),
                                 np.array([-1, 0], np.int32),
-                                np.array([-1, 1], np.int32), 2, 1)
+                                np.array([-1, 1], np.int32),
+                                n_next_slots=2, n_threads=1)
     assert row_slot.tolist() == [-1, 0, -1, 0]
     assert counts.tolist() == [2, 0]
 
@@ -111,8 +115,8 @@ def test_threads_give_identical_results():
     for n_threads in (1, 2):
         slots = row_slot.copy()
         counts = apply_level_splits(X, slots, feature, threshold,
-                                    default_left, left, right, n_next,
-                                    n_threads)
+                                    default_left, left, right,
+                                    n_next_slots=n_next, n_threads=n_threads)
         results.append((slots, counts))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -95,9 +95,10 @@ def kernel(y, s, query_ptr, objective, method="topk", k=32, exp_gain=True,
            iteration=0, n_threads=1, row_key=None):
     gpair = np.full((len(y), 2), np.nan, dtype=np.float32)
     lambda_gradient(y.astype(np.float64), s.astype(np.float64),
-                    query_ptr.astype(np.int64), objective, method, k,
-                    exp_gain, True, iteration, gpair, n_threads,
-                    row_key=row_key)
+                    query_ptr.astype(np.int64), gpair, objective=objective,
+                    pair_method=method, num_pair=k, exp_gain=exp_gain,
+                    score_normalise=True, iteration=iteration,
+                    n_threads=n_threads, row_key=row_key)
     return gpair
 
 

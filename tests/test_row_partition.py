@@ -77,7 +77,7 @@ def check_against_naive(data, partition, begin, end, feature, split_bin,
                                           data.missing_code, begin, end,
                                           feature, split_bin, default_left)
     n_left = partition.split_nodes(data, begin, end, feature, split_bin,
-                                   default_left, n_threads)
+                                   default_left, n_threads=n_threads)
     np.testing.assert_array_equal(partition.row_index, expected)
     assert n_left.dtype == np.int64
     assert n_left.tolist() == expected_left
@@ -128,7 +128,7 @@ def test_repeated_splits_keep_nodes_contiguous():
         begin = np.array([n[0] for n in nodes], np.int64)
         end = np.array([n[1] for n in nodes], np.int64)
         n_left = partition.split_nodes(data, begin, end, feature, split_bin,
-                                       default_left, 2)
+                                       default_left, n_threads=2)
         children = []
         for k, (b, e, member) in enumerate(nodes):
             code = codes[:, feature[k]]
@@ -148,12 +148,13 @@ def test_missing_code_follows_default_left():
     for default_left, expected in [(1, [0, 1, 3, 4, 2]), (0, [0, 4, 1, 2, 3])]:
         partition = RowPartition(np.arange(5), 5)
         n_left = partition.split_nodes(data, [0], [5], [0], [0],
-                                       [default_left], 1)
+                                       [default_left], n_threads=1)
         assert partition.row_index.tolist() == expected
         assert n_left.tolist() == [4 if default_left else 2]
     # split_bin at the last value bin: present vs missing
     partition = RowPartition(np.arange(5), 5)
-    n_left = partition.split_nodes(data, [0], [5], [0], [1], [0], 1)
+    n_left = partition.split_nodes(data, [0], [5], [0], [1], [0],
+                                   n_threads=1)
     assert partition.row_index.tolist() == [0, 2, 4, 1, 3]
     assert n_left.tolist() == [3]
 
@@ -162,10 +163,11 @@ def test_no_nodes_and_empty_nodes():
     data = BinnedData(np.zeros((4, 1), np.uint8), [0, 2])
     partition = RowPartition(np.arange(4), 4)
     n_left = partition.split_nodes(data, np.zeros(0), np.zeros(0),
-                                   np.zeros(0), np.zeros(0), np.zeros(0), 1)
+                                   np.zeros(0), np.zeros(0), np.zeros(0),
+                                   n_threads=1)
     assert n_left.shape == (0,) and partition.row_index.tolist() == [0, 1, 2, 3]
     n_left = partition.split_nodes(data, [2, 4], [2, 4], [0, 0], [0, 0],
-                                   [0, 0], 2)
+                                   [0, 0], n_threads=2)
     assert n_left.tolist() == [0, 0]
     assert partition.row_index.tolist() == [0, 1, 2, 3]
 
@@ -178,7 +180,7 @@ def test_threads_give_identical_results():
         p = RowPartition(np.asarray(partition.row_index).copy(),
                          partition.n_rows)
         n_left = p.split_nodes(data, begin, end, feature, split_bin,
-                               default_left, n_threads)
+                               default_left, n_threads=n_threads)
         results.append((np.asarray(p.row_index).copy(), n_left))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
@@ -198,7 +200,7 @@ def test_reset_starts_over_in_the_same_buffers():
     rng = np.random.default_rng(4)
     data = random_data(rng, 500, 3, np.uint8)
     partition = RowPartition(np.arange(0, 500, 2), 500)
-    partition.split_nodes(data, [0], [250], [1], [2], [0], 1)
+    partition.split_nodes(data, [0], [250], [1], [2], [0], n_threads=1)
     buffer = partition.row_index
     rows = np.sort(rng.choice(500, 250, replace=False))
     partition.reset(rows)
@@ -206,7 +208,7 @@ def test_reset_starts_over_in_the_same_buffers():
     np.testing.assert_array_equal(partition.row_index, rows)
     fresh = RowPartition(rows, 500)
     for p in (partition, fresh):
-        p.split_nodes(data, [0], [250], [2], [1], [1], 1)
+        p.split_nodes(data, [0], [250], [2], [1], [1], n_threads=1)
     np.testing.assert_array_equal(partition.row_index, fresh.row_index)
     partition.reset(np.arange(7))     # another size: new buffers
     assert partition.row_index.tolist() == list(range(7))
@@ -320,8 +322,8 @@ def test_add_leaf_values_matches_a_naive_loop(n_threads):
     for k in range(begin.shape[0]):
         for i in range(begin[k], end[k]):
             expected[row_index[i], 1] += value[k]
-    add_leaf_values(_partition_of(row_index), begin, end, value, raw, 1,
-                    n_threads)
+    add_leaf_values(_partition_of(row_index), begin, end, value, raw,
+                    column=1, n_threads=n_threads)
     np.testing.assert_array_equal(raw, expected)
 
 
@@ -339,5 +341,5 @@ def test_add_leaf_values_rejects_bad_slices(begin, end):
         add_leaf_values(_partition_of(row_index),
                         np.array(begin, dtype=np.int64),
                         np.array(end, dtype=np.int64),
-                        np.ones(len(begin)), raw, 0, 1)
+                        np.ones(len(begin)), raw, column=0, n_threads=1)
     assert not raw.any()

@@ -51,7 +51,7 @@ def test_histograms_are_naive_sums(n_threads):
                              n_rows)
     hist = np.full((3, bin_ptr[-1], n_outputs, 2), 7, dtype=np.int64)
     build_vector_histograms(binned, partition, qgrad, [0, 60], [60, 150],
-                            hist, [2, 0], n_threads)
+                            hist, [2, 0], n_threads=n_threads)
     for slot, (begin, end) in ((2, (0, 60)), (0, (60, 150))):
         rows = partition.row_index[begin:end]
         want = np.zeros((bin_ptr[-1], n_outputs, 2), dtype=np.int64)

@@ -68,6 +68,9 @@ cdef int64_t propose_feature(const float[::1] values,
     cdef int64_t quantile = 1    # the next target is quantile/max_bin of total
     cdef float previous = 0.0
     cdef bint every_boundary, seen = False
+    # pass 1: the total hessian mass and the distinct values. The block is
+    # in value order, so its rows (and their hessians) are scattered:
+    # prefetched PREFETCH_ROWS entries ahead
     for k in range(start, end):
         if k + PREFETCH_ROWS < end:
             prefetch(&hess[rows[k + PREFETCH_ROWS]])
@@ -83,6 +86,9 @@ cdef int64_t propose_feature(const float[::1] values,
     # few distinct values: a cut at every boundary, as the exact finder
     every_boundary = n_distinct <= max_bin
     seen = False
+    # pass 2: a cut where the running mass reaches the next target
+    # quantile, only ever between two distinct values (a value is never
+    # split across bins)
     for k in range(start, end):
         h = hess[rows[k]]
         if h <= 0.0:
@@ -154,10 +160,14 @@ def propose_cuts_flat(SortedColumns columns not None,
     cdef double[::1] out = out_arr
     cdef const int64_t[::1] room_ptr = room_ptr_arr
     cdef int64_t[::1] counts = counts_arr
+    # one feature per task, each writing its own range of `out`: the cuts
+    # are those of a sequential run whatever the thread count
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         counts[f] = propose_feature(values, rows, col_ptr[f], col_ptr[f + 1],
                                     hess, max_bins[f], &out[room_ptr[f]])
+    # compact: each feature's cuts moved from its room to right after the
+    # previous feature's cuts
     cut_ptr = np.zeros(n_features + 1, dtype=np.int64)
     np.cumsum(counts_arr, out=cut_ptr[1:])
     kept = np.arange(cut_ptr[-1]) + np.repeat(room_ptr_arr[:-1] - cut_ptr[:-1],
@@ -226,6 +236,9 @@ cdef void _fill_entry_codes(const int64_t[::1] col_ptr,
                             int n_threads):
     cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, f
     cdef int64_t k, b, n_cuts, first
+    # a merge of two sorted lists (the block's values, the feature's cuts):
+    # the bin only moves forward, so a feature costs entries + cuts, with
+    # no binary search per value
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         first = cut_ptr[f]
@@ -244,6 +257,8 @@ cdef void _fill_codes(const int64_t[::1] col_ptr, const float[::1] values,
     cdef Py_ssize_t n_features = col_ptr.shape[0] - 1, n_rows = codes.shape[1]
     cdef Py_ssize_t f, r
     cdef int64_t k, b, n_cuts, first
+    # feature-major codes: a feature's task writes one row of `codes`
+    # (codes[f, :]), so threads never share a cache line but at the ends
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         first = cut_ptr[f]
@@ -273,7 +288,7 @@ def local_histograms(SortedColumns columns not None,
                      const int32_t[::1] row_slot not None,  # IN (n_rows,)
                      const int64_t[:, ::1] node_sums not None,  # IN (n_slots, 2)
                      const int64_t[::1] bin_ptr not None,   # IN (n_features + 1,)
-                     int n_threads):
+                     *, int n_threads):
     """Per-node ("local") proposals and histograms, two walks per feature.
 
     For every open node (slot) and feature, candidate cuts are the node's
@@ -311,6 +326,8 @@ def local_histograms(SortedColumns columns not None,
     cdef const int32_t[::1] rows = columns.rows
     cdef Py_ssize_t f
     cdef int tid
+    # one feature per task: a feature owns its bins of every node's
+    # histogram and thresholds; the per-node walk state is the thread's own
     for f in prange(n_features, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
@@ -338,28 +355,9 @@ cdef void local_feature(Py_ssize_t f,
     cdef int32_t row, s
     cdef double h
     cdef float v
-    for s in range(n_slots):
-        st[s].total = 0.0
-        st[s].cumulative = 0.0
-        st[s].n_distinct = 0
-        st[s].bin = 0
-        st[s].quantile = 1
-        st[s].count = 0
     # pass 1: each node's hessian mass and distinct values on this feature
-    for k in range(col_ptr[f], col_ptr[f + 1]):
-        row = rows[k]
-        s = row_slot[row]
-        h = hess[row]
-        if s < 0 or h <= 0.0:
-            continue
-        v = values[k]
-        if st[s].count == 0 or v != st[s].previous:
-            st[s].n_distinct += 1
-        st[s].total += h
-        st[s].previous = v
-        st[s].count += 1
-    for s in range(n_slots):
-        st[s].count = 0
+    _local_masses(col_ptr[f], col_ptr[f + 1], values, rows, hess, row_slot,
+                  st, n_slots)
     # pass 2: cut at the node's quantiles (every boundary when it has few
     # distinct values) and accumulate the node's histogram
     for k in range(col_ptr[f], col_ptr[f + 1]):
@@ -388,12 +386,53 @@ cdef void local_feature(Py_ssize_t f,
         st[s].previous = v
         st[s].count += 1
     # the missing bin: what the node holds beyond its present entries
+    # (exact: fixed-point integers)
     for s in range(n_slots):
         hist[s, missing, 0] = node_sums[s, 0]
         hist[s, missing, 1] = node_sums[s, 1]
         for k in range(first, missing):
             hist[s, missing, 0] -= hist[s, k, 0]
             hist[s, missing, 1] -= hist[s, k, 1]
+
+
+cdef inline void _local_masses(int64_t begin, int64_t end,
+                               const float[::1] values,
+                               const int32_t[::1] rows,
+                               const double[::1] hess,
+                               const int32_t[::1] row_slot,
+                               LocalBinState* st,
+                               Py_ssize_t n_slots) noexcept nogil:
+    """local_feature's first pass over the block's entries [begin, end):
+    every node's state reset, then its hessian mass and its number of
+    distinct values (rows of zero hessian are not in the tree); ``count``
+    is zero again afterwards, ready for the second pass."""
+    cdef int64_t k
+    cdef int32_t row, s
+    cdef double h
+    cdef float v
+    for s in range(n_slots):
+        st[s].total = 0.0
+        st[s].cumulative = 0.0
+        st[s].n_distinct = 0
+        st[s].bin = 0
+        st[s].quantile = 1
+        st[s].count = 0
+    # the nodes' entries interleave in the block: each entry updates its
+    # own node's state (this thread's table), so one walk serves all nodes
+    for k in range(begin, end):
+        row = rows[k]
+        s = row_slot[row]
+        h = hess[row]
+        if s < 0 or h <= 0.0:
+            continue
+        v = values[k]
+        if st[s].count == 0 or v != st[s].previous:
+            st[s].n_distinct += 1
+        st[s].total += h
+        st[s].previous = v
+        st[s].count += 1
+    for s in range(n_slots):
+        st[s].count = 0
 
 
 @cython.boundscheck(True)

@@ -33,6 +33,9 @@ cdef inline int32_t upper_bound(const double* cuts, int32_t n,
     values cost no branch mispredictions)."""
     cdef const double* base = cuts
     cdef int32_t half
+    # the window [base, base + n) always holds the last cut <= x, if any:
+    # each step halves it, log2(n) steps whatever x is (no early exit, so
+    # the loop's trip count is as predictable as its branch)
     while n > 1:
         half = n >> 1
         base = base + half if base[half] <= x else base
@@ -70,6 +73,8 @@ cdef class BinnedData:
         widths = np.diff(bin_ptr)
         if np.any(widths < 1):
             raise ValueError("every feature needs at least its missing bin")
+        # every code indexes inside its feature's bins: the histogram
+        # kernels add at bin_ptr[f] + code with no check
         if codes.shape[0] and codes.shape[1] and np.any(
                 codes.max(axis=0) >= widths):
             raise ValueError("a bin code is beyond its feature's bins")
@@ -112,7 +117,10 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     cdef int32_t n_cuts
     cdef int32_t largest = <int32_t> max_code
     cdef float x
-    # a value's binary search over its cuts: ~8 units of work
+    # one row per iteration, its features in order: X and codes are both
+    # row-major, so a thread streams through contiguous memory, and each
+    # code depends on its value alone (any split of the rows gives the
+    # same codes). A value's binary search over its cuts: ~8 units of work
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  8 * n_rows * n_features)):

@@ -88,6 +88,9 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
     cdef CatEntry* src = a
     cdef CatEntry* dst = tmp
     cdef CatEntry* swap
+    # a stable merge sort written out (no qsort): qsort is not stable and
+    # takes a comparison callback; under a total order the result is one
+    # permutation whatever the algorithm, which the left set relies on
     lo = 0
     while lo < n:
         hi = min(lo + SORT_RUN, n)
@@ -99,6 +102,8 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
                 j -= 1
             a[j] = x
         lo = hi
+    # bottom-up merges of runs of width, 2 width, ...: src and dst swap
+    # roles each round, so no copy back until the end
     width = SORT_RUN
     while width < n:
         lo = 0
@@ -146,6 +151,9 @@ cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
     cdef Py_ssize_t m = 0
     cdef int64_t c, g, h
     cdef double key
+    # empty categories of the node are left out: they would sit anywhere
+    # in the order and add no candidate (absent categories follow "the
+    # rest" at prediction, see categorical_left_set)
     for c in range(n_categories):
         g = hist[first_bin + c, 0]
         h = hist[first_bin + c, 1]
@@ -192,6 +200,8 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
     cdef bint l2_only = is_l2_only(p)
     cdef int64_t c, g, h, Gq_left = 0, Hq_left = 0
     cdef Py_ssize_t i, m, last
+    # few categories: one candidate per category against the rest (what
+    # a one-hot encoding would allow), linear in the categories
     if n_categories <= max_cat_to_onehot:
         for c in range(n_categories):
             g = hist[first_bin + c, 0]
@@ -209,12 +219,16 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                                      parent_score, scale_g, scale_h, p,
                                      l2_only, True, bounds)
         return
+    # many: the prefixes of the categories sorted by leaf weight (m log m
+    # for the sort, then a walk as for a numeric feature's bins); scratch
+    # holds the sorted entries and the merge sort's buffer, per thread
     m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
                           p, scratch, scratch + n_categories)
     last = m if has_missing else m - 1
     for i in range(last):
         Gq_left += hist[first_bin + scratch[i].code, 0]
         Hq_left += hist[first_bin + scratch[i].code, 1]
+        # one side must hold at most max_cat_threshold categories
         if i + 1 > max_cat_threshold and m - i - 1 > max_cat_threshold:
             continue
         # the first i + 1 categories left, missing right
@@ -268,6 +282,16 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
         return left, True
     if cat_kind != SORTED_SPLIT:
         raise ValueError("cat_kind is not a categorical split")
+    return _sorted_left_set(node_hist, first_bin, n_categories, split_bin,
+                            context)
+
+
+cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
+                             int64_t first_bin, int64_t n_categories,
+                             int32_t split_bin, SplitContext context):
+    """``categorical_left_set`` of a sorted (Fisher) split: the node's
+    categories sorted again exactly as the scan sorted them (same keys,
+    same total order), then cut after position ``split_bin``."""
     cdef RegParams p = reg_params(context)
     cdef double scale_g = context.scale_g, scale_h = context.scale_h
     cdef CatEntry* entries = <CatEntry*> malloc(
@@ -304,7 +328,7 @@ def category_histograms(
         const int64_t[::1] bin_ptr not None,         # IN (n_cat_features + 1,)
         const int32_t[::1] row_slot not None,        # IN (n_rows,) slot or -1
         const int64_t[:, ::1] quantized not None,    # IN (n_rows, 2)
-        Py_ssize_t n_slots, int n_threads):
+        *, Py_ssize_t n_slots, int n_threads):
     """Histograms over the category codes of categorical features, for
     every open node (slot) of a level, from their presorted columns.
 
@@ -337,60 +361,108 @@ def category_histograms(
     sums_array = np.zeros((n_slots, 2), dtype=np.int64)
     cdef int64_t[:, :, ::1] hist = hist_array
     cdef int64_t[:, ::1] sums = sums_array
+    cdef CategoryColumns cols = _category_columns(columns)
+    cdef Py_ssize_t j
+    if n_slots == 0 or n_cat == 0:
+        return hist_array, sums_array
+    with nogil:
+        _slot_totals(row_slot, quantized, sums)
+    # one feature per task: a feature owns its bins in every slot's
+    # histogram, so no two threads add to one bin
+    for j in prange(n_cat, nogil=True, schedule="dynamic",
+                    num_threads=max(1, min(n_threads, n_cat))):
+        _category_feature(&cols, features[j], bin_ptr[j], bin_ptr[j + 1] - 1,
+                          row_slot, quantized, sums, hist)
+    return hist_array, sums_array
+
+
+ctypedef struct CategoryColumns:
+    # the presorted columns as category_histograms reads them
+    const int64_t* col_ptr
+    const float* values
+    const int32_t* rows
+    const int64_t* missing_ptr
+    const int32_t* missing_rows
+    bint zero_absent
+
+
+cdef CategoryColumns _category_columns(SortedColumns columns):
+    """Pointers into the columns' arrays (``columns``, which the caller
+    holds, keeps them alive)."""
+    cdef CategoryColumns cols
     cdef const int64_t[::1] col_ptr = columns.col_ptr
     cdef const float[::1] values = columns.values
     cdef const int32_t[::1] rows = columns.rows
     cdef const int64_t[::1] missing_ptr = columns.missing_ptr
     cdef const int32_t[::1] missing_rows = columns.missing_rows
-    cdef bint zero_absent = columns.zero_absent
-    cdef Py_ssize_t r, j, s, n_rows = row_slot.shape[0]
-    cdef int64_t k, b, first, missing, g, h
-    cdef int32_t f, row, slot
+    cols.col_ptr = &col_ptr[0]
+    cols.values = &values[0] if values.shape[0] else NULL
+    cols.rows = &rows[0] if rows.shape[0] else NULL
+    cols.missing_ptr = &missing_ptr[0]
+    cols.missing_rows = &missing_rows[0] if missing_rows.shape[0] else NULL
+    cols.zero_absent = columns.zero_absent
+    return cols
+
+
+cdef void _slot_totals(const int32_t[::1] row_slot,
+                       const int64_t[:, ::1] quantized,
+                       int64_t[:, ::1] sums) noexcept nogil:
+    """Each slot's exact totals over its rows (sequential: one pass)."""
+    cdef Py_ssize_t r
+    cdef int32_t slot
+    for r in range(row_slot.shape[0]):
+        slot = row_slot[r]
+        if slot >= 0:
+            sums[slot, 0] += quantized[r, 0]
+            sums[slot, 1] += quantized[r, 1]
+
+
+cdef void _category_feature(const CategoryColumns* cols, int32_t f,
+                            int64_t first, int64_t missing,
+                            const int32_t[::1] row_slot,
+                            const int64_t[:, ::1] quantized,
+                            const int64_t[:, ::1] sums,
+                            int64_t[:, :, ::1] hist) noexcept nogil:
+    """Feature f's bins ``first .. missing`` of every slot's histogram:
+    its stored entries by category code, then the rows without an entry
+    (the slot's totals minus the entries')."""
+    cdef int64_t k, b, g, h
+    cdef int32_t row, slot
+    cdef Py_ssize_t s
     cdef float v
-    if n_slots == 0 or n_cat == 0:
-        return hist_array, sums_array
-    with nogil:
-        for r in range(n_rows):
-            slot = row_slot[r]
-            if slot >= 0:
-                sums[slot, 0] += quantized[r, 0]
-                sums[slot, 1] += quantized[r, 1]
-    for j in prange(n_cat, nogil=True, schedule="dynamic",
-                    num_threads=max(1, min(n_threads, n_cat))):
-        f = features[j]
-        first = bin_ptr[j]
-        missing = bin_ptr[j + 1] - 1
-        for k in range(col_ptr[f], col_ptr[f + 1]):
-            row = rows[k]
+    for k in range(cols.col_ptr[f], cols.col_ptr[f + 1]):
+        row = cols.rows[k]
+        slot = row_slot[row]
+        if slot < 0:
+            continue
+        v = cols.values[k]
+        # a code outside [0, n_categories) counts as missing: never an
+        # index outside the feature's bins, whatever the data holds
+        if v >= 0 and v < missing - first:
+            b = first + <int64_t> v
+        else:
+            b = missing
+        hist[slot, b, 0] += quantized[row, 0]
+        hist[slot, b, 1] += quantized[row, 1]
+    if cols.zero_absent:
+        for k in range(cols.missing_ptr[f], cols.missing_ptr[f + 1]):
+            row = cols.missing_rows[k]
             slot = row_slot[row]
             if slot < 0:
                 continue
-            v = values[k]
-            if v >= 0 and v < missing - first:
-                b = first + <int64_t> v
-            else:
-                b = missing
-            hist[slot, b, 0] += quantized[row, 0]
-            hist[slot, b, 1] += quantized[row, 1]
-        if zero_absent:
-            for k in range(missing_ptr[f], missing_ptr[f + 1]):
-                row = missing_rows[k]
-                slot = row_slot[row]
-                if slot < 0:
-                    continue
-                hist[slot, missing, 0] += quantized[row, 0]
-                hist[slot, missing, 1] += quantized[row, 1]
-        # the rows without an entry: the node's totals minus the entries'
-        for s in range(n_slots):
-            g = sums[s, 0]
-            h = sums[s, 1]
-            for b in range(first, missing + 1):
-                g = g - hist[s, b, 0]
-                h = h - hist[s, b, 1]
-            b = first if zero_absent else missing
-            hist[s, b, 0] += g
-            hist[s, b, 1] += h
-    return hist_array, sums_array
+            hist[slot, missing, 0] += quantized[row, 0]
+            hist[slot, missing, 1] += quantized[row, 1]
+    # the rows without an entry: the node's totals minus the entries'
+    # (category 0 when absent entries read as 0.0, else missing)
+    for s in range(hist.shape[0]):
+        g = sums[s, 0]
+        h = sums[s, 1]
+        for b in range(first, missing + 1):
+            g = g - hist[s, b, 0]
+            h = h - hist[s, b, 1]
+        b = first if cols.zero_absent else missing
+        hist[s, b, 0] += g
+        hist[s, b, 1] += h
 
 
 @cython.boundscheck(True)

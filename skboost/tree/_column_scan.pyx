@@ -31,6 +31,20 @@ from ._hist_split cimport (HistCandidate, _at, _fresh_bests,
 from ._presorted cimport SortedColumns
 
 
+# One feature's column, walked for every open node at once:
+#
+#     column (value order):  e0 e1 e2 e3 e4 e5 ...    (entry -> its row)
+#     row_slot[row]:         n2 n0 n2 n1 n0 n2        (node of each entry)
+#     pass 1: per node, the sums of its present entries (so its missing
+#             sums are its totals minus them, with no pass over the rows)
+#     pass 2: per node, a running sum; a change of bin between two of a
+#             node's consecutive entries is a boundary, offered as the
+#             histogram scan would offer it
+#
+# The nodes' entries interleave, so each node keeps its walk's state in a
+# small per-thread table (sums[node], last_bin[node]); only the nodes the
+# feature meets are visited at the end (`touched`), not every open node.
+
 cdef class BinnedColumns:
     """Presorted columns with the value bin of every entry: the histogram
     finder's input for sparse data, where a dense bin matrix is out of the
@@ -66,6 +80,8 @@ cdef class BinnedColumns:
             raise ValueError("bin_ptr must rise from 0, >= 1 bin per feature")
         if entry_codes.shape != (col_ptr[-1],):
             raise ValueError("one code per presorted entry")
+        # every code checked against its own feature's value bins (the
+        # kernels then index thresholds by code without a check)
         n_value_bins = np.repeat(np.diff(bin_ptr) - 1, np.diff(col_ptr))
         if entry_codes.size and (entry_codes.min() < 0
                                  or np.any(entry_codes >= n_value_bins)):
@@ -127,14 +143,6 @@ def find_best_splits_columns(
         node_sums, context.scale_g, context.scale_h, &p, bounds)
     cdef const signed char[::1] direction = feature_directions(monotone,
                                                                n_features)
-    # per thread and node: present sums, running sums, missing sums, zero
-    # block pending, last bin seen
-    cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
-                                            dtype=np.int64)
-    cdef int32_t[:, ::1] last_bin = np.full((n_threads, max(n_nodes, 1)), -1,
-                                            dtype=np.int32)
-    cdef int32_t[:, ::1] touched = np.empty((n_threads, max(n_nodes, 1)),
-                                            dtype=np.int32)
     cdef ColumnScan scan
     _column_scan(&scan, binned, row_slot, quantized, feature_allowed)
     cdef LevelScoring level
@@ -144,18 +152,42 @@ def find_best_splits_columns(
     level.scale_h = context.scale_h
     level.p = &p
     level.l2_only = is_l2_only(&p)
+    level.node_bounds = node_bounds_array(bounds, n_nodes)
+    try:
+        return _scan_level(&scan, &level, binned, thresholds, direction,
+                           n_nodes, n_threads)
+    finally:
+        free(level.node_bounds)
+
+
+cdef object _scan_level(const ColumnScan* scan, const LevelScoring* level,
+                        BinnedColumns binned, const double[::1] thresholds,
+                        const signed char[::1] direction, Py_ssize_t n_nodes,
+                        int n_threads):
+    """Every feature's column walked, in parallel over features, each
+    thread into its own bests and its own per-node state; the bests then
+    merged (_thread_bests.pxd) into records."""
+    # per thread and node: present sums, running sums, missing sums, zero
+    # block pending, last bin seen
+    cdef int64_t[:, :, ::1] sums = np.zeros((n_threads, max(n_nodes, 1), 8),
+                                            dtype=np.int64)
+    cdef int32_t[:, ::1] last_bin = np.full((n_threads, max(n_nodes, 1)), -1,
+                                            dtype=np.int32)
+    cdef int32_t[:, ::1] touched = np.empty((n_threads, max(n_nodes, 1)),
+                                            dtype=np.int32)
     cdef const int32_t[::1] zero_codes = binned.zero_codes
     cdef const int64_t[::1] bin_ptr = binned.bin_ptr
     cdef Py_ssize_t f
     cdef int tid
     cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
-    level.node_bounds = NULL
     try:
-        level.node_bounds = node_bounds_array(bounds, n_nodes)
-        for f in prange(n_features, nogil=True, schedule="dynamic",
+        # one feature per task (dynamic: columns differ in stored entries);
+        # a feature's candidates go to the thread's own bests, and the
+        # merge's total order makes the result thread-independent
+        for f in prange(scan.n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
-            scan_column(&scan, &level,
+            scan_column(scan, level,
                         _feature_scan(<int32_t> f, bin_ptr, zero_codes,
                                       thresholds, direction),
                         &sums[tid, 0, 0], &last_bin[tid, 0],
@@ -163,7 +195,6 @@ def find_best_splits_columns(
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
-        free(level.node_bounds)
 
 
 ctypedef struct ColumnScan:
@@ -259,6 +290,8 @@ cdef inline int64_t* touch(int32_t node, int64_t* sums, int32_t* last_bin,
     """The node's state, zeroed when the feature first meets the node."""
     cdef int64_t* s = &sums[STATE_SIZE * node]
     cdef int i
+    # last_bin doubles as the "met" flag: -1 between features, -2 met but
+    # no entry walked yet, else the bin of the last entry walked
     if last_bin[node] == -1:
         last_bin[node] = -2
         touched[n_touched[0]] = node
@@ -282,6 +315,8 @@ cdef inline void walk_step(HistCandidate* best, const LevelScoring L,
     cdef int64_t Gq = L.node_sums[2 * node], Hq = L.node_sums[2 * node + 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
     cdef int32_t b = last_bin[node]
+    # a boundary is offered when the bin changes: entries of one bin are
+    # one histogram bin, which no histogram split can cut
     if b == -2:
         # the node's first entry: bins below it hold no present entry;
         # at bin 0, missing values alone may go left
@@ -388,6 +423,8 @@ cdef Py_ssize_t _node_sums_of_feature(const ColumnScan scan, int32_t f,
     cdef int64_t k
     cdef int32_t node, row
     cdef int64_t* s
+    # stored missing entries (NaN among stored values) are kept apart from
+    # the present ones in SortedColumns: summed first when absent is 0.0
     if scan.zero_absent:
         for k in range(scan.missing_ptr[f], scan.missing_ptr[f + 1]):
             row = scan.missing_rows[k]
@@ -405,6 +442,8 @@ cdef Py_ssize_t _node_sums_of_feature(const ColumnScan scan, int32_t f,
         s = touch(node, sums, last_bin, touched, &n_touched)
         s[PRESENT_G] += scan.quantized[2 * row]
         s[PRESENT_H] += scan.quantized[2 * row + 1]
+    # absent entries read as 0.0: each met node's zero block (its rows with
+    # no stored entry) is still to be walked, at the bin of 0.0
     if scan.zero_absent:
         for i in range(n_touched):
             sums[STATE_SIZE * touched[i] + ZERO_PENDING] = 1

@@ -3,8 +3,12 @@
 The split finders (``_exact_scan.find_best_splits``,
 ``_hist_split.find_best_splits_hist``,
 ``_column_scan.find_best_splits_columns``,
-``_categorical_scan.categorical_left_set``) take a ``SplitContext`` instead
-of loose regularisation floats, scales and limits. Its C fields are read by
+``_vector_hist.find_best_vector_splits``,
+``_categorical_scan.categorical_left_set``), the regularised arithmetic
+over node arrays (``_gain.leaf_weights``, ``_gain.leaf_scores``) and the
+out-of-core pass (``_paged.PagePartition.start_level``: scales and thread
+count) take a ``SplitContext`` instead of loose regularisation floats,
+scales and limits. Its C fields are read by
 the kernels (``cimport`` of ``_context.pxd``) once per call, before they
 release the GIL.
 """
@@ -73,6 +77,8 @@ cdef class SplitContext:
     1048576.0
     """
 
+    # keyword-only: nine numbers of similar ranges, where a positional
+    # mix-up would pass every check and train a different model
     def __init__(self, *, reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0,
                  min_child_weight=1.0, n_threads=1, max_cat_to_onehot=4,
                  max_cat_threshold=64, scale_g=1.0, scale_h=1.0):
@@ -132,6 +138,10 @@ cdef class SplitContext:
         return functools.partial(SplitContext, **self._settings()), ()
 
 
+# The checks: every field is validated here, once, so the nogil kernels can
+# divide by H + lambda, compare with min_child_weight and size OpenMP
+# regions without testing anything again.
+
 def _non_negative(name, value):
     """``value`` as a float >= 0 (+inf allowed, NaN not)."""
     value = _real(name, value)
@@ -149,6 +159,7 @@ def _scale(name, value):
 
 
 def _real(name, value):
+    # bools are Real in Python: True would pass as 1.0 and hide a mistake
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     return float(value)

@@ -45,6 +45,7 @@ from ._node_blocks cimport (BlockData, GroupData, NodeBlocks, SplitStep,
                             _block_data, _group_data, close_child_groups,
                             split_step_feature)
 from ._presorted cimport SortedColumns
+from ._thread_bests cimport merge_thread_bests
 
 from .splits import empty_records
 
@@ -225,6 +226,8 @@ cdef inline void gather_gradients(const int32_t* rows, Py_ssize_t n,
     """The weighted gradient pairs of a group's rows into g, h."""
     cdef Py_ssize_t k
     cdef int32_t row
+    # gathered once into contiguous buffers: the pre-test and both walks
+    # then read them sequentially instead of chasing rows three times
     for k in range(n):
         # the rows of a group are in value order, i.e. scattered: fetch the
         # gradients of an entry ahead (paper section 4.2)
@@ -250,6 +253,9 @@ cdef inline void running_sums(const double* g, const double* h,
     loops each waiting on the latency of its own."""
     cdef Py_ssize_t k, j
     cdef double G_below = 0.0, H_below = 0.0, G_above = 0.0, H_above = 0.0
+    # the sums are accumulated in the walks' own order (forward ascending,
+    # backward descending), so the pre-test sees the very doubles the
+    # walks compute, and its answer is theirs bit for bit
     if with_above:
         for k in range(n):
             b.below_G[k] = G_below
@@ -281,6 +287,16 @@ cdef void walk_group(const NodeContext* c, const float* values,
     cdef NodeWalk a
     cdef Py_ssize_t k
     cdef bint zero_pending = zero != NULL and zero.count > 0
+    # The two walks over one group (values ascending, m = missing rows):
+    #
+    #     forward:   | v0 v1 v1 v2 | ... |      left = entries met, right =
+    #                  -->  each boundary      the rest and the missing rows
+    #     backward:  | v0 v1 v1 v2 | ... |      right = entries met, left =
+    #                  each boundary  <--      the rest and the missing rows
+    #
+    # A boundary is a change of value (equal values never split). The zero
+    # block (absent entries read as 0.0) is one more run, of value 0, met
+    # where 0 falls among the values.
     a.need = children_score_needed(c)
     restart(&a)
     for k in range(n):
@@ -412,6 +428,10 @@ cdef void scan_group(const NodeContext* c, const float* values,
     itself is offered. ``b.below_*`` hold the group's running sums."""
     cdef NodeWalk a
     cdef double need
+    # the pre-test applies in the common case only: no zero block (it is
+    # not in the running sums), more than one entry, no L1 or clipping
+    # (the division-free bound is exact only for G^2 / (H + lambda)), and a
+    # best to beat
     if zero == NULL and n > 1 and c.l2_only and (
             c.best.feature != NO_FEATURE):
         need = children_score_needed(c)
@@ -507,6 +527,7 @@ cdef void scan_node_group(const LevelScan* L, int32_t f, int32_t slot,
     cdef double G, H
     cdef NodeContext c
     cdef ZeroBlock* z = NULL
+    # column sampling: a node skips the features it may not use
     if n == 0 or not feature_allowed[slot, f]:
         return
     # the backward walk's sums too, when the node has missing values (the
@@ -553,6 +574,8 @@ cdef void scan_zero_only_nodes(const LevelScan* L, int32_t f,
     cdef int32_t slot
     cdef ZeroBlock* z
     cdef NodeContext c
+    # only the zero blocks touched for this feature are visited and reset
+    # (a list, not a sweep over every slot: deep levels have many slots)
     for t in range(w.n_touched):
         slot = w.touched[t]
         z = &w.zero[slot]
@@ -573,6 +596,8 @@ cdef void scan_feature(const LevelScan* L, int32_t f,
     if L.zero_absent:
         missing_entries_out_of_zero_blocks(L, f, gpair, weight, weighted,
                                            feature_allowed, w)
+    # the feature's groups lie back to back in its block (see
+    # _node_blocks): group i spans [previous end, group_end[i])
     for i in range(L.group_ptr[f], L.group_ptr[f] + L.group_count[f]):
         slot = L.group_slot[i]
         if feature_allowed[slot, f]:
@@ -586,6 +611,13 @@ cdef void scan_feature(const LevelScan* L, int32_t f,
         scan_zero_only_nodes(L, f, w)
 
 
+# split_and_scan_feature routes each group into its children's groups and
+# scans both at once, while the entries are in cache:
+#
+#     block:    [ node s: e0 e1 e2 e3 e4 ]            (value order)
+#     dst:      [ left: e0 e3 | right: e1 e2 e4 ]     (still value order)
+#     g, h:     [ e0 e3 ->        <- e4 e2 e1 ]       (the right's reversed
+#                                                      before its scan)
 cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
                                  int32_t f, int tid,
                                  const float[:, ::1] gpair,
@@ -686,6 +718,8 @@ cdef void route_group(const BlockData* src, const BlockData* dst,
     cdef int64_t to = written[0], lefts = 0, rights = 0
     cdef int32_t row, slot
     cdef double g_row, h_row
+    # entries of rows in neither child (finished leaves, unsampled) are
+    # dropped: the groups shrink as the tree grows
     for k in range(begin, end):
         slot = read_entry(src, k, last, row_slot, gpair, weight, &row,
                           &g_row, &h_row)
@@ -762,6 +796,8 @@ cdef inline void reverse(double* x, Py_ssize_t n) noexcept nogil:
 # One level: every open node's best split
 # --------------------------------------------------------------------------
 
+# (one function: the public entry point, whose docstring is the kernel's
+# contract; the code is a dozen lines of checks before _find_regularised)
 def find_best_splits(
         blocks,                                # IN SortedColumns or NodeBlocks
         const float[:, ::1] gpair not None,    # IN (n_rows, 2)
@@ -770,7 +806,7 @@ def find_best_splits(
         const double[::1] node_H not None,     # IN (n_slots,)
         const int64_t[::1] node_count not None,  # IN (n_slots,) active rows
         const uint8_t[:, ::1] feature_allowed not None,  # (n_slots, n_features)
-        SplitContext context not None, weight=None, bounds=None,
+        *, SplitContext context not None, weight=None, bounds=None,
         monotone=None):
     """Best split of every open node of a level, over all allowed features.
 
@@ -824,15 +860,32 @@ def find_best_splits(
                                               n_threads)
     cdef const double[::1] weight_view = _check_weight(weight,
                                                        gpair.shape[0])
+    return _find_regularised(grouped, gpair, row_slot, node_G, node_H,
+                             node_count, feature_allowed, weight_view,
+                             weight is not None, context, bounds, monotone,
+                             n_threads)
+
+
+cdef object _find_regularised(NodeBlocks grouped, const float[:, ::1] gpair,
+                              const int32_t[::1] row_slot,
+                              const double[::1] node_G,
+                              const double[::1] node_H,
+                              const int64_t[::1] node_count,
+                              const uint8_t[:, ::1] feature_allowed,
+                              const double[::1] weight_view, bint weighted,
+                              SplitContext context, bounds, monotone,
+                              int n_threads):
+    """find_best_splits with the context's regularisation and the monotone
+    bounds and directions as the C structs the scan reads."""
     cdef RegParams p = reg_params(context)
     cdef const signed char[::1] direction = feature_directions(
-        monotone, columns.n_features)
-    cdef NodeBounds* node_bounds = node_bounds_array(bounds, n_slots)
+        monotone, grouped.columns.n_features)
+    cdef NodeBounds* node_bounds = node_bounds_array(bounds,
+                                                     node_G.shape[0])
     try:
         return _find_level(grouped, gpair, row_slot, node_G, node_H,
                            node_count, feature_allowed, weight_view,
-                           weight is not None, &p, node_bounds, direction,
-                           n_threads)
+                           weighted, &p, node_bounds, direction, n_threads)
     finally:
         free(node_bounds)
 
@@ -852,6 +905,8 @@ cdef object _find_level(NodeBlocks grouped, const float[:, ::1] gpair,
     # a split of the groups planned at the previous level is carried out
     # feature by feature, each just before its scan
     cdef bint splitting = grouped._pending is not None
+    # (a level: every feature in parallel, each thread its own bests; then
+    # the merge of the threads' bests under the total order)
     cdef SplitStep step
     if splitting:
         step = grouped._split_step(n_threads)
@@ -884,6 +939,10 @@ cdef void scan_level(const LevelScan* L, const SplitStep* step,
     split is planned (``step``), and scan them if a node may use it."""
     cdef Py_ssize_t f
     cdef int tid
+    # one feature per task: a feature's block, groups and scratch are the
+    # task's own, and candidates go to the thread's own bests, so threads
+    # share no write. Dynamic: features differ in entries and in how many
+    # groups the pre-test skips
     for f in prange(L.n_features, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
@@ -896,21 +955,6 @@ cdef void scan_level(const LevelScan* L, const SplitStep* step,
         elif used[f]:
             scan_feature(L, <int32_t> f, gpair, weight, weighted,
                          feature_allowed, &scratch_base[tid * scratch_stride])
-
-
-cdef void merge_thread_bests(SplitCandidate* best, Py_ssize_t best_stride,
-                             int n_threads,
-                             Py_ssize_t n_slots) noexcept nogil:
-    """Merge the threads' bests (thread t's ``best[t * best_stride + s]``)
-    into thread 0's under the total order."""
-    cdef Py_ssize_t t, s
-    cdef SplitCandidate* c
-    for t in range(1, n_threads):
-        for s in range(n_slots):
-            c = &best[t * best_stride + s]
-            if c.feature >= 0 and is_better(c.gain, c.feature,
-                                            c.threshold, &best[s]):
-                best[s] = c[0]
 
 
 cdef class ThreadScratch:
@@ -1090,6 +1134,8 @@ cdef object _candidates_to_records(const SplitCandidate* best,
     cdef int32_t[::1] feature_view = feature
     cdef uint8_t[::1] default_left_view = default_left
     cdef Py_ssize_t s
+    # columns filled in C, then assigned whole: a record at a time through
+    # numpy would cost a Python call per field and node
     for s in range(n):
         gain_view[s] = best[s].gain
         feature_view[s] = best[s].feature

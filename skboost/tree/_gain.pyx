@@ -10,9 +10,31 @@ import numpy as np
 cimport cython
 from libc.stdlib cimport malloc
 
+from ._context cimport SplitContext, reg_params
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
                      bounded_split_loss_reduction, leaf_score, leaf_weight,
                      make_reg_params, split_loss_reduction)
+
+
+# The paper's equations (Chen & Guestrin 2016, section 2.2), with G and H
+# the sums of the first and second derivatives of the loss over a leaf's
+# rows, and what _gain.pxd adds to them:
+#
+#   eq. 5   w* = -G / (H + lambda)                       (leaf_weight)
+#           with L1: -T_alpha(G) / (H + lambda), T_alpha the soft
+#           threshold sign(G) max(|G| - alpha, 0); then clipped to
+#           [-max_delta_step, max_delta_step] when that is > 0
+#   eq. 6   objective of a tree = -1/2 sum_leaves G^2 / (H + lambda)
+#                                 + gamma T              (leaf_score is
+#           twice a leaf's reduction: G^2 / (H + lambda) unclipped)
+#   eq. 7   gain = 1/2 [G_L^2/(H_L + lambda) + G_R^2/(H_R + lambda)
+#                       - (G_L + G_R)^2/(H_L + H_R + lambda)] - gamma
+#           (split_loss_reduction: without the - gamma, which the growth
+#           driver applies, and with each score from leaf_score)
+#
+# A node lighter than min_child_weight (H below it) scores 0 and gets
+# weight 0, as in XGBoost. The wrappers below only move numbers between
+# Python and those inline functions: there is no arithmetic here.
 
 
 def py_leaf_weight(double G, double H, double reg_lambda=1.0,
@@ -40,34 +62,37 @@ def py_split_loss_reduction(double G_left, double H_left, double G_right,
     """Loss reduction of splitting (G_left+G_right, H_left+H_right), before gamma."""
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
+    # the parent's score from the children's sums: the finders pass it in
+    # precomputed, once per node, since it is the same for every candidate
     cdef double parent = leaf_score(G_left + G_right, H_left + H_right, &p)
     return split_loss_reduction(G_left, H_left, G_right, H_right, parent, &p)
 
 
 def leaf_weights(const double[::1] G not None,          # IN
                  const double[::1] H not None,          # IN
-                 double reg_lambda, double reg_alpha,
-                 double max_delta_step, double min_child_weight):
-    """Vectorised :func:`py_leaf_weight` over node statistics."""
-    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
-                                       min_child_weight)
+                 SplitContext context not None):
+    """Vectorised :func:`py_leaf_weight` over node statistics, with the
+    regularisation of ``context`` (a sequential loop: its thread count is
+    not used)."""
+    cdef RegParams p = reg_params(context)
     cdef Py_ssize_t i, n = G.shape[0]
     if H.shape[0] != n:
         raise ValueError("G and H must have the same length")
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] out_view = out
+    # eq. 5 per node (unshrunk: the learning rate is applied by the caller)
     with nogil:
         for i in range(n):
             out_view[i] = leaf_weight(G[i], H[i], &p)
     return out
 
 
-def leaf_scores(const double[::1] G not None, const double[::1] H,
-                double reg_lambda, double reg_alpha,
-                double max_delta_step, double min_child_weight):
-    """Vectorised :func:`py_leaf_score` over node statistics."""
-    cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
-                                       min_child_weight)
+def leaf_scores(const double[::1] G not None, const double[::1] H not None,
+                SplitContext context not None):
+    """Vectorised :func:`py_leaf_score` over node statistics, with the
+    regularisation of ``context`` (a sequential loop: its thread count is
+    not used)."""
+    cdef RegParams p = reg_params(context)
     cdef Py_ssize_t i, n = G.shape[0]
     if H.shape[0] != n:
         raise ValueError("G and H must have the same length")
@@ -91,6 +116,9 @@ def py_bounded_split_loss_reduction(double G_left, double H_left,
     -inf when the split breaks the constraint."""
     cdef RegParams p = make_reg_params(reg_lambda, reg_alpha, max_delta_step,
                                        min_child_weight)
+    # monotone constraints (XGBoost's method): the weights of eq. 5 clipped
+    # into the node's bounds, and the scores computed from the clipped
+    # weights; -inf when the children's order breaks the constraint
     cdef NodeBounds b
     b.lower = lower
     b.upper = upper
@@ -107,6 +135,8 @@ cdef NodeBounds* node_bounds_array(bounds, Py_ssize_t n_nodes) except? NULL:
     if bounds is None:
         return NULL
     cdef const double[:, ::1] values = _checked_bounds(bounds, n_nodes)
+    # C structs for the nogil scans; direction is set per feature by the
+    # scan itself (with_direction), 0 here
     cdef NodeBounds* out = <NodeBounds*> malloc(
         max(n_nodes, 1) * sizeof(NodeBounds))
     if out == NULL:

@@ -20,6 +20,13 @@ ctypedef struct HistCandidate:
     uint8_t cat_kind
 
 
+# The vector-leaf scan's candidate (_vector_hist): its left sums are per
+# output, kept beside it, so G_left and H_left of ``split`` are unused.
+ctypedef struct VectorCandidate:
+    SplitCandidate split
+    int32_t split_bin         # the last value bin going left
+
+
 cdef inline bint offer(HistCandidate* best, double gain, int32_t feature,
                        double threshold, int32_t split_bin, int64_t Gq_left,
                        int64_t Hq_left, double scale_g, double scale_h,

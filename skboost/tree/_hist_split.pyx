@@ -29,6 +29,7 @@ from libc.stdlib cimport free, malloc
 from ._categorical_scan cimport CatEntry, scan_categorical
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
+from ._thread_bests cimport merge_thread_bests
 from .._parallel cimport threads_for_work
 from ._checks cimport all_in_range, rising_from_zero
 from ._gain cimport (NodeBounds, RegParams, bounded_leaf_score,
@@ -153,6 +154,8 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
                            Gq_left + Gq_miss, Hq_left + Hq_miss, True)
 
 
+# (one function: the public entry point, whose docstring is the kernel's
+# contract; the code sets up the scan, _scan_tasks runs it)
 def find_best_splits_hist(
         const int64_t[:, :, ::1] hist not None,         # IN (n_hist, n_bins, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
@@ -221,11 +224,6 @@ def find_best_splits_hist(
     cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
                                                    scale_h, &p, bounds)
     cdef const signed char[::1] direction = feature_directions(monotone, n_features)
-    cdef NodeBounds one_feature
-    cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
-    cdef int tid
-    cdef int32_t f
-    cdef bint per_node_thresholds = thresholds.shape[0] > 1
     # per thread: twice the categories of the widest categorical feature
     cdef Py_ssize_t cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
     cdef CatEntry* scratch = <CatEntry*> malloc(
@@ -237,36 +235,64 @@ def find_best_splits_hist(
     try:
         best = _fresh_bests(n_threads * n_nodes)
         node_bounds = node_bounds_array(bounds, n_nodes)
-        for task in prange(n_tasks, nogil=True, schedule="dynamic",
-                           num_threads=n_threads):
-            tid = threadid()
-            k = task // n_features
-            f = <int32_t> (task % n_features)
-            if not feature_allowed[k, f]:
-                continue
-            if is_cat[f]:
-                scan_categorical(hist[rows[k]], f, bin_ptr[f],
-                                 bin_ptr[f + 1] - bin_ptr[f] - 1,
-                                 node_sums[k, 0], node_sums[k, 1],
-                                 parent_score[k], scale_g, scale_h, &p,
-                                 max_cat_to_onehot, max_cat_threshold,
-                                 &scratch[tid * cat_room],
-                                 _at(node_bounds, k),
-                                 &best[tid * n_nodes + k])
-            else:
-                scan_feature(hist[rows[k]], f, bin_ptr[f],
-                             bin_ptr[f + 1] - bin_ptr[f] - 1,
-                             node_sums[k, 0], node_sums[k, 1],
-                             parent_score[k],
-                             thresholds[k if per_node_thresholds else 0],
-                             scale_g, scale_h, &p,
-                             _at(node_bounds, k), direction[f],
-                             &best[tid * n_nodes + k])
+        _scan_tasks(hist, rows, node_sums, bin_ptr, thresholds,
+                    feature_allowed, is_cat, direction, parent_score, &p,
+                    scale_g, scale_h, max_cat_to_onehot, max_cat_threshold,
+                    node_bounds, scratch, cat_room, best, n_threads)
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
         free(scratch)
         free(node_bounds)
+
+
+cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
+                      const int64_t[::1] rows,
+                      const int64_t[:, ::1] node_sums,
+                      const int64_t[::1] bin_ptr,
+                      const double[:, ::1] thresholds,
+                      const uint8_t[:, ::1] feature_allowed,
+                      const uint8_t[::1] is_cat,
+                      const signed char[::1] direction,
+                      const double[::1] parent_score, const RegParams* p,
+                      double scale_g, double scale_h, int max_cat_to_onehot,
+                      int max_cat_threshold, const NodeBounds* node_bounds,
+                      CatEntry* scratch, Py_ssize_t cat_room,
+                      HistCandidate* best, int n_threads) noexcept nogil:
+    """Every (node, feature) task of find_best_splits_hist, in parallel:
+    thread t's candidates go to ``best[t * n_nodes + k]``, its categorical
+    scratch is ``scratch[t * cat_room:]``."""
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
+    cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
+    cdef int tid
+    cdef int32_t f
+    cdef bint per_node_thresholds = thresholds.shape[0] > 1
+    # one (node, feature) pair per task, node-major: a node's histogram is
+    # read feature after feature, each feature's bins contiguous (n_bins x 2
+    # int64 per node). Dynamic: categorical features cost a sort, and
+    # column sampling leaves some tasks empty
+    for task in prange(n_tasks, schedule="dynamic", num_threads=n_threads):
+        tid = threadid()
+        k = task // n_features
+        f = <int32_t> (task % n_features)
+        if not feature_allowed[k, f]:
+            continue
+        if is_cat[f]:
+            scan_categorical(hist[rows[k]], f, bin_ptr[f],
+                             bin_ptr[f + 1] - bin_ptr[f] - 1,
+                             node_sums[k, 0], node_sums[k, 1],
+                             parent_score[k], scale_g, scale_h, p,
+                             max_cat_to_onehot, max_cat_threshold,
+                             &scratch[tid * cat_room], _at(node_bounds, k),
+                             &best[tid * n_nodes + k])
+        else:
+            scan_feature(hist[rows[k]], f, bin_ptr[f],
+                         bin_ptr[f + 1] - bin_ptr[f] - 1,
+                         node_sums[k, 0], node_sums[k, 1], parent_score[k],
+                         thresholds[k if per_node_thresholds else 0],
+                         scale_g, scale_h, p, _at(node_bounds, k),
+                         direction[f], &best[tid * n_nodes + k])
 
 
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
@@ -277,6 +303,8 @@ cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
     cdef Py_ssize_t k, n_nodes = node_sums.shape[0]
     cdef double[::1] scores = np.empty(max(n_nodes, 1))
     cdef NodeBounds* node_bounds = node_bounds_array(bounds, n_nodes)
+    # once per node, not per candidate: the parent's score is the same for
+    # every split of the node
     try:
         for k in range(n_nodes):
             if node_bounds == NULL:
@@ -290,6 +318,11 @@ cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
     finally:
         free(node_bounds)
 
+
+# The histogram finders' candidates leave the kernels in two steps: the
+# threads' bests merged into thread 0's (merge_thread_bests, the one merge
+# of _thread_bests.pxd), then written as SPLIT_RECORD rows (_to_records,
+# through the packed SplitRecord below, which a test holds to the dtype).
 
 cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL:
     """``count`` candidates (threads x nodes) holding no split yet; the
@@ -310,15 +343,7 @@ cdef object _merged_to_records(HistCandidate* best, int n_threads,
                                Py_ssize_t n_nodes):
     """Merge the threads' bests (``best[t * n_nodes + k]``) into thread 0's
     under the total order, then as records."""
-    cdef Py_ssize_t t, k
-    cdef HistCandidate* c
-    for t in range(1, n_threads):
-        for k in range(n_nodes):
-            c = &best[t * n_nodes + k]
-            if c.split.feature >= 0 and is_better(
-                    c.split.gain, c.split.feature, c.split.threshold,
-                    &best[k].split):
-                best[k] = c[0]
+    merge_thread_bests(best, n_nodes, n_threads, n_nodes)
     return _to_records(best, n_nodes)
 
 
@@ -337,11 +362,34 @@ cdef packed struct SplitRecord:
     uint8_t cat_kind
 
 
+def _split_record_layout():
+    """``(sizeof(SplitRecord), {field: byte offset})``: the struct as the C
+    compiler laid it out, for the test that holds it to ``SPLIT_RECORD``
+    (tests/test_hist_split.py)."""
+    cdef SplitRecord r
+    cdef size_t base = <size_t> &r
+    offsets = {
+        "feature": <size_t> &r.feature - base,
+        "threshold": <size_t> &r.threshold - base,
+        "default_left": <size_t> &r.default_left - base,
+        "gain": <size_t> &r.gain - base,
+        "G_left": <size_t> &r.G_left - base,
+        "H_left": <size_t> &r.H_left - base,
+        "split_bin": <size_t> &r.split_bin - base,
+        "Gq_left": <size_t> &r.Gq_left - base,
+        "Hq_left": <size_t> &r.Hq_left - base,
+        "cat_kind": <size_t> &r.cat_kind - base,
+    }
+    return sizeof(SplitRecord), offsets
+
+
 cdef object _to_records(const HistCandidate* best, Py_ssize_t n):
     """The first n candidates as ``SPLIT_RECORD`` rows: the one place the
     histogram finders' candidates become records (written in place: a
     column at a time took ~5 us of every scan call)."""
     records = np.empty(n, dtype=SPLIT_RECORD)
+    # the buffer check compares SplitRecord's format with the dtype's on
+    # every call (and raises on any mismatch)
     cdef SplitRecord[::1] out = records
     cdef Py_ssize_t k
     for k in range(n):

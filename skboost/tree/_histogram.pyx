@@ -39,11 +39,26 @@ from ._checks cimport distinct_in_range, valid_slices
 from ._partition cimport RowPartition
 from ._partition import _make_tasks, threads_for_tasks
 
+# bin codes: uint8 for up to 256 bins a feature, uint16 beyond; each
+# kernel is compiled once per code type, so the inner loop reads codes
+# of its own width (28 features: 28 bytes a row in uint8)
 ctypedef fused code_t:
     uint8_t
     uint16_t
 
 
+# How a histogram is built (build_histograms):
+#
+#     rows of node k (partition.row_index[begin:end], increasing)
+#       |  cut into tasks of at most ROWS_PER_TASK rows (_partition)
+#       v
+#     task -> for each row: (g, h) rounded to int64 once, then
+#             hist[bin_ptr[f] + code[row, f]] += (g, h) for every feature f
+#
+# The codes are row-major (codes[row, f]): one row's codes are adjacent,
+# so a row costs one or two cache lines however many features it has, and
+# the histogram is written in feature order. Integer sums make the result
+# independent of how the tasks are shared out.
 
 # Headroom: sums of |quantised values| stay below 2**SUM_BITS.
 SUM_BITS = 62
@@ -60,6 +75,7 @@ def quantization_scale(double max_abs, Py_ssize_t n_terms):
     exponent is capped so the scale stays finite for vanishing gradients.
     """
     cdef int exponent
+    # all zero (or no rows): any scale gives zero sums; 1.0 keeps it finite
     if max_abs <= 0.0 or n_terms == 0:
         return 1.0
     frexp(max_abs * n_terms, &exponent)     # max_abs * n < 2**exponent
@@ -111,6 +127,8 @@ cdef class FixedPointGradients:
             weight = np.ascontiguousarray(weight, dtype=np.float64)
             if weight.shape != (gpair.shape[0],):
                 raise ValueError("weight must have one entry per row")
+        # the scales below come from the maxima and the row count only, not
+        # from sums: they do not depend on the order of the rows or threads
         self.gpair = gpair
         self.weight = weight
         max_g, max_h, self.n_active = active_maxima(gpair, weight, active,
@@ -138,6 +156,7 @@ cdef class FixedPointGradients:
         cdef const uint8_t[::1] act = active
         cdef const float[:, ::1] gp = self.gpair
         cdef const double* w = weight_pointer(self.weight)
+        # one independent write per row: a static schedule streams the rows
         for i in prange(n, nogil=True, schedule="static",
                         num_threads=threads_for_work(n_threads, 2 * n)):
             if act[i]:
@@ -202,6 +221,8 @@ def active_maxima(const float[:, ::1] gpair, weight,
     cdef uint8_t[::1] chunk_bytes = np.zeros(
         n_chunks * sizeof(ChunkMaxima), dtype=np.uint8)
     cdef ChunkMaxima* chunks = <ChunkMaxima*> &chunk_bytes[0]
+    # one contiguous chunk of rows per thread, each writing its own padded
+    # ChunkMaxima; maxima and counts combine alike in any order
     for c in prange(n_chunks, nogil=True, schedule="static",
                     num_threads=n_threads):
         _chunk_maxima(gpair, w, active, c * n // n_chunks,
@@ -260,8 +281,11 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
             if weight != NULL:
                 prefetch(&weight[ahead])
         row = row_index[i]
+        # rounded once per row, used by every feature of the row
         g = fixed_point(gpair[row, 0], weight, row, scale_g)
         h = fixed_point(gpair[row, 1], weight, row, scale_h)
+        # the bins of consecutive features are consecutive slices of hist:
+        # the writes of one row move forward through the histogram
         for f in range(n_features):
             add_pair(&hist[2 * (bin_ptr[f] + codes[row, f])], g, h)
 
@@ -296,6 +320,8 @@ def build_histograms(BinnedData data,
     if node_end.shape[0] != n_nodes or not valid_slices(
             node_begin, node_end, partition.row_index.shape[0]):
         raise ValueError("node ranges outside the partition")
+    # the thread count, named once here: no more threads than tasks, and
+    # no more than the work (one update per row and feature) pays for
     tasks = _make_tasks(node_begin, node_end)
     n_updates = int((node_end - node_begin).sum()) * data.n_features
     n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
@@ -329,6 +355,9 @@ def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_b
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef int64_t* parent
     cdef const int64_t* child
+    # a node's histogram is one contiguous block of n_bins * 2 int64: the
+    # subtraction streams two blocks (vectorised by the compiler); rows
+    # are distinct (checked), so the tasks write disjoint memory
     for k in prange(n_nodes, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  n_nodes * n_values)):
@@ -434,6 +463,8 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef int tid
     cdef int64_t node, s
     cdef int64_t* target
+    # dynamic: the tasks' rows are scattered differently in memory, so
+    # equal row counts do not mean equal times
     for t in prange(n_tasks, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
@@ -464,6 +495,9 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
     cdef Py_ssize_t cell, k, j
     cdef int64_t node
     cdef int tid, n_partials = n_threads
+    # one (node, bin) cell per iteration: each cell has one writer, and
+    # the partials are added in thread order (integers: any order would
+    # give the same sums)
     for cell in prange(n_shared * n_bins, nogil=True, schedule="static",
                        num_threads=threads_for_work(
                            n_threads, n_shared * n_bins * n_partials)):

@@ -85,10 +85,14 @@ cdef class NodeBlocks:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         n_threads = capped(n_threads)
         self._pending = None
+        # the root: every row in slot 0, so the presorted blocks already are
+        # the groups and nothing is copied
         if n_slots == 1 and not np.any(row_slot):
             self._one_group_per_feature()
             return
         work_values, work_rows = self._work()
+        # room for each feature's groups: at most one per slot, and never
+        # more than the block's entries
         lengths = np.diff(columns.col_ptr)
         group_ptr = np.zeros(columns.n_features + 1, dtype=np.int64)
         np.cumsum(np.minimum(lengths, n_slots), out=group_ptr[1:])
@@ -108,6 +112,10 @@ cdef class NodeBlocks:
         cdef int64_t* pos_base = &pos[0, 0]
         cdef const int32_t* slots_base = &slots[0]
         cdef Py_ssize_t f, n_features = columns.n_features
+        # one feature per task: a feature's block, groups and output range
+        # belong to it alone, so threads never share a write; the counting
+        # sort's counters are the thread's own row of `position`. Dynamic:
+        # blocks of sparse features differ widely in length
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             regroup_feature(<int32_t> f, &src, &dst, &out, slots_base,
@@ -165,6 +173,8 @@ cdef class NodeBlocks:
                 or left_slot.max() + 1 >= max(n_next, 1))):
             raise ValueError("left_slot must hold, per slot, NO_SLOT or a "
                              "slot whose right neighbour is below n_next")
+        # only planned here (sizes and arrays): the entries move when the next
+        # level is scanned, one feature at a time, while they are in cache
         col_ptr = columns.col_ptr
         group_count = self.group_count
         # entries now held by each feature's groups, an upper bound on the
@@ -199,6 +209,8 @@ cdef class NodeBlocks:
         n_threads = capped(n_threads)
         cdef SplitStep step = self._split_step(n_threads)
         cdef Py_ssize_t f, n_features = self.columns.n_features
+        # features are independent (own block, own groups); each thread
+        # uses its own spare buffers, chosen by its thread id
         for f in prange(n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             split_step_feature(&step, <int32_t> f, threadid())
@@ -210,6 +222,8 @@ cdef class NodeBlocks:
         pending = self._pending
         work_values, work_rows = self._work()
         col_ptr = self.columns.col_ptr
+        # a group's right child waits in a spare buffer: no longer than the
+        # longest block, one per thread
         self._spare_values = np.empty((n_threads, max(self.longest, 1)),
                                       dtype=np.float32)
         self._spare_rows = np.empty((n_threads, max(self.longest, 1)),
@@ -248,7 +262,7 @@ cdef class NodeBlocks:
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def route_rows(self, int32_t[::1] row_slot not None, split_feature,
-                   threshold, default_left, left_slot, Py_ssize_t n_next,
+                   threshold, default_left, left_slot, *, Py_ssize_t n_next,
                    int n_threads, slot_node=None, row_leaf=None):
         """Move each row of a split node to its child's slot (in place), as
         ``_partition.apply_level_splits`` does, from the groups: a row goes
@@ -272,35 +286,16 @@ cdef class NodeBlocks:
         if columns.zero_absent:
             raise ValueError("route_rows cannot place the rows of an "
                              "implicit zero block")
-        split_feature = np.ascontiguousarray(split_feature, dtype=np.int32)
-        threshold = np.ascontiguousarray(threshold, dtype=np.float64)
-        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
-        left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
-        if not (split_feature.shape == threshold.shape == default_left.shape
-                == left_slot.shape == (n_slots,)):
-            raise ValueError("one split_feature, threshold, default_left "
-                             "and left_slot per slot")
-        split = split_feature != NO_FEATURE
-        if split.any() and (split_feature.min() < NO_FEATURE
-                            or split_feature.max() >= columns.n_features
-                            or left_slot[split].min() < 0
-                            or left_slot[split].max() + 1 >= n_next):
-            raise ValueError("a split's feature or children are out of range")
+        split_feature, threshold, left_slot, default_child = _route_arrays(
+            split_feature, threshold, default_left, left_slot, n_slots,
+            n_next, columns.n_features)
         _checked_row_slot(row_slot, columns.n_rows, n_slots)
         if n_slots == 0 or row_slot.shape[0] == 0:
             return np.zeros(n_next, dtype=np.int64)  # no row to move
-        # every row of a split node to its node's default child
-        default_child = np.full(max(n_slots, 1), NO_SLOT, dtype=np.int32)
-        default_child[:n_slots][split] = (
-            left_slot + 1 - (default_left != 0))[split]
         cdef bint track = slot_node is not None
         if track:
-            slot_node = np.ascontiguousarray(slot_node, dtype=np.int32)
-            if slot_node.shape != (n_slots,) or not isinstance(
-                    row_leaf, np.ndarray) or row_leaf.dtype != np.int32 or (
-                        row_leaf.shape != (columns.n_rows,)):
-                raise ValueError("slot_node (n_slots,) and row_leaf "
-                                 "(n_rows,) int32 go together")
+            slot_node = _checked_tracking(slot_node, row_leaf, n_slots,
+                                          columns.n_rows)
         cdef const int32_t[::1] node_of = (slot_node if track
                                            else default_child)
         cdef int32_t[::1] leaf_view = (row_leaf if track
@@ -315,8 +310,10 @@ cdef class NodeBlocks:
         cdef const int32_t[::1] feature = split_feature
         cdef const double[::1] cut = threshold
         cdef const int32_t[::1] left = left_slot
-        # (the loops live in nogil functions: checked indexing here would
-        # make every thread take the GIL at the start of a parallel loop)
+        # Two passes: every row of a split node to its default child, then
+        # the rows present in the split feature's group again, by value
+        # (only stored entries are read). nogil functions: checked indexing
+        # here would make each thread take the GIL at a parallel loop start
         with nogil:
             to_default_children(slots, n_rows, &child[0], &node_of[0],
                                 &leaf_view[0] if track else NULL, n_threads)
@@ -337,6 +334,48 @@ cdef class NodeBlocks:
             out[int(self.group_slot[i])] = np.asarray(self.rows[start:end])
             start = end
         return out
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _route_arrays(split_feature, threshold, default_left, left_slot,
+                  Py_ssize_t n_slots, Py_ssize_t n_next,
+                  Py_ssize_t n_features):
+    """``route_rows``' per-slot arrays, checked and converted, and each
+    slot's default child (where its missing values go; NO_SLOT for a
+    leaf): (split_feature, threshold, left_slot, default_child)."""
+    split_feature = np.ascontiguousarray(split_feature, dtype=np.int32)
+    threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+    default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
+    left_slot = np.ascontiguousarray(left_slot, dtype=np.int32)
+    if not (split_feature.shape == threshold.shape == default_left.shape
+            == left_slot.shape == (n_slots,)):
+        raise ValueError("one split_feature, threshold, default_left "
+                         "and left_slot per slot")
+    split = split_feature != NO_FEATURE
+    if split.any() and (split_feature.min() < NO_FEATURE
+                        or split_feature.max() >= n_features
+                        or left_slot[split].min() < 0
+                        or left_slot[split].max() + 1 >= n_next):
+        raise ValueError("a split's feature or children are out of range")
+    # the right child is left_slot + 1: default_left picks one of the two
+    default_child = np.full(max(n_slots, 1), NO_SLOT, dtype=np.int32)
+    default_child[:n_slots][split] = (
+        left_slot + 1 - (default_left != 0))[split]
+    return split_feature, threshold, left_slot, default_child
+
+
+def _checked_tracking(slot_node, row_leaf, Py_ssize_t n_slots,
+                      Py_ssize_t n_rows):
+    """``route_rows``' slot_node as int32, checked with row_leaf (which the
+    kernel writes through a pointer: its type and shape must be exact)."""
+    slot_node = np.ascontiguousarray(slot_node, dtype=np.int32)
+    if slot_node.shape != (n_slots,) or not isinstance(
+            row_leaf, np.ndarray) or row_leaf.dtype != np.int32 or (
+                row_leaf.shape != (n_rows,)):
+        raise ValueError("slot_node (n_slots,) and row_leaf "
+                         "(n_rows,) int32 go together")
+    return slot_node
 
 
 def _balanced_children(row_slot, left_slot, Py_ssize_t n_next):
@@ -405,6 +444,16 @@ cdef void regroup_feature(int32_t f, const BlockData* src,
     cdef int64_t first = out.ptr[f]
     cdef Py_ssize_t s
     cdef int32_t slot
+    # A counting sort in three passes over the block:
+    #
+    #     block (value order):  a0 b1 a2 c3 b4 a5       (letter = slot)
+    #     1. count per slot:    a:3 b:2 c:1
+    #     2. group starts:      a at 0, b at 3, c at 5  (prefix sums)
+    #     3. scatter:           [a0 a2 a5][b1 b4][c3]
+    #
+    # Pass 3 reads the block in order and appends to each group, so every
+    # group keeps the value order (stable): no sort per node is needed.
+    # Slots without entries get no group; rows without a slot drop out.
     for s in range(n_slots):
         position[s] = 0
     for k in range(begin, end):
@@ -443,6 +492,17 @@ cdef void split_feature_groups(int32_t f, const BlockData* src,
     cdef int64_t first_out = out.ptr[f]
     cdef int32_t slot, left, row
     cdef float value
+    # One stable pass per group, in place:
+    #
+    #     before:  [ group of node s: L R L L R ][ next group ... ]
+    #     during:  [ L L L ...... ]  spare: [ R R ]
+    #     after:   [ L L L | R R ][ next group's children ... ]
+    #
+    # Left entries are written at `written`, which never passes the read
+    # position k (entries only drop out or move back), so src and dst may
+    # be the same working copy; right entries wait in the thread's spare
+    # buffer and are appended after the left ones (close_child_groups).
+    # Groups of nodes that became leaves are skipped: their entries leave.
     for i in range(now.ptr[f], now.ptr[f] + now.count[f]):
         left = left_slot[now.slot[i]]
         if left == NO_SLOT:
@@ -479,6 +539,8 @@ cdef void to_default_children(int32_t* row_slot, Py_ssize_t n_rows,
     the rows of nodes without children get their node's id there."""
     cdef Py_ssize_t r
     cdef int32_t slot
+    # one read and one write per row, rows independent: a static schedule
+    # over contiguous row ranges streams through row_slot
     for r in prange(n_rows, schedule="static", num_threads=n_threads):
         slot = row_slot[r]
         if slot != NO_SLOT:
@@ -493,6 +555,8 @@ cdef void route_split_nodes(const BlockData* data, const GroupData* groups,
                             int32_t* row_slot, int n_threads) noexcept nogil:
     """The rows present in each split node's feature to their children."""
     cdef Py_ssize_t s
+    # one node per task: a row belongs to one node, so the tasks write
+    # disjoint entries of row_slot
     for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
         if feature[s] != NO_FEATURE:
             route_present_rows(data, groups, <int32_t> s, feature[s],
@@ -505,6 +569,8 @@ cdef void route_present_rows(const BlockData* data, const GroupData* groups,
     """The rows of node ``slot`` present in feature f's group, to the
     child their value selects."""
     cdef int64_t i, k, begin = data.col_ptr[f]
+    # find the node's group among the feature's groups (a group starts
+    # where the previous one ended), then route its rows by value
     for i in range(groups.ptr[f], groups.ptr[f] + groups.count[f]):
         if groups.slot[i] == slot:
             for k in range(begin, groups.end[i]):
@@ -523,6 +589,8 @@ cdef object _slot_counts(const int32_t* row_slot, Py_ssize_t n_rows,
     cdef int64_t[:, ::1] per_thread = counts
     cdef int64_t* base = &per_thread[0, 0]
     cdef Py_ssize_t stride = per_thread.shape[1], r
+    # integer counts: summing the threads' rows afterwards gives the same
+    # counts for any thread count
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=n_threads):
         if row_slot[r] != NO_SLOT:

@@ -43,6 +43,7 @@ from libc.string cimport memcpy, memset
 
 from ._common cimport (CACHE_LINE, PREFETCH_ROWS, add_pair, fixed_point,
                       int32_t, int64_t, prefetch, uint8_t)
+from ._context cimport SplitContext
 from .._parallel cimport threads_for_work
 
 ctypedef fused code_t:
@@ -191,6 +192,20 @@ def _check_level(n_rows, active, nodes, missing_code, bin_ptr, hist, gpair,
     if hist.shape[1] != bin_ptr[n_features] or hist.shape[2] != 2:
         raise ValueError("hist must be (n_hist, n_bins, 2)")
 
+
+# How rows move inside one page (``order`` holds the page's row numbers,
+# cut into one segment per node; node 3 below was split into 7 and 8):
+#
+#     order:  [ node 3: r0 r2 r5 r6 r9 ][ node 4: r1 r3 ... ]
+#     tasks:  split_task over node 3's entries (at most TASK_ROWS each):
+#     scratch [ r0 r5 r9 | r6 r2 ]   left rows forward, right rows backward
+#     order:  [ node 7: r0 r5 r9 ][ node 8: r6 r2 ][ node 4: r1 r3 ... ]
+#
+# A segment's left rows keep their order; its right rows are reversed
+# within each task (_place_task copies them as stored). Histogram sums are
+# exact integers, so the order of a segment's rows changes no result. Then
+# the rows of each built node's segment are added to its histogram: a
+# histogram reads only its own rows, and reads them grouped.
 
 # What one thread works with: its scratch and tables, and the histograms it
 # adds to (the pool, or its private copies of the level's built ones).
@@ -350,6 +365,7 @@ cdef class PagePartition:
         """Every row at the root (node 0), each page's rows in order."""
         cdef Py_ssize_t k, j, first, n
         cdef index_t[::1] order = self.order_v
+        # each page: the identity permutation, one segment (the root)
         for k in range(self.n_pages):
             first = k * self.page_rows
             n = min(self.page_rows, self.n_rows - first)
@@ -391,15 +407,22 @@ cdef class PagePartition:
 
     def start_level(self, active, split_feature, split_bin, default_left,
                     left_child, right_child, build_row, missing_code,
-                    bin_ptr, gpair, weight, double scale_g, double scale_h,
-                    hist, rows, bint route, bint build, int n_threads):
-        """Check and keep the level's arrays (see the class docstring)."""
+                    bin_ptr, gpair, weight, hist, rows, *,
+                    SplitContext context not None, bint route, bint build):
+        """Check and keep the level's arrays (see the class docstring).
+
+        After the arrays, keyword-only: ``context`` (the tree's fixed-point
+        scales, ``scale_g`` and ``scale_h``, and the thread count the
+        level's regions are sized from, ``n_threads``), and whether the
+        pass moves the rows of split nodes (``route``) and adds rows to
+        histograms (``build``)."""
         cdef const uint8_t[::1] active_v
-        self.n_threads = check_n_threads(n_threads)
+        self.n_threads = check_n_threads(context.n_threads)
         nodes = (split_feature, split_bin, default_left, left_child,
                  right_child, build_row)
         _check_level(self.n_rows, active, nodes, missing_code, bin_ptr,
                      hist, gpair, weight, rows)
+        # the segments' node ids index the node arrays in nogil loops
         if self._max_node() >= split_feature.shape[0]:
             raise ValueError("a row's node id is outside the node arrays")
         # splitting at most doubles the segments of a page
@@ -409,6 +432,10 @@ cdef class PagePartition:
         self.split_feature, self.default_left = split_feature, default_left
         self.left_child, self.right_child = left_child, right_child
         self.build_row, self.gpair = build_row, gpair
+        # "goes right" as one comparison a row: a code above right_above
+        # (split_bin, capped at the last value bin) goes right; the missing
+        # code is above it too and is flipped by default_left in
+        # _split_task; a damaged code beyond the missing code goes right
         feature = np.asarray(split_feature)
         last_value = np.asarray(missing_code)[np.maximum(feature, 0)] - 1
         self.right_above = np.minimum(split_bin, last_value).astype(np.int32)
@@ -418,9 +445,13 @@ cdef class PagePartition:
         self.active = NULL if everyone or self.n_rows == 0 else &active_v[0]
         self._set_weight(weight)
         self._refs = (active, nodes, missing_code, bin_ptr, gpair, weight)
-        self.scale_g, self.scale_h = scale_g, scale_h
+        self.scale_g, self.scale_h = context.scale_g, context.scale_h
         self.hist, self.rows_arr = hist, rows
         self.n_features = missing_code.shape[0]
+        # safe_features[c - 1]: for codes of c bytes, how many leading
+        # features cannot index past the histogram whatever their code
+        # (bin_ptr[f] + the largest code < n_bins); _add_rows checks only
+        # the codes of the features after them
         ptr = np.asarray(bin_ptr)
         for size, largest in ((1, 255), (2, 65535)):
             inside = ptr[:-1] + largest < ptr[-1]
@@ -436,6 +467,8 @@ cdef class PagePartition:
         built = (np.unique(build_row[build_row >= 0]) if self.build
                  else np.zeros(0, dtype=np.int64))
         n_built = len(built)
+        # sized once for the level by its work (about 4 units a row: read,
+        # route, add), then capped by the pages and the copies below
         threads = threads_for_work(self.n_threads, 4 * self.n_rows)
         # enough pages to balance
         self.page_threads = max(1, min(threads, self.n_pages // 2))
@@ -476,6 +509,9 @@ cdef class PagePartition:
         self.private = private
         cdef int64_t[:, :, ::1] pool = hist
         cdef Py_ssize_t t
+        # thread 0 (and every thread when there are no copies) adds to the
+        # pool itself; threads 1.. add to their own copies, found through
+        # `slot` (pool row -> copy row)
         for t in range(self.n_work):
             self.work[t].hist_rows = &self.hist_rows[t, 0]
             if t == 0 or t >= self.page_threads or n_built == 0:
@@ -526,6 +562,8 @@ cdef class PagePartition:
             raise ValueError("start_level first")
         if fd < 0 or code_bytes not in (1, 2):
             raise ValueError("fd must be open and code_bytes 1 or 2")
+        # one status word per thread, 8 apart (a cache line each): a failed
+        # read is recorded without the threads sharing a line
         self.read_status[:] = 0
         # a page for each thread that takes whole pages
         shape = (self.page_threads,
@@ -584,6 +622,8 @@ cdef void _add_values(PagePartition p, const double[::1] value,
     cdef Py_ssize_t k, s, j, first
     cdef double v
     cdef const index_t* order
+    # pages own disjoint rows, so no two threads add to one margin; a
+    # segment's value is read once for all its rows
     for k in prange(p.n_pages, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads, p.n_rows)):
         first = k * p.page_rows
@@ -600,6 +640,8 @@ cdef void _sum_private(PagePartition p) noexcept:
     cdef Py_ssize_t n_values = p.hist.shape[1] * 2, b, c, j
     cdef int64_t* pool
     cdef const int64_t* copy
+    # one histogram per task, its copies added in copy order: integer sums,
+    # so the pool's histograms equal those of a single thread bit for bit
     for b in prange(n_built, nogil=True, schedule="static",
                     num_threads=threads_for_work(p.n_threads,
                                                  n_built * n_values)):
@@ -620,6 +662,10 @@ cdef void _read_pages(PagePartition p, int fd, code_t* buffers) noexcept:
     cdef int tid
     cdef int64_t* status = &p.read_status[0]
     cdef code_t* codes
+    # Many pages: each thread reads a whole page into its own buffer and
+    # works on it alone, no barrier between pages (dynamic: a page costs
+    # what its split and built rows cost). A failed read leaves that page
+    # out and is reported after the loop.
     if p.page_threads > 1:
         for k in prange(p.n_pages, nogil=True, schedule="dynamic",
                         num_threads=p.page_threads):
@@ -633,6 +679,8 @@ cdef void _read_pages(PagePartition p, int fd, code_t* buffers) noexcept:
                 continue
             _work_on_page(p, k, codes, n, &p.work[tid], 1)
         return
+    # Few pages: pages one after the other, each read in parallel blocks,
+    # then shared by the threads (parallel over its tasks and histograms)
     cdef int threads = threads_for_work(p.n_threads, 4 * p.page_rows)
     codes = buffers
     for k in range(p.n_pages):
@@ -653,6 +701,8 @@ cdef void _shared_page(PagePartition p, Py_ssize_t k,
 
 cdef void _work_on_page(PagePartition p, Py_ssize_t k, const code_t* codes,
                         Py_ssize_t n, Work* w, int threads) noexcept nogil:
+    # route before build: the level's histograms are those of the children
+    # of the nodes just split, so their rows must be in their segments
     if p.route:
         _partition(p, k, codes, w, threads)
     if p.build:
@@ -698,11 +748,16 @@ cdef Py_ssize_t _split_task(const code_t* codes, Py_ssize_t n_features,
     cdef Py_ssize_t j, left = start, right = end
     cdef int32_t code, goes_right
     cdef index_t i
+    # codes are row-major in a page (a row's features adjacent), so one
+    # feature's codes are n_features apart: each read is a cache miss,
+    # hidden by the prefetch PARTITION_AHEAD entries ahead
     for j in range(start, end):
         if j + PARTITION_AHEAD < end:
             prefetch(codes + order[j + PARTITION_AHEAD] * n_features + feat)
         i = order[j]
         code = codes[i * n_features + feat]
+        # above the split bin: right; the missing code (above too) goes
+        # left instead when missing values go left
         goes_right = (code > above) ^ ((code == last) & missing_left)
         scratch[left] = i
         scratch[right - 1] = i
@@ -731,6 +786,11 @@ cdef void _partition(PagePartition p, Py_ssize_t k, const code_t* codes,
     cdef index_t* order = &p.order_v[k * p.page_rows]
     cdef Py_ssize_t n_tasks = _make_tasks(p, k, w.tasks)
     cdef Py_ssize_t t
+    # the same two passes as the in-core partition (_partition.pyx): tasks
+    # sort their entries into disjoint scratch ranges, the counts give each
+    # task's destinations (_place_segments, sequential), tasks copy back.
+    # The tasks depend on the page only, so the result does not depend on
+    # the thread count
     if n_tasks == 0:
         return
     if n_threads > 1 and n_tasks > 1:
@@ -794,6 +854,8 @@ cdef void _place_segments(PagePartition p, Py_ssize_t k,
             w.new_bound[n_new] = <int32_t> a
             n_new = n_new + 1
             continue
+        # the segment's tasks are the next ones of the table (made in
+        # segment order); the table ends with a start of -1
         left_rows = 0
         last = task
         while last[T_START] >= a and last[T_START] < b:
@@ -826,6 +888,9 @@ cdef void _place_segments(PagePartition p, Py_ssize_t k,
 cdef inline void _place_task(index_t* order, const index_t* scratch,
                              const int64_t* task) noexcept nogil:
     cdef Py_ssize_t start = task[T_START], left = task[T_LEFT]
+    # the task's left rows, then its right rows (stored backward from its
+    # end: the copy keeps them as stored, so the right rows of a page come
+    # out in reverse order within the task)
     memcpy(order + task[T_LEFT_TO], scratch + start,
            left * sizeof(index_t))
     memcpy(order + task[T_RIGHT_TO], scratch + start + left,
@@ -839,6 +904,7 @@ cdef void _build(PagePartition p, Py_ssize_t k, const code_t* codes,
     cdef Py_ssize_t s, i, n_items = 0, total = 0, largest = 0, rows
     cdef int64_t h
     cdef int64_t* item
+    # one item per segment of a node whose histogram is built this level
     for s in range(p.seg_count[k]):
         h = p.build_row[p.seg_node[k, s]]
         if h < 0:
@@ -893,6 +959,8 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
     cdef Py_ssize_t checked = max(f0, min(f1, safe_features))
     if last <= first:
         return 0
+    # the histogram slice is streamed into cache first (about a cache line
+    # of updates each on average): the scattered adds then hit the cache
     if 8 * (last - first) * (f1 - f0) >= slice_values:
         touch_lines(bins + 2 * bin_ptr[f0], slice_values)
     for j in range(first, last):
@@ -910,6 +978,8 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
         if active != NULL and not active[i]:
             continue
         added = added + 1
+        # one rounding to fixed point per row, shared by its features: the
+        # same integers as the in-core builder, so the sums are equal
         row = codes + i * n_features
         gq = fixed_point(gpair[2 * i], weight, row_offset + i, scale_g)
         hq = fixed_point(gpair[2 * i + 1], weight, row_offset + i, scale_h)
@@ -953,6 +1023,8 @@ cdef void _add_items_locked(PagePartition p, const code_t* codes, Work* w,
     cdef int32_t* lock
     for it in range(n_items):
         w.items[it * I_COLUMNS + I_ROWS] = -1     # not added yet
+    # round-robin over the items not added yet, from this thread's own
+    # starting item; a busy histogram is skipped, never waited for
     while left > 0:
         for i in range(n_items):
             it = (start + i) % n_items
@@ -977,6 +1049,9 @@ cdef void _add_items(PagePartition p, Py_ssize_t k, const code_t* codes,
     cdef int n_groups = <int> min(n_threads, n_features)
     cdef Py_ssize_t row_offset = k * p.page_rows
     cdef Py_ssize_t g, it
+    # each bin has one writer in every branch: a thread owns either whole
+    # histograms (by_histogram, or under a lock) or a range of features of
+    # every histogram; integer sums make the order irrelevant
     if n_groups <= 1 and p.use_locks:
         _add_items_locked(p, codes, w, n_items, row_offset)
         return

@@ -20,6 +20,38 @@ from .._parallel cimport threads_for_work
 from ._checks cimport all_in_range, valid_slices
 
 
+# Two partitioners live here:
+#
+# - apply_level_splits (the exact finder's growth): rows keep their place
+#   and each row's slot number is rewritten, one independent write per row,
+#   so a static schedule over rows needs no synchronisation at all;
+# - RowPartition (the histogram finders): the row indices themselves are
+#   regrouped so that each node's rows form one contiguous slice, which the
+#   histogram builders then read sequentially.
+
+
+cdef inline bint _goes_left(float x, int32_t slot, double threshold,
+                            bint missing_left, const int64_t* cat_ptr,
+                            const uint8_t* cat_left,
+                            bint any_categorical) noexcept nogil:
+    """Whether value ``x`` follows slot ``slot``'s split left: missing
+    (NaN) values and codes outside a categorical split's set follow
+    ``missing_left``; a categorical split reads its left set; a numeric
+    split compares with the threshold."""
+    cdef int64_t n_categories
+    if isnan(x):
+        return missing_left
+    if any_categorical and cat_ptr[slot + 1] > cat_ptr[slot]:
+        n_categories = cat_ptr[slot + 1] - cat_ptr[slot]
+        # a category code is a whole number in [0, n_categories): anything
+        # else (unseen categories) takes the missing direction, as in the
+        # predictor
+        if x >= 0 and x < n_categories and x == <int64_t> x:
+            return cat_left[cat_ptr[slot] + <int64_t> x]
+        return missing_left
+    return x < threshold
+
+
 def apply_level_splits(
         X,                                              # IN dense or SparseRows
         int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
@@ -28,9 +60,10 @@ def apply_level_splits(
         const uint8_t[::1] default_left not None,       # IN (n_slots,)
         const int32_t[::1] left_slot not None,          # IN (n_slots,) slot at next level
         const int32_t[::1] right_slot not None,         # IN (n_slots,)
-        int n_next_slots, int n_threads, left_sets=None):
+        *, int n_next_slots, int n_threads, left_sets=None):
     """Send every row of a split node to its child's slot; rows of nodes that
-    became leaves get NO_SLOT. Returns the number of rows in each new slot.
+    became leaves get NO_SLOT. Returns the number of rows in each new slot
+    (``n_next_slots`` of them). After the arrays, keyword-only.
 
     X is a float32 C-ordered (n_rows, n_features) array or ``SparseRows``,
     whose row values are found by binary search in the stored entries.
@@ -47,25 +80,25 @@ def apply_level_splits(
                                       else X)
     _check_inputs(X, row_slot, split_feature, split_threshold, default_left,
                   left_slot, right_slot, n_next_slots)
-    cat_ptr_array, cat_left_array = _slot_left_sets(left_sets,
-                                                    split_feature.shape[0])
-    cdef const int64_t[::1] cat_ptr = cat_ptr_array
-    cdef const uint8_t[::1] cat_left = cat_left_array
-    cdef bint any_categorical = cat_ptr_array[-1] > 0
+    ptr_arr, left_arr = _slot_left_sets(left_sets, split_feature.shape[0])
+    cdef const int64_t[::1] cat_ptr = ptr_arr
+    cdef const uint8_t[::1] cat_left = left_arr
+    cdef bint any_categorical = ptr_arr[-1] > 0
     cdef CSRView csr
     if sparse:
         csr = csr_view(X)
     cdef Py_ssize_t n_rows = row_slot.shape[0], r
     cdef int32_t slot, feature
-    cdef int64_t n_categories
     cdef float x
-    cdef bint go_left
+    # rows stay in place, each row's slot rewritten by one thread: any split
+    # of the rows among threads gives the same slots (~4 work units a row)
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads, 4 * n_rows)):
         slot = row_slot[r]
         if slot == NO_SLOT:
             continue
         feature = split_feature[slot]
+        # the slot's node became a leaf: its rows leave the tree's growth
         if feature == NO_FEATURE:
             row_slot[r] = NO_SLOT
             continue
@@ -74,17 +107,15 @@ def apply_level_splits(
                           csr.absent)
         else:
             x = dense[r, feature]
-        if isnan(x):
-            go_left = default_left[slot]
-        elif any_categorical and cat_ptr[slot + 1] > cat_ptr[slot]:
-            n_categories = cat_ptr[slot + 1] - cat_ptr[slot]
-            if x >= 0 and x < n_categories and x == <int64_t> x:
-                go_left = cat_left[cat_ptr[slot] + <int64_t> x]
-            else:
-                go_left = default_left[slot]
-        else:
-            go_left = x < split_threshold[slot]
-        row_slot[r] = left_slot[slot] if go_left else right_slot[slot]
+        row_slot[r] = left_slot[slot] if _goes_left(
+            x, slot, split_threshold[slot], default_left[slot], &cat_ptr[0],
+            &cat_left[0], any_categorical) else right_slot[slot]
+    return _slot_counts(row_slot, n_next_slots)
+
+
+def _slot_counts(row_slot, n_next_slots):
+    """The new slots' row counts (int64), which the next level's scan
+    needs; rows without a slot are not counted."""
     slots = np.asarray(row_slot)
     return np.bincount(slots[slots >= 0], minlength=n_next_slots).astype(
         np.int64)
@@ -107,6 +138,8 @@ def _flat_left_sets(left_sets, Py_ssize_t n, what, widths=None):
         return cat_ptr, np.zeros(1, dtype=np.uint8)
     if len(left_sets) != n:
         raise ValueError(f"left_sets must have one entry per {what}")
+    # CSR-like layout: the sets back to back in one uint8 array, cat_ptr
+    # their offsets, so a nogil kernel reads slot k's set without Python
     parts = []
     for k, left in enumerate(left_sets):
         if left is None:
@@ -150,7 +183,10 @@ ctypedef fused code_t:
     uint8_t
     uint16_t
 
-# Rows per parallel task when partitioning one node's slice.
+# Rows per parallel task when partitioning one node's slice: a node's
+# slice is cut into tasks of this size, so a single large node (the root)
+# still spreads over every thread, while each task is long enough (~16k
+# rows, tens of microseconds) to pay for its scheduling.
 ROWS_PER_TASK = 16384
 
 
@@ -181,6 +217,8 @@ cdef class RowPartition:
         if mask.shape[0] != self.n_rows:
             raise ValueError("active must have one entry per row")
         cdef Py_ssize_t n_active = np.count_nonzero(mask), i, k = 0
+        # a sequential compaction: the rows come out in increasing order,
+        # which the stable partition keeps in every node
         self._reserve(n_active)
         cdef int32_t[::1] rows = self.row_index
         with nogil:
@@ -212,7 +250,7 @@ cdef class RowPartition:
     @cython.boundscheck(True)
     @cython.wraparound(True)
     def split_nodes(self, BinnedData data, begin, end, feature, split_bin,
-                    default_left, int n_threads, left_sets=None):
+                    default_left, *, int n_threads, left_sets=None):
         """Stable partition of each node's slice ``[begin[k], end[k])``: rows
         whose code is ``<= split_bin[k]`` (or missing with ``default_left``)
         first. Returns the number of rows going left in each node.
@@ -244,12 +282,15 @@ cdef class RowPartition:
         else:
             cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
                                                  data.missing_code)
+        # the nodes' slices cut into tasks of at most ROWS_PER_TASK rows
         tasks = _make_tasks(begin, end)
         # work units of a row (see _split_nodes; set for its earlier three
         # passes, kept so the thread counts of small nodes stay as tuned)
         n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
                         threads_for_work(n_threads,
                                          3 * int((end - begin).sum())))
+        # uint8 codes for up to 256 bins a feature, uint16 beyond: one
+        # specialisation each, so the inner loop reads its codes directly
         if data.codes.dtype == np.uint8:
             return _split_nodes[uint8_t](data.codes_by_feature, self.row_index,
                                          data.missing_code, tasks, begin, end,
@@ -311,6 +352,9 @@ def _make_tasks(begin, end):
     cdef const int64_t[::1] e = np.ascontiguousarray(end, dtype=np.int64)
     cdef int64_t step = ROWS_PER_TASK, start
     cdef Py_ssize_t k, t = 0, n_tasks = 0
+    # first count the tasks (ceil of each slice / step, one for an empty
+    # slice), then fill them: a node's tasks are consecutive and in row
+    # order, which _task_destinations relies on for stability
     for k in range(b.shape[0]):
         n_tasks += max(1, (e[k] - b[k] + step - 1) // step)
     node_arr = np.empty(n_tasks, dtype=np.int64)
@@ -346,6 +390,13 @@ cdef void _task_destinations(const int64_t[::1] task_node,
     nodes the numpy calls it replaced cost more than the partition itself."""
     cdef Py_ssize_t t, n_tasks = task_node.shape[0]
     cdef int64_t node, next_left = 0, next_right = 0
+    # An exclusive prefix sum per node, over its tasks in row order:
+    #
+    #     node slice:  [ task 0 | task 1 | task 2 ]
+    #     after:       [ L0 L1 L2 | R0 R1 R2 ]   (Lt, Rt: task t's rows)
+    #
+    # so each task knows where its left and right rows start, and the
+    # placing pass can run the tasks in parallel without any atomic.
     for t in range(n_tasks):
         n_left[task_node[t]] += task_left[t]
     for t in range(n_tasks):
@@ -378,6 +429,16 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
     row (or this one) overwrites: ``l <= r`` until the last row."""
     cdef int64_t i, l = begin, r = end - 1
     cdef int32_t row, code, g
+    # The task's range of scratch fills from both ends:
+    #
+    #     row_index[begin:end]:  r0 r1 r2 r3 r4 r5   (r1, r3, r4 go left)
+    #     scratch[begin:end]:    r1 r3 r4 | r5 r2 r0
+    #                            l -->      <-- r
+    #
+    # (the right rows come out reversed; _place_task reverses them back).
+    # The codes are read in the feature-major layout (codes_by_feature[f]:
+    # one feature's codes contiguous), and prefetched PREFETCH_ROWS rows
+    # ahead, as the rows of a node are scattered over the data.
     for i in range(begin, end):
         if i + PREFETCH_ROWS < end:
             prefetch(&codes_by_feature[f, row_index[i + PREFETCH_ROWS]])
@@ -405,6 +466,8 @@ cdef inline void _place_task(const int32_t[::1] scratch,
     node's slice of ``row_index``: the left rows as they are, the right
     rows reversed back into row order (the partition stays stable)."""
     cdef int64_t k, n_right = end - begin - n_left
+    # two sequential copies; tasks write disjoint ranges of row_index
+    # (_task_destinations), so the tasks run in parallel without locks
     for k in range(n_left):
         row_index[left_dest + k] = scratch[begin + k]
     for k in range(n_right):
@@ -435,6 +498,8 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t node
     cdef int32_t f
     cdef const uint8_t* left_set
+    # pass 1, in parallel over tasks: each task sorts its rows into its own
+    # range of scratch (disjoint ranges: no two threads share a write)
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
         node = task_node[t]
@@ -450,8 +515,13 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t[::1] n_left = np.zeros(begin.shape[0], dtype=np.int64)
     cdef int64_t[::1] left_dest = np.empty(n_tasks, dtype=np.int64)
     cdef int64_t[::1] right_dest = np.empty(n_tasks, dtype=np.int64)
+    # between the passes, sequentially: where each task's rows go (a prefix
+    # sum over a few tasks)
     _task_destinations(task_node, task_begin, task_end, task_left, begin,
                        n_left, left_dest, right_dest)
+    # pass 2, in parallel over tasks: the rows back into row_index at their
+    # destinations. The result is the stable partition whatever the thread
+    # count: every position is decided by the counts alone
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
         _place_task(scratch, row_index, task_begin[t], task_end[t],
@@ -464,7 +534,7 @@ def add_leaf_values(RowPartition partition not None,
                     const int64_t[::1] end not None,     # IN (n_leaves,)
                     const double[::1] value not None,    # IN (n_leaves,)
                     double[:, ::1] raw not None,         # IN/OUT (n_rows, K)
-                    Py_ssize_t column, int n_threads):
+                    *, Py_ssize_t column, int n_threads):
     """``raw[row, column] += value[k]`` for every row of leaf k's slice of
     the partition: the training margins move by the new tree without walking
     it. Slices must not overlap (each row gets its leaf's value once)."""
@@ -477,6 +547,8 @@ def add_leaf_values(RowPartition partition not None,
     cdef int64_t n_updates = 0
     for k in range(n_leaves):
         n_updates += end[k] - begin[k]
+    # one leaf per task: leaves own disjoint rows (checked), so no two
+    # threads add to the same margin; dynamic, as leaf sizes vary widely
     for k in prange(n_leaves, nogil=True, schedule="dynamic",
                     num_threads=threads_for_work(n_threads, 2 * n_updates)):
         for i in range(begin[k], end[k]):

@@ -39,6 +39,8 @@ cdef inline int32_t find_leaf(const float[:, ::1] X, Py_ssize_t row,
     cdef int32_t node = 0
     cdef int64_t i
     cdef float x
+    # ends: a child's index is larger than its parent's (_check_forest),
+    # so every step goes deeper and the walk reaches a leaf
     while True:
         i = start + node
         if left_child[i] == NO_CHILD:
@@ -75,6 +77,7 @@ def predict_raw(const float[:, ::1] X not None,             # IN (n_rows, n_feat
         raise ValueError("out must have one row per row of X")
     cdef Py_ssize_t r, t, n_trees = tree_group.shape[0]
     cdef int32_t leaf
+    # a row per iteration: each writes only its own row of out
     for r in prange(X.shape[0], nogil=True, schedule="static",
                     num_threads=n_threads):
         for t in range(n_trees):
@@ -182,6 +185,16 @@ def _check_categorical(left_child, cat_node, cat_size, cat_ptr, cat_bits):
     return node, size, ptr, bits
 
 
+# A tree packed breadth first, siblings adjacent (L = left, R = left + 1):
+#
+#     original:   0 -> (1, 4), 1 -> (2, 3), 4 -> (5, 6)
+#     packed:     [ 0 | 1  4 | 2  3  5  6 ]
+#                   root  depth 1  depth 2
+#     step:       node <- left + 1 - go_left    (one record read per step)
+#
+# A leaf's left is itself - 1 and its threshold NaN (go_left is 0), so a
+# row that reached a leaf stays there: every row takes depth(tree) steps,
+# the same for all, and a block of rows walks in lockstep with no branch.
 ctypedef struct PackedNode:
     # One node in one 16-byte record: a visit reads one record instead of
     # five arrays. The nodes of a tree are renumbered breadth first, so that
@@ -310,6 +323,8 @@ cdef class PackedForest:
         cdef int32_t filled
         cdef int64_t[::1] packed = self.packed_of
         cdef int32_t[::1] original = self.original_local
+        # each tree keeps its range of the node arrays: packing permutes the
+        # nodes inside it, so tree_start stays valid for the packed arrays
         for t in range(n_trees):
             size = start[t + 1] - start[t]
             filled = self._pack_reached(t, left, right, feat, thr, dl, start,
@@ -339,6 +354,8 @@ cdef class PackedForest:
         cdef PackedNode* nd
         original[s0] = 0
         reached[s0] = 1
+        # a queue in the packed order itself: position q is taken in order,
+        # its children appended at `filled`, two by two (breadth first)
         while q < filled:
             i = s0 + original[s0 + q]
             if left[i] == NO_CHILD:
@@ -389,6 +406,8 @@ cdef class PackedForest:
         self.cats = <CategorySplit*> malloc(max(m, 1) * sizeof(CategorySplit))
         if self.cats == NULL:
             raise MemoryError()
+        # kind bit 0 stays default_left; bits 1.. hold 1 + the index of the
+        # node's CategorySplit (0: numeric), so one int says both
         for i in range(m):
             self.cats[i].begin = ptr[i]
             self.cats[i].n_words = <int32_t> (ptr[i + 1] - ptr[i])
@@ -481,6 +500,10 @@ cdef class PackedForest:
         cdef float* buf
         cdef int32_t* leaf
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
+        # per block: scatter its stored entries into the thread's dense
+        # buffer, walk every tree as for dense rows, then put the absent
+        # value back at the same places (cost: the stored entries, not
+        # rows x features)
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
             buf = &buffers[threadid(), 0]
@@ -537,6 +560,9 @@ cdef class PackedForest:
         cdef Py_ssize_t lines_per_tree = (
             ROWS_PER_BLOCK * X.shape[1] // 16 + max(last - first, 1)
         ) // max(last - first, 1) + 1
+        # blocks of rows in parallel, each block through every tree in
+        # order: a row's output is the sum of its trees in tree order, the
+        # same whatever block went to which thread
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
             leaf = &leaf_scratch[threadid(), 0]
@@ -627,6 +653,10 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
     registers, so that their independent steps overlap."""
     cdef Py_ssize_t g, r
     cdef int32_t s, a, b, c, d, e, f, h, k
+    # eight independent chains of loads: while one row waits for its next
+    # node record, the others' steps proceed (a single walk is one long
+    # chain of dependent loads). The rows past the last group of 8 walk
+    # one by one below.
     for g in range(0, n - 7, 8):
         a = b = c = d = e = f = h = k = 0
         for s in range(depth):
@@ -662,6 +692,8 @@ cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
     ROWS_PER_BLOCK rows, none past ``n_rows``); the next line to fetch."""
     cdef Py_ssize_t end = min(ROWS_PER_BLOCK, n_rows - row0) * n_features
     cdef Py_ssize_t i
+    # the block's rows are contiguous (row-major X): its lines are fetched
+    # in order, a few before each tree, never past the end of X
     for i in range(line * 16, min((line + count) * 16, end), 16):
         prefetch(X + row0 * n_features + i)
     return line + count

@@ -13,6 +13,18 @@ import numpy as np
 cimport cython
 
 
+# The layout, for three features (CSC-like: a block per feature, back to
+# back in two parallel arrays):
+#
+#     col_ptr:  0       3    4          7
+#     values:  [.1 .5 .9 | 2. | -1. 0. 3. ]     each block ascending
+#     rows:    [ 4  0  7 |  2 |  5  1  3  ]     the row of each value
+#
+# A walk of a block meets the rows in value order, which is the order of
+# the candidate thresholds: the exact finder's sums are running sums, and
+# the approx proposals and codes are merges with sorted cut lists. The
+# rows are scattered, which is why the walks prefetch ahead.
+
 cdef class SortedColumns:
     """Presorted blocks of the present entries of each feature (CSC-like).
 
@@ -51,6 +63,8 @@ cdef class SortedColumns:
         if values.ndim != 1 or rows.ndim != 1 or not (
                 col_ptr[-1] == values.shape[0] == rows.shape[0]):
             raise ValueError("col_ptr does not match the sorted blocks")
+        # every kernel indexes per-row arrays (gradients, slots) by these
+        # rows without a check: they are checked here, once
         if n_rows < 0 or (rows.size and (rows.min() < 0
                                          or rows.max() >= n_rows)):
             raise ValueError("rows must be indices in [0, n_rows)")
@@ -62,6 +76,8 @@ cdef class SortedColumns:
         self.n_rows = n_rows
         self.n_features = col_ptr.shape[0] - 1
         self.zero_absent = missing_ptr is not None
+        # without stored missing entries: empty arrays of the same shape, so
+        # the kernels read missing_ptr unconditionally (an empty range each)
         if not self.zero_absent:
             missing_ptr = np.zeros(col_ptr.shape[0], dtype=np.int64)
             missing_rows = np.empty(0, dtype=np.int32)

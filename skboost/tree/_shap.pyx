@@ -151,6 +151,9 @@ cdef void prepare_paths(const Forest* fr, TreeTables* tt) noexcept nogil:
     """parent, feat_in, dup, z_edge, z, n_unique (down) and mean (up)."""
     cdef int64_t s = tt.start
     cdef int32_t n, c, m, k, f
+    # a child's index is larger than its parent's (_check_forest): one
+    # forward pass sees every parent's tables before its children's, and
+    # one backward pass every child's mean before its parent's
     tt.parent[0] = -1
     tt.feat_in[0] = -1
     tt.dup[0] = -1
@@ -165,6 +168,8 @@ cdef void prepare_paths(const Forest* fr, TreeTables* tt) noexcept nogil:
             tt.parent[c] = n
             tt.feat_in[c] = f
             tt.z_edge[c] = cover_fraction(fr.cover[s + c], fr.cover[s + n])
+            # the nearest ancestor edge on the same feature: its factor is
+            # divided out when this edge's merged one comes in
             tt.dup[c] = -1
             m = n
             while m > 0:
@@ -190,6 +195,10 @@ cdef void prepare_factors(TreeTables* tt, const double* t_q) noexcept nogil:
     cdef int32_t n, o, q
     cdef int64_t at
     cdef double z, f
+    # o is the only row-dependent input of an edge's factors, and it is 0
+    # or 1: both tables are computed here once per tree, so the per-row
+    # passes only look them up (layout [(n * 2 + o) * n_q + q]: a node's
+    # points contiguous for the inner loops)
     for n in range(1, tt.n_nodes):
         z = tt.z[n]
         for o in range(2):
@@ -240,6 +249,9 @@ cdef inline void down_pass(const Forest* fr, const TreeTables* tt,
     for q in range(n_q):
         G[q] = 1.0
     om[0] = 1
+    # parents before children (see prepare_paths): G of a child is its
+    # parent's times the edge's factor, divided by the factor of the
+    # ancestor edge on the same feature that the merged factor replaces
     for n in range(tt.n_nodes):
         if fr.left[s + n] == NO_CHILD:
             continue
@@ -284,6 +296,8 @@ cdef void shap_row(const Forest* fr, const TreeTables* tt, const float* x,
             r = fr.right[s + n]
             for q in range(n_q):
                 H[q] = G[<int64_t> l * n_q + q] + G[<int64_t> r * n_q + q]
+        # the edge's term, minus that of the ancestor edge on the feature,
+        # which already counted the same leaves (quadrature: sum over q)
         cn = tt.wcoef + (<int64_t> n * 2 + om[n]) * n_q
         total = 0.0
         a = tt.dup[n]
@@ -332,6 +346,10 @@ cdef void interaction_row(const Forest* fr, const TreeTables* tt,
         d = tt.n_unique[n]
         Gl = G + <int64_t> n * n_q
         half_v = 0.5 * fr.value[s + n]
+        # C[i, q]: the leaf's integrand with feature i's factor divided out
+        # (times v/2); the diagonal gets phi_i, each pair's term is then
+        # moved from the two diagonals to the pair, so every row of the
+        # matrix still sums to phi_i
         for i in range(d):
             W = tt.wcoef + (<int64_t> edges[i] * 2 + om[edges[i]]) * n_q
             phi_i = 0.0
@@ -506,21 +524,9 @@ cdef class ShapForest:
             TreeSHAP, Saabas, interactions.
         """
         n_threads = check_n_threads(n_threads)
-        if kind not in (TREE_SHAP, SAABAS, INTERACTIONS):
-            raise ValueError(f"unknown kind {kind}")
         cdef bint sparse = isinstance(X, SparseRows)
-        n_rows = X.n_rows if sparse else X.shape[0]
-        n_cols = X.n_features if sparse else X.shape[1]
-        if n_cols != self.n_features:
-            raise ValueError(f"X has {n_cols} features, the forest expects "
-                             f"{self.n_features}")
-        if not 0 <= first <= last <= self.n_trees:
-            raise ValueError("tree range outside the forest")
-        cdef Py_ssize_t width = self.n_features + 1
-        if kind == INTERACTIONS:
-            width = width * width
-        if out.shape[0] != n_rows or out.shape[1] != self.n_groups * width:
-            raise ValueError("out must be (n_rows, n_groups * width)")
+        cdef Py_ssize_t n_rows, width
+        n_rows, width = self._checked_call(X, sparse, out, first, last, kind)
         if last == first or n_rows == 0:
             return
         sizes = np.diff(self.tree_start)[first:last]
@@ -530,15 +536,9 @@ cdef class ShapForest:
                                       int(unique.max()))
         cdef TreeTables tt
         self._point_tables(&tt, tables)
-        cdef double[:, ::1] G = np.zeros((n_threads, max(sizes.max(), 1) * max_q))
-        cdef uint8_t[:, ::1] om = np.zeros((n_threads, max(sizes.max(), 1)),
-                                           dtype=np.uint8)
-        cdef double[:, ::1] C = np.zeros((n_threads,
-                                          max(int(unique.max()), 1) * max_q))
         cdef Scratch scratch
-        scratch.G, scratch.G_stride = &G[0, 0], G.shape[1]
-        scratch.om, scratch.om_stride = &om[0, 0], om.shape[1]
-        scratch.C, scratch.C_stride = &C[0, 0], C.shape[1]
+        kept = _thread_scratch(&scratch, n_threads, max(sizes.max(), 1),
+                               max_q, max(int(unique.max()), 1))
         cdef Rows rows
         keep = _rows_view(&rows, X, sparse, n_threads)  # owns the buffers
         cdef const double[:, ::1] gauss_t = self.gauss_t
@@ -547,6 +547,9 @@ cdef class ShapForest:
         cdef const int32_t[::1] group = self.tree_group
         cdef const int32_t[::1] tree_unique = self.tree_unique
         cdef Py_ssize_t t
+        # trees one after another, so a row's sums are added in tree order
+        # whatever the number of threads; each tree's tables are built
+        # (with the GIL, row-independent) before its rows run in parallel
         for t in range(first, last):
             tt.start, tt.n_nodes = start[t], <int32_t> (start[t + 1] - start[t])
             tt.max_unique = max(tree_unique[t], 1)
@@ -561,6 +564,42 @@ cdef class ShapForest:
                 explain_tree(&self.fr, &tt, &rows, &out[0, 0], out.shape[1],
                              group[t] * width, width, &scratch, n_threads,
                              kind)
+
+
+    def _checked_call(self, X, bint sparse, double[:, ::1] out,
+                      Py_ssize_t first, Py_ssize_t last, int kind):
+        """explain's arguments checked against the forest; returns the
+        number of rows and the width of one group's explanation."""
+        if kind not in (TREE_SHAP, SAABAS, INTERACTIONS):
+            raise ValueError(f"unknown kind {kind}")
+        n_rows = X.n_rows if sparse else X.shape[0]
+        n_cols = X.n_features if sparse else X.shape[1]
+        if n_cols != self.n_features:
+            raise ValueError(f"X has {n_cols} features, the forest expects "
+                             f"{self.n_features}")
+        if not 0 <= first <= last <= self.n_trees:
+            raise ValueError("tree range outside the forest")
+        cdef Py_ssize_t width = self.n_features + 1
+        if kind == INTERACTIONS:
+            width = width * width
+        if out.shape[0] != n_rows or out.shape[1] != self.n_groups * width:
+            raise ValueError("out must be (n_rows, n_groups * width)")
+        return n_rows, width
+
+
+cdef object _thread_scratch(Scratch* scratch, int n_threads,
+                            Py_ssize_t max_nodes, Py_ssize_t max_q,
+                            Py_ssize_t max_unique):
+    """Each thread's work arrays (G: nodes x points, om: nodes, C: path
+    features x points), one row of each per thread; returns the arrays the
+    pointers point into (the caller keeps them alive)."""
+    cdef double[:, ::1] G = np.zeros((n_threads, max_nodes * max_q))
+    cdef uint8_t[:, ::1] om = np.zeros((n_threads, max_nodes), dtype=np.uint8)
+    cdef double[:, ::1] C = np.zeros((n_threads, max_unique * max_q))
+    scratch.G, scratch.G_stride = &G[0, 0], G.shape[1]
+    scratch.om, scratch.om_stride = &om[0, 0], om.shape[1]
+    scratch.C, scratch.C_stride = &C[0, 0], C.shape[1]
+    return (G.base, om.base, C.base)
 
 
 cdef object _rows_view(Rows* rows, X, bint sparse, int n_threads):
@@ -606,6 +645,9 @@ cdef void explain_tree(const Forest* fr, const TreeTables* tt,
     cdef float* buf
     cdef double* dest
     cdef double expected = tt.mean[0]
+    # rows are independent: each writes only its own row of out. A sparse
+    # row is scattered into the thread's dense buffer of absent values and
+    # the buffer restored afterwards, at the cost of its stored entries
     for r in prange(rows.n_rows, schedule="static", num_threads=n_threads):
         tid = threadid()
         if rows.dense != NULL:

@@ -128,6 +128,23 @@ import numpy as np
 from libc.math cimport INFINITY
 
 
+# How the sketch runs (sketch_column): the column is streamed in chunks of
+# ``chunk_size`` values; each chunk is sorted once and aggregated into an
+# exact summary (one entry per distinct value, its ranks the running sums
+# of the weights), pruned to ``summary_size`` entries, merged into the
+# running summary and the result pruned again:
+#
+#     chunk 1 --sort, aggregate--> exact --prune--+
+#                                                 +--merge--prune--> running
+#     chunk 2 --sort, aggregate--> exact --prune--+                     |
+#     chunk 3 --sort, aggregate--> exact --prune------------merge--prune
+#     ...
+#
+# Memory stays O(chunk_size + summary_size) whatever the number of rows,
+# and the cost is one sort per chunk plus linear merges and prunes. Every
+# step below is a sequential loop over sorted float64 arrays: no threads,
+# so a summary depends only on the data, its order and chunk_size.
+
 # Bisection of prune's threshold stops when the bracket is this fraction of
 # the threshold: the bound loses at most this relative amount.
 cdef double TAU_RELATIVE_PRECISION = 2.0 ** -8
@@ -154,6 +171,17 @@ cdef inline double interval_low(double a, double b) noexcept nogil:
     return b if b <= a else 0.5 * (a + b)
 
 
+# merge_entries is the two-pointer merge of two sorted lists, as in merge
+# sort: each step emits the smaller head (both heads when they are equal).
+#
+#     A:  a1      a2  a3          (i walks A)
+#     B:      b1  b2      b3      (j walks B)
+#     ->  a1  b1  a2+b2  a3  b3   (n counts the merged entries)
+#
+# A value of one side only adds, from the other side, the bounds of the
+# gap it falls in: below_* (a_j of the other side's last entry passed) to
+# rmin, and b_{j+1} of the other side's next entry (its total weight past
+# its end) to rmax.
 cdef Py_ssize_t merge_entries(
         const double[::1] x_a,         # IN (n_a,) values of A, increasing
         const double[::1] rmin_a,      # IN (n_a,)
@@ -225,8 +253,12 @@ cdef double error_bound(const double[::1] rmin,   # IN (n,)
     cdef double a, b, e
     if n == 0:
         return 0.0
+    # the two end terms: b_1 (rank queries below the first entry) and
+    # W - a_k (above the last)
     e = max(0.0, rank_down_high(rmax[0], wmin[0]))
     e = max(e, total_weight - rank_up_low(rmin[n - 1], wmin[n - 1]))
+    # one pass for the interior terms: an entry's own uncertainty
+    # (b_i - a_i) / 2 and the gap to its successor (b_{i+1} - a_i) / 2
     for i in range(n):
         a = rank_up_low(rmin[i], wmin[i])
         b = rank_down_high(rmax[i], wmin[i])
@@ -254,6 +286,14 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
     hold every entry's a_i and b_i (``rank_up_low``, ``rank_down_high``),
     computed once for all the walks of a prune.
     """
+    # The walk over the entries, keeping p and jumping as far as tau
+    # allows:
+    #
+    #     entries:  0   1   2   3   4   5   6   7
+    #     kept:     p ----------> q ------> q' -> last
+    #               b_q <= a_p + tau, b_{q+1} > a_p + tau
+    #
+    # The first and the last entries are always kept (invariant (E)).
     cdef Py_ssize_t p = 0, q, count = 1
     cdef double reach
     if keep != NULL:
@@ -264,6 +304,7 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
         while q + 1 < n and high[q + 1] <= reach:
             q += 1
         p = q
+        # the bisection only needs to know "too many": stop counting early
         if count == limit:
             return limit + 1
         if keep != NULL:
@@ -297,6 +338,8 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     for i in range(n):
         low[i] = rank_up_low(rmin[i], wmin[i])
         high[i] = rank_down_high(rmax[i], wmin[i])
+    # bracket: tau_low too small (or just enough: then the answer), tau_high
+    # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau, tau_low = -INFINITY, heaviest = 0.0
     cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
     cdef double span = high[n - 1] - low[0]
@@ -315,8 +358,12 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
         while greedy_walk(low, high, n, tau_high, max_size,
                           NULL) > max_size:
             tau_high = max(2.0 * tau_high, max(span, total_weight))
+        # each walk is O(n): the bisection costs about
+        # log2(1 / TAU_RELATIVE_PRECISION) = 8 walks, and ends feasible
+        # (tau_high), so the prune never keeps more than max_size entries
         while tau_high - tau_low > TAU_RELATIVE_PRECISION * tau_high:
             tau = tau_low + 0.5 * (tau_high - tau_low)
+            # the midpoint rounds onto an end: the bracket cannot shrink
             if tau <= tau_low or tau >= tau_high:
                 break
             if greedy_walk(low, high, n, tau, max_size,
@@ -341,6 +388,8 @@ cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
     """
     cdef Py_ssize_t n = rmin.shape[0], lo = 0, hi = n, mid
     cdef double a_lo, b_lo, a_prev, b_prev
+    # lower-bound bisection: afterwards lo is the first entry with
+    # L_lo > rank, so entry lo - 1 is the last with L <= rank
     while lo < hi:
         mid = (lo + hi) // 2
         if interval_low(rank_up_low(rmin[mid], wmin[mid]),
@@ -348,10 +397,13 @@ cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
             lo = mid + 1
         else:
             hi = mid
+    # rank below every L (case (i)) or past every L (case (ii))
     if lo == 0:
         return 0
     if lo == n:
         return n - 1
+    # case (iii) or (iv): the better of the two neighbours lo - 1 and lo;
+    # a tie keeps the lower index, so the answer is deterministic
     a_lo = rank_up_low(rmin[lo], wmin[lo])
     b_lo = rank_down_high(rmax[lo], wmin[lo])
     a_prev = rank_up_low(rmin[lo - 1], wmin[lo - 1])
@@ -366,6 +418,8 @@ cdef _make_summary(values, rmin, rmax, wmin, double total_weight, bint exact):
     """A summary over the given (float64, contiguous, owned) arrays."""
     cdef WeightedQuantileSummary s = WeightedQuantileSummary.__new__(
         WeightedQuantileSummary)
+    # summaries are immutable: merge and prune return new ones, so a
+    # summary can be shared (by chunks, by Dask workers) without copies
     for arr in (values, rmin, rmax, wmin):
         arr.flags.writeable = False
     s._values = values
@@ -375,6 +429,8 @@ cdef _make_summary(values, rmin, rmax, wmin, double total_weight, bint exact):
     s._total_weight = total_weight
     s._exact = exact
     cdef const double[::1] rmin_v = rmin, rmax_v = rmax, wmin_v = wmin
+    # eps is measured on the entries, not tracked through the operations:
+    # it is never above the a priori bounds and usually well below them
     if exact or total_weight <= 0.0:
         s._eps = 0.0
     else:
@@ -410,8 +466,11 @@ cdef Py_ssize_t aggregate_sorted(
     many. Stops at the first NaN (np.sort puts them last)."""
     cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0
     cdef value_t v
+    # one sequential pass: equal values are adjacent after the sort, so
+    # each run becomes one entry whose weight is the run's length
     for k in range(n):
         v = sorted_values[k]
+        # NaN != NaN: the first NaN ends the values (they sort last)
         if v != v:
             break
         if n_out > 0 and v == x[n_out - 1]:
@@ -435,6 +494,9 @@ cdef Py_ssize_t aggregate_weighted(
     cdef Py_ssize_t k, row, n = values.shape[0], n_out = 0
     cdef value_t v
     cdef double w
+    # the values are read through the argsort (the weights must follow
+    # their rows); the weights of a run of equal values are summed in
+    # sorted order, which fixes the float64 rounding for given data
     for k in range(n):
         row = order[k]
         v = values[row]
@@ -460,6 +522,8 @@ cdef void exact_ranks(const double[::1] w,     # IN (n,)
     rmax_i bit for bit and rmax_i is rmin_{i+1}."""
     cdef Py_ssize_t i
     cdef double total = 0.0
+    # one running sum, written twice: rmax_i and rmin_{i+1} are the same
+    # double, so neighbours satisfy (T) with equality and eps is 0
     for i in range(n):
         rmin[i] = total
         total = total + w[i]
@@ -516,9 +580,12 @@ cdef class _ExactBuilder:
         ``max_size`` entries when that is >= 2 and the summary is larger.
         ``sorted_order``: the argsort of ``values`` (``chunk_orders``),
         kept by a caller that summarises them again with other weights."""
-        cdef Py_ssize_t n = values.shape[0], n_out, count
+        cdef Py_ssize_t n = values.shape[0], n_out
         if n > self.capacity:
             raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
+        # the chunk is copied into the builder's buffer (sorting in place
+        # must not touch the caller's array); the buffers are reused by
+        # every chunk, so a streamed column allocates them once
         buf = self.values_buf[:n]
         buf[...] = values                # casts to the buffer's dtype
         cdef double[::1] x = self.x, rmin = self.rmin
@@ -526,6 +593,8 @@ cdef class _ExactBuilder:
         cdef const float[::1] v32
         cdef const double[::1] v64, w_v
         cdef const Py_ssize_t[::1] order
+        # unweighted: sort the values themselves (cheaper than an argsort);
+        # weighted: an argsort, so each weight follows its value
         if weights is None:
             buf.sort()                   # in place; NaN last
             if self.single_precision:
@@ -554,12 +623,22 @@ cdef class _ExactBuilder:
                     n_out = aggregate_weighted(v64, w_v, order, x, wmin)
         with nogil:
             exact_ranks(wmin, rmin, rmax, n_out)
+        # the total weight is the last exact rank; a summary that fits is
+        # copied out of the shared buffers as it is (and stays exact)
         total = rmax[n_out - 1] if n_out else 0.0
         if max_size < 2 or n_out <= max_size:
             return _make_summary(self.x[:n_out].copy(),
                                  self.rmin[:n_out].copy(),
                                  self.rmax[:n_out].copy(),
                                  self.wmin[:n_out].copy(), total, True)
+        return self._pruned(n_out, total, max_size)
+
+    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size):
+        """The exact summary of the buffers' first ``n_out`` entries,
+        pruned to ``max_size`` before anything of chunk size is copied:
+        only the kept entries leave the buffers (error 0: it was exact)."""
+        cdef double[::1] rmin = self.rmin, rmax = self.rmax, wmin = self.wmin
+        cdef Py_ssize_t count
         keep = np.empty(max_size, dtype=np.intp)
         cdef Py_ssize_t[::1] keep_v = keep
         cdef double[::1] scratch = np.empty(2 * n_out)
@@ -778,6 +857,8 @@ cdef class WeightedQuantileSummary:
         ValueError
             On an empty summary or a rank outside [0, total_weight].
         """
+        # one query through the vectorised path, so that a single query and
+        # cut_points answer a rank identically
         if self.size == 0:
             raise ValueError("query of an empty summary")
         if not (0.0 <= rank <= self._total_weight):
@@ -830,15 +911,22 @@ cdef class WeightedQuantileSummary:
         n = self.size
         if n == 0 or n_bins == 1:
             return _empty_array()
+        # few distinct values: a bin per value, cut halfway between
+        # neighbours (the midpoint of two huge floats may overflow to inf,
+        # and of two adjacent floats may round onto one of them)
         if self._exact and n <= n_bins:
             lo = self._values[:n - 1]
             hi = self._values[1:]
             with np.errstate(over="ignore", invalid="ignore"):
                 mid = 0.5 * (lo + hi)
             return np.where((lo < mid) & (mid < hi), mid, hi)
+        # equally spaced target ranks, clamped so that no rounding puts one
+        # outside [0, W], where Theorem 1 is stated
         targets = (np.arange(1, n_bins, dtype=np.float64)
                    * self._total_weight / n_bins)
         np.minimum(targets, self._total_weight, out=targets)
+        # answers repeat where one value is heavier than a bin; a cut at the
+        # minimum would leave the first bin empty
         cuts = np.unique(self._values[self._query_indices(targets)])
         return cuts[cuts > self._values[0]]
 
@@ -903,6 +991,8 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
     running = WeightedQuantileSummary.empty()
     if n == 0:
         return running
+    # the chunks are summarised in row order and merged left to right: the
+    # same rows in the same order give the same summary bit for bit
     builder = _ExactBuilder(min(chunk_size, n), values.dtype)
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)

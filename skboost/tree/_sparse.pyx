@@ -14,6 +14,13 @@ from libc.math cimport isnan
 from ._common cimport int32_t, int64_t
 
 
+# CSR: row r's stored entries are indices/data[indptr[r]:indptr[r + 1]],
+# columns increasing. The kernels either search a row for one feature
+# (row_value, _sparse.pxd: a binary search, for the partitioner, which
+# needs one value per row) or scatter a whole row into a dense buffer of
+# absent values and restore it after (the predictor and TreeSHAP, which
+# read many features per row): both cost the stored entries only.
+
 cdef class SparseRows:
     """Validated CSR storage of a matrix.
 
@@ -80,6 +87,8 @@ cdef class SparseRows:
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
             raise ValueError("rows outside the matrix")
+        # vectorised gather: the new indptr is the cumulative lengths, and
+        # each kept entry's source is its new position plus its row's shift
         indptr = np.asarray(self.indptr)
         starts, stops = indptr[rows], indptr[rows + 1]
         lengths = stops - starts
@@ -98,6 +107,8 @@ cdef CSRView csr_view(SparseRows X):
     cdef const int64_t[::1] indptr = X.indptr
     cdef const int32_t[::1] indices = X.indices
     cdef const float[::1] data = X.data
+    # pointers into the SparseRows' own arrays (they outlive the views);
+    # NULL for an empty matrix, whose ranges are all empty
     view.indptr = &indptr[0]
     view.indices = &indices[0] if indices.shape[0] else NULL
     view.data = &data[0] if data.shape[0] else NULL

@@ -43,6 +43,8 @@ from ._common cimport (SplitCandidate, int32_t, int64_t, is_better,
                        reset_candidate, uint8_t)
 from ._context cimport SplitContext, reg_params
 from ._gain cimport RegParams, leaf_score
+from ._hist_candidate cimport VectorCandidate
+from ._thread_bests cimport winning_thread
 from ._partition cimport RowPartition
 from .._parallel cimport threads_for_work
 
@@ -61,7 +63,7 @@ def build_vector_histograms(BinnedData binned not None,
                             const int64_t[:, :, ::1] qgrad not None,  # IN (n_rows, T, 2)
                             begin, end,
                             int64_t[:, :, :, ::1] hist not None,      # OUT (n_hist, n_bins, T, 2)
-                            hist_rows, int n_threads):
+                            hist_rows, *, int n_threads):
     """Histograms of the rows ``partition.row_index[begin[k]:end[k]]`` into
     ``hist[hist_rows[k]]`` (overwritten), for every node k.
 
@@ -108,6 +110,8 @@ cdef void _build(const code_t[:, ::1] codes,              # (n_features, n_rows)
     cdef int32_t f, row
     cdef int64_t* out
     cdef const int64_t* pair
+    # one (node, feature) pair per task: the task owns the feature's bins
+    # of the node's histogram, so no two threads add to one bin
     for task in prange(n_nodes * n_features, schedule="dynamic",
                        num_threads=n_threads):
         k = task // n_features
@@ -118,6 +122,8 @@ cdef void _build(const code_t[:, ::1] codes,              # (n_features, n_rows)
             for t in range(n_outputs):
                 hist[hist_rows[k], b, t, 0] = 0
                 hist[hist_rows[k], b, t, 1] = 0
+        # codes are feature-major (codes[f, row]); a row's T pairs are
+        # adjacent in qgrad and in the bin: one run of 2 T int64 additions
         for i in range(begin[k], end[k]):
             row = row_index[i]
             out = &hist[hist_rows[k], first + codes[f, row], 0, 0]
@@ -153,11 +159,6 @@ def _check_build(binned, partition, qgrad, begin, end, hist, hist_rows):
     return begin, end, hist_rows
 
 
-ctypedef struct VectorCandidate:
-    SplitCandidate split      # G_left, H_left unused: the sums are per output
-    int32_t split_bin         # the last value bin going left
-
-
 cdef inline double vector_gain(const int64_t[:, ::1] left,
                                const int64_t[:, ::1] missing,
                                bint missing_left,
@@ -171,6 +172,8 @@ cdef inline double vector_gain(const int64_t[:, ::1] left,
     cdef Py_ssize_t t
     cdef int64_t Gq_left, Hq_left
     cdef double G_left, H_left, G_right, H_right, children = 0.0
+    # outputs in order 0..T-1: the float64 sum of their scores is the same
+    # for every thread count (and, with T = 1, _hist_split's number)
     for t in range(left.shape[0]):
         Gq_left = left[t, 0] + (missing[t, 0] if missing_left else 0)
         Hq_left = left[t, 1] + (missing[t, 1] if missing_left else 0)
@@ -230,6 +233,8 @@ cdef void scan_vector_feature(const int64_t[:, :, ::1] hist,  # (n_bins, T, 2)
             has_missing = True
     cdef int64_t last = n_value_bins if has_missing else n_value_bins - 1
     cdef double threshold
+    # the bins in order, as _hist_split.scan_bins: after bin b the left
+    # child holds bins 0..b (plus the missing bin when missing goes left)
     for b in range(last):
         for t in range(n_outputs):
             left[t, 0] += hist[first_bin + b, t, 0]
@@ -304,65 +309,100 @@ def find_best_vector_splits(
         The exact fixed-point sums of each best split's left child.
     """
     cdef Py_ssize_t n_nodes = node_sums.shape[0]
-    cdef Py_ssize_t n_outputs = node_sums.shape[1]
-    cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
     cdef const int64_t[::1] rows = _check_scan(
         hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
         hist_rows)
     cdef RegParams p = reg_params(context)
-    # a bin of the scan (both directions) is about one unit of work per
-    # output
+    # sized once, by the scan's work: a bin (both directions) ~ 1 unit/output
     cdef int n_threads = threads_for_work(
-        context.n_threads, n_nodes * hist.shape[1] * n_outputs)
+        context.n_threads, n_nodes * hist.shape[1] * node_sums.shape[1])
     cdef double[:, ::1] inverse = 1.0 / np.asarray(scales)
     cdef double[::1] parent = vector_parent_scores(node_sums, scales, context)
-    cdef int64_t[:, :, ::1] scratch = np.zeros((n_threads, n_outputs, 2),
-                                               dtype=np.int64)
-    best_left_arr = np.zeros((n_threads * max(n_nodes, 1), n_outputs, 2),
-                             dtype=np.int64)
+    scratch_arr, best_left_arr = _vector_buffers(n_threads, n_nodes,
+                                                 node_sums.shape[1])
+    cdef int64_t[:, :, ::1] scratch = scratch_arr
     cdef int64_t[:, :, ::1] best_left = best_left_arr
-    cdef VectorCandidate* best = <VectorCandidate*> malloc(
-        n_threads * max(n_nodes, 1) * sizeof(VectorCandidate))
-    if best == NULL:
-        raise MemoryError()
-    cdef Py_ssize_t k, task, slot
-    cdef int tid
-    cdef int32_t f
+    cdef VectorCandidate* best = _fresh_vector_bests(n_threads * n_nodes)
     try:
-        for k in range(n_threads * n_nodes):
-            reset_candidate(&best[k].split)
-            best[k].split_bin = -1
-        for task in prange(n_nodes * n_features, nogil=True,
-                           schedule="dynamic", num_threads=n_threads):
-            tid = threadid()
-            k = task // n_features
-            f = <int32_t> (task % n_features)
-            if not feature_allowed[k, f]:
-                continue
-            slot = tid * n_nodes + k
-            scan_vector_feature(hist[rows[k]], f, bin_ptr[f],
-                                bin_ptr[f + 1] - bin_ptr[f] - 1, node_sums[k],
-                                parent[k], thresholds, inverse, &p,
-                                scratch[tid], &best[slot], best_left[slot])
+        _scan_vector_tasks(hist, rows, node_sums, bin_ptr, thresholds,
+                           feature_allowed, inverse, parent, &p, scratch,
+                           best, best_left, n_threads)
         return _merged(best, best_left_arr, n_threads, n_nodes, inverse)
     finally:
         free(best)
+
+
+def _vector_buffers(int n_threads, Py_ssize_t n_nodes, Py_ssize_t n_outputs):
+    """Each thread's running sums (T, 2), and the left sums of every
+    thread's best of every node (threads x nodes, T, 2), int64."""
+    return (np.zeros((n_threads, n_outputs, 2), dtype=np.int64),
+            np.zeros((n_threads * max(n_nodes, 1), n_outputs, 2),
+                     dtype=np.int64))
+
+
+cdef VectorCandidate* _fresh_vector_bests(Py_ssize_t count) except NULL:
+    """``count`` candidates (threads x nodes) holding no split yet; the
+    caller frees them."""
+    cdef VectorCandidate* best = <VectorCandidate*> malloc(
+        max(count, 1) * sizeof(VectorCandidate))
+    if best == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t k
+    for k in range(count):
+        reset_candidate(&best[k].split)
+        best[k].split_bin = -1
+    return best
+
+
+cdef void _scan_vector_tasks(const int64_t[:, :, :, ::1] hist,
+                             const int64_t[::1] rows,
+                             const int64_t[:, :, ::1] node_sums,
+                             const int64_t[::1] bin_ptr,
+                             const double[::1] thresholds,
+                             const uint8_t[:, ::1] feature_allowed,
+                             const double[:, ::1] inverse,
+                             const double[::1] parent, const RegParams* p,
+                             int64_t[:, :, ::1] scratch,
+                             VectorCandidate* best,
+                             int64_t[:, :, ::1] best_left,
+                             int n_threads) noexcept nogil:
+    """Every (node, feature) task of find_best_vector_splits, in parallel:
+    thread t's candidates and their left sums go to slot t * n_nodes + k,
+    its running sums to ``scratch[t]``."""
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
+    cdef Py_ssize_t k, task, slot
+    cdef int tid
+    cdef int32_t f
+    # as _hist_split: one (node, feature) pair per task, each thread into
+    # its own candidates; merged afterwards under the total order
+    for task in prange(n_nodes * n_features, schedule="dynamic",
+                       num_threads=n_threads):
+        tid = threadid()
+        k = task // n_features
+        f = <int32_t> (task % n_features)
+        if not feature_allowed[k, f]:
+            continue
+        slot = tid * n_nodes + k
+        scan_vector_feature(hist[rows[k]], f, bin_ptr[f],
+                            bin_ptr[f + 1] - bin_ptr[f] - 1, node_sums[k],
+                            parent[k], thresholds, inverse, p, scratch[tid],
+                            &best[slot], best_left[slot])
 
 
 cdef object _merged(VectorCandidate* best, best_left, int n_threads,
                     Py_ssize_t n_nodes, const double[:, ::1] inverse):
     """Thread 0's candidates after merging the others' under the total
     order, as records and left sums."""
-    cdef Py_ssize_t t, k
-    cdef VectorCandidate* c
-    for t in range(1, n_threads):
-        for k in range(n_nodes):
-            c = &best[t * n_nodes + k]
-            if c.split.feature >= 0 and is_better(
-                    c.split.gain, c.split.feature, c.split.threshold,
-                    &best[k].split):
-                best[k] = c[0]
-                best_left[k] = best_left[t * n_nodes + k]
+    cdef Py_ssize_t k
+    cdef int t
+    for k in range(n_nodes):
+        # the left sums live beside the candidates: moved with the winner
+        t = winning_thread(best, n_nodes, n_threads, k)
+        if t > 0:
+            best[k] = best[t * n_nodes + k]
+            best_left[k] = best_left[t * n_nodes + k]
+    # thread 0's rows now hold the winners
     left = np.ascontiguousarray(best_left[:n_nodes])
     records = empty_records(n_nodes)
     for k in range(n_nodes):

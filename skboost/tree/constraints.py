@@ -272,14 +272,14 @@ class NodeConstraints:
     interaction_sets : tuple of tuples, or None
         From ``parse_interactions``.
     n_features : int
-    reg : tuple
-        ``TreeParams.reg``: the leaf-weight arithmetic's parameters.
+    context : SplitContext
+        The leaf-weight arithmetic's regularisation.
     """
 
-    def __init__(self, monotone, interaction_sets, n_features, reg):
+    def __init__(self, monotone, interaction_sets, n_features, context):
         self.monotone = monotone
         self.n_features = n_features
-        self.reg = reg
+        self.context = context
         self._set_masks = None
         if interaction_sets is not None:
             self._set_masks = np.zeros((len(interaction_sets), n_features),
@@ -362,13 +362,14 @@ class NodeConstraints:
 
     def _clipped(self, G, H, bounds):
         w = leaf_weights(np.ascontiguousarray(G, dtype=np.float64),
-                         np.ascontiguousarray(H, dtype=np.float64), *self.reg)
+                         np.ascontiguousarray(H, dtype=np.float64),
+                         self.context)
         return np.clip(w, bounds[:, 0], bounds[:, 1])
 
     def leaf_weights(self, G, H):
         """Weights of every node of the finished tree (node order), clipped
         into their bounds."""
-        w = leaf_weights(G, H, *self.reg)
+        w = leaf_weights(G, H, self.context)
         if not self.bounded:
             return w
         return np.clip(w, self._bounds[: w.shape[0], 0],

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._context import SplitContext
 from ._gain import leaf_scores
 from ._tree import TreeBuilder, VectorTreeBuilder
 from .constraints import NodeConstraints
@@ -80,14 +81,15 @@ class TreeParams:
         return self.max_depth == 0 or depth < self.max_depth
 
 
-def node_scores(G, H, reg):
-    """Each node's score (``_gain.pxd``) from its sums; a vector-leaf
+def node_scores(G, H, context):
+    """Each node's score (``_gain.pxd``) from its sums, with the
+    regularisation of ``context`` (a ``SplitContext``); a vector-leaf
     tree's nodes (G, H of shape (n, n_outputs)) score the sum over their
     outputs."""
     if np.ndim(G) == 1:
-        return leaf_scores(G, H, *reg)
+        return leaf_scores(G, H, context)
     scores = leaf_scores(np.ascontiguousarray(G).ravel(),
-                         np.ascontiguousarray(H).ravel(), *reg)
+                         np.ascontiguousarray(H).ravel(), context)
     return scores.reshape(G.shape).sum(axis=1)
 
 
@@ -252,8 +254,11 @@ class GrowthDriver:
         self.sampler = sampler
         monotone = (None if params.monotone is None
                     else np.asarray(params.monotone, dtype=np.int8))
+        # the regularisation of the driver's own arithmetic (node scores,
+        # leaf weights), sequential: no thread count of its own
+        self.context = SplitContext.from_params(params, 1)
         self.constraints = NodeConstraints(monotone, params.interaction_sets,
-                                           sampler.n_features, params.reg)
+                                           sampler.n_features, self.context)
 
     def grow(self, gpair, active):
         """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
@@ -343,7 +348,7 @@ class GrowthDriver:
                           bounds=constraints.bounds(nodes),
                           monotone=constraints.monotone)
         splits = self.finder.find_splits(batch)
-        parent_score = node_scores(splits.G, splits.H, p.reg)
+        parent_score = node_scores(splits.G, splits.H, self.context)
         policy.push(nodes, depth, splits,
                     worth_splitting(splits.records, parent_score, p.gamma))
 

@@ -88,7 +88,8 @@ class LeafRows:
     def add_values(self, tree, raw, column, n_threads):
         """raw[row, column] += the tree's value at the row, for these rows."""
         add_leaf_values(self.partition, self.begin, self.end,
-                        tree.value[self.node], raw, column, n_threads)
+                        tree.value[self.node], raw, column=column,
+                        n_threads=n_threads)
 
 
 class NodeTable:

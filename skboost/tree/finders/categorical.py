@@ -135,7 +135,7 @@ class CategoricalSplits:
         n_slots = allowed.shape[0]
         hist, sums = category_histograms(
             self.columns, self.features, self.bin_ptr, row_slot, quantized,
-            n_slots, self.n_threads)
+            n_slots=n_slots, n_threads=self.n_threads)
         context = SplitContext.from_params(
             self.params, self.n_threads).with_scales(scales[0], scales[1])
         splits = find_best_splits_hist(

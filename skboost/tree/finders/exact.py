@@ -81,7 +81,8 @@ class ExactFinder(LevelFinder):
             self.blocks, self.gpair, self.row_slot, batch.G, batch.H,
             self.count,
             allowed if cats is None else cats.numeric_allowed(allowed),
-            self.context, weight=self.weight, **batch.constraint_arguments())
+            context=self.context, weight=self.weight,
+            **batch.constraint_arguments())
         left_sets = None
         if cats is not None:
             records, left_sets = merge_splits(records, cats.best_splits(
@@ -93,7 +94,8 @@ class ExactFinder(LevelFinder):
             # the split features' groups hold the values: no row lookups
             self.count = self.blocks.route_rows(
                 self.row_slot, level.feature, level.threshold,
-                level.default_left, level.left_slot, n_next, self.n_threads,
+                level.default_left, level.left_slot, n_next=n_next,
+                n_threads=self.n_threads,
                 slot_node=self.slot_node.astype(np.int32),
                 row_leaf=self.row_leaf)
         else:

@@ -251,7 +251,8 @@ class HistFinder(PooledHistogramFinder):
         r = splits.records
         return self.partition.split_nodes(
             self.binned, begin, end, r["feature"], r["split_bin"],
-            r["default_left"], self.n_threads, left_sets=splits.left_sets)
+            r["default_left"], n_threads=self.n_threads,
+            left_sets=splits.left_sets)
 
     def _subtract(self, parent_rows, small_rows):
         subtract_histograms(self.pool.array, parent_rows, small_rows,

@@ -94,7 +94,8 @@ class LevelFinder(SplitFinder):
         return apply_level_splits(self.X, self.row_slot, level.feature,
                                   level.threshold, level.default_left,
                                   level.left_slot, level.left_slot + 1,
-                                  n_next, self.n_threads,
+                                  n_next_slots=n_next,
+                                  n_threads=self.n_threads,
                                   left_sets=level.left_sets)
 
     def _park_rows(self):

@@ -126,7 +126,8 @@ class LocalApproxFinder(FixedPointLevelFinder):
         (``constraints``: the kernel's monotone arguments)."""
         hist, thresholds = local_histograms(self.sorted, self.quantized,
                                             self.hess, self.row_slot, sums,
-                                            self.bin_ptr, self.n_threads)
+                                            self.bin_ptr,
+                                            n_threads=self.n_threads)
         return find_best_splits_hist(hist, sums, self.bin_ptr, thresholds,
                                      allowed, self.context, **constraints)
 

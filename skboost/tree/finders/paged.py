@@ -104,9 +104,8 @@ class PagedHistFinder(HistFinder):
             self._active, nodes.feature, nodes.split_bin,
             nodes.default_left, nodes.left, nodes.right, nodes.build_row,
             paged.missing_code, paged.bin_ptr, self.gradients.gpair,
-            self.gradients.weight, float(self.scales[0]),
-            float(self.scales[1]), self.pool.array, rows, route, build,
-            self.n_threads)
+            self.gradients.weight, self.pool.array, rows,
+            context=self.context, route=route, build=build)
         if CAN_READ_PAGES:   # each page read by the pass's own threads
             with paged.pages.kernel_file() as fd:
                 level.read_pages(fd, paged.pages.code_dtype.itemsize)

@@ -117,13 +117,13 @@ class VectorHistFinder(PooledHistogramFinder):
         [begin[k], end[k]) into the pool's ``rows``."""
         build_vector_histograms(self.binned, self.partition, self.gradients,
                                 begin, end, self.pool.array, rows,
-                                self.n_threads)
+                                n_threads=self.n_threads)
 
     def _split_rows(self, begin, end, splits):
         r = splits.records
         return self.partition.split_nodes(
             self.binned, begin, end, r["feature"], r["split_bin"],
-            r["default_left"], self.n_threads)
+            r["default_left"], n_threads=self.n_threads)
 
     def _subtract(self, parent_rows, small_rows):
         self.pool.array[parent_rows] -= self.pool.array[small_rows]
