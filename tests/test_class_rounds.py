@@ -42,7 +42,7 @@ def same_trees(a, b):
 ], ids=str)
 def test_side_by_side_class_trees_are_the_sequential_ones(params,
                                                          monkeypatch):
-    import skboost._model.booster as booster_module
+    import skboost._model.train as booster_module
     import skboost._threads as threads_module
 
     # every thread whatever else the machine runs (the load reading would

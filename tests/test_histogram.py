@@ -22,7 +22,7 @@ import pytest
 from skboost.tree._binning import BinnedData
 from skboost.tree._histogram import (FixedPointGradients, build_histograms,
                                      quantization_scale, quantize_gradients,
-                                     _active_maxima)
+                                     active_maxima)
 from skboost.tree._partition import RowPartition
 from _isolation import snippet_input_tests
 
@@ -527,8 +527,8 @@ def test_active_maxima_match_numpy(n_threads, weighted):
     expected = (float(np.abs(gpair[active, 0] * w[active]).max()),
                 float(np.abs(gpair[active, 1] * w[active]).max()),
                 int(active.sum()))
-    got = _active_maxima(gpair, weight, active.view(np.uint8), n_threads)
+    got = active_maxima(gpair, weight, active.view(np.uint8), n_threads)
     assert got == expected
     gpair[np.flatnonzero(active)[-1], 1] = np.nan
     with pytest.raises(ValueError, match="must be finite"):
-        _active_maxima(gpair, weight, active.view(np.uint8), n_threads)
+        active_maxima(gpair, weight, active.view(np.uint8), n_threads)

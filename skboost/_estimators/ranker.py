@@ -179,6 +179,8 @@ class BoostRanker(_BoostBase):
                     self.lambdarank_num_pair_per_sample,
                 "ndcg_exp_gain": bool(self.ndcg_exp_gain)}
 
+    # (over 60 lines for its docstring, which documents every argument of
+    # the public fit; the body is 25 lines of wiring)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, qid=None, group=None, sample_weight=None,
             eval_set=None, eval_qid=None, eval_group=None,
@@ -238,23 +240,8 @@ class BoostRanker(_BoostBase):
         self : BoostRanker
         """
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True)
-        if getattr(X, "out_of_core", False):
-            reject_external_weight(X, sample_weight)
-            if query_weight is not None:
-                raise ValueError(
-                    "query_weight is not supported with ExternalData: "
-                    "give every row its query's weight in the chunks' "
-                    "sample weights")
-            qid = _external_queries(X, qid, group)
-        order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
-        # score() needs qid exactly when fit had queries
-        self._fitted_on_queries = qid is not None or group is not None
-        if self._fitted_on_queries:
-            check_per_query_sample_weight(sample_weight, X.shape[0],
-                                          query_ptr)
-        if sample_weight is not None:
-            sample_weight = check_weight(sample_weight, X)[order]
-        sample_weight = per_row_weight(query_weight, query_ptr, sample_weight)
+        order, query_ptr, sorted_qid, sample_weight = self._queries_of(
+            X, qid, group, sample_weight, query_weight)
         objective = self.objective
         if callable(objective):
             objective = CallableObjective(objective, {"link": "identity"},
@@ -280,6 +267,29 @@ class BoostRanker(_BoostBase):
             eval_query_ptrs=eval_ptrs, **kwargs)
 
     fit.__doc__ = fit.__doc__.format(_EVAL_FIT_DOC=_EVAL_FIT_DOC)
+
+    def _queries_of(self, X, qid, group, sample_weight, query_weight):
+        """The rows' order by query, the query boundaries, the sorted query
+        ids, and the rows' weights in that order (``query_weight`` folded
+        in)."""
+        if getattr(X, "out_of_core", False):
+            reject_external_weight(X, sample_weight)
+            if query_weight is not None:
+                raise ValueError(
+                    "query_weight is not supported with ExternalData: "
+                    "give every row its query's weight in the chunks' "
+                    "sample weights")
+            qid = _external_queries(X, qid, group)
+        order, query_ptr, sorted_qid = _check_queries(qid, group, X.shape[0])
+        # score() needs qid exactly when fit had queries
+        self._fitted_on_queries = qid is not None or group is not None
+        if self._fitted_on_queries:
+            check_per_query_sample_weight(sample_weight, X.shape[0],
+                                          query_ptr)
+        if sample_weight is not None:
+            sample_weight = check_weight(sample_weight, X)[order]
+        sample_weight = per_row_weight(query_weight, query_ptr, sample_weight)
+        return order, query_ptr, sorted_qid, sample_weight
 
     def _sorted_eval_sets(self, eval_set, eval_qid, eval_group,
                           sample_weight_eval_set, base_margin_eval_set=None,
