@@ -45,6 +45,8 @@ cdef inline double group_mass(const float[::1] values,
     cdef double mass = 0.0
     cdef int64_t j = k
     cdef float v = values[k]
+    # a short look-ahead over the run of equal values (the block is
+    # sorted), met once per candidate boundary only
     while j < end and values[j] == v:
         if slot < 0 or row_slot[rows[j]] == slot:
             if hess[rows[j]] > 0.0:
@@ -184,6 +186,8 @@ def codes_from_sorted(SortedColumns columns not None, cuts, codes,
     """
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_features = columns.n_features
+    # the codes must fit their dtype, the missing code (cuts + 1) included
+    # when the feature has missing rows: checked before any write
     if len(cuts) != n_features or codes.shape != (n_features, columns.n_rows):
         raise ValueError("one cut array per feature; codes (n_features, n_rows)")
     widths = np.array([len(c) + 2 for c in cuts], dtype=np.int64)

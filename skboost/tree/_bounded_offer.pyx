@@ -29,6 +29,8 @@ cdef bint offer_bounded(HistCandidate* best, int32_t feature,
     cdef double G_left = Gq_left / scale_g, G_right = (Gq - Gq_left) / scale_g
     if not children_heavy_enough(H_left, H_right, p):
         return False
+    # clipping only lowers scores (_gain.pxd), so the unbounded pre-test
+    # may reject, never wrongly: a candidate it rejects cannot win bounded
     if l2_only and not may_reach(
             children_score_floor(best.split.gain, parent_score),
             G_left, H_left, G_right, H_right, p.reg_lambda):

@@ -220,6 +220,8 @@ cdef void prepare_leaf_edges(const Forest* fr, TreeTables* tt) noexcept nogil:
     for n in range(tt.n_nodes):
         if fr.left[tt.start + n] != NO_CHILD:
             continue
+        # walking up from the leaf, the first edge met on each feature is
+        # its deepest one, the edge whose z and o are the merged ones
         edges = tt.leaf_edges + <int64_t> n * tt.max_unique
         count = 0
         m = n
@@ -317,6 +319,7 @@ cdef void saabas_row(const Forest* fr, const TreeTables* tt, const float* x,
     the row's path, each split's feature gets the change of the mean."""
     cdef int64_t s = tt.start
     cdef int32_t n = 0, c
+    # the row's own path only: O(depth), no quadrature
     while fr.left[s + n] != NO_CHILD:
         c = fr.left[s + n] if goes_left(fr, s + n, x) else fr.right[s + n]
         phi[fr.feature[s + n]] += tt.mean[c] - tt.mean[n]
@@ -419,6 +422,8 @@ cdef class ShapForest:
         if not np.all(np.isfinite(arrays[6])) or np.any(arrays[6] < 0):
             raise ValueError("TreeSHAP needs finite, non-negative node covers "
                              "(hessian sums)")
+        # categorical splits as a per-node index into the split table (-1:
+        # numeric), so goes_left tests one int before the numeric compare
         node, size, ptr, bits = _check_categorical(
             arrays[0], cat_node, cat_size, cat_ptr, cat_bits)
         cat_of_node = np.full(max(arrays[0].shape[0], 1), -1, dtype=np.int32)
@@ -453,6 +458,8 @@ cdef class ShapForest:
 
     def _gauss_tables(self, int max_points):
         """Gauss-Legendre points and weights on [0, 1] for 1..max_points."""
+        # row k holds the k-point rule: ceil(d/2) points integrate the
+        # degree d - 1 polynomial of a path of d features exactly
         max_points = max(max_points, 1)
         self.gauss_t = np.zeros((max_points + 1, max_points))
         self.gauss_w = np.zeros((max_points + 1, max_points))
@@ -496,6 +503,8 @@ cdef class ShapForest:
         cdef Py_ssize_t t
         if self.n_trees == 0:
             return out
+        # prepare_paths counts the distinct features on every path; only
+        # the tables it fills are needed (one quadrature point, one edge)
         tables = self._scratch_tables(int(sizes.max()), 1, 1)
         self._point_tables(&tt, tables)
         for t in range(self.n_trees):

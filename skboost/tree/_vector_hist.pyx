@@ -82,6 +82,9 @@ def build_vector_histograms(BinnedData binned not None,
     n_threads : int
     """
     n_threads = check_n_threads(n_threads)
+    # every index the nogil loop follows is checked first: node slices
+    # inside the partition, distinct histogram rows (tasks of two nodes
+    # must not write one row), shapes agreeing on rows, bins and outputs
     begin, end, hist_rows = _check_build(binned, partition, qgrad, begin,
                                          end, hist, hist_rows)
     # one unit of work per (row, feature, output) update
@@ -118,6 +121,8 @@ cdef void _build(const code_t[:, ::1] codes,              # (n_features, n_rows)
         f = <int32_t> (task % n_features)
         first = bin_ptr[f]
         stop = bin_ptr[f + 1]
+        # the task zeroes its own bins first: the histogram row is
+        # overwritten, never accumulated across calls
         for b in range(first, stop):
             for t in range(n_outputs):
                 hist[hist_rows[k], b, t, 0] = 0
@@ -196,6 +201,8 @@ cdef inline void offer_vector(VectorCandidate* best, int64_t[:, ::1] best_left,
     """Take the candidate if it beats ``best`` (the total order of
     ``_common.is_better``), with its left sums."""
     cdef Py_ssize_t t
+    # -inf: a child too light in some output; such a candidate never
+    # enters, even as a thread's first (whose best holds no split yet)
     if gain == -INFINITY or not is_better(gain, feature, threshold,
                                           &best.split):
         return
@@ -263,6 +270,8 @@ def vector_parent_scores(const int64_t[:, :, ::1] node_sums not None,
     cdef Py_ssize_t k, t
     out = np.zeros(node_sums.shape[0])
     cdef double[::1] view = out
+    # the outputs' scores summed in output order, as vector_gain sums the
+    # children's: parent and children are computed alike
     for k in range(node_sums.shape[0]):
         for t in range(node_sums.shape[1]):
             view[k] += leaf_score(node_sums[k, t, 0] / scales[t, 0],
@@ -405,6 +414,8 @@ cdef object _merged(VectorCandidate* best, best_left, int n_threads,
     # thread 0's rows now hold the winners
     left = np.ascontiguousarray(best_left[:n_nodes])
     records = empty_records(n_nodes)
+    # the records hold output 0's left sums (the driver's G_left, H_left);
+    # every output's are in `left`, returned beside them
     for k in range(n_nodes):
         records["gain"][k] = best[k].split.gain
         records["feature"][k] = best[k].split.feature
