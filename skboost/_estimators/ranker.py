@@ -225,7 +225,8 @@ class BoostRanker(_BoostBase):
             rows sorted by ``qid``, as XGBoost requires, the order of the
             queries' first appearance), or of the k-th ``group``. As in
             XGBoost, the weights are normalised to a mean of 1 over the
-            queries (only their ratios matter), and every row of a query
+            queries (only their ratios matter, up to the order of equal
+            scores: see :doc:`/user_guide/ranking`), and every row of a query
             takes its query's weight; with ``sample_weight`` too, a row's
             weight is the product of the two.
         eval_query_weight : list of array-like, default=None
