@@ -562,7 +562,7 @@ def test_saved_categorical_splits_are_validated(tmp_path):
 
 
 def _dumps(model):
-    from skboost._io.model_file import dumps_estimator
+    from skboost._estimators.model_section import dumps_estimator
 
     return dumps_estimator(model)
 
@@ -652,7 +652,7 @@ def test_random_edits_of_categorical_splits_raise_or_predict_the_file():
     trees gives (never a crash or an out-of-bounds read)."""
     import json
 
-    from skboost._io.model_file import loads_estimator
+    from skboost._estimators.model_section import loads_estimator
 
     k = (5, 40)
     numeric, codes, y = make_data(n=600, k=k, missing=0.1)

@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
-from skboost._io.model_file import dumps_estimator
+from skboost._estimators.model_section import dumps_estimator
 
 from _isolation import CaseWorker
 
@@ -57,7 +57,7 @@ import numpy as np
 warnings.simplefilter("ignore")
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
 from skboost._input.arrays import check_X
-from skboost._io.model_file import dumps_estimator, loads_estimator
+from skboost._estimators.model_section import dumps_estimator, loads_estimator
 
 CLASSES = {c.__name__: c for c in (BoostClassifier, BoostRegressor,
                                    BoostRanker)}

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
 from skboost._model.importance import dumps_indented
 from skboost._model.limits import MAX_WEIGHT_SUM
-from skboost._io.model_file import dumps_estimator, loads_estimator
+from skboost._estimators.model_section import dumps_estimator, loads_estimator
 from skboost.callback import TrainingCallback
 from skboost.tree._tree import Tree
 from skboost.tree.memory import (TrainingMemoryError, available_memory,

@@ -16,7 +16,8 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from skboost import BoostClassifier, BoostRegressor
-from skboost._io.model_file import FORMAT_VERSION, dumps_estimator, loads_estimator
+from skboost._io.model_file import FORMAT_VERSION
+from skboost._estimators.model_section import dumps_estimator, loads_estimator
 
 pd = pytest.importorskip("pandas")
 

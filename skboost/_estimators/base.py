@@ -18,6 +18,9 @@ from ..objectives import (DEFAULT_PARAMS, CallableObjective,
 from .._input.arrays import check_weight, check_X
 from .explain import ExplainMixin
 from .._io.booster_files import register_estimator_class
+from .._io.model_file import invalid_file
+from .model_section import (checked_section, estimator_section,
+                            install_section, load_estimator, save_estimator)
 from .holdout import hold_out, objective_for_rows
 from .._model.multi_output import MultiTargetObjective
 from .._model.limits import (check_base_score_limit, check_label_limits,
@@ -483,6 +486,21 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         self.booster_.bind_input(EstimatorBinding(self))   # reads X like us
         return self.booster_
 
+    def model_section(self):
+        """What a model file records of this estimator around its booster
+        (``_estimators/model_section.py``)."""
+        return estimator_section(self)
+
+    @classmethod
+    def from_model_section(cls, booster, section, *, source, saved_as=None):
+        """A fitted estimator of this class from a model file's booster and
+        section (checked against the class; ValueError naming ``source``)."""
+        estimator = cls()
+        with invalid_file(source):
+            params = checked_section(estimator, booster, section, saved_as)
+        install_section(estimator, booster, section, params)
+        return estimator
+
     @classmethod
     def around_booster(cls, booster):
         """A fitted estimator of this class around a booster that has none
@@ -545,8 +563,6 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             other suffix is a ValueError.
         """
         check_is_fitted(self)
-        from .._io.model_file import save_estimator
-
         save_estimator(self, fname)
 
     def load_model(self, fname):
@@ -573,8 +589,6 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             (truncated, corrupted, another format version, an inconsistent
             tree, ...).
         """
-        from .._io.model_file import load_estimator
-
         self.__dict__.pop("_fitted_on_queries", None)  # unknown from a file
         return load_estimator(self, fname)
 

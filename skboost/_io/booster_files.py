@@ -21,8 +21,7 @@ import os
 
 from .._model.booster import register_model_files
 from ..objectives import CLASSIFICATION_OBJECTIVES, RANKING_OBJECTIVES
-from .model_file import (estimator_name, loads_estimator, model_format,
-                         read_model_file, save_estimator)
+from .model_file import loads_model, model_format, read_model_file, write_model
 
 # class name -> estimator class, filled as the estimator classes are made
 ESTIMATOR_CLASSES = {}
@@ -58,7 +57,7 @@ class BoosterFiles:
         estimator = getattr(binding, "estimator", None)
         if estimator is None or getattr(estimator, "booster_", None) is not booster:
             estimator = _estimator_class(booster).around_booster(booster)
-        save_estimator(estimator, fname)
+        write_model(fname, booster, estimator.model_section())
 
     @staticmethod
     def load(booster, fname):
@@ -66,12 +65,11 @@ class BoosterFiles:
         bound to the estimator the file describes."""
         fname = os.fspath(fname)
         binary = fname.lower().endswith(".ubj")
-        data = read_model_file(fname)
-        name = estimator_name(data, binary, source=repr(fname))
-        cls = _registered(name, fname)
-        estimator = loads_estimator(cls(), data, source=repr(fname),
-                                    binary=binary, saved_as=name)
-        loaded = estimator.booster_
+        loaded, section = loads_model(read_model_file(fname), repr(fname),
+                                      binary)
+        name = section["estimator"]
+        estimator = _registered(name, fname).from_model_section(
+            loaded, section, source=repr(fname), saved_as=name)
         booster.__dict__.clear()
         booster.__dict__.update(loaded.__dict__)
         estimator.booster_ = booster

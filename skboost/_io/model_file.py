@@ -68,6 +68,7 @@ below ``n_features``, leaves marked consistently, finite values) is checked
 in Python before any kernel sees the arrays.
 """
 
+import contextlib
 import hashlib
 import json
 import math
@@ -76,23 +77,16 @@ import tempfile
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import is_classifier
 
 from ..objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
-                         OBJECTIVES, RANKING_OBJECTIVES,
-                         REGRESSION_OBJECTIVES, CallableObjective)
+                          OBJECTIVES, RANKING_OBJECTIVES, CallableObjective)
 from .._version import __version__
 from . import ubjson as _ubjson
 from .._input.categorical import CategoryMap
 from .validation import ModelFileError as _Invalid
 from .validation import (categories_of_features, check_category_bits,
-                                check_classes_fit_objective,
-                                check_cover_sums,
-                                check_finite_sums,
-                                check_n_features,
-                                check_objective_param_values,
-                                check_objective_params_match,
-                                check_runtime_params)
+                         check_cover_sums, check_finite_sums, check_n_features,
+                         check_objective_param_values)
 from ..tree._tree import NO_CHILD, NODE_FIELDS, Tree
 
 # a tree's categorical splits (tree/_tree.py): name -> dtype
@@ -133,17 +127,21 @@ def model_format(fname):
     return suffix[1:]
 
 
-def save_estimator(estimator, fname):
-    """Write a fitted estimator to ``fname`` (atomically: a failure leaves
-    any existing file untouched), as JSON or UBJSON by its suffix."""
+def write_model(fname, booster, section):
+    """Write ``booster`` and the estimator ``section`` (``dumps_model``) to
+    ``fname`` atomically (a failure leaves any existing file untouched), as
+    JSON or UBJSON by its suffix."""
     fmt = model_format(fname)
-    text = dumps_estimator(estimator)
+    text = dumps_model(booster, section)
     if fmt == "ubj":
         # the JSON document itself, so that both files hold the same values
         payload = _ubjson.dumps(json.loads(text))
     else:
         payload = text.encode("utf-8")
-    fname = os.fspath(fname)
+    _write_atomically(os.fspath(fname), payload)
+
+
+def _write_atomically(fname, payload):
     directory = os.path.dirname(os.path.abspath(fname))
     fd, tmp = tempfile.mkstemp(prefix=".skboost-", suffix=".tmp",
                                dir=directory)
@@ -163,9 +161,16 @@ def save_estimator(estimator, fname):
         raise
 
 
-def dumps_estimator(estimator):
-    """The model file's text for a fitted estimator."""
-    model = _estimator_to_dict(estimator)
+def dumps_model(booster, section):
+    """The model file's text: ``booster`` and the estimator ``section``
+    (``estimator``, ``params``, ``unsaved_params``, ``n_features_in``,
+    ``feature_names``, ``classes``, ``categories``, ``best_iteration``,
+    ``best_score``, as JSON values: the estimator layer makes it)."""
+    model = {"estimator": section["estimator"],
+             "skboost_version": _version(),
+             **{key: section[key] for key in _SECTION_KEYS
+                if key != "estimator"},
+             "booster": _booster_to_dict(booster)}
     return json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION,
                        "checksum": _checksum(model), "model": model},
                       allow_nan=False, separators=(",", ":"))
@@ -177,27 +182,7 @@ def _checksum(model):
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _estimator_to_dict(estimator):
-    params, unsaved = _params_to_json(estimator.get_params(deep=False))
-    names = getattr(estimator, "feature_names_in_", None)
-    return {
-        "estimator": type(estimator).__name__,
-        "skboost_version": _version(),
-        "params": params,
-        "unsaved_params": unsaved,
-        "n_features_in": int(estimator.n_features_in_),
-        "feature_names": None if names is None else [str(n) for n in names],
-        "classes": _classes_to_json(getattr(estimator, "classes_", None)),
-        "categories": _categories_to_json(
-            getattr(estimator, "_category_map_", None)),
-        "best_iteration": _optional_int(getattr(estimator, "best_iteration",
-                                                None)),
-        "best_score": _optional_float(getattr(estimator, "best_score", None)),
-        "booster": _booster_to_dict(estimator.booster_),
-    }
-
-
-def _categories_to_json(category_map):
+def categories_to_json(category_map):
     return None if category_map is None else category_map.to_json()
 
 
@@ -206,7 +191,7 @@ def _version():
 
 
 def _booster_to_dict(booster):
-    params, unsaved = _params_to_json(getattr(booster, "objective_params", {}))
+    params, unsaved = params_to_json(getattr(booster, "objective_params", {}))
     if unsaved:
         raise TypeError(f"objective parameters {unsaved} are not JSON values")
     return {
@@ -263,7 +248,7 @@ def _json_value(value):
     raise TypeError(type(value).__name__)
 
 
-def _params_to_json(params):
+def params_to_json(params):
     """(JSON-representable params, names of the others, saved as None)."""
     saved, unsaved = {}, []
     for name, value in sorted(params.items()):
@@ -275,7 +260,7 @@ def _params_to_json(params):
     return saved, unsaved
 
 
-def _classes_to_json(classes):
+def classes_to_json(classes):
     if classes is None:
         return None
     classes = np.asarray(classes)
@@ -292,23 +277,15 @@ def _classes_to_json(classes):
             "values": [_json_value(c.item()) for c in classes]}
 
 
-def _optional_int(value):
+def optional_int(value):
     return None if value is None else int(value)
 
 
-def _optional_float(value):
+def optional_float(value):
     return None if value is None else _float_to_json(value)
 
 
 # --------------------------------------------------------------- reading
-
-
-def load_estimator(estimator, fname):
-    """Read ``fname`` into ``estimator`` (parameters and fitted state)."""
-    fname = os.fspath(fname)
-    data = read_model_file(fname)
-    return loads_estimator(estimator, data, source=repr(fname),
-                           binary=fname.lower().endswith(".ubj"))
 
 
 def read_model_file(fname):
@@ -320,28 +297,24 @@ def read_model_file(fname):
         raise ValueError(f"{fname!r} is a directory, not a model file") from None
 
 
-def estimator_name(data, binary=False, source="the model"):
-    """The class name a model file's bytes hold (``"BoostClassifier"``,
-    ...), from the validated document."""
-    try:
+def loads_model(data, source="the model", binary=False):
+    """The booster and the estimator section of a model file's text or
+    bytes ``data`` (UBJSON bytes when ``binary``), validated: every
+    structural property the predictor relies on, the section's feature
+    names, classes and categories parsed. The estimator layer checks the
+    section against its estimator class (``params`` and ``unsaved_params``
+    are left as saved). Any problem is a ValueError naming ``source``."""
+    with invalid_file(source):
         model = _parse_ubj(data) if binary else _parse(data)
-        name = model.get("estimator")
-        _expect(isinstance(name, str), "'model' lacks its estimator name")
-    except _Invalid as exc:
-        raise ValueError(f"{source} is not a valid skboost model file: "
-                         f"{exc}") from None
-    return name
+        return _model_from_dict(model)
 
 
-def loads_estimator(estimator, data, source="the model", binary=False,
-                    saved_as=None):
-    """Fill ``estimator`` from the model file's text or bytes ``data``
-    (UBJSON bytes when ``binary``); ``saved_as`` the class name the file
-    may hold when it is not the estimator's (a Dask estimator's file read
-    by its single-node twin)."""
+@contextlib.contextmanager
+def invalid_file(source):
+    """Report a problem found while reading ``source`` as the ValueError
+    of an invalid model file."""
     try:
-        model = _parse_ubj(data) if binary else _parse(data)
-        state = _model_from_dict(estimator, model, saved_as)
+        yield
     except _Invalid as exc:
         raise ValueError(f"{source} is not a valid skboost model file: "
                          f"{exc}") from None
@@ -350,8 +323,6 @@ def loads_estimator(estimator, data, source="the model", binary=False,
         # defensive: every expected problem is reported as _Invalid above
         raise ValueError(f"{source} is not a valid skboost model file "
                          f"({type(exc).__name__}: {exc})") from None
-    _install(estimator, state)
-    return estimator
 
 
 def _parse(data):
@@ -434,53 +405,34 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-_MODEL_KEYS = {"estimator", "skboost_version", "params", "unsaved_params",
-               "n_features_in", "feature_names", "classes", "categories",
-               "best_iteration", "best_score", "booster"}
+# what the estimator layer writes (its section) and the rest of "model"
+_SECTION_KEYS = ("estimator", "params", "unsaved_params", "n_features_in",
+                 "feature_names", "classes", "categories", "best_iteration",
+                 "best_score")
+_MODEL_KEYS = {*_SECTION_KEYS, "skboost_version", "booster"}
 
 
-def _model_from_dict(estimator, model, saved_as=None):
-    """Validated fitted state for ``estimator`` (nothing installed yet)."""
+def _model_from_dict(model):
+    """The validated booster and estimator section of a ``"model"``."""
     missing = _MODEL_KEYS - set(model)
     extra = set(model) - _MODEL_KEYS
     _expect(not missing, f"'model' lacks {sorted(missing)}")
     _expect(not extra, f"'model' has unknown entries {sorted(extra)}")
-    name = saved_as or type(estimator).__name__
-    _expect(model["estimator"] == name,
-            f"it holds a {model['estimator']!r}, not a {name!r}")
-    params = _params_from_json(estimator, model["params"],
-                               model["unsaved_params"])
+    _expect(isinstance(model["estimator"], str),
+            "'model' lacks its estimator name")
     n_features = model["n_features_in"]
     check_n_features(n_features)
     category_map = _categories_from_json(model["categories"], n_features)
     names = _feature_names_from_json(model["feature_names"], n_features)
     classes = _classes_from_json(model["classes"])
     n_classes = None if classes is None else classes.shape[0]
-    if is_classifier(estimator):
-        _expect(classes is not None and n_classes >= 2,
-                "a classifier needs at least 2 classes")
-    else:
-        _expect(classes is None, "only a classifier has classes")
+    # only a classifier has classes (the estimator layer checks which
+    # estimator has them), and it has two at least
+    _expect(classes is None or n_classes >= 2,
+            "a classifier needs at least 2 classes")
     booster = _booster_from_dict(model["booster"], n_features, n_classes,
                                  category_map)
-    # a multi-label model's labels are binary problems each (its classes,
-    # the labels 0 .. n_targets-1, are checked below)
-    classes_per_output = n_classes if booster.n_targets == 1 else 2
-    check_classes_fit_objective(booster.objective, booster.objective_params,
-                                classes_per_output, is_classifier(estimator))
     check_finite_sums(booster)
-    if "objective" not in model["unsaved_params"]:
-        check_objective_params_match(
-            type(estimator)(**params)._objective_params(),
-            booster.objective_params)
-    objective_param = (None if "objective" in model["unsaved_params"]
-                       else params.get("objective",
-                                       estimator.get_params()["objective"]))
-    _check_objective(estimator, objective_param, booster.objective, n_classes)
-    _expect(booster.n_targets == 1 or not is_classifier(estimator)
-            or np.array_equal(classes, np.arange(booster.n_targets)),
-            f"a multi-label classifier of {booster.n_targets} labels has the "
-            f"classes 0 .. {booster.n_targets - 1}")
     best_iteration = model["best_iteration"]
     _expect(best_iteration is None or (_is_int(best_iteration)
                                        and 0 <= best_iteration < booster.n_rounds),
@@ -490,10 +442,12 @@ def _model_from_dict(estimator, model, saved_as=None):
     if best_score is not None:
         best_score = _float_from_json(best_score, "best_score")
     booster.feature_names = None if names is None else list(names)
-    return dict(params=params, n_features_in_=n_features,
-                feature_names_in_=names, classes_=classes, booster_=booster,
-                category_map=category_map,
-                best_iteration=best_iteration, best_score=best_score)
+    section = dict(estimator=model["estimator"], params=model["params"],
+                   unsaved_params=model["unsaved_params"],
+                   n_features_in=n_features, feature_names=names,
+                   classes=classes, categories=category_map,
+                   best_iteration=best_iteration, best_score=best_score)
+    return booster, section
 
 
 def _categories_from_json(value, n_features):
@@ -505,35 +459,16 @@ def _categories_from_json(value, n_features):
         raise _Invalid(str(exc)) from None
 
 
-def _params_from_json(estimator, params, unsaved):
-    _expect(isinstance(params, dict), "'params' must be a JSON object")
-    _expect(isinstance(unsaved, list) and all(isinstance(u, str) for u in unsaved),
-            "'unsaved_params' must be a list of names")
-    known = estimator.get_params(deep=False)
-    unknown = (set(params) | set(unsaved)) - set(known)
-    _expect(not unknown, f"unknown parameters {sorted(unknown)} for "
-                         f"{type(estimator).__name__}")
-    decoded = {name: _decode_param(value) for name, value in params.items()
-               if name not in unsaved}
-    probe = type(estimator)(**{**known, **decoded})
-    try:
-        probe._validate_params()
-    except (ValueError, TypeError) as exc:
-        raise _Invalid(f"invalid saved parameter: {exc}") from None
-    check_runtime_params(decoded)
-    return decoded
-
-
-def _decode_param(value):
+def decode_param(value):
     """Saved JSON parameter value -> Python value (special floats decoded;
     a parameter's float strings never collide with its string options, none
     of which is "inf", "-inf" or "nan")."""
     if isinstance(value, str) and value in _SPECIAL_FLOATS:
         return _SPECIAL_FLOATS[value]
     if isinstance(value, list):
-        return [_decode_param(v) for v in value]
+        return [decode_param(v) for v in value]
     if isinstance(value, dict):
-        return {k: _decode_param(v) for k, v in value.items()}
+        return {k: decode_param(v) for k, v in value.items()}
     return value
 
 
@@ -673,7 +608,7 @@ def _objective_params_from_json(params, objective):
                 for v in params.values()),
             "objective parameters must be numbers, lists of numbers, "
             "strings, booleans or null")
-    params = {name: _decode_param(v) for name, v in params.items()}
+    params = {name: decode_param(v) for name, v in params.items()}
     check_objective_param_values(params)
     if objective == CallableObjective.name:
         _expect(params.get("link", "identity") in _LINKS,
@@ -698,6 +633,9 @@ def _n_outputs(objective, params, n_classes, n_targets=1):
         _expect(not softmax or n_classes is not None,
                 "a softmax link needs classes")
         return n_classes if softmax else 1
+    # a classification objective is a classifier's: it has its classes
+    _expect(objective not in CLASSIFICATION_OBJECTIVES or n_classes is not None,
+            "a classifier needs at least 2 classes")
     return OBJECTIVES[objective](params).n_outputs(n_classes)
 
 
@@ -837,60 +775,3 @@ def _check_structure(a, n_nodes, n_features):
     _expect(np.all(a["cover"] >= 0),
             "'cover' (hessian sums) must be non-negative")
     check_cover_sums(left, right, a["cover"])
-
-
-def _check_objective(estimator, objective_param, booster_objective, n_classes):
-    """The booster's objective is one ``fit`` trains for this estimator and
-    its ``objective`` parameter (None when it was a callable, not saved)."""
-    kind = type(estimator).__name__
-    # by the first estimator class it derives from (the forests: theirs)
-    allowed = next(
-        (objectives for cls in type(estimator).__mro__
-         for name, objectives in (("BoostClassifier", CLASSIFICATION_OBJECTIVES),
-                                  ("BoostRegressor", REGRESSION_OBJECTIVES),
-                                  ("BoostRanker", RANKING_OBJECTIVES))
-         if cls.__name__ == name), frozenset(OBJECTIVES))
-    _expect(booster_objective in allowed | {CallableObjective.name},
-            f"a {kind} does not train the objective {booster_objective!r}")
-    if objective_param is None or booster_objective == CallableObjective.name:
-        _expect(objective_param is None
-                and booster_objective == CallableObjective.name,
-                f"the booster's objective {booster_objective!r} does not match "
-                f"the parameter objective={objective_param!r}")
-        return
-    if booster_objective == objective_param:
-        return
-    # a classifier switches binary:logistic to multi:softprob for > 2 classes
-    _expect(is_classifier(estimator) and objective_param == "binary:logistic"
-            and booster_objective == "multi:softprob" and n_classes > 2,
-            f"the booster's objective {booster_objective!r} does not match "
-            f"the parameter objective={objective_param!r}")
-
-
-def _install(estimator, state):
-    """Set the validated parameters and fitted attributes on ``estimator``."""
-    for name in list(vars(estimator)):
-        if name.endswith("_") and not name.startswith("__"):
-            delattr(estimator, name)  # fitted state of an earlier fit
-    estimator.set_params(**state["params"])
-    estimator.n_features_in_ = state["n_features_in_"]
-    if state["feature_names_in_"] is not None:
-        estimator.feature_names_in_ = state["feature_names_in_"]
-    if state["classes_"] is not None:
-        estimator.classes_ = state["classes_"]
-        estimator.n_classes_ = state["classes_"].shape[0]
-    estimator.booster_ = state["booster_"]
-    estimator._category_map_ = state["category_map"]
-    # what an absent sparse entry means is a parameter of the estimator
-    if getattr(estimator, "sparse_absent", "missing") == "zero":
-        estimator.booster_.absent_value = 0.0
-    for name in ("best_iteration", "best_score"):
-        if state[name] is not None:
-            _set_attribute(estimator, name, state[name])
-
-
-def _set_attribute(estimator, name, value):
-    try:
-        setattr(estimator, name, value)
-    except AttributeError:  # a read-only property computed from the booster
-        setattr(estimator.booster_, name, value)
