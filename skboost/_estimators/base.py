@@ -220,7 +220,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
 
     def _hold_out(self, X, y, weight, query_ptr, objective, base_margin):
         """The training rows kept and the hold-out of early stopping
-        without an eval_set (``_holdout.py``), base margins split alike."""
+        without an eval_set (``holdout.py``), base margins split alike."""
         n_rows = X.shape[0]
         rows, query_ptr, holdout = hold_out(
             X, y, weight, query_ptr, self.validation_fraction,
@@ -268,7 +268,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return MultiTargetObjective(base, n_targets)
     def _check_value_limits(self, y, objective):
         """Labels, ``base_score`` and ``max_delta_step`` within the limits
-        that keep gradients and gains finite (``_limits.py``)."""
+        that keep gradients and gains finite (``_model/limits.py``)."""
         if not is_classifier(self):   # a classifier's labels are indices
             check_label_limits(y)
         check_base_score_limit(self.base_score)

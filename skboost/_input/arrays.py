@@ -5,12 +5,12 @@ pandas DataFrames are converted column by column straight into the float32
 matrix (no object-dtype copy): numpy numeric and bool columns, the nullable
 ``Int*``/``UInt*``/``Float*``/``boolean`` dtypes (``pd.NA`` is missing) and
 pyarrow-backed numeric and bool columns, and ``category`` columns, which
-become categorical features (``_categorical.py``: their category codes,
+become categorical features (``categorical.py``: their category codes,
 re-coded by value at predict). Other columns (object, string, datetime)
 raise a ValueError naming them. Columns are matched by name: at predict
 time, the training columns in another order are reordered. polars
 DataFrames and pyarrow Tables are read the same way, column by column
-(``_frames.py``).
+(``frames.py``).
 """
 
 import sys
@@ -56,7 +56,7 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
     dtype_categories = {}
     if _is_dataframe(X) or is_other_frame(X):
         to_float32 = (_frame_to_float32 if _is_dataframe(X)
-                      else frame_to_float32)  # polars, pyarrow: _frames.py
+                      else frame_to_float32)  # polars, pyarrow: frames.py
         X, dtype_categories = to_float32(estimator, X, reset)
         if fitting:
             X, y = check_X_y(X, y, y_numeric=y_numeric, estimator=estimator,

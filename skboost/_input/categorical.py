@@ -81,7 +81,7 @@ class CategoryMap:
                         zip(self.categories, other.categories)))
 
     def to_json(self):
-        """JSON value of the map (see ``_serialization``)."""
+        """JSON value of the map (see ``_io/model_file.py``)."""
         return {"features": [int(f) for f in self.features],
                 "from_dtype": [bool(d) for d in self.from_dtype],
                 "kinds": [_kind(c) for c in self.categories],

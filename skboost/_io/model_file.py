@@ -2,7 +2,7 @@
 validation.
 
 The file name's suffix chooses the encoding, as in XGBoost: ``.json`` is
-JSON text, ``.ubj`` Universal Binary JSON (``_ubjson.py``) of exactly the
+JSON text, ``.ubj`` Universal Binary JSON (``ubjson.py``) of exactly the
 same document (same checksum); any other suffix is refused when saving.
 
 A model file is one JSON object::

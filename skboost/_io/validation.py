@@ -1,7 +1,7 @@
 """Cross-checks of a model file's fields against each other.
 
 A model file is untrusted input (see ``doc/user_guide/security.rst``):
-``_serialization.py`` parses it and checks each field's own form; the
+``model_file.py`` parses it and checks each field's own form; the
 functions here check what one field implies for another, before anything
 sized by a field is allocated:
 

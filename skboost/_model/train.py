@@ -253,7 +253,7 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     workers = class_workers(grower, booster.n_outputs,
                             min(n_threads, get_thread_cap()), n_parallel,
                             objective.refit_leaves())
-    if workers > 1:   # the class trees side by side (_class_rounds.py)
+    if workers > 1:   # the class trees side by side (class_rounds.py)
         _grow_class_trees(grower, booster, gpair, raw, X, weights,
                           boost_params, rng, workers)
         return

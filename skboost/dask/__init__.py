@@ -5,7 +5,7 @@ The estimators take dask arrays and dask DataFrames (labels and weights as
 dask collections partitioned like X) and train on a ``distributed``
 cluster: each worker keeps and bins its own partitions, and only sketch
 summaries, histograms of the nodes being split, node sums and the chosen
-splits travel (``_dask_train.py`` has the protocol). The model is the one
+splits travel (``train.py`` has the protocol). The model is the one
 single-node training gives on the same partitioning whatever the number of
 workers, and the single-node model itself when the cut points do not
 depend on the partitioning (see ``doc/user_guide/dask.rst``).

@@ -12,7 +12,7 @@ and receives the raw buffers itself: no event loop, no serialisation of
 the histograms (their bytes are read straight into the array they are
 summed from), a poll over the sockets of the step.
 
-``SocketExchange`` has the interface of ``_dask_reduce.PeerExchange``
+``SocketExchange`` has the interface of ``reduce.PeerExchange``
 (``reduce``, ``allgather``, ``abort``, ``flush``) and the same guarantees:
 a lost peer (its connection closes) or an ``abort`` from the client ends
 the step at once with an error naming the worker; a peer that sends

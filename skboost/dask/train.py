@@ -6,7 +6,7 @@ global cut points, and everything per row: labels, weights, margins,
 gradients, the row sample and the row partition of the tree being grown
 (a ``HistFinder`` over the local rows). Every shard runs its own copy of
 the one growth driver (``tree.driver.GrowthDriver``) over a
-``_dask_reduce.ShardFinder``, in step with the other shards: histograms
+``reduce.ShardFinder``, in step with the other shards: histograms
 are reduce-scattered among the shards by feature range and the
 per-feature best splits all-gathered, worker to worker, so every shard
 makes the same choices. The client calls the shards once per boosting
@@ -375,16 +375,16 @@ class Shard:
         """(set, partition, labels, weights) of the eval_set partitions."""
         return [(p.set, p.index, p.y, p.weight) for p in self.evals]
 
-    # ---- growing the trees (``_dask_reduce``)
+    # ---- growing the trees (``reduce.py``)
     def listen(self):
-        """Open this shard's end of the direct links (``_dask_links``):
+        """Open this shard's end of the direct links (``links.py``):
         the ``(host, port)`` the other shards connect to, or None where
         the exchanges go through Dask's comms."""
         self._server, endpoint = listen_on_worker()
         return endpoint
 
     def link(self, index, endpoints, token):
-        """Connect to every other shard (``_dask_links.open_links``);
+        """Connect to every other shard (``links.open_links``);
         False if that failed (then every shard exchanges through Dask)."""
         server, self._server = self._server, None
         try:
@@ -809,7 +809,7 @@ class ShardRounds:
 
 
 def _link_shards(shards):
-    """Open the direct links between the shards (``_dask_links``) where
+    """Open the direct links between the shards (``links.py``) where
     every worker can: each listens, then connects to the others; if any
     cannot, none keeps its links (the exchanges go through Dask)."""
     endpoints = shards.call("listen")
@@ -827,7 +827,7 @@ def _link_shards(shards):
 class ShardEvaluator:
     """The metrics of the eval sets after every round, from the margins
     the shards keep (gathered each round: n_eval x n_outputs floats) and
-    the labels and weights gathered once; as ``_booster._Evaluator``.
+    the labels and weights gathered once; as ``_model.train._Evaluator``.
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 ``make_grower`` prepares the data each finder reads (presorted columns,
 bin codes, cut points) and returns the ``GrowthDriver`` that grows every
-tree of a fit. The boosting loop (``_booster.train``) knows no finder.
+tree of a fit. The boosting loop (``_model/train.py``) knows no finder.
 
 =========  ====================  ======================================
 input      method                finder
