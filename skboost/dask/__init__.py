@@ -23,7 +23,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._model.train import BoostParams, resolve_objective, start_booster
-from .._estimators.continued import draw_seed
+from .._estimators.continued import continued_booster, draw_seed
+from .._model.margins import eval_base_margins, pick_alias
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                     merged_bin_mapper, ordered_summaries, train_on_shards)
@@ -125,21 +126,25 @@ class _Data:
     futures: list   # kept so the partitions stay in memory
 
 
-def _compute_partitions(client, X, y, weight, what="", qid=None):
-    """Compute every partition of X, y, weight (and qid) on the cluster;
-    a partition that fails to compute is an error naming it. Returns
-    (X, y, weight, qid) per partition (None for a missing column)."""
+def _compute_partitions(client, X, y, weight, what="", qid=None,
+                        margin=None, margin_name="base_margin"):
+    """Compute every partition of X, y, weight (and qid, base margin) on
+    the cluster; a partition that fails to compute is an error naming it.
+    Returns (X, y, weight, qid, margin) per partition (None for a missing
+    column)."""
     from distributed import wait
 
     columns = [_partitions(X, "X"), _partitions(y, "y"),
                None if weight is None else _partitions(weight,
                                                        "sample_weight"),
-               None if qid is None else _partitions(qid, "qid")]
+               None if qid is None else _partitions(qid, "qid"),
+               None if margin is None else _partitions(margin, margin_name)]
     flat = [d for part in columns if part is not None for d in part]
     futures = client.compute(flat)
     wait(futures)
     n_parts = len(columns[0])
-    names = [n for n, c in zip(("X", "y", "sample_weight", "qid"), columns)
+    names = [n for n, c in zip(("X", "y", "sample_weight", "qid",
+                                margin_name), columns)
              if c is not None]
     for k, future in enumerate(futures):
         if future.status == "error":
@@ -153,6 +158,40 @@ def _compute_partitions(client, X, y, weight, what="", qid=None):
     per_column = [[None] * n_parts if c is None else next(computed)
                   for c in columns]
     return list(zip(*per_column))
+
+
+def _check_margin_shape(margin, n_outputs, name):
+    """A base margin's columns: one per output (a 1-D collection, or one
+    column, for a model of one output), read off the dask collection."""
+    if margin is None:
+        return
+    if _kind(margin, name) == "frame":
+        shape = (("n_samples",) if margin.ndim == 1
+                 else ("n_samples", len(margin.columns)))
+    else:
+        shape = tuple(int(s) for s in margin.shape)
+    if (len(shape) == 1 and n_outputs == 1) or (
+            len(shape) == 2 and shape[1] == n_outputs):
+        return
+    expected = ("(n_samples,)" if n_outputs == 1 else
+                f"(n_samples, {n_outputs}) (one column per class)")
+    raise ValueError(
+        f"{name} must have shape {expected} for this model and data, got "
+        f"shape {shape}")
+
+
+def _margin_kwargs(base_margin, base_margin_eval_set, xgb_model,
+                   init_score, eval_init_score, init_model):
+    """``_dask_fit``'s keywords of base margins and continued training,
+    LightGBM's names resolved (as the single-node estimators do)."""
+    return dict(
+        base_margin=pick_alias("base_margin", base_margin, "init_score",
+                               init_score),
+        base_margin_eval_set=pick_alias(
+            "base_margin_eval_set", base_margin_eval_set, "eval_init_score",
+            eval_init_score),
+        init_model=pick_alias("xgb_model", xgb_model, "init_model",
+                              init_model))
 
 
 def _holders(client, parts):
@@ -193,24 +232,33 @@ def _place_shards(client, parts, eval_sets=()):
     return ShardGroup(client, actors, addresses), futures
 
 
-def _eval_partitions(client, X, eval_set, sample_weight_eval_set):
-    """The computed partitions of each eval_set pair (with its weights):
-    a list per pair of (X, y, weight) futures."""
+def _eval_partitions(client, X, eval_set, sample_weight_eval_set,
+                     base_margin_eval_set=None):
+    """The computed partitions of each eval_set pair (with its weights and
+    base margins): a list per pair of (X, y, weight, qid, margin)
+    futures."""
     if eval_set is None:
-        if sample_weight_eval_set is not None:
-            raise ValueError("sample_weight_eval_set needs an eval_set")
+        for name, value in (("sample_weight_eval_set",
+                             sample_weight_eval_set),
+                            ("base_margin_eval_set", base_margin_eval_set)):
+            if value is not None:
+                raise ValueError(f"{name} needs an eval_set")
         return []
     eval_set = list(eval_set)
     weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
+    margins = eval_base_margins(base_margin_eval_set, len(eval_set))
     out = []
-    for k, (pair, weight) in enumerate(zip(eval_set, weights)):
+    for k, (pair, weight, margin) in enumerate(zip(eval_set, weights,
+                                                   margins)):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError("eval_set must be a list of (X, y) pairs")
         X_eval, y_eval = pair
         _check_alignment(X_eval, {f"eval_set[{k}]'s y": y_eval,
-                                  f"sample_weight_eval_set[{k}]": weight})
-        out.append(_compute_partitions(client, X_eval, y_eval, weight,
-                                       what=f"eval_set[{k}]'s "))
+                                  f"sample_weight_eval_set[{k}]": weight,
+                                  f"base_margin_eval_set[{k}]": margin})
+        out.append(_compute_partitions(
+            client, X_eval, y_eval, weight, what=f"eval_set[{k}]'s ",
+            margin=margin, margin_name=f"base_margin_eval_set[{k}]"))
     return out
 
 
@@ -318,6 +366,36 @@ _FIT_DOC = """Fit on dask collections, on the workers holding them.
             Weights of each eval_set pair, partitioned like its X.
         verbose : bool or int, default=False
             Print the eval metrics every round (an int: every that many).
+        base_margin : dask array, Series or DataFrame, default=None
+            Margin each row starts from instead of the fitted intercept
+            (XGBoost's ``base_margin``), partitioned like X (the same row
+            chunks as y): shape (n_samples,) for a model of one output,
+            (n_samples, n_classes) for a multiclass one. Each worker starts
+            its rows' margins from it; the intercept (``intercept_``) is
+            still estimated or set from ``base_score``, as in the
+            single-node estimators, for predictions without a base
+            margin. Give the same margins to ``to_local().predict`` (or
+            add them to ``predict(..., output_margin=True)``) to predict on
+            top of them.
+        base_margin_eval_set : list of dask collections, default=None
+            Base margins of the ``eval_set`` pairs (None entries: the
+            intercept), each partitioned like its X.
+        xgb_model : skboost estimator, Booster, str or path-like, default=None
+            Continue this model: a fitted estimator of this class or of its
+            single-node class (``BoostRegressor``, ...), its
+            ``get_booster()``, or the path of a model it saved. Its base
+            margin and trees are kept and ``n_estimators`` rounds are added,
+            numbered on from its last; the data must have its features
+            (names, categories), classes and objective (else a
+            ValueError). Without row sampling the model is the single-node
+            estimator's continued on the same data, bit for bit (where the
+            cuts do not depend on the partitioning).
+        init_score : dask collection, default=None
+            LightGBM's name of ``base_margin`` (give one of them).
+        eval_init_score : list of dask collections, default=None
+            LightGBM's name of ``base_margin_eval_set``.
+        init_model : skboost estimator, Booster, str or path-like, default=None
+            LightGBM's name of ``xgb_model``.
         client : distributed.Client, default=None
             The cluster to train on; None: the current client.
 
@@ -333,28 +411,35 @@ class _DaskBoostMixin:
     validation and fitted attributes they keep)."""
 
     def fit(self, X, y, sample_weight=None, eval_set=None,
-            sample_weight_eval_set=None, verbose=False, *, client=None):
-        return self._dask_fit(X, y, sample_weight, client,
-                              eval_set=eval_set,
-                              sample_weight_eval_set=sample_weight_eval_set,
-                              verbose=verbose)
+            sample_weight_eval_set=None, verbose=False, *, base_margin=None,
+            base_margin_eval_set=None, xgb_model=None, init_score=None,
+            eval_init_score=None, init_model=None, client=None):
+        return self._dask_fit(
+            X, y, sample_weight, client, eval_set=eval_set,
+            sample_weight_eval_set=sample_weight_eval_set, verbose=verbose,
+            **_margin_kwargs(base_margin, base_margin_eval_set, xgb_model,
+                             init_score, eval_init_score, init_model))
 
     fit.__doc__ = _FIT_DOC  # the ranker has its own (qid)
 
     def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
-                  sample_weight_eval_set=None, verbose=False, qid=None):
+                  sample_weight_eval_set=None, verbose=False, qid=None,
+                  base_margin=None, base_margin_eval_set=None,
+                  init_model=None):
         self._check_dask_params(X)
         client = _client(client)
         _check_alignment(X, {"y": y, "sample_weight": sample_weight,
-                             "qid": qid})
+                             "qid": qid, "base_margin": base_margin})
         if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
             raise ValueError(
                 f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
                 "not supported by the Dask estimators yet")
         check_X(self, _meta_frame(X), reset=True)
-        parts = _compute_partitions(client, X, y, sample_weight, qid=qid)
+        parts = _compute_partitions(client, X, y, sample_weight, qid=qid,
+                                    margin=base_margin)
         eval_parts = _eval_partitions(client, X, eval_set,
-                                      sample_weight_eval_set)
+                                      sample_weight_eval_set,
+                                      base_margin_eval_set)
         shards, actors = _place_shards(client, parts, eval_parts)
         try:
             first_rows, n_rows = _check_signatures(shards.call("describe"))
@@ -363,8 +448,11 @@ class _DaskBoostMixin:
             if qid is not None:
                 _check_queries_in_partitions(shards.call("query_ids"))
             objective, n_classes = self._prepare_labels(shards)
+            margins = [base_margin] + eval_base_margins(
+                base_margin_eval_set, len(eval_parts))
             return self._train_on(shards, objective, n_classes, n_rows,
-                                  n_evals=len(eval_parts), verbose=verbose)
+                                  n_evals=len(eval_parts), verbose=verbose,
+                                  margins=margins, init_model=init_model)
         finally:
             # the shards' memory goes; the partitions are released with
             # ``parts`` (not cancelled: their keys may be shared with other
@@ -402,7 +490,12 @@ class _DaskBoostMixin:
         return template
 
     def _train_on(self, shards, objective, n_classes, n_rows, *, n_evals,
-                  verbose):
+                  verbose, margins=(None,), init_model=None):
+        """Train on the loaded shards. ``margins``: the base margins of the
+        training rows and of each eval set (dask collections or None),
+        checked here against the model's outputs; ``init_model``: the
+        model continued (``xgb_model``), checked as the single-node
+        estimators check it."""
         resolved = resolve_objective(objective, self._objective_params(),
                                       None)
         if resolved.refit_leaves():
@@ -411,28 +504,37 @@ class _DaskBoostMixin:
                 "quantiles of residuals, which skboost.dask does not do "
                 "yet: use another objective or the single-node estimator")
         n_outputs = resolved.n_outputs(n_classes)
+        for k, margin in enumerate(margins):
+            _check_margin_shape(margin, n_outputs, "base_margin" if k == 0
+                                else f"base_margin_eval_set[{k - 1}]")
+        init = (None if init_model is None else
+                continued_booster(self, init_model, objective, n_classes))
         seed = draw_seed(self.random_state)
-        spec = self._shard_spec(objective, n_outputs, seed)
+        spec = self._shard_spec(objective, n_outputs, seed, init)
         prepared = shards.call("prepare", spec)
         weight_sum = float(sum(s for s, _ in prepared))
         if not weight_sum > 0:
             raise ValueError("sample_weight must have a positive sum")
-        booster = self._first_booster(shards, resolved, n_outputs)
+        booster = self._first_booster(shards, resolved, n_outputs, init)
         mapper = merged_bin_mapper(
             _ordered(shards.call("summaries", self.max_bin,
                                  spec.n_categories)),
             self.max_bin, spec.n_categories)
         shards.call("setup", mapper, booster.base_margin, weight_sum)
         tp = spec.tree_params
+        # the column samples of single-node training (``_train``): a
+        # continued fit draws from (seed, rounds of the continued model)
         sampler = ColumnSampler(self.n_features_in_, tp.colsample_bytree,
                                 tp.colsample_bylevel, tp.colsample_bynode,
-                                np.random.default_rng(seed),
+                                np.random.default_rng(
+                                    seed if init is None
+                                    else [seed, init.n_rounds]),
                                 feature_weights=tp.feature_weights)
         evaluator = ShardEvaluator(
             booster, resolved, shards.call("eval_labels"), n_evals,
             metric_list(self.eval_metric))
-        callbacks = self._training_callbacks(evaluator.names, verbose,
-                                             self.n_estimators)
+        callbacks = self._training_callbacks(
+            evaluator.names, verbose, spec.first_round + self.n_estimators)
         check_callbacks(callbacks)
         booster = train_on_shards(
             shards, mapper, spec, booster, sampler, self.n_estimators,
@@ -447,9 +549,16 @@ class _DaskBoostMixin:
         booster.feature_names = None if names is None else list(names)
         return self
 
-    def _shard_spec(self, objective, n_outputs, seed):
+    def _boost_params(self):
+        return BoostParams(n_estimators=self.n_estimators,
+                           subsample=self.subsample,
+                           base_score=self.base_score,
+                           num_parallel_tree=self.num_parallel_tree)
+
+    def _shard_spec(self, objective, n_outputs, seed, init=None):
         """The ShardSpec of this fit (tree parameters as ``_train`` makes
-        them)."""
+        them); ``init``: the booster continued (its rounds numbered on,
+        the shards' margins start from its predictions)."""
         n_parallel = self.num_parallel_tree
         category_map = getattr(self, "_category_map_", None)
         # the boosting loop's rule: the round's learning rate shared among
@@ -459,35 +568,40 @@ class _DaskBoostMixin:
                               max_delta_step=self._max_delta_step(objective),
                               n_features=self.n_features_in_),
             learning_rate=self.learning_rate / n_parallel)
+        resolved = resolve_objective(objective, self._objective_params(),
+                                     None)
         return ShardSpec(
             objective=objective, objective_params=self._objective_params(),
             tree_params=tree_params, n_outputs=n_outputs,
             n_parallel=n_parallel, trees_per_round=n_outputs * n_parallel,
-            first_round=0, seed=seed, subsample=self.subsample,
+            first_round=0 if init is None else init.n_rounds, seed=seed,
+            subsample=self.subsample,
             tie_salt=tie_salt(self.random_state),
             approx=self.tree_method == "approx",
-            approx_once=(resolve_objective(
-                objective, self._objective_params(), None).constant_hessian
-                and self.subsample >= 1.0),
+            approx_once=(resolved.constant_hessian
+                         and self.subsample >= 1.0),
             n_categories=(None if category_map is None
-                          else category_map.n_categories()))
+                          else category_map.n_categories()),
+            # a copy of the continued model as the new booster starts
+            # (its base margin and trees; no best_iteration): the margins
+            # the shards start from are its predictions, as in core
+            init_booster=(None if init is None else start_booster(
+                resolved, None, None, n_outputs, self.n_features_in_,
+                self._boost_params(), init)))
 
-    def _first_booster(self, shards, objective, n_outputs):
-        """The Booster the rounds add to; estimating ``base_score`` reads
-        the labels and training weights of every row, in row order."""
-        params = BoostParams(n_estimators=self.n_estimators,
-                             subsample=self.subsample,
-                             base_score=self.base_score,
-                             num_parallel_tree=self.num_parallel_tree)
+    def _first_booster(self, shards, objective, n_outputs, init=None):
+        """The Booster the rounds add to: ``init``'s base margin and trees
+        when continuing it; else estimating ``base_score`` reads the labels
+        and training weights of every row, in row order."""
         y = weight = None
-        if self.base_score is None:
+        if self.base_score is None and init is None:
             labels = shards.call("labels")
             rows = np.concatenate([r for r, _, _ in labels])
             order = np.argsort(rows, kind="stable")
             y = np.concatenate([v for _, v, _ in labels])[order]
             weight = np.concatenate([w for _, _, w in labels])[order]
         return start_booster(objective, y, weight, n_outputs,
-                              self.n_features_in_, params, None)
+                              self.n_features_in_, self._boost_params(), init)
 
     # ---- predictions as dask collections
     def _map_rows(self, X, method, n_columns, dtype, **kwargs):
@@ -739,7 +853,9 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
     _local_class = BoostRanker
 
     def fit(self, X, y, *, qid, sample_weight=None, eval_set=None,
-            verbose=False, client=None, query_weight=None):
+            verbose=False, client=None, query_weight=None,
+            base_margin=None, xgb_model=None, init_score=None,
+            init_model=None):
         """Fit the ranker on dask collections, on the workers holding them.
 
         Parameters
@@ -760,6 +876,14 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
             row its query's weight in ``sample_weight``, the weights
             normalised to a mean of 1 over the queries, which is what
             ``BoostRanker.fit(query_weight=...)`` trains on.
+        base_margin : dask array or dask Series, default=None
+            Margin each row starts from (``init_score``: LightGBM's name),
+            partitioned like X; it moves with its row when the rows are
+            grouped by query. As in ``BoostRanker.fit``.
+        xgb_model : skboost estimator, Booster, str or path-like, default=None
+            Continue this model (``init_model``: LightGBM's name), as in
+            ``BoostRanker.fit``: ``n_estimators`` rounds are added to its
+            trees.
 
         Returns
         -------
@@ -779,7 +903,9 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
                              "DaskBoostRanker yet")
         _kind(qid, "qid")
         return self._dask_fit(X, y, sample_weight, client, verbose=verbose,
-                              qid=qid)
+                              qid=qid, **_margin_kwargs(
+                                  base_margin, None, xgb_model, init_score,
+                                  None, init_model))
 
     def _prepare_labels(self, shards):
         shards.call("float_labels")

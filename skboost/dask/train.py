@@ -42,6 +42,7 @@ from .reduce import (PeerExchange, ShardFinder, SliceScanner,
 from ..tree.driver import GrowthDriver
 from .._input.arrays import check_X
 from .._model.limits import check_gradients, check_label_limits
+from .._model.margins import check_base_margin
 from ..tree._approx import codes_from_sorted
 from ..tree._binning import BinnedData
 from ..tree._histogram import active_maxima, quantization_scale
@@ -208,13 +209,14 @@ class Shard:
     Parameters
     ----------
     parts : list of tuple
-        ``(index, X, y, weight)`` of each partition this worker holds
-        (weight None: 1 each), in increasing ``index``.
+        ``(index, X, y, weight, qid, base_margin)`` of each partition this
+        worker holds (weight None: 1 each; qid, base_margin None: none), in
+        increasing ``index``.
     """
 
     def __init__(self, parts, eval_parts=()):
-        # eval_parts: (set, index, X, y, weight) of the eval_set partitions
-        # given to this shard
+        # eval_parts: (set, index, X, y, weight, qid, base_margin) of the
+        # eval_set partitions given to this shard
         self.eval_parts = sorted(eval_parts, key=lambda p: p[:2])
         self.parts = sorted(parts, key=lambda p: p[0])
         self.indices = [p[0] for p in self.parts]
@@ -231,7 +233,7 @@ class Shard:
         """Per partition: index, rows, and the signatures the client
         compares across partitions (``partition_signature``)."""
         return [(index, len(X), partition_signature(X))
-                for index, X, _, _, _ in self.parts]
+                for index, X, *_ in self.parts]
 
     @keeps_freed_memory
     def load(self, template, first_rows):
@@ -239,24 +241,29 @@ class Shard:
         (``check_X`` with ``template``'s fitted attributes: feature names,
         categories, ``missing``) and concatenate them; ``first_rows``: the
         global index of each partition's first row."""
-        Xs, ys, ws, rows, qids = [], [], [], [], []
-        for (index, X, y, w, qid), first in zip(self.parts, first_rows):
+        Xs, ys, ws, rows, qids, margins = [], [], [], [], [], []
+        for (index, X, y, w, qid, margin), first in zip(self.parts,
+                                                        first_rows):
             X = check_X(template, X, reset=False)
             y = _column(y, X.shape[0], "y", index, dtype=None)
             w = (np.ones(X.shape[0]) if w is None
                  else _weights(w, X.shape[0], "sample_weight", index))
+            margin = _margin_rows(margin, X.shape[0], "base_margin", index)
             row = np.arange(first, first + X.shape[0])
             if qid is not None:
-                # rows grouped by query, stably (as BoostRanker groups them)
+                # rows grouped by query, stably (as BoostRanker groups them);
+                # the base margins move with their rows
                 qid = _query_ids(qid, X.shape[0], index)
                 order = np.argsort(qid, kind="stable")
                 X, y, w, row, qid = X[order], y[order], w[order], \
                     row[order], qid[order]
+                margin = None if margin is None else margin[order]
                 qids.append(qid)
             Xs.append(np.ascontiguousarray(X))
             ys.append(y)
             ws.append(w)
             rows.append(row)
+            margins.append(margin)
         self.parts = None   # the converted copies replace them
         self.evals = [_EvalPart(template, *p) for p in self.eval_parts]
         self.eval_parts = None
@@ -264,6 +271,8 @@ class Shard:
         self.y = np.concatenate(ys)
         self.weight = np.concatenate(ws)
         self.rows = np.concatenate(rows)
+        self.base_margin = (None if margins[0] is None
+                            else np.concatenate(margins))
         self._part_rows = np.cumsum([0] + [x.shape[0] for x in Xs])
         self.qids = qids
         self.query_ptr = None
@@ -327,6 +336,13 @@ class Shard:
             objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
                                    spec.n_threads)
         self.weights = RoundWeights(self.train_weight, objective)
+        # the base margins: finite, within the limits (as in core)
+        self.base_margin = check_base_margin(
+            self.base_margin, self.X.shape[0], spec.n_outputs)
+        for part in self.evals:
+            part.base_margin = check_base_margin(
+                part.base_margin, part.X.shape[0], spec.n_outputs,
+                f"base_margin_eval_set[{part.set}]")
         return float(np.sum(self.train_weight)), self.weights.in_sums is None
 
     @keeps_freed_memory
@@ -350,7 +366,10 @@ class Shard:
 
     @keeps_freed_memory
     def setup(self, mapper, base_margin, weight_sum):
-        """Bin the rows on the global cuts and start the margins."""
+        """Bin the rows on the global cuts and start the margins (as
+        ``InProcessRounds.start`` and the in-process evaluator do): the
+        rows' base margins (``base_margin``: the model's, for rows without
+        one) plus the trees of the model continued."""
         spec = self.spec
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
@@ -361,15 +380,17 @@ class Shard:
                                  spec.tree_params, spec.n_threads,
                                  weight=self.weights.in_sums,
                                  categorical=categorical)
-        if spec.init_booster is not None:
-            self.raw = spec.init_booster.predict_raw(
-                self.X, n_threads=spec.n_threads)
-        else:
-            self.raw = np.tile(base_margin, (self.X.shape[0], 1))
+        self.raw = _start_margins(spec.init_booster, self.X,
+                                  self.base_margin, base_margin,
+                                  spec.n_threads)
+        self.base_margin = None   # in ``raw`` now
         self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
                               dtype=np.float32)
         for part in self.evals:
-            part.margin = np.tile(base_margin, (part.X.shape[0], 1))
+            part.margin = _start_margins(spec.init_booster, part.X,
+                                         part.base_margin, base_margin,
+                                         spec.n_threads)
+            part.base_margin = None
 
     def eval_labels(self):
         """(set, partition, labels, weights) of the eval_set partitions."""
@@ -593,7 +614,8 @@ class _EvalPart:
     """One eval_set partition on a shard: converted X, labels, weights and
     the margins kept up to date tree by tree."""
 
-    def __init__(self, template, eval_set, index, X, y, weight, qid=None):
+    def __init__(self, template, eval_set, index, X, y, weight, qid=None,
+                 base_margin=None):
         self.set, self.index = eval_set, index
         self.X = check_X(template, X, reset=False)
         n = self.X.shape[0]
@@ -602,7 +624,41 @@ class _EvalPart:
         self.weight = (np.ones(n) if weight is None else
                        _weights(weight, n,
                                 f"sample_weight_eval_set[{eval_set}]", index))
+        self.base_margin = _margin_rows(
+            base_margin, n, f"base_margin_eval_set[{eval_set}]", index)
         self.margin = None
+
+
+def _start_margins(booster, X, row_margins, base_margin, n_threads):
+    """The margins rows start from: ``row_margins`` (checked, (n_rows,
+    n_outputs)) or the model's ``base_margin``, plus the trees of
+    ``booster`` (the model continued, or None): what ``predict_raw`` of
+    the starting booster gives in core."""
+    if booster is not None:
+        return booster.predict_raw(X, n_threads=n_threads,
+                                   base_margin=row_margins)
+    if row_margins is not None:
+        return row_margins.copy()
+    return np.tile(base_margin, (X.shape[0], 1))
+
+
+def _margin_rows(values, n_rows, name, index):
+    """A partition's base margins as float64, one row (of one value or
+    one per output) per row of X; the columns are checked later, against
+    the model's outputs."""
+    if values is None:
+        return None
+    try:
+        margin = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"partition {index}: {name} must be numeric, got "
+                         f"{type(values).__name__}") from None
+    if margin.ndim not in (1, 2) or margin.shape[0] != n_rows:
+        raise ValueError(
+            f"partition {index}: {name} has shape {margin.shape}, but X has "
+            f"{n_rows} rows: {name} must be partitioned like X, one row "
+            "per row of X")
+    return margin
 
 
 def partition_signature(X):
