@@ -1029,3 +1029,255 @@ def test_callbacks_and_forests_run_the_same_loop_in_core_and_on_dask(client):
 def _dask_pair(X, y):
     return (da.from_array(X, chunks=(X.shape[0] // 3, X.shape[1])),
             da.from_array(y, chunks=X.shape[0] // 3))
+
+
+# -- continued training and per-row base margins, as in core -----------------
+# Oracle: the single-node estimators on the concatenated data (the cuts
+# cannot depend on the partitioning: _discrete_data), and, where it holds
+# in core, one longer fit (6 + 6 rounds == 12 without column sampling).
+
+def _dumps(model):
+    return model.get_booster().get_dump(with_stats=True)
+
+
+def _labels3(y):
+    return np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+
+
+@pytest.mark.parametrize("kind", ["dask", "local", "booster", "path",
+                                  "init_model"])
+def test_continued_training_equals_single_node(client, kind, tmp_path):
+    """6 rounds, then xgb_model + 6 more on Dask: the single-node
+    estimators' continued model bit for bit, column sampling included (the
+    continued fit's rng is seeded by (seed, rounds so far) in both), with
+    the eval set logged from the continued model's margins."""
+    X, y = _discrete_data(n=1200, seed=31)
+    params = dict(PARAMS, colsample_bynode=0.7, colsample_bytree=0.8)
+    X_val, y_val = X[900:], y[900:]
+    dX, dy = _dask_pair(X, y)
+    first_local = BoostRegressor(**params).fit(X, y)
+    first_dask = DaskBoostRegressor(**params).fit(dX, dy)
+    assert _dumps(first_dask) == _dumps(first_local)
+    model = {"dask": first_dask, "local": first_local,
+             "booster": first_dask.get_booster(),
+             "init_model": first_dask}.get(kind)
+    if kind == "path":
+        model = tmp_path / "first.ubj"
+        first_dask.save_model(model)
+    name = "init_model" if kind == "init_model" else "xgb_model"
+    second = DaskBoostRegressor(**params).fit(
+        dX, dy, eval_set=[_dask_pair(X_val, y_val)], **{name: model})
+    local = BoostRegressor(**params).fit(X, y, eval_set=[(X_val, y_val)],
+                                         xgb_model=first_local)
+    assert second.n_estimators_ == local.n_estimators_ == 12
+    assert _dumps(second) == _dumps(local)
+    assert second.evals_result_ == local.evals_result_
+    assert np.array_equal(second.predict(dX).compute(), local.predict(X))
+    assert first_dask.n_estimators_ == 6   # left as it was
+
+
+@pytest.mark.parametrize("n_classes", [None, 3])
+def test_six_plus_six_rounds_is_twelve_on_dask(client, n_classes):
+    """Without row or column sampling, 6 rounds and 6 more on Dask are the
+    12-round model (as in core), and the continued single-node model."""
+    X, y = _discrete_data(n=1200, seed=32)
+    if n_classes is None:
+        Dask, Local, target = DaskBoostRegressor, BoostRegressor, y
+    else:
+        Dask, Local, target = (DaskBoostClassifier, BoostClassifier,
+                               np.array(["a", "b", "c"])[_labels3(y)])
+    dX, dy = _dask_pair(X, target)
+    first = Dask(**PARAMS).fit(dX, dy)
+    second = Dask(**PARAMS).fit(dX, dy, xgb_model=first)
+    whole = Dask(**dict(PARAMS, n_estimators=12)).fit(dX, dy)
+    local = Local(**PARAMS).fit(
+        X, target, xgb_model=Local(**PARAMS).fit(X, target))
+    local_whole = Local(**dict(PARAMS, n_estimators=12)).fit(X, target)
+    assert _dumps(local) == _dumps(local_whole)   # in core
+    assert _dumps(second) == _dumps(whole) == _dumps(local)
+    assert _trees_equal(second.booster_, local.booster_)
+    method = "predict" if n_classes is None else "predict_proba"
+    assert np.array_equal(getattr(second, method)(dX).compute(),
+                          getattr(local, method)(X))
+
+
+@pytest.mark.parametrize("task", ["regressor", "binary", "multiclass"])
+def test_base_margin_equals_single_node(client, task):
+    """Per-row base margins (and the eval set's): the single-node model,
+    eval log and margins bit for bit; the intercept is still estimated."""
+    X, y = _discrete_data(n=1200, seed=33)
+    rng = np.random.default_rng(33)
+    params = dict(PARAMS, colsample_bynode=0.8)
+    if task == "regressor":
+        Dask, Local, target = DaskBoostRegressor, BoostRegressor, y
+        margin = rng.normal(scale=3.0, size=1200)
+    elif task == "binary":
+        Dask, Local = DaskBoostClassifier, BoostClassifier
+        target = (y > np.median(y)).astype(int)
+        margin = rng.normal(size=1200)
+    else:
+        Dask, Local, target = DaskBoostClassifier, BoostClassifier, \
+            _labels3(y)
+        margin = rng.normal(size=(1200, 3))
+    fit_rows, val = slice(0, 900), slice(900, None)
+    dX, dy = _dask_pair(X[fit_rows], target[fit_rows])
+    d_val = _dask_pair(X[val], target[val])
+
+    def chunked(m):
+        return da.from_array(m, chunks=(m.shape[0] // 3,) + m.shape[1:])
+
+    model = Dask(**params).fit(
+        dX, dy, base_margin=chunked(margin[fit_rows]), eval_set=[d_val],
+        base_margin_eval_set=[chunked(margin[val])])
+    local = Local(**params).fit(
+        X[fit_rows], target[fit_rows], base_margin=margin[fit_rows],
+        eval_set=[(X[val], target[val])],
+        base_margin_eval_set=[margin[val]])
+    assert _dumps(model) == _dumps(local)
+    assert _trees_equal(model.booster_, local.booster_)
+    assert model.evals_result_ == local.evals_result_
+    assert np.array_equal(model.intercept_, local.intercept_)
+    on_margin = model.to_local().predict(X, output_margin=True,
+                                         base_margin=margin)
+    assert np.array_equal(on_margin, local.predict(X, output_margin=True,
+                                                   base_margin=margin))
+    # without a margin: the trees on top of the estimated intercept
+    assert np.array_equal(
+        model.predict(da.from_array(X, chunks=(400, 5)),
+                      output_margin=True).compute(),
+        local.predict(X, output_margin=True))
+    # LightGBM's names; a dask Series (DataFrame X) works the same way
+    if task == "regressor":
+        frame = dd.from_pandas(pd.DataFrame(X[fit_rows]), npartitions=3)
+        series = dd.from_pandas(pd.Series(target[fit_rows]), npartitions=3)
+        score = dd.from_pandas(pd.Series(margin[fit_rows]), npartitions=3)
+        v_frame = dd.from_pandas(pd.DataFrame(X[val]), npartitions=2)
+        v_series = dd.from_pandas(pd.Series(target[val]), npartitions=2)
+        v_score = dd.from_pandas(pd.Series(margin[val]), npartitions=2)
+        aliased = Dask(**params).fit(frame, series, init_score=score,
+                                     eval_set=[(v_frame, v_series)],
+                                     eval_init_score=[v_score])
+        assert _trees_equal(aliased.booster_, local.booster_)
+        assert aliased.evals_result_ == local.evals_result_
+
+
+def test_continued_training_on_base_margins_equals_single_node(client):
+    """Both at once: a model fitted on base margins, continued on them."""
+    X, y = _discrete_data(n=900, seed=34)
+    margin = np.random.default_rng(34).normal(size=900)
+    dX, dy = _dask_pair(X, y)
+    dm = da.from_array(margin, chunks=300)
+    first = DaskBoostRegressor(**PARAMS).fit(dX, dy, base_margin=dm)
+    second = DaskBoostRegressor(**PARAMS).fit(dX, dy, base_margin=dm,
+                                              xgb_model=first)
+    local = BoostRegressor(**PARAMS).fit(
+        X, y, base_margin=margin,
+        xgb_model=BoostRegressor(**PARAMS).fit(X, y, base_margin=margin))
+    assert _trees_equal(second.booster_, local.booster_)
+    whole = BoostRegressor(**dict(PARAMS, n_estimators=12)).fit(
+        X, y, base_margin=margin)
+    assert _trees_equal(second.booster_, whole.booster_)
+
+
+def test_ranker_base_margin_and_continued_training(client):
+    """The ranker's rows are grouped by query on each worker: the margins
+    move with them, as in BoostRanker."""
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(35)
+    X, _ = _discrete_data(n=1200, seed=35)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10
+                        + rng.integers(0, 2, 1200), 0, 4)
+    qid = np.repeat(np.arange(60), 20)
+    shuffle = np.concatenate([rng.permutation(np.arange(a, a + 400))
+                              for a in (0, 400, 800)])   # queries mixed
+    X, relevance, qid = X[shuffle], relevance[shuffle], qid[shuffle]
+    margin = rng.normal(size=1200)
+    params = dict(PARAMS, objective="rank:ndcg")
+    dX = da.from_array(X, chunks=(400, 5))
+    fit = dict(qid=da.from_array(qid, 400),
+               base_margin=da.from_array(margin, 400))
+    first = DaskBoostRanker(**params).fit(
+        dX, da.from_array(relevance, 400), **fit)
+    model = DaskBoostRanker(**params).fit(
+        dX, da.from_array(relevance, 400), init_model=first, **fit)
+    local_first = BoostRanker(**params).fit(X, relevance, qid=qid,
+                                            base_margin=margin)
+    local = BoostRanker(**params).fit(X, relevance, qid=qid,
+                                      base_margin=margin,
+                                      xgb_model=local_first)
+    assert _trees_equal(first.booster_, local_first.booster_)
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+def test_continued_model_and_base_margin_errors(client, tmp_path):
+    """Clear errors before training: a continued model of other features
+    or classes, base margins of the wrong shape or partitioning."""
+    X, y = _discrete_data(n=600, seed=36)
+    labels = _labels3(y)
+    dX, dy = da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200)
+    d_labels = da.from_array(labels, chunks=200)
+    clf = DaskBoostClassifier(**PARAMS).fit(dX, d_labels)
+    with pytest.raises(ValueError, match="features"):
+        DaskBoostClassifier(**PARAMS).fit(dX[:, :4], d_labels,
+                                          xgb_model=clf)
+    with pytest.raises(ValueError, match="classes"):
+        DaskBoostClassifier(**PARAMS).fit(dX, d_labels % 2 + 5,
+                                          xgb_model=clf)
+    with pytest.raises(ValueError, match="objective"):
+        DaskBoostClassifier(**dict(PARAMS, objective="multi:softmax")).fit(
+            dX, d_labels, xgb_model=clf.to_local())
+    path = tmp_path / "clf.json"
+    clf.save_model(path)
+    with pytest.raises(ValueError, match="BoostClassifier"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy, xgb_model=path)
+    with pytest.raises(TypeError, match="xgb_model"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy, xgb_model=3)
+    with pytest.raises(TypeError, match="not both"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy, xgb_model=clf,
+                                         init_model=clf)
+    margin = da.zeros(600, chunks=200)
+    # shape: one column per class
+    with pytest.raises(ValueError, match=r"base_margin must have shape "
+                                         r"\(n_samples, 3\)"):
+        DaskBoostClassifier(**PARAMS).fit(dX, d_labels, base_margin=margin)
+    with pytest.raises(ValueError, match=r"base_margin must have shape "
+                                         r"\(n_samples,\).*\(600, 2\)"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, base_margin=da.zeros((600, 2), chunks=(200, 2)))
+    with pytest.raises(ValueError, match=r"base_margin_eval_set\[0\] must "
+                                         r"have shape \(n_samples, 3\)"):
+        DaskBoostClassifier(**PARAMS).fit(
+            dX, d_labels, eval_set=[(dX, d_labels)],
+            base_margin_eval_set=[margin])
+    # partitioning: the chunks of y
+    with pytest.raises(ValueError, match="X and base_margin do not line up"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, base_margin=da.zeros(600, chunks=((100, 300, 200),)))
+    with pytest.raises(ValueError, match="but base_margin has 2"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy,
+                                         base_margin=da.zeros(600, chunks=300))
+    with pytest.raises(ValueError, match=r"base_margin_eval_set\[0\]"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, eval_set=[(dX, dy)],
+            base_margin_eval_set=[da.zeros(600, chunks=300)])
+    # the flattened (n_samples * n_classes,) form cannot be partitioned
+    # like X
+    with pytest.raises(ValueError, match="base_margin"):
+        DaskBoostClassifier(**PARAMS).fit(
+            dX, d_labels, base_margin=da.zeros(1800, chunks=600))
+    # a frame's partitions of other lengths than X's
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    series = dd.from_pandas(pd.Series(y), npartitions=2)
+    short = dd.from_pandas(pd.Series(np.zeros(590)), npartitions=2)
+    with pytest.raises(ValueError, match=r"partition \d: base_margin has "
+                                         "shape"):
+        DaskBoostRegressor(**PARAMS).fit(frame, series, base_margin=short)
+    with pytest.raises(ValueError, match="base_margin.*NaN|NaN.*base_margin"):
+        DaskBoostRegressor(**PARAMS).fit(
+            dX, dy, base_margin=da.full(600, np.nan, chunks=200))
+    with pytest.raises(ValueError, match="base_margin_eval_set needs an "
+                                         "eval_set"):
+        DaskBoostRegressor(**PARAMS).fit(dX, dy,
+                                         base_margin_eval_set=[margin])
