@@ -374,9 +374,9 @@ _FIT_DOC = """Fit on dask collections, on the workers holding them.
             its rows' margins from it; the intercept (``intercept_``) is
             still estimated or set from ``base_score``, as in the
             single-node estimators, for predictions without a base
-            margin. Give the same margins to ``to_local().predict`` (or
-            add them to ``predict(..., output_margin=True)``) to predict on
-            top of them.
+            margin. Give the same margins to
+            ``to_local().predict(X, base_margin=...)`` to predict on top of
+            them (the Dask ``predict`` takes no base margin yet).
         base_margin_eval_set : list of dask collections, default=None
             Base margins of the ``eval_set`` pairs (None entries: the
             intercept), each partitioned like its X.
