@@ -884,6 +884,10 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
             Continue this model (``init_model``: LightGBM's name), as in
             ``BoostRanker.fit``: ``n_estimators`` rounds are added to its
             trees.
+        init_score : dask array or dask Series, default=None
+            LightGBM's name of ``base_margin``.
+        init_model : skboost estimator, Booster, str or path-like, default=None
+            LightGBM's name of ``xgb_model``.
 
         Returns
         -------
