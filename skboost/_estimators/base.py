@@ -64,6 +64,25 @@ def eval_set_weights(sample_weight_eval_set, n_pairs):
     return weights
 
 
+def eval_set_entries(eval_set, sample_weight_eval_set, base_margin_eval_set):
+    """The ``(pair, weight, margin)`` of every ``eval_set`` pair, checked
+    (each pair an ``(X, y)``; weights and margins one entry per pair, and
+    none without an eval_set): every engine's eval-set arguments."""
+    if eval_set is None:
+        for name, value in (("sample_weight_eval_set", sample_weight_eval_set),
+                            ("base_margin_eval_set", base_margin_eval_set)):
+            if value is not None:
+                raise ValueError(f"{name} needs an eval_set")
+        return []
+    eval_set = list(eval_set)
+    weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
+    margins = eval_base_margins(base_margin_eval_set, len(eval_set))
+    for pair in eval_set:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError("eval_set must be a list of (X, y) pairs")
+    return list(zip(eval_set, weights, margins))
+
+
 def _check_eval_targets(y, n_rows, n_targets, index):
     """An eval_set's y of a model of several targets: (n_rows, n_targets)."""
     if y.shape != (n_rows, n_targets):
@@ -295,21 +314,9 @@ class _BoostBase(ExplainMixin, BaseEstimator):
     def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
                    encode_labels, base_margin_eval_set=None, n_targets=1):
         """The ``eval_set`` pairs as validated :class:`EvalSet` objects."""
-        if eval_set is None:
-            for name, value in (("sample_weight_eval_set",
-                                 sample_weight_eval_set),
-                                ("base_margin_eval_set", base_margin_eval_set)):
-                if value is not None:
-                    raise ValueError(f"{name} needs an eval_set")
-            return []
-        eval_set = list(eval_set)
-        margins = eval_base_margins(base_margin_eval_set, len(eval_set))
-        weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
         evals = []
-        for i, (pair, weight, margin) in enumerate(zip(eval_set, weights,
-                                                       margins)):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise ValueError("eval_set must be a list of (X, y) pairs")
+        for i, (pair, weight, margin) in enumerate(eval_set_entries(
+                eval_set, sample_weight_eval_set, base_margin_eval_set)):
             X_eval = check_X(self, pair[0], reset=False)
             if n_targets > 1:
                 y_eval = np.asarray(pair[1])

@@ -29,7 +29,7 @@ from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                     merged_bin_mapper, ordered_summaries, train_on_shards)
 from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
-from .._estimators.base import eval_set_weights, metric_list, tie_salt
+from .._estimators.base import eval_set_entries, metric_list, tie_salt
 from ..callback import check_callbacks
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
@@ -237,21 +237,9 @@ def _eval_partitions(client, X, eval_set, sample_weight_eval_set,
     """The computed partitions of each eval_set pair (with its weights and
     base margins): a list per pair of (X, y, weight, qid, margin)
     futures."""
-    if eval_set is None:
-        for name, value in (("sample_weight_eval_set",
-                             sample_weight_eval_set),
-                            ("base_margin_eval_set", base_margin_eval_set)):
-            if value is not None:
-                raise ValueError(f"{name} needs an eval_set")
-        return []
-    eval_set = list(eval_set)
-    weights = eval_set_weights(sample_weight_eval_set, len(eval_set))
-    margins = eval_base_margins(base_margin_eval_set, len(eval_set))
     out = []
-    for k, (pair, weight, margin) in enumerate(zip(eval_set, weights,
-                                                   margins)):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError("eval_set must be a list of (X, y) pairs")
+    for k, (pair, weight, margin) in enumerate(eval_set_entries(
+            eval_set, sample_weight_eval_set, base_margin_eval_set)):
         X_eval, y_eval = pair
         _check_alignment(X_eval, {f"eval_set[{k}]'s y": y_eval,
                                   f"sample_weight_eval_set[{k}]": weight,
