@@ -49,7 +49,7 @@ def scan(hist, reg, onehot=1, threshold=64, scales=(4.0, 8.0)):
         hist[np.newaxis], hist.sum(axis=0, keepdims=True),
         np.array([0, k + 1], dtype=np.int64), np.zeros((1, k + 1)),
         np.ones((1, 1), dtype=np.uint8),
-        split_context(reg, 1, scale_g=scales[0], scale_h=scales[1],
+        context=split_context(reg, 1, scale_g=scales[0], scale_h=scales[1],
                       max_cat_to_onehot=onehot, max_cat_threshold=threshold),
         categorical=np.ones(1, np.uint8))
     return {key: splits[key][0] for key in splits.dtype.names}
@@ -96,8 +96,9 @@ def present_of(hist):
 def chosen_left(hist, split, reg):
     k = hist.shape[0] - 1
     left, rest_left = categorical_left_set(
-        hist, 0, k, int(split["cat_kind"]), int(split["split_bin"]),
-        split_context(reg, scale_g=4.0, scale_h=8.0))
+        hist, first_bin=0, n_categories=k, cat_kind=int(split["cat_kind"]),
+        split_bin=int(split["split_bin"]),
+        context=split_context(reg, scale_g=4.0, scale_h=8.0))
     present = present_of(hist)
     n_left = len(set(np.flatnonzero(left)) & set(present))
     # "the rest" is the side of more present categories (one-hot: left)
@@ -223,8 +224,9 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
         assert split["split_bin"] == best_i
         assert bool(split["default_left"]) == best_missing_left
         left, _ = categorical_left_set(
-            hist, 0, k, 2, int(split["split_bin"]),
-            split_context(reg, scale_g=scales[0], scale_h=scales[1]))
+            hist, first_bin=0, n_categories=k, cat_kind=2,
+            split_bin=int(split["split_bin"]),
+            context=split_context(reg, scale_g=scales[0], scale_h=scales[1]))
         assert set(np.flatnonzero(left)) & set(order) == set(
             order[:best_i + 1])
 
@@ -246,13 +248,17 @@ def test_left_set_rejects_bad_arguments():
     hist = np.ones((4, 2), dtype=np.int64)
     reg = REG_GRID[0]
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 4, 2, 0, split_context(reg))
+        categorical_left_set(hist, first_bin=0, n_categories=4, cat_kind=2,
+                             split_bin=0, context=split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 1, 3, split_context(reg))
+        categorical_left_set(hist, first_bin=0, n_categories=3, cat_kind=1,
+                             split_bin=3, context=split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 2, 5, split_context(reg))
+        categorical_left_set(hist, first_bin=0, n_categories=3, cat_kind=2,
+                             split_bin=5, context=split_context(reg))
     with pytest.raises(ValueError):
-        categorical_left_set(hist, 0, 3, 0, 0, split_context(reg))
+        categorical_left_set(hist, first_bin=0, n_categories=3, cat_kind=0,
+                             split_bin=0, context=split_context(reg))
 
 
 # --------------------------------------------------------------------------

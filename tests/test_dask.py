@@ -556,7 +556,8 @@ def test_merged_feature_bests_equal_the_scan_of_every_feature():
     rng = np.random.default_rng(6)
     allowed = (rng.random((hist.shape[0], 9)) < 0.6).astype(np.uint8)
     expected = find_best_splits_hist(hist, sums, bin_ptr,
-                                     thresholds[None, :], allowed, context)
+                                     thresholds[None, :], allowed,
+                                     context=context)
     per_feature = _slice_scans(hist, sums, bin_ptr, thresholds, context,
                                ((0, 2), (2, 5), (5, 9)))
     assert per_feature.shape == (hist.shape[0], 9)
@@ -574,7 +575,8 @@ def test_merged_slice_bests_equal_the_scan_of_every_feature():
     hist, sums, bin_ptr, thresholds, context = _tied_histograms()
     allowed = np.ones((hist.shape[0], 9), dtype=np.uint8)
     expected = find_best_splits_hist(hist, sums, bin_ptr,
-                                     thresholds[None, :], allowed, context)
+                                     thresholds[None, :], allowed,
+                                     context=context)
     slices = ((0, 1), (1, 1), (1, 5), (5, 9))
     per_slice = _slice_scans(hist, sums, bin_ptr, thresholds, context,
                              slices, per_feature=False)

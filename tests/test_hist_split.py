@@ -137,7 +137,7 @@ def random_problem(seed, n_nodes=None, n_features=None, max_width=8,
 def run_kernel(hist, sums, bin_ptr, thresholds, allowed, scales, reg,
                n_threads=1):
     return find_best_splits_hist(hist, sums, bin_ptr, thresholds, allowed,
-                                 split_context(reg, n_threads,
+                                 context=split_context(reg, n_threads,
                                                scale_g=scales[0],
                                                scale_h=scales[1]))
 
@@ -203,7 +203,7 @@ def test_hist_rows_select_each_nodes_histogram_from_a_pool(n_threads):
                              scales, REG_GRID[0], n_threads)
         pooled = find_best_splits_hist(
             pool, sums, bin_ptr, thresholds, allowed,
-            split_context(REG_GRID[0], n_threads, scale_g=scales[0],
+            context=split_context(REG_GRID[0], n_threads, scale_g=scales[0],
                           scale_h=scales[1]), hist_rows=rows)
         for key in stacked.dtype.names:
             np.testing.assert_array_equal(pooled[key], stacked[key])

@@ -110,7 +110,7 @@ def test_scan_is_brute_force(seed):
     context = SplitContext(reg_lambda=1.5, min_child_weight=2.0)
     records, left = find_best_vector_splits(
         hist, totals[np.newaxis], bin_ptr, thresholds,
-        np.ones((1, len(widths)), dtype=np.uint8), scales, context)
+        np.ones((1, len(widths)), dtype=np.uint8), scales, context=context)
     gain, feature, threshold, want_left = _naive_best(
         hist[0], totals, bin_ptr, thresholds, scales, 1.5, 2.0)
     assert feature is not None

@@ -167,7 +167,7 @@ class SliceScanner:
                          monotone=np.asarray(monotone)[self.first:self.stop])
         records = find_best_splits_hist(
             self.pool.array, np.ascontiguousarray(sums), self.bin_ptr,
-            self.thresholds, allowed, context, hist_rows=rows,
+            self.thresholds, allowed, context=context, hist_rows=rows,
             categorical=self.categorical, **extra)
         left_sets = self._left_sets(np.repeat(nodes, width), records, rows,
                                     context)
@@ -185,8 +185,9 @@ class SliceScanner:
             first, stop = self.bin_ptr[f], self.bin_ptr[f + 1]
             hist = self.pool.array[rows[k]]
             left, rest_left = categorical_left_set(
-                hist, first, stop - first - 1, int(records["cat_kind"][k]),
-                int(records["split_bin"][k]), context)
+                hist, first_bin=first, n_categories=stop - first - 1,
+                cat_kind=int(records["cat_kind"][k]),
+                split_bin=int(records["split_bin"][k]), context=context)
             if not hist[stop - 1].any():   # the missing bin is empty
                 records["default_left"][k] = rest_left
             out[(int(record_nodes[k]), f + self.first)] = left

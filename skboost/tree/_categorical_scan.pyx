@@ -246,7 +246,7 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
 
 
 def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
-                         int64_t first_bin, int64_t n_categories,
+                         *, int64_t first_bin, int64_t n_categories,
                          int cat_kind, int32_t split_bin,
                          SplitContext context not None):
     """The categories a categorical split sends left.

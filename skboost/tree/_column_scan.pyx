@@ -108,7 +108,7 @@ def find_best_splits_columns(
         const int64_t[:, ::1] quantized not None,       # IN (n_rows, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
-        SplitContext context not None, bounds=None, monotone=None):
+        *, SplitContext context not None, bounds=None, monotone=None):
     """``find_best_splits_hist`` for all open nodes of a level, from the
     presorted columns instead of histograms: cost linear in the stored
     entries, whatever the number of bins and nodes.

@@ -162,7 +162,7 @@ def find_best_splits_hist(
         const int64_t[::1] bin_ptr not None,            # IN (n_features + 1,)
         const double[:, ::1] thresholds not None,  # IN (1 or n_nodes, n_bins)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
-        SplitContext context not None, hist_rows=None, categorical=None,
+        *, SplitContext context not None, hist_rows=None, categorical=None,
         bounds=None, monotone=None):
     """Best split of each node of a batch from its histogram.
 

@@ -286,7 +286,7 @@ def find_best_vector_splits(
         const double[::1] thresholds not None,        # IN (n_bins,)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         const double[:, ::1] scales not None,         # IN (T, 2)
-        SplitContext context not None, hist_rows=None):
+        *, SplitContext context not None, hist_rows=None):
     """Best split of each node of a batch from its vector histogram.
 
     Parameters

@@ -140,7 +140,7 @@ class CategoricalSplits:
             self.params, self.n_threads).with_scales(scales[0], scales[1])
         splits = find_best_splits_hist(
             hist, sums, self.bin_ptr, self._thresholds,
-            np.ascontiguousarray(allowed[:, self.features]), context,
+            np.ascontiguousarray(allowed[:, self.features]), context=context,
             categorical=self._flags, bounds=bounds)
         local = splits["feature"]
         left_sets = np.full(n_slots, None, dtype=object)
@@ -148,8 +148,9 @@ class CategoricalSplits:
             j = local[k]
             first, missing = self.bin_ptr[j], self.bin_ptr[j + 1] - 1
             left, rest_left = categorical_left_set(
-                hist[k], first, missing - first, int(splits["cat_kind"][k]),
-                int(splits["split_bin"][k]), context)
+                hist[k], first_bin=first, n_categories=missing - first,
+                cat_kind=int(splits["cat_kind"][k]),
+                split_bin=int(splits["split_bin"][k]), context=context)
             left_sets[k] = left
             if not hist[k, missing].any():   # no missing value in the node
                 splits["default_left"][k] = rest_left

@@ -216,7 +216,7 @@ class HistFinder(PooledHistogramFinder):
         sums = self.table["sums"][batch.nodes]
         records = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
-            np.atleast_2d(self.thresholds), batch.allowed, self.context,
+            np.atleast_2d(self.thresholds), batch.allowed, context=self.context,
             hist_rows=self.table["hist_row"][batch.nodes],
             categorical=self.categorical, **batch.constraint_arguments())
         G, H = (sums / self.scales).T
@@ -241,8 +241,9 @@ class HistFinder(PooledHistogramFinder):
             first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
             hist = self.pool.array[self.table["hist_row"][nodes[k]]]
             left_sets[k], rest_left = categorical_left_set(
-                hist, first, stop - first - 1, int(records["cat_kind"][k]),
-                int(records["split_bin"][k]), self.context)
+                hist, first_bin=first, n_categories=stop - first - 1,
+                cat_kind=int(records["cat_kind"][k]),
+                split_bin=int(records["split_bin"][k]), context=self.context)
             if not hist[stop - 1].any():   # the missing bin is empty
                 records["default_left"][k] = rest_left
         return left_sets

@@ -129,7 +129,8 @@ class LocalApproxFinder(FixedPointLevelFinder):
                                             self.bin_ptr,
                                             n_threads=self.n_threads)
         return find_best_splits_hist(hist, sums, self.bin_ptr, thresholds,
-                                     allowed, self.context, **constraints)
+                                     allowed, context=self.context,
+                                     **constraints)
 
 
 class ColumnScanFinder(FixedPointLevelFinder):
@@ -205,7 +206,7 @@ class ColumnScanFinder(FixedPointLevelFinder):
     def _find_numeric(self, sums, allowed, constraints):
         return find_best_splits_columns(
             self.binned, self.thresholds, self.row_slot, self.quantized, sums,
-            allowed, self.context, **constraints)
+            allowed, context=self.context, **constraints)
 
 
 def distinct_values(columns):

@@ -105,7 +105,7 @@ class VectorHistFinder(PooledHistogramFinder):
         sums = self.table["sums"][batch.nodes]
         records, left = find_best_vector_splits(
             self.pool.array, sums, self.binned.bin_ptr, self.thresholds,
-            batch.allowed, self.scales, self.context,
+            batch.allowed, self.scales, context=self.context,
             hist_rows=self.table["hist_row"][batch.nodes])
         G, H = self._floats(sums)
         G_left, H_left = self._floats(left)
