@@ -537,9 +537,10 @@ def _float_from_json(value, what):
     return float(value)
 
 
-def _booster_from_dict(booster, n_features, n_classes, category_map=None):
-    from .._model.booster import Booster
-
+def _round_layout(booster):
+    """The ``"booster"`` object's entries checked; whether its trees are
+    vector-leaf trees, and its round layout (``n_targets``,
+    ``num_parallel_tree``: 1 when absent)."""
     keys = {"objective", "objective_params", "n_features", "base_margin",
             "trees"}
     optional = set(_ROUND_LAYOUT) | {"multi_strategy"}
@@ -547,7 +548,6 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
             <= keys | optional,
             f"'booster' must be an object with the entries {sorted(keys)} "
             f"(and optionally {sorted(optional)})")
-    vector_leaf = booster.get("multi_strategy") is not None
     _expect(booster.get("multi_strategy") in (None, "multi_output_tree"),
             "'multi_strategy' must be 'multi_output_tree' when present")
     layout = {name: booster.get(name, 1) for name in _ROUND_LAYOUT}
@@ -555,6 +555,13 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
         _expect(_is_int(value) and 1 <= value <= _MAX_LAYOUT,
                 f"'{name}' must be an integer in [1, {_MAX_LAYOUT}], got "
                 f"{value!r}")
+    return booster.get("multi_strategy") is not None, layout
+
+
+def _booster_from_dict(booster, n_features, n_classes, category_map=None):
+    from .._model.booster import Booster
+
+    vector_leaf, layout = _round_layout(booster)
     objective = booster["objective"]
     _expect(isinstance(objective, str) and (objective in OBJECTIVES
                                             or objective == CallableObjective.name),

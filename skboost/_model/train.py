@@ -98,13 +98,9 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         and labels (the ranker's integer ``random_state``).
     """
     check_callbacks(callbacks)
-    objective = resolve_objective(objective_name, objective_params, query_ptr)
-    if getattr(X, "out_of_core", False):
-        _check_out_of_core(objective, init_booster)
-    y = objective.prepare_labels(y)
-    weight = objective.training_weight(y, weight)
-    if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
-        objective.set_row_keys(X, weight, tie_salt, n_threads)
+    objective, y, weight = _prepared_objective(
+        objective_name, objective_params, query_ptr, X, y, weight,
+        init_booster=init_booster, tie_salt=tie_salt, n_threads=n_threads)
     booster = start_booster(objective, y, weight, objective.n_outputs(n_classes),
                             X.shape[1], boost_params, init_booster)
     if sp.issparse(X):
@@ -119,6 +115,20 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
                              n_threads))
     return run_rounds(booster, rounds, first_round=first_round,
                       n_rounds=boost_params.n_estimators, callbacks=callbacks)
+
+
+def _prepared_objective(objective_name, objective_params, query_ptr, X, y,
+                        weight, *, init_booster, tie_salt, n_threads):
+    """The objective of a fit and the labels and weights as it trains on
+    them (ranking: the tie-break keys of the rows set)."""
+    objective = resolve_objective(objective_name, objective_params, query_ptr)
+    if getattr(X, "out_of_core", False):
+        _check_out_of_core(objective, init_booster)
+    y = objective.prepare_labels(y)
+    weight = objective.training_weight(y, weight)
+    if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
+        objective.set_row_keys(X, weight, tie_salt, n_threads)
+    return objective, y, weight
 
 
 def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):

@@ -618,6 +618,9 @@ cdef void scan_feature(const LevelScan* L, int32_t f,
 #     dst:      [ left: e0 e3 | right: e1 e2 e4 ]     (still value order)
 #     g, h:     [ e0 e3 ->        <- e4 e2 e1 ]       (the right's reversed
 #                                                      before its scan)
+# (one function over 60 lines: the group loop routes each group's entries
+# and scans both children while they are in cache; its steps are helpers
+# already, what is left is the loop's bookkeeping)
 cdef void split_and_scan_feature(const LevelScan* L, const SplitStep* step,
                                  int32_t f, int tid,
                                  const float[:, ::1] gpair,

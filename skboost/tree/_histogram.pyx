@@ -444,14 +444,8 @@ cdef void _build(const code_t[:, ::1] codes,
     # A node of one task is built by one thread straight into ``hist``; only
     # nodes split into several tasks need per-thread partial histograms
     # (scratch[thread, shared node, bin, 2]), added up at the end.
-    tasks_per_node = np.bincount(np.asarray(task_node), minlength=n_nodes)
-    shared_nodes = np.flatnonzero(tasks_per_node > 1)
-    shared_index_arr = np.full(n_nodes, -1, dtype=np.int64)
-    shared_index_arr[shared_nodes] = np.arange(shared_nodes.shape[0])
-    cdef Py_ssize_t n_shared = shared_nodes.shape[0]
-    scratch_arr = np.empty((n_threads, max(n_shared, 1), n_bins, 2),
-                           dtype=np.int64)
-    touched_arr = np.zeros((n_threads, max(n_shared, 1)), dtype=np.uint8)
+    shared_index_arr, shared_nodes, scratch_arr, touched_arr = (
+        _shared_partials(task_node, n_nodes, n_bins, n_threads))
     cdef int64_t[:, :, :, ::1] scratch = scratch_arr
     cdef uint8_t[:, ::1] touched = touched_arr
     cdef const int64_t[::1] shared_index = shared_index_arr
@@ -481,6 +475,21 @@ cdef void _build(const code_t[:, ::1] codes,
         accumulate_rows(codes, gpair, weight, scale_g, scale_h, row_index,
                         task_begin[t], task_end[t], bin_ptr, target)
     _add_partials(hist, hist_rows, shared_node, scratch, touched, n_threads)
+
+
+def _shared_partials(task_node, Py_ssize_t n_nodes, Py_ssize_t n_bins,
+                     int n_threads):
+    """The nodes split into several tasks, each one's index among them (-1
+    for the others), and per thread a partial histogram of each (untouched
+    until its first task) for ``_build``."""
+    tasks_per_node = np.bincount(np.asarray(task_node), minlength=n_nodes)
+    shared_nodes = np.flatnonzero(tasks_per_node > 1)
+    shared_index = np.full(n_nodes, -1, dtype=np.int64)
+    shared_index[shared_nodes] = np.arange(shared_nodes.shape[0])
+    n_shared = max(shared_nodes.shape[0], 1)
+    scratch = np.empty((n_threads, n_shared, n_bins, 2), dtype=np.int64)
+    touched = np.zeros((n_threads, n_shared), dtype=np.uint8)
+    return shared_index, shared_nodes, scratch, touched
 
 
 cdef void _add_partials(int64_t[:, :, ::1] hist,

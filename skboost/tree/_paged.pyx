@@ -931,6 +931,19 @@ cdef void _build(PagePartition p, Py_ssize_t k, const code_t* codes,
         w.hist_rows[item[I_HIST]] += item[I_ROWS]
 
 
+cdef inline void _prefetch_row(const code_t* codes, Py_ssize_t n_features,
+                               Py_ssize_t row, const float* gpair,
+                               const double* weight, Py_ssize_t row_offset,
+                               Py_ssize_t f0, Py_ssize_t f1) noexcept nogil:
+    """Ask for a coming row's codes of features f0 .. f1 (which may
+    straddle two cache lines, as in core), its pair and its weight."""
+    prefetch(codes + row * n_features + f0)
+    prefetch(codes + row * n_features + f1 - 1)
+    prefetch(gpair + 2 * row)
+    if weight != NULL:
+        prefetch(weight + row_offset + row)
+
+
 cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
                               const index_t* entries, const float* gpair,
                               const double* weight, const uint8_t* active,
@@ -951,7 +964,7 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
     even the largest code of the page's dtype stays inside the histogram
     there (a damaged page adds to a wrong bin of it); the codes of the
     others beyond their feature's bins are not added."""
-    cdef Py_ssize_t j, f, i, ahead
+    cdef Py_ssize_t j, f, i
     cdef int64_t gq, hq, added = 0
     cdef int32_t code
     cdef const code_t* row
@@ -967,13 +980,8 @@ cdef inline int64_t _add_rows(const code_t* codes, Py_ssize_t n_features,
         # a histogram's rows are scattered over the page: fetch the codes
         # and pair of a row PREFETCH_ROWS ahead (as the in-core kernel)
         if j + PREFETCH_ROWS < last:
-            ahead = entries[j + PREFETCH_ROWS]
-            prefetch(codes + ahead * n_features + f0)
-            # the row's codes may straddle two cache lines (as in core)
-            prefetch(codes + ahead * n_features + f1 - 1)
-            prefetch(gpair + 2 * ahead)
-            if weight != NULL:
-                prefetch(weight + row_offset + ahead)
+            _prefetch_row(codes, n_features, entries[j + PREFETCH_ROWS],
+                          gpair, weight, row_offset, f0, f1)
         i = entries[j]
         if active != NULL and not active[i]:
             continue

@@ -52,6 +52,17 @@ cdef inline bint _goes_left(float x, int32_t slot, double threshold,
     return x < threshold
 
 
+cdef inline float _feature_value(bint sparse, const float[:, ::1] dense,
+                                 const CSRView* csr, Py_ssize_t r,
+                                 int32_t feature) noexcept nogil:
+    """Row r's value of ``feature``: read from the dense matrix, or found
+    by binary search among the row's stored entries."""
+    if sparse:
+        return row_value(csr.indptr, csr.indices, csr.data, r, feature,
+                         csr.absent)
+    return dense[r, feature]
+
+
 def apply_level_splits(
         X,                                              # IN dense or SparseRows
         int32_t[::1] row_slot not None,                 # IN/OUT (n_rows,)
@@ -102,11 +113,7 @@ def apply_level_splits(
         if feature == NO_FEATURE:
             row_slot[r] = NO_SLOT
             continue
-        if sparse:
-            x = row_value(csr.indptr, csr.indices, csr.data, r, feature,
-                          csr.absent)
-        else:
-            x = dense[r, feature]
+        x = _feature_value(sparse, dense, &csr, r, feature)
         row_slot[r] = left_slot[slot] if _goes_left(
             x, slot, split_threshold[slot], default_left[slot], &cat_ptr[0],
             &cat_left[0], any_categorical) else right_slot[slot]

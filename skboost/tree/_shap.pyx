@@ -560,15 +560,8 @@ cdef class ShapForest:
         # whatever the number of threads; each tree's tables are built
         # (with the GIL, row-independent) before its rows run in parallel
         for t in range(first, last):
-            tt.start, tt.n_nodes = start[t], <int32_t> (start[t + 1] - start[t])
-            tt.max_unique = max(tree_unique[t], 1)
-            tt.n_q = max((tree_unique[t] + 1) // 2, 1)
-            tt.w = &gauss_w[tt.n_q, 0]
-            prepare_paths(&self.fr, &tt)
-            if kind != SAABAS:
-                prepare_factors(&tt, &gauss_t[tt.n_q, 0])
-            if kind == INTERACTIONS:
-                prepare_leaf_edges(&self.fr, &tt)
+            _prepare_tree(&self.fr, &tt, start[t], start[t + 1],
+                          tree_unique[t], gauss_t, gauss_w, kind)
             with nogil:
                 explain_tree(&self.fr, &tt, &rows, &out[0, 0], out.shape[1],
                              group[t] * width, width, &scratch, n_threads,
@@ -638,6 +631,23 @@ cdef object _rows_view(Rows* rows, X, bint sparse, int n_threads):
     rows.absent = Xs.absent_value
     rows.n_rows, rows.n_features = Xs.n_rows, Xs.n_features
     return (Xs, indices_arr, data_arr, buffers_arr)
+
+
+cdef void _prepare_tree(const Forest* fr, TreeTables* tt, int64_t start,
+                        int64_t stop, int32_t n_unique,
+                        const double[:, ::1] gauss_t,
+                        const double[:, ::1] gauss_w, int kind):
+    """Tree ``[start, stop)``'s tables (paths, and the quadrature factors or
+    leaf edges its ``kind`` needs), row-independent, before its rows run."""
+    tt.start, tt.n_nodes = start, <int32_t> (stop - start)
+    tt.max_unique = max(n_unique, 1)
+    tt.n_q = max((n_unique + 1) // 2, 1)
+    tt.w = &gauss_w[tt.n_q, 0]
+    prepare_paths(fr, tt)
+    if kind != SAABAS:
+        prepare_factors(tt, &gauss_t[tt.n_q, 0])
+    if kind == INTERACTIONS:
+        prepare_leaf_edges(fr, tt)
 
 
 cdef void explain_tree(const Forest* fr, const TreeTables* tt,

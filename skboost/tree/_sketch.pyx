@@ -201,35 +201,23 @@ cdef Py_ssize_t merge_entries(
     """Merge two summaries (Theorem 2); returns the number of entries.
 
     A value present in one summary only gets, from the other, the bounds of
-    the gap it falls in: ``below_*`` is a_j of the last entry passed (a lower
-    bound on the weight <= the value) and b_{j+1} of the next entry (W past
-    the end) is an upper bound on the weight <= the value. The two branches
-    for "A only" and "B only" are mirror images with the operands of every
-    addition in the same order, so merge(A, B) == merge(B, A) bit for bit.
+    the gap it falls in (``_take_one_side``). "A only" and "B only" are the
+    one helper with the operands swapped, every addition in the same order,
+    so merge(A, B) == merge(B, A) bit for bit.
     """
     cdef Py_ssize_t i = 0, j = 0, n = 0
     cdef Py_ssize_t n_a = x_a.shape[0], n_b = x_b.shape[0]
     cdef double below_a = 0.0, below_b = 0.0
     while i < n_a or j < n_b:
         if j == n_b or (i < n_a and x_a[i] < x_b[j]):
-            x[n] = x_a[i]
-            rmin[n] = rmin_a[i] + below_b
-            if j < n_b:
-                rmax[n] = rmax_a[i] + rank_down_high(rmax_b[j], wmin_b[j])
-            else:
-                rmax[n] = rmax_a[i] + weight_b
-            wmin[n] = wmin_a[i]
-            below_a = rank_up_low(rmin_a[i], wmin_a[i])
+            below_a = _take_one_side(x_a, rmin_a, rmax_a, wmin_a, i,
+                                     rmax_b, wmin_b, j, weight_b, below_b,
+                                     x, rmin, rmax, wmin, n)
             i += 1
         elif i == n_a or x_b[j] < x_a[i]:
-            x[n] = x_b[j]
-            rmin[n] = rmin_b[j] + below_a
-            if i < n_a:
-                rmax[n] = rmax_b[j] + rank_down_high(rmax_a[i], wmin_a[i])
-            else:
-                rmax[n] = rmax_b[j] + weight_a
-            wmin[n] = wmin_b[j]
-            below_b = rank_up_low(rmin_b[j], wmin_b[j])
+            below_b = _take_one_side(x_b, rmin_b, rmax_b, wmin_b, j,
+                                     rmax_a, wmin_a, i, weight_a, below_a,
+                                     x, rmin, rmax, wmin, n)
             j += 1
         else:  # the same value in both
             x[n] = x_a[i]
@@ -242,6 +230,27 @@ cdef Py_ssize_t merge_entries(
             j += 1
         n += 1
     return n
+
+
+cdef inline double _take_one_side(
+        const double[::1] x_s, const double[::1] rmin_s,
+        const double[::1] rmax_s, const double[::1] wmin_s, Py_ssize_t i,
+        const double[::1] rmax_o, const double[::1] wmin_o, Py_ssize_t j,
+        double weight_o, double below_o, double[::1] x, double[::1] rmin,
+        double[::1] rmax, double[::1] wmin, Py_ssize_t n) noexcept nogil:
+    """Entry n of the merge: entry i of one side, whose value the other
+    side lacks. ``below_o`` (a_j of the other side's last entry passed) is
+    a lower bound on the other side's weight <= the value, b_{j+1} of its
+    next entry (its total weight ``weight_o`` past its end) an upper bound.
+    Returns this side's a_i, its ``below`` for the other side's next."""
+    x[n] = x_s[i]
+    rmin[n] = rmin_s[i] + below_o
+    if j < rmax_o.shape[0]:
+        rmax[n] = rmax_s[i] + rank_down_high(rmax_o[j], wmin_o[j])
+    else:
+        rmax[n] = rmax_s[i] + weight_o
+    wmin[n] = wmin_s[i]
+    return rank_up_low(rmin_s[i], wmin_s[i])
 
 
 cdef double error_bound(const double[::1] rmin,   # IN (n,)
@@ -313,6 +322,24 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
     return count
 
 
+cdef double _tau_too_small(const double* low, const double* high,
+                           const double[::1] rmin, const double[::1] rmax,
+                           double total_weight,
+                           Py_ssize_t max_size) noexcept nogil:
+    """The bisection's lower end: a threshold too small for a walk to keep
+    at most ``max_size`` entries (or just enough: then it is the answer),
+    the larger of the two bounds ``select_pruned``'s docstring derives."""
+    cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef double tau_low = -INFINITY, heaviest = 0.0
+    for i in range(n - 1):
+        tau_low = max(tau_low, high[i + 1] - low[i])
+    for i in range(n):
+        heaviest = max(heaviest, rmax[i] - rmin[i])
+    # Nudged down so that rounding never makes it feasible when it is not.
+    return max(tau_low, (total_weight - max_size * heaviest)
+               / (max_size - 1) * (1.0 - 1e-9))
+
+
 cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
                               const double[::1] rmax,    # IN (n,)
                               const double[::1] wmin,    # IN (n,)
@@ -338,19 +365,13 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     for i in range(n):
         low[i] = rank_up_low(rmin[i], wmin[i])
         high[i] = rank_down_high(rmax[i], wmin[i])
-    # bracket: tau_low too small (or just enough: then the answer), tau_high
+    cdef double tau
+    cdef double tau_low = _tau_too_small(low, high, rmin, rmax, total_weight,
+                                         max_size)
     # Theorem 3's threshold, always feasible in exact arithmetic
-    cdef double tau, tau_low = -INFINITY, heaviest = 0.0
-    cdef double tau_high = 2.0 * error + total_weight / (max_size - 1)
+    cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
+                               tau_low)
     cdef double span = high[n - 1] - low[0]
-    for i in range(n - 1):
-        tau_low = max(tau_low, high[i + 1] - low[i])
-    for i in range(n):
-        heaviest = max(heaviest, rmax[i] - rmin[i])
-    # Nudged down so that rounding never makes it feasible when it is not.
-    tau_low = max(tau_low, (total_weight - max_size * heaviest)
-                  / (max_size - 1) * (1.0 - 1e-9))
-    tau_high = max(tau_high, tau_low)
     if greedy_walk(low, high, n, tau_low, max_size, NULL) <= max_size:
         tau = tau_low
     else:

@@ -322,23 +322,27 @@ def find_best_vector_splits(
         hist, node_sums, bin_ptr, thresholds, feature_allowed, scales,
         hist_rows)
     cdef RegParams p = reg_params(context)
-    # sized once, by the scan's work: a bin (both directions) ~ 1 unit/output
-    cdef int n_threads = threads_for_work(
-        context.n_threads, n_nodes * hist.shape[1] * node_sums.shape[1])
+    cdef int n_threads = _vector_scan_threads(context, n_nodes, hist.shape[1],
+                                              node_sums.shape[1])
     cdef double[:, ::1] inverse = 1.0 / np.asarray(scales)
     cdef double[::1] parent = vector_parent_scores(node_sums, scales, context)
     scratch_arr, best_left_arr = _vector_buffers(n_threads, n_nodes,
                                                  node_sums.shape[1])
-    cdef int64_t[:, :, ::1] scratch = scratch_arr
-    cdef int64_t[:, :, ::1] best_left = best_left_arr
     cdef VectorCandidate* best = _fresh_vector_bests(n_threads * n_nodes)
-    try:
+    try:   # (the buffers' memoryviews are made at the call)
         _scan_vector_tasks(hist, rows, node_sums, bin_ptr, thresholds,
-                           feature_allowed, inverse, parent, &p, scratch,
-                           best, best_left, n_threads)
+                           feature_allowed, inverse, parent, &p, scratch_arr,
+                           best, best_left_arr, n_threads)
         return _merged(best, best_left_arr, n_threads, n_nodes, inverse)
     finally:
         free(best)
+
+
+cdef int _vector_scan_threads(SplitContext context, Py_ssize_t n_nodes,
+                              Py_ssize_t n_bins, Py_ssize_t n_outputs):
+    """Threads of the scan, sized once by its work: a bin (both
+    directions) is about one unit per output."""
+    return threads_for_work(context.n_threads, n_nodes * n_bins * n_outputs)
 
 
 def _vector_buffers(int n_threads, Py_ssize_t n_nodes, Py_ssize_t n_outputs):
