@@ -697,7 +697,17 @@ def _evaluation_kwargs(eval_set, sample_weight_eval_set, verbose,
     """``_train``'s keywords from ``fit``'s, LightGBM's names resolved."""
     return dict(
         eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
-        verbose=verbose,
+        verbose=verbose, **margin_kwargs(
+            base_margin, base_margin_eval_set, xgb_model, init_score,
+            eval_init_score, init_model))
+
+
+def margin_kwargs(base_margin, base_margin_eval_set, xgb_model, init_score,
+                  eval_init_score, init_model):
+    """The base margins and the model to continue, LightGBM's names
+    (``init_score``, ``eval_init_score``, ``init_model``) resolved: every
+    engine's ``fit``."""
+    return dict(
         base_margin=pick_alias("base_margin", base_margin, "init_score",
                                init_score),
         base_margin_eval_set=pick_alias(

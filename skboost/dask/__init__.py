@@ -24,12 +24,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._model.train import BoostParams, resolve_objective, start_booster
 from .._estimators.continued import continued_booster, draw_seed
-from .._model.margins import eval_base_margins, pick_alias
+from .._model.margins import eval_base_margins
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                     merged_bin_mapper, ordered_summaries, train_on_shards)
 from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
-from .._estimators.base import eval_set_entries, metric_list, tie_salt
+from .._estimators.base import (eval_set_entries, margin_kwargs, metric_list,
+                                tie_salt)
 from ..callback import check_callbacks
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
@@ -178,20 +179,6 @@ def _check_margin_shape(margin, n_outputs, name):
     raise ValueError(
         f"{name} must have shape {expected} for this model and data, got "
         f"shape {shape}")
-
-
-def _margin_kwargs(base_margin, base_margin_eval_set, xgb_model,
-                   init_score, eval_init_score, init_model):
-    """``_dask_fit``'s keywords of base margins and continued training,
-    LightGBM's names resolved (as the single-node estimators do)."""
-    return dict(
-        base_margin=pick_alias("base_margin", base_margin, "init_score",
-                               init_score),
-        base_margin_eval_set=pick_alias(
-            "base_margin_eval_set", base_margin_eval_set, "eval_init_score",
-            eval_init_score),
-        init_model=pick_alias("xgb_model", xgb_model, "init_model",
-                              init_model))
 
 
 def _holders(client, parts):
@@ -405,7 +392,7 @@ class _DaskBoostMixin:
         return self._dask_fit(
             X, y, sample_weight, client, eval_set=eval_set,
             sample_weight_eval_set=sample_weight_eval_set, verbose=verbose,
-            **_margin_kwargs(base_margin, base_margin_eval_set, xgb_model,
+            **margin_kwargs(base_margin, base_margin_eval_set, xgb_model,
                              init_score, eval_init_score, init_model))
 
     fit.__doc__ = _FIT_DOC  # the ranker has its own (qid)
@@ -895,7 +882,7 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
                              "DaskBoostRanker yet")
         _kind(qid, "qid")
         return self._dask_fit(X, y, sample_weight, client, verbose=verbose,
-                              qid=qid, **_margin_kwargs(
+                              qid=qid, **margin_kwargs(
                                   base_margin, None, xgb_model, init_score,
                                   None, init_model))
 
