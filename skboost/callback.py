@@ -1,10 +1,15 @@
-"""Callbacks of the boosting loop: early stopping and progress.
+"""Callbacks of the boosting loop: early stopping, progress, learning-rate
+schedules and checkpoints.
 
 The protocol is small. A callback is any object with some of these methods;
 the loop calls those it finds:
 
 ``before_training(booster)``
     once, before the first round;
+``before_iteration(booster, iteration, evals_log) -> bool``
+    before every round; returning True stops training before the round
+    grows; ``booster.set_param("learning_rate", value)`` here or in
+    ``after_iteration`` changes the learning rate of the rounds to come;
 ``after_iteration(booster, iteration, evals_log) -> bool``
     after every round (``iteration`` counts from 0), once the round's trees
     are in ``booster`` and its metrics are in ``evals_log``; returning True
@@ -15,12 +20,17 @@ the loop calls those it finds:
 ``evals_log`` is ``{eval set name: {metric name: [value per round]}}``, the
 same dictionary that becomes ``evals_result_``. Pass callbacks to an
 estimator through its ``callbacks`` parameter; ``early_stopping_rounds`` and
-``verbose`` add the two callbacks below. Progress lines also go to the
+``verbose`` add the first two callbacks below; ``LearningRateScheduler``
+and ``TrainingCheckPoint`` are XGBoost's, ``reset_parameter`` LightGBM's. Progress lines also go to the
 ``"skboost"`` logger (:mod:`logging`, level INFO).
 """
 
+import collections.abc
 import logging
+import os
+import pickle
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -29,7 +39,8 @@ import numpy as np
 LOGGER = logging.getLogger("skboost")
 
 
-_METHODS = ("before_training", "after_iteration", "after_training")
+_METHODS = ("before_training", "before_iteration", "after_iteration",
+            "after_training")
 
 
 def check_callbacks(callbacks):
@@ -54,7 +65,7 @@ def call_callback(callback, method, *args):
     if function is None:
         return None
     result = function(*args)
-    if method == "after_iteration":
+    if method in ("before_iteration", "after_iteration"):
         ok = result is None or isinstance(result, (bool, np.bool_))
         expected = "a bool (True stops training)"
     else:
@@ -86,6 +97,25 @@ class TrainingCallback:
         booster : Booster
         """
         return booster
+
+    def before_iteration(self, booster, iteration, evals_log):
+        """Called before each round.
+
+        Parameters
+        ----------
+        booster : Booster
+            The ensemble, with the trees of the rounds before this one.
+        iteration : int
+            The round about to grow, from 0.
+        evals_log : dict
+            ``{eval set name: {metric name: [value per round]}}``.
+
+        Returns
+        -------
+        stop : bool
+            True stops training (the round does not grow).
+        """
+        return False
 
     def after_iteration(self, booster, iteration, evals_log):
         """Called after each round.
@@ -284,3 +314,175 @@ def format_duration(seconds):
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+class LearningRateScheduler(TrainingCallback):
+    """Change the learning rate as training goes (XGBoost's callback).
+
+    After round ``i`` (from 0) the learning rate becomes
+    ``learning_rates(i)`` (or ``learning_rates[i]``) for the rounds that
+    follow, exactly as in XGBoost: round 0 grows with the estimator's
+    ``learning_rate``, round ``i + 1`` with the value given for ``i``. (For
+    a schedule where round ``i`` uses the value given for ``i``, use
+    :func:`reset_parameter`, LightGBM's convention.) Works in every
+    engine (in process and on Dask) and tree method.
+
+    Parameters
+    ----------
+    learning_rates : callable or sequence of float
+        A function of the round, or one value per round (as in XGBoost, a
+        value is asked for after every round, the last included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboost import BoostRegressor
+    >>> from skboost.callback import LearningRateScheduler
+    >>> X = np.arange(40, dtype=float).reshape(20, 2); y = X[:, 0]
+    >>> decay = LearningRateScheduler(lambda i: 0.3 * 0.9 ** i)
+    >>> BoostRegressor(n_estimators=5, callbacks=[decay]).fit(X, y).n_estimators
+    5
+    """
+
+    def __init__(self, learning_rates):
+        if callable(learning_rates):
+            self.learning_rates = learning_rates
+        elif isinstance(learning_rates, collections.abc.Sequence) and not \
+                isinstance(learning_rates, str):
+            rates = list(learning_rates)
+            self.learning_rates = lambda iteration: rates[iteration]
+        else:
+            raise TypeError(
+                "learning_rates must be a function of the round or a "
+                f"sequence of floats, got {type(learning_rates).__name__}")
+
+    def after_iteration(self, booster, iteration, evals_log):
+        try:
+            rate = self.learning_rates(iteration)
+        except IndexError:
+            raise ValueError(
+                f"LearningRateScheduler: no learning rate for round "
+                f"{iteration}: give one per round") from None
+        booster.set_param("learning_rate", rate)
+        return False
+
+
+def reset_parameter(**kwargs):
+    """A callback setting parameters before each round (LightGBM's
+    ``lightgbm.reset_parameter``).
+
+    Parameters
+    ----------
+    **kwargs : callable or sequence
+        ``learning_rate=`` (the one parameter that can change between
+        rounds): a function of the round (from 0) or one value per round.
+        Round ``i`` grows with the value given for ``i`` (LightGBM's
+        convention; :class:`LearningRateScheduler` is XGBoost's, one round
+        later).
+
+    Returns
+    -------
+    callback : TrainingCallback
+    """
+    unknown = set(kwargs) - {"learning_rate", "eta"}
+    if unknown:
+        raise ValueError(f"reset_parameter: {sorted(unknown)} cannot change "
+                         "between rounds; only learning_rate can")
+    if not kwargs:
+        raise TypeError("reset_parameter needs learning_rate=")
+    return _ResetParameter(LearningRateScheduler(next(iter(
+        kwargs.values()))).learning_rates)
+
+
+class _ResetParameter(TrainingCallback):
+    """``reset_parameter``'s callback: the rate of round ``i`` set just
+    before it grows."""
+
+    def __init__(self, learning_rates):
+        self.learning_rates = learning_rates
+
+    def before_iteration(self, booster, iteration, evals_log):
+        try:
+            rate = self.learning_rates(iteration)
+        except IndexError:
+            raise ValueError(f"reset_parameter: no learning rate for round "
+                             f"{iteration}: give one per round") from None
+        booster.set_param("learning_rate", rate)
+        return False
+
+
+class TrainingCheckPoint(TrainingCallback):
+    """Save the model every ``interval`` rounds (XGBoost's callback).
+
+    Files are named ``{name}_{round}.ubj`` (skboost's model file, UBJSON),
+    or ``{name}_{round}.pkl`` (the pickled Booster) with ``as_pickle``,
+    where ``round`` counts the booster's rounds from 0, those of a model
+    the fit continues included: ``model_99.ubj`` holds rounds 0 to 99.
+    As in XGBoost, the first file comes after ``interval + 1`` rounds and
+    then every ``interval`` rounds. Each file is written under a temporary
+    name and renamed into place, so that a reader (or a fit resumed after a
+    crash) never sees a partly written file.
+
+    A fit resumed from a checkpoint (``fit(X, y, xgb_model=path)`` with
+    the remaining ``n_estimators``) gives the model of the uninterrupted
+    fit bit for bit when training draws no random numbers (no row or
+    column sampling); with sampling, the resumed rounds draw other samples
+    (the random generator's state is not in the file), as in XGBoost.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        Where the files go (created if missing).
+    name : str, default="model"
+        Prefix of the file names.
+    as_pickle : bool, default=False
+        Pickle the Booster instead of writing a model file.
+    interval : int, default=100
+        Rounds between checkpoints.
+    """
+
+    default_format = "ubj"
+
+    def __init__(self, directory, name="model", as_pickle=False,
+                 interval=100):
+        if isinstance(interval, bool) or not isinstance(interval, int) or \
+                interval < 1:
+            raise ValueError(f"interval must be an int >= 1, got "
+                             f"{interval!r}")
+        self.directory = os.fspath(directory)
+        self.name = name
+        self.as_pickle = as_pickle
+        self.interval = interval
+
+    def before_training(self, booster):
+        os.makedirs(self.directory, exist_ok=True)
+        self._since = 0   # rounds since the last checkpoint (XGBoost's count)
+        return booster
+
+    def after_iteration(self, booster, iteration, evals_log):
+        if self._since == self.interval:
+            self._since = 0
+            self.save(booster, iteration)
+        self._since += 1
+        return False
+
+    def save(self, booster, iteration):
+        """Write the checkpoint of round ``iteration`` (atomically; rounds
+        count those of a model the fit continues, as every callback's
+        ``iteration`` does)."""
+        suffix = ".pkl" if self.as_pickle else f".{self.default_format}"
+        path = os.path.join(self.directory,
+                            f"{self.name}_{iteration}{suffix}")
+        if not self.as_pickle:
+            booster.save_model(path)   # atomic already
+            return path
+        handle, temporary = tempfile.mkstemp(dir=self.directory,
+                                             prefix=".checkpoint-")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                pickle.dump(booster, file)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        return path

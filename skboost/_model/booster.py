@@ -99,6 +99,10 @@ class Booster:
     best_score = None
     # What ``get_booster`` binds (``bind_input``); never pickled.
     input_binding = None
+    # Training parameters changed by callbacks for the rounds to come
+    # (``set_param``), taken by the boosting loop before the next round;
+    # never saved.
+    pending_params = None
 
     def __init__(self, objective="reg:squarederror", base_margin=(0.0,),
                  n_features=0, *, model_file=None):
@@ -191,8 +195,80 @@ class Booster:
         state = self.__dict__.copy()
         state["_forest"] = None  # C memory: rebuilt on first use
         state.pop("input_binding", None)  # bound again by get_booster
+        state.pop("pending_params", None)  # of a fit in progress only
         state.pop("_input_estimator", None)  # (its name before issue 34)
         return state
+
+    def __getitem__(self, rounds):
+        """The boosting rounds ``rounds`` as a new Booster (XGBoost's model
+        slicing: ``booster[a:b]``, ``booster[a:b:step]``, ``booster[i]``).
+
+        Parameters
+        ----------
+        rounds : int or slice
+            Rounds counted from 0; negative indices count from the end, as
+            in Python. A step must be at least 1; an empty selection, or a
+            start or stop past the last round, is an error (XGBoost's
+            rules).
+
+        Returns
+        -------
+        booster : Booster
+            The same base margin, objective, features and categories, with
+            the trees of those rounds (shared with this booster: trees are
+            never changed once grown). Early stopping's ``best_iteration``
+            and the evaluation history are not carried over: they describe
+            this booster's rounds.
+        """
+        selected = _selected_rounds(rounds, self.n_rounds)
+        sliced = Booster(self.objective, self.base_margin.copy(),
+                         self.n_features)
+        for name in ("num_parallel_tree", "n_targets", "multi_strategy",
+                     "absent_value", "category_map", "feature_names",
+                     "input_binding"):
+            if name in self.__dict__:
+                setattr(sliced, name, self.__dict__[name])
+        sliced.objective_params = dict(self.objective_params)
+        per_round = self.trees_per_round
+        for r in selected:
+            for k in range(r * per_round, (r + 1) * per_round):
+                sliced.add_tree(self.trees[k], self.tree_group[k])
+        return sliced
+
+    def set_param(self, params, value=None):
+        """Change a training parameter for the rounds still to come
+        (XGBoost's ``Booster.set_param``, as callbacks such as
+        :class:`~skboost.callback.LearningRateScheduler` use it).
+
+        Parameters
+        ----------
+        params : str, dict or list of (str, value) pairs
+            A name (with ``value``), or several names and values. Only the
+            learning rate (``"learning_rate"`` or its alias ``"eta"``) can
+            change between rounds; any other name is a ValueError.
+        value : float, default=None
+            The value of ``params`` when it is a name.
+        """
+        if isinstance(params, str):
+            params = [(params, value)]
+        elif isinstance(params, dict):
+            params = list(params.items())
+        pending = {}
+        for name, new in params:
+            if name not in ("learning_rate", "eta"):
+                raise ValueError(
+                    f"set_param: {name!r} cannot change between rounds; "
+                    "only 'learning_rate' (alias 'eta') can")
+            pending["learning_rate"] = _checked_learning_rate(new)
+        if self.pending_params is None:
+            self.pending_params = {}
+        self.pending_params.update(pending)
+
+    def take_pending_params(self):
+        """The parameters ``set_param`` changed since the last call (the
+        boosting loop applies them before the next round), cleared."""
+        pending, self.pending_params = self.pending_params or {}, None
+        return pending
 
     def _sparse_rows(self, X):
         """Sparse X as the kernels read it (absent entries: NaN or 0.0)."""
@@ -488,6 +564,50 @@ class Booster:
         from .importance import trees_to_dataframe
 
         return trees_to_dataframe(self)
+
+
+def _selected_rounds(rounds, n_rounds):
+    """The round indices ``rounds`` (an int or a slice) selects from
+    ``n_rounds``, under XGBoost's rules for model slicing."""
+    if rounds is Ellipsis:
+        rounds = slice(None)
+    if isinstance(rounds, tuple):
+        raise ValueError("a Booster is sliced along one dimension (rounds) "
+                         f"only, got {rounds!r}")
+    if isinstance(rounds, (int, np.integer)) and not isinstance(rounds, bool):
+        index = int(rounds) + (n_rounds if rounds < 0 else 0)
+        if not 0 <= index < n_rounds:
+            raise IndexError(f"round {int(rounds)} is out of range: the "
+                             f"model has {n_rounds} rounds")
+        return [index]
+    if not isinstance(rounds, slice):
+        raise TypeError("a Booster is indexed by an int or a slice of "
+                        f"rounds, got {type(rounds).__name__}")
+    step = 1 if rounds.step is None else int(rounds.step)
+    if step < 1:
+        raise ValueError(f"the step of a Booster slice must be >= 1, got "
+                         f"{step}")
+    for bound in (rounds.start, rounds.stop):
+        if bound is not None and abs(int(bound)) > n_rounds:
+            raise IndexError(f"slice {rounds!r} is out of range: the model "
+                             f"has {n_rounds} rounds")
+    selected = list(range(n_rounds))[rounds.start:rounds.stop:step]
+    if not selected:
+        raise ValueError(f"slice {rounds!r} selects no round of the "
+                         f"{n_rounds} rounds")
+    return selected
+
+
+def _checked_learning_rate(value):
+    """``value`` as a learning rate in (0, 1] (the parameter's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float,
+                                                         np.number)):
+        raise TypeError(f"learning_rate must be a number, got "
+                        f"{type(value).__name__} {value!r:.40}")
+    value = float(value)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"learning_rate must be in (0, 1], got {value}")
+    return value
 
 
 def is_sparse(X):

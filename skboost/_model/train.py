@@ -136,6 +136,10 @@ def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):
     ``first_round``, grown by ``rounds`` (a round executor), with the
     callbacks around them.
 
+    A callback may change the learning rate between rounds
+    (``booster.set_param``): the executor's ``set_learning_rate`` applies
+    it before the next round grows.
+
     ``rounds.grow(first, count)`` grows rounds ``first .. first + count -
     1`` where the data lives (in this process, on Dask shards, ...) and
     yields each round's index once its trees are in ``booster`` and its
@@ -148,6 +152,11 @@ def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):
         call_callback(callback, "before_training", booster)
     iteration, last = first_round, first_round + n_rounds
     while iteration < last:
+        if any([call_callback(callback, "before_iteration", booster,
+                              iteration, booster.evals_result)
+                for callback in callbacks]):
+            return _after_training(booster, callbacks)
+        _apply_pending_params(booster, rounds)
         batch = 1 if callbacks else min(last - iteration, rounds.max_batch)
         for grown in rounds.grow(iteration, batch):
             stops = [call_callback(callback, "after_iteration", booster,
@@ -157,6 +166,14 @@ def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):
                 return _after_training(booster, callbacks)
             iteration = grown + 1
     return _after_training(booster, callbacks)
+
+
+def _apply_pending_params(booster, rounds):
+    """Give the round executor what callbacks changed with
+    ``booster.set_param`` since the last round (the learning rate)."""
+    pending = booster.take_pending_params()
+    if "learning_rate" in pending:
+        rounds.set_learning_rate(pending["learning_rate"])
 
 
 def _after_training(booster, callbacks):
@@ -208,6 +225,15 @@ class InProcessRounds:
                    y=y, weight=weight, weights=weights, raw=raw,
                    boost_params=boost_params, rng=rng, n_threads=n_threads,
                    tuner=tuner, evaluator=evaluator)
+
+    def set_learning_rate(self, learning_rate):
+        """Grow the following rounds with this learning rate (each of a
+        round's ``num_parallel_tree`` trees carries its share)."""
+        per_tree = learning_rate / self.boost_params.num_parallel_tree
+        # the class trees' single-threaded growers (class_rounds.py) too
+        growers = [self.grower, *getattr(self.grower, "_class_copies", ())]
+        for grower in growers:
+            grower.params = replace(grower.params, learning_rate=per_tree)
 
     def grow(self, first, n_rounds):
         for iteration in range(first, first + n_rounds):

@@ -524,6 +524,11 @@ class Shard:
             self.exchange.abort(reason)
 
     @keeps_freed_memory
+    def set_learning_rate(self, learning_rate):
+        """The learning rate of each tree of the following rounds."""
+        self.driver.params = replace(self.driver.params,
+                                     learning_rate=learning_rate)
+
     def grow_rounds(self, first, n_rounds=1):
         """Boosting rounds ``first, ..., first + n_rounds - 1`` (``grow_round``
         each); their results in a list. The client asks for several rounds
@@ -846,6 +851,12 @@ class ShardRounds:
     def __init__(self, shards, spec, booster, evaluator):
         self.shards, self.spec = shards, spec
         self.booster, self.evaluator = booster, evaluator
+
+    def set_learning_rate(self, learning_rate):
+        """Every shard grows the following rounds with this learning rate
+        (each of a round's parallel trees carries its share)."""
+        self.shards.call("set_learning_rate",
+                         learning_rate / self.spec.n_parallel)
 
     def grow(self, first, n_rounds):
         per_shard = self.shards.call("grow_rounds", first, n_rounds)
