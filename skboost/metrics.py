@@ -10,6 +10,8 @@ boundaries to one number. Names follow XGBoost's ``eval_metric``:
   ``gamma-deviance``, ``tweedie-nloglik@rho``;
 - classification: ``logloss``, ``error``, ``error@t`` (threshold t),
   ``merror``, ``mlogloss``, ``auc``, ``aucpr`` (interpolated as XGBoost);
+- survival: ``cox-nloglik`` (``survival:cox``), ``aft-nloglik`` and
+  ``interval-regression-accuracy`` (``survival:aft``);
 - ranking (per query, averaged over queries): ``ndcg``, ``ndcg@n``, ``map``,
   ``map@n``, ``pre@n``, ``auc``, ``aucpr``. A trailing ``-`` (``ndcg@5-``) scores a query
   without relevant documents 0 instead of 1.
@@ -29,7 +31,8 @@ from scipy.special import gammaln
 LOG_EPS = 1e-16
 
 # Metrics where a larger value is better (all others are minimised).
-_MAXIMISED = {"auc", "aucpr", "ndcg", "map", "pre"}
+_MAXIMISED = {"auc", "aucpr", "ndcg", "map", "pre",
+              "interval-regression-accuracy"}
 
 _RANKING = {"ndcg", "map", "pre"}
 
@@ -309,18 +312,61 @@ def precision_at(k):
     return precision
 
 
+def cox_nloglik(y, pred, weight, query_ptr=None):
+    """Negative partial log-likelihood of the Cox model (Breslow's ties)
+    per event, from relative risks ``pred``; y: times, negative when
+    censored. Unweighted, as XGBoost's."""
+    from ._survival import cox_labels, cox_negative_log_likelihood
+
+    with np.errstate(divide="ignore"):
+        margin = np.log(_column(pred))
+    return cox_negative_log_likelihood(cox_labels(y), margin)
+
+
+def _aft_bounds(y, name):
+    from ._survival import aft_bounds
+
+    if np.ndim(y) != 2:
+        raise ValueError(f"eval_metric {name!r} needs survival:aft's "
+                         "interval labels (n, 2)")
+    return aft_bounds(y)
+
+
+def aft_nloglik(distribution, sigma):
+    """Weighted mean AFT loss (``survival:aft``) of predicted times."""
+    from ._survival import aft_loss
+
+    def function(y, pred, weight, query_ptr=None):
+        with np.errstate(divide="ignore"):
+            margin = np.log(_column(pred))
+        return _mean(aft_loss(_aft_bounds(y, "aft-nloglik"), margin,
+                              distribution, sigma), weight)
+    return function
+
+
+def interval_regression_accuracy(y, pred, weight, query_ptr=None):
+    """Weighted share of rows whose predicted time lies in its interval."""
+    from ._survival import interval_accuracy
+
+    bounds = _aft_bounds(y, "interval-regression-accuracy")
+    return _mean(interval_accuracy(bounds, _column(pred)), weight)
+
+
 _SIMPLE = {
     "rmse": rmse, "rmsle": rmsle, "mae": mae, "mape": mape,
     "logloss": logloss, "mlogloss": mlogloss, "merror": merror,
     "poisson-nloglik": poisson_nloglik, "gamma-nloglik": gamma_nloglik,
     "gamma-deviance": gamma_deviance, "auc": auc, "aucpr": aucpr,
+    "cox-nloglik": cox_nloglik,
+    "interval-regression-accuracy": interval_regression_accuracy,
 }
 
 _NAME = re.compile(r"^(?P<base>[a-z-]+?)(?:@(?P<arg>[0-9.eE+-]+?))?(?P<minus>-)?$")
 
 METRIC_NAMES = sorted(set(_SIMPLE) | {"error", "error@t", "mphe", "quantile",
                                       "tweedie-nloglik@rho", "ndcg", "ndcg@n",
-                                      "map", "map@n", "pre@n"})
+                                      "map", "map@n", "pre@n",
+                                      "aft-nloglik"})
 
 
 def _parse(name):
@@ -389,6 +435,10 @@ def get_metric(name, params=None):
         function = tweedie_nloglik(
             float(arg) if arg is not None
             else float(params.get("tweedie_variance_power", 1.5)))
+    elif base == "aft-nloglik" and arg is None and not minus:
+        function = aft_nloglik(
+            params.get("aft_loss_distribution", "normal"),
+            float(params.get("aft_loss_distribution_scale", 1.0)))
     elif base == "ndcg":
         function = ndcg_at(_integer_arg(name, arg),
                            bool(params.get("ndcg_exp_gain", True)), empty_score)

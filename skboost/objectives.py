@@ -26,6 +26,8 @@ name                        prediction       base margin from the data   default
 ``rank:pairwise``           margin           0                           ``ndcg``
 ``rank:ndcg``               margin           0                           ``ndcg``
 ``rank:map``                margin           0                           ``map``
+``survival:cox``            exp (risk)       0                           ``cox-nloglik``
+``survival:aft``            exp (time)       constant-model minimiser    ``aft-nloglik``
 ==========================  ===============  ==========================  =========================
 
 Every objective takes the same parameter dictionary (see ``DEFAULT_PARAMS``)
@@ -41,6 +43,7 @@ from scipy.special import expit, log_softmax, logit, softmax
 
 from . import _objectives
 from . import _ranking
+from . import _survival
 
 # Class frequencies are clipped to [PRIOR_FLOOR, 1 - PRIOR_FLOOR] before
 # taking logs, so a class with (weighted) frequency 0 or 1 gives a finite
@@ -61,6 +64,8 @@ DEFAULT_PARAMS = {
     "lambdarank_pair_method": "topk",
     "lambdarank_num_pair_per_sample": None,  # 32 for topk, 1 for mean
     "ndcg_exp_gain": True,
+    "aft_loss_distribution": "normal",
+    "aft_loss_distribution_scale": 1.0,
 }
 
 # Largest label of rank:ndcg with exponential gains 2^y - 1 (as XGBoost).
@@ -91,6 +96,9 @@ class Objective(ABC):
     # Whether every row's unweighted hessian is the same constant in every
     # round (the approximate method then proposes its cuts once).
     constant_hessian = False
+    # Columns of y per output: 2 for interval labels (survival:aft's
+    # [lower, upper]), which are one target, not two.
+    label_columns = 1
     # Whether the gradient kernel also reads uint8 and float32 labels: such
     # labels (the out-of-core classifier's class indices) are then kept as
     # they are, 1 or 4 bytes a row instead of 8, the same gradients.
@@ -655,6 +663,92 @@ class RankMAP(_Ranking):
         return y
 
 
+class _Survival(Objective):
+    """Survival objectives (``_survival.py``): labels are times (negative:
+    censored) or, for AFT, intervals; predictions ``exp(margin)``."""
+
+    def base_score_to_margin(self, base_score, n_outputs):
+        if not base_score > 0:
+            raise ValueError(f"base_score must be positive for {self.name}, "
+                             f"got {base_score}")
+        return np.array([np.log(base_score)])
+
+    def transform(self, raw):
+        return np.exp(raw)
+
+    def _store(self, gpair, grad, hess):
+        gpair[0, :, 0] = grad
+        gpair[0, :, 1] = hess
+
+
+class CoxPH(_Survival):
+    """``survival:cox``: Cox proportional hazards, the negative partial
+    log-likelihood with Breslow's ties; ``y`` the times, negative for
+    censored rows. Predictions are relative risks ``exp(margin)``."""
+
+    name = "survival:cox"
+    default_metric = "cox-nloglik"
+
+    def __init__(self, params=None):
+        super().__init__(params)
+        self._risk_sets = None   # (labels, their CoxRiskSets)
+
+    def prepare_labels(self, y):
+        return _survival.cox_labels(y)
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.zeros(1)   # the partial likelihood ignores a shift
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        if self._risk_sets is None or self._risk_sets[0] is not y:
+            self._risk_sets = (y, _survival.CoxRiskSets(y))
+        grad, hess = _survival.cox_gradient(self._risk_sets[1], raw[:, 0])
+        self._store(gpair, grad, hess)
+
+    def loss(self, y, raw, weight):
+        return _survival.cox_negative_log_likelihood(y, raw[:, 0])
+
+
+class AFT(_Survival):
+    """``survival:aft``: accelerated failure time, ``log T = margin +
+    sigma Z``; ``y`` as (n, 2) bounds of each time (or times, negative
+    for right-censored). Predictions are times ``exp(margin)``."""
+
+    name = "survival:aft"
+    default_metric = "aft-nloglik"
+    label_columns = 2
+
+    @property
+    def distribution(self):
+        name = self.params["aft_loss_distribution"]
+        _survival.aft_distribution(name)   # checks the name
+        return name
+
+    @property
+    def sigma(self):
+        sigma = float(self.params["aft_loss_distribution_scale"])
+        if not sigma > 0:
+            raise ValueError("aft_loss_distribution_scale must be > 0, got "
+                             f"{sigma}")
+        return sigma
+
+    def prepare_labels(self, y):
+        return _survival.aft_bounds(y)
+
+    def estimate_base_margin(self, y, weight, n_outputs):
+        return np.array([_survival.aft_constant_margin(
+            y, weight, self.distribution, self.sigma)])
+
+    def gradient(self, y, raw, weight, gpair, n_threads):
+        grad, hess = _survival.aft_gradient(y, raw[:, 0], self.distribution,
+                                            self.sigma)
+        self._store(gpair, grad, hess)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(_survival.aft_loss(
+            y, raw[:, 0], self.distribution, self.sigma), weights=weight))
+
+
 class CallableObjective(Objective):
     """A user function ``obj(y_true, y_pred, *, sample_weight, qid)`` that
     returns ``(grad, hess)`` at the margins ``y_pred`` (the keyword arguments
@@ -737,7 +831,7 @@ OBJECTIVES = {cls.name: cls for cls in (
     SquaredError, SquaredLogError, PseudoHuberError, AbsoluteError,
     QuantileError, RegLogistic, Poisson, Gamma, Tweedie, BinaryLogistic,
     BinaryLogitRaw, BinaryHinge, MultiSoftprob, MultiSoftmax, RankPairwise,
-    RankNDCG, RankMAP)}
+    RankNDCG, RankMAP, CoxPH, AFT)}
 
 REGRESSION_OBJECTIVES = frozenset({
     "reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
@@ -747,6 +841,8 @@ CLASSIFICATION_OBJECTIVES = frozenset({
     "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob",
     "multi:softmax"})
 RANKING_OBJECTIVES = frozenset({"rank:pairwise", "rank:ndcg", "rank:map"})
+# Trained by BoostRegressor (y: times or intervals; score: concordance).
+SURVIVAL_OBJECTIVES = frozenset({"survival:cox", "survival:aft"})
 
 
 def get_objective(name, params=None, **kwargs):

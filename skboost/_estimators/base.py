@@ -187,14 +187,17 @@ class _BoostBase(ExplainMixin, BaseEstimator):
     def _train(self, X, y, sample_weight, objective, n_classes=None, *,
                eval_set=None, sample_weight_eval_set=None, verbose=False,
                query_ptr=None, eval_query_ptrs=None, encode_labels=None,
-               base_margin=None, base_margin_eval_set=None, init_model=None):
+               base_margin=None, base_margin_eval_set=None, init_model=None,
+               eval_labels=None):
         check_device_and_verbosity(self)
         weight = check_weight(sample_weight, X)
-        self._check_value_limits(y, objective)
+        if eval_labels is None:   # (survival labels are checked by it)
+            self._check_value_limits(y, objective)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
                                 eval_query_ptrs, encode_labels,
                                 base_margin_eval_set,
-                                n_targets=getattr(objective, "n_targets", 1))
+                                n_targets=getattr(objective, "n_targets", 1),
+                                eval_labels=eval_labels)
         if self.early_stopping_rounds is not None and not evals:
             if getattr(X, "out_of_core", False):
                 raise ValueError(
@@ -312,12 +315,20 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return booster
 
     def _eval_sets(self, eval_set, sample_weight_eval_set, query_ptrs,
-                   encode_labels, base_margin_eval_set=None, n_targets=1):
-        """The ``eval_set`` pairs as validated :class:`EvalSet` objects."""
+                   encode_labels, base_margin_eval_set=None, n_targets=1,
+                   eval_labels=None):
+        """The ``eval_set`` pairs as validated :class:`EvalSet` objects
+        (``eval_labels``: reads a pair's y in its own form, survival)."""
         evals = []
         for i, (pair, weight, margin) in enumerate(eval_set_entries(
                 eval_set, sample_weight_eval_set, base_margin_eval_set)):
             X_eval = check_X(self, pair[0], reset=False)
+            if eval_labels is not None:
+                evals.append(_labelled_eval_set(
+                    i, X_eval, eval_labels(pair[1]),
+                    check_weight(weight, X_eval,
+                                 f"sample_weight_eval_set[{i}]"), margin))
+                continue
             if n_targets > 1:
                 y_eval = np.asarray(pair[1])
                 _check_eval_targets(y_eval, X_eval.shape[0], n_targets, i)
@@ -675,6 +686,16 @@ _EVAL_FIT_DOC = """eval_set : list of (X, y) pairs, default=None
             LightGBM's name of ``base_margin_eval_set``.
         init_model : skboost estimator, Booster, str or path-like, default=None
             LightGBM's name of ``xgb_model``."""
+
+
+def _labelled_eval_set(index, X_eval, labels, weight, margin):
+    """An eval set whose labels are already read (survival times or
+    intervals), their rows checked against X's."""
+    if labels.shape[0] != X_eval.shape[0]:
+        raise ValueError(f"eval_set[{index}]: y has {labels.shape[0]} rows, "
+                         f"X has {X_eval.shape[0]}")
+    return EvalSet(f"validation_{index}", X_eval, labels, weight, None,
+                   margin)
 
 
 def _eval_target(y, n_rows, index):

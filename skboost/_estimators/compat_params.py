@@ -104,6 +104,8 @@ _ONLY_ON = {
     "huber_slope": "BoostRegressor",
     "quantile_alpha": "BoostRegressor",
     "tweedie_variance_power": "BoostRegressor",
+    "aft_loss_distribution": "BoostRegressor",
+    "aft_loss_distribution_scale": "BoostRegressor",
     "lambdarank_pair_method": "BoostRanker",
     "lambdarank_num_pair_per_sample": "BoostRanker",
     "ndcg_exp_gain": "BoostRanker",

@@ -26,6 +26,7 @@ from .._io.validation import (check_classes_fit_objective,
                               check_runtime_params)
 from ..objectives import (CLASSIFICATION_OBJECTIVES, OBJECTIVES,
                           RANKING_OBJECTIVES, REGRESSION_OBJECTIVES,
+                          SURVIVAL_OBJECTIVES,
                           CallableObjective)
 
 
@@ -147,7 +148,8 @@ def _check_objective(estimator, objective_param, booster_objective, n_classes):
     allowed = next(
         (objectives for cls in type(estimator).__mro__
          for name, objectives in (("BoostClassifier", CLASSIFICATION_OBJECTIVES),
-                                  ("BoostRegressor", REGRESSION_OBJECTIVES),
+                                  ("BoostRegressor", REGRESSION_OBJECTIVES
+                                   | SURVIVAL_OBJECTIVES),
                                   ("BoostRanker", RANKING_OBJECTIVES))
          if cls.__name__ == name), frozenset(OBJECTIVES))
     _expect(booster_objective in allowed | {CallableObjective.name},

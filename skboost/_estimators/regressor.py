@@ -6,7 +6,10 @@ import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..objectives import REGRESSION_OBJECTIVES, CallableObjective
+from ..objectives import (REGRESSION_OBJECTIVES, SURVIVAL_OBJECTIVES,
+                          CallableObjective)
+from .._survival import (AFT_DISTRIBUTIONS, aft_bounds, concordance_index,
+                         cox_labels)
 from .._input.arrays import check_X, reject_external_weight
 from .._model.multi_output import check_targets
 from .params import store_params
@@ -23,7 +26,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Training objective: ``"reg:squarederror"``, ``"reg:squaredlogerror"``,
         ``"reg:pseudohubererror"``, ``"reg:absoluteerror"``,
         ``"reg:quantileerror"``, ``"reg:logistic"``, ``"count:poisson"``,
-        ``"reg:gamma"`` or ``"reg:tweedie"``, or a function ``obj(y_true,
+        ``"reg:gamma"`` or ``"reg:tweedie"``, the survival objectives
+        ``"survival:cox"`` and ``"survival:aft"`` (:doc:`/user_guide/survival`:
+        ``y`` holds times, negative when censored, or scikit-survival's
+        (event, time) array, or for AFT (n, 2) interval bounds; ``predict``
+        gives relative risks for Cox, times for AFT; ``score`` Harrell's
+        concordance index), or a function ``obj(y_true,
         y_pred, *, sample_weight) -> (grad, hess)`` of the margins
         (``sample_weight`` optional: when the function takes it, it must
         apply the weights itself). See :doc:`/user_guide/objectives`.
@@ -33,7 +41,11 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         Quantile(s) of ``reg:quantileerror``; several quantiles give one
         output (one tree per round) each, and ``predict`` a column each.
     tweedie_variance_power : float in [1, 2), default=1.5
-        Variance power of ``reg:tweedie``.{_COMMON_PARAMS_DOC}
+        Variance power of ``reg:tweedie``.
+    aft_loss_distribution : {{"normal", "logistic", "extreme"}}, default="normal"
+        Distribution of the noise of ``survival:aft``'s log-times.
+    aft_loss_distribution_scale : float > 0, default=1
+        Scale (sigma) of that noise.{_COMMON_PARAMS_DOC}
     Attributes
     ----------
 {_COMMON_ATTRIBUTES_DOC}
@@ -49,12 +61,16 @@ class BoostRegressor(RegressorMixin, _BoostBase):
 
     _parameter_constraints = {
         **_BoostBase._parameter_constraints,
-        "objective": [StrOptions(set(REGRESSION_OBJECTIVES)), callable],
+        "objective": [StrOptions(set(REGRESSION_OBJECTIVES)
+                                 | set(SURVIVAL_OBJECTIVES)), callable],
         "huber_slope": [Interval(Real, 0.0, None, closed="neither")],
         "quantile_alpha": [Interval(Real, 0.0, 1.0, closed="neither"),
                            "array-like"],
         "tweedie_variance_power": [Interval(Real, 1.0, 2.0,
                                             closed="left")],
+        "aft_loss_distribution": [StrOptions(set(AFT_DISTRIBUTIONS))],
+        "aft_loss_distribution_scale": [Interval(Real, 0.0, None,
+                                                 closed="neither")],
     }
 
     def __init__(self, *, objective="reg:squarederror", n_estimators=100,
@@ -74,7 +90,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  validation_fraction=0.1, warm_start=False, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5,
                  verbosity=None, device="cpu", num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree"):
+                 multi_strategy="one_output_per_tree",
+                 aft_loss_distribution="normal",
+                 aft_loss_distribution_scale=1.0):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -88,7 +106,12 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         return {**super()._objective_params(),
                 "huber_slope": self.huber_slope,
                 "quantile_alpha": self.quantile_alpha,
-                "tweedie_variance_power": self.tweedie_variance_power}
+                "tweedie_variance_power": self.tweedie_variance_power,
+                # (the forests have no survival parameters)
+                "aft_loss_distribution": getattr(
+                    self, "aft_loss_distribution", "normal"),
+                "aft_loss_distribution_scale": float(getattr(
+                    self, "aft_loss_distribution_scale", 1.0))}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, eval_set=None,
@@ -114,6 +137,11 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         -------
         self : BoostRegressor
         """
+        if self.objective in SURVIVAL_OBJECTIVES:
+            return self._fit_survival(X, y, sample_weight, **_evaluation_kwargs(
+                eval_set, sample_weight_eval_set, verbose, base_margin,
+                base_margin_eval_set, xgb_model, init_score, eval_init_score,
+                init_model))
         X, y = check_X(self, X, y=y, reset=True, y_numeric=True,
                        multi_output=True)
         reject_external_weight(X, sample_weight)
@@ -129,6 +157,49 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                                init_score, eval_init_score, init_model))
 
     fit.__doc__ = fit.__doc__.format(eval_doc=_EVAL_FIT_DOC)
+
+    def _fit_survival(self, X, y, sample_weight, **evaluation):
+        """``fit`` with a survival objective: y read as times (Cox, AFT) or
+        intervals (AFT), the eval sets' y alike."""
+        labels = self._survival_labels(y)
+        # X and the row count checked against one finite column of labels
+        X, _ = check_X(self, X, y=labels if labels.ndim == 1 else labels[:, 0],
+                       reset=True, y_numeric=True)
+        reject_external_weight(X, sample_weight)
+        return self._train(X, labels, sample_weight, self.objective,
+                           eval_labels=self._survival_labels, **evaluation)
+
+    def _survival_labels(self, y):
+        """Survival labels as the objective reads them (ValueError on bad
+        ones): signed times for Cox, [lower, upper] bounds for AFT."""
+        if self.objective == "survival:cox":
+            return cox_labels(y)
+        return aft_bounds(y)
+
+    def score(self, X, y, sample_weight=None):
+        """R² of the predictions, or for a survival objective Harrell's
+        concordance index (the share of comparable pairs whose earlier
+        event gets the higher risk; 0.5 is chance).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like
+            Targets; for a survival objective, labels as ``fit`` takes them.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of R²; the concordance index takes none.
+
+        Returns
+        -------
+        score : float
+        """
+        if self.objective not in SURVIVAL_OBJECTIVES:
+            return super().score(X, y, sample_weight=sample_weight)
+        if sample_weight is not None:
+            raise ValueError("the concordance index of a survival model "
+                             "takes no sample_weight")
+        return survival_concordance(self.objective, self._survival_labels(y),
+                                    self.predict(X))
 
     def predict(self, X, output_margin=False, iteration_range=None,
                 base_margin=None):
@@ -160,3 +231,14 @@ class BoostRegressor(RegressorMixin, _BoostBase):
         if not output_margin:
             raw = self._prediction_objective().transform(raw)
         return raw[:, 0] if raw.shape[1] == 1 else raw
+
+
+def survival_concordance(objective, labels, prediction):
+    """Harrell's concordance of a survival model's predictions: relative
+    risks (Cox) as they are, predicted times (AFT) negated (a longer time
+    is a lower risk). An AFT row counts as an event where its bounds are
+    equal, else as censored at its lower bound."""
+    if objective == "survival:cox":
+        return concordance_index(labels > 0, np.abs(labels), prediction)
+    lower, upper = labels[:, 0], labels[:, 1]
+    return concordance_index(lower == upper, lower, -prediction)

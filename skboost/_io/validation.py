@@ -113,6 +113,11 @@ _OBJECTIVE_PARAM_CHECKS = {
     "lambdarank_num_pair_per_sample": (_pairs_per_sample,
                                        "null or an integer >= 1"),
     "ndcg_exp_gain": (lambda v: isinstance(v, bool), "a boolean"),
+    "aft_loss_distribution": (lambda v: v in ("normal", "logistic",
+                                               "extreme"),
+                              "'normal', 'logistic' or 'extreme'"),
+    "aft_loss_distribution_scale": (_number(0.0, low_open=True),
+                                    "a positive number"),
     "link": (lambda v: v in ("identity", "logistic", "softmax"),
              "'identity', 'logistic' or 'softmax'"),
 }

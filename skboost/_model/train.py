@@ -436,7 +436,8 @@ def log_metrics(log, metrics, objective, margin, y, weight, query_ptr):
         prediction = (objective.transform(margin) if metric.on_predictions
                       else probabilities)
         y_, weight_ = y, weight
-        if y.ndim == 2:   # several targets: every (row, target) pair
+        if y.ndim == 2 and objective.label_columns == 1:
+            # several targets: every (row, target) pair
             y_, prediction, weight_ = flatten_targets(y, prediction, weight)
         log[metric.name].append(metric(y_, prediction, weight_, query_ptr))
 
