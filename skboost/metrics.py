@@ -17,6 +17,8 @@ boundaries to one number. Names follow XGBoost's ``eval_metric``:
   without relevant documents 0 instead of 1.
 
 Use :func:`get_metric` to build one; it knows whether higher is better.
+:func:`concordance_index` is Harrell's concordance of survival predictions
+(the survival models' ``score``).
 """
 
 from dataclasses import dataclass, field
@@ -26,6 +28,8 @@ import re
 
 import numpy as np
 from scipy.special import gammaln
+
+from ._survival import concordance_index  # noqa: F401 (public here)
 
 # Probabilities are clipped to [LOG_EPS, 1 - LOG_EPS] in log losses.
 LOG_EPS = 1e-16

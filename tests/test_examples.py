@@ -177,3 +177,16 @@ def test_out_of_core_example_matches_in_core():
     assert "same predictions: True" in result.stdout, result.stdout
     auc = float(re.search(r"test AUC ([0-9.]+)", result.stdout).group(1))
     assert auc > 0.95, result.stdout
+
+
+def test_survival_example_runs_and_matches_xgboost():
+    pytest.importorskip("sksurv")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "survival_analysis.py")],
+        capture_output=True, text=True, timeout=300, check=True)
+    lines = {line.split(":")[0]: line for line in result.stdout.splitlines()}
+    ours = float(lines["Cox"].split("concordance ")[1].split()[0])
+    assert 0.6 < ours < 0.8      # clearly better than chance (0.5)
+    if "XGBoost Cox" in lines:
+        theirs = float(lines["XGBoost Cox"].split("concordance ")[1])
+        assert ours >= theirs - 0.005

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
-from skboost.objectives import OBJECTIVES, RANKING_OBJECTIVES, get_objective
+from skboost.objectives import (OBJECTIVES, RANKING_OBJECTIVES,
+                                SURVIVAL_OBJECTIVES, get_objective)
 from _isolation import call_outcomes
 
 N_CLASSES = 4
@@ -15,7 +16,10 @@ N_CLASSES = 4
 
 # Objectives with a pointwise loss (the ranking ones have none: see
 # test_ranker.py), and a variant with several quantiles.
-POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES) + ["multi-quantile"]
+# (the survival objectives, whose labels are times or intervals, have
+# their own gradient, loss and base-margin tests: test_survival.py)
+POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES
+                   - SURVIVAL_OBJECTIVES) + ["multi-quantile"]
 QUANTILES = [0.1, 0.5, 0.8]
 
 

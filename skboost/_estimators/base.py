@@ -4,6 +4,7 @@ Numerics live in the booster and the kernels; this layer validates input,
 encodes labels and hands plain arrays down.
 """
 
+import inspect
 from numbers import Integral
 
 import numpy as np
@@ -117,6 +118,17 @@ class _BoostBase(ExplainMixin, BaseEstimator):
     # the common parameters' constraints come from the one table
     # (params.py); each estimator adds its own (objective, ...)
     _parameter_constraints = constraints()
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # a pickle of an earlier version lacks the parameters added since:
+        # they take their defaults (what the old model was trained with)
+        defaults = {name: p.default for name, p in inspect.signature(
+            type(self).__init__).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+        for name in self._get_param_names():
+            if name not in self.__dict__ and name in defaults:
+                setattr(self, name, defaults[name])
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

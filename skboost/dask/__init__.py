@@ -32,6 +32,7 @@ from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
 from .._estimators.base import (eval_set_entries, margin_kwargs, metric_list,
                                 tie_salt)
 from ..callback import check_callbacks
+from ..objectives import SURVIVAL_OBJECTIVES
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
 
@@ -449,7 +450,12 @@ class _DaskBoostMixin:
             ("categorical_features (use pandas category columns)",
              self.categorical_features is not None),
             ("class_weight (pass sample_weight)",
-             getattr(self, "class_weight", None) is not None)) if present]
+             getattr(self, "class_weight", None) is not None),
+            # Cox's gradient needs every row's margin in time order, AFT
+            # interval labels two columns of y: both train in core
+            (f"objective={self.objective!r} (survival: train it with "
+             "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES))
+            if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "
                              + ", ".join(unsupported) + " yet")
