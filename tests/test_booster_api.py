@@ -203,7 +203,7 @@ def test_corrupted_ubj_model_is_a_value_error(tmp_path):
 @pytest.mark.parametrize("keyword, advice", [
     ("nthread", "n_jobs"), ("seed", "random_state"), ("eta", "learning_rate"),
     ("num_leaves", "max_leaves"), ("min_child_samples", "not supported"),
-    ("booster", "not supported"), ("min_split_gain", "gamma"),
+    ("gpu_id", "not supported"), ("min_split_gain", "gamma"),
     ("lambda_l2", "reg_lambda"), ("bagging_fraction", "subsample"),
     ("tweedie_variance_power", "BoostRegressor"),
 ])

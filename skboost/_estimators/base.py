@@ -12,6 +12,7 @@ from sklearn.base import (BaseEstimator, is_classifier)
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._model.dart import dart_params
 from .._model.train import BoostParams, EvalSet, train
 from ..callback import EarlyStopping, EvaluationMonitor
 from ..objectives import (DEFAULT_PARAMS, CallableObjective,
@@ -234,7 +235,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                         base_score=self.base_score,
                         sparse_absent=self.sparse_absent,
                         num_parallel_tree=n_parallel,
-                        multi_strategy=self.multi_strategy),
+                        multi_strategy=self.multi_strategy,
+                        dart=dart_params(self)),
             tree_params(self, max_delta_step=self._max_delta_step(objective),
                         n_features=X.shape[1]),
             effective_n_threads(self.n_jobs),

@@ -86,7 +86,9 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  validation_fraction=0.1, warm_start=False,
                  scale_pos_weight=1.0, class_weight=None, verbosity=None,
                  device="cpu", num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree"):
+                 multi_strategy="one_output_per_tree",
+                 booster="gbtree", rate_drop=0.0, one_drop=False,
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
         store_params(self, locals())
 
     def __sklearn_tags__(self):

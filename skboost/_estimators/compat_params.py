@@ -27,8 +27,9 @@ FOREIGN_PARAMS = {
         "verbosity (progress lines: fit(..., verbose=...))")),
     "gpu_id": ("XGBoost", "not supported: skboost runs on the CPU only "
                "(device='cpu')"),
-    "booster": ("XGBoost", "not supported: skboost grows trees only "
-                "(booster='gbtree'); there is no gblinear or dart"),
+    "booster": ("XGBoost", "not a parameter of the random forests (one "
+                "round: nothing for DART to drop); BoostClassifier, "
+                "BoostRegressor and BoostRanker take 'gbtree' or 'dart'"),
     "num_class": ("XGBoost", "not needed: BoostClassifier reads the classes "
                   "from y"),
     "enable_categorical": ("XGBoost", "not needed: pandas category, polars "

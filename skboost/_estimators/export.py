@@ -28,7 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 # ``predict``, the classifier's ``predict_proba``.
 _REGRESSION_LINKS = {
     "reg:logistic": "sigmoid", "count:poisson": "exp", "reg:gamma": "exp",
-    "reg:tweedie": "exp"}                 # any other: identity
+    "reg:tweedie": "exp", "survival:cox": "exp",
+    "survival:aft": "exp"}                # any other: identity
 _CLASSIFICATION_LINKS = {
     "binary:logistic": "sigmoid", "binary:logitraw": "sigmoid",
     "binary:hinge": "hinge", "multi:softprob": "softmax",

@@ -20,7 +20,9 @@ from .params import store_params
 
 # Parameters of the boosted estimators that a forest does not have.
 _NOT_FOREST_PARAMS = ("num_parallel_tree", "early_stopping_rounds",
-                      "validation_fraction", "warm_start")
+                      "validation_fraction", "warm_start", "booster",
+                      "rate_drop", "one_drop", "skip_drop", "sample_type",
+                      "normalize_type")
 
 _FOREST_PARAMS_DOC = """
     Parameters
@@ -53,6 +55,7 @@ class _ForestMixin:
     early_stopping_rounds = None
     validation_fraction = 0.1
     warm_start = False
+    booster = "gbtree"   # one round: nothing to drop (DART)
 
     def _round_layout(self):
         return 1, self.n_estimators

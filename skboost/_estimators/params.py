@@ -373,7 +373,51 @@ PARAMETERS = (
         hold a value per output, its splits chosen by the gain summed over
         the outputs (XGBoost's vector-leaf trees; ``tree_method="hist"``
         on dense numeric data). See :doc:`/user_guide/multi_output`.
+"""),
+    Param('booster', 'gbtree', 'boost', [StrOptions({"gbtree", "dart"})],
+          """    booster : {"gbtree", "dart"}, default="gbtree"
+        ``"dart"``: Dropouts meet Multiple Additive Regression Trees
+        (Rashmi & Gilad-Bachrach, 2015), XGBoost's ``booster="dart"``:
+        every round some earlier trees are left out of the margins the
+        gradients are taken at, and the new tree and the dropped ones are
+        then rescaled (each tree keeps a weight, saved with the model). See
+        :doc:`/user_guide/dart`.
+"""),
+    Param('rate_drop', 0.0, 'boost', [Interval(Real, 0.0, 1.0,
+                                               closed="both")],
+          """    rate_drop : float in [0, 1], default=0.0
+        DART: the probability that each earlier tree is dropped in a round
+        (0 gives exactly the ``"gbtree"`` model).
+"""),
+    Param('one_drop', False, 'boost', ["boolean"],
+          """    one_drop : bool, default=False
+        DART: drop at least one tree in every round that drops any.
+"""),
+    Param('skip_drop', 0.0, 'boost', [Interval(Real, 0.0, 1.0,
+                                               closed="both")],
+          """    skip_drop : float in [0, 1], default=0.0
+        DART: the probability that a round drops no tree at all (it wins
+        over ``rate_drop`` and ``one_drop``).
+"""),
+    Param('sample_type', 'uniform', 'boost',
+          [StrOptions({"uniform", "weighted"})],
+          """    sample_type : {"uniform", "weighted"}, default="uniform"
+        DART: every tree equally likely to be dropped, or in proportion to
+        its weight.
+"""),
+    Param('normalize_type', 'tree', 'boost',
+          [StrOptions({"tree", "forest"})],
+          """    normalize_type : {"tree", "forest"}, default="tree"
+        DART: with ``k`` trees dropped and learning rate ``eta`` shared by
+        the round's ``n`` new trees (``lr = eta / n``), ``"tree"`` gives
+        each new tree the weight ``1 / (k + lr)`` and scales the dropped
+        ones by ``k / (k + lr)``; ``"forest"`` uses ``1 / (1 + lr)`` for
+        both (XGBoost's definitions).
 """),)
+
+# DART's parameters (rows of the table above), as BoostParams' DartParams
+DART_PARAMS = ("rate_drop", "one_drop", "skip_drop", "sample_type",
+               "normalize_type")
 
 # the constraint parameters become parsed TreeParams fields of other names
 _PARSED_TREE_PARAMS = ("monotone_constraints", "interaction_constraints",

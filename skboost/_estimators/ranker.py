@@ -169,7 +169,9 @@ class BoostRanker(_BoostBase):
                  multi_strategy="one_output_per_tree",
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
-                 score_k=None, verbosity=None, device="cpu"):
+                 score_k=None, verbosity=None, device="cpu",
+                 booster="gbtree", rate_drop=0.0, one_drop=False,
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
         store_params(self, locals())
 
     def _objective_params(self):

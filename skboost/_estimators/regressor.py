@@ -92,7 +92,9 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  verbosity=None, device="cpu", num_parallel_tree=1,
                  multi_strategy="one_output_per_tree",
                  aft_loss_distribution="normal",
-                 aft_loss_distribution_scale=1.0):
+                 aft_loss_distribution_scale=1.0,
+                 booster="gbtree", rate_drop=0.0, one_drop=False,
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
         store_params(self, locals())
 
     def __sklearn_tags__(self):

@@ -52,7 +52,9 @@ trees per output and round (random forests): a round is then
 (tree ``i`` adds to output ``(i % per_round) // num_parallel_tree``).
 A third, ``"multi_strategy": "multi_output_tree"``, marks a model of
 vector-leaf trees: one tree per round (and parallel tree) for all outputs,
-whose ``value`` is a list of rows, one value per output. Floats are
+whose ``value`` is a list of rows, one value per output. A fourth,
+``"tree_weights"`` (a DART model, ``booster="dart"``), holds the weight of
+each tree, by which its values count in predictions. Floats are
 written with Python's shortest round-trip representation, so a loaded model
 predicts bit-identically. JSON has no infinities: ``"inf"``, ``"-inf"`` and
 ``"nan"`` stand for them (``+inf`` is a legal split threshold, meaning "every
@@ -205,6 +207,9 @@ def _booster_to_dict(booster):
            if getattr(booster, name) != 1},
         **({"multi_strategy": booster.multi_strategy}
            if booster.vector_leaf else {}),
+        # DART's tree weights (booster="dart"), absent for gbtree
+        **({"tree_weights": [_float_to_json(w) for w in booster.tree_weights]}
+           if booster.tree_weights is not None else {}),
     }
 
 
@@ -543,7 +548,7 @@ def _round_layout(booster):
     ``num_parallel_tree``: 1 when absent)."""
     keys = {"objective", "objective_params", "n_features", "base_margin",
             "trees"}
-    optional = set(_ROUND_LAYOUT) | {"multi_strategy"}
+    optional = set(_ROUND_LAYOUT) | {"multi_strategy", "tree_weights"}
     _expect(isinstance(booster, dict) and keys <= set(booster)
             <= keys | optional,
             f"'booster' must be an object with the entries {sorted(keys)} "
@@ -602,7 +607,21 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
                 (index % per_round) // layout["num_parallel_tree"])
         except _Invalid as exc:
             raise _Invalid(f"tree {index}: {exc}") from None
+    if "tree_weights" in booster:
+        result.tree_weights = _tree_weights(booster["tree_weights"],
+                                            len(trees))
     return result
+
+
+def _tree_weights(weights, n_trees):
+    """DART's tree weights: one finite number >= 0 per tree."""
+    _expect(isinstance(weights, list) and len(weights) == n_trees,
+            f"'tree_weights' must be a list of {n_trees} numbers (one per "
+            "tree)")
+    values = [_float_from_json(w, "'tree_weights'") for w in weights]
+    _expect(all(np.isfinite(w) and w >= 0.0 for w in values),
+            "'tree_weights' must be finite and >= 0")
+    return values
 
 
 def _objective_params_from_json(params, objective):

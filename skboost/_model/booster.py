@@ -94,6 +94,9 @@ class Booster:
     category_map = None
     # Training column names, when known.
     feature_names = None
+    # DART (``booster="dart"``): the weight of each tree, by which its
+    # values count in every prediction; None: every tree counts once.
+    tree_weights = None
     # Set by early stopping (rounds counted from 0) and its score.
     best_iteration = None
     best_score = None
@@ -140,8 +143,12 @@ class Booster:
     def scalar_trees(self):
         """The trees as single-output trees and the output of each: the
         trees themselves, or each vector-leaf tree as one view per output
-        (its structure, that output's values), in tree order. The
+        (its structure, that output's values), in tree order; a DART
+        tree of weight other than 1 with its values scaled by it. The
         predictor, TreeSHAP and the exporters read these."""
+        if self.tree_weights is not None:
+            return ([tree if w == 1.0 else tree.scaled(w) for tree, w in
+                     zip(self.trees, self.tree_weights)], self.tree_group)
         if not self.vector_leaf:
             return self.trees, self.tree_group
         outputs = range(self.n_outputs)
@@ -160,6 +167,19 @@ class Booster:
     def add_tree(self, tree, group):
         self.trees.append(tree)
         self.tree_group.append(group)
+        if self.tree_weights is not None:
+            self.tree_weights.append(1.0)
+        self._forest = None
+
+    def reweigh_trees(self, dropped, factor, n_new, new_weight):
+        """DART's step after a round: the ``dropped`` trees' weights times
+        ``factor``, the round's ``n_new`` last trees at ``new_weight``."""
+        if self.tree_weights is None:
+            self.tree_weights = [1.0] * len(self.trees)
+        for index in dropped:
+            self.tree_weights[index] *= factor
+        for index in range(len(self.trees) - n_new, len(self.trees)):
+            self.tree_weights[index] = new_weight
         self._forest = None
 
     def _tree_slice(self, iteration_range):
@@ -230,9 +250,12 @@ class Booster:
                 setattr(sliced, name, self.__dict__[name])
         sliced.objective_params = dict(self.objective_params)
         per_round = self.trees_per_round
-        for r in selected:
-            for k in range(r * per_round, (r + 1) * per_round):
-                sliced.add_tree(self.trees[k], self.tree_group[k])
+        kept = [k for r in selected
+                for k in range(r * per_round, (r + 1) * per_round)]
+        for k in kept:
+            sliced.add_tree(self.trees[k], self.tree_group[k])
+        if self.tree_weights is not None:   # DART: the trees' weights too
+            sliced.tree_weights = [self.tree_weights[k] for k in kept]
         return sliced
 
     def set_param(self, params, value=None):

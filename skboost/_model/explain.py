@@ -27,11 +27,14 @@ def shap_forest(booster):
     """The booster's trees as a validated :class:`ShapForest` (cached while
     the booster holds the same trees)."""
     cached = _FORESTS.get(booster)
+    weights = booster.tree_weights   # DART's weights change as it trains
+    weights = None if weights is None else list(weights)
     if cached is not None and len(cached[0]) == len(booster.trees) and all(
-            a is b for a, b in zip(cached[0], booster.trees)):
+            a is b for a, b in zip(cached[0], booster.trees)) \
+            and cached[2] == weights:
         return cached[1]
     forest = _build_shap_forest(booster)
-    _FORESTS[booster] = (list(booster.trees), forest)
+    _FORESTS[booster] = (list(booster.trees), forest, weights)
     return forest
 
 

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from .booster import Booster, is_sparse
 from .class_rounds import class_workers, grow_class_trees
+from .dart import Dropout
 from .limits import check_gradients
 from .._parallel import get_thread_cap
 from .margins import check_base_margin
@@ -41,6 +42,8 @@ class BoostParams:
     # "multi_output_tree": one vector-leaf tree for all outputs (when there
     # are several), else one tree per output
     multi_strategy: str = "one_output_per_tree"
+    # booster="dart": its DartParams (``dart.py``); None: gbtree
+    dart: object = None
 
 
 @dataclass
@@ -188,6 +191,7 @@ class InProcessRounds:
     evaluation sets updated, under the thread tuner."""
 
     max_batch = 1
+    dropout = None   # DART's Dropout (dart.py), None for gbtree
 
     def __init__(self, *, grower, booster, objective, X, y, weight, weights,
                  raw, boost_params, rng, n_threads, tuner, evaluator):
@@ -221,10 +225,13 @@ class InProcessRounds:
                                 else 0))
             raw = booster.predict_raw(X, n_threads=n_threads,
                                       base_margin=base_margin)
-        return cls(grower=grower, booster=booster, objective=objective, X=X,
-                   y=y, weight=weight, weights=weights, raw=raw,
-                   boost_params=boost_params, rng=rng, n_threads=n_threads,
-                   tuner=tuner, evaluator=evaluator)
+        rounds = cls(grower=grower, booster=booster, objective=objective,
+                     X=X, y=y, weight=weight, weights=weights, raw=raw,
+                     boost_params=boost_params, rng=rng, n_threads=n_threads,
+                     tuner=tuner, evaluator=evaluator)
+        if boost_params.dart is not None:
+            rounds.dropout = _dropout(boost_params.dart, booster, X, rng)
+        return rounds
 
     def set_learning_rate(self, learning_rate):
         """Grow the following rounds with this learning rate (each of a
@@ -238,17 +245,74 @@ class InProcessRounds:
     def grow(self, first, n_rounds):
         for iteration in range(first, first + n_rounds):
             with self.tuner.round():  # as many threads as run fastest now
-                self.objective.gradient(self.y, self.raw,
-                                        self.weights.in_gradients,
-                                        self.gpair, self.n_threads)
-                check_gradients(self.gpair, self.weight_sum,
-                                self.objective.name, iteration)
-                _boost_round(self.grower, self.booster, self.objective,
-                             self.gpair, self.raw, self.X, self.y,
-                             self.weight, self.weights, self.boost_params,
-                             self.rng, self.n_threads)
+                if self.dropout is None:
+                    self._round(iteration, self.raw)
+                else:
+                    self._dart_round(iteration)
                 self.evaluator.add_round(iteration)
             yield iteration
+
+    def _round(self, iteration, margin):
+        """Gradients at ``margin``, the round's trees grown and added to
+        the booster and to ``margin``."""
+        self.objective.gradient(self.y, margin, self.weights.in_gradients,
+                                self.gpair, self.n_threads)
+        check_gradients(self.gpair, self.weight_sum, self.objective.name,
+                        iteration)
+        _boost_round(self.grower, self.booster, self.objective, self.gpair,
+                     margin, self.X, self.y, self.weight, self.weights,
+                     self.boost_params, self.rng, self.n_threads)
+
+    def _dart_round(self, iteration):
+        """A DART round (``dart.py``): the gradients at the margins
+        without the dropped trees, the new trees weighted and the dropped
+        ones rescaled, in the booster, the margins and the eval sets'."""
+        booster, n_before = self.booster, len(self.booster.trees)
+        weights = booster.tree_weights or [1.0] * n_before
+        dropped = self.dropout.choose(weights)
+        if dropped.size == 0:   # as gbtree: the new trees at weight 1
+            self._round(iteration, self.raw)
+            booster.reweigh_trees((), 1.0, len(booster.trees) - n_before, 1.0)
+            return
+        old = [weights[k] for k in dropped]
+        removed = tree_outputs(booster, dropped, old, self.X, self.n_threads)
+        self._round(iteration, self.raw - removed)
+        n_new = len(booster.trees) - n_before
+        factor, new_weight = self.dropout.factors(
+            dropped.size, n_new,
+            self.grower.params.learning_rate
+            * self.boost_params.num_parallel_tree)
+        added = tree_outputs(booster, range(n_before, n_before + n_new),
+                             [new_weight] * n_new, self.X, self.n_threads)
+        self.raw += added - (1.0 - factor) * removed
+        self.evaluator.add_trees(dropped, [-(1.0 - factor) * w for w in old])
+        booster.reweigh_trees(dropped, factor, n_new, new_weight)
+
+
+def _dropout(dart, booster, X, rng):
+    """DART's dropout for a fit: its own random stream, spawned from the
+    fit's (the row and column samples stay those of gbtree)."""
+    if booster.vector_leaf:
+        raise ValueError("booster='dart' does not support multi_strategy="
+                         "'multi_output_tree' (nor does XGBoost)")
+    if getattr(X, "out_of_core", False):
+        raise ValueError("booster='dart' is not supported with ExternalData: "
+                         "a round re-reads the dropped trees' outputs on "
+                         "every row; train it in core")
+    seed_seq = getattr(rng.bit_generator, "seed_seq", None)
+    return Dropout(dart, 0 if seed_seq is None else seed_seq.spawn(1)[0])
+
+
+def tree_outputs(booster, indices, coefficients, X, n_threads):
+    """``sum_k coefficients[k] * tree_k(X)`` over the trees ``indices`` of
+    ``booster``, each in its output's column: (n_rows, n_outputs)."""
+    total = np.zeros((X.shape[0], booster.n_outputs))
+    for k, coefficient in zip(indices, coefficients):
+        column = np.zeros_like(total)
+        add_tree_output(booster.trees[k], X, column, booster.tree_group[k],
+                        n_threads)
+        total += coefficient * column
+    return total
 
 
 def _check_out_of_core(objective, init_booster):
@@ -353,6 +417,8 @@ def start_booster(objective, y, weight, n_outputs, n_features, boost_params,
     if init_booster is not None:
         for tree, group in zip(init_booster.trees, init_booster.tree_group):
             booster.add_tree(tree, group)
+        if init_booster.tree_weights is not None:   # a DART model's
+            booster.tree_weights = list(init_booster.tree_weights)
     return booster
 
 
@@ -417,13 +483,26 @@ class _Evaluator:
             return
         per_round = self.booster.trees_per_round
         first = iteration * per_round
+        weights = self.booster.tree_weights
         for data, X, margin in zip(self.evals, self.inputs, self.margins):
             for k in range(first, first + per_round):
-                add_tree_output(self.booster.trees[k], X, margin,
-                                 self.booster.tree_group[k], self.n_threads)
+                if weights is None or weights[k] == 1.0:
+                    add_tree_output(self.booster.trees[k], X, margin,
+                                     self.booster.tree_group[k],
+                                     self.n_threads)
+                else:   # a DART tree at its weight
+                    margin += tree_outputs(self.booster, [k], [weights[k]],
+                                           X, self.n_threads)
             log_metrics(self.booster.evals_result[data.name], self.metrics,
                         self.objective, margin, data.y, data.weight,
                         data.query_ptr)
+
+    def add_trees(self, indices, coefficients):
+        """Add ``coefficients[k]`` times tree ``indices[k]`` to every eval
+        set's margins (DART's rescaled trees)."""
+        for X, margin in zip(self.inputs, self.margins):
+            margin += tree_outputs(self.booster, indices, coefficients, X,
+                                   self.n_threads)
 
 
 def log_metrics(log, metrics, objective, margin, y, weight, query_ptr):

@@ -454,7 +454,9 @@ class _DaskBoostMixin:
             # Cox's gradient needs every row's margin in time order, AFT
             # interval labels two columns of y: both train in core
             (f"objective={self.objective!r} (survival: train it with "
-             "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES))
+             "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES),
+            ("booster='dart' (train it with the single-node estimators)",
+             getattr(self, "booster", "gbtree") == "dart"))
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "

@@ -91,6 +91,14 @@ class Tree:
                     self.cover, self.cat_node, self.cat_size, self.cat_ptr,
                     self.cat_bits)
 
+    def scaled(self, weight):
+        """The tree with every node's value times ``weight`` (a DART tree at
+        its weight): the same structure (arrays shared), new values."""
+        return Tree(self.left_child, self.right_child, self.feature,
+                    self.threshold, self.default_left, self.value * weight,
+                    self.gain, self.cover, self.cat_node, self.cat_size,
+                    self.cat_ptr, self.cat_bits)
+
     @property
     def is_leaf(self):
         return self.left_child == NO_CHILD
