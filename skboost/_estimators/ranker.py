@@ -109,7 +109,9 @@ class BoostRanker(_BoostBase):
     ----------
     objective : str or callable, default="rank:ndcg"
         ``"rank:ndcg"`` (LambdaMART with NDCG), ``"rank:map"`` (with MAP,
-        binary labels), ``"rank:pairwise"`` (RankNet pairs), or a function
+        binary labels), ``"rank:pairwise"`` (RankNet pairs),
+        ``"rank:xendcg"`` (LightGBM's cross-entropy NDCG loss, linear in the
+        documents; ``random_state`` seeds its per-round draws), or a function
         ``obj(y_true, y_pred, *, sample_weight, qid) -> (grad, hess)`` of the
         margins (keyword arguments optional; rows grouped by query).
     lambdarank_pair_method : {{"topk", "mean"}}, default="topk"

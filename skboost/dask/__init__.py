@@ -456,7 +456,10 @@ class _DaskBoostMixin:
             (f"objective={self.objective!r} (survival: train it with "
              "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES),
             ("booster='dart' (train it with the single-node estimators)",
-             getattr(self, "booster", "gbtree") == "dart"))
+             getattr(self, "booster", "gbtree") == "dart"),
+            # its per-round draws are per row of the whole data set
+            ("objective='rank:xendcg' (train it with BoostRanker)",
+             self.objective == "rank:xendcg"))
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "
