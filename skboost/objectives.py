@@ -65,6 +65,10 @@ DEFAULT_PARAMS = {
     "lambdarank_pair_method": "topk",
     "lambdarank_num_pair_per_sample": None,  # 32 for topk, 1 for mean
     "ndcg_exp_gain": True,
+}
+
+# survival:aft's parameters (XGBoost's defaults), in its models' files only
+AFT_PARAMS = {
     "aft_loss_distribution": "normal",
     "aft_loss_distribution_scale": 1.0,
 }
@@ -786,6 +790,9 @@ class AFT(_Survival):
     name = "survival:aft"
     default_metric = "aft-nloglik"
     label_columns = 2
+
+    def __init__(self, params=None):
+        super().__init__({**AFT_PARAMS, **(params or {})})
 
     @property
     def distribution(self):

@@ -54,7 +54,13 @@ PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "verbosity": None, "device": "cpu",
                       "class_weight": None,
                       "num_parallel_tree": 1,
-                      "multi_strategy": "one_output_per_tree"}
+                      "multi_strategy": "one_output_per_tree",
+                      # issue 37: DART and survival:aft's parameters
+                      "booster": "gbtree", "rate_drop": 0.0,
+                      "one_drop": False, "skip_drop": 0.0,
+                      "sample_type": "uniform", "normalize_type": "tree",
+                      "aft_loss_distribution": "normal",
+                      "aft_loss_distribution_scale": 1.0}
 
 
 def _first_difference(a, b, where="model file"):

@@ -109,11 +109,16 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                 "huber_slope": self.huber_slope,
                 "quantile_alpha": self.quantile_alpha,
                 "tweedie_variance_power": self.tweedie_variance_power,
-                # (the forests have no survival parameters)
-                "aft_loss_distribution": getattr(
-                    self, "aft_loss_distribution", "normal"),
-                "aft_loss_distribution_scale": float(getattr(
-                    self, "aft_loss_distribution_scale", 1.0))}
+                **self._aft_params()}
+
+    def _aft_params(self):
+        """survival:aft's parameters (none for the other objectives, whose
+        model files then keep their form)."""
+        if self.objective != "survival:aft":
+            return {}
+        return {"aft_loss_distribution": self.aft_loss_distribution,
+                "aft_loss_distribution_scale": float(
+                    self.aft_loss_distribution_scale)}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, eval_set=None,
