@@ -21,8 +21,20 @@ document with ``num_pair`` random documents of other labels (a per-query
 random stream seeded by ``(iteration, query)``, so results do not depend on
 the number of threads). The query's pairs are then normalised: ``TOPK`` by
 ``log2(1 + S) / S`` where ``S = sum of -2 g`` over the pairs, ``MEAN`` by
-``1 / num_pair``. This follows XGBoost's LambdaMART without position-bias
-correction (``lambdarank_unbiased=False``, its default).
+``1 / num_pair``. This follows XGBoost's LambdaMART.
+
+Position debiasing (``lambdarank_unbiased``, Hu et al., "Unbiased
+LambdaMART", WWW 2019, as XGBoost implements it): a document's *position*
+is its place in the query's input order (the order it was shown in, for
+click data). With ``t_plus[p]`` and ``t_minus[p]`` the estimated bias
+ratios of the first ``k`` positions (1 at the start), a pair whose two
+positions are both below ``k`` has its lambda and hessian divided by
+``t_plus[pos_high] * t_minus[pos_low]``, and adds its cost
+``c = log(1 / (1 - sigma)) |delta|`` to the row accumulators
+``li[pos_high] += c / t_minus[pos_low]`` and ``lj[pos_low] += c /
+t_plus[pos_high]``; after the round the caller sums them per position over
+the queries and sets ``t_plus[p] = (li[p] / li[0])^(1 / (1 + norm))``
+(``t_minus`` likewise from ``lj``).
 
 NDCG uses the gains ``2^y - 1`` (``exp_gain``) or ``y`` and the discount
 ``1 / log2(2 + rank)``; MAP uses binary labels.
@@ -35,7 +47,7 @@ from skboost._openmp_helpers import check_n_threads
 
 cimport cython
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs, log2, pow
+from libc.math cimport fabs, log, log2, pow
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc, qsort
@@ -165,6 +177,13 @@ cdef struct QueryView:
     bint exp_gain
     double inverse_ideal   # NDCG: 1 / ideal DCG
     bint normalise_by_score  # divide |delta| by the score gap (not all tied)
+    # position debiasing (NULL t_plus: off): the bias ratios of the first
+    # n_positions positions, and the query's rows' cost accumulators
+    const double* t_plus
+    const double* t_minus
+    Py_ssize_t n_positions
+    double* li
+    double* lj
 
 
 cdef QueryView query_view(Keyed* order, double* values, float* pairs,
@@ -188,6 +207,11 @@ cdef QueryView query_view(Keyed* order, double* values, float* pairs,
     q.exp_gain = exp_gain
     q.inverse_ideal = 0.0
     q.normalise_by_score = False
+    q.t_plus = NULL
+    q.t_minus = NULL
+    q.n_positions = 0
+    q.li = NULL
+    q.lj = NULL
     return q
 
 
@@ -208,6 +232,28 @@ cdef inline double delta_metric(QueryView* q, Py_ssize_t rank_a,
                     - between) / q.n_relevant[q.count - 1]
     return fabs((q.n_relevant[rank_a] + 1.0) / r_a - q.n_relevant[rank_b] / r_b
                 + between) / q.n_relevant[q.count - 1]
+
+
+cdef inline double debias_pair(QueryView* q, Py_ssize_t high,
+                               Py_ssize_t low, double s,
+                               double delta) noexcept nogil:
+    """Position debiasing of the pair at ranks (high, low): add its cost
+    to the accumulators of the two positions; return what its lambda and
+    hessian are divided by (1 when a position is beyond the tracked ones
+    or its ratio is negligible)."""
+    cdef Py_ssize_t pos_high = q.order[high].index, pos_low = q.order[low].index
+    cdef double cost
+    if pos_high >= q.n_positions or pos_low >= q.n_positions:
+        return 1.0
+    # cost = log(1 / (1 - sigma)) |delta|, the pair's logistic loss
+    cost = -log(1.0 - s) * delta if s < 1.0 else 0.0
+    if q.t_minus[pos_low] >= EPS:
+        q.li[pos_high] += cost / q.t_minus[pos_low]
+    if q.t_plus[pos_high] >= EPS:
+        q.lj[pos_low] += cost / q.t_plus[pos_high]
+    if q.t_minus[pos_low] >= EPS and q.t_plus[pos_high] >= EPS:
+        return q.t_plus[pos_high] * q.t_minus[pos_low]
+    return 1.0
 
 
 cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
@@ -235,6 +281,11 @@ cdef inline double add_pair(QueryView* q, Py_ssize_t rank_a,
     cdef double curvature = s * (1.0 - s)
     # fmax(curvature, EPS), inline (EPS for NaN, as fmax)
     cdef double h = 2.0 * (curvature if curvature > EPS else EPS) * delta
+    cdef double debias
+    if q.t_plus != NULL:
+        debias = debias_pair(q, high, low, s, delta)
+        lam = lam / debias
+        h = h / debias
     q.pairs[2 * high] += <float> lam
     q.pairs[2 * low] -= <float> lam
     q.pairs[2 * high + 1] += <float> h
@@ -386,8 +437,17 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     *, str objective, str pair_method, Py_ssize_t num_pair,
                     bint exp_gain, bint score_normalise, Py_ssize_t iteration,
                     int n_threads,
-                    const uint64_t[::1] row_key=None):       # IN (n,) or None
+                    const uint64_t[::1] row_key=None,        # IN (n,) or None
+                    const double[::1] t_plus=None,           # IN (k,) or None
+                    const double[::1] t_minus=None,          # IN (k,) or None
+                    double[::1] li=None,                     # OUT (n,) or None
+                    double[::1] lj=None):                    # OUT (n,) or None
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
+
+    With ``t_plus`` and ``t_minus`` (the position-bias ratios of the first
+    ``k`` positions), the pairs are debiased and each row's position-cost
+    accumulators ``li`` and ``lj`` (zeroed here) filled, as the module
+    docstring says; the caller sums them per position.
 
     After the arrays, every argument is keyword-only: the objective and
     its pair method, ``num_pair``, the gain and score-normalisation flags,
@@ -406,6 +466,10 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     cdef Py_ssize_t n = y.shape[0]
     row_key = _checked_lambda_inputs(raw, query_ptr, objective, pair_method,
                                      num_pair, gpair, row_key, n)
+    cdef bint unbiased = _checked_bias_inputs(t_plus, t_minus, li, lj, n)
+    if unbiased:
+        li[:] = 0.0
+        lj[:] = 0.0
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
     cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
     gpair[:, :] = 0.0
@@ -422,9 +486,27 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     _all_queries(y, raw, query_ptr, row_key, discounts,
                  METRIC_CODES[objective], PAIR_METHOD_CODES[pair_method],
                  num_pair, exp_gain, score_normalise, iteration, gpair,
-                 no_memory, n_threads)
+                 no_memory, n_threads,
+                 t_plus if unbiased else None, t_minus if unbiased else None,
+                 li if unbiased else None, lj if unbiased else None)
     if no_memory.any():
         raise MemoryError("no memory for the per-query ranking buffers")
+
+
+def _checked_bias_inputs(t_plus, t_minus, li, lj, Py_ssize_t n):
+    """Whether the pairs are debiased (all four arrays given), after
+    checking their sizes (the nogil loop indexes without checks)."""
+    given = [a is not None for a in (t_plus, t_minus, li, lj)]
+    if not any(given):
+        return False
+    if not all(given):
+        raise ValueError("position debiasing needs t_plus, t_minus, li and "
+                         "lj together")
+    if t_plus.shape[0] != t_minus.shape[0] or t_plus.shape[0] < 1:
+        raise ValueError("t_plus and t_minus must have the same length >= 1")
+    if li.shape[0] != n or lj.shape[0] != n:
+        raise ValueError("li and lj must have one entry per row")
+    return True
 
 
 def _checked_lambda_inputs(raw, query_ptr, str objective, str pair_method,
@@ -456,7 +538,9 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
                        Py_ssize_t num_pair, bint exp_gain,
                        bint score_normalise, Py_ssize_t iteration,
                        float[:, ::1] gpair, unsigned char[::1] failed,
-                       int n_threads) noexcept:
+                       int n_threads, const double[::1] t_plus,
+                       const double[::1] t_minus, double[::1] li,
+                       double[::1] lj) noexcept:
     """Every query's lambdas, in parallel over queries; a query whose
     thread got no buffers is flagged in ``failed``."""
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
@@ -466,6 +550,13 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
     cdef Keyed* order_buffer = NULL
     cdef double* values_buffer = NULL
     cdef float* pairs_buffer = NULL
+    # position debiasing: each query writes its own rows of li and lj
+    cdef bint unbiased = t_plus is not None
+    cdef const double* plus = &t_plus[0] if unbiased else NULL
+    cdef const double* minus = &t_minus[0] if unbiased else NULL
+    cdef double* li_rows = &li[0] if unbiased else NULL
+    cdef double* lj_rows = &lj[0] if unbiased else NULL
+    cdef Py_ssize_t n_positions = t_plus.shape[0] if unbiased else 0
     # A query's documents are its own rows of y, raw and gpair: queries are
     # independent tasks, each thread with buffers sized for the longest
     # query (allocated once per thread, not per query). Dynamic: query
@@ -488,6 +579,12 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
             # assigned whole, so that q is private to each thread
             q = query_view(order_buffer, values_buffer, pairs_buffer,
                            longest, &discounts[0], q_count, metric, exp_gain)
+            if unbiased:
+                q.t_plus = plus
+                q.t_minus = minus
+                q.n_positions = n_positions
+                q.li = li_rows + begin
+                q.lj = lj_rows + begin
             query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
                           &gpair[begin, 0],
                           method, num_pair, score_normalise,

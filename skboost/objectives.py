@@ -67,6 +67,13 @@ DEFAULT_PARAMS = {
     "ndcg_exp_gain": True,
 }
 
+# position debiasing of the LambdaMART rankers (XGBoost's defaults), in
+# the files of the rankers that use it only
+UNBIASED_PARAMS = {
+    "lambdarank_unbiased": False,
+    "lambdarank_bias_norm": 1.0,
+}
+
 # survival:aft's parameters (XGBoost's defaults), in its models' files only
 AFT_PARAMS = {
     "aft_loss_distribution": "normal",
@@ -617,18 +624,68 @@ class _Ranking(Objective):
     def estimate_base_margin(self, y, weight, n_outputs):
         return np.zeros(1)  # scores are invariant to a shift
 
+    @property
+    def unbiased(self):
+        return bool(self.params.get("lambdarank_unbiased", False))
+
     def gradient(self, y, raw, weight, gpair, n_threads):
         query_ptr = (np.array([0, y.shape[0]], dtype=np.int64)
                      if self.query_ptr is None else self.query_ptr)
+        bias = self._bias_buffers(y.shape[0], query_ptr)
         _ranking.lambda_gradient(
             y, np.ascontiguousarray(raw[:, 0]), query_ptr, gpair[0],
             objective=self.name, pair_method=self.pair_method,
             num_pair=self.num_pair, exp_gain=self.params["ndcg_exp_gain"],
             score_normalise=True, iteration=self.iteration,
-            n_threads=n_threads, row_key=self.row_key)
+            n_threads=n_threads, row_key=self.row_key, **bias)
+        if bias:
+            self._update_position_bias(query_ptr, bias["li"], bias["lj"])
         self.iteration += 1
         if weight is not None and not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)
+
+    # -- position debiasing (lambdarank_unbiased) -------------------------
+
+    def _bias_buffers(self, n_rows, query_ptr):
+        """The kernel's debiasing arguments (none when it is off): the
+        current bias ratios of the tracked positions (1 at first) and the
+        rows' cost accumulators."""
+        if not self.unbiased:
+            return {}
+        if getattr(self, "t_plus", None) is None:
+            longest = int(np.max(np.diff(query_ptr), initial=1))
+            # XGBoost's number of tracked positions: the truncation level,
+            # else at most 32 (the bias decays fast with the position)
+            k = (self.num_pair if self.pair_method == "topk"
+                 else min(longest, 32))
+            self.t_plus, self.t_minus = np.ones(k), np.ones(k)
+        return dict(t_plus=self.t_plus, t_minus=self.t_minus,
+                    li=np.zeros(n_rows), lj=np.zeros(n_rows))
+
+    def _update_position_bias(self, query_ptr, li, lj):
+        """t+ and t- from the round's costs summed per position over the
+        queries (eq. 30-31 of Unbiased LambdaMART), normalised to position
+        0, with the exponent 1 / (1 + lambdarank_bias_norm)."""
+        k = self.t_plus.shape[0]
+        sizes = np.diff(query_ptr)
+        position = np.arange(li.shape[0]) - np.repeat(query_ptr[:-1], sizes)
+        tracked = position < k
+        li_pos = np.bincount(position[tracked], weights=li[tracked],
+                             minlength=k)
+        lj_pos = np.bincount(position[tracked], weights=lj[tracked],
+                             minlength=k)
+        power = 1.0 / (1.0 + float(self.params.get("lambdarank_bias_norm",
+                                                   1.0)))
+        if li_pos[0] >= 1e-16:
+            self.t_plus = (li_pos / li_pos[0]) ** power
+        if lj_pos[0] >= 1e-16:
+            self.t_minus = (lj_pos / lj_pos[0]) ** power
+
+    def position_bias(self):
+        """(t_plus, t_minus) after the last round, None when not debiasing."""
+        if not self.unbiased or getattr(self, "t_plus", None) is None:
+            return None
+        return self.t_plus.copy(), self.t_minus.copy()
 
 
 class RankPairwise(_Ranking):
@@ -682,6 +739,13 @@ class RankXENDCG(_Ranking):
     metric_name = "ndcg"
     # a query's softmax weight of 1 leaves no room for second-order terms
     _EPS = 1e-15
+
+    def __init__(self, params=None, query_ptr=None):
+        super().__init__(params, query_ptr)
+        if self.unbiased:
+            raise ValueError("lambdarank_unbiased applies to the LambdaMART "
+                             "objectives (rank:ndcg, rank:map, "
+                             "rank:pairwise), not rank:xendcg")
 
     @property
     def default_metric(self):

@@ -110,6 +110,8 @@ _ONLY_ON = {
     "lambdarank_pair_method": "BoostRanker",
     "lambdarank_num_pair_per_sample": "BoostRanker",
     "ndcg_exp_gain": "BoostRanker",
+    "lambdarank_unbiased": "BoostRanker",
+    "lambdarank_bias_norm": "BoostRanker",
 }
 
 

@@ -1,6 +1,6 @@
 """BoostRanker: learning to rank (LambdaMART), rows grouped by query."""
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -123,6 +123,16 @@ class BoostRanker(_BoostBase):
         32 for ``topk`` and 1 for ``mean``, as XGBoost.
     ndcg_exp_gain : bool, default=True
         NDCG gains ``2^y - 1`` (labels up to 31) instead of ``y``.
+    lambdarank_unbiased : bool, default=False
+        Position debiasing (Unbiased LambdaMART, XGBoost's parameter): a
+        document's position is its place in its query's input order (as it
+        was shown, for click data); the bias ratios of the first positions
+        are estimated every round and divide the pairs' lambdas. The
+        estimates are ``position_bias_`` after fit. LambdaMART objectives
+        only (not ``rank:xendcg``).
+    lambdarank_bias_norm : float >= 0, default=1.0
+        The Lp regularisation of those estimates (the exponent
+        ``1 / (1 + p)``).
     score_k : int >= 1, default=None
         :meth:`score` returns the mean NDCG@``score_k`` over queries; None
         ranks the whole list.{_COMMON_PARAMS_DOC}
@@ -149,6 +159,8 @@ class BoostRanker(_BoostBase):
         "lambdarank_num_pair_per_sample": [
             Interval(Integral, 1, None, closed="left"), None],
         "ndcg_exp_gain": ["boolean"],
+        "lambdarank_unbiased": ["boolean"],
+        "lambdarank_bias_norm": [Interval(Real, 0.0, None, closed="left")],
         "score_k": [Interval(Integral, 1, None, closed="left"), None],
     }
 
@@ -173,15 +185,29 @@ class BoostRanker(_BoostBase):
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
                  score_k=None, verbosity=None, device="cpu",
                  booster="gbtree", rate_drop=0.0, one_drop=False,
-                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree",
+                 lambdarank_unbiased=False, lambdarank_bias_norm=1.0):
         store_params(self, locals())
 
     def _objective_params(self):
+        debias = ({"lambdarank_unbiased": True,
+                   "lambdarank_bias_norm": float(self.lambdarank_bias_norm)}
+                  if self.lambdarank_unbiased else {})
         return {**super()._objective_params(),
                 "lambdarank_pair_method": self.lambdarank_pair_method,
                 "lambdarank_num_pair_per_sample":
                     self.lambdarank_num_pair_per_sample,
-                "ndcg_exp_gain": bool(self.ndcg_exp_gain)}
+                "ndcg_exp_gain": bool(self.ndcg_exp_gain), **debias}
+
+    @property
+    def position_bias_(self):
+        """Position debiasing's estimates after fit (``lambdarank_unbiased``):
+        ``(t_plus, t_minus)``, the bias ratios of the first positions of a
+        query's input order (position 0 is 1), of the relevant and the
+        irrelevant documents; None without debiasing. Not saved in model
+        files (pickles keep it)."""
+        check_is_fitted(self)
+        return self.booster_.position_bias
 
     # (over 60 lines for its docstring, which documents every argument of
     # the public fit; the body is 25 lines of wiring)

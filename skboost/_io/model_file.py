@@ -81,7 +81,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..objectives import (AFT_PARAMS, CLASSIFICATION_OBJECTIVES,
-                          DEFAULT_PARAMS,
+                          DEFAULT_PARAMS, UNBIASED_PARAMS,
                           OBJECTIVES, RANKING_OBJECTIVES, CallableObjective)
 from .._version import __version__
 from . import ubjson as _ubjson
@@ -627,7 +627,8 @@ def _tree_weights(weights, n_trees):
 
 def _objective_params_from_json(params, objective):
     _expect(isinstance(params, dict), "'objective_params' must be an object")
-    known = set(DEFAULT_PARAMS) | set(AFT_PARAMS) | {"link"}
+    known = (set(DEFAULT_PARAMS) | set(AFT_PARAMS) | set(UNBIASED_PARAMS)
+             | {"link"})
     _expect(set(params) <= known,
             f"unknown objective parameters {sorted(set(params) - known)}")
     _expect(all(v is None or isinstance(v, (bool, int, float, str))

@@ -113,6 +113,8 @@ _OBJECTIVE_PARAM_CHECKS = {
     "lambdarank_num_pair_per_sample": (_pairs_per_sample,
                                        "null or an integer >= 1"),
     "ndcg_exp_gain": (lambda v: isinstance(v, bool), "a boolean"),
+    "lambdarank_unbiased": (lambda v: isinstance(v, bool), "a boolean"),
+    "lambdarank_bias_norm": (_number(0.0), "a finite number >= 0"),
     "aft_loss_distribution": (lambda v: v in ("normal", "logistic",
                                                "extreme"),
                               "'normal', 'logistic' or 'extreme'"),

@@ -97,6 +97,9 @@ class Booster:
     # DART (``booster="dart"``): the weight of each tree, by which its
     # values count in every prediction; None: every tree counts once.
     tree_weights = None
+    # Position debiasing of a ranker (lambdarank_unbiased): the (t_plus,
+    # t_minus) estimates after the last round; None otherwise. Not saved.
+    position_bias = None
     # Set by early stopping (rounds counted from 0) and its score.
     best_iteration = None
     best_score = None

@@ -116,8 +116,12 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         base_margin=base_margin,
         evaluator=_Evaluator(booster, objective, evals, eval_metrics,
                              n_threads))
-    return run_rounds(booster, rounds, first_round=first_round,
-                      n_rounds=boost_params.n_estimators, callbacks=callbacks)
+    booster = run_rounds(booster, rounds, first_round=first_round,
+                         n_rounds=boost_params.n_estimators,
+                         callbacks=callbacks)
+    if hasattr(objective, "position_bias"):   # a debiased ranker's estimates
+        booster.position_bias = objective.position_bias()
+    return booster
 
 
 def _prepared_objective(objective_name, objective_params, query_ptr, X, y,

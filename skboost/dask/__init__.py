@@ -459,7 +459,10 @@ class _DaskBoostMixin:
              getattr(self, "booster", "gbtree") == "dart"),
             # its per-round draws are per row of the whole data set
             ("objective='rank:xendcg' (train it with BoostRanker)",
-             self.objective == "rank:xendcg"))
+             self.objective == "rank:xendcg"),
+            # the bias estimates sum every query's costs per position
+            ("lambdarank_unbiased=True (train it with BoostRanker)",
+             bool(getattr(self, "lambdarank_unbiased", False))))
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "
