@@ -4,6 +4,7 @@ Numerics live in the booster and the kernels; this layer validates input,
 encodes labels and hands plain arrays down.
 """
 
+import inspect
 from numbers import Integral
 
 import numpy as np
@@ -27,8 +28,8 @@ from .._model.limits import (check_base_score_limit, check_label_limits,
                       check_poisson_delta_step)
 from .._model.importance import feature_importances
 from .._model.margins import eval_base_margins, intercept, pick_alias, rows_of
-from .continued import (continuation_problems, continued_booster,
-                        draw_seed, legacy_random_state)
+from .continued import (adopt_model_categories, continuation_problems,
+                        continued_booster, draw_seed, legacy_random_state)
 from .compat_params import (check_device_and_verbosity,
                              reject_unknown_keywords, unknown_keyword_advice)
 from .._threads import effective_n_threads
@@ -111,6 +112,21 @@ class EstimatorBinding:
 _PARAM_NAMES = {}
 
 
+def _accepted_keywords(cls):
+    """The keywords ``cls(...)`` takes: its signature's, and, when its
+    ``__init__`` passes ``**kwargs`` on (scikit-learn's subclass pattern,
+    ``def __init__(self, *, extra=1, **kw): super().__init__(**kw)``), those
+    of the class it passes them to."""
+    names = set(cls._get_param_names())
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        parent = next((base for base in cls.__mro__[1:]
+                       if "__init__" in vars(base)), None)
+        if parent is not None and hasattr(parent, "_get_param_names"):
+            names |= _accepted_keywords(parent)
+    return names
+
+
 class _BoostBase(ExplainMixin, BaseEstimator):
     """Shared parameters, fit wiring and prediction of the estimators."""
 
@@ -125,7 +141,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
     def __new__(cls, *args, **kwargs):
         # XGBoost's and LightGBM's names get a TypeError that says what to
         # use; __init__ keeps its explicit signature (scikit-learn's rule)
-        known = cls._get_param_names()
+        known = _accepted_keywords(cls)
         reject_unknown_keywords(cls, {
             name: value for name, value in kwargs.items()
             if name not in known})
@@ -189,6 +205,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                query_ptr=None, eval_query_ptrs=None, encode_labels=None,
                base_margin=None, base_margin_eval_set=None, init_model=None):
         check_device_and_verbosity(self)
+        if init_model is not None:
+            X = adopt_model_categories(self, X, init_model)
         weight = check_weight(sample_weight, X)
         self._check_value_limits(y, objective)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
