@@ -83,8 +83,13 @@ def checked_section(estimator, booster, section, saved_as):
     """The section's parameters, checked against ``estimator``'s class and
     the booster (nothing installed yet)."""
     name = saved_as or type(estimator).__name__
-    _expect(section["estimator"] == name,
-            f"it holds a {section['estimator']!r}, not a {name!r}")
+    foreign = section.get("source_format")
+    if foreign is None:
+        _expect(section["estimator"] == name,
+                f"it holds a {section['estimator']!r}, not a {name!r}")
+    else:   # another library's model: any estimator of its objective
+        _check_objective(estimator, booster.objective, booster.objective,
+                         None)
     params = _params_from_json(estimator, section["params"],
                                section["unsaved_params"])
     classes = section["classes"]
