@@ -58,7 +58,7 @@ from .validation import ModelFileError as _Invalid
 
 # objectives whose base_score is a probability (margin: its logit) or a
 # mean (margin: its log), as XGBoost's ProbToMargin
-_LOGIT_BASE = frozenset({"binary:logistic", "reg:logistic", "binary:logitraw"})
+_LOGIT_BASE = frozenset({"binary:logistic", "reg:logistic"})
 _LOG_BASE = frozenset({"count:poisson", "reg:gamma", "reg:tweedie"})
 # XGBoost objectives skboost has no equivalent of, and what is missing
 _UNSUPPORTED = {"survival:cox": "Cox proportional hazards",
