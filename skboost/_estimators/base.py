@@ -570,7 +570,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         check_is_fitted(self)
         return feature_importances(self.booster_, self.importance_type)
 
-    def save_model(self, fname):
+    def save_model(self, fname, format="skboost"):
         """Save the fitted model to a versioned JSON or UBJSON file.
 
         The file holds everything needed to predict again: parameters,
@@ -586,9 +586,21 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             chooses the format, as in XGBoost: ``.json`` for JSON, ``.ubj``
             for Universal Binary JSON (the same document in binary); any
             other suffix is a ValueError.
+        format : {"skboost", "xgboost"}, default="skboost"
+            ``"xgboost"`` writes XGBoost's ``save_model`` schema (3.x, JSON or
+            UBJSON by the suffix), which ``xgboost.Booster(model_file=...)``
+            and ``XGBClassifier().load_model`` load and predict with as
+            skboost does (to float32 rounding of leaf values and base
+            margins). What XGBoost's format can not hold is a ValueError:
+            a custom objective, ``sparse_absent="zero"``, and categorical
+            features named by ``categorical_features`` whose categories are
+            not the codes 0 .. k-1 (XGBoost reads those values as codes).
+            A category value unseen in training goes where missing values
+            go in skboost, left in XGBoost; class labels other than
+            0 .. K-1 are XGBoost's class indices.
         """
         check_is_fitted(self)
-        save_estimator(self, fname)
+        save_estimator(self, fname, format)
 
     def load_model(self, fname):
         """Load a model saved by :meth:`save_model` into this estimator.

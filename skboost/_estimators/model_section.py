@@ -53,10 +53,11 @@ def dumps_estimator(estimator):
     return dumps_model(estimator.booster_, estimator_section(estimator))
 
 
-def save_estimator(estimator, fname):
+def save_estimator(estimator, fname, file_format="skboost"):
     """Write a fitted estimator's model file (atomically; JSON or UBJSON by
-    the suffix)."""
-    write_model(fname, estimator.booster_, estimator_section(estimator))
+    the suffix; skboost's format or XGBoost's)."""
+    write_model(fname, estimator.booster_, estimator_section(estimator),
+                file_format)
 
 
 def load_estimator(estimator, fname):

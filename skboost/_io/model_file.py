@@ -85,7 +85,8 @@ from . import ubjson as _ubjson
 from .._input.categorical import CategoryMap
 from .lightgbm_format import is_lightgbm_text, model_from_lightgbm
 from .validation import ModelFileError as _Invalid
-from .xgboost_format import is_xgboost_document, model_from_xgboost
+from .xgboost_format import (XGBOOST_UBJSON_ARRAYS, is_xgboost_document,
+                             model_from_xgboost, xgboost_document)
 from .validation import (categories_of_features, check_category_bits,
                          check_cover_sums, check_finite_sums, check_n_features,
                          check_objective_param_values)
@@ -129,11 +130,26 @@ def model_format(fname):
     return suffix[1:]
 
 
-def write_model(fname, booster, section):
+# what save_model(format=...) writes
+FILE_FORMATS = ("skboost", "xgboost")
+
+
+def write_model(fname, booster, section, file_format="skboost"):
     """Write ``booster`` and the estimator ``section`` (``dumps_model``) to
     ``fname`` atomically (a failure leaves any existing file untouched), as
-    JSON or UBJSON by its suffix."""
+    JSON or UBJSON by its suffix: skboost's model file, or XGBoost's
+    (``file_format="xgboost"``, ``xgboost_format.xgboost_document``)."""
     fmt = model_format(fname)
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"format must be one of {FILE_FORMATS}, got "
+                         f"{file_format!r}")
+    if file_format == "xgboost":
+        doc = xgboost_document(booster, section)
+        payload = (_ubjson.dumps_typed(doc, XGBOOST_UBJSON_ARRAYS)
+                   if fmt == "ubj" else json.dumps(
+            doc, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+        _write_atomically(os.fspath(fname), payload)
+        return
     text = dumps_model(booster, section)
     if fmt == "ubj":
         # the JSON document itself, so that both files hold the same values

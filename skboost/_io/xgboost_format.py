@@ -52,6 +52,7 @@ import re
 import numpy as np
 
 from .._input.categorical import MAX_CATEGORIES
+from ..tree._tree import float32_threshold
 from ..objectives import CLASSIFICATION_OBJECTIVES, OBJECTIVES, RANKING_OBJECTIVES
 from .validation import MAX_FEATURES
 from .validation import ModelFileError as _Invalid
@@ -482,11 +483,12 @@ def _encoded_values(encoding, count):
         data = encoding.get("values")
         size = len(data) if isinstance(data, list) else -1
         raw = _ints(encoding, "values", size, "cats.enc")
+        # bytes, signed (UBJSON files) or not (JSON files)
         if (offsets[0] != 0 or offsets[-1] != size
                 or np.any(np.diff(offsets) < 0)
-                or np.any((raw < 0) | (raw > 255))):
+                or np.any((raw < -128) | (raw > 255))):
             raise _Invalid("cats.enc string offsets or bytes are invalid")
-        blob = raw.astype(np.uint8).tobytes()
+        blob = (raw & 0xFF).astype(np.uint8).tobytes()
         try:
             return [blob[a:b].decode("utf-8")
                     for a, b in zip(offsets[:-1], offsets[1:])]
@@ -687,3 +689,250 @@ def _best_score(attributes):
     value = attributes.get("best_score")
     return None if value is None else _number(value, "best_score")
 
+
+
+# ================================================================ writing
+
+# each objective's parameter section as XGBoost 3.x writes it (its loader
+# reads them); values filled from the booster's objective parameters
+_OBJECTIVE_SECTIONS = {
+    "reg:squarederror": ("reg_loss_param", {"scale_pos_weight": "1"}),
+    "reg:logistic": ("reg_loss_param", {"scale_pos_weight": "1"}),
+    "reg:gamma": ("reg_loss_param", {"scale_pos_weight": "1"}),
+    "binary:logistic": ("reg_loss_param", {"scale_pos_weight": "1"}),
+    "binary:logitraw": ("reg_loss_param", {"scale_pos_weight": "1"}),
+    "reg:pseudohubererror": ("pseudo_huber_param", {"huber_slope": "1"}),
+    "reg:quantileerror": ("quantile_loss_param", {"quantile_alpha": "[5E-1]"}),
+    "count:poisson": ("poisson_regression_param",
+                      {"max_delta_step": "0.699999988"}),
+    "reg:tweedie": ("tweedie_regression_param",
+                    {"tweedie_variance_power": "1.5"}),
+    "multi:softprob": ("softmax_multiclass_param", {"num_class": "0"}),
+    "multi:softmax": ("softmax_multiclass_param", {"num_class": "0"}),
+    **{name: ("lambdarank_param", {
+        "lambdarank_bias_norm": "1", "lambdarank_normalization": "1",
+        "lambdarank_num_pair_per_sample": "4294967295",
+        "lambdarank_pair_method": "topk",
+        "lambdarank_score_normalization": "1", "lambdarank_unbiased": "0",
+        "ndcg_exp_gain": "1"})
+       for name in ("rank:ndcg", "rank:map", "rank:pairwise")},
+}
+_ROOT_PARENT = 2147483647   # XGBoost's "no parent"
+# how XGBoost's own .ubj types the arrays of these entries (None: a plain
+# array); others: float32 or int32
+XGBOOST_UBJSON_ARRAYS = {"default_left": "U", "split_type": "U",
+                         "tree_info": None, "iteration_indptr": None,
+                         "version": None, "enc": None,
+                         "feature_names": None, "feature_types": None,
+                         "categories_segments": "L", "categories_sizes": "L",
+                         # category names as signed bytes, numbers int64
+                         "values": lambda holder: ("i" if "offsets" in holder
+                                                   else "L")}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def xgboost_document(booster, section):
+    """XGBoost 3.x's ``save_model`` document of ``booster`` and its
+    estimator ``section`` (JSON values, as ``model_file.dumps_model`` takes
+    it); raises ValueError for what XGBoost's format can not hold."""
+    _check_writable(booster, section)
+    n_outputs = booster.n_outputs
+    vector = booster.vector_leaf
+    n_class = n_outputs if booster.objective.startswith("multi:") else 0
+    n_target = 1 if n_class else n_outputs
+    category_words = _category_values(section["categories"],
+                                      booster.n_features)
+    trees = [_tree_document(tree, index, booster.n_features, vector)
+             for index, tree in enumerate(booster.trees)]
+    learner = {
+        "attributes": _attributes(booster, section),
+        "feature_names": list(section["feature_names"] or []),
+        "feature_types": _feature_types(booster.n_features,
+                                        section["categories"]),
+        "gradient_booster": {"name": "gbtree", "model": {
+            "gbtree_model_param": {
+                "num_parallel_tree": str(booster.num_parallel_tree),
+                "num_trees": str(len(trees))},
+            "iteration_indptr": list(range(
+                0, len(trees) + 1, booster.trees_per_round)),
+            "tree_info": ([0] * len(trees) if vector else
+                          [int(g) for g in booster.tree_group]),
+            "trees": trees,
+            **({"cats": category_words} if category_words else {})}},
+        "learner_model_param": {
+            "base_score": _base_score(booster),
+            "boost_from_average": "1", "num_class": str(n_class),
+            "num_feature": str(booster.n_features),
+            "num_target": str(n_target)},
+        "objective": _objective_document(booster, n_class)}
+    return {"learner": learner, "version": [3, 2, 0]}
+
+
+def _check_writable(booster, section):
+    objective = booster.objective
+    if objective not in _OBJECTIVE_SECTIONS and objective not in (
+            "reg:squaredlogerror", "reg:absoluteerror", "binary:hinge"):
+        raise ValueError(f"XGBoost's format can not hold the objective "
+                         f"{objective!r} (a custom objective has no name "
+                         "XGBoost knows)")
+    if booster.absent_value == 0.0:
+        raise ValueError("XGBoost reads absent sparse entries as missing: a "
+                         "model of sparse_absent='zero' can not be written "
+                         "in its format")
+    categories = section["categories"]
+    for feature, dtype, values in zip(
+            *(categories[k] for k in ("features", "from_dtype", "values"))
+    ) if categories else ():
+        if not dtype and values != list(range(len(values))):
+            raise ValueError(
+                f"feature {feature}: XGBoost reads a categorical feature's "
+                "values as category codes; this one's categories are "
+                f"{values[:5]}..., not 0 .. {len(values) - 1} (write it "
+                "from a DataFrame category column, or code the values)")
+
+
+def _base_score(booster):
+    """The base margins in XGBoost's output space ("[v,...]", float32)."""
+    margins = booster.base_margin.astype(np.float64)
+    if booster.objective in _LOGIT_BASE:
+        scores = 1 / (1 + np.exp(-margins))
+    elif booster.objective in _LOG_BASE:
+        scores = np.exp(margins)
+    else:
+        scores = margins
+    return "[" + ",".join(repr(float(np.float32(s))) for s in scores) + "]"
+
+
+def _objective_document(booster, n_class):
+    name = booster.objective
+    if name not in _OBJECTIVE_SECTIONS:
+        return {"name": name}
+    key, values = _OBJECTIVE_SECTIONS[name]
+    values = dict(values)
+    params = booster.objective_params or {}
+    for param in ("huber_slope", "tweedie_variance_power"):
+        if param in values and params.get(param) is not None:
+            values[param] = repr(float(params[param]))
+    if "quantile_alpha" in values and params.get("quantile_alpha") is not None:
+        alphas = np.atleast_1d(params["quantile_alpha"])
+        values["quantile_alpha"] = "[" + ",".join(
+            repr(float(a)) for a in alphas) + "]"
+    if "num_class" in values:
+        values["num_class"] = str(n_class)
+    return {"name": name, key: values}
+
+
+def _attributes(booster, section):
+    kind = {"BoostClassifier": "classifier", "BoostRanker": "ranker"}.get(
+        section["estimator"], "regressor")
+    attributes = {"scikit_learn": '{"_estimator_type": "%s"}' % kind}
+    if section.get("best_iteration") is not None:
+        attributes["best_iteration"] = str(section["best_iteration"])
+    return attributes
+
+
+def _feature_types(n_features, categories):
+    types = ["float"] * n_features
+    for feature in (categories or {}).get("features", []):
+        types[feature] = "c"
+    return types
+
+
+def _category_values(categories, n):
+    """XGBoost 3.x's ``cats`` of the DataFrame category columns (strings as
+    UTF-8 bytes cut by offsets, integers as they are), or None."""
+    if not categories or not any(categories["from_dtype"]):
+        return None
+    encodings = [{"offsets": [], "values": []} for _ in range(n)]
+    counts = [0] * n
+    for feature, dtype, kind, values in zip(
+            categories["features"], categories["from_dtype"],
+            categories["kinds"], categories["values"]):
+        if not dtype:
+            continue
+        counts[feature] = len(values)
+        if kind == "str":
+            blobs = [v.encode("utf-8") for v in values]
+            offsets = np.concatenate([[0], np.cumsum([len(b) for b in blobs])])
+            encodings[feature] = {"offsets": offsets.astype(int).tolist(),
+                                  "values": _signed_bytes(b"".join(blobs))}
+        elif kind == "int":   # XGBoost's type code of int64 values
+            encodings[feature] = {"type": 15, "values": list(values)}
+        else:
+            raise ValueError(f"feature {feature}: XGBoost's format records "
+                             "string or integer categories, not "
+                             f"{kind} ones")
+    segments = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+    sorted_idx = []
+    for feature in range(n):
+        if counts[feature]:
+            sorted_idx += np.argsort(np.asarray(categories["values"][
+                categories["features"].index(feature)], dtype=object),
+                kind="stable").tolist()
+    return {"enc": encodings, "feature_segments": segments.tolist(),
+            "sorted_idx": sorted_idx}
+
+
+def _tree_document(tree, index, n_features, vector):
+    """One tree in XGBoost's schema: its categorical splits' children
+    swapped back (XGBoost's set goes right), thresholds the float32 values
+    skboost compares with (+inf: the largest float32, which every finite
+    value is below, as below +inf)."""
+    n = tree.n_nodes
+    left, right = tree.left_child.astype(np.int64), tree.right_child.astype(
+        np.int64)
+    default_left = tree.default_left.astype(np.int64)
+    leaves = left == -1
+    cat = tree.cat_node.astype(np.int64)
+    left[cat], right[cat] = right[cat].copy(), left[cat].copy()
+    default_left[cat] = 1 - default_left[cat]
+    parents = np.full(n, _ROOT_PARENT, dtype=np.int64)
+    parents[left[~leaves]] = np.flatnonzero(~leaves)
+    parents[right[~leaves]] = np.flatnonzero(~leaves)
+    threshold = np.minimum(float32_threshold(tree.threshold), _FLOAT32_MAX)
+    threshold[cat] = 0.0
+    values = np.asarray(tree.value, dtype=np.float32)
+    doc = {"base_weights": values.reshape(-1).tolist(),
+           "default_left": np.where(leaves, 0, default_left).tolist(),
+           "id": index, "left_children": left.tolist(),
+           "loss_changes": (2 * tree.gain).astype(np.float32).tolist(),
+           "parents": parents.tolist(), "right_children": right.tolist(),
+           "split_indices": np.where(leaves, 0, tree.feature).tolist(),
+           "split_type": np.isin(np.arange(n), cat).astype(int).tolist(),
+           "sum_hessian": tree.cover.astype(np.float32).tolist(),
+           "tree_param": {"num_deleted": "0", "num_feature": str(n_features),
+                          "num_nodes": str(n),
+                          "size_leaf_vector": str(values.shape[1]
+                                                  if vector else 1)},
+           **_category_document(tree)}
+    if vector:
+        leaf_ids = np.flatnonzero(leaves)
+        right[leaf_ids] = np.arange(leaf_ids.shape[0])
+        doc["right_children"] = right.tolist()
+        doc["leaf_weights"] = values[leaf_ids].reshape(-1).tolist()
+        doc["split_conditions"] = np.where(leaves, 0.0, threshold).astype(
+            np.float32).tolist()
+    else:
+        doc["split_conditions"] = np.where(leaves, values, threshold).astype(
+            np.float32).tolist()
+    return doc
+
+
+def _category_document(tree):
+    """The categorical splits' sets (skboost's left sets: the categories
+    XGBoost sends right once the children are swapped)."""
+    nodes, sets = tree.cat_node.tolist(), []
+    for node in nodes:
+        sets.append(tree.left_categories(node).tolist())
+    sizes = [len(s) for s in sets]
+    return {"categories": [c for s in sets for c in s],
+            "categories_nodes": nodes,
+            "categories_segments": np.concatenate(
+                [[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+            if sizes else [],
+            "categories_sizes": sizes}
+
+
+def _signed_bytes(blob):
+    """Bytes as XGBoost stores category names (signed chars)."""
+    return np.frombuffer(blob, dtype=np.int8).astype(int).tolist()
