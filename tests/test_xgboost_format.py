@@ -435,3 +435,178 @@ def test_forged_trees(models, tmp_path, damage):
             value) <= n and key != "categories_sizes" else value
     with pytest.raises(ValueError, match="not a valid XGBoost model file"):
         BoostRegressor.load(_write(doc, tmp_path))
+
+
+# ================================================================ writing
+#
+# The oracle: XGBoost itself, loading the file skboost wrote and predicting
+# (Booster(model_file=...), XGBClassifier().load_model).
+
+
+def _skboost_regression(objective, **params):
+    def fit(rng):
+        X = _features(rng)
+        s = _signal(X)
+        y = {"count:poisson": np.round(np.exp(s / 2)),
+             "reg:gamma": np.exp(s / 2) + 0.1,
+             "reg:tweedie": np.exp(s / 2) * (rng.random(N_ROWS) < 0.8),
+             "reg:logistic": 1 / (1 + np.exp(-s))}.get(objective, s)
+        return BoostRegressor(objective=objective, n_estimators=6,
+                              **params).fit(X, y), X
+    return fit
+
+
+def _skboost_classifier(objective, labels, **params):
+    def fit(rng):
+        X = _features(rng)
+        y = np.asarray(labels)[np.digitize(_signal(X), np.quantile(
+            _signal(X), np.linspace(0, 1, len(labels) + 1)[1:-1]))]
+        return BoostClassifier(objective=objective, n_estimators=6,
+                               **params).fit(X, y), X
+    return fit
+
+
+def _skboost_ranker(rng):
+    X = _features(rng)
+    y = np.digitize(_signal(X), [-1, 0, 1])
+    return BoostRanker(n_estimators=6).fit(
+        X, y, qid=np.repeat(np.arange(N_ROWS // 20), 20)), X
+
+
+def _skboost_categorical(kind, method):
+    def fit(rng):
+        X = _features(rng, d=3)
+        frame = pd.DataFrame(X, columns=["a", "b", "c"])
+        codes = rng.integers(0, 7, N_ROWS)
+        frame["k"] = pd.Categorical(np.array(list("pqrstuv"))[codes]
+                                    if kind == "str" else codes * 10)
+        y = np.nan_to_num(X[:, 0]) + np.isin(codes, [1, 4, 5]) * 2.0
+        return BoostRegressor(n_estimators=6, tree_method=method,
+                              max_cat_to_onehot=1).fit(frame, y), frame
+    return fit
+
+
+def _skboost_codes(rng):
+    """A categorical feature named by index whose values are codes."""
+    X = _features(rng, d=3)
+    X[:, 2] = rng.integers(0, 5, N_ROWS)
+    y = np.nan_to_num(X[:, 0]) + np.isin(X[:, 2], [1, 3]) * 2.0
+    return BoostRegressor(n_estimators=6, categorical_features=[2],
+                          max_cat_to_onehot=1).fit(X, y), X
+
+
+def _skboost_multi_target(strategy):
+    def fit(rng):
+        X = _features(rng)
+        Y = np.c_[_signal(X), np.nan_to_num(X[:, 4])]
+        return BoostRegressor(n_estimators=5, multi_strategy=strategy).fit(
+            X, Y), X
+    return fit
+
+
+WRITTEN = {
+    "squarederror_exact": _skboost_regression("reg:squarederror",
+                                              tree_method="exact"),
+    "squarederror_hist": _skboost_regression("reg:squarederror"),
+    "pseudohuber": _skboost_regression("reg:pseudohubererror",
+                                       huber_slope=0.5),
+    "quantiles": _skboost_regression("reg:quantileerror",
+                                     quantile_alpha=[0.2, 0.8]),
+    "reg_logistic": _skboost_regression("reg:logistic"),
+    "poisson": _skboost_regression("count:poisson"),
+    "gamma": _skboost_regression("reg:gamma"),
+    "tweedie": _skboost_regression("reg:tweedie",
+                                   tweedie_variance_power=1.4),
+    "absoluteerror": _skboost_regression("reg:absoluteerror"),
+    "binary": _skboost_classifier("binary:logistic", [0, 1]),
+    "binary_labels": _skboost_classifier("binary:logistic", ["no", "yes"]),
+    "hinge": _skboost_classifier("binary:hinge", [0, 1]),
+    "softprob": _skboost_classifier("multi:softprob", [0, 1, 2, 3]),
+    "softmax": _skboost_classifier("multi:softmax", [0, 1, 2]),
+    "ranker": _skboost_ranker,
+    "categorical_str": _skboost_categorical("str", "hist"),
+    "categorical_exact": _skboost_categorical("str", "exact"),
+    "categorical_int": _skboost_categorical("int", "approx"),
+    "category_codes": _skboost_codes,
+    "multi_target": _skboost_multi_target("one_output_per_tree"),
+    "multi_target_vector": _skboost_multi_target("multi_output_tree"),
+    "forest": _skboost_regression("reg:squarederror", num_parallel_tree=3,
+                                  subsample=0.8),
+}
+
+
+def _xgb_input(X):
+    return xgb.DMatrix(X, enable_categorical=True)
+
+
+@pytest.mark.parametrize("suffix", ["json", "ubj"])
+@pytest.mark.parametrize("name", sorted(WRITTEN))
+def test_written_model_predicts_the_same_in_xgboost(name, suffix, tmp_path):
+    ours, X = WRITTEN[name](np.random.default_rng(sorted(WRITTEN).index(name)))
+    path = tmp_path / f"model.{suffix}"
+    ours.save_model(path, format="xgboost")
+    theirs = xgb.Booster(model_file=path)
+    rounds = ours.get_booster().num_boosted_rounds()
+    assert theirs.num_boosted_rounds() == rounds
+    margins = theirs.predict(_xgb_input(X), output_margin=True)
+    _close(margins, ours.get_booster().predict(X, output_margin=True)
+           .reshape(margins.shape), rtol=1e-5, atol=1e-5)
+    # and back: skboost reads the file it wrote
+    again = type(ours).load(path)
+    _close(again.get_booster().predict(X, output_margin=True),
+           ours.get_booster().predict(X, output_margin=True),
+           rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["binary", "softprob", "binary_labels"])
+def test_xgbclassifier_loads_a_written_classifier(name, tmp_path):
+    ours, X = WRITTEN[name](np.random.default_rng(3))
+    ours.save_model(tmp_path / "model.json", format="xgboost")
+    theirs = xgb.XGBClassifier()
+    theirs.load_model(tmp_path / "model.json")
+    _close(theirs.predict_proba(X), ours.predict_proba(X), rtol=1e-5,
+           atol=1e-5)
+    # XGBoost's labels are the class indices
+    np.testing.assert_array_equal(
+        ours.classes_[theirs.predict(X)], ours.predict(X))
+
+
+def test_written_model_keeps_best_iteration_and_names(tmp_path):
+    rng = np.random.default_rng(0)
+    X = _features(rng)
+    y = _signal(X) + rng.normal(size=N_ROWS)
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    ours = BoostRegressor(n_estimators=100, learning_rate=0.5,
+                          early_stopping_rounds=3).fit(
+        frame[:300], y[:300], eval_set=[(frame[300:], y[300:])])
+    ours.save_model(tmp_path / "model.json", format="xgboost")
+    theirs = xgb.XGBRegressor()
+    theirs.load_model(tmp_path / "model.json")
+    assert theirs.best_iteration == ours.best_iteration
+    assert theirs.get_booster().feature_names == list("abcde")
+    _close(theirs.predict(frame), ours.predict(frame), rtol=1e-5, atol=1e-5)
+
+
+def test_what_xgboost_can_not_hold_is_refused(tmp_path):
+    rng = np.random.default_rng(0)
+    X = _features(rng)
+    y = _signal(X)
+    path = tmp_path / "model.json"
+
+    def squared(y_true, y_pred):
+        return y_pred - y_true, np.ones_like(y_pred)
+
+    model = BoostRegressor(n_estimators=2, objective=squared).fit(X, y)
+    with pytest.raises(ValueError, match="custom objective"):
+        model.save_model(path, format="xgboost")
+    sparse_model = BoostRegressor(n_estimators=2, sparse_absent="zero").fit(
+        sp.csr_matrix(np.nan_to_num(X)), y)
+    with pytest.raises(ValueError, match="sparse_absent='zero'"):
+        sparse_model.save_model(path, format="xgboost")
+    X[:, 2] = rng.integers(0, 4, N_ROWS) * 10   # values, not codes
+    coded = BoostRegressor(n_estimators=2, categorical_features=[2]).fit(X, y)
+    with pytest.raises(ValueError, match="feature 2.*category codes"):
+        coded.save_model(path, format="xgboost")
+    with pytest.raises(ValueError, match="format must be one of"):
+        coded.save_model(path, format="lightgbm")
+    assert not path.exists()
