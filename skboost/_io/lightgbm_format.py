@@ -16,7 +16,9 @@ How LightGBM's splits become skboost's:
   ``x < t`` in float32. For a float32 ``x``, ``x <= threshold`` holds
   exactly when ``x < t`` with ``t`` the float32 just above the largest
   float32 not above ``threshold`` (``np.nextafter``), so each threshold
-  becomes that ``t``: rows equal to a threshold go left in both.
+  becomes that ``t``: rows equal to a threshold go left in both. LightGBM's
+  predictor reads any ``|x| <= 1e-35`` as 0.0, which moves the thresholds
+  within 1e-35 of 0 (``lightgbm_threshold``).
 - ``decision_type``: bit 0 categorical, bit 1 default left, bits 2-3 the
   missing type. ``NaN``: NaN goes the default way, as in skboost. ``None``:
   LightGBM reads NaN as 0.0, so NaN goes where 0.0 goes (skboost's default
@@ -134,8 +136,8 @@ def _sections(text):
 def _key_values(text):
     out = {}
     for line in text.splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep:
+        key, _, value = line.strip().partition("=")
+        if key:   # a flag line (average_output) has no value
             if key in out:
                 raise _Invalid(f"the entry {key!r} repeats")
             out[key] = value
@@ -402,6 +404,22 @@ def float32_at_most(threshold):
     return float(np.nextafter(below, np.float32(np.inf)))
 
 
+# LightGBM's predictor reads every |x| <= kZeroThreshold (1e-35f) as 0.0
+_ZERO = float(np.float32(1e-35))
+
+
+def lightgbm_threshold(threshold):
+    """skboost's float32 threshold of LightGBM's ``x <= threshold``, with
+    LightGBM's reading of the values within 1e-35 of 0 as 0.0: a threshold
+    in [-1e-35, 0) sends exactly the values below -1e-35 left, one in
+    [0, 1e-35) the values up to 1e-35."""
+    if -_ZERO <= threshold < 0:
+        return -_ZERO
+    if 0 <= threshold < _ZERO:
+        return float32_at_most(_ZERO)
+    return float32_at_most(threshold)
+
+
 def _to_skboost(tree, n_categories):
     """One tree as the ``"trees"`` entry of a skboost model file: nodes
     numbered breadth first from LightGBM's root (inner node 0; a negative
@@ -467,7 +485,7 @@ def _node(ref, inner, leaves, new_id):
     return {"left_child": new_id[int(inner["left_child"][ref])],
             "right_child": new_id[int(inner["right_child"][ref])],
             "feature": int(inner["split_feature"][ref]),
-            "threshold": 0.0 if categorical else float32_at_most(threshold),
+            "threshold": 0.0 if categorical else lightgbm_threshold(threshold),
             "default_left": 0 if categorical else _default_left(kind,
                                                                 threshold),
             "value": float(inner["internal_value"][ref]),
