@@ -85,6 +85,18 @@ def _categorical(kind, **params):
     return fit
 
 
+def _categorical_codes(rng):
+    """Categories given as numbers (a feature typed "c", no DataFrame):
+    XGBoost records no category values, the codes are the categories."""
+    X = _features(rng)
+    X[:, 2] = rng.integers(0, 7, N_ROWS)
+    y = _signal(X) + np.isin(X[:, 2], [1, 5]) * 2.0
+    return xgb.XGBRegressor(n_estimators=8, tree_method="hist",
+                            enable_categorical=True, max_cat_to_onehot=1,
+                            feature_types=["q", "q", "c", "q", "q"]).fit(
+        X, y), X
+
+
 def _multi_target(strategy):
     def fit(rng):
         X = _features(rng)
@@ -172,6 +184,7 @@ CASES = {
     "categorical_onehot": _categorical("str", n_estimators=8,
                                        max_cat_to_onehot=8),
     "categorical_int": _categorical("int", n_estimators=8),
+    "categorical_codes": _categorical_codes,
     "multi_target": _multi_target("one_output_per_tree"),
     "multi_target_vector": _multi_target("multi_output_tree"),
     "multi_label": _multi_label,

@@ -460,6 +460,8 @@ def _recorded_categories(cats, n_features):
     if cats is None:
         return {}
     encodings = _entry(cats, "enc", list, "cats.enc")
+    if not encodings:   # none recorded (numbers typed "c", not a frame)
+        return {}
     if len(encodings) != n_features:
         raise _Invalid(f"cats.enc must have {n_features} entries")
     counts = np.diff(_ints(cats, "feature_segments", n_features + 1, "cats"))
