@@ -157,3 +157,17 @@ def test_exact_split_of_present_from_missing_at_xgboost_threshold():
     beyond = np.array([[2 * largest + 1]], dtype=np.float32)
     np.testing.assert_allclose(ours.predict(beyond), theirs.predict(beyond),
                                atol=TOL)
+
+
+def test_vector_leaf_trees_send_missing_values_as_xgboost():
+    """multi_strategy="multi_output_tree" (hist): XGBoost's default
+    directions on every split, the same predictions on rows half missing."""
+    X, y, test = integer_data_with_local_missingness(seed=5)
+    Y = np.c_[y, np.nan_to_num(X[:, 2]) / 5]
+    params = dict(n_estimators=5, max_depth=3, tree_method="hist",
+                  multi_strategy="multi_output_tree", min_child_weight=20,
+                  n_jobs=1)
+    ours = BoostRegressor(**params).fit(X, Y)
+    theirs = xgb.XGBRegressor(**params).fit(X, Y)
+    _same_structure_and_directions(ours, theirs)
+    assert np.abs(ours.predict(test) - theirs.predict(test)).max() < TOL

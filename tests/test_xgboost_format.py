@@ -623,3 +623,21 @@ def test_what_xgboost_can_not_hold_is_refused(tmp_path):
     with pytest.raises(ValueError, match="format must be one of"):
         coded.save_model(path, format="lightgbm")
     assert not path.exists()
+
+
+def test_continued_training_from_an_xgboost_file(tmp_path):
+    """fit(xgb_model=<XGBoost's file>) adds rounds as XGBoost's own
+    continuation does (the exact method: the same trees)."""
+    rng = np.random.default_rng(0)
+    X = _features(rng)
+    y = _signal(X)
+    params = dict(n_estimators=5, max_depth=3, tree_method="exact",
+                  n_jobs=1, base_score=0.3)
+    first = xgb.XGBRegressor(**params).fit(X, y)
+    first.save_model(tmp_path / "first.json")
+    ours = BoostRegressor(**params).fit(X, y,
+                                        xgb_model=tmp_path / "first.json")
+    theirs = xgb.XGBRegressor(**params).fit(X, y,
+                                            xgb_model=first.get_booster())
+    assert ours.n_estimators_ == 10
+    _close(ours.predict(X), theirs.predict(X), rtol=1e-5, atol=1e-5)
