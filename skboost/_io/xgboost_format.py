@@ -301,7 +301,7 @@ def _ints(tree, key, n, where="tree"):
     values = tree.get(key)
     if not isinstance(values, list) or len(values) != n:
         raise _Invalid(f"{where}'s {key!r} must be a list of {n} integers")
-    array = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
+    array = _array(values) if values else np.zeros(0, dtype=np.int64)
     if array.dtype.kind not in "iu" or array.ndim != 1:
         raise _Invalid(f"{where}'s {key!r} must hold integers")
     if n and (array.min() < -(1 << 31) or array.max() >= 1 << 31):
@@ -309,12 +309,21 @@ def _ints(tree, key, n, where="tree"):
     return array.astype(np.int64)
 
 
+def _array(values):
+    """A JSON list as an array (a ragged nested list: an object array,
+    which the callers refuse by its dtype)."""
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError, OverflowError):
+        return np.zeros(0, dtype=object)
+
+
 def _floats(tree, key, n):
     """A list of ``n`` finite numbers, as float32 values (XGBoost's)."""
     values = tree.get(key)
     if not isinstance(values, list) or len(values) != n:
         raise _Invalid(f"{key!r} must be a list of {n} numbers")
-    array = np.asarray(values) if values else np.zeros(0)
+    array = _array(values) if values else np.zeros(0)
     if array.dtype.kind not in "iuf" or array.ndim != 1:
         raise _Invalid(f"{key!r} must hold numbers")
     array = array.astype(np.float64)
