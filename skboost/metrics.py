@@ -424,6 +424,9 @@ def get_metric(name, params=None):
     params = params or {}
     if callable(name):
         return _callable_metric(name)
+    if not isinstance(name, str):
+        raise TypeError("eval_metric entries must be metric names (str) or "
+                        f"callables, got {type(name).__name__} {name!r}")
     base, arg, minus = _parse(name)
     empty_score = 0.0 if minus else 1.0
     if base in _SIMPLE and arg is None and not minus:

@@ -34,6 +34,7 @@ opset 5 only a split with one category on that side (``BRANCH_EQ``) can be
 written, and another raises a ValueError naming the feature.
 """
 
+import dataclasses
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -216,8 +217,22 @@ def register_converters():
             _classifier_shapes if classifier else _regressor_shapes,
             convert_skboost,
             parser=_classifier_parser if classifier else None,
-            options=({"zipmap": [True, False, "columns"]} if classifier
-                     else None))
+            options=(_CLASSIFIER_OPTIONS if classifier else None))
+
+
+# the options skl2onnx's classifier path reads (its ZipMap asks for "nocl",
+# whether the labels are the class indices): without them registered,
+# skl2onnx.to_onnx(pipeline) with its defaults fails with a NameError
+_CLASSIFIER_OPTIONS = {"zipmap": [True, False, "columns"],
+                       "nocl": [False, True]}
+
+
+def _label_classes(scope, model):
+    """The labels the graph gives: ``classes_``, or the class indices
+    0 .. n_classes-1 with skl2onnx's option ``nocl=True``."""
+    classes = np.asarray(model.classes_)
+    options = scope.get_options(model, dict(nocl=False))
+    return np.arange(len(classes)) if options["nocl"] else classes
 
 
 # ------------------------------------------------------ skl2onnx protocol
@@ -245,7 +260,7 @@ def _classifier_parser(scope, model, inputs, custom_parsers=None):
     operator = scope.declare_local_operator(
         _get_sklearn_operator_name(type(model)), model)
     operator.inputs = inputs
-    label_type = _label_type(np.asarray(model.classes_))
+    label_type = _label_type(_label_classes(scope, model))
     operator.outputs.append(scope.declare_local_variable("label",
                                                          label_type()))
     operator.outputs.append(scope.declare_local_variable(
@@ -279,14 +294,17 @@ def _classifier_shapes(operator):
     _check_input(operator)
     model = operator.raw_operator
     n_rows = operator.inputs[0].type.shape[0]
-    operator.outputs[0].type = _label_type(np.asarray(model.classes_))(
-        [n_rows])
+    # the label type the parser declared (int64 indices with nocl=True)
+    operator.outputs[0].type = type(operator.outputs[0].type)([n_rows])
     operator.outputs[1].type = FloatTensorType([n_rows, len(model.classes_)])
 
 
 def convert_skboost(scope, operator, container):
     """skl2onnx converter of the three estimators (see the module doc)."""
     model = exported_model(operator.raw_operator)
+    if model.kind == "classifier":
+        model = dataclasses.replace(model, classes=_label_classes(
+            scope, operator.raw_operator))
     graph = _ContainerGraph(scope, container)
     X = graph.float_input(operator.inputs[0])
     predict_graph(graph, model, X, [v.full_name for v in operator.outputs])

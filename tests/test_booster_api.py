@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.datasets import make_classification
 
 from skboost import BoostClassifier, BoostRanker, BoostRegressor
 from skboost._io import ubjson as _ubjson
@@ -219,6 +220,26 @@ def test_foreign_keywords_name_the_skboost_parameter(Estimator, keyword,
 def test_misspelled_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="'n_estimator' is not a parameter"):
         BoostRegressor(n_estimator=3)
+
+
+def test_subclass_passing_keywords_on():
+    """scikit-learn's subclass pattern, ``__init__(self, *, extra=1, **kw)``
+    passing the rest to the base: the base's keywords are accepted (and
+    trained with: the oracle is the base class with the same keywords), a
+    misspelled one is still a TypeError."""
+    class WithExtra(BoostClassifier):
+        def __init__(self, *, extra=1, **kwargs):
+            self.extra = extra
+            super().__init__(**kwargs)
+
+    X, y = make_classification(n_samples=200, random_state=0)
+    model = WithExtra(extra=2, n_estimators=5, max_depth=2).fit(X, y)
+    assert (model.extra, model.n_estimators, model.max_depth) == (2, 5, 2)
+    base = BoostClassifier(n_estimators=5, max_depth=2).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X),
+                                  base.predict_proba(X))
+    with pytest.raises(TypeError, match="'n_estimator' is not a parameter"):
+        WithExtra(n_estimator=5)
 
 
 def test_parameter_names_are_each_classes_own():

@@ -146,6 +146,16 @@ def test_unknown_metric_is_rejected(regression):
             X, y, eval_set=[(X_val, y_val)])
 
 
+@pytest.mark.parametrize("eval_metric", [[123, "logloss"], 1.5, [None]])
+def test_eval_metric_of_wrong_type_is_a_type_error(regression, eval_metric):
+    """A non-name, non-callable metric is a TypeError (as in XGBoost), an
+    unknown name a ValueError (above)."""
+    X, y, X_val, y_val = regression
+    with pytest.raises(TypeError, match="eval_metric"):
+        BoostRegressor(n_estimators=2, eval_metric=eval_metric).fit(
+            X, y, eval_set=[(X_val, y_val)])
+
+
 def test_callable_eval_metric(regression):
     X, y, X_val, y_val = regression
     reg = BoostRegressor(n_estimators=6, eval_metric=skm.median_absolute_error,

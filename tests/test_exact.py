@@ -11,9 +11,12 @@ Its semantics, from ``_exact_scan.pyx``:
   ("forward") and, when the node has missing values for the feature, with
   missing values left ("backward");
 - when the node has missing values, "all present values left, missing
-  right" is a candidate too, at the threshold just above the largest present
-  value;
-- a feature with no missing value in a node sends missing values left;
+  right" is a candidate too, at XGBoost's threshold above the largest
+  present value (largest + (|largest| + 1e-6), in float32);
+- a feature with no missing value in a node sends missing values right (the
+  kernel; ``ExactFinder`` turns the features that never miss a value in the
+  training data left, XGBoost's exact convention, tested against XGBoost in
+  test_missing_directions.py);
 - a candidate is admissible when both children have H >= min_child_weight;
 - the best is the highest gain, then the lower feature, then the lower
   threshold, then missing-right before missing-left (the forward scan
@@ -78,11 +81,17 @@ def naive_best_split(X, g, h, rows, feature_allowed_row, reg):
                 consider(feature, threshold,
                          np.concatenate([below, missing_rows]), True)
             else:
-                consider(feature, threshold, below, True)
+                # no missing value in the node: missing right (the kernel's
+                # convention; ExactFinder turns features that never miss
+                # a value left, as XGBoost's exact method)
+                consider(feature, threshold, below, False)
         if missing_rows.size:
-            # present vs missing: threshold +inf, so unseen larger values
-            # stay with the present ones
-            consider(feature, np.inf, rows[present], False)
+            # present vs missing, at XGBoost's threshold: the largest
+            # present value plus (its magnitude + 1e-6), in float32
+            largest = distinct[-1]
+            consider(feature, float(largest + (abs(largest)
+                                               + np.float32(1e-6))),
+                     rows[present], False)
 
     if not candidates:
         return None
@@ -209,17 +218,21 @@ def test_missing_split_on_missingness_and_directions():
     # Left = {1, 2, 3} (G = 3, H = 3), right = the two missing (G = -4, H = 2)
     # 1/2 [9/4 + 16/3 - 1/6] = 1/2 [(27 + 64 - 2)/12] = 89/24
     assert got["feature"][0] == 0
-    assert got["threshold"][0] == np.inf  # every present value goes left
+    # every present value goes left: XGBoost's threshold above the largest
+    # present value 3, 3 + (3 + 1e-6) in float32
+    assert got["threshold"][0] == float(np.float32(3) + (
+        np.float32(3) + np.float32(1e-6)))
     assert got["default_left"][0] == 0
     assert got["gain"][0] == pytest.approx(89 / 24, rel=1e-12)
     assert got["G_left"][0] == 3.0 and got["H_left"][0] == 3.0
 
     # Without missing values in the node (rows 2, 3 in another slot), the
-    # default direction is left.
+    # kernel sends missing values right (XGBoost's exact method on a feature
+    # with missing values in the training data)
     row_slot = np.array([0, 0, 1, 1, 0], dtype=np.int32)
     got = run_kernel(X, gpair, None, row_slot, np.ones((2, 1), np.uint8),
                      (1.0, 0, 0, 0))
-    assert got["feature"][0] == 0 and got["default_left"][0] == 1
+    assert got["feature"][0] == 0 and got["default_left"][0] == 0
     assert got["feature"][1] == -1  # only missing values: nothing to split
 
 

@@ -89,7 +89,10 @@ def naive_margins(booster, X):
             while tree.left_child[node] != -1:
                 left = goes_left(tree, node, X[r, tree.feature[node]])
                 node = tree.left_child[node] if left else tree.right_child[node]
-            out[r, group] += tree.value[node]
+            if tree.value.ndim == 2:   # a vector leaf: every output
+                out[r] += tree.value[node]
+            else:
+                out[r, group] += tree.value[node]
     return out
 
 
@@ -351,6 +354,168 @@ def test_unmutated_base_models_load_and_match_the_naive_walk():
         result = _assert_clean(outcome, kind)
         assert result[0] == "loaded", result
         assert result[1] and result[2] == 0.0 and result[5], result
+
+
+# ------------------------------------------- other libraries' model files
+#
+# XGBoost's JSON files and LightGBM's text files, read by the same loader
+# (skboost/_io/xgboost_format.py, lightgbm_format.py), under the same
+# property: rejected with a ValueError, or a model that predicts finite
+# margins equal to the naive walk of the trees it was read into.
+
+
+def _foreign_base_models():
+    """(estimator class name, file text, X) of models XGBoost and LightGBM
+    wrote (those installed)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0] - X[:, 1])
+    X_codes = X.copy()
+    X_codes[:, 2] = rng.integers(0, 5, size=80)
+    bases = []
+    try:
+        import xgboost as xgb
+    except ImportError:
+        xgb = None
+    if xgb is not None:
+        regressor = xgb.XGBRegressor(n_estimators=3, max_depth=3).fit(X, y)
+        classifier = xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(
+            X, np.digitize(y, [-1, 1]))
+        categorical = xgb.train(
+            {"max_depth": 2, "max_cat_to_onehot": 1}, xgb.DMatrix(
+                X_codes, y, feature_types=["q", "q", "c", "q"],
+                enable_categorical=True), 3)
+        bases += [
+            ("BoostRegressor", regressor.get_booster().save_raw(
+                "json").decode(), X),
+            ("BoostClassifier", classifier.get_booster().save_raw(
+                "json").decode(), X),
+            ("BoostRegressor", categorical.save_raw("json").decode(),
+             X_codes)]
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        lgb = None
+    if lgb is not None:
+        common = dict(n_estimators=3, num_leaves=4, min_child_samples=5,
+                      min_data_per_group=5, verbose=-1)
+        regressor = lgb.LGBMRegressor(**common).fit(
+            X_codes, y, categorical_feature=[2])
+        classifier = lgb.LGBMClassifier(**common).fit(
+            X, np.digitize(y, [-1, 1]))
+        bases += [("BoostRegressor", regressor.booster_.model_to_string(),
+                   X_codes),
+                  ("BoostClassifier", classifier.booster_.model_to_string(),
+                   X)]
+    return bases
+
+
+_FOREIGN = None
+
+
+def _foreign_bases():
+    global _FOREIGN
+    if _FOREIGN is None:
+        _FOREIGN = _foreign_base_models()
+    if not _FOREIGN:
+        pytest.skip("neither xgboost nor lightgbm is installed")
+    return _FOREIGN
+
+
+@st.composite
+def foreign_structured_mutation(draw):
+    """An XGBoost file with entries replaced, deleted, lengthened or
+    shortened; a LightGBM file with tokens of its lines replaced, dropped
+    or repeated."""
+    kind, text, X = draw(st.sampled_from(_foreign_bases()))
+    if text.startswith("tree"):
+        return kind, _mutated_lightgbm(draw, text), X
+    doc = json.loads(text)
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from([p for p in _paths(doc) if p]))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        last = path[-1]
+        operation = draw(st.sampled_from(["replace", "replace", "delete",
+                                          "grow", "shrink"]))
+        if operation == "replace":
+            parent[last] = draw(st.one_of(HOSTILE_VALUES, st.sampled_from(
+                ["[1E0,2E0]", "1e30", "-1", "4294967296", "c"])))
+        elif operation == "delete":
+            if isinstance(parent, dict):
+                del parent[last]
+            else:
+                parent.pop(last)
+        elif isinstance(parent[last], list) and parent[last]:
+            if operation == "grow":
+                parent[last].append(parent[last][-1])
+            else:
+                parent[last].pop()
+    return kind, json.dumps(doc), X
+
+
+def _mutated_lightgbm(draw, text):
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(lines) - 1))
+        key, sep, value = lines[i].partition("=")
+        tokens = value.split(" ") if sep else [lines[i]]
+        j = draw(st.integers(0, max(0, len(tokens) - 1)))
+        operation = draw(st.sampled_from(["replace", "drop", "repeat"]))
+        if operation == "replace":
+            tokens[j:j + 1] = [draw(st.sampled_from(
+                ["-1", "0", "7", "-9", "nan", "inf", "1e308", "x", "",
+                 "4294967296", "2147483648", "15", "12", "-0"]))]
+        elif operation == "drop":
+            del tokens[j:j + 1]
+        else:
+            tokens.insert(j, tokens[j] if tokens else "0")
+        lines[i] = key + sep + " ".join(tokens) if sep else " ".join(tokens)
+    return "\n".join(lines)
+
+
+@st.composite
+def foreign_byte_mutation(draw):
+    kind, text, X = draw(st.sampled_from(_foreign_bases()))
+    data = bytearray(text.encode())
+    for _ in range(draw(st.integers(1, 4))):
+        position = draw(st.integers(0, len(data) - 1))
+        operation = draw(st.sampled_from(["set", "delete", "insert",
+                                          "truncate"]))
+        byte = draw(st.sampled_from(b'0123456789-.e,:[]{}"E+ =\n\x00\xff'))
+        if operation == "set":
+            data[position] = byte
+        elif operation == "delete":
+            del data[position:position + draw(st.integers(1, 8))]
+        elif operation == "insert":
+            data.insert(position, byte)
+        else:
+            del data[position:]
+        if not data:
+            data = bytearray(b"{")
+    return kind, bytes(data), X
+
+
+@FUZZ_SETTINGS
+@given(case=foreign_structured_mutation())
+def test_structured_foreign_model_file_mutations(case):
+    _check_model_outcome(case)
+
+
+@FUZZ_SETTINGS
+@given(case=foreign_byte_mutation())
+def test_byte_level_foreign_model_file_mutations(case):
+    _check_model_outcome(case)
+
+
+def test_unmutated_foreign_models_load_and_match_the_naive_walk():
+    for kind, text, X in _foreign_bases():
+        outcome = _worker("models", _MODEL_PRELUDE).outcome((kind, text, X))
+        result = _assert_clean(outcome, kind)
+        assert result[0] == "loaded", result
+        assert result[1] and result[2] <= 1e-12 and result[5], result
 
 
 # -------------------------------------------------------------- arguments

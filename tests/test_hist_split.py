@@ -10,7 +10,8 @@ candidate split explicitly from the histogram's bins, with the semantics of
   or the one row shared by every node), with missing values right and,
   when the node has missing values for the feature (its missing bin is not
   empty), with missing values left as well;
-- when the missing bin is empty, one direction only, missing values left;
+- when the missing bin is empty, one direction only, missing values right
+  (XGBoost's hist and approx methods);
 - when it is not empty, "every present value left, missing right" at the
   last value bin, whose threshold is +inf;
 - admissible when both children have H >= min_child_weight;
@@ -69,8 +70,8 @@ def naive_candidates(hist, sums, bin_ptr, thresholds, allowed, scales, reg):
                 if has_missing:
                     consider(f, b, Gq_left, Hq_left, False)
                     consider(f, b, Gq_left + Gq_miss, Hq_left + Hq_miss, True)
-                else:
-                    consider(f, b, Gq_left, Hq_left, True)
+                else:   # no missing value: missing right (XGBoost's hist)
+                    consider(f, b, Gq_left, Hq_left, False)
             elif has_missing:
                 # present vs missing (threshold +inf in real layouts)
                 consider(f, b, Gq_left, Hq_left, False)
@@ -285,9 +286,11 @@ def test_missing_values_go_where_they_help():
     assert (got["Gq_left"][0], got["Hq_left"][0]) == (-3, 1)
 
 
-def test_empty_missing_bin_scans_one_direction_with_default_left():
+def test_empty_missing_bin_scans_one_direction_missing_right():
+    """Where a node saw no missing value, missing values go right, as in
+    XGBoost's hist and approx methods."""
     got = one_feature([[-3, 1], [1, 1], [3, 1]], [0, 0])
-    assert got["default_left"][0] == 1
+    assert got["default_left"][0] == 0
     assert got["split_bin"][0] == 0 and got["threshold"][0] == 0.5
     # with an empty missing bin, the last value bin is no split at all
     got = one_feature([[-3, 1]], [0, 0])
@@ -297,7 +300,7 @@ def test_empty_missing_bin_scans_one_direction_with_default_left():
 def test_missing_rows_with_zero_gradient_and_hessian_count_as_empty():
     # the scan sees sums, not rows: (0, 0) in the missing bin is no missing
     got = one_feature([[-3, 1], [3, 1]], [0, 0])
-    assert got["default_left"][0] == 1 and got["split_bin"][0] == 0
+    assert got["default_left"][0] == 0 and got["split_bin"][0] == 0
 
 
 def test_ties_go_to_the_lower_feature_then_the_lower_threshold():

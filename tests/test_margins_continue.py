@@ -193,6 +193,44 @@ def test_continued_training_matches_xgboost():
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=ATOL)
 
 
+@pytest.mark.parametrize("kind", ["estimator", "path"])
+def test_continued_training_across_category_orders(kind, tmp_path):
+    """A category column holding the same categories in another order
+    continues the model (categories matched by value, as at predict): the
+    oracle is the same continuation on the first frame's order."""
+    pd = pytest.importorskip("pandas")
+    X, y, rng = continuous_data(9)
+    colour = np.array(["red", "green", "blue", "grey"])[
+        rng.integers(0, 4, X.shape[0])]
+    y = y + (colour == "blue") - (colour == "red")
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    frame["colour"] = pd.Categorical(colour,
+                                     categories=["red", "green", "blue",
+                                                 "grey"])
+    shuffled = frame.copy()
+    shuffled["colour"] = pd.Categorical(colour, categories=[
+        "grey", "blue", "red", "green"])
+    params = dict(n_estimators=4, max_depth=3, max_cat_to_onehot=1)
+    first = BoostRegressor(**params).fit(frame, y)
+    model = first
+    if kind == "path":
+        model = tmp_path / "first.json"
+        first.save_model(model)
+    reordered = BoostRegressor(**params).fit(shuffled, y, xgb_model=model)
+    same_order = BoostRegressor(**params).fit(frame, y, xgb_model=first)
+    np.testing.assert_array_equal(reordered.predict(shuffled),
+                                  same_order.predict(frame))
+    np.testing.assert_array_equal(reordered.predict(frame),
+                                  same_order.predict(frame))
+    assert list(reordered.categories_["colour"]) == ["red", "green", "blue",
+                                                     "grey"]
+    other = shuffled.copy()
+    other["colour"] = pd.Categorical(np.where(colour == "grey", "pink",
+                                              colour))
+    with pytest.raises(ValueError, match="categories differ"):
+        BoostRegressor(**params).fit(other, y, xgb_model=first)
+
+
 def test_continued_training_mismatches_are_value_errors(tmp_path):
     X, y, _ = continuous_data(8)
     labels = np.digitize(y, [-0.5, 0.5])

@@ -271,9 +271,17 @@ def test_direction_of_improvement(name):
 
 
 @pytest.mark.parametrize("name", ["rsme", "ndcg@0", "ndcg@x", "pre@-1",
-                                  "map@2.5", "rmse@3", "", 3])
+                                  "map@2.5", "rmse@3", ""])
 def test_unknown_or_malformed_names_are_rejected(name):
     with pytest.raises(ValueError, match="eval_metric"):
+        get_metric(name)
+
+
+@pytest.mark.parametrize("name", [3, None, b"rmse", ["rmse"]])
+def test_metrics_of_wrong_type_are_type_errors(name):
+    """As XGBoost: a metric is a name or a callable, anything else is a
+    TypeError (a name it does not know, a ValueError)."""
+    with pytest.raises(TypeError, match="eval_metric"):
         get_metric(name)
 
 

@@ -255,3 +255,42 @@ def test_pipeline_with_set_splits_names_the_feature():
         max_cat_to_onehot=1)).fit(X, y)
     with pytest.raises(ValueError, match="'f5'"):
         skl2onnx.to_onnx(pipeline, X[:5])
+
+
+@pytest.mark.parametrize("labels", [[3, 7], ["ant", "bee", "cat"]])
+def test_pipeline_with_skl2onnx_defaults(labels):
+    """skl2onnx.to_onnx(pipeline, X) with no options (its classifier path
+    asks for the option 'nocl'): ZipMap'ed probabilities of every class, as
+    predict_proba (oracle: the fitted pipeline; an imputer before it, whose
+    float32 arithmetic in ONNX is exact, unlike a scaler's)."""
+    import skl2onnx
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    X, score, _ = make_data()
+    y = np.asarray(labels)[np.digitize(score, np.quantile(
+        score, np.linspace(0, 1, len(labels) + 1)[1:-1]))]
+    pipeline = make_pipeline(SimpleImputer(), BoostClassifier(
+        n_estimators=10)).fit(X, y)
+    label, maps = run(skl2onnx.to_onnx(pipeline, X[:1]), X[:20])
+    np.testing.assert_array_equal(label, pipeline.predict(X[:20]))
+    for row, probabilities in zip(pipeline.predict_proba(X[:20]), maps):
+        assert list(probabilities) == labels
+        np.testing.assert_allclose(list(probabilities.values()), row, **TOL)
+
+
+def test_pipeline_nocl_gives_class_indices():
+    """skl2onnx's option nocl=True: labels and ZipMap keys are the class
+    indices (oracle: predict's labels looked up in classes_)."""
+    import skl2onnx
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    model, X = fit_classifier("multi:softprob", ["a", "b", "c"])
+    pipeline = make_pipeline(SimpleImputer(), BoostClassifier(
+        **model.get_params())).fit(X, model.predict(X))
+    label, maps = run(skl2onnx.to_onnx(
+        pipeline, X[:1], options={BoostClassifier: {"nocl": True}}), X[:20])
+    np.testing.assert_array_equal(label, np.searchsorted(
+        pipeline.classes_, pipeline.predict(X[:20])))
+    assert list(maps[0]) == [0, 1, 2]

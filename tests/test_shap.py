@@ -318,10 +318,8 @@ def test_saabas_matches_a_naive_walk(kind):
 
 def _xgb_case(objective, seed=6, n=800, d=6):
     """Continuous features without missing values: the exact method of both
-    libraries grows the same trees with the same thresholds. (Where a node
-    saw no missing value, its default direction is a convention that
-    differs, and TreeSHAP asks every split on a feature where a missing
-    value goes, not only those on the row's path.)"""
+    libraries grows the same trees with the same thresholds (with missing
+    values too: tests/test_missing_directions.py)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)).astype(np.float32)
     signal = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3]

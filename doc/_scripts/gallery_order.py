@@ -15,6 +15,7 @@ READING_ORDER = [
     "multi_output.py",
     "explain_shap.py",
     "deploy_onnx.py",
+    "models_from_xgboost.py",
     "approx_proposals.py",
     "tree_methods.py",
 ]

@@ -29,8 +29,8 @@ from .._model.limits import (check_base_score_limit, check_label_limits,
                       check_poisson_delta_step)
 from .._model.importance import feature_importances
 from .._model.margins import eval_base_margins, intercept, pick_alias, rows_of
-from .continued import (continuation_problems, continued_booster,
-                        draw_seed, legacy_random_state)
+from .continued import (adopt_model_categories, continuation_problems,
+                        continued_booster, draw_seed, legacy_random_state)
 from .compat_params import (check_device_and_verbosity,
                              reject_unknown_keywords, unknown_keyword_advice)
 from .._threads import effective_n_threads
@@ -113,6 +113,21 @@ class EstimatorBinding:
 _PARAM_NAMES = {}
 
 
+def _accepted_keywords(cls):
+    """The keywords ``cls(...)`` takes: its signature's, and, when its
+    ``__init__`` passes ``**kwargs`` on (scikit-learn's subclass pattern,
+    ``def __init__(self, *, extra=1, **kw): super().__init__(**kw)``), those
+    of the class it passes them to."""
+    names = set(cls._get_param_names())
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        parent = next((base for base in cls.__mro__[1:]
+                       if "__init__" in vars(base)), None)
+        if parent is not None and hasattr(parent, "_get_param_names"):
+            names |= _accepted_keywords(parent)
+    return names
+
+
 class _BoostBase(ExplainMixin, BaseEstimator):
     """Shared parameters, fit wiring and prediction of the estimators."""
 
@@ -138,7 +153,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
     def __new__(cls, *args, **kwargs):
         # XGBoost's and LightGBM's names get a TypeError that says what to
         # use; __init__ keeps its explicit signature (scikit-learn's rule)
-        known = cls._get_param_names()
+        known = _accepted_keywords(cls)
         reject_unknown_keywords(cls, {
             name: value for name, value in kwargs.items()
             if name not in known})
@@ -203,6 +218,8 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                base_margin=None, base_margin_eval_set=None, init_model=None,
                eval_labels=None):
         check_device_and_verbosity(self)
+        if init_model is not None:
+            X = adopt_model_categories(self, X, init_model)
         weight = check_weight(sample_weight, X)
         if eval_labels is None:   # (survival labels are checked by it)
             self._check_value_limits(y, objective)
@@ -577,7 +594,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         check_is_fitted(self)
         return feature_importances(self.booster_, self.importance_type)
 
-    def save_model(self, fname):
+    def save_model(self, fname, format="skboost"):
         """Save the fitted model to a versioned JSON or UBJSON file.
 
         The file holds everything needed to predict again: parameters,
@@ -593,9 +610,21 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             chooses the format, as in XGBoost: ``.json`` for JSON, ``.ubj``
             for Universal Binary JSON (the same document in binary); any
             other suffix is a ValueError.
+        format : {"skboost", "xgboost"}, default="skboost"
+            ``"xgboost"`` writes XGBoost's ``save_model`` schema (3.x, JSON or
+            UBJSON by the suffix), which ``xgboost.Booster(model_file=...)``
+            and ``XGBClassifier().load_model`` load and predict with as
+            skboost does (to float32 rounding of leaf values and base
+            margins). What XGBoost's format can not hold is a ValueError:
+            a custom objective, ``sparse_absent="zero"``, and categorical
+            features named by ``categorical_features`` whose categories are
+            not the codes 0 .. k-1 (XGBoost reads those values as codes).
+            A category value unseen in training goes where missing values
+            go in skboost, left in XGBoost; class labels other than
+            0 .. K-1 are XGBoost's class indices.
         """
         check_is_fitted(self)
-        save_estimator(self, fname)
+        save_estimator(self, fname, format)
 
     def load_model(self, fname):
         """Load a model saved by :meth:`save_model` into this estimator.

@@ -21,6 +21,8 @@ import os
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._input.categorical import recode
+
 
 def continued_booster(estimator, model, objective, n_classes):
     """The Booster of ``model`` (estimator, Booster or path), checked to be
@@ -48,6 +50,36 @@ def continued_booster(estimator, model, objective, n_classes):
         raise ValueError("xgb_model (init_model) can not be continued on this "
                          "data: " + "; ".join(problems))
     return booster
+
+
+def adopt_model_categories(estimator, X, model):
+    """X coded with the categories of the model a fit continues when its
+    category columns hold the same categories in another order (codes are
+    matched by value, as at predict); X unchanged otherwise (the checks of
+    ``continued_booster`` then say what differs). Only dense X can differ
+    so: sparse and numeric categorical columns list their values sorted."""
+    new_map = getattr(estimator, "_category_map_", None)
+    if new_map is None or not isinstance(X, np.ndarray):
+        return X
+    fitted_map = getattr(_model_booster(estimator, model), "category_map",
+                         None)
+    recoding = new_map.recoding_to(fitted_map)
+    if not recoding:
+        return X
+    estimator._category_map_ = fitted_map
+    return recode(X, recoding)
+
+
+def _model_booster(estimator, model):
+    """The Booster of ``model`` (estimator, Booster or path), or None."""
+    from .._model.booster import Booster
+
+    if isinstance(model, Booster):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return (_load(type(estimator), model).booster_
+                if os.path.exists(os.fspath(model)) else None)
+    return getattr(model, "booster_", None)
 
 
 def _load(estimator_class, path):

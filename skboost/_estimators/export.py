@@ -24,6 +24,8 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
+from ..tree._tree import float32_threshold  # noqa: F401 (the exporters')
+
 # Link from margins to what is exported: the regressor's and ranker's
 # ``predict``, the classifier's ``predict_proba``.
 _REGRESSION_LINKS = {
@@ -205,15 +207,3 @@ def category_test(model, tree, node):
     member_codes = np.flatnonzero(left if members_left else ~left)
     return CategoryTest(values=values[member_codes], codes=member_codes,
                         members_left=members_left)
-
-
-def float32_threshold(threshold):
-    """The smallest float32 >= ``threshold``: for every float32 ``x``,
-    ``x < t`` and ``x < float32_threshold(t)`` agree (the rule of skboost's
-    predictor, which compares in float32)."""
-    threshold = np.asarray(threshold, dtype=np.float64)
-    with np.errstate(over="ignore"):   # beyond float32: +-inf, as meant
-        t32 = threshold.astype(np.float32)
-    below = t32.astype(np.float64) < threshold
-    t32[below] = np.nextafter(t32[below], np.float32(np.inf))
-    return t32

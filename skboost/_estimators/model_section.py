@@ -54,10 +54,11 @@ def dumps_estimator(estimator):
     return dumps_model(estimator.booster_, estimator_section(estimator))
 
 
-def save_estimator(estimator, fname):
+def save_estimator(estimator, fname, file_format="skboost"):
     """Write a fitted estimator's model file (atomically; JSON or UBJSON by
-    the suffix)."""
-    write_model(fname, estimator.booster_, estimator_section(estimator))
+    the suffix; skboost's format or XGBoost's)."""
+    write_model(fname, estimator.booster_, estimator_section(estimator),
+                file_format)
 
 
 def load_estimator(estimator, fname):
@@ -84,8 +85,13 @@ def checked_section(estimator, booster, section, saved_as):
     """The section's parameters, checked against ``estimator``'s class and
     the booster (nothing installed yet)."""
     name = saved_as or type(estimator).__name__
-    _expect(section["estimator"] == name,
-            f"it holds a {section['estimator']!r}, not a {name!r}")
+    foreign = section.get("source_format")
+    if foreign is None:
+        _expect(section["estimator"] == name,
+                f"it holds a {section['estimator']!r}, not a {name!r}")
+    else:   # another library's model: any estimator of its objective
+        _check_objective(estimator, booster.objective, booster.objective,
+                         None)
     params = _params_from_json(estimator, section["params"],
                                section["unsaved_params"])
     classes = section["classes"]

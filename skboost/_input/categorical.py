@@ -80,6 +80,28 @@ class CategoryMap:
                 and all(_same_values(a, b) for a, b in
                         zip(self.categories, other.categories)))
 
+    def recoding_to(self, other):
+        """How codes of this map become codes of ``other`` when both have
+        the same features and, for each, the same categories, possibly in
+        another order (a category column reordered): ``[(feature, lookup)]``
+        with ``lookup[own code] = other's code`` for the features whose
+        order differs; None when the maps differ otherwise."""
+        if other is None or not (
+                self.n_features == other.n_features
+                and np.array_equal(self.features, other.features)
+                and np.array_equal(self.from_dtype, other.from_dtype)):
+            return None
+        recoding = []
+        for feature, own, theirs in zip(self.features, self.categories,
+                                        other.categories):
+            if _same_values(own, theirs):
+                continue
+            lookup = _positions_in(own, theirs)
+            if lookup is None:
+                return None
+            recoding.append((int(feature), lookup))
+        return recoding
+
     def to_json(self):
         """JSON value of the map (see ``_io/model_file.py``)."""
         return {"features": [int(f) for f in self.features],
@@ -115,6 +137,29 @@ class CategoryMap:
         categories = [_values_from_json(k, v) for k, v in zip(kinds, values)]
         return cls(np.asarray(features, dtype=np.int64), categories,
                    np.asarray(from_dtype, dtype=bool), int(n_features))
+
+
+def _positions_in(values, categories):
+    """Position of each of ``values`` in ``categories`` (int64), or None
+    unless both hold the same distinct values."""
+    if values.dtype != categories.dtype or values.shape != categories.shape:
+        return None
+    order = {value: i for i, value in enumerate(categories.tolist())}
+    positions = [order.get(value) for value in values.tolist()]
+    if None in positions or len(set(positions)) != len(positions):
+        return None
+    return np.asarray(positions, dtype=np.int64)
+
+
+def recode(X, recoding):
+    """Dense float32 X with the codes of each ``(feature, lookup)`` column
+    replaced by ``lookup[code]`` (NaN stays NaN); a copy."""
+    X = X.copy()
+    for feature, lookup in recoding:
+        column = X[:, feature]
+        present = ~np.isnan(column)
+        column[present] = lookup[column[present].astype(np.int64)]
+    return X
 
 
 def _same_values(a, b):

@@ -49,15 +49,15 @@ class BoosterFiles:
     """The reader and writer ``Booster.save_model`` / ``load_model`` use."""
 
     @staticmethod
-    def save(booster, fname):
+    def save(booster, fname, file_format="skboost"):
         """Write the booster (with its estimator) to ``fname``
-        (.json/.ubj)."""
+        (.json/.ubj), in skboost's format or XGBoost's."""
         model_format(fname)  # the suffix is checked before any work
         binding = booster.input_binding
         estimator = getattr(binding, "estimator", None)
         if estimator is None or getattr(estimator, "booster_", None) is not booster:
             estimator = _estimator_class(booster).around_booster(booster)
-        write_model(fname, booster, estimator.model_section())
+        write_model(fname, booster, estimator.model_section(), file_format)
 
     @staticmethod
     def load(booster, fname):

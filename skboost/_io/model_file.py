@@ -86,7 +86,10 @@ from ..objectives import (AFT_PARAMS, CLASSIFICATION_OBJECTIVES,
 from .._version import __version__
 from . import ubjson as _ubjson
 from .._input.categorical import CategoryMap
+from .lightgbm_format import is_lightgbm_text, model_from_lightgbm
 from .validation import ModelFileError as _Invalid
+from .xgboost_format import (XGBOOST_UBJSON_ARRAYS, is_xgboost_document,
+                             model_from_xgboost, xgboost_document)
 from .validation import (categories_of_features, check_category_bits,
                          check_cover_sums, check_finite_sums, check_n_features,
                          check_objective_param_values)
@@ -130,11 +133,26 @@ def model_format(fname):
     return suffix[1:]
 
 
-def write_model(fname, booster, section):
+# what save_model(format=...) writes
+FILE_FORMATS = ("skboost", "xgboost")
+
+
+def write_model(fname, booster, section, file_format="skboost"):
     """Write ``booster`` and the estimator ``section`` (``dumps_model``) to
     ``fname`` atomically (a failure leaves any existing file untouched), as
-    JSON or UBJSON by its suffix."""
+    JSON or UBJSON by its suffix: skboost's model file, or XGBoost's
+    (``file_format="xgboost"``, ``xgboost_format.xgboost_document``)."""
     fmt = model_format(fname)
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"format must be one of {FILE_FORMATS}, got "
+                         f"{file_format!r}")
+    if file_format == "xgboost":
+        doc = xgboost_document(booster, section)
+        payload = (_ubjson.dumps_typed(doc, XGBOOST_UBJSON_ARRAYS)
+                   if fmt == "ubj" else json.dumps(
+            doc, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+        _write_atomically(os.fspath(fname), payload)
+        return
     text = dumps_model(booster, section)
     if fmt == "ubj":
         # the JSON document itself, so that both files hold the same values
@@ -310,29 +328,46 @@ def loads_model(data, source="the model", binary=False):
     names, classes and categories parsed. The estimator layer checks the
     section against its estimator class (``params`` and ``unsaved_params``
     are left as saved). Any problem is a ValueError naming ``source``."""
+    if not binary and is_lightgbm_text(data):
+        with invalid_file(source, "LightGBM"):
+            return _foreign(model_from_lightgbm(data), "LightGBM")
     with invalid_file(source):
-        model = _parse_ubj(data) if binary else _parse(data)
-        return _model_from_dict(model)
+        doc = _parse_ubj(data) if binary else _parse(data)
+    if is_xgboost_document(doc):
+        with invalid_file(source, "XGBoost"):
+            return _foreign(model_from_xgboost(doc), "XGBoost")
+    with invalid_file(source):
+        return _model_from_dict(_check_document(doc))
+
+
+def _foreign(model, library):
+    """The booster and section of another library's model (its ``"model"``
+    object made by its reader), validated as a skboost file's; the section
+    names the library (``source_format``), so that the estimator classes
+    of its objective's family may load it."""
+    booster, section = _model_from_dict(model)
+    section["source_format"] = library
+    return booster, section
 
 
 @contextlib.contextmanager
-def invalid_file(source):
+def invalid_file(source, kind="skboost"):
     """Report a problem found while reading ``source`` as the ValueError
-    of an invalid model file."""
+    of an invalid model file (of skboost's format, or ``kind``'s)."""
     try:
         yield
     except _Invalid as exc:
-        raise ValueError(f"{source} is not a valid skboost model file: "
+        raise ValueError(f"{source} is not a valid {kind} model file: "
                          f"{exc}") from None
     except (KeyError, TypeError, IndexError, AttributeError, OverflowError,
             RecursionError, MemoryError) as exc:
         # defensive: every expected problem is reported as _Invalid above
-        raise ValueError(f"{source} is not a valid skboost model file "
+        raise ValueError(f"{source} is not a valid {kind} model file "
                          f"({type(exc).__name__}: {exc})") from None
 
 
 def _parse(data):
-    """The ``"model"`` object of a well-formed file of the right version."""
+    """The parsed document of JSON text (or bytes)."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -344,7 +379,7 @@ def _parse(data):
         raise _Invalid(f"it is not complete JSON ({exc})") from None
     except RecursionError:
         raise _Invalid("it nests JSON too deeply") from None
-    return _check_document(doc)
+    return doc
 
 
 def _parse_ubj(data):
@@ -354,7 +389,7 @@ def _parse_ubj(data):
     except ValueError as exc:
         raise _Invalid(f"it is not complete UBJSON ({exc})") from None
     _reject_non_finite(doc)
-    return _check_document(doc)
+    return doc
 
 
 def _reject_non_finite(value):

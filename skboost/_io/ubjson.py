@@ -54,6 +54,51 @@ def dumps(value):
     return bytes(out)
 
 
+def dumps_typed(value, array_markers):
+    """UBJSON bytes of ``value`` with arrays typed as XGBoost's reader
+    expects them: floats as float32 (``d``), integers as int32 (``l``),
+    and the arrays of an object entry named in ``array_markers`` with that
+    marker (``None``: a plain array, each element marked)."""
+    out = bytearray()
+    _write_typed(value, out, 0, array_markers, "")
+    return bytes(out)
+
+
+def _write_typed(value, out, depth, markers, marker):
+    """``marker``: the array marker of ``value`` ("" to choose by its
+    items, None for a plain array), from its entry's name (a callable
+    entry of ``markers`` chooses from the object holding it)."""
+    if depth > _MAX_DEPTH:
+        raise ValueError("the document nests too deeply for UBJSON")
+    if isinstance(value, dict):
+        out += b"{"
+        for name, item in value.items():
+            _write_string_body(name, out)
+            inner = markers.get(name, "")
+            inner = inner(value) if callable(inner) else inner
+            _write_typed(item, out, depth + 1, markers, inner)
+        out += b"}"
+    elif isinstance(value, (list, tuple)) and marker is not None and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool)
+            for v in value):
+        items = list(value)
+        marker = marker or (
+            "d" if any(isinstance(v, float) for v in items) else "l")
+        fmt = _FORMATS[marker] if marker != "d" else ">f"
+        out += b"[$" + marker.encode() + b"#"
+        _write_length(len(items), out)
+        out += struct.pack(">" + fmt[1] * len(items), *items)
+    elif isinstance(value, (list, tuple)):
+        out += b"["
+        for item in value:
+            _write_typed(item, out, depth + 1, markers, "")
+        out += b"]"
+    elif isinstance(value, float):
+        out += b"d" + struct.pack(">f", value)
+    else:
+        _write(value, out, depth)
+
+
 def _int_marker(low, high, array=False):
     for marker, lo, hi, _ in _INT_TYPES:
         # an optimised array of uint8 means bytes to other readers

@@ -520,7 +520,7 @@ class Booster:
         """
         return self.n_features
 
-    def save_model(self, fname):
+    def save_model(self, fname, format="skboost"):
         """Save the model to a file: JSON for a ``.json`` name, Universal
         Binary JSON (XGBoost's binary format, the same content) for
         ``.ubj``; another suffix is a ValueError.
@@ -534,8 +534,12 @@ class Booster:
         ----------
         fname : str or path-like
             Path of the file to write (replaced atomically if it exists).
+        format : {"skboost", "xgboost"}, default="skboost"
+            ``"xgboost"`` writes XGBoost's ``save_model`` schema instead,
+            which ``xgboost.Booster(model_file=...)`` loads (see the
+            estimators' ``save_model``).
         """
-        _model_files().save(self, fname)
+        _model_files().save(self, fname, format)
 
     def load_model(self, fname):
         """Replace this booster by the model saved in ``fname``.

@@ -327,7 +327,7 @@ cdef inline void walk_step(HistCandidate* best, const LevelScoring L,
     elif code != b:
         offer_boundary(best, F.index, F.thresholds[b], b, s[LEFT_G],
                        s[LEFT_H], Gq, Hq, L.parent_score[node], L.scale_g,
-                       L.scale_h, L.p, L.l2_only, not has_missing, bounds)
+                       L.scale_h, L.p, L.l2_only, False, bounds)
         if has_missing and b != F.n_value_bins - 1:
             offer_boundary(best, F.index, F.thresholds[b], b,
                            s[LEFT_G] + Gq_miss, s[LEFT_H] + Hq_miss, Gq, Hq,

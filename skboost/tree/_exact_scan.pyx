@@ -28,7 +28,7 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabsf
 from libc.stdlib cimport free
 
 from .._parallel cimport capped
@@ -174,6 +174,15 @@ cdef inline double midpoint(float below, float above) noexcept nogil:
     return 0.5 * (<double> below + <double> above)
 
 
+cdef inline double above_present(float largest) noexcept nogil:
+    """The threshold of the split that sends every present value left:
+    XGBoost's exact method puts it at ``largest + (|largest| + 1e-6)``,
+    computed in float32 (its ``kRtEps`` gap); +inf when that overflows."""
+    cdef float gap = fabsf(largest) + <float> 1e-6
+    cdef float threshold = largest + gap
+    return threshold
+
+
 cdef inline void restart(NodeWalk* a) noexcept nogil:
     a.G = 0.0
     a.H = 0.0
@@ -309,13 +318,16 @@ cdef void walk_group(const NodeContext* c, const float* values,
     if a.count == 0:
         return
     if a.count == c.count:
-        # no missing value: both directions gave the same candidates; the
-        # split sends missing values left
-        if c.best.feature == c.feature:
-            c.best.default_left = True
+        # no missing value: both directions would give the same candidates;
+        # the forward walk's send missing values right (XGBoost's exact
+        # method does the same where the feature has missing values in the
+        # training data; ExactFinder turns the others left, as it does)
         return
-    # threshold +inf: every present value, seen or unseen, goes left
-    consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY, False)
+    # every present value left, missing values right, at XGBoost's
+    # threshold for this partition (so that unseen larger values go where
+    # XGBoost sends them)
+    consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H,
+             above_present(a.last_value), False)
     if c.bounded:
         # the same partition in the other order (missing values left), for
         # a monotone constraint that admits only this one
@@ -441,8 +453,8 @@ cdef void scan_group(const NodeContext* c, const float* values,
                 # the sums of all n entries, in the walks' order
                 a.G = b.below_G[n - 1] + g[n - 1]
                 a.H = b.below_H[n - 1] + h[n - 1]
-                consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H, INFINITY,
-                         False)
+                consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H,
+                         above_present(values[n - 1]), False)
             return
     walk_group(c, values, g, h, n, zero)
 

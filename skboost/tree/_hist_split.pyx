@@ -6,7 +6,8 @@ missing bin when missing values go left). Statistics are the exact integer
 sums of ``_histogram.pyx``, turned into float64 by the power-of-two scales
 before the gain arithmetic of ``_gain.pxd``. When a node has no missing
 value for a feature (its missing bin is empty) one direction is scanned and
-missing values go left, as in the exact finder. Candidates are merged with
+missing values go right, as in XGBoost's ``hist`` and ``approx`` (missing
+values at prediction then take the right child, where XGBoost sends them). Candidates are merged with
 the total order of ``_common.is_better``, so the result does not depend on
 the number of threads.
 
@@ -100,10 +101,10 @@ cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
     for b in range(last):
         Gq_left += hist[first_bin + b, 0]
         Hq_left += hist[first_bin + b, 1]
-        # missing values right (bins 0..b left)
+        # missing values right (bins 0..b left); also when there are none
         offer_boundary(best, feature, thresholds[first_bin + b], <int32_t> b,
                        Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
-                       scale_h, p, l2_only, not has_missing, bounds)
+                       scale_h, p, l2_only, False, bounds)
         if not has_missing or b == n_value_bins - 1:
             continue
         # missing values left (bins 0..b and the missing bin left)
@@ -144,9 +145,9 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
     for b in range(last):
         Gq_left += pairs[2 * b]
         Hq_left += pairs[2 * b + 1]
-        # missing values right (bins 0..b left)
+        # missing values right (bins 0..b left); also when there are none
         offer_l2_candidate(&scan, best, feature, threshold[b], <int32_t> b,
-                           Gq_left, Hq_left, not has_missing)
+                           Gq_left, Hq_left, False)
         if not has_missing or b == n_value_bins - 1:
             continue
         # missing values left (bins 0..b and the missing bin left)

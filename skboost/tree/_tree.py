@@ -145,6 +145,18 @@ def category_goes_left(value, n_categories, words, default_left):
     return bool((int(words[c // 32]) >> (c % 32)) & 1)
 
 
+def float32_threshold(threshold):
+    """The smallest float32 >= ``threshold``: for every float32 ``x``,
+    ``x < t`` and ``x < float32_threshold(t)`` agree (the rule of skboost's
+    predictor, which compares in float32)."""
+    threshold = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(over="ignore"):   # beyond float32: +-inf, as meant
+        t32 = threshold.astype(np.float32)
+    below = t32.astype(np.float64) < threshold
+    t32[below] = np.nextafter(t32[below], np.float32(np.inf))
+    return t32
+
+
 def _interleaved(first, second):
     """``first[0], second[0], first[1], second[1], ...`` (the children of
     each split node take consecutive ids, left then right)."""

@@ -247,11 +247,11 @@ cdef void scan_vector_feature(const int64_t[:, :, ::1] hist,  # (n_bins, T, 2)
             left[t, 0] += hist[first_bin + b, t, 0]
             left[t, 1] += hist[first_bin + b, t, 1]
         threshold = thresholds[first_bin + b]
-        # missing values right (bins 0..b left); left when there are none
+        # missing values right (bins 0..b left), also when there are none
         offer_vector(best, best_left,
                      vector_gain(left, missing, False, total, inverse_scales,
                                  parent_score, p),
-                     feature, threshold, <int32_t> b, not has_missing, left,
+                     feature, threshold, <int32_t> b, False, left,
                      missing)
         if not has_missing or b == n_value_bins - 1:
             continue

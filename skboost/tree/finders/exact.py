@@ -14,6 +14,7 @@ import numpy as np
 from .._context import SplitContext
 from .._exact_scan import find_best_splits, root_sums
 from .._node_blocks import NodeBlocks
+from ..binning import has_missing_values
 from ..splits import SplitBatch
 from .categorical import CategoricalSplits, merge_splits
 from .level import LevelFinder
@@ -47,6 +48,11 @@ class ExactFinder(LevelFinder):
         self.blocks = NodeBlocks(sorted_columns)
         self.context = SplitContext.from_params(params, n_threads)
         self.weight = weight
+        # XGBoost's exact method: where a node saw no missing value of its
+        # split feature, missing values go right if the feature has any in
+        # the training data, left if it has none (the scan's forward walk,
+        # missing right, is then skipped); see _send_unseen_missing_left
+        self.never_missing = ~has_missing_values(sorted_columns)
         self.categories = CategoricalSplits.create(sorted_columns,
                                                    n_categories, params,
                                                    n_threads)
@@ -83,11 +89,22 @@ class ExactFinder(LevelFinder):
             allowed if cats is None else cats.numeric_allowed(allowed),
             context=self.context, weight=self.weight,
             **batch.constraint_arguments())
+        self._send_unseen_missing_left(records)
         left_sets = None
         if cats is not None:
             records, left_sets = merge_splits(records, cats.best_splits(
                 self.row_slot, allowed, bounds=batch.bounds))
         return SplitBatch(records, batch.G, batch.H, left_sets)
+
+    def _send_unseen_missing_left(self, records):
+        """Numeric splits on a feature with no missing value in the training
+        data send missing values left (the scan sends them right where the
+        node had none): XGBoost's exact convention, so that a missing value
+        at prediction goes where XGBoost sends it."""
+        split = records["feature"] >= 0
+        never = np.zeros(split.shape[0], dtype=bool)
+        never[split] = self.never_missing[records["feature"][split]]
+        records["default_left"][never] = 1
 
     def _route(self, level, n_next, find_next):
         if self.routes_from_groups:
