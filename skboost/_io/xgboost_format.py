@@ -7,8 +7,9 @@ then validates as it validates its own: a forged or damaged file ends in a
 ValueError, never in a crash or an allocation larger than the file. What
 is read:
 
-- ``learner.gradient_booster``: ``gbtree`` only (``gblinear`` and ``dart``
-  are refused, naming what is missing); its trees, ``tree_info`` (the
+- ``learner.gradient_booster``: ``gbtree``, or ``dart`` with its trees'
+  weights (``weight_drop``, skboost's ``tree_weights``); ``gblinear`` is
+  refused, naming what is missing; its trees, ``tree_info`` (the
   output of each tree), ``iteration_indptr`` and ``num_parallel_tree``;
 - each tree's ``left_children``, ``right_children``, ``split_indices``,
   ``split_conditions`` (a split's threshold, a leaf's value), ``default_left``,
@@ -60,11 +61,10 @@ from .validation import ModelFileError as _Invalid
 # objectives whose base_score is a probability (margin: its logit) or a
 # mean (margin: its log), as XGBoost's ProbToMargin
 _LOGIT_BASE = frozenset({"binary:logistic", "reg:logistic"})
-_LOG_BASE = frozenset({"count:poisson", "reg:gamma", "reg:tweedie"})
+_LOG_BASE = frozenset({"count:poisson", "reg:gamma", "reg:tweedie",
+                       "survival:cox", "survival:aft"})
 # XGBoost objectives skboost has no equivalent of, and what is missing
-_UNSUPPORTED = {"survival:cox": "Cox proportional hazards",
-                "survival:aft": "accelerated failure time survival models",
-                "reg:linear": "the removed alias reg:linear (resave the "
+_UNSUPPORTED = {"reg:linear": "the removed alias reg:linear (resave the "
                               "model with a current XGBoost)",
                 "multi:softmax_raw": "this objective"}
 # limits on what a file may declare (its sizes are checked against these
@@ -83,7 +83,7 @@ def model_from_xgboost(doc):
     """The skboost ``"model"`` object (JSON values) of XGBoost's document
     ``doc``; raises ModelFileError naming what is wrong or missing."""
     learner = _entry(doc, "learner", dict)
-    trees_doc = _gbtree_model(learner)
+    trees_doc, tree_weights = _gbtree_model(learner)
     params = _entry(learner, "learner_model_param", dict)
     n_features = _int_param(params, "num_feature", 1, MAX_FEATURES)
     objective, objective_params = _objective(learner)
@@ -102,6 +102,8 @@ def model_from_xgboost(doc):
                "n_targets": n_targets}
     if vector_leaf:
         booster["multi_strategy"] = "multi_output_tree"
+    if tree_weights is not None:   # DART: checked with the trees (one each)
+        booster["tree_weights"] = tree_weights
     return _model(learner, booster, objective, objective_params,
                   n_outputs, categories, per_round, vector_leaf)
 
@@ -152,20 +154,27 @@ def _number_list(text, what):
 
 
 def _gbtree_model(learner):
-    """``gradient_booster.model`` of a gbtree model; other boosters are
-    refused, naming what skboost lacks."""
+    """``gradient_booster.model`` of a gbtree or DART model, and a DART
+    model's tree weights (``weight_drop``; None for gbtree); other
+    boosters are refused, naming what skboost lacks."""
     booster = _entry(learner, "gradient_booster", dict)
     name = booster.get("name")
     if name == "gblinear":
         raise _Invalid("it is a linear model (gradient_booster 'gblinear'): "
                        "skboost holds trees only")
     if name == "dart":
-        raise _Invalid("it is a DART model (gradient_booster 'dart'): skboost "
-                       "has no dropout trees (DART); save a gbtree model")
+        gbtree = _entry(booster, "gbtree", dict, "gradient_booster.gbtree")
+        weights = _entry(booster, "weight_drop", list,
+                         "gradient_booster.weight_drop")
+        if not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                   for w in weights):
+            raise _Invalid("gradient_booster.weight_drop must hold numbers")
+        return (_entry(gbtree, "model", dict, "gradient_booster.gbtree.model"),
+                [float(w) for w in weights])
     if name != "gbtree":
         raise _Invalid(f"unknown gradient_booster {name!r:.40} (skboost reads "
-                       "'gbtree')")
-    return _entry(booster, "model", dict, "gradient_booster.model")
+                       "'gbtree' and 'dart')")
+    return _entry(booster, "model", dict, "gradient_booster.model"), None
 
 
 def _objective(learner):
@@ -191,15 +200,23 @@ def _objective(learner):
         if "quantile_alpha" in section:
             alphas = _number_list(section["quantile_alpha"], "quantile_alpha")
             params["quantile_alpha"] = alphas[0] if len(alphas) == 1 else alphas
+        if "aft_loss_distribution" in section:
+            params["aft_loss_distribution"] = section["aft_loss_distribution"]
+        if "aft_loss_distribution_scale" in section:
+            params["aft_loss_distribution_scale"] = _number(
+                section["aft_loss_distribution_scale"],
+                "aft_loss_distribution_scale")
     return name, _only_used(name, params)
 
 
 def _only_used(objective, params):
     """The objective parameters that mean something for ``objective``."""
-    used = {"reg:pseudohubererror": "huber_slope",
-            "reg:tweedie": "tweedie_variance_power",
-            "reg:quantileerror": "quantile_alpha"}.get(objective)
-    return {used: params[used]} if used in params else {}
+    used = {"reg:pseudohubererror": ("huber_slope",),
+            "reg:tweedie": ("tweedie_variance_power",),
+            "reg:quantileerror": ("quantile_alpha",),
+            "survival:aft": ("aft_loss_distribution",
+                             "aft_loss_distribution_scale")}.get(objective, ())
+    return {name: params[name] for name in used if name in params}
 
 
 def _outputs(params, objective, objective_params):
@@ -720,6 +737,8 @@ _OBJECTIVE_SECTIONS = {
                     {"tweedie_variance_power": "1.5"}),
     "multi:softprob": ("softmax_multiclass_param", {"num_class": "0"}),
     "multi:softmax": ("softmax_multiclass_param", {"num_class": "0"}),
+    "survival:aft": ("aft_loss_param", {"aft_loss_distribution": "normal",
+                                        "aft_loss_distribution_scale": "1"}),
     **{name: ("lambdarank_param", {
         "lambdarank_bias_norm": "1", "lambdarank_normalization": "1",
         "lambdarank_num_pair_per_sample": "4294967295",
@@ -733,6 +752,7 @@ _ROOT_PARENT = 2147483647   # XGBoost's "no parent"
 # array); others: float32 or int32
 XGBOOST_UBJSON_ARRAYS = {"default_left": "U", "split_type": "U",
                          "tree_info": None, "iteration_indptr": None,
+                         "weight_drop": None,   # DART's, read as an Array
                          "version": None, "enc": None,
                          "feature_names": None, "feature_types": None,
                          "categories_segments": "L", "categories_sizes": "L",
@@ -760,7 +780,7 @@ def xgboost_document(booster, section):
         "feature_names": list(section["feature_names"] or []),
         "feature_types": _feature_types(booster.n_features,
                                         section["categories"]),
-        "gradient_booster": {"name": "gbtree", "model": {
+        "gradient_booster": _gradient_booster(booster, {
             "gbtree_model_param": {
                 "num_parallel_tree": str(booster.num_parallel_tree),
                 "num_trees": str(len(trees))},
@@ -769,7 +789,7 @@ def xgboost_document(booster, section):
             "tree_info": ([0] * len(trees) if vector else
                           [int(g) for g in booster.tree_group]),
             "trees": trees,
-            **({"cats": category_words} if category_words else {})}},
+            **({"cats": category_words} if category_words else {})}),
         "learner_model_param": {
             "base_score": _base_score(booster),
             "boost_from_average": "1", "num_class": str(n_class),
@@ -779,10 +799,20 @@ def xgboost_document(booster, section):
     return {"learner": learner, "version": [3, 2, 0]}
 
 
+def _gradient_booster(booster, model):
+    """XGBoost's ``gradient_booster``: gbtree, or DART with the trees'
+    weights (``weight_drop``) for a model of ``booster="dart"``."""
+    if booster.tree_weights is None:
+        return {"name": "gbtree", "model": model}
+    return {"name": "dart", "gbtree": {"name": "gbtree", "model": model},
+            "weight_drop": [float(w) for w in booster.tree_weights]}
+
+
 def _check_writable(booster, section):
     objective = booster.objective
     if objective not in _OBJECTIVE_SECTIONS and objective not in (
-            "reg:squaredlogerror", "reg:absoluteerror", "binary:hinge"):
+            "reg:squaredlogerror", "reg:absoluteerror", "binary:hinge",
+            "survival:cox"):
         raise ValueError(f"XGBoost's format can not hold the objective "
                          f"{objective!r} (a custom objective has no name "
                          "XGBoost knows)")
@@ -824,6 +854,11 @@ def _objective_document(booster, n_class):
     for param in ("huber_slope", "tweedie_variance_power"):
         if param in values and params.get(param) is not None:
             values[param] = repr(float(params[param]))
+    if params.get("aft_loss_distribution") is not None:
+        values["aft_loss_distribution"] = params["aft_loss_distribution"]
+    if params.get("aft_loss_distribution_scale") is not None:
+        values["aft_loss_distribution_scale"] = repr(
+            float(params["aft_loss_distribution_scale"]))
     if "quantile_alpha" in values and params.get("quantile_alpha") is not None:
         alphas = np.atleast_1d(params["quantile_alpha"])
         values["quantile_alpha"] = "[" + ",".join(
