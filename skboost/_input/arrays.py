@@ -86,6 +86,69 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
     return (X, y) if fitting else X
 
 
+# The dtypes the predictor reads in place (native byte order only).
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Integers from here on are not all exact in float64: an int64 column a
+# DataFrame mixes into float64 could round twice on its way to float32.
+_EXACT_INTEGERS = float(2 ** 53)
+
+
+def serving_rows(estimator, X):
+    """``check_X`` at predict for the common serving inputs, or None.
+
+    A C-contiguous 2-D float32 or float64 ndarray, or a pandas DataFrame of
+    float columns named and ordered as in training, whose rows the
+    predictor can read in place (float64 rounded to float32 as read: the
+    values ``check_X`` gives). Anything else, and anything ``check_X``
+    would refuse, warn about or convert (a ``missing`` marker other than
+    NaN, a wrong number of features or names, categorical columns, no
+    rows), gives None: the caller then runs ``check_X``, with its errors.
+    Infinite values are the predictor's to find (``predict_raw_small``
+    returns None). Categorical features named by value are coded here, on
+    a copy, as ``check_X`` codes them.
+    """
+    if type(X) is np.ndarray:
+        if getattr(estimator, "feature_names_in_", None) is not None:
+            return None   # scikit-learn warns: no feature names
+        rows = X
+    elif _is_dataframe(X):
+        rows = _frame_rows(estimator, X)
+    else:
+        return None
+    if (rows is None or rows.ndim != 2 or rows.dtype not in _FLOAT_DTYPES
+            or not rows.flags.c_contiguous or rows.shape[0] == 0
+            or rows.shape[1] != getattr(estimator, "n_features_in_", -1)):
+        return None
+    missing = estimator.missing
+    if not (isinstance(missing, float) and missing != missing):
+        return None   # a marker to replace: check_X does it
+    category_map = getattr(estimator, "_category_map_", None)
+    if category_map is None:
+        return rows
+    if np.any(category_map.from_dtype) or np.isinf(rows).any():
+        return None
+    return _code_categories(estimator, rows.astype(np.float32), False, {})
+
+
+def _frame_rows(estimator, frame):
+    """The values of a DataFrame of float columns with exactly the training
+    names in the training order, else None."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if (names is None or frame.shape[1] != names.shape[0]
+            or frame.columns.tolist() != names.tolist()
+            or getattr(estimator, "_category_map_", None) is not None):
+        return None
+    # numeric and bool columns of other kinds (nullable, pyarrow, bool,
+    # category) give object values: check_X reads those column by column
+    rows = frame.to_numpy()
+    if rows.dtype not in _FLOAT_DTYPES:
+        return None
+    if rows.dtype == np.float64 and not np.all(
+            np.abs(rows) < _EXACT_INTEGERS, where=rows == rows):
+        return None
+    return rows
+
+
 def _code_sparse_categories(estimator, X, reset, absent):
     """Canonical sparse X with its categorical columns (named by
     ``categorical_features``) coded; at fit, records the CategoryMap."""

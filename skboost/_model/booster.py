@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_array
 from .._input.sparse import canonical_csr, check_sparse_structure, sparse_rows
 from .._threads import effective_n_threads
 from ..objectives import get_objective
-from ..tree._predictor import PackedForest
+from ..tree._predictor import PackedForest, has_infinity
 from ..tree._sparse import SparseRows
 from ..tree.packing import PREDICT_FIELDS, pack_trees
 from .margins import check_base_margin
@@ -201,11 +201,17 @@ class Booster:
         return sparse_rows(X, getattr(self, "absent_value", np.nan))
 
     def predict_raw(self, X, iteration_range=None, n_threads=1,
-                    base_margin=None):
+                    base_margin=None, *, scalar_range=False):
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X,
         starting from ``base_margin`` (n_rows, n_outputs) when given, else
-        from the fitted base margin."""
-        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
+        from the fitted base margin. With ``scalar_range``,
+        ``iteration_range`` is the (first, last) range of ``scalar_trees``
+        already."""
+        if scalar_range:
+            first, last = iteration_range
+        else:
+            first, last = self.scalar_slice(
+                *self._tree_slice(iteration_range))
         if base_margin is None:
             out = np.tile(self.base_margin, (X.shape[0], 1))
         else:
@@ -217,6 +223,30 @@ class Booster:
         elif last > first:
             self._packed_forest().predict_raw(X, out, first, last, n_threads)
         return out
+
+    def serving_margins(self, rows, iteration_range=None, n_jobs=None):
+        """Raw margins (n_rows, n_outputs) of a float32 or float64
+        C-contiguous ndarray with ``n_features`` columns and NaN for missing
+        (checked by the caller: ``serving_rows``), read in place; None when
+        a value is infinite (as float32), which the caller's full check
+        refuses.
+
+        A few rows (too little work for a second thread) walk in the
+        calling thread with no allocation but the output; more rows go to
+        the parallel walk, float64 converted to float32 first. The sums are
+        those of ``predict_raw``, bit for bit.
+        """
+        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
+        forest = self._packed_forest()
+        if forest.serial_work(rows.shape[0], first, last):
+            return forest.predict_raw_small(rows, self.base_margin, first,
+                                            last)
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        if has_infinity(rows):
+            return None
+        return self.predict_raw(rows, (first, last), base_margin=None,
+                                n_threads=effective_n_threads(n_jobs),
+                                scalar_range=True)
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
