@@ -241,7 +241,8 @@ class Booster:
         if forest.serial_work(rows.shape[0], first, last):
             return forest.predict_raw_small(rows, self.base_margin, first,
                                             last)
-        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        with np.errstate(over="ignore"):   # beyond float32: inf, refused
+            rows = np.ascontiguousarray(rows, dtype=np.float32)
         if has_infinity(rows):
             return None
         return self.predict_raw(rows, (first, last), base_margin=None,
