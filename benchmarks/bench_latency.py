@@ -17,7 +17,8 @@ Cases (binary classification, ``_common.make_data``, 28 features, hist,
   ``predict_proba``, hessboost's ``predict_proba``, onnxruntime on skboost's
   ONNX export (``skboost.onnx.to_onnx``, ``zipmap`` off, ``n_jobs`` intra-op
   threads) and the Treelite model of skboost's export compiled to a shared
-  library by TL2cgen (where TL2cgen and a C compiler are there).
+  library by TL2cgen (where TL2cgen and a C compiler are there; its
+  predictor on one thread, as its pool of two costs about 8 ms a call).
 - ``batch``: 100 trees of depth 8 fitted on 200,000 rows, ``predict_proba``
   on 1,000,000 rows (best of ``--batch-calls``), with XGBoost's
   ``inplace_predict`` too.
@@ -63,8 +64,11 @@ def _fit_skboost(params, X, y):
 def _skboost_calls(params, X, y):
     model = _fit_skboost(params, X, y)
     booster = model.get_booster()
-    inplace = getattr(booster, "inplace_predict", booster.predict)
-    return {"predict_proba": model.predict_proba, "inplace_predict": inplace}
+    if not hasattr(booster, "inplace_predict"):   # a build before it
+        return {"predict_proba": model.predict_proba,
+                "Booster.predict": booster.predict}
+    return {"predict_proba": model.predict_proba,
+            "inplace_predict": booster.inplace_predict}
 
 
 def _xgboost_calls(params, X, y):
@@ -122,7 +126,8 @@ def _treelite_calls(params, X, y):
     library = os.path.join(directory, "model.so")
     tl2cgen.export_lib(model, toolchain="gcc", libpath=library,
                        params={"parallel_comp": params["n_jobs"]})
-    predictor = tl2cgen.Predictor(library, nthread=params["n_jobs"])
+    # one thread: the library's thread pool costs milliseconds per call
+    predictor = tl2cgen.Predictor(library, nthread=1)
     return {"skboost's export, tl2cgen compiled":
             lambda rows: predictor.predict(tl2cgen.DMatrix(rows))}
 
@@ -169,7 +174,8 @@ def _batch_child(library, sys_path, data_dir, args):
     X = data["X_test"]
     records = []
     for method, function in calls.items():
-        if method not in ("predict_proba", "inplace_predict"):
+        if method not in ("predict_proba", "inplace_predict",
+                          "Booster.predict"):
             continue
         function(X[:1000])
         best, prediction = np.inf, None
@@ -215,7 +221,8 @@ def _libraries(args):
 
 
 def latency_table(records):
-    header = ["library", "method"] + [f"{n} rows (us)" for n in ROWS]
+    header = ["library", "method"] + [f"{n:,} row{'s' * (n > 1)} (us)"
+                                      for n in ROWS]
     keys = sorted({(r["library"], r["method"]) for r in records},
                   key=lambda k: (LIBRARIES + (BASELINE,)).index(k[0])
                   if k[0] in LIBRARIES + (BASELINE,) else 99)
