@@ -50,6 +50,7 @@ EXTRA_FIELDS = [
     ("leaves_per_tree", "leaves per tree", fmt_leaves),
     ("max_rel_diff", "max abs difference from XGBoost's / max abs value",
      fmt_small),
+    ("identical", "bit for bit as skboost-base", str),
 ]
 
 
@@ -196,9 +197,52 @@ def caption(meta, task):
     return "; ".join(parts)
 
 
+def latency_table_columns(records):
+    """The serving table (``bench_latency.py``'s "latency" records, one
+    per library, method and rows per call): a row per library and method,
+    the median microseconds of a call for each number of rows, and the
+    ratio to XGBoost's ``inplace_predict`` (its fastest call)."""
+    sizes = sorted({r["rows"] for r in records})
+    by = {(r["library"], r["method"], r["rows"]): r["predict_s"]
+          for r in records}
+
+    def cell(size, ratio):
+        def text(row):
+            value = by.get((row["library"], row["method"], size))
+            base = by.get(("xgboost", "inplace_predict", size))
+            if value is None or (ratio and not base):
+                return None
+            if ratio:
+                return fmt_ratio(value / base)
+            us = value * 1e6
+            return f"{us:.1f}" if us < 100 else f"{us:,.0f}"
+        return text
+
+    columns = [("library", lambda r: NAMES.get(r["library"], r["library"])),
+               ("method", lambda r: r["method"])]
+    for size in sizes:
+        rows = f"{size:,} row{'s' * (size > 1)}"
+        columns += [(f"{rows} µs", cell(size, False)),
+                    (f"{rows} / XGBoost inplace", cell(size, True))]
+    return columns
+
+
+def _one_per_method(records):
+    seen, out = set(), []
+    for r in records:
+        if (r["library"], r["method"]) not in seen:
+            seen.add((r["library"], r["method"]))
+            out.append(r)
+    return out
+
+
 def render_table(meta, task, records):
     """The rST of one table (a ``list-table`` with the caption as title)."""
-    columns = table_columns(records, task, meta.get("metric_name"))
+    if task == "latency":
+        columns = latency_table_columns(records)
+        records = _one_per_method(records)
+    else:
+        columns = table_columns(records, task, meta.get("metric_name"))
     lines = [f".. list-table:: {caption(meta, task)}", "   :header-rows: 1",
              "   :class: bench-table", ""]
     rows = [[title for title, _ in columns]]

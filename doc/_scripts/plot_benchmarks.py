@@ -23,7 +23,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "doc" / "_build_charts"
 
 NAMES = {"skboost": "skboost", "xgboost": "XGBoost", "lightgbm": "LightGBM",
-         "sklearn": "scikit-learn"}
+         "sklearn": "scikit-learn", "onnxruntime": "onnxruntime",
+         "treelite": "Treelite"}
 COLORS = {"skboost": "#1f77b4", "xgboost": "#7f7f7f", "lightgbm": "#2ca02c",
           "sklearn": "#ff7f0e",
           "skboost-base": "#9ecae1"}   # a build before a change (--baseline)
@@ -109,6 +110,39 @@ def draw_case(records, title, path):
     plt.close(fig)
 
 
+LATENCY_STYLES = {"skboost-base": ":", "xgboost": "--"}
+
+
+def draw_latency(records, title, path):
+    """The serving chart (``bench_latency.py``'s "latency" records):
+    microseconds per call against rows per call, one line per library and
+    method, both axes logarithmic."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines = {}
+    for r in records:
+        lines.setdefault((r["library"], r["method"]), []).append(
+            (r["rows"], r["predict_s"] * 1e6))
+    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    for (library, method), points in lines.items():
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                linestyle=LATENCY_STYLES.get(library, "-"),
+                label=f"{NAMES.get(library, library)} {method}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rows per call")
+    ax.set_ylabel("microseconds per call (median)")
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
     """Draw a chart per result file and task into ``output_dir``
     (``<file>_<task>.png``); the paths written."""
@@ -119,8 +153,9 @@ def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
         for task, records in load_results(path).items():
             target = output_dir / f"{path.stem}_{task}.png"
             name = path.stem.replace("_", " ")
-            draw_case(records, name if name == task else f"{name}, {task}",
-                      target)
+            draw = draw_latency if task == "latency" else draw_case
+            draw(records, name if name == task else f"{name}, {task}",
+                 target)
             written.append(target)
     return written
 

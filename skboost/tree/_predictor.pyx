@@ -521,6 +521,7 @@ cdef class PackedForest:
         cdef int64_t k
         cdef float* buf
         cdef int32_t* leaf
+        cdef bint no_missing
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # per block: scatter its stored entries into the thread's dense
         # buffer, walk every tree as for dense rows, then put the absent
@@ -535,9 +536,10 @@ cdef class PackedForest:
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
+            no_missing = no_nan(buf, n * n_features)
             for t in range(first, last):
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                           depth[t], buf, n_features, n, leaf)
+                          depth[t], buf, n_features, n, leaf, no_missing)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -610,6 +612,7 @@ cdef class PackedForest:
         cdef int32_t[:, ::1] leaf_scratch = np.empty(
             (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
+        cdef bint no_missing
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # the next block's rows are fetched into cache while this block
         # walks the trees, a share of them before each tree
@@ -626,12 +629,14 @@ cdef class PackedForest:
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             next_line = 0
+            no_missing = no_nan(&X[r0, 0], n * X.shape[1])
             for t in range(first, last):
                 next_line = prefetch_lines(
                     &X[0, 0], X.shape[1], n_rows, r0 + n, next_line,
                     lines_per_tree)
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                          depth[t], &X[r0, 0], X.shape[1], n, leaf)
+                          depth[t], &X[r0, 0], X.shape[1], n, leaf,
+                          no_missing)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -657,13 +662,17 @@ cdef inline int category_goes_left(const CategorySplit* split,
     return (bits[split.begin + (c >> 5)] >> (c & 31)) & 1
 
 
-# The walks are compiled twice (a fused type of two empty tags): forests
-# without categorical splits step without testing a node's kind.
+# The walks are compiled three times (a fused type of empty tags): forests
+# without categorical splits step without testing a node's kind, and rows
+# without a missing value (checked per block) without testing for NaN.
+ctypedef struct NumericPresent:
+    char unused
 ctypedef struct NumericSplits:
     char unused
 ctypedef struct AnySplits:
     char unused
 ctypedef fused SplitKinds:
+    NumericPresent
     NumericSplits
     AnySplits
 
@@ -683,7 +692,10 @@ cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
     cdef const PackedNode* nd = &tree[node]
     cdef float x = <float> x_row[nd.feature]
     cdef int go_left
-    if SplitKinds is NumericSplits or nd.kind < 2:
+    if SplitKinds is NumericPresent:
+        # no NaN among the rows: no default direction to follow
+        go_left = x < nd.threshold
+    elif SplitKinds is NumericSplits or nd.kind < 2:
         # NaN compares false: it goes left only by its default
         go_left = (x < nd.threshold) | ((x != x) & (nd.kind & 1))
     else:
@@ -695,10 +707,15 @@ cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
 cdef inline void walk_tree(const PackedNode* tree, const CategorySplit* cats,
                            const uint32_t* bits, int32_t depth,
                            const RowValue* x0, Py_ssize_t n_features,
-                           Py_ssize_t n, int32_t* leaf) noexcept nogil:
+                           Py_ssize_t n, int32_t* leaf,
+                           bint no_missing) noexcept nogil:
     """``walk_block``, specialised: without categorical splits in the
-    forest (``cats`` NULL) the numeric-only walk."""
-    if cats == NULL:
+    forest (``cats`` NULL) the numeric-only walk, and without a missing
+    value among the n rows (``no_missing``) the walk that tests none."""
+    if cats == NULL and no_missing:
+        walk_block(<const NumericPresent*> NULL, tree, cats, bits, depth, x0,
+                   n_features, n, leaf)
+    elif cats == NULL:
         walk_block(<const NumericSplits*> NULL, tree, cats, bits, depth, x0,
                    n_features, n, leaf)
     else:
@@ -833,6 +850,15 @@ cdef void serial_walk(const SplitKinds* kinds, const PackedNode* nodes,
                           out + r * n_groups)
 
 
+cdef inline bint no_nan(const RowValue* X, Py_ssize_t n) noexcept nogil:
+    """Whether none of the n values is NaN."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if X[i] != X[i]:
+            return False
+    return True
+
+
 cdef bint all_finite_or_nan(const RowValue* X, Py_ssize_t n) noexcept nogil:
     """Whether no value of X is infinite once rounded to float32 (the check
     of the estimators' conversion, which refuses infinity)."""
@@ -849,8 +875,14 @@ cdef void serial_walk_any(PackedForest forest, const RowValue* X,
                           Py_ssize_t n_rows, double* out,
                           Py_ssize_t first, Py_ssize_t last) noexcept nogil:
     """``serial_walk``, specialised on whether the forest has categorical
-    splits (as ``walk_tree``)."""
-    if forest.walk_cats == NULL:
+    splits and the rows missing values (as ``walk_tree``)."""
+    if forest.walk_cats == NULL and no_nan(X, n_rows * forest.n_features):
+        serial_walk(<const NumericPresent*> NULL, forest.nodes,
+                    forest.walk_cats, forest.bits, forest.c_start,
+                    forest.c_depth, forest.c_group, forest.c_value, first,
+                    last, X, n_rows, forest.n_features, out,
+                    forest.n_groups)
+    elif forest.walk_cats == NULL:
         serial_walk(<const NumericSplits*> NULL, forest.nodes,
                     forest.walk_cats, forest.bits, forest.c_start,
                     forest.c_depth, forest.c_group, forest.c_value, first,
