@@ -44,7 +44,7 @@ class Booster:
     """A trained ensemble: base margin plus trees, one per output per round.
 
     The everyday methods of XGBoost's ``Booster`` are here: ``predict``,
-    ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
+    ``inplace_predict`` (the serving call), ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
     ``num_boosted_rounds``, ``get_score`` / ``get_fscore``, ``get_dump``,
     ``trees_to_dataframe`` and ``feature_names``. ``Booster()`` followed by
     ``load_model(path)``, or ``Booster(model_file=path)``, reads a saved
