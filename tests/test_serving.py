@@ -176,6 +176,15 @@ def test_feature_names_are_checked_on_the_fast_path():
     assert serving_rows(model, integers) is None
 
 
+@pytest.mark.parametrize("column", [0, 3])   # numeric, categorical
+def test_too_large_value_raises_with_categorical_features(column):
+    model, X = MODELS["categorical"]
+    rows = np.array(X[:2], dtype=np.float64, order="C")
+    rows[0, column] = 1e39
+    with pytest.raises(ValueError, match="[Ii]nfinity"):
+        model.predict_proba(rows)
+
+
 def test_unfitted_estimator_raises_not_fitted():
     with pytest.raises(NotFittedError):
         BoostClassifier().predict_proba(np.zeros((1, 3), np.float32))

@@ -122,9 +122,15 @@ def serving_rows(estimator, X):
     category_map = getattr(estimator, "_category_map_", None)
     if category_map is None:
         return rows
-    if np.any(category_map.from_dtype) or np.isinf(rows).any():
+    if np.any(category_map.from_dtype):
         return None
-    return _code_categories(estimator, rows.astype(np.float32), False, {})
+    with np.errstate(over="ignore"):   # beyond float32: inf, refused below
+        rows = rows.astype(np.float32)
+    # infinity is refused before the coding (which would hide it in a
+    # categorical column), as check_X refuses it
+    if np.isinf(rows).any():
+        return None
+    return _code_categories(estimator, rows, False, {})
 
 
 def _frame_rows(estimator, frame):
