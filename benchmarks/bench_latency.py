@@ -1,7 +1,7 @@
 """Serving: the time of one prediction call for 1 to 10,000 rows, and of a
 batch of 1,000,000 rows, skboost side by side with the other libraries.
 
-    python benchmarks/bench_latency.py --json benchmarks/results/serving.json
+    python benchmarks/bench_latency.py --json benchmarks/results/serving/serving.json
     python benchmarks/bench_latency.py --baseline /work/main    # before/after
     python benchmarks/bench_latency.py --case latency --calls 200   # smoke run
 

@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from plot_benchmarks import NAMES, OUTPUT, RESULTS, reference
+from plot_benchmarks import NAMES, OUTPUT, RESULTS, SERVING, reference
 
 METRIC_TITLES = {"classification": "ROC AUC", "regression": "RMSE",
                  "ranking": "NDCG@10", "multiclass": "log loss",
@@ -236,12 +236,10 @@ def _one_per_method(records):
     return out
 
 
-def render_table(meta, task, records):
-    """The rST of one table (a ``list-table`` with the caption as title)."""
-    if task == "latency":
-        columns = latency_table_columns(records)
-        records = _one_per_method(records)
-    else:
+def render_table(meta, task, records, columns=None):
+    """The rST of one table (a ``list-table`` with the caption as title),
+    of ``columns`` (title, cell function) if given."""
+    if columns is None:
         columns = table_columns(records, task, meta.get("metric_name"))
     lines = [f".. list-table:: {caption(meta, task)}", "   :header-rows: 1",
              "   :class: bench-table", ""]
@@ -272,6 +270,27 @@ def write_all(results_dir=RESULTS, output_dir=OUTPUT):
             target.write_text(render_table(meta, task, records))
             written.append(target)
     return written
+
+
+def write_serving(result=SERVING, output_dir=OUTPUT):
+    """The serving page's two tables (benchmarks/bench_latency.py):
+    ``serving_latency_table.inc``, a row per library and method with the
+    time of a call for each number of rows, and ``serving_batch_table.inc``,
+    a row per record as on the benchmarks page; the paths written."""
+    with open(result) as f:
+        meta = json.load(f)
+    by_task = {}
+    for record in meta["results"]:
+        by_task.setdefault(record["task"], []).append(record)
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    latency = output_dir / "serving_latency_table.inc"
+    batch = output_dir / "serving_batch_table.inc"
+    records = by_task["latency"]
+    latency.write_text(render_table(meta, "latency", _one_per_method(records),
+                                    latency_table_columns(records)))
+    batch.write_text(render_table(meta, "batch", by_task["batch"]))
+    return [latency, batch]
 
 
 if __name__ == "__main__":

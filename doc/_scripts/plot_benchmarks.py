@@ -153,11 +153,30 @@ def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
         for task, records in load_results(path).items():
             target = output_dir / f"{path.stem}_{task}.png"
             name = path.stem.replace("_", " ")
-            draw = draw_latency if task == "latency" else draw_case
-            draw(records, name if name == task else f"{name}, {task}",
-                 target)
+            draw_case(records, name if name == task else f"{name}, {task}",
+                      target)
             written.append(target)
     return written
+
+
+# The serving page's result file (benchmarks/bench_latency.py): not on the
+# benchmarks page, whose tables have a row per record
+SERVING = RESULTS / "serving" / "serving.json"
+
+
+def draw_serving(result=SERVING, output_dir=OUTPUT):
+    """The serving page's two charts: ``serving_latency.png`` (time per
+    call against rows per call) and ``serving_batch.png`` (batch time
+    relative to XGBoost's); the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    by_task = load_results(result)
+    latency = output_dir / "serving_latency.png"
+    batch = output_dir / "serving_batch.png"
+    draw_latency(by_task["latency"], "serving: one call", latency)
+    rows = max(r.get("n_rows", 0) for r in by_task["batch"])
+    draw_case(by_task["batch"], f"serving: a batch of {rows:,} rows", batch)
+    return [latency, batch]
 
 
 if __name__ == "__main__":
