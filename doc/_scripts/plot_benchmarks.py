@@ -23,8 +23,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "doc" / "_build_charts"
 
 NAMES = {"skboost": "skboost", "xgboost": "XGBoost", "lightgbm": "LightGBM",
-         "sklearn": "scikit-learn", "onnxruntime": "onnxruntime",
-         "treelite": "Treelite"}
+         "sklearn": "scikit-learn"}
 COLORS = {"skboost": "#1f77b4", "xgboost": "#7f7f7f", "lightgbm": "#2ca02c",
           "sklearn": "#ff7f0e",
           "skboost-base": "#9ecae1"}   # a build before a change (--baseline)
