@@ -204,8 +204,10 @@ def test_serving_page_tables_show_the_latency_results(site):
     row per batch record with its seconds."""
     import json
 
-    meta = json.loads((ROOT / "benchmarks" / "results" / "serving" /
-                       "serving.json").read_text())
+    result = ROOT / "benchmarks" / "results" / "serving" / "serving.json"
+    if not result.is_file():
+        pytest.skip("no serving result file yet (bench_latency.py --json)")
+    meta = json.loads(result.read_text())
     tables = _html_tables((site / "user_guide" / "serving.html").read_text())
     latency = [r for r in meta["results"] if r["task"] == "latency"]
     batch = [r for r in meta["results"] if r["task"] == "batch"]

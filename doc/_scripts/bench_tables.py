@@ -277,20 +277,63 @@ def write_serving(result=SERVING, output_dir=OUTPUT):
     ``serving_latency_table.inc``, a row per library and method with the
     time of a call for each number of rows, and ``serving_batch_table.inc``,
     a row per record as on the benchmarks page; the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    latency = output_dir / "serving_latency_table.inc"
+    batch = output_dir / "serving_batch_table.inc"
+    figures = output_dir / "serving_figures.inc"
+    if not Path(result).is_file():   # not measured yet: the page says so
+        figures.write_text(f"No result file yet: run ``python benchmarks/"
+                           f"bench_latency.py --json {_relative(result)}``.\n")
+        return [figures]
     with open(result) as f:
         meta = json.load(f)
     by_task = {}
     for record in meta["results"]:
         by_task.setdefault(record["task"], []).append(record)
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    latency = output_dir / "serving_latency_table.inc"
-    batch = output_dir / "serving_batch_table.inc"
     records = by_task["latency"]
     latency.write_text(render_table(meta, "latency", _one_per_method(records),
                                     latency_table_columns(records)))
     batch.write_text(render_table(meta, "batch", by_task["batch"]))
-    return [latency, batch]
+    # one file, the tables in it (images in an included file are found
+    # from the source root: "/_build_charts/...")
+    figures.write_text(SERVING_FIGURES.format(latency=latency.read_text(),
+                                              batch=batch.read_text()))
+    return [figures, latency, batch]
+
+
+def _relative(path):
+    try:
+        return Path(path).relative_to(RESULTS.parents[1])
+    except ValueError:
+        return path
+
+
+# The serving page's figures (pulled in as serving_figures.inc): the tables
+# and charts written from the result file, with what they show.
+SERVING_FIGURES = """\
+Latency: 200 trees of depth 6, the median of 2,000 calls (200 for 10,000
+rows) on 1, 10, 100 and 10,000 rows. skboost-base is the code before the
+fast path (``--baseline``), whose booster had no ``inplace_predict`` (its
+``Booster.predict`` is timed). onnxruntime runs skboost's ONNX export;
+Treelite is skboost's Treelite export compiled by TL2cgen, its predictor on
+one thread.
+
+{latency}
+.. image:: /_build_charts/serving_latency.png
+   :alt: microseconds per prediction call against rows per call, for each library
+   :class: bench-chart
+
+Batch: 100 trees of depth 8 fitted on 200,000 rows, ``predict_proba`` on
+1,000,000 rows of 28 features (best of 3 calls), with hessboost beside
+XGBoost and LightGBM. "bit for bit" compares skboost's probabilities with
+those of the code before the change.
+
+{batch}
+.. image:: /_build_charts/serving_batch.png
+   :alt: batch prediction time relative to XGBoost's
+   :class: bench-chart
+"""
 
 
 if __name__ == "__main__":

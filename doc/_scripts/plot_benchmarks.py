@@ -169,6 +169,8 @@ def draw_serving(result=SERVING, output_dir=OUTPUT):
     relative to XGBoost's); the paths written."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    if not Path(result).is_file():   # not measured yet: the page says so
+        return []
     by_task = load_results(result)
     latency = output_dir / "serving_latency.png"
     batch = output_dir / "serving_batch.png"
