@@ -110,7 +110,7 @@ def _onnxruntime_calls(params, X, y):
     session = ort.InferenceSession(onnx_model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     name, proba = session.get_inputs()[0].name, session.get_outputs()[1].name
-    return {"skboost's onnx export":
+    return {"onnx export":
             lambda rows: session.run([proba], {name: rows})[0]}
 
 
@@ -128,7 +128,7 @@ def _treelite_calls(params, X, y):
                        params={"parallel_comp": params["n_jobs"]})
     # one thread: the library's thread pool costs milliseconds per call
     predictor = tl2cgen.Predictor(library, nthread=1)
-    return {"skboost's export, tl2cgen compiled":
+    return {"tl2cgen compiled export":
             lambda rows: predictor.predict(tl2cgen.DMatrix(rows))}
 
 

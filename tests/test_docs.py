@@ -213,7 +213,8 @@ def test_serving_page_tables_show_the_latency_results(site):
     batch = [r for r in meta["results"] if r["task"] == "batch"]
     (header, *rows), = [rows for caption, rows in tables
                         if caption.startswith("latency")]
-    cells = {(row[0], row[1]): row for row in rows}
+    # (Sphinx's smart quotes: "skboost's" is typeset "skboost’s")
+    cells = {(row[0], row[1].replace("\u2019", "'")): row for row in rows}
     assert len(cells) == len({(r["library"], r["method"]) for r in latency})
     for r in latency:
         row = cells[(LIBRARY_NAMES.get(r["library"], r["library"]),
