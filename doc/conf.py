@@ -135,6 +135,9 @@ bench_tables.write_all()
 import contention_table  # noqa: E402
 
 contention_table.write_table()
+# the serving page's charts and tables (benchmarks/results/serving/)
+plot_benchmarks.draw_serving()
+bench_tables.write_serving()
 
 
 # --- the example gallery ----------------------------------------------------

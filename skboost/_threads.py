@@ -46,14 +46,28 @@ def _cgroup_cpu_quota(root="/sys/fs/cgroup"):
     return max(1, math.ceil(quota / period))
 
 
+# The cgroup quota as last read, and when (time.monotonic): read at most
+# once a second, since reading its files costs more than a serving call's
+# whole prediction (about 70 us against 10).
+_QUOTA_READ = [None, -float("inf")]
+_QUOTA_TTL = 1.0
+
+
+def _cached_cgroup_cpu_quota():
+    now = time.monotonic()
+    if now - _QUOTA_READ[1] > _QUOTA_TTL:
+        _QUOTA_READ[:] = [_cgroup_cpu_quota(), now]
+    return _QUOTA_READ[0]
+
+
 def available_cpus():
     """CPUs this process may run on: its affinity mask, capped by a cgroup
-    CPU quota."""
+    CPU quota (read again at most once a second)."""
     try:
         n_cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         n_cpus = os.cpu_count() or 1
-    quota = _cgroup_cpu_quota()
+    quota = _cached_cgroup_cpu_quota()
     if quota is not None:
         n_cpus = min(n_cpus, quota)
     return max(1, n_cpus)

@@ -197,6 +197,39 @@ def _check_optional_cells(meta, records, record, header, row):
             value, **tolerance), (title, record)
 
 
+def test_serving_page_tables_show_the_latency_results(site):
+    """The serving page's latency table has a row per library and method
+    of ``benchmarks/results/serving/serving.json`` with the median
+    microseconds of a call for each number of rows, and its batch table a
+    row per batch record with its seconds."""
+    import json
+
+    result = ROOT / "benchmarks" / "results" / "serving" / "serving.json"
+    if not result.is_file():
+        pytest.skip("no serving result file yet (bench_latency.py --json)")
+    meta = json.loads(result.read_text())
+    tables = _html_tables((site / "user_guide" / "serving.html").read_text())
+    latency = [r for r in meta["results"] if r["task"] == "latency"]
+    batch = [r for r in meta["results"] if r["task"] == "batch"]
+    (header, *rows), = [rows for caption, rows in tables
+                        if caption.startswith("latency")]
+    # (Sphinx's smart quotes: "skboost's" is typeset "skboost’s")
+    cells = {(row[0], row[1].replace("\u2019", "'")): row for row in rows}
+    assert len(cells) == len({(r["library"], r["method"]) for r in latency})
+    for r in latency:
+        row = cells[(LIBRARY_NAMES.get(r["library"], r["library"]),
+                     r["method"])]
+        title = f"{r['rows']:,} row{'s' * (r['rows'] > 1)} µs"
+        assert _number(row[header.index(title)]) == pytest.approx(
+            r["predict_s"] * 1e6, abs=0.06, rel=5e-3), (title, r)
+    (header, *rows), = [rows for caption, rows in tables
+                        if caption.startswith("batch")]
+    assert len(rows) == len(batch)
+    for r, row in zip(batch, rows):
+        assert float(row[header.index("predict s")]) == pytest.approx(
+            r["predict_s"], rel=5e-3)
+
+
 def test_threads_page_table_shows_the_contention_results(site):
     """The threads page's table has a row per case and load of
     ``benchmarks/results/contention/contention.json`` with each library's

@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from plot_benchmarks import NAMES, OUTPUT, RESULTS, reference
+from plot_benchmarks import NAMES, OUTPUT, RESULTS, SERVING, reference
 
 METRIC_TITLES = {"classification": "ROC AUC", "regression": "RMSE",
                  "ranking": "NDCG@10", "multiclass": "log loss",
@@ -50,6 +50,7 @@ EXTRA_FIELDS = [
     ("leaves_per_tree", "leaves per tree", fmt_leaves),
     ("max_rel_diff", "max abs difference from XGBoost's / max abs value",
      fmt_small),
+    ("identical", "bit for bit as skboost-base", str),
 ]
 
 
@@ -196,9 +197,50 @@ def caption(meta, task):
     return "; ".join(parts)
 
 
-def render_table(meta, task, records):
-    """The rST of one table (a ``list-table`` with the caption as title)."""
-    columns = table_columns(records, task, meta.get("metric_name"))
+def latency_table_columns(records):
+    """The serving table (``bench_latency.py``'s "latency" records, one
+    per library, method and rows per call): a row per library and method,
+    the median microseconds of a call for each number of rows, and the
+    ratio to XGBoost's ``inplace_predict`` (its fastest call)."""
+    sizes = sorted({r["rows"] for r in records})
+    by = {(r["library"], r["method"], r["rows"]): r["predict_s"]
+          for r in records}
+
+    def cell(size, ratio):
+        def text(row):
+            value = by.get((row["library"], row["method"], size))
+            base = by.get(("xgboost", "inplace_predict", size))
+            if value is None or (ratio and not base):
+                return None
+            if ratio:
+                return fmt_ratio(value / base)
+            us = value * 1e6
+            return f"{us:.1f}" if us < 100 else f"{us:,.0f}"
+        return text
+
+    columns = [("library", lambda r: NAMES.get(r["library"], r["library"])),
+               ("method", lambda r: r["method"])]
+    for size in sizes:
+        rows = f"{size:,} row{'s' * (size > 1)}"
+        columns += [(f"{rows} µs", cell(size, False)),
+                    (f"{rows} / XGBoost inplace", cell(size, True))]
+    return columns
+
+
+def _one_per_method(records):
+    seen, out = set(), []
+    for r in records:
+        if (r["library"], r["method"]) not in seen:
+            seen.add((r["library"], r["method"]))
+            out.append(r)
+    return out
+
+
+def render_table(meta, task, records, columns=None):
+    """The rST of one table (a ``list-table`` with the caption as title),
+    of ``columns`` (title, cell function) if given."""
+    if columns is None:
+        columns = table_columns(records, task, meta.get("metric_name"))
     lines = [f".. list-table:: {caption(meta, task)}", "   :header-rows: 1",
              "   :class: bench-table", ""]
     rows = [[title for title, _ in columns]]
@@ -228,6 +270,70 @@ def write_all(results_dir=RESULTS, output_dir=OUTPUT):
             target.write_text(render_table(meta, task, records))
             written.append(target)
     return written
+
+
+def write_serving(result=SERVING, output_dir=OUTPUT):
+    """The serving page's two tables (benchmarks/bench_latency.py):
+    ``serving_latency_table.inc``, a row per library and method with the
+    time of a call for each number of rows, and ``serving_batch_table.inc``,
+    a row per record as on the benchmarks page; the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    latency = output_dir / "serving_latency_table.inc"
+    batch = output_dir / "serving_batch_table.inc"
+    figures = output_dir / "serving_figures.inc"
+    if not Path(result).is_file():   # not measured yet: the page says so
+        figures.write_text(f"No result file yet: run ``python benchmarks/"
+                           f"bench_latency.py --json {_relative(result)}``.\n")
+        return [figures]
+    with open(result) as f:
+        meta = json.load(f)
+    by_task = {}
+    for record in meta["results"]:
+        by_task.setdefault(record["task"], []).append(record)
+    records = by_task["latency"]
+    latency.write_text(render_table(meta, "latency", _one_per_method(records),
+                                    latency_table_columns(records)))
+    batch.write_text(render_table(meta, "batch", by_task["batch"]))
+    # one file, the tables in it (images in an included file are found
+    # from the source root: "/_build_charts/...")
+    figures.write_text(SERVING_FIGURES.format(latency=latency.read_text(),
+                                              batch=batch.read_text()))
+    return [figures, latency, batch]
+
+
+def _relative(path):
+    try:
+        return Path(path).relative_to(RESULTS.parents[1])
+    except ValueError:
+        return path
+
+
+# The serving page's figures (pulled in as serving_figures.inc): the tables
+# and charts written from the result file, with what they show.
+SERVING_FIGURES = """\
+Latency: 200 trees of depth 6, the median of 2,000 calls (200 for 10,000
+rows) on 1, 10, 100 and 10,000 rows. skboost-base is the code before the
+fast path (``--baseline``), whose booster had no ``inplace_predict`` (its
+``Booster.predict`` is timed). onnxruntime runs skboost's ONNX export;
+Treelite is skboost's Treelite export compiled by TL2cgen, its predictor on
+one thread.
+
+{latency}
+.. image:: /_build_charts/serving_latency.png
+   :alt: microseconds per prediction call against rows per call, for each library
+   :class: bench-chart
+
+Batch: 100 trees of depth 8 fitted on 200,000 rows, ``predict_proba`` on
+1,000,000 rows of 28 features (best of 3 calls), with hessboost beside
+XGBoost and LightGBM. "bit for bit" compares skboost's probabilities with
+those of the code before the change.
+
+{batch}
+.. image:: /_build_charts/serving_batch.png
+   :alt: batch prediction time relative to XGBoost's
+   :class: bench-chart
+"""
 
 
 if __name__ == "__main__":

@@ -109,6 +109,39 @@ def draw_case(records, title, path):
     plt.close(fig)
 
 
+LATENCY_STYLES = {"skboost-base": ":", "xgboost": "--"}
+
+
+def draw_latency(records, title, path):
+    """The serving chart (``bench_latency.py``'s "latency" records):
+    microseconds per call against rows per call, one line per library and
+    method, both axes logarithmic."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines = {}
+    for r in records:
+        lines.setdefault((r["library"], r["method"]), []).append(
+            (r["rows"], r["predict_s"] * 1e6))
+    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    for (library, method), points in lines.items():
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                linestyle=LATENCY_STYLES.get(library, "-"),
+                label=f"{NAMES.get(library, library)} {method}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rows per call")
+    ax.set_ylabel("microseconds per call (median)")
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
     """Draw a chart per result file and task into ``output_dir``
     (``<file>_<task>.png``); the paths written."""
@@ -123,6 +156,28 @@ def draw_all(results_dir=RESULTS, output_dir=OUTPUT):
                       target)
             written.append(target)
     return written
+
+
+# The serving page's result file (benchmarks/bench_latency.py): not on the
+# benchmarks page, whose tables have a row per record
+SERVING = RESULTS / "serving" / "serving.json"
+
+
+def draw_serving(result=SERVING, output_dir=OUTPUT):
+    """The serving page's two charts: ``serving_latency.png`` (time per
+    call against rows per call) and ``serving_batch.png`` (batch time
+    relative to XGBoost's); the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if not Path(result).is_file():   # not measured yet: the page says so
+        return []
+    by_task = load_results(result)
+    latency = output_dir / "serving_latency.png"
+    batch = output_dir / "serving_batch.png"
+    draw_latency(by_task["latency"], "serving: one call", latency)
+    rows = max(r.get("n_rows", 0) for r in by_task["batch"])
+    draw_case(by_task["batch"], f"serving: a batch of {rows:,} rows", batch)
+    return [latency, batch]
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from .._model.train import BoostParams, EvalSet, train
 from ..callback import EarlyStopping, EvaluationMonitor
 from ..objectives import (DEFAULT_PARAMS, CallableObjective,
                          get_objective)
-from .._input.arrays import check_weight, check_X
+from .._input.arrays import check_weight, check_X, serving_rows
 from .explain import ExplainMixin
 from .._io.booster_files import register_estimator_class
 from .._io.model_file import invalid_file
@@ -103,6 +103,10 @@ class EstimatorBinding:
 
     def check_input(self, X):
         return check_X(self.estimator, X, reset=False)
+
+    def serving_rows(self, X):
+        """X the predictor reads in place (``serving_rows``), or None."""
+        return serving_rows(self.estimator, X)
 
     @property
     def n_jobs(self):
@@ -398,6 +402,9 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         return iteration_range
 
     def _raw_predict(self, X, iteration_range, base_margin=None):
+        raw = self._serving_margins(X, iteration_range, base_margin)
+        if raw is not None:
+            return raw
         check_is_fitted(self)
         if hasattr(X, "_predict_chunks"):   # ExternalData: chunk by chunk
             if base_margin is not None:
@@ -411,6 +418,20 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                                          self._iteration_range(iteration_range),
                                          effective_n_threads(self.n_jobs),
                                          base_margin=base_margin)
+
+    def _serving_margins(self, X, iteration_range, base_margin):
+        """The margins of the serving fast path (a float ndarray or a
+        DataFrame of the training float columns, read in place; see
+        ``serving_rows``), or None: then the full path converts X and
+        raises its errors."""
+        booster = self.__dict__.get("booster_")
+        if booster is None or base_margin is not None:
+            return None
+        rows = serving_rows(self, X)
+        if rows is None:
+            return None
+        return booster.serving_margins(
+            rows, self._iteration_range(iteration_range), self.n_jobs)
 
     @property
     def categories_(self):

@@ -196,7 +196,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
 
     def _is_multilabel(self):
         """Whether the fitted model has one binary output per label."""
-        check_is_fitted(self)
+        if "booster_" not in self.__dict__:   # (check_is_fitted is slow)
+            check_is_fitted(self)
         return self.booster_.n_targets > 1
 
     def _check_warm_start_classes(self, classes):
@@ -290,8 +291,11 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         proba = self._prediction_objective().eval_transform(raw)
         if self._is_multilabel():
             return proba
-        if proba.shape[1] == 1:
-            proba = np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
+        if proba.shape[1] == 1:   # (column_stack, without its overhead)
+            both = np.empty((proba.shape[0], 2))
+            both[:, 0] = 1.0 - proba[:, 0]
+            both[:, 1] = proba[:, 0]
+            proba = both
         return proba
 
     def predict(self, X, output_margin=False, iteration_range=None,

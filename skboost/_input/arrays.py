@@ -86,6 +86,78 @@ def check_X(estimator, X, *, reset, y="no_validation", y_numeric=False,
     return (X, y) if fitting else X
 
 
+# The dtypes the predictor reads in place (native byte order only).
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def serving_rows(estimator, X):
+    """``check_X`` at predict for the common serving inputs, or None.
+
+    A C-contiguous 2-D float32 or float64 ndarray, or a pandas DataFrame of
+    float columns named and ordered as in training, whose rows the
+    predictor can read in place (float64 rounded to float32 as read: the
+    values ``check_X`` gives). Anything else, and anything ``check_X``
+    would refuse, warn about or convert (a ``missing`` marker other than
+    NaN, a wrong number of features or names, categorical columns, no
+    rows), gives None: the caller then runs ``check_X``, with its errors.
+    Infinite values are the predictor's to find (``predict_raw_small``
+    returns None). Categorical features named by value are coded here, on
+    a copy, as ``check_X`` codes them.
+    """
+    if type(X) is np.ndarray:
+        if getattr(estimator, "feature_names_in_", None) is not None:
+            return None   # scikit-learn warns: no feature names
+        rows = X
+    elif _is_dataframe(X):
+        rows = _frame_rows(estimator, X)
+    else:
+        return None
+    if (rows is None or rows.ndim != 2 or rows.dtype not in _FLOAT_DTYPES
+            or not rows.flags.c_contiguous or rows.shape[0] == 0
+            or rows.shape[1] != getattr(estimator, "n_features_in_", -1)):
+        return None
+    missing = estimator.missing
+    if not (isinstance(missing, float) and missing != missing):
+        return None   # a marker to replace: check_X does it
+    category_map = getattr(estimator, "_category_map_", None)
+    if category_map is None:
+        return rows
+    if np.any(category_map.from_dtype):
+        return None
+    with np.errstate(over="ignore"):   # beyond float32: inf, refused below
+        rows = rows.astype(np.float32)
+    # infinity is refused before the coding (which would hide it in a
+    # categorical column), as check_X refuses it
+    if np.isinf(rows).any():
+        return None
+    return _code_categories(estimator, rows, False, {})
+
+
+def _frame_rows(estimator, frame):
+    """The values of a DataFrame of float columns with exactly the training
+    names in the training order, else None."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if (names is None or frame.shape[1] != names.shape[0]
+            or frame.columns.tolist() != names.tolist()
+            or getattr(estimator, "_category_map_", None) is not None):
+        return None
+    # only float columns: they become float64 or float32 values exactly
+    # (int, bool, nullable, pyarrow and category columns are read column by
+    # column by check_X, which checks them)
+    if not set(_column_dtypes(frame)).issubset(_FLOAT_DTYPES):
+        return None
+    rows = frame.to_numpy()
+    return rows if rows.dtype in _FLOAT_DTYPES else None
+
+
+def _column_dtypes(frame):
+    """The dtype of every column: pandas' block manager has them as an
+    array (``frame.dtypes`` builds a Series, 13 us for 28 columns, more
+    than the whole prediction of one row)."""
+    get_dtypes = getattr(getattr(frame, "_mgr", None), "get_dtypes", None)
+    return get_dtypes() if get_dtypes is not None else frame.dtypes.to_numpy()
+
+
 def _code_sparse_categories(estimator, X, reset, absent):
     """Canonical sparse X with its categorical columns (named by
     ``categorical_features``) coded; at fit, records the CategoryMap."""

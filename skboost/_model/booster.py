@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_array
 from .._input.sparse import canonical_csr, check_sparse_structure, sparse_rows
 from .._threads import effective_n_threads
 from ..objectives import get_objective
-from ..tree._predictor import PackedForest
+from ..tree._predictor import PackedForest, has_infinity
 from ..tree._sparse import SparseRows
 from ..tree.packing import PREDICT_FIELDS, pack_trees
 from .margins import check_base_margin
@@ -44,7 +44,7 @@ class Booster:
     """A trained ensemble: base margin plus trees, one per output per round.
 
     The everyday methods of XGBoost's ``Booster`` are here: ``predict``,
-    ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
+    ``inplace_predict`` (the serving call), ``save_model`` / ``load_model`` (``.json`` or ``.ubj``),
     ``num_boosted_rounds``, ``get_score`` / ``get_fscore``, ``get_dump``,
     ``trees_to_dataframe`` and ``feature_names``. ``Booster()`` followed by
     ``load_model(path)``, or ``Booster(model_file=path)``, reads a saved
@@ -303,11 +303,17 @@ class Booster:
         return sparse_rows(X, getattr(self, "absent_value", np.nan))
 
     def predict_raw(self, X, iteration_range=None, n_threads=1,
-                    base_margin=None):
+                    base_margin=None, *, scalar_range=False):
         """Raw margins of shape (n_rows, n_outputs) for float32 C-ordered X,
         starting from ``base_margin`` (n_rows, n_outputs) when given, else
-        from the fitted base margin."""
-        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
+        from the fitted base margin. With ``scalar_range``,
+        ``iteration_range`` is the (first, last) range of ``scalar_trees``
+        already."""
+        if scalar_range:
+            first, last = iteration_range
+        else:
+            first, last = self.scalar_slice(
+                *self._tree_slice(iteration_range))
         if base_margin is None:
             out = np.tile(self.base_margin, (X.shape[0], 1))
         else:
@@ -319,6 +325,31 @@ class Booster:
         elif last > first:
             self._packed_forest().predict_raw(X, out, first, last, n_threads)
         return out
+
+    def serving_margins(self, rows, iteration_range=None, n_jobs=None):
+        """Raw margins (n_rows, n_outputs) of a float32 or float64
+        C-contiguous ndarray with ``n_features`` columns and NaN for missing
+        (checked by the caller: ``serving_rows``), read in place; None when
+        a value is infinite (as float32), which the caller's full check
+        refuses.
+
+        A few rows (too little work for a second thread) walk in the
+        calling thread with no allocation but the output; more rows go to
+        the parallel walk, float64 converted to float32 first. The sums are
+        those of ``predict_raw``, bit for bit.
+        """
+        first, last = self.scalar_slice(*self._tree_slice(iteration_range))
+        forest = self._packed_forest()
+        if forest.serial_work(rows.shape[0], first, last):
+            return forest.predict_raw_small(rows, self.base_margin, first,
+                                            last)
+        with np.errstate(over="ignore"):   # beyond float32: inf, refused
+            rows = np.ascontiguousarray(rows, dtype=np.float32)
+        if has_infinity(rows):
+            return None
+        return self.predict_raw(rows, (first, last), base_margin=None,
+                                n_threads=effective_n_threads(n_jobs),
+                                scalar_range=True)
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""
@@ -379,6 +410,10 @@ class Booster:
             (n_samples,) for one output, else (n_samples, n_outputs); the
             shapes above for leaves, contributions and interactions.
         """
+        if not (pred_leaf or pred_contribs or pred_interactions):
+            raw = self._serving_predict(X, iteration_range, n_jobs)
+            if raw is not None:
+                return self._outputs(raw, output_margin)
         return self.predict_checked(
             self._check_input(X), output_margin=output_margin,
             pred_leaf=pred_leaf, pred_contribs=pred_contribs,
@@ -414,10 +449,96 @@ class Booster:
         if pred_leaf:
             return self.predict_leaves(X, iteration_range, n_threads)
         raw = self.predict_raw(X, iteration_range, n_threads)
+        return self._outputs(raw, output_margin)
+
+    def _outputs(self, raw, output_margin, strict_shape=False):
+        """Margins (n_rows, n_outputs) as ``predict`` returns them."""
         if not output_margin:
             raw = get_objective(self.objective,
                                 self.objective_params).transform(raw)
-        return raw[:, 0] if raw.shape[1] == 1 else raw
+        return raw[:, 0] if raw.shape[1] == 1 and not strict_shape else raw
+
+    def _serving_predict(self, X, iteration_range, n_jobs):
+        """Margins of the serving fast path (``serving_margins``) when X is
+        one of its inputs, else None (then the full checks run)."""
+        rows = self._serving_rows(X)
+        if rows is None:
+            return None
+        if n_jobs is None and self.input_binding is not None:
+            n_jobs = self.input_binding.n_jobs
+        if iteration_range is None and self.best_iteration is not None:
+            iteration_range = (0, self.best_iteration + 1)
+        return self.serving_margins(rows, iteration_range, n_jobs)
+
+    def _serving_rows(self, X):
+        """X read in place by the serving fast path, or None: through the
+        binding when bound, else a C-contiguous 2-D float32/float64 ndarray
+        with the booster's number of features."""
+        binding = self.input_binding
+        if binding is not None:
+            serving = getattr(binding, "serving_rows", None)
+            return serving(X) if serving is not None else None
+        if (type(X) is np.ndarray and X.ndim == 2 and X.shape[0] > 0
+                and X.shape[1] == self.n_features
+                and X.dtype in _FLOAT_DTYPES and X.flags.c_contiguous):
+            return X
+        return None
+
+    def inplace_predict(self, data, iteration_range=(0, 0),
+                        predict_type="value", missing=np.nan,
+                        validate_features=True, base_margin=None,
+                        strict_shape=False):
+        """Predict without building a data matrix (XGBoost's
+        ``Booster.inplace_predict``): the call to use when serving.
+
+        A C-contiguous float32 or float64 ndarray (and, for a booster from
+        ``get_booster()``, a DataFrame of the training float columns) is
+        read in place, its few rows walked in the calling thread; other
+        input goes through the checks of :meth:`predict`.
+
+        Parameters
+        ----------
+        data : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Samples, as for :meth:`predict`.
+        iteration_range : tuple of (int, int), default=(0, 0)
+            Use the trees of boosting rounds ``[start, end)``; ``(0, 0)``
+            uses all of them (also after early stopping, as XGBoost's).
+        predict_type : {"value", "margin"}, default="value"
+            Transformed predictions, or raw margins.
+        missing : float, default=np.nan
+            Value marking a missing entry, in addition to NaN.
+        validate_features : bool, default=True
+            Check a DataFrame's column names against the training names.
+            False takes its columns by position.
+        base_margin : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+            Margins the rows start from instead of the fitted base margin.
+        strict_shape : bool, default=False
+            Always return (n_samples, n_outputs), also for one output.
+
+        Returns
+        -------
+        predictions : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        if predict_type not in ("value", "margin"):
+            raise ValueError("predict_type must be 'value' or 'margin', got "
+                             f"{predict_type!r}")
+        if not validate_features and hasattr(data, "columns"):
+            names = self.feature_names
+            if names is not None and len(names) == data.shape[1]:
+                data = data.set_axis(list(names), axis=1)
+        raw = None
+        if base_margin is None and _is_nan(missing):
+            raw = self._serving_predict(data, iteration_range, None)
+        if raw is None:
+            X = _mark_missing(self._check_input(data), missing)
+            first, last = self.scalar_slice(*self._tree_slice(iteration_range))
+            n_jobs = (None if self.input_binding is None
+                      else self.input_binding.n_jobs)
+            raw = self.predict_raw(X, (first, last),
+                                   effective_n_threads(n_jobs),
+                                   base_margin=base_margin,
+                                   scalar_range=True)
+        return self._outputs(raw, predict_type == "margin", strict_shape)
 
     def bind_input(self, binding):
         """Bind this booster to the layer that trained it.
@@ -638,6 +759,29 @@ def _checked_learning_rate(value):
     if not 0.0 < value <= 1.0:
         raise ValueError(f"learning_rate must be in (0, 1], got {value}")
     return value
+
+
+# The dtypes the serving fast path reads in place (native byte order).
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _is_nan(value):
+    return isinstance(value, float) and value != value
+
+
+def _mark_missing(X, missing):
+    """Checked X (float32 dense or CSR) with ``missing`` as NaN (a copy)."""
+    try:
+        marker = float(missing)
+    except (TypeError, ValueError):
+        raise TypeError(f"missing must be a float, got {missing!r}") from None
+    if np.isnan(marker):
+        return X
+    if is_sparse(X):
+        X = X.copy()
+        X.data[X.data == np.float32(marker)] = np.nan
+        return X
+    return np.where(X == np.float32(marker), np.float32(np.nan), X)
 
 
 def is_sparse(X):

@@ -18,7 +18,7 @@ from skboost._openmp_helpers import check_n_threads
 cimport cython
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN, isnan
+from libc.math cimport NAN, isinf, isnan
 from libc.stdlib cimport free, malloc
 
 from libc.stdint cimport uint32_t
@@ -266,6 +266,14 @@ cdef class PackedForest:
     cdef readonly Py_ssize_t n_features
     cdef readonly Py_ssize_t n_groups
     cdef readonly Py_ssize_t n_trees
+    # C views of tree_start, tree_depth, tree_group and leaf_value (which
+    # own them), for the serial walk: no memoryview to take per call
+    cdef const int64_t* c_start
+    cdef const int32_t* c_depth
+    cdef const int32_t* c_group
+    cdef const double* c_value
+    cdef readonly object steps_before   # (n_trees + 1,) int64: depths of
+                                        # trees [0, t) plus t (node visits)
 
     def __cinit__(self, left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group,
@@ -306,6 +314,20 @@ cdef class PackedForest:
         self.n_features = n_features
         self.n_groups = n_groups
         self.n_trees = tree_group.shape[0]
+        self._set_c_views()
+
+    def _set_c_views(self):
+        cdef const int64_t[::1] start = self.tree_start
+        cdef const int32_t[::1] depth = self.tree_depth
+        cdef const int32_t[::1] group = self.tree_group
+        cdef const double[::1] value = self.leaf_value
+        self.c_start = &start[0]
+        self.c_depth = &depth[0] if depth.shape[0] else NULL
+        self.c_group = &group[0] if group.shape[0] else NULL
+        self.c_value = &value[0]
+        steps = np.zeros(self.n_trees + 1, dtype=np.int64)
+        np.cumsum(np.asarray(depth, dtype=np.int64) + 1, out=steps[1:])
+        self.steps_before = steps
 
     def _pack_trees(self, const int32_t[::1] left, const int32_t[::1] right,
                     const int32_t[::1] feat, const float[::1] thr,
@@ -425,8 +447,8 @@ cdef class PackedForest:
                    Py_ssize_t first, Py_ssize_t last):
         """Threads worth starting: at most one per block of rows, and
         enough node steps (rows x depths of the trees) for each."""
-        cdef int64_t steps_per_row = int(
-            np.asarray(self.tree_depth)[first:last].sum()) + (last - first)
+        cdef const int64_t[::1] steps = self.steps_before
+        cdef int64_t steps_per_row = steps[last] - steps[first]
         return max(1, min(n_threads, n_blocks,
                           threads_for_work(n_threads, n_rows * steps_per_row)))
 
@@ -499,6 +521,7 @@ cdef class PackedForest:
         cdef int64_t k
         cdef float* buf
         cdef int32_t* leaf
+        cdef bint no_missing
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # per block: scatter its stored entries into the thread's dense
         # buffer, walk every tree as for dense rows, then put the absent
@@ -513,9 +536,10 @@ cdef class PackedForest:
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
+            no_missing = no_nan(buf, n * n_features)
             for t in range(first, last):
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                           depth[t], buf, n_features, n, leaf)
+                          depth[t], buf, n_features, n, leaf, no_missing)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -525,6 +549,41 @@ cdef class PackedForest:
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = absent
+
+    def serial_work(self, Py_ssize_t n_rows, Py_ssize_t first,
+                    Py_ssize_t last):
+        """Whether ``n_rows`` through trees [first, last) are too little work
+        for a second thread (``predict_raw_small`` then loses nothing)."""
+        cdef const int64_t[::1] steps = self.steps_before
+        return threads_for_work(2, n_rows * (steps[last] - steps[first])) == 1
+
+    def predict_raw_small(self, X, const double[::1] base_margin not None,
+                          Py_ssize_t first, Py_ssize_t last):
+        """Margins of a few rows, in the calling thread: base margin plus
+        trees [first, last), the same sums as ``predict_raw``.
+
+        ``X`` is a C-contiguous 2-D float32 or float64 ndarray with
+        ``n_features`` columns (other input: TypeError), read in place
+        (float64 values rounded to float32 as read, NaN missing). Returns
+        the (n_rows, n_groups) float64 margins, the only allocation, or
+        None when a value of X is infinite as float32 (the caller's full
+        conversion then refuses it with its message).
+        """
+        if not 0 <= first <= last <= self.n_trees:
+            raise ValueError("tree range outside the forest")
+        if base_margin.shape[0] != self.n_groups:
+            raise ValueError("base_margin must have n_groups entries")
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X must be 2-D with {self.n_features} columns")
+        cdef const float[:, ::1] x32
+        cdef const double[:, ::1] x64
+        if X.dtype == np.float32:
+            x32 = X
+            return small_margins(self, x32, base_margin, first, last)
+        if X.dtype == np.float64:
+            x64 = X
+            return small_margins(self, x64, base_margin, first, last)
+        raise TypeError("X must be float32 or float64")
 
     def predict_leaves(self, const float[:, ::1] X not None,
                        Py_ssize_t first, Py_ssize_t last, int n_threads):
@@ -553,6 +612,7 @@ cdef class PackedForest:
         cdef int32_t[:, ::1] leaf_scratch = np.empty(
             (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
         cdef int32_t* leaf
+        cdef bint no_missing
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # the next block's rows are fetched into cache while this block
         # walks the trees, a share of them before each tree
@@ -569,12 +629,14 @@ cdef class PackedForest:
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
             next_line = 0
+            no_missing = no_nan(&X[r0, 0], n * X.shape[1])
             for t in range(first, last):
                 next_line = prefetch_lines(
                     &X[0, 0], X.shape[1], n_rows, r0 + n, next_line,
                     lines_per_tree)
                 walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                          depth[t], &X[r0, 0], X.shape[1], n, leaf)
+                          depth[t], &X[r0, 0], X.shape[1], n, leaf,
+                          no_missing)
                 for r in range(n):
                     if want_raw:
                         raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
@@ -600,26 +662,40 @@ cdef inline int category_goes_left(const CategorySplit* split,
     return (bits[split.begin + (c >> 5)] >> (c & 31)) & 1
 
 
-# The walks are compiled twice (a fused type of two empty tags): forests
-# without categorical splits step without testing a node's kind.
+# The walks are compiled three times (a fused type of empty tags): forests
+# without categorical splits step without testing a node's kind, and rows
+# without a missing value (checked per block) without testing for NaN.
+ctypedef struct NumericPresent:
+    char unused
 ctypedef struct NumericSplits:
     char unused
 ctypedef struct AnySplits:
     char unused
 ctypedef fused SplitKinds:
+    NumericPresent
     NumericSplits
     AnySplits
+
+# The rows a walk reads: float32 (the kernels' X) or float64 (a caller's
+# array read in place by the serial walk, each value rounded to float32
+# as it is read: the same float32 the conversion of X would give).
+ctypedef fused RowValue:
+    float
+    double
 
 
 cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
                          const CategorySplit* cats, const uint32_t* bits,
-                         int32_t node, const float* x_row) noexcept nogil:
+                         int32_t node, const RowValue* x_row) noexcept nogil:
     """One step down from ``node`` for the row ``x_row``, branch-free on
     numeric splits."""
     cdef const PackedNode* nd = &tree[node]
-    cdef float x = x_row[nd.feature]
+    cdef float x = <float> x_row[nd.feature]
     cdef int go_left
-    if SplitKinds is NumericSplits or nd.kind < 2:
+    if SplitKinds is NumericPresent:
+        # no NaN among the rows: no default direction to follow
+        go_left = x < nd.threshold
+    elif SplitKinds is NumericSplits or nd.kind < 2:
         # NaN compares false: it goes left only by its default
         go_left = (x < nd.threshold) | ((x != x) & (nd.kind & 1))
     else:
@@ -630,11 +706,16 @@ cdef inline int32_t step(const SplitKinds* kinds, const PackedNode* tree,
 
 cdef inline void walk_tree(const PackedNode* tree, const CategorySplit* cats,
                            const uint32_t* bits, int32_t depth,
-                           const float* x0, Py_ssize_t n_features,
-                           Py_ssize_t n, int32_t* leaf) noexcept nogil:
+                           const RowValue* x0, Py_ssize_t n_features,
+                           Py_ssize_t n, int32_t* leaf,
+                           bint no_missing) noexcept nogil:
     """``walk_block``, specialised: without categorical splits in the
-    forest (``cats`` NULL) the numeric-only walk."""
-    if cats == NULL:
+    forest (``cats`` NULL) the numeric-only walk, and without a missing
+    value among the n rows (``no_missing``) the walk that tests none."""
+    if cats == NULL and no_missing:
+        walk_block(<const NumericPresent*> NULL, tree, cats, bits, depth, x0,
+                   n_features, n, leaf)
+    elif cats == NULL:
         walk_block(<const NumericSplits*> NULL, tree, cats, bits, depth, x0,
                    n_features, n, leaf)
     else:
@@ -645,7 +726,7 @@ cdef inline void walk_tree(const PackedNode* tree, const CategorySplit* cats,
 cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
                            const CategorySplit* cats, const uint32_t* bits,
                            int32_t depth,
-                           const float* x0, Py_ssize_t n_features,
+                           const RowValue* x0, Py_ssize_t n_features,
                            Py_ssize_t n, int32_t* leaf) noexcept nogil:
     """leaf[r] = tree-local leaf reached by the row ``x0 + r * n_features``,
     for r < n: every row steps ``depth`` times (a leaf steps to itself),
@@ -697,3 +778,150 @@ cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
     for i in range(line * 16, min((line + count) * 16, end), 16):
         prefetch(X + row0 * n_features + i)
     return line + count
+
+
+# The serial walk, for the few rows of a serving call: no thread team, no
+# scratch beyond the stack. Blocks of 8 rows walk each tree together
+# (walk_block); each remaining row walks 8 trees together instead, so that
+# even one row has 8 independent chains of node loads in flight. The leaf
+# values are added in tree order in both cases: the same sums, bit for
+# bit, as the parallel walk.
+cdef enum:
+    TREES_PER_ROW_WALK = 8
+
+
+cdef inline void add_trees_one_row(
+        const SplitKinds* kinds, const PackedNode* nodes,
+        const CategorySplit* cats, const uint32_t* bits,
+        const int64_t* start, const int32_t* depth, const int32_t* group,
+        const double* value, Py_ssize_t first, Py_ssize_t last,
+        const RowValue* x, double* out_row) noexcept nogil:
+    """``out_row[group[t]] += `` the leaf value ``x`` reaches in tree t,
+    for t in [first, last) in order."""
+    cdef int32_t node[TREES_PER_ROW_WALK]
+    cdef Py_ssize_t t, j, m
+    cdef int32_t s, steps
+    t = first
+    while t < last:
+        m = min(<Py_ssize_t> TREES_PER_ROW_WALK, last - t)
+        # the deepest of the m trees: a leaf steps to itself, so the
+        # shallower trees take the extra steps in place
+        steps = 0
+        for j in range(m):
+            node[j] = 0
+            steps = max(steps, depth[t + j])
+        if m == TREES_PER_ROW_WALK:   # unrolled by the compiler: 8 chains
+            for s in range(steps):
+                for j in range(TREES_PER_ROW_WALK):
+                    node[j] = step(kinds, nodes + start[t + j], cats, bits,
+                                   node[j], x)
+        else:
+            for s in range(steps):
+                for j in range(m):
+                    node[j] = step(kinds, nodes + start[t + j], cats, bits,
+                                   node[j], x)
+        for j in range(m):
+            out_row[group[t + j]] += value[start[t + j] + node[j]]
+        t += m
+
+
+cdef void serial_walk(const SplitKinds* kinds, const PackedNode* nodes,
+                      const CategorySplit* cats, const uint32_t* bits,
+                      const int64_t* start, const int32_t* depth,
+                      const int32_t* group, const double* value,
+                      Py_ssize_t first, Py_ssize_t last,
+                      const RowValue* X, Py_ssize_t n_rows,
+                      Py_ssize_t n_features, double* out,
+                      Py_ssize_t n_groups) noexcept nogil:
+    """``out += sum of trees [first, last)`` at the rows of X (C order),
+    in the calling thread."""
+    cdef int32_t leaf[8]
+    cdef Py_ssize_t r0, r, t
+    for r0 in range(0, n_rows - 7, 8):
+        for t in range(first, last):
+            walk_block(kinds, nodes + start[t], cats, bits, depth[t],
+                       X + r0 * n_features, n_features, 8, leaf)
+            for r in range(8):
+                out[(r0 + r) * n_groups + group[t]] += value[
+                    start[t] + leaf[r]]
+    for r in range(n_rows - n_rows % 8, n_rows):
+        add_trees_one_row(kinds, nodes, cats, bits, start, depth, group,
+                          value, first, last, X + r * n_features,
+                          out + r * n_groups)
+
+
+cdef inline bint no_nan(const RowValue* X, Py_ssize_t n) noexcept nogil:
+    """Whether none of the n values is NaN."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if X[i] != X[i]:
+            return False
+    return True
+
+
+cdef bint all_finite_or_nan(const RowValue* X, Py_ssize_t n) noexcept nogil:
+    """Whether no value of X is infinite once rounded to float32 (the check
+    of the estimators' conversion, which refuses infinity)."""
+    cdef Py_ssize_t i
+    cdef float x
+    for i in range(n):
+        x = <float> X[i]
+        if isinf(x):
+            return False
+    return True
+
+
+cdef void serial_walk_any(PackedForest forest, const RowValue* X,
+                          Py_ssize_t n_rows, double* out,
+                          Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """``serial_walk``, specialised on whether the forest has categorical
+    splits and the rows missing values (as ``walk_tree``)."""
+    if forest.walk_cats == NULL and no_nan(X, n_rows * forest.n_features):
+        serial_walk(<const NumericPresent*> NULL, forest.nodes,
+                    forest.walk_cats, forest.bits, forest.c_start,
+                    forest.c_depth, forest.c_group, forest.c_value, first,
+                    last, X, n_rows, forest.n_features, out,
+                    forest.n_groups)
+    elif forest.walk_cats == NULL:
+        serial_walk(<const NumericSplits*> NULL, forest.nodes,
+                    forest.walk_cats, forest.bits, forest.c_start,
+                    forest.c_depth, forest.c_group, forest.c_value, first,
+                    last, X, n_rows, forest.n_features, out,
+                    forest.n_groups)
+    else:
+        serial_walk(<const AnySplits*> NULL, forest.nodes, forest.walk_cats,
+                    forest.bits, forest.c_start, forest.c_depth,
+                    forest.c_group, forest.c_value, first, last, X, n_rows,
+                    forest.n_features, out, forest.n_groups)
+
+
+cdef small_margins(PackedForest forest, const RowValue[:, ::1] X,
+                   const double[::1] base_margin, Py_ssize_t first,
+                   Py_ssize_t last):
+    """``PackedForest.predict_raw_small`` for one dtype of X (validated)."""
+    cdef Py_ssize_t n_rows = X.shape[0], r, k, n_groups = forest.n_groups
+    if n_rows and X.shape[1] and not all_finite_or_nan(
+            &X[0, 0], n_rows * X.shape[1]):
+        return None
+    out_arr = np.empty((n_rows, n_groups), dtype=np.float64)
+    if n_rows == 0 or n_groups == 0:
+        return out_arr
+    cdef double[:, ::1] out = out_arr
+    for r in range(n_rows):
+        for k in range(n_groups):
+            out[r, k] = base_margin[k]
+    if last > first:
+        with nogil:
+            serial_walk_any(forest, &X[0, 0], n_rows, &out[0, 0], first,
+                            last)
+    return out_arr
+
+
+def has_infinity(const float[:, ::1] X not None):
+    """Whether X holds +-inf (NaN does not count)."""
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return False
+    cdef bint finite
+    with nogil:
+        finite = all_finite_or_nan(&X[0, 0], X.shape[0] * X.shape[1])
+    return not finite
