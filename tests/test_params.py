@@ -21,7 +21,7 @@ from skboost._estimators.params import PARAMETERS, tree_params
 BOOSTED = [BoostClassifier, BoostRegressor, BoostRanker]
 FORESTS = [BoostRFClassifier, BoostRFRegressor]
 NOT_FOREST = {"num_parallel_tree", "early_stopping_rounds",
-              "validation_fraction", "warm_start"}
+              "validation_fraction", "warm_start", "max_recoveries"}
 # tree rows that TreeParams holds resolved or parsed (checked below)
 PARSED = {"max_delta_step", "monotone_constraints", "interaction_constraints",
           "feature_weights"}

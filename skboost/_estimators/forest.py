@@ -20,7 +20,7 @@ from .params import store_params
 
 # Parameters of the boosted estimators that a forest does not have.
 _NOT_FOREST_PARAMS = ("num_parallel_tree", "early_stopping_rounds",
-                      "validation_fraction", "warm_start")
+                      "validation_fraction", "warm_start", "max_recoveries")
 
 _FOREST_PARAMS_DOC = """
     Parameters
@@ -41,8 +41,8 @@ _FOREST_PARAMS_DOC = """
         ``tree_method``, ``min_child_weight``, ``objective``,
         ``multi_strategy``, ...), with the same meaning and default;
         ``num_parallel_tree``, ``early_stopping_rounds``,
-        ``validation_fraction`` and ``warm_start`` are not parameters of a
-        forest.
+        ``validation_fraction``, ``warm_start`` and ``max_recoveries`` (no
+        forest trains on Dask) are not parameters of a forest.
 """
 
 

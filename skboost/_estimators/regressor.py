@@ -11,7 +11,8 @@ from .._input.arrays import check_X, reject_external_weight
 from .._model.multi_output import check_targets
 from .params import store_params
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
-                   _EVAL_FIT_DOC, _evaluation_kwargs, POSITIVE_TARGETS)
+                   _EVAL_FIT_DOC, _evaluation_kwargs, POSITIVE_TARGETS,
+                   fit_or_restore)
 
 
 class BoostRegressor(RegressorMixin, _BoostBase):
@@ -74,7 +75,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  validation_fraction=0.1, warm_start=False, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5,
                  verbosity=None, device="cpu", num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree"):
+                 multi_strategy="one_output_per_tree",
+                 max_recoveries=3):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -90,6 +92,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                 "quantile_alpha": self.quantile_alpha,
                 "tweedie_variance_power": self.tweedie_variance_power}
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *,
