@@ -140,8 +140,8 @@ class ResumingRounds:
                     f"{cause} (recoveries: {len(self.recoveries)} of "
                     f"max_recoveries={self.max_recoveries}: training "
                     "stopped)") from lost
-            LOGGER.warning("%s: %s; recovering from round %d (recovery %d "
-                           "of at most %d)", self.engine, cause, next_round,
+            LOGGER.warning("%s; %s recovering from round %d (recovery %d "
+                           "of at most %d)", cause, self.engine, next_round,
                            len(self.recoveries) + 1, self.max_recoveries)
             start = time.perf_counter()
             try:
