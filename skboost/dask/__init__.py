@@ -264,15 +264,7 @@ def _await_partitions(client, named, timeout=RECOMPUTE_SECONDS,
     deadline = time.monotonic() + timeout
     alone_since = None
     while True:
-        for name, future in named:
-            if future.status in ("cancelled", "lost", "error"):
-                raise RuntimeError(
-                    f"skboost.dask: {name} was lost with its worker and "
-                    f"cannot be recomputed ({future.status}: it was "
-                    "scattered, or persisted on that worker alone); "
-                    "training stopped. Give fit collections Dask can "
-                    "recompute (read from files or arrays) for it to "
-                    "survive a lost worker")
+        _check_recomputable(named)
         who_has = client.who_has([future for _, future in named])
         missing = [name for name, future in named
                    if not who_has.get(future.key)]
@@ -292,6 +284,26 @@ def _await_partitions(client, named, timeout=RECOMPUTE_SECONDS,
                 f"skboost.dask: {missing[0]} was not recomputed within "
                 f"{timeout:.0f} s of a lost worker; training stopped")
         time.sleep(0.05)
+
+
+def _check_recomputable(named):
+    """A RuntimeError naming a partition Dask gave up on: one it forgot
+    (cancelled: scattered data, or persisted on the lost worker alone,
+    has no graph to recompute it from) or whose recomputation failed. A
+    partition being recomputed is "lost" for a while: not an error."""
+    for name, future in named:
+        if future.status == "cancelled":
+            raise RuntimeError(
+                f"skboost.dask: {name} was lost with its worker and cannot "
+                "be recomputed (it was scattered, or persisted on that "
+                "worker alone); training stopped. Give fit collections "
+                "Dask can recompute (read from files or arrays) for it to "
+                "survive a lost worker")
+        if future.status == "error":
+            error = future.exception()
+            raise RuntimeError(
+                f"skboost.dask: {name} failed to compute again after a lost "
+                f"worker: {type(error).__name__}: {error}") from error
 
 
 class _ShardPlacement:
@@ -777,6 +789,7 @@ class _DaskBoostMixin:
                             dtype=dtype, chunks=(X.chunks[0], (n_columns,)))
 
     def _n_outputs(self):
+        check_is_fitted(self)
         return self.booster_.n_outputs
 
     def apply(self, X, iteration_range=None):
