@@ -253,14 +253,14 @@ def _named_futures(parts, eval_parts):
     return named
 
 
-def _await_partitions(client, named, timeout=RECOMPUTE_SECONDS,
-                      no_worker_seconds=NO_WORKER_SECONDS):
+def _await_partitions(client, named):
     """Wait until every partition is in some worker's memory again (Dask
     recomputes those of a lost worker from the collection's graph). A
     partition that cannot be recomputed (scattered, or persisted on the
     lost worker alone), one whose recomputation fails, a cluster left
-    without workers for ``no_worker_seconds``, or ``timeout``: a
-    RuntimeError saying which."""
+    without workers for ``NO_WORKER_SECONDS``, or ``RECOMPUTE_SECONDS``
+    in all: a RuntimeError saying which."""
+    timeout, no_worker_seconds = RECOMPUTE_SECONDS, NO_WORKER_SECONDS
     deadline = time.monotonic() + timeout
     alone_since = None
     while True:
