@@ -135,6 +135,10 @@ bench_tables.write_all()
 import contention_table  # noqa: E402
 
 contention_table.write_table()
+# the Dask page's recovery table (benchmarks/results/recovery/)
+import recovery_table  # noqa: E402
+
+recovery_table.write_table()
 
 
 # --- the example gallery ----------------------------------------------------

@@ -17,6 +17,12 @@ same dictionary that becomes ``evals_result_``. Pass callbacks to an
 estimator through its ``callbacks`` parameter; ``early_stopping_rounds`` and
 ``verbose`` add the two callbacks below. Progress lines also go to the
 ``"skboost"`` logger (:mod:`logging`, level INFO).
+
+A callback that raises ``KeyboardInterrupt`` (or a Ctrl-C during the
+rounds) ends the fit with the rounds completed so far as the estimator's
+model; any other exception it raises leaves the estimator as it was
+before ``fit`` (see :doc:`/user_guide/sklearn_pandas`, "Interrupted
+fits").
 """
 
 import logging
