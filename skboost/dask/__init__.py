@@ -306,6 +306,15 @@ def _check_recomputable(named):
                 f"worker: {type(error).__name__}: {error}") from error
 
 
+def _shard_stats(shards):
+    """Where the time went on each worker (benchmarks/bench_dask.py); a
+    worker lost after the last round leaves none (the model is whole)."""
+    try:
+        return shards.call("stats")
+    except WorkerLost:
+        return []
+
+
 class _ShardPlacement:
     """A fit's partitions and the shards holding them: placed and loaded
     when the fit starts, and again on the workers left after a lost worker
@@ -649,8 +658,7 @@ class _DaskBoostMixin:
         finally:
             # each recovery: cause, round resumed at, its cost
             self._dask_recoveries = rounds.recoveries
-        # where the time went on each worker (benchmarks/bench_dask.py)
-        self._dask_stats = rounds.executor.shards.call("stats")
+        self._dask_stats = _shard_stats(rounds.executor.shards)
         return self._install_booster(booster, category_map)
 
     def _set_up(self, shards, resolved, objective, n_outputs, init, n_evals):
