@@ -781,9 +781,10 @@ class ShardGroup:
             gone = self._gone(LOSS_GRACE_SECONDS)
             if not gone:
                 raise
+            root = _root_cause(error)
             raise WorkerLost(
                 f"skboost.dask: lost the worker(s) {', '.join(gone)} during "
-                f"{method!r} ({type(error).__name__}: {error})") from error
+                f"{method!r} ({type(root).__name__}: {root})") from error
 
     def _results(self, futures, method):
         from distributed.utils import TimeoutError as DaskTimeout
@@ -832,6 +833,14 @@ class ShardGroup:
             raise WorkerLost(
                 f"skboost.dask: the worker(s) {', '.join(gone)} left the "
                 f"cluster during {method!r}")
+
+
+def _root_cause(error):
+    """The first exception of ``error``'s chain (what a survivor saw of
+    the lost worker: a connection reset, ...)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return error
 
 
 # -- the boosting loop ------------------------------------------------------
