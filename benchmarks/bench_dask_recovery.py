@@ -1,7 +1,9 @@
 """What a lost worker costs a Dask fit (``skboost/_model/recovery.py``).
 
 On a ``distributed.LocalCluster`` of 2 worker processes with 1 thread
-each, every case is fitted twice on the same partitions: uninterrupted,
+each (a new cluster per case), 400,000 x 28 rows in 4 partitions, 30
+rounds of depth 8 (``bench_dask.py``'s sizes), every case is fitted once
+to warm up and then twice on the same partitions: uninterrupted,
 and with one of the two workers killed (SIGKILL, by a training callback on
 the client) right after round ``--kill-at`` of ``--n-rounds``. Both fits
 carry a callback, so both grow one round per client call. The killed fit
@@ -45,11 +47,11 @@ from _common import environment, write_records  # noqa: E402
 
 def _parse():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-rows", type=int, default=200_000)
+    parser.add_argument("--n-rows", type=int, default=400_000)
     parser.add_argument("--n-features", type=int, default=28)
     parser.add_argument("--n-rounds", type=int, default=30)
     parser.add_argument("--kill-at", type=int, default=10)
-    parser.add_argument("--max-depth", type=int, default=6)
+    parser.add_argument("--max-depth", type=int, default=8)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--json", help="write the figures to this file")
     return parser.parse_args()
@@ -91,6 +93,7 @@ def _same_trees(a, b):
 
 def _case(client, name, make, fit):
     """Uninterrupted and killed fits of one case: its record."""
+    fit(make([_Watch()]))   # warm-up: both timed fits start alike
     watch = _Watch()
     start = time.perf_counter()
     reference = fit(make([watch]))
