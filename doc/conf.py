@@ -138,6 +138,10 @@ contention_table.write_table()
 # the serving page's charts and tables (benchmarks/results/serving/)
 plot_benchmarks.draw_serving()
 bench_tables.write_serving()
+# the Dask page's recovery table (benchmarks/results/recovery/)
+import recovery_table  # noqa: E402
+
+recovery_table.write_table()
 
 
 # --- the example gallery ----------------------------------------------------

@@ -23,6 +23,12 @@ estimator through its ``callbacks`` parameter; ``early_stopping_rounds`` and
 ``verbose`` add the first two callbacks below; ``LearningRateScheduler``
 and ``TrainingCheckPoint`` are XGBoost's, ``reset_parameter`` LightGBM's. Progress lines also go to the
 ``"skboost"`` logger (:mod:`logging`, level INFO).
+
+A callback that raises ``KeyboardInterrupt`` (or a Ctrl-C during the
+rounds) ends the fit with the rounds completed so far as the estimator's
+model; any other exception it raises leaves the estimator as it was
+before ``fit`` (see :doc:`/user_guide/sklearn_pandas`, "Interrupted
+fits").
 """
 
 import collections.abc

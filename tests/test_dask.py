@@ -340,6 +340,7 @@ def _fit_in_background(model, X, y, client, outcome):
 
 
 def test_killed_worker_ends_fit_with_clear_error():
+    """max_recoveries=0 (recovery: tests/test_dask_recovery.py)."""
     X, y = _discrete_data(n=800)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
                                        processes=True,
@@ -348,7 +349,7 @@ def test_killed_worker_ends_fit_with_clear_error():
     with distributed.Client(cluster) as client:
         victim = _workers(client)[1]
         model = DaskBoostRegressor(
-            n_estimators=200, max_depth=3, n_jobs=1,
+            n_estimators=200, max_depth=3, n_jobs=1, max_recoveries=0,
             callbacks=[_KillWorker(client, victim)])
 
         thread = _fit_in_background(model, da.from_array(X, chunks=(200, 5)),
@@ -615,6 +616,7 @@ def test_worker_killed_during_the_exchange_ends_fit_promptly():
         dy = da.from_array(y, chunks=200)
         rounds_under_way = threading.Event()
         model = DaskBoostRegressor(n_estimators=5000, max_depth=6, n_jobs=1,
+                                   max_recoveries=0,
                                    callbacks=[_SignalAfter(3, rounds_under_way)])
 
         thread = _fit_in_background(model, dX, dy, client, outcome)

@@ -268,6 +268,37 @@ def test_threads_page_table_shows_the_contention_results(site):
             pytest.approx(times["skboost"] / times["xgboost"], abs=0.006)
 
 
+def test_dask_page_table_shows_the_recovery_results(site):
+    """The Dask page's recovery table has a row per case of
+    ``benchmarks/results/recovery/dask_recovery.json`` with its figures,
+    the recovery's cost the sum of its parts and the bound checked here
+    from the file's records."""
+    import json
+
+    meta = json.loads((ROOT / "benchmarks" / "results" / "recovery"
+                       / "dask_recovery.json").read_text())
+    tables = _html_tables((site / "user_guide" / "dask.html").read_text())
+    found = [rows for caption, rows in tables
+             if meta["command"] in caption]
+    assert len(found) == 1
+    header, *rows = found[0]
+    assert len(rows) == len(meta["results"])
+    for row, record in zip(rows, meta["results"]):
+        assert row[0] == record["case"]
+        for title, key in (("lost (s)", "lost_s"), ("set-up (s)", "setup_s"),
+                           ("round (s)", "round_s")):
+            assert float(row[header.index(title)]) == pytest.approx(
+                record[key], abs=0.006)
+        cost = record["lost_s"] + record["setup_s"]
+        assert float(row[header.index("recovery = lost + set-up (s)")]) == \
+            pytest.approx(cost, abs=0.011)
+        met = cost <= record["round_s"] + 2.0
+        assert row[header.index("bound: round + 2 s")].endswith(
+            "(met)" if met else "(not met)")
+        assert row[header.index("same model")] == (
+            "yes" if record["identical"] else "NO")
+
+
 def test_math_is_served_by_the_site_itself(site):
     page = (site / "user_guide" / "model.html").read_text()
     scripts = re.findall(r'<script[^>]*src="([^"?]*mathjax[^"?]*)', page,

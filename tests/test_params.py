@@ -22,7 +22,8 @@ BOOSTED = [BoostClassifier, BoostRegressor, BoostRanker]
 FORESTS = [BoostRFClassifier, BoostRFRegressor]
 NOT_FOREST = {"num_parallel_tree", "early_stopping_rounds",
               "validation_fraction", "warm_start", "booster", "rate_drop",
-              "one_drop", "skip_drop", "sample_type", "normalize_type"}
+              "one_drop", "skip_drop", "sample_type", "normalize_type",
+              "max_recoveries"}
 # tree rows that TreeParams holds resolved or parsed (checked below)
 PARSED = {"max_delta_step", "monotone_constraints", "interaction_constraints",
           "feature_weights"}

@@ -5,6 +5,7 @@ encodes labels and hands plain arrays down.
 """
 
 import inspect
+import functools
 from numbers import Integral
 
 import numpy as np
@@ -13,6 +14,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._model.dart import dart_params
+from .._model.recovery import TrainingInterrupted
 from .._model.train import BoostParams, EvalSet, train
 from ..callback import EarlyStopping, EvaluationMonitor
 from ..objectives import (DEFAULT_PARAMS, CallableObjective,
@@ -42,6 +44,45 @@ from .params import constraints, params_doc, tree_params
 # reads it from the positive_only target tag.
 POSITIVE_TARGETS = frozenset({"count:poisson", "reg:gamma", "reg:tweedie",
                               "reg:squaredlogerror"})
+
+
+def fit_or_restore(fit):
+    """``fit`` that never leaves the estimator half-written.
+
+    If it raises, the estimator's attributes are put back as they were
+    before the call (unfitted, for an estimator never fitted), except
+    after a ``KeyboardInterrupt`` during the boosting rounds once some
+    rounds were completed: the estimator then holds those rounds, a whole
+    fitted model (``install_booster``), and the interrupt goes on up as a
+    ``TrainingInterrupted`` (a ``KeyboardInterrupt``).
+    """
+    @functools.wraps(fit)
+    def guarded(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except TrainingInterrupted as interrupt:
+            if not getattr(interrupt, "installed", False):
+                _restore(self, before)
+            raise
+        except BaseException:
+            _restore(self, before)
+            raise
+    return guarded
+
+
+def keep_interrupted_rounds(estimator, interrupt, category_map):
+    """A ``TrainingInterrupted`` after some rounds of this fit: the
+    estimator takes them as its model (marked on the interrupt, for
+    ``fit_or_restore``)."""
+    if interrupt.rounds_completed > 0:
+        estimator._install_booster(interrupt.booster, category_map)
+        interrupt.installed = True
+
+
+def _restore(estimator, attributes):
+    estimator.__dict__.clear()
+    estimator.__dict__.update(attributes)
 
 
 def metric_list(eval_metric):
@@ -250,7 +291,21 @@ class _BoostBase(ExplainMixin, BaseEstimator):
             evals, verbose, (0 if init is None else init.n_rounds) + n_rounds)
         seed = draw_seed(self.random_state)
         category_map = getattr(self, "_category_map_", None)
-        self.booster_ = train(
+        try:
+            booster = self._train_booster(
+                X, y, weight, objective, n_classes, n_rounds, n_parallel,
+                seed, init, category_map, query_ptr=query_ptr, evals=evals,
+                callbacks=callbacks, base_margin=base_margin)
+        except TrainingInterrupted as interrupt:
+            keep_interrupted_rounds(self, interrupt, category_map)
+            raise
+        return self._install_booster(booster, category_map)
+
+    def _train_booster(self, X, y, weight, objective, n_classes, n_rounds,
+                       n_parallel, seed, init, category_map, *, query_ptr,
+                       evals, callbacks, base_margin):
+        """The booster of this fit: ``train`` with the parameters."""
+        return train(
             X, y, weight, objective, n_classes,
             BoostParams(n_estimators=n_rounds, subsample=self.subsample,
                         base_score=self.base_score,
@@ -269,10 +324,16 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                           else category_map.n_categories()),
             base_margin=base_margin,
             tie_salt=tie_salt(self.random_state))
-        self.booster_.category_map = category_map
-        self.evals_result_ = self.booster_.evals_result
+
+    def _install_booster(self, booster, category_map):
+        """Make ``booster`` (trained on this fit's data) the fitted model:
+        ``booster_``, ``evals_result_``, the features' names and
+        categories on the booster. Every engine ends its fit here."""
+        booster.category_map = category_map
+        self.booster_ = booster
+        self.evals_result_ = booster.evals_result
         names = getattr(self, "feature_names_in_", None)
-        self.booster_.feature_names = None if names is None else list(names)
+        booster.feature_names = None if names is None else list(names)
         return self
 
     def _hold_out(self, X, y, weight, query_ptr, objective, base_margin):

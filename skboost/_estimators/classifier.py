@@ -15,7 +15,8 @@ from .._model.multi_output import (check_multilabel,
                             check_targets)
 from .params import store_params
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
-                   _EVAL_FIT_DOC, _evaluation_kwargs, class_weighted)
+                   _EVAL_FIT_DOC, _evaluation_kwargs, class_weighted,
+                   fit_or_restore)
 
 
 class BoostClassifier(ClassifierMixin, _BoostBase):
@@ -88,7 +89,8 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
                  device="cpu", num_parallel_tree=1,
                  multi_strategy="one_output_per_tree",
                  booster="gbtree", rate_drop=0.0, one_drop=False,
-                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree",
+                 max_recoveries=3):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -104,6 +106,7 @@ class BoostClassifier(ClassifierMixin, _BoostBase):
         return {**super()._objective_params(),
                 "scale_pos_weight": self.scale_pos_weight}
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *,

@@ -22,7 +22,7 @@ from .params import store_params
 _NOT_FOREST_PARAMS = ("num_parallel_tree", "early_stopping_rounds",
                       "validation_fraction", "warm_start", "booster",
                       "rate_drop", "one_drop", "skip_drop", "sample_type",
-                      "normalize_type")
+                      "normalize_type", "max_recoveries")
 
 _FOREST_PARAMS_DOC = """
     Parameters
@@ -43,8 +43,8 @@ _FOREST_PARAMS_DOC = """
         ``tree_method``, ``min_child_weight``, ``objective``,
         ``multi_strategy``, ...), with the same meaning and default;
         ``num_parallel_tree``, ``early_stopping_rounds``,
-        ``validation_fraction`` and ``warm_start`` are not parameters of a
-        forest.
+        ``validation_fraction``, ``warm_start`` and ``max_recoveries`` (no
+        forest trains on Dask) are not parameters of a forest.
 """
 
 

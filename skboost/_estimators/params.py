@@ -352,6 +352,20 @@ PARAMETERS = (
         any other device is a ValueError at ``fit`` (None means
         ``"cpu"``).
 """),
+    Param('max_recoveries', 3, 'estimator',
+          [Interval(Integral, 0, None, closed="left")],
+          """\
+    max_recoveries : int >= 0, default=3
+        Distributed fits (:mod:`skboost.dask`): how many times a fit may
+        lose a worker and go on. After a loss the fit re-forms its shards
+        on the workers left (the lost partitions recomputed by Dask),
+        restores the last completed round and continues, giving the model
+        of the uninterrupted fit bit for bit; each recovery is logged
+        (logger ``"skboost"``, WARNING) with its cause and cost. 0: the
+        first loss ends the fit with an error naming the worker. A fit in
+        one process has no workers to lose and ignores it. See
+        :doc:`/user_guide/dask`.
+"""),
     Param('num_parallel_tree', 1, 'boost',
           [Interval(Integral, 1, None, closed="left")],
           """\

@@ -15,7 +15,8 @@ from .._model.margins import eval_base_margins, rows_of
 from .params import store_params
 from .query_weights import check_per_query_sample_weight, per_row_weight
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
-                   _EVAL_FIT_DOC, _eval_target, _evaluation_kwargs)
+                   _EVAL_FIT_DOC, _eval_target, _evaluation_kwargs,
+                   fit_or_restore)
 
 
 def _external_queries(X, qid, group):
@@ -181,6 +182,7 @@ class BoostRanker(_BoostBase):
                  validation_fraction=0.1, warm_start=False,
                  num_parallel_tree=1,
                  multi_strategy="one_output_per_tree",
+                 max_recoveries=3,
                  lambdarank_pair_method="topk",
                  lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
                  score_k=None, verbosity=None, device="cpu",
@@ -211,6 +213,7 @@ class BoostRanker(_BoostBase):
 
     # (over 60 lines for its docstring, which documents every argument of
     # the public fit; the body is 25 lines of wiring)
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, qid=None, group=None, sample_weight=None,
             eval_set=None, eval_qid=None, eval_group=None,

@@ -14,7 +14,8 @@ from .._input.arrays import check_X, reject_external_weight
 from .._model.multi_output import check_targets
 from .params import store_params
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
-                   _EVAL_FIT_DOC, _evaluation_kwargs, POSITIVE_TARGETS)
+                   _EVAL_FIT_DOC, _evaluation_kwargs, POSITIVE_TARGETS,
+                   fit_or_restore)
 
 
 class BoostRegressor(RegressorMixin, _BoostBase):
@@ -94,7 +95,8 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                  aft_loss_distribution="normal",
                  aft_loss_distribution_scale=1.0,
                  booster="gbtree", rate_drop=0.0, one_drop=False,
-                 skip_drop=0.0, sample_type="uniform", normalize_type="tree"):
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree",
+                 max_recoveries=3):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -120,6 +122,7 @@ class BoostRegressor(RegressorMixin, _BoostBase):
                 "aft_loss_distribution_scale": float(
                     self.aft_loss_distribution_scale)}
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None, eval_set=None,
             sample_weight_eval_set=None, verbose=False, *,

@@ -185,6 +185,15 @@ class Booster:
             self.tree_weights[index] = new_weight
         self._forest = None
 
+    def keep_first_trees(self, n_trees):
+        """Drop every tree after the first ``n_trees`` (the trees of a round
+        an interrupt cut short)."""
+        del self.trees[n_trees:]
+        del self.tree_group[n_trees:]
+        if self.tree_weights is not None:   # DART: a weight per tree kept
+            del self.tree_weights[n_trees:]
+        self._forest = None
+
     def _tree_slice(self, iteration_range):
         """Indices of the trees of rounds [start, end); None or (0, 0) = all."""
         if iteration_range is None:

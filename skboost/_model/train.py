@@ -19,6 +19,7 @@ from .dart import Dropout
 from .limits import check_gradients
 from .._parallel import get_thread_cap
 from .margins import check_base_margin
+from .recovery import TrainingInterrupted, keep_whole_rounds
 from .multi_output import flatten_targets
 from .._threads import ThreadTuner
 from ..callback import call_callback, check_callbacks
@@ -154,24 +155,37 @@ def run_rounds(booster, rounds, *, first_round, n_rounds, callbacks):
     rounds it may grow per call when no callback watches every round
     (a Dask call costs a round trip). Returns the booster the callbacks'
     ``after_training`` leave.
+
+    A ``KeyboardInterrupt`` (Ctrl-C, or raised by a callback) becomes a
+    ``TrainingInterrupted`` carrying the booster cut back to the rounds
+    completed (``recovery.keep_whole_rounds``): never a round's trees in
+    part.
     """
     for callback in callbacks:
         call_callback(callback, "before_training", booster)
     iteration, last = first_round, first_round + n_rounds
-    while iteration < last:
-        if any([call_callback(callback, "before_iteration", booster,
-                              iteration, booster.evals_result)
-                for callback in callbacks]):
-            return _after_training(booster, callbacks)
-        _apply_pending_params(booster, rounds)
-        batch = 1 if callbacks else min(last - iteration, rounds.max_batch)
-        for grown in rounds.grow(iteration, batch):
-            stops = [call_callback(callback, "after_iteration", booster,
-                                   grown, booster.evals_result)
-                     for callback in callbacks]
-            if any(stops):
+    try:
+        while iteration < last:
+            if any([call_callback(callback, "before_iteration", booster,
+                                  iteration, booster.evals_result)
+                    for callback in callbacks]):
                 return _after_training(booster, callbacks)
-            iteration = grown + 1
+            _apply_pending_params(booster, rounds)
+            batch = 1 if callbacks else min(last - iteration,
+                                             rounds.max_batch)
+            for grown in rounds.grow(iteration, batch):
+                iteration = grown + 1
+                stops = [call_callback(callback, "after_iteration", booster,
+                                       grown, booster.evals_result)
+                         for callback in callbacks]
+                if any(stops):
+                    return _after_training(booster, callbacks)
+    except TrainingInterrupted:
+        raise
+    except KeyboardInterrupt as interrupt:
+        completed = iteration - first_round
+        keep_whole_rounds(booster, first_round, completed)
+        raise TrainingInterrupted(booster, completed) from interrupt
     return _after_training(booster, callbacks)
 
 

@@ -17,20 +17,25 @@ Install with ``pip install skboost[dask]``.
 """
 
 from dataclasses import dataclass, replace
+import functools
+import time
 import uuid
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._model.train import BoostParams, resolve_objective, start_booster
+from .._model.recovery import ResumingRounds, TrainingInterrupted, WorkerLost
+from .._model.train import (BoostParams, resolve_objective, run_rounds,
+                            start_booster)
 from .._estimators.continued import continued_booster, draw_seed
 from .._model.margins import eval_base_margins
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
-                    merged_bin_mapper, ordered_summaries, train_on_shards)
+                    connect_shards, merged_bin_mapper, ordered_summaries)
 from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
-from .._estimators.base import (eval_set_entries, margin_kwargs, metric_list,
-                                tie_salt)
+from .._estimators.base import (eval_set_entries, fit_or_restore,
+                                keep_interrupted_rounds, margin_kwargs,
+                                metric_list, tie_salt)
 from ..callback import check_callbacks
 from ..objectives import SURVIVAL_OBJECTIVES
 from ..tree._column_sampler import ColumnSampler
@@ -117,15 +122,6 @@ def _check_alignment(X, others):
             raise ValueError(
                 f"the partitions of X and {name} do not line up: row "
                 f"chunks {x_chunks} and {chunks}")
-
-
-@dataclass
-class _Data:
-    """A fit's partitions on the cluster, grouped by worker."""
-
-    shards: ShardGroup
-    n_rows: int
-    futures: list   # kept so the partitions stay in memory
 
 
 def _compute_partitions(client, X, y, weight, what="", qid=None,
@@ -216,8 +212,163 @@ def _place_shards(client, parts, eval_sets=()):
             Shard, mine, evals[address], actor=True, workers=[address],
             allow_other_workers=False, pure=False,
             key=f"skboost-shard-{uuid.uuid4().hex}"))
-    actors = [f.result() for f in futures]
+    actors = _actors(client, futures, addresses)
     return ShardGroup(client, actors, addresses), futures
+
+
+def _actors(client, futures, addresses, poll_seconds=0.5):
+    """The shard actors once created; ``WorkerLost`` if the worker of one
+    leaves the cluster first (its creation would wait for it forever)."""
+    from distributed.utils import TimeoutError as DaskTimeout
+
+    actors = []
+    for future, address in zip(futures, addresses):
+        while True:
+            try:
+                actors.append(future.result(timeout=poll_seconds))
+                break
+            except (TimeoutError, DaskTimeout):
+                if address not in client.scheduler_info()["workers"]:
+                    raise WorkerLost(
+                        f"skboost.dask: lost the worker {address} while "
+                        "placing the shards") from None
+    return actors
+
+
+# seconds a recovery waits for Dask to recompute the lost partitions, and
+# for a worker to (re)join a cluster left without any
+RECOMPUTE_SECONDS = 300.0
+NO_WORKER_SECONDS = 10.0
+
+
+def _named_futures(parts, eval_parts):
+    """(name, future) of every computed partition of a fit."""
+    named = []
+    for k, part in enumerate(parts):
+        named += [(f"partition {k} of the training data", f)
+                  for f in part if f is not None]
+    for j, pairs in enumerate(eval_parts):
+        for k, part in enumerate(pairs):
+            named += [(f"partition {k} of eval_set[{j}]", f)
+                      for f in part if f is not None]
+    return named
+
+
+def _await_partitions(client, named):
+    """Wait until every partition is in some worker's memory again (Dask
+    recomputes those of a lost worker from the collection's graph). A
+    partition that cannot be recomputed (scattered, or persisted on the
+    lost worker alone), one whose recomputation fails, a cluster left
+    without workers for ``NO_WORKER_SECONDS``, or ``RECOMPUTE_SECONDS``
+    in all: a RuntimeError saying which."""
+    timeout, no_worker_seconds = RECOMPUTE_SECONDS, NO_WORKER_SECONDS
+    deadline = time.monotonic() + timeout
+    alone_since = None
+    while True:
+        _check_recomputable(named)
+        who_has = client.who_has([future for _, future in named])
+        missing = [name for name, future in named
+                   if not who_has.get(future.key)]
+        if not missing:
+            return
+        now = time.monotonic()
+        if client.scheduler_info()["workers"]:
+            alone_since = None
+        elif alone_since is None:
+            alone_since = now
+        elif now - alone_since > no_worker_seconds:
+            raise RuntimeError(
+                "skboost.dask: every worker of the cluster is gone; "
+                "training stopped")
+        if now > deadline:
+            raise RuntimeError(
+                f"skboost.dask: {missing[0]} was not recomputed within "
+                f"{timeout:.0f} s of a lost worker; training stopped")
+        time.sleep(0.05)
+
+
+def _check_recomputable(named):
+    """A RuntimeError naming a partition Dask gave up on: one it forgot
+    (cancelled: scattered data, or persisted on the lost worker alone,
+    has no graph to recompute it from) or whose recomputation failed. A
+    partition being recomputed is "lost" for a while: not an error."""
+    for name, future in named:
+        if future.status == "cancelled":
+            raise RuntimeError(
+                f"skboost.dask: {name} was lost with its worker and cannot "
+                "be recomputed (it was scattered, or persisted on that "
+                "worker alone); training stopped. Give fit collections "
+                "Dask can recompute (read from files or arrays) for it to "
+                "survive a lost worker")
+        if future.status == "error":
+            error = future.exception()
+            raise RuntimeError(
+                f"skboost.dask: {name} failed to compute again after a lost "
+                f"worker: {type(error).__name__}: {error}") from error
+
+
+def _shard_stats(shards):
+    """Where the time went on each worker (benchmarks/bench_dask.py); a
+    worker lost after the last round leaves none (the model is whole)."""
+    try:
+        return shards.call("stats")
+    except WorkerLost:
+        return []
+
+
+class _ShardPlacement:
+    """A fit's partitions and the shards holding them: placed and loaded
+    when the fit starts, and again on the workers left after a lost worker
+    (``start_again``); every shard actor it made is cancelled by
+    ``close``."""
+
+    def __init__(self, client, parts, eval_parts, template):
+        self.client = client
+        self.parts, self.eval_parts = parts, eval_parts
+        self.template = template
+        self.actors = []
+
+    def start(self):
+        """Shards on the workers holding the partitions, loaded (the
+        partitions checked against each other): (ShardGroup, rows)."""
+        shards, actors = _place_shards(self.client, self.parts,
+                                       self.eval_parts)
+        self.actors += actors
+        first_rows, n_rows = _check_signatures(shards.call("describe"))
+        shards.call("load", self.template,
+                    per_shard=[(rows,) for rows in first_rows])
+        return shards, n_rows
+
+    def start_again(self):
+        """After a lost worker: the old shards gone, the lost partitions
+        recomputed by Dask, new shards loaded where the partitions are."""
+        self.close()
+        _await_partitions(self.client,
+                          _named_futures(self.parts, self.eval_parts))
+        return self.start()[0]
+
+    def close(self):
+        # the shards' memory goes; the partitions are released with
+        # ``parts`` (not cancelled: their keys may be shared with other
+        # computations of the same collections)
+        self.client.cancel(self.actors)
+        self.actors = []
+
+
+@dataclass
+class _FitState:
+    """What a fit fixes before its rounds, and a recovery reuses: the
+    shards' spec, the cuts, the training weights' sum, the seed of the
+    column samples, the continued model, the booster the rounds add to
+    and the eval sets' metrics."""
+
+    spec: object
+    mapper: object
+    weight_sum: float
+    seed: int
+    init: object
+    booster: object
+    evaluator: object
 
 
 def _eval_partitions(client, X, eval_set, sample_weight_eval_set,
@@ -398,6 +549,7 @@ class _DaskBoostMixin:
 
     fit.__doc__ = _FIT_DOC  # the ranker has its own (qid)
 
+    @fit_or_restore
     def _dask_fit(self, X, y, sample_weight, client, *, eval_set=None,
                   sample_weight_eval_set=None, verbose=False, qid=None,
                   base_margin=None, base_margin_eval_set=None,
@@ -416,11 +568,10 @@ class _DaskBoostMixin:
         eval_parts = _eval_partitions(client, X, eval_set,
                                       sample_weight_eval_set,
                                       base_margin_eval_set)
-        shards, actors = _place_shards(client, parts, eval_parts)
+        placement = _ShardPlacement(client, parts, eval_parts,
+                                    self._template())
         try:
-            first_rows, n_rows = _check_signatures(shards.call("describe"))
-            shards.call("load", self._template(),
-                        per_shard=[(rows,) for rows in first_rows])
+            shards, n_rows = placement.start()
             if qid is not None:
                 _check_queries_in_partitions(shards.call("query_ids"))
             objective, n_classes = self._prepare_labels(shards)
@@ -428,12 +579,10 @@ class _DaskBoostMixin:
                 base_margin_eval_set, len(eval_parts))
             return self._train_on(shards, objective, n_classes, n_rows,
                                   n_evals=len(eval_parts), verbose=verbose,
-                                  margins=margins, init_model=init_model)
+                                  margins=margins, init_model=init_model,
+                                  placement=placement)
         finally:
-            # the shards' memory goes; the partitions are released with
-            # ``parts`` (not cancelled: their keys may be shared with other
-            # computations of the same collections)
-            client.cancel(actors)
+            placement.close()
 
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""
@@ -479,12 +628,14 @@ class _DaskBoostMixin:
         return template
 
     def _train_on(self, shards, objective, n_classes, n_rows, *, n_evals,
-                  verbose, margins=(None,), init_model=None):
+                  verbose, margins=(None,), init_model=None,
+                  placement=None):
         """Train on the loaded shards. ``margins``: the base margins of the
         training rows and of each eval set (dask collections or None),
         checked here against the model's outputs; ``init_model``: the
         model continued (``xgb_model``), checked as the single-node
-        estimators check it."""
+        estimators check it; ``placement``: where the shards come from
+        (``_ShardPlacement``), to re-form them after a lost worker."""
         resolved = resolve_objective(objective, self._objective_params(),
                                       None)
         if resolved.refit_leaves():
@@ -498,6 +649,36 @@ class _DaskBoostMixin:
                                 else f"base_margin_eval_set[{k - 1}]")
         init = (None if init_model is None else
                 continued_booster(self, init_model, objective, n_classes))
+        fit = self._set_up(shards, resolved, objective, n_outputs, init,
+                           n_evals)
+        callbacks = self._training_callbacks(
+            fit.evaluator.names, verbose,
+            fit.spec.first_round + self.n_estimators)
+        check_callbacks(callbacks)
+        rounds = ResumingRounds(
+            functools.partial(self._resume, placement, fit),
+            connect_shards(shards, fit.mapper, fit.spec, fit.booster,
+                           self._column_sampler(fit), fit.evaluator),
+            self.max_recoveries, "skboost.dask")
+        category_map = getattr(self, "_category_map_", None)
+        try:
+            booster = run_rounds(fit.booster, rounds,
+                                 first_round=fit.spec.first_round,
+                                 n_rounds=self.n_estimators,
+                                 callbacks=callbacks)
+        except TrainingInterrupted as interrupt:
+            keep_interrupted_rounds(self, interrupt, category_map)
+            raise
+        finally:
+            # each recovery: cause, round resumed at, its cost
+            self._dask_recoveries = rounds.recoveries
+        self._dask_stats = _shard_stats(rounds.executor.shards)
+        return self._install_booster(booster, category_map)
+
+    def _set_up(self, shards, resolved, objective, n_outputs, init, n_evals):
+        """The shards prepared (labels, weights), the cuts merged from
+        their summaries and the rows binned on them; the booster the
+        rounds add to: a ``_FitState``."""
         seed = draw_seed(self.random_state)
         spec = self._shard_spec(objective, n_outputs, seed, init)
         prepared = shards.call("prepare", spec)
@@ -510,33 +691,48 @@ class _DaskBoostMixin:
                                  spec.n_categories)),
             self.max_bin, spec.n_categories)
         shards.call("setup", mapper, booster.base_margin, weight_sum)
-        tp = spec.tree_params
-        # the column samples of single-node training (``_train``): a
-        # continued fit draws from (seed, rounds of the continued model)
-        sampler = ColumnSampler(self.n_features_in_, tp.colsample_bytree,
-                                tp.colsample_bylevel, tp.colsample_bynode,
-                                np.random.default_rng(
-                                    seed if init is None
-                                    else [seed, init.n_rounds]),
-                                feature_weights=tp.feature_weights)
         evaluator = ShardEvaluator(
             booster, resolved, shards.call("eval_labels"), n_evals,
             metric_list(self.eval_metric))
-        callbacks = self._training_callbacks(
-            evaluator.names, verbose, spec.first_round + self.n_estimators)
-        check_callbacks(callbacks)
-        booster = train_on_shards(
-            shards, mapper, spec, booster, sampler, self.n_estimators,
-            callbacks=callbacks, evaluator=evaluator)
-        # where the time went on each worker (benchmarks/bench_dask.py)
-        self._dask_stats = shards.call("stats")
-        category_map = getattr(self, "_category_map_", None)
-        booster.category_map = category_map
-        self.booster_ = booster
-        self.evals_result_ = booster.evals_result
-        names = getattr(self, "feature_names_in_", None)
-        booster.feature_names = None if names is None else list(names)
-        return self
+        return _FitState(spec=spec, mapper=mapper, weight_sum=weight_sum,
+                         seed=seed, init=init, booster=booster,
+                         evaluator=evaluator)
+
+    def _column_sampler(self, fit, state=None):
+        """The column sampler of single-node training (``_train``): a
+        continued fit draws from (seed, rounds of the continued model);
+        ``state``: its generator's state after the last completed round
+        (a resumed fit)."""
+        tp = fit.spec.tree_params
+        sampler = ColumnSampler(self.n_features_in_, tp.colsample_bytree,
+                                tp.colsample_bylevel, tp.colsample_bynode,
+                                np.random.default_rng(
+                                    fit.seed if fit.init is None
+                                    else [fit.seed, fit.init.n_rounds]),
+                                feature_weights=tp.feature_weights)
+        if state is not None:
+            sampler.rng.bit_generator.state = state
+        return sampler
+
+    def _resume(self, placement, fit, next_round, state):
+        """After a lost worker: shards re-formed on the workers left, set
+        up as the fit's (the same cuts, weights and labels), their margins
+        the booster's predictions (its trees: rounds before
+        ``next_round``), the column sampler at ``state``: the
+        ``ShardRounds`` that go on from round ``next_round``."""
+        if fit.booster.n_rounds != next_round:
+            raise RuntimeError(
+                f"skboost.dask: resuming at round {next_round} with "
+                f"{fit.booster.n_rounds} rounds grown (a bug: please "
+                "report it)")
+        shards = placement.start_again()
+        self._prepare_labels(shards)
+        shards.call("prepare", fit.spec)
+        shards.call("setup", fit.mapper, fit.booster.base_margin,
+                    fit.weight_sum, fit.booster)
+        return connect_shards(shards, fit.mapper, fit.spec, fit.booster,
+                              self._column_sampler(fit, state),
+                              fit.evaluator)
 
     def _boost_params(self):
         return BoostParams(n_estimators=self.n_estimators,
@@ -615,6 +811,7 @@ class _DaskBoostMixin:
                             dtype=dtype, chunks=(X.chunks[0], (n_columns,)))
 
     def _n_outputs(self):
+        check_is_fitted(self)
         return self.booster_.n_outputs
 
     def apply(self, X, iteration_range=None):

@@ -32,8 +32,9 @@ import time
 
 import numpy as np
 
+from .._model.recovery import WorkerLost
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
-                            log_metrics, run_rounds, update_margins)
+                            log_metrics, update_margins)
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
 from .memory import keeps_freed_memory
@@ -365,12 +366,16 @@ class Shard:
         return out
 
     @keeps_freed_memory
-    def setup(self, mapper, base_margin, weight_sum):
+    def setup(self, mapper, base_margin, weight_sum, resume=None):
         """Bin the rows on the global cuts and start the margins (as
         ``InProcessRounds.start`` and the in-process evaluator do): the
         rows' base margins (``base_margin``: the model's, for rows without
-        one) plus the trees of the model continued."""
+        one) plus the trees of the model continued, or of ``resume`` (a
+        fit resumed after a lost worker: the trees so far, the model
+        continued's included), added in the order the rounds added them,
+        so the margins are bit for bit those of the uninterrupted fit."""
         spec = self.spec
+        trees = spec.init_booster if resume is None else resume
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
                             mapper.bin_ptr_)
@@ -380,16 +385,14 @@ class Shard:
                                  spec.tree_params, spec.n_threads,
                                  weight=self.weights.in_sums,
                                  categorical=categorical)
-        self.raw = _start_margins(spec.init_booster, self.X,
-                                  self.base_margin, base_margin,
-                                  spec.n_threads)
+        self.raw = _start_margins(trees, self.X, self.base_margin,
+                                  base_margin, spec.n_threads)
         self.base_margin = None   # in ``raw`` now
         self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
                               dtype=np.float32)
         for part in self.evals:
-            part.margin = _start_margins(spec.init_booster, part.X,
-                                         part.base_margin, base_margin,
-                                         spec.n_threads)
+            part.margin = _start_margins(trees, part.X, part.base_margin,
+                                         base_margin, spec.n_threads)
             part.base_margin = None
 
     def eval_labels(self):
@@ -541,8 +544,10 @@ class Shard:
         counts of each of its trees (gathered from every shard), the trees
         grown in step with the other shards and added to the margins.
         Returns the trees, a digest of them (the client checks that every
-        shard grew the same) and the eval sets' margins (copies: later
-        rounds of a batch add to the shard's)."""
+        shard grew the same), the eval sets' margins (copies: later
+        rounds of a batch add to the shard's) and the column sampler's
+        state after the round (None when it draws nothing), from which a
+        fit that loses a worker resumes."""
         start = time.perf_counter()
         spec = self.spec
         maxima = np.stack(self.exchange.allgather(
@@ -561,7 +566,8 @@ class Shard:
         self.exchange.flush()
         self._stats["round_seconds"] += time.perf_counter() - start
         return (trees, tree_digest(trees),
-                [(p.set, p.index, p.margin.copy()) for p in self.evals])
+                [(p.set, p.index, p.margin.copy()) for p in self.evals],
+                sampler_state(self.driver.sampler))
 
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
@@ -731,12 +737,18 @@ def _column(values, n_rows, name, index, dtype=np.float64):
 
 # -- the client side --------------------------------------------------------
 
+# seconds a failed call waits for the scheduler to notice that a shard's
+# worker is gone (a survivor sees its peer's sockets close first)
+LOSS_GRACE_SECONDS = 5.0
+
+
 class ShardGroup:
     """The shards of a fit, called together: every call goes to every
     shard at once and waits for all of them. A shard whose worker left the
-    cluster, or whose call failed, ends the wait with an error naming it
-    (never a hang: while waiting, the cluster is asked every
-    ``poll_seconds`` whether the shards' workers are still there).
+    cluster, or whose call failed because a worker is gone, ends the wait
+    with ``WorkerLost`` naming the worker (never a hang: while waiting,
+    the cluster is asked every ``poll_seconds`` whether the shards' workers
+    are still there); any other failure is re-raised as it is.
 
     Parameters
     ----------
@@ -746,7 +758,7 @@ class ShardGroup:
         The worker of each actor.
     """
 
-    def __init__(self, client, actors, addresses, poll_seconds=2.0):
+    def __init__(self, client, actors, addresses, poll_seconds=0.5):
         self.client = client
         self.actors = actors
         self.addresses = addresses
@@ -768,7 +780,16 @@ class ShardGroup:
             return self._results(futures, method)
         except BaseException as error:
             self.abort(f"{type(error).__name__} during {method!r}")
-            raise
+            if isinstance(error, (WorkerLost, ValueError, TypeError,
+                                  KeyboardInterrupt)):
+                raise   # a data error is not a lost worker
+            gone = self._gone(LOSS_GRACE_SECONDS)
+            if not gone:
+                raise
+            root = _root_cause(error)
+            raise WorkerLost(
+                f"skboost.dask: lost the worker(s) {', '.join(gone)} during "
+                f"{method!r} ({type(root).__name__}: {root})") from error
 
     def _results(self, futures, method):
         from distributed.utils import TimeoutError as DaskTimeout
@@ -786,12 +807,6 @@ class ShardGroup:
                         results[j] = futures[j].result()
                         pending.remove(j)
                 self._check_alive(method)
-            except (OSError, ConnectionError) as error:
-                raise RuntimeError(
-                    f"skboost.dask: lost the worker {self.addresses[k]} "
-                    f"during {method!r} ({error}); training stopped. "
-                    "Its partitions and training state are gone: fit "
-                    "again on the remaining workers") from error
         return results
 
     def abort(self, reason):
@@ -803,15 +818,34 @@ class ShardGroup:
             except Exception:   # noqa: BLE001 - best effort
                 pass
 
+    def _gone(self, grace):
+        """The shards' workers that left the cluster, asked again for up
+        to ``grace`` seconds while none has."""
+        deadline = time.monotonic() + grace
+        while True:
+            try:
+                workers = self.client.scheduler_info()["workers"]
+            except OSError:   # the scheduler itself is gone
+                return []
+            gone = [a for a in self.addresses if a not in workers]
+            if gone or time.monotonic() > deadline:
+                return gone
+            time.sleep(0.1)
+
     def _check_alive(self, method):
-        workers = self.client.scheduler_info()["workers"]
-        gone = [a for a in self.addresses if a not in workers]
+        gone = self._gone(0.0)
         if gone:
-            raise RuntimeError(
+            raise WorkerLost(
                 f"skboost.dask: the worker(s) {', '.join(gone)} left the "
-                f"cluster during {method!r}; training stopped (their "
-                "partitions and training state are gone): fit again on "
-                "the remaining workers")
+                f"cluster during {method!r}")
+
+
+def _root_cause(error):
+    """The first exception of ``error``'s chain (what a survivor saw of
+    the lost worker: a connection reset, ...)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return error
 
 
 # -- the boosting loop ------------------------------------------------------
@@ -820,37 +854,45 @@ class ShardGroup:
 # every round (the eval sets' margins of each come back with the batch)
 ROUNDS_PER_CALL = 16
 
-def train_on_shards(shards, mapper, spec, booster, sampler, n_rounds, *,
-                    callbacks=(), evaluator=None):
-    """Run ``n_rounds`` boosting rounds on the shards (already set up) and
-    add the trees to ``booster``.
 
-    The one boosting loop (``_model.train.run_rounds``) with the trees
-    grown on the shards (``ShardRounds``): every shard runs the one growth
-    driver over a ``ShardFinder`` in step with the others; the client adds
-    the trees, evaluates and runs the callbacks.
-    """
+def sampler_state(sampler):
+    """The column sampler's generator state (None when it draws nothing:
+    every fraction 1): what a fit resumed after a lost worker draws on
+    from."""
+    if min(sampler.bytree, sampler.bylevel, sampler.bynode) >= 1.0:
+        return None
+    return sampler.rng.bit_generator.state
+
+
+def connect_shards(shards, mapper, spec, booster, sampler, evaluator):
+    """The shards (set up) linked to each other and given their copy of
+    ``sampler``: a ``ShardRounds`` ready to grow rounds. Every shard runs
+    the one growth driver over a ``ShardFinder`` in step with the
+    others; the client adds the trees, evaluates and runs the
+    callbacks."""
     ranges = feature_ranges(mapper.bin_ptr_, len(shards))
     peers = list(zip(shards.addresses, [a.key for a in shards.actors]))
     _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
-    rounds = ShardRounds(shards, spec, booster, evaluator)
-    return run_rounds(booster, rounds, first_round=spec.first_round,
-                      n_rounds=n_rounds, callbacks=callbacks)
+    return ShardRounds(shards, spec, booster, evaluator,
+                       sampler_state(sampler))
 
 
 class ShardRounds:
     """The round executor of a Dask fit: one client call grows a batch of
     rounds on every shard (one round when callbacks watch each, else up to
     ``ROUNDS_PER_CALL``); each round's trees, checked equal on every
-    shard, go into the booster and its eval margins into the metrics."""
+    shard, go into the booster and its eval margins into the metrics.
+    ``resume_state()``: the column sampler's state after the last round
+    completed (``_model.recovery``)."""
 
     max_batch = ROUNDS_PER_CALL
 
-    def __init__(self, shards, spec, booster, evaluator):
+    def __init__(self, shards, spec, booster, evaluator, state=None):
         self.shards, self.spec = shards, spec
         self.booster, self.evaluator = booster, evaluator
+        self._state = state
 
     def set_learning_rate(self, learning_rate):
         """Every shard grows the following rounds with this learning rate
@@ -864,8 +906,11 @@ class ShardRounds:
             self._add_round(first + offset, results)
             yield first + offset
 
+    def resume_state(self):
+        return self._state
+
     def _add_round(self, iteration, results):
-        if len({digest for _, digest, _ in results}) != 1:
+        if len({digest for _, digest, _, _ in results}) != 1:
             raise RuntimeError(
                 "skboost.dask: the workers grew different trees in round "
                 f"{iteration} (a bug: please report it)")
@@ -873,6 +918,7 @@ class ShardRounds:
             self.booster.add_tree(tree, slot // self.spec.n_parallel)
         if self.evaluator is not None:
             self.evaluator.add_round(iteration, [r[2] for r in results])
+        self._state = results[0][3]
 
 
 def _link_shards(shards):
