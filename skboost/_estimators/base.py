@@ -508,6 +508,16 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         install_section(estimator, booster, section, params)
         return estimator
 
+    def _saved_objective(self, params):
+        """The booster objective a model file of these parameters holds
+        (the ``objective`` parameter; a classifier's may turn multiclass)."""
+        return params.get("objective", self.get_params()["objective"])
+
+    @classmethod
+    def _around_objective(cls, objective):
+        """An unfitted estimator of this class training ``objective``."""
+        return cls(objective=objective)
+
     @classmethod
     def around_booster(cls, booster):
         """A fitted estimator of this class around a booster that has none
@@ -521,7 +531,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 "lost its estimator: save the estimator "
                 "(estimator.save_model), whose file records the link of the "
                 "objective")
-        estimator = cls(objective=booster.objective)
+        estimator = cls._around_objective(booster.objective)
         if is_classifier(estimator):
             n_classes = 2 if booster.n_outputs == 1 else booster.n_outputs
             estimator.classes_ = np.arange(n_classes)

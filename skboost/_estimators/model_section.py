@@ -105,8 +105,7 @@ def checked_section(estimator, booster, section, saved_as):
             type(estimator)(**params)._objective_params(),
             booster.objective_params)
     objective_param = (None if "objective" in unsaved
-                       else params.get("objective",
-                                       estimator.get_params()["objective"]))
+                       else estimator._saved_objective(params))
     _check_objective(estimator, objective_param, booster.objective, n_classes)
     _expect(booster.n_targets == 1 or not is_classifier(estimator)
             or np.array_equal(classes, np.arange(booster.n_targets)),

@@ -78,6 +78,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..distributions import DISTRIBUTION_PARAMS, FAMILIES
 from ..objectives import (CLASSIFICATION_OBJECTIVES, DEFAULT_PARAMS,
                           OBJECTIVES, RANKING_OBJECTIVES, CallableObjective)
 from .._version import __version__
@@ -607,7 +608,7 @@ def _booster_from_dict(booster, n_features, n_classes, category_map=None):
 
 def _objective_params_from_json(params, objective):
     _expect(isinstance(params, dict), "'objective_params' must be an object")
-    known = set(DEFAULT_PARAMS) | {"link"}
+    known = set(DEFAULT_PARAMS) | {"link"} | set(DISTRIBUTION_PARAMS)
     _expect(set(params) <= known,
             f"unknown objective parameters {sorted(set(params) - known)}")
     _expect(all(v is None or isinstance(v, (bool, int, float, str))
