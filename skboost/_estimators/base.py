@@ -189,6 +189,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                query_ptr=None, eval_query_ptrs=None, encode_labels=None,
                base_margin=None, base_margin_eval_set=None, init_model=None):
         check_device_and_verbosity(self)
+        self.__dict__.pop("conformal_", None)   # calibrated the old model
         weight = check_weight(sample_weight, X)
         self._check_value_limits(y, objective)
         evals = self._eval_sets(eval_set, sample_weight_eval_set,
