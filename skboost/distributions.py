@@ -49,7 +49,7 @@ from scipy.optimize import minimize
 from scipy.special import beta as beta_fn
 from scipy.special import digamma, gammaln, ive, log_ndtr, ndtr, polygamma
 
-from .objectives import Objective, register_objective
+from .objectives import Objective, register_objective, weighted_quantile
 
 # Lower bound of the observed hessians used where no closed-form Fisher
 # information exists (the negative binomial's log r).
@@ -359,8 +359,9 @@ class StudentT(Family):
                         - const)
 
     def initial_margins(self, y, weight):
-        median = np.median(y)
-        mad = np.median(np.abs(y - median)) * 1.4826
+        # weighted: a row of weight 2 starts the fit as two copies would
+        median = weighted_quantile(y, weight, 0.5)
+        mad = weighted_quantile(np.abs(y - median), weight, 0.5) * 1.4826
         return np.array([median, np.log(max(mad, 1e-6))])
 
 

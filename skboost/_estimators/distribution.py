@@ -92,6 +92,8 @@ class BoostDistributionRegressor(RegressorMixin, _BoostBase):
         tags = super().__sklearn_tags__()
         family = FAMILIES.get(self.distribution)
         tags.target_tags.positive_only = bool(family and family.positive)
+        # vector-leaf trees grow on dense X only (tree/methods.py)
+        tags.input_tags.sparse = self.multi_strategy != "multi_output_tree"
         return tags
 
     def _objective_params(self):
