@@ -317,3 +317,32 @@ def test_objective_instances_name_their_family():
         assert isinstance(objective, DistributionObjective)
         assert objective.family.name == name
         assert objective.n_outputs(None) == objective.family.n_params
+
+
+def test_the_model_does_not_depend_on_the_thread_count():
+    X, y, _ = _heteroscedastic(2000, 4)
+    params = dict(distribution="studentt", n_estimators=15, max_depth=4,
+                  subsample=0.8, random_state=3)
+    one = BoostDistributionRegressor(n_jobs=1, **params).fit(X, y)
+    two = BoostDistributionRegressor(n_jobs=2, **params).fit(X, y)
+    np.testing.assert_array_equal(one.booster_.predict_raw(
+        np.asarray(X, dtype=np.float32)), two.booster_.predict_raw(
+        np.asarray(X, dtype=np.float32)))
+
+
+def test_onnx_export_gives_the_parameters_margins():
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from skboost.onnx import to_onnx
+    X, y, _ = _heteroscedastic(500, 5)
+    reg = BoostDistributionRegressor(distribution="gamma", n_estimators=10,
+                                     multi_strategy="multi_output_tree")
+    reg.fit(X, np.exp(y / 4))
+    X32 = np.asarray(X, dtype=np.float32)
+    session = ort.InferenceSession(to_onnx(reg, X32[:1]).SerializeToString())
+    margins = session.run(None, {session.get_inputs()[0].name: X32})[0]
+    expected = reg.booster_.predict_raw(X32)
+    np.testing.assert_allclose(margins, expected, rtol=1e-5, atol=1e-5)
+    # the parameters follow from the margins by the family's links
+    np.testing.assert_allclose(np.exp(margins[:, 0]), reg.predict(X),
+                               rtol=1e-4)

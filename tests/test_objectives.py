@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
+from skboost.distributions import DISTRIBUTION_OBJECTIVES
 from skboost.objectives import OBJECTIVES, RANKING_OBJECTIVES, get_objective
 from _isolation import call_outcomes
 
@@ -14,8 +15,11 @@ N_CLASSES = 4
 
 
 # Objectives with a pointwise loss (the ranking ones have none: see
-# test_ranker.py), and a variant with several quantiles.
-POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES) + ["multi-quantile"]
+# test_ranker.py), and a variant with several quantiles. The distributions'
+# objectives (Fisher information, not the observed hessian) are tested in
+# test_distributions.py.
+POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES
+                   - set(DISTRIBUTION_OBJECTIVES)) + ["multi-quantile"]
 QUANTILES = [0.1, 0.5, 0.8]
 
 
