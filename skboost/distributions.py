@@ -7,16 +7,16 @@ the log of every scale, shape, mean of a positive variable or dispersion.
 One margin column per parameter: the booster trains ``k`` outputs, one tree
 each per round or one vector-leaf tree for all (``multi_strategy``).
 
-==================  ======================  ==================  ============
-``distribution``    margins                 scipy.stats         mean
-==================  ======================  ==================  ============
-``normal``          mu, log sigma           ``norm``            mu
-``lognormal``       mu, log sigma (of ln y) ``lognorm``         exp(mu+s²/2)
-``gamma``           log mean, log shape     ``gamma``           mean
-``poisson``         log mean                ``poisson``         mean
-``negbinomial``     log mean, log size r    ``nbinom``          mean
-``studentt``        mu, log sigma (df set)  ``t``               mu (df > 1)
-==================  ======================  ==================  ============
+================  ===========================  ============  ==============
+``distribution``  margins                      scipy.stats   mean
+================  ===========================  ============  ==============
+``normal``        mu, log sigma                ``norm``      mu
+``lognormal``     mu, log sigma of ln y        ``lognorm``   exp(mu + s²/2)
+``gamma``         log mean, log shape          ``gamma``     mean
+``poisson``       log mean                     ``poisson``   mean
+``negbinomial``   log mean, log size r         ``nbinom``    mean
+``studentt``      mu, log sigma (df fixed)     ``t``         mu (df > 1)
+================  ===========================  ============  ==============
 
 Second-order boosting needs a positive hessian per row and margin. The
 observed hessian of a log-likelihood is not positive everywhere (the
