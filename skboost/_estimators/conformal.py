@@ -18,10 +18,11 @@ infinite threshold (an interval of the whole line, a set of every class).
   without each fold, out-of-fold residuals ``R_i``, and the interval from
   the quantiles of ``mu_{-k(i)}(x) -+ R_i`` over the rows ``i``: coverage
   ``>= 1 - 2 alpha`` in general, about ``1 - alpha`` in practice.
-- ``"aps"`` (adaptive prediction sets, Romano, Sesia & Candes 2020): scores
-  the probability mass of the classes at least as likely as the true one;
-  the set takes classes in decreasing probability until that mass reaches
-  the threshold (the last class included).
+- ``"aps"`` (adaptive prediction sets, Romano, Sesia & Candes 2020, without
+  randomisation): scores the probability mass of the classes at least as
+  likely as the true one; the set holds the classes whose score is within
+  the threshold (those in decreasing probability while the mass stays
+  within it), and the most probable class, so that it is never empty.
 """
 
 import math
@@ -260,7 +261,8 @@ class ConformalClassifierMixin:
         -----
         With calibration rows exchangeable with the new rows, the set
         contains the new label with probability at least ``1 - alpha``
-        (marginally, over rows). The scores are saved with the model
+        (marginally, over rows; at most ``1 - alpha + 1 / (n + 1)`` plus the
+        rare rows whose most probable class alone exceeds the threshold). The scores are saved with the model
         (pickles and model files) and cleared by the next ``fit``.
         """
         check_is_fitted(self)
@@ -300,8 +302,9 @@ class ConformalClassifierMixin:
         -------
         sets : ndarray of bool, shape (n_samples, n_classes)
             ``sets[i, j]``: class ``classes_[j]`` is in row ``i``'s set.
-            Classes enter in decreasing probability until their mass reaches
-            the calibrated threshold (that class included): never empty.
+            Classes enter in decreasing probability while their cumulative
+            probability (through the class) stays within the calibrated
+            threshold; the most probable class is always in (never empty).
         """
         calibration = _require(self, CLASSIFICATION_METHODS)
         threshold = conformal_threshold(calibration["scores"],
@@ -309,9 +312,10 @@ class ConformalClassifierMixin:
         proba = self._set_probabilities(X)
         sets = np.zeros(proba.shape, dtype=bool)
         for j in range(proba.shape[1]):
-            before, through = _aps_masses(
+            _, through = _aps_masses(
                 proba, np.full(proba.shape[0], j, dtype=np.intp))
-            # holds every label whose score is within the threshold, and the
-            # class that crosses it
-            sets[:, j] = (before < threshold) | (through <= threshold)
+            # exactly the labels whose score is within the threshold: the
+            # event of the guarantee
+            sets[:, j] = through <= threshold
+        sets[np.arange(proba.shape[0]), np.argmax(proba, axis=1)] = True
         return sets
