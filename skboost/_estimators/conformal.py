@@ -138,7 +138,7 @@ class ConformalRegressorMixin:
         return self
 
     def _point_prediction(self, X):
-        prediction = self.predict(X)
+        prediction = np.asarray(self.predict(X))
         if prediction.ndim != 1:
             raise ValueError(
                 "split and cv+ conformal need a model of one output (one "
@@ -153,7 +153,7 @@ class ConformalRegressorMixin:
             raise ValueError(
                 "method='cqr' needs objective='reg:quantileerror' with at "
                 "least two quantile_alpha (e.g. [0.05, 0.95])")
-        quantiles = self.predict(X)
+        quantiles = np.asarray(self.predict(X))
         low = quantiles[:, int(np.argmin(alphas))]
         high = quantiles[:, int(np.argmax(alphas))]
         return np.minimum(low, high), np.maximum(low, high)
@@ -284,7 +284,7 @@ class ConformalClassifierMixin:
         return self
 
     def _set_probabilities(self, X):
-        proba = self.predict_proba(X)
+        proba = np.asarray(self.predict_proba(X))
         return np.column_stack([1.0 - proba[:, 0], proba[:, 0]]) \
             if proba.ndim == 1 else proba
 
