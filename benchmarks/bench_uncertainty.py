@@ -14,7 +14,7 @@ seed 0, to bound NGBoost's time). Text columns become integer codes.
 
 - Distributional: ``--dist-splits`` random 80/20 splits; a normal
   distribution fitted by skboost's ``BoostDistributionRegressor`` (depth
-  3, learning rate 0.1, ``min_child_weight=5``, one thread, early stopping
+  3, learning rate 0.15, ``min_child_weight=5``, one thread, early stopping
   on the NLL of an internal 20% hold-out after 20 rounds without progress,
   at most 1,000 rounds; the fit time includes it) and by NGBoost's
   ``NGBRegressor`` (its defaults: normal, 500 rounds of depth-3 trees,
@@ -78,7 +78,7 @@ def load_datasets():
 def skboost_distribution():
     from skboost import BoostDistributionRegressor
     return BoostDistributionRegressor(
-        distribution="normal", n_estimators=1000, learning_rate=0.1,
+        distribution="normal", n_estimators=1000, learning_rate=0.15,
         max_depth=3, min_child_weight=5.0, early_stopping_rounds=20,
         validation_fraction=0.2, n_jobs=1)
 
