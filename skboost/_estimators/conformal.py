@@ -17,7 +17,9 @@ infinite threshold (an interval of the whole line, a set of every class).
 - ``"cv+"`` (Barber et al. 2021): no held-out rows; ``cv`` models refitted
   without each fold, out-of-fold residuals ``R_i``, and the interval from
   the quantiles of ``mu_{-k(i)}(x) -+ R_i`` over the rows ``i``: coverage
-  ``>= 1 - 2 alpha`` in general, about ``1 - alpha`` in practice.
+  ``>= 1 - 2 alpha - min(2 (1 - 1/K) / (n/K + 1), (1 - K/n) / (K + 1))``
+  for ``K`` folds of ``n`` rows (Barber et al., Theorem 4; ``1 - 2 alpha``
+  for the jackknife+, ``K = n``), about ``1 - alpha`` in practice.
 - ``"aps"`` (adaptive prediction sets, Romano, Sesia & Candes 2020, without
   randomisation): scores the probability mass of the classes at least as
   likely as the true one; the set holds the classes whose score is within
@@ -120,7 +122,9 @@ class ConformalRegressorMixin:
         ``"split"`` and ``"cqr"``), the interval covers the new target with
         probability at least ``1 - alpha`` (``"split"``, ``"cqr"``;
         at most ``1 - alpha + 1 / (n + 1)`` for continuous targets) or at
-        least ``1 - 2 alpha`` (``"cv+"``; in practice about ``1 - alpha``).
+        least ``1 - 2 alpha - min(2 (1 - 1/K) / (n/K + 1), (1 - K/n) /
+        (K + 1))`` for ``K`` folds (``"cv+"``; in practice about
+        ``1 - alpha``).
         The guarantee is marginal (on average over rows), not per row.
         """
         check_is_fitted(self)
