@@ -131,6 +131,10 @@ import plot_benchmarks  # noqa: E402
 
 plot_benchmarks.draw_all()
 bench_tables.write_all()
+# the uncertainty page's chart and table (benchmarks/results/uncertainty/)
+import uncertainty_chart  # noqa: E402
+
+uncertainty_chart.write_all()
 # the threads page's table (benchmarks/results/contention/contention.json)
 import contention_table  # noqa: E402
 

@@ -5,8 +5,9 @@ from . import _openmp_runtime  # noqa: F401  (isort: skip)
 from . import _legacy
 from ._model.booster import Booster
 from ._io import booster_files  # noqa: F401  (Booster.save_model's writer)
-from ._estimators import (BoostClassifier, BoostRanker, BoostRegressor,
-                          BoostRFClassifier, BoostRFRegressor)
+from ._estimators import (BoostClassifier, BoostDistributionRegressor,
+                          BoostRanker, BoostRegressor, BoostRFClassifier,
+                          BoostRFRegressor)
 
 
 _legacy.install()  # old module paths (pickles) lead to the moved modules
@@ -24,6 +25,6 @@ def __dir__():
     return sorted(set(globals()) | {"ExternalData"})
 
 
-__all__ = ["Booster", "BoostClassifier", "BoostRanker", "BoostRegressor", "ExternalData",
+__all__ = ["Booster", "BoostClassifier", "BoostDistributionRegressor", "BoostRanker", "BoostRegressor", "ExternalData",
            "BoostRFClassifier", "BoostRFRegressor"]
 from ._version import __version__  # noqa: E402

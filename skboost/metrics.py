@@ -8,6 +8,9 @@ boundaries to one number. Names follow XGBoost's ``eval_metric``:
   (pseudo-Huber, ``huber_slope``), ``quantile`` (pinball loss averaged over
   ``quantile_alpha``), ``poisson-nloglik``, ``gamma-nloglik``,
   ``gamma-deviance``, ``tweedie-nloglik@rho``;
+- distributions (``BoostDistributionRegressor``, on the margins of every
+  parameter): ``nll`` (mean negative log-likelihood), ``crps`` (mean
+  continuous ranked probability score);
 - classification: ``logloss``, ``error``, ``error@t`` (threshold t),
   ``merror``, ``mlogloss``, ``auc``, ``aucpr`` (interpolated as XGBoost);
 - survival: ``cox-nloglik`` (``survival:cox``), ``aft-nloglik`` and
@@ -30,6 +33,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ._survival import concordance_index  # noqa: F401 (public here)
+from .distributions import crps_metric, nll_metric
 
 # Probabilities are clipped to [LOG_EPS, 1 - LOG_EPS] in log losses.
 LOG_EPS = 1e-16
@@ -368,6 +372,7 @@ _SIMPLE = {
 _NAME = re.compile(r"^(?P<base>[a-z-]+?)(?:@(?P<arg>[0-9.eE+-]+?))?(?P<minus>-)?$")
 
 METRIC_NAMES = sorted(set(_SIMPLE) | {"error", "error@t", "mphe", "quantile",
+                                      "nll", "crps",
                                       "tweedie-nloglik@rho", "ndcg", "ndcg@n",
                                       "map", "map@n", "pre@n",
                                       "aft-nloglik"})
@@ -438,6 +443,8 @@ def get_metric(name, params=None):
         function = mphe(float(params.get("huber_slope", 1.0)))
     elif base == "quantile" and arg is None and not minus:
         function = quantile_loss(params.get("quantile_alpha", 0.5))
+    elif base in ("nll", "crps") and arg is None and not minus:
+        function = (nll_metric if base == "nll" else crps_metric)(params)
     elif base == "tweedie-nloglik" and not minus:
         function = tweedie_nloglik(
             float(arg) if arg is not None

@@ -973,6 +973,16 @@ OBJECTIVES = {cls.name: cls for cls in (
     BinaryLogitRaw, BinaryHinge, MultiSoftprob, MultiSoftmax, RankPairwise,
     RankNDCG, RankMAP, RankXENDCG, CoxPH, AFT)}
 
+
+
+def register_objective(cls):
+    """Make the objective class ``cls`` known by its ``name`` (to
+    ``get_objective`` and the model-file reader): the distributional
+    objectives of :mod:`skboost.distributions` register themselves."""
+    OBJECTIVES[cls.name] = cls
+    return cls
+
+
 REGRESSION_OBJECTIVES = frozenset({
     "reg:squarederror", "reg:squaredlogerror", "reg:pseudohubererror",
     "reg:absoluteerror", "reg:quantileerror", "reg:logistic",

@@ -4,8 +4,9 @@ finding method; the few expected failures are listed with their reasons."""
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboost import (BoostClassifier, BoostRanker, BoostRegressor,
-                     BoostRFClassifier, BoostRFRegressor)
+from skboost import (BoostClassifier, BoostDistributionRegressor,
+                     BoostRanker, BoostRegressor, BoostRFClassifier,
+                     BoostRFRegressor)
 
 ESTIMATORS = [Est(tree_method=method)
               for Est in (BoostClassifier, BoostRegressor, BoostRanker)
@@ -24,6 +25,12 @@ ESTIMATORS = [Est(tree_method=method)
     BoostRFRegressor(n_estimators=5),
     # boosted forests
     BoostRegressor(num_parallel_tree=3, n_estimators=5, subsample=0.8),
+    # distributional regression: a parameter per output, one tree each or
+    # one vector-leaf tree for all
+    BoostDistributionRegressor(),
+    BoostDistributionRegressor(distribution="studentt",
+                               multi_strategy="multi_output_tree",
+                               natural_gradient=True),
 ]
 
 

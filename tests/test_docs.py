@@ -22,14 +22,16 @@ WITH_FIGURES = ["quickstart", "pandas_workflow", "early_stopping",
                 "sparse_data", "categorical_data", "ranking",
                 "monotone_constraints", "explain_shap", "multi_output",
                 "approx_proposals",
-                "tree_methods"]
+                "tree_methods", "uncertainty"]
 API_PAGES = ["skboost.BoostClassifier", "skboost.BoostRegressor",
              "skboost.BoostRanker", "skboost.BoostRFClassifier",
              "skboost.BoostRFRegressor", "skboost.Booster",
              "skboost.plotting.plot_importance", "skboost.plotting.plot_tree",
              "skboost.plotting.plot_metric", "skboost.onnx.to_onnx",
              "skboost.treelite.to_treelite", "skboost.metrics.get_metric",
-             "skboost.callback.EarlyStopping"]
+             "skboost.callback.EarlyStopping",
+             "skboost.BoostDistributionRegressor",
+             "skboost.conformal.predict_interval"]
 
 
 @pytest.fixture(scope="module")

@@ -190,3 +190,18 @@ def test_survival_example_runs_and_matches_xgboost():
     if "XGBoost Cox" in lines:
         theirs = float(lines["XGBoost Cox"].split("concordance ")[1])
         assert ours >= theirs - 0.005
+def test_uncertainty_example_runs():
+    """The uncertainty example: conformal coverage within what the
+    guarantee allows for 89 test rows (the coverage of one calibration set
+    is Beta distributed: a loose band), distributions with varying spread."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "uncertainty.py")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    coverages = [float(v) for v in re.findall(r"coverage ([0-9.]+)%", out)]
+    assert len(coverages) == 2 and all(75 < c <= 100 for c in coverages), out
+    low, high = map(float, re.search(
+        r"standard deviations: ([0-9.]+) to ([0-9.]+)", out).groups())
+    assert 0 < low < high, out

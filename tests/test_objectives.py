@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize, minimize_scalar
 
+from skboost.distributions import DISTRIBUTION_OBJECTIVES
 from skboost.objectives import (OBJECTIVES, RANKING_OBJECTIVES,
                                 SURVIVAL_OBJECTIVES, get_objective)
 from _isolation import call_outcomes
@@ -15,11 +16,12 @@ N_CLASSES = 4
 
 
 # Objectives with a pointwise loss (the ranking ones have none: see
-# test_ranker.py), and a variant with several quantiles.
-# (the survival objectives, whose labels are times or intervals, have
-# their own gradient, loss and base-margin tests: test_survival.py)
-POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES
-                   - SURVIVAL_OBJECTIVES) + ["multi-quantile"]
+# test_ranker.py), and a variant with several quantiles. The distributions'
+# objectives (Fisher information, not the observed hessian) are tested in
+# test_distributions.py; the survival objectives, whose labels are times or
+# intervals, in test_survival.py.
+POINTWISE = sorted(set(OBJECTIVES) - RANKING_OBJECTIVES - SURVIVAL_OBJECTIVES
+                   - set(DISTRIBUTION_OBJECTIVES)) + ["multi-quantile"]
 QUANTILES = [0.1, 0.5, 0.8]
 
 

@@ -14,11 +14,13 @@ import inspect
 import numpy as np
 import pytest
 
-from skboost import (BoostClassifier, BoostRanker, BoostRegressor,
-                     BoostRFClassifier, BoostRFRegressor)
+from skboost import (BoostClassifier, BoostDistributionRegressor,
+                     BoostRanker, BoostRegressor, BoostRFClassifier,
+                     BoostRFRegressor)
 from skboost._estimators.params import PARAMETERS, tree_params
 
-BOOSTED = [BoostClassifier, BoostRegressor, BoostRanker]
+BOOSTED = [BoostClassifier, BoostRegressor, BoostRanker,
+           BoostDistributionRegressor]
 FORESTS = [BoostRFClassifier, BoostRFRegressor]
 NOT_FOREST = {"num_parallel_tree", "early_stopping_rounds",
               "validation_fraction", "warm_start", "booster", "rate_drop",

@@ -13,6 +13,7 @@ READING_ORDER = [
     "ranking.py",
     "monotone_constraints.py",
     "multi_output.py",
+    "uncertainty.py",
     "explain_shap.py",
     "deploy_onnx.py",
     "models_from_xgboost.py",

@@ -10,6 +10,7 @@ from .classifier import BoostClassifier
 from .ranker import BoostRanker
 from .regressor import BoostRegressor
 from .forest import BoostRFClassifier, BoostRFRegressor
+from .distribution import BoostDistributionRegressor
 
-__all__ = ["BoostClassifier", "BoostRanker", "BoostRegressor",
+__all__ = ["BoostDistributionRegressor", "BoostClassifier", "BoostRanker", "BoostRegressor",
            "BoostRFClassifier", "BoostRFRegressor"]

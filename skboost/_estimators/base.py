@@ -263,6 +263,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                base_margin=None, base_margin_eval_set=None, init_model=None,
                eval_labels=None):
         check_device_and_verbosity(self)
+        self.__dict__.pop("conformal_", None)   # calibrated the old model
         if init_model is not None:
             X = adopt_model_categories(self, X, init_model)
         weight = check_weight(sample_weight, X)
@@ -632,6 +633,16 @@ class _BoostBase(ExplainMixin, BaseEstimator):
         install_section(estimator, booster, section, params)
         return estimator
 
+    def _saved_objective(self, params):
+        """The booster objective a model file of these parameters holds
+        (the ``objective`` parameter; a classifier's may turn multiclass)."""
+        return params.get("objective", self.get_params()["objective"])
+
+    @classmethod
+    def _around_objective(cls, objective):
+        """An unfitted estimator of this class training ``objective``."""
+        return cls(objective=objective)
+
     @classmethod
     def around_booster(cls, booster):
         """A fitted estimator of this class around a booster that has none
@@ -645,7 +656,7 @@ class _BoostBase(ExplainMixin, BaseEstimator):
                 "lost its estimator: save the estimator "
                 "(estimator.save_model), whose file records the link of the "
                 "objective")
-        estimator = cls(objective=booster.objective)
+        estimator = cls._around_objective(booster.objective)
         if is_classifier(estimator):
             n_classes = 2 if booster.n_outputs == 1 else booster.n_outputs
             estimator.classes_ = np.arange(n_classes)

@@ -13,13 +13,14 @@ from ..objectives import CLASSIFICATION_OBJECTIVES, CallableObjective
 from .._input.arrays import check_X, reject_external_weight
 from .._model.multi_output import (check_multilabel,
                             check_targets)
+from .conformal import ConformalClassifierMixin
 from .params import store_params
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
                    _EVAL_FIT_DOC, _evaluation_kwargs, class_weighted,
                    fit_or_restore)
 
 
-class BoostClassifier(ClassifierMixin, _BoostBase):
+class BoostClassifier(ConformalClassifierMixin, ClassifierMixin, _BoostBase):
     __doc__ = f"""Gradient-boosted trees classifier (regularised, second order).
 
     Binary targets use ``binary:logistic``; more than two classes switch to

@@ -24,6 +24,8 @@ from .._io.validation import ModelFileError as _Invalid
 from .._io.validation import (check_classes_fit_objective,
                               check_objective_params_match,
                               check_runtime_params)
+from .conformal import (CLASSIFICATION_METHODS, REGRESSION_METHODS,
+                        SAVED_METHODS)
 from ..objectives import (CLASSIFICATION_OBJECTIVES, OBJECTIVES,
                           RANKING_OBJECTIVES, REGRESSION_OBJECTIVES,
                           SURVIVAL_OBJECTIVES,
@@ -46,7 +48,23 @@ def estimator_section(estimator):
         "best_iteration": optional_int(getattr(estimator, "best_iteration",
                                                None)),
         "best_score": optional_float(getattr(estimator, "best_score", None)),
+        "conformal": _conformal_section(estimator),
     }
+
+
+def _conformal_section(estimator):
+    """The calibration of ``conformalize`` (method and sorted scores), or
+    None; a cv+ calibration (fold models) has no place in a file."""
+    calibration = getattr(estimator, "conformal_", None)
+    if calibration is None:
+        return None
+    if calibration["method"] not in SAVED_METHODS:
+        raise ValueError(
+            f"a model conformalized by {calibration['method']!r} keeps its "
+            "fold models: pickle it (a model file holds the scores of "
+            f"{', '.join(SAVED_METHODS)})")
+    return {"method": calibration["method"],
+            "scores": [float(s) for s in calibration["scores"]]}
 
 
 def dumps_estimator(estimator):
@@ -112,14 +130,26 @@ def checked_section(estimator, booster, section, saved_as):
             type(estimator)(**params)._objective_params(),
             booster.objective_params)
     objective_param = (None if "objective" in unsaved
-                       else params.get("objective",
-                                       estimator.get_params()["objective"]))
+                       else estimator._saved_objective(params))
     _check_objective(estimator, objective_param, booster.objective, n_classes)
+    _check_conformal(estimator, section.get("conformal"))
     _expect(booster.n_targets == 1 or not is_classifier(estimator)
             or np.array_equal(classes, np.arange(booster.n_targets)),
             f"a multi-label classifier of {booster.n_targets} labels has the "
             f"classes 0 .. {booster.n_targets - 1}")
     return params
+
+
+def _check_conformal(estimator, calibration):
+    """A saved calibration is one of this kind of estimator's methods."""
+    if calibration is None:
+        return
+    methods = (CLASSIFICATION_METHODS if is_classifier(estimator)
+               else REGRESSION_METHODS)
+    _expect(hasattr(estimator, "conformalize")
+            and calibration["method"] in methods,
+            f"a {type(estimator).__name__} has no conformal method "
+            f"{calibration['method']!r}")
 
 
 def _expect(condition, message):
@@ -195,6 +225,8 @@ def install_section(estimator, booster, section, params):
     for name in ("best_iteration", "best_score"):
         if section[name] is not None:
             _set_attribute(estimator, name, section[name])
+    if section.get("conformal") is not None:
+        estimator.conformal_ = dict(section["conformal"])
 
 
 def _set_attribute(estimator, name, value):

@@ -12,13 +12,14 @@ from .._survival import (AFT_DISTRIBUTIONS, aft_bounds, concordance_index,
                          cox_labels)
 from .._input.arrays import check_X, reject_external_weight
 from .._model.multi_output import check_targets
+from .conformal import ConformalRegressorMixin
 from .params import store_params
 from .base import (_BoostBase, _COMMON_ATTRIBUTES_DOC, _COMMON_PARAMS_DOC,
                    _EVAL_FIT_DOC, _evaluation_kwargs, POSITIVE_TARGETS,
                    fit_or_restore)
 
 
-class BoostRegressor(RegressorMixin, _BoostBase):
+class BoostRegressor(ConformalRegressorMixin, RegressorMixin, _BoostBase):
     __doc__ = f"""Gradient-boosted trees regressor (regularised, second order).
 
     Parameters

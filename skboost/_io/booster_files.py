@@ -81,6 +81,8 @@ def _estimator_class(booster):
     """The class ``fit`` would have made ``booster`` with (by objective)."""
     if booster.objective in CLASSIFICATION_OBJECTIVES:
         return ESTIMATOR_CLASSES["BoostClassifier"]
+    if booster.objective.startswith("dist:"):
+        return ESTIMATOR_CLASSES["BoostDistributionRegressor"]
     if booster.objective in RANKING_OBJECTIVES:
         return ESTIMATOR_CLASSES["BoostRanker"]
     return ESTIMATOR_CLASSES["BoostRegressor"]

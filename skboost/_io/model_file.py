@@ -80,6 +80,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..distributions import DISTRIBUTION_PARAMS, FAMILIES
 from ..objectives import (AFT_PARAMS, CLASSIFICATION_OBJECTIVES,
                           DEFAULT_PARAMS, UNBIASED_PARAMS,
                           OBJECTIVES, RANKING_OBJECTIVES, CallableObjective)
@@ -186,11 +187,14 @@ def dumps_model(booster, section):
     """The model file's text: ``booster`` and the estimator ``section``
     (``estimator``, ``params``, ``unsaved_params``, ``n_features_in``,
     ``feature_names``, ``classes``, ``categories``, ``best_iteration``,
-    ``best_score``, as JSON values: the estimator layer makes it)."""
+    ``best_score``; ``conformal`` when set, as JSON values: the estimator
+    layer makes it)."""
     model = {"estimator": section["estimator"],
              "skboost_version": _version(),
              **{key: section[key] for key in _SECTION_KEYS
                 if key != "estimator"},
+             **{key: section[key] for key in _OPTIONAL_KEYS
+                if section.get(key) is not None},
              "booster": _booster_to_dict(booster)}
     return json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION,
                        "checksum": _checksum(model), "model": model},
@@ -451,12 +455,15 @@ _SECTION_KEYS = ("estimator", "params", "unsaved_params", "n_features_in",
                  "feature_names", "classes", "categories", "best_iteration",
                  "best_score")
 _MODEL_KEYS = {*_SECTION_KEYS, "skboost_version", "booster"}
+# entries a file has only when set (files without them stay as they were)
+_OPTIONAL_KEYS = {"conformal"}
+_CONFORMAL_METHODS = ("split", "cqr", "aps")
 
 
 def _model_from_dict(model):
     """The validated booster and estimator section of a ``"model"``."""
     missing = _MODEL_KEYS - set(model)
-    extra = set(model) - _MODEL_KEYS
+    extra = set(model) - _MODEL_KEYS - _OPTIONAL_KEYS
     _expect(not missing, f"'model' lacks {sorted(missing)}")
     _expect(not extra, f"'model' has unknown entries {sorted(extra)}")
     _expect(isinstance(model["estimator"], str),
@@ -487,8 +494,29 @@ def _model_from_dict(model):
                    unsaved_params=model["unsaved_params"],
                    n_features_in=n_features, feature_names=names,
                    classes=classes, categories=category_map,
-                   best_iteration=best_iteration, best_score=best_score)
+                   best_iteration=best_iteration, best_score=best_score,
+                   conformal=_conformal_from_json(model.get("conformal")))
     return booster, section
+
+
+def _conformal_from_json(calibration):
+    """The scores of ``conformalize`` (sorted, finite, at least one)."""
+    if calibration is None:
+        return None
+    _expect(isinstance(calibration, dict)
+            and set(calibration) == {"method", "scores"},
+            "'conformal' must be an object of 'method' and 'scores'")
+    _expect(calibration["method"] in _CONFORMAL_METHODS,
+            f"'conformal' method must be one of {_CONFORMAL_METHODS}")
+    scores = calibration["scores"]
+    _expect(isinstance(scores, list) and len(scores) >= 1
+            and all(_is_number(s) for s in scores),
+            "'conformal' scores must be a non-empty list of numbers")
+    scores = np.asarray(scores, dtype=np.float64)
+    _expect(bool(np.all(np.isfinite(scores)))
+            and bool(np.all(np.diff(scores) >= 0)),
+            "'conformal' scores must be finite and sorted")
+    return {"method": calibration["method"], "scores": scores}
 
 
 def _categories_from_json(value, n_features):
@@ -663,7 +691,7 @@ def _tree_weights(weights, n_trees):
 def _objective_params_from_json(params, objective):
     _expect(isinstance(params, dict), "'objective_params' must be an object")
     known = (set(DEFAULT_PARAMS) | set(AFT_PARAMS) | set(UNBIASED_PARAMS)
-             | {"link"})
+             | set(DISTRIBUTION_PARAMS) | {"link"})
     _expect(set(params) <= known,
             f"unknown objective parameters {sorted(set(params) - known)}")
     _expect(all(v is None or isinstance(v, (bool, int, float, str))

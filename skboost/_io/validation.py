@@ -24,6 +24,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..distributions import FAMILIES
+
 # feature indices are int32 in the tree format
 MAX_FEATURES = np.iinfo(np.int32).max
 
@@ -122,6 +124,9 @@ _OBJECTIVE_PARAM_CHECKS = {
                                     "a positive number"),
     "link": (lambda v: v in ("identity", "logistic", "softmax"),
              "'identity', 'logistic' or 'softmax'"),
+    "distribution": (lambda v: v in FAMILIES, f"one of {sorted(FAMILIES)}"),
+    "natural_gradient": (lambda v: isinstance(v, bool), "a boolean"),
+    "student_df": (_number(0.0, low_open=True), "a positive number"),
 }
 
 
