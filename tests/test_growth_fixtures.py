@@ -60,7 +60,11 @@ PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "one_drop": False, "skip_drop": 0.0,
                       "sample_type": "uniform", "normalize_type": "tree",
                       "aft_loss_distribution": "normal",
-                      "aft_loss_distribution_scale": 1.0}
+                      "aft_loss_distribution_scale": 1.0,
+                      "lambdarank_unbiased": False,
+                      "lambdarank_bias_norm": 1.0,
+                      # issue 42: recoveries of a distributed fit
+                      "max_recoveries": 3}
 
 
 def _first_difference(a, b, where="model file"):

@@ -85,7 +85,10 @@ class BoostDistributionRegressor(RegressorMixin, _BoostBase):
                  validation_fraction=0.1, warm_start=False,
                  natural_gradient=False, student_df=3.0,
                  verbosity=None, device="cpu", num_parallel_tree=1,
-                 multi_strategy="one_output_per_tree"):
+                 multi_strategy="one_output_per_tree",
+                 booster="gbtree", rate_drop=0.0, one_drop=False,
+                 skip_drop=0.0, sample_type="uniform", normalize_type="tree",
+                 max_recoveries=3):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
