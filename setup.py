@@ -18,8 +18,10 @@ The build is made to be quick and to happen once:
   what it is made from (its C source, flags, compiler, Python, NumPy), and a
   later build with the same inputs copies it instead of compiling: the
   README's second command after the first, a wheel after an editable
-  install. ``SKBOOST_BUILD_CACHE=0`` turns the cache off;
-  ``build_ext --force`` bypasses it.
+  install. ``SKBOOST_BUILD_CACHE`` names another directory (a wheel
+  built from the sdist in a temporary directory can so reuse the tree's
+  extensions: ``tools/build_wheels.sh``), ``SKBOOST_BUILD_CACHE=0`` turns
+  the cache off; ``build_ext --force`` bypasses it.
 
 Set ``SKBOOST_DEBUG=1`` in the environment to build with bounds checking,
 wraparound and initialisation checks turned on (slow, for debugging kernels).
@@ -84,8 +86,11 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("SKBOOST_DEBUG", "0") not in ("", "0")
 SANITIZE = os.environ.get("SKBOOST_SANITIZE", "0") not in ("", "0")
 BUILD_JOBS = int(os.environ.get("SKBOOST_BUILD_JOBS", os.cpu_count() or 1))
-CACHE_DIR = (None if os.environ.get("SKBOOST_BUILD_CACHE", "1") in ("", "0")
-             else os.path.join(ROOT, "build", "ext-cache"))
+# compiled extensions kept for reuse: SKBOOST_BUILD_CACHE names another
+# directory, or 0 for none (ExtensionCache)
+CACHE_DIR = os.environ.get("SKBOOST_BUILD_CACHE") or os.path.join(
+    ROOT, "build", "ext-cache")
+CACHE_DIR = None if CACHE_DIR == "0" else os.path.abspath(CACHE_DIR)
 
 if sys.platform == "win32":
     OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
