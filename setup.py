@@ -15,7 +15,7 @@ The build is made to be quick and to happen once:
   every kernel (it was a third of each kernel's compile time);
 - no debug information (``-g0``, another quarter) unless ``SKBOOST_DEBUG``;
 - every compiled extension is kept in ``build/ext-cache/`` under a hash of
-  what it is made from (its C source, flags, compiler, Python, NumPy), and a
+  what it is made from (its C source, flags, compiler, Python), and a
   later build with the same inputs copies it instead of compiling: the
   README's second command after the first, a wheel after an editable
   install. ``SKBOOST_BUILD_CACHE`` names another directory (a wheel
@@ -46,7 +46,6 @@ import subprocess
 import sys
 import sysconfig
 
-import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -120,13 +119,15 @@ COMPILER_DIRECTIVES = {
 
 
 def make_extension(name, source):
+    # The kernels take typed memoryviews and cimport nothing of NumPy, so
+    # NumPy is no build requirement (and a wheel is tied to no NumPy
+    # version). A kernel that needs NumPy's C API adds "numpy" to
+    # pyproject.toml's build-system.requires and np.get_include() here.
     return Extension(
         name,
         [source],
-        include_dirs=[np.get_include()],
         extra_compile_args=OPT + OPENMP_COMPILE,
         extra_link_args=OPENMP_LINK,
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
     )
 
 
@@ -199,7 +200,10 @@ class BuildExt(build_ext):
             origin = os.path.relpath(libs, os.path.dirname(path))
             subprocess.check_call([patchelf, "--replace-needed",
                                    "libgomp.so.1", PRIVATE_OPENMP, path])
-            subprocess.check_call([patchelf, "--add-rpath",
+            # the kernels need nothing else from a search path: Python's
+            # own run path (an absolute path of the build machine, which
+            # some Pythons' flags add) has no place in a wheel
+            subprocess.check_call([patchelf, "--set-rpath",
                                    "$ORIGIN/" + origin, path])
 
 
@@ -228,8 +232,8 @@ class ExtensionCache:
     ``<directory>/<module>.<hash>.so``, the latest entry of each module.
 
     The hash covers the C sources' bytes, the extension's flags and macros,
-    the compiler's command lines and version, Python's version and
-    extension suffix, and NumPy's version (the headers compiled against).
+    the compiler's command lines and version, and Python's version and
+    extension suffix.
     Paths of pip's temporary build environments are left out, so that
     isolated builds of the same tree share entries.
     """
@@ -284,7 +288,7 @@ def _toolchain_fingerprint(compiler):
     except (AttributeError, IndexError, OSError):
         version = ""
     return repr((commands, version, sys.version, sys.platform,
-                 sysconfig.get_config_var("EXT_SUFFIX"), np.__version__))
+                 sysconfig.get_config_var("EXT_SUFFIX")))
 
 
 def _system_libgomp(compiler):
