@@ -194,16 +194,19 @@ class BuildExt(build_ext):
             path = self.get_ext_fullpath(ext.name)
             needed = subprocess.check_output([patchelf, "--print-needed",
                                               path], text=True).split()
-            if "libgomp.so.1" not in needed:  # up to date, already linked
-                continue
-            origin = os.path.relpath(libs, os.path.dirname(path))
-            subprocess.check_call([patchelf, "--replace-needed",
-                                   "libgomp.so.1", PRIVATE_OPENMP, path])
-            # the kernels need nothing else from a search path: Python's
-            # own run path (an absolute path of the build machine, which
-            # some Pythons' flags add) has no place in a wheel
-            subprocess.check_call([patchelf, "--set-rpath",
-                                   "$ORIGIN/" + origin, path])
+            if "libgomp.so.1" in needed:
+                subprocess.check_call([patchelf, "--replace-needed",
+                                       "libgomp.so.1", PRIVATE_OPENMP, path])
+            # The run path: the private runtime's directory, or none. The
+            # modules need nothing else from a search path; Python's own
+            # (an absolute path of the build machine, which some Pythons'
+            # flags add) has no place in a wheel.
+            if {"libgomp.so.1", PRIVATE_OPENMP} & set(needed):
+                origin = os.path.relpath(libs, os.path.dirname(path))
+                subprocess.check_call([patchelf, "--set-rpath",
+                                       "$ORIGIN/" + origin, path])
+            else:
+                subprocess.check_call([patchelf, "--remove-rpath", path])
 
 
 def _translate(extensions, force):
