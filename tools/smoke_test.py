@@ -48,7 +48,7 @@ def main(pytest_args):
         subprocess.run([sys.executable, "quickstart.py"], cwd=work, env=env,
                        check=True)
         return subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
              *(pytest_args or SMOKE_TESTS)], cwd=work, env=env).returncode
 
 
