@@ -47,9 +47,10 @@ def main(pytest_args):
         print("quick start, with the installed skboost:", flush=True)
         subprocess.run([sys.executable, "quickstart.py"], cwd=work, env=env,
                        check=True)
-        return subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-             *(pytest_args or SMOKE_TESTS)], cwd=work, env=env).returncode
+        pytest = [sys.executable, "-m", "pytest", "-q", "-rs",
+                  "-p", "no:cacheprovider"]
+        return subprocess.run([*pytest, *(pytest_args or SMOKE_TESTS)],
+                              cwd=work, env=env).returncode
 
 
 if __name__ == "__main__":
