@@ -100,6 +100,14 @@ def _workers(client):
     return sorted(client.scheduler_info()["workers"])
 
 
+def _victim(client, index):
+    """The worker to kill: the ``index``-th of two answering workers (a
+    reference fit may run while a worker killed by an earlier test is
+    still being replaced by its nanny: wait for both, as the fixture does)."""
+    assert _two_answer(client, 60), "two workers did not answer"
+    return _workers(client)[index]
+
+
 def _kill(client, address):
     """SIGKILL the process of the worker at ``address``."""
     pid = client.run(os.getpid, workers=[address])[address]
@@ -182,7 +190,7 @@ def test_killed_worker_resumes_to_the_same_model(client, tree_method,
     X, y = _discrete(seed=1)
     dX, dy = da.from_array(X, chunks=(300, 5)), da.from_array(y, 300)
     params = dict(PARAMS, tree_method=tree_method)
-    victim = _workers(client)[1]
+    victim = _victim(client, 1)
     model = DaskBoostRegressor(**params, callbacks=[_KillAt(client, [victim])])
     with caplog.at_level(logging.WARNING, logger="skboost"):
         model.fit(dX, dy)
@@ -211,7 +219,7 @@ def test_killed_worker_resumes_the_ranker_with_row_sampling(client):
     dy, dq = da.from_array(relevance, 300), da.from_array(qid, 300)
     reference = DaskBoostRanker(**params, callbacks=[_Quiet()]).fit(
         dX, dy, qid=dq)
-    victim = _workers(client)[0]
+    victim = _victim(client, 0)
     model = DaskBoostRanker(**params, callbacks=[_KillAt(client, [victim])])
     model.fit(dX, dy, qid=dq)
     _one_recovery(model, victim)
@@ -229,7 +237,7 @@ def test_eval_set_metrics_and_early_stopping_survive(client):
     params = dict(PARAMS, n_estimators=16, early_stopping_rounds=3,
                   subsample=0.7)
     reference = DaskBoostRegressor(**params).fit(dX, dy, eval_set=eval_set)
-    victim = _workers(client)[1]
+    victim = _victim(client, 1)
     model = DaskBoostRegressor(**params, callbacks=[
         _KillAt(client, [victim], at=5)]).fit(dX, dy, eval_set=eval_set)
     (record,) = model._dask_recoveries
@@ -301,7 +309,7 @@ def test_scattered_partition_cannot_be_recomputed(client):
     """Data scattered to the victim has no graph to recompute it from: a
     clear error naming the partition, at once."""
     X, y = _discrete(n=600, seed=6)
-    victim = _workers(client)[1]
+    victim = _victim(client, 1)
     futures = client.scatter([X[:300], X[300:]], workers=[victim])
     dX = da.concatenate([da.from_delayed(f, shape=(300, 5), dtype=X.dtype)
                          for f in futures])
