@@ -467,9 +467,6 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     row_key = _checked_lambda_inputs(raw, query_ptr, objective, pair_method,
                                      num_pair, gpair, row_key, n)
     cdef bint unbiased = _checked_bias_inputs(t_plus, t_minus, li, lj, n)
-    if unbiased:
-        li[:] = 0.0
-        lj[:] = 0.0
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
     cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
     gpair[:, :] = 0.0
@@ -506,6 +503,8 @@ def _checked_bias_inputs(t_plus, t_minus, li, lj, Py_ssize_t n):
         raise ValueError("t_plus and t_minus must have the same length >= 1")
     if li.shape[0] != n or lj.shape[0] != n:
         raise ValueError("li and lj must have one entry per row")
+    li[:] = 0.0   # the accumulators start each round at 0
+    lj[:] = 0.0
     return True
 
 
@@ -531,6 +530,39 @@ def _checked_lambda_inputs(raw, query_ptr, str objective, str pair_method,
     return row_key
 
 
+cdef struct Debias:
+    # the bias ratios of the tracked positions and every row's cost
+    # accumulators (NULL t_plus: no debiasing)
+    const double* t_plus
+    const double* t_minus
+    Py_ssize_t n_positions
+    double* li
+    double* lj
+
+
+cdef Debias debias_of(const double[::1] t_plus, const double[::1] t_minus,
+                      double[::1] li, double[::1] lj):
+    """The arrays of position debiasing as pointers (all NULL without)."""
+    cdef Debias bias
+    bias.t_plus = &t_plus[0] if t_plus is not None else NULL
+    bias.t_minus = &t_minus[0] if t_plus is not None else NULL
+    bias.n_positions = t_plus.shape[0] if t_plus is not None else 0
+    bias.li = &li[0] if t_plus is not None else NULL
+    bias.lj = &lj[0] if t_plus is not None else NULL
+    return bias
+
+
+cdef inline void attach_bias(QueryView* q, const Debias* bias,
+                             Py_ssize_t begin) noexcept nogil:
+    """Debias the query whose rows start at ``begin``: the shared ratios,
+    its own rows of the accumulators."""
+    q.t_plus = bias.t_plus
+    q.t_minus = bias.t_minus
+    q.n_positions = bias.n_positions
+    q.li = bias.li + begin
+    q.lj = bias.lj + begin
+
+
 cdef void _all_queries(const double[::1] y, const double[::1] raw,
                        const int64_t[::1] query_ptr,
                        const uint64_t[::1] row_key,
@@ -551,12 +583,7 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
     cdef double* values_buffer = NULL
     cdef float* pairs_buffer = NULL
     # position debiasing: each query writes its own rows of li and lj
-    cdef bint unbiased = t_plus is not None
-    cdef const double* plus = &t_plus[0] if unbiased else NULL
-    cdef const double* minus = &t_minus[0] if unbiased else NULL
-    cdef double* li_rows = &li[0] if unbiased else NULL
-    cdef double* lj_rows = &lj[0] if unbiased else NULL
-    cdef Py_ssize_t n_positions = t_plus.shape[0] if unbiased else 0
+    cdef Debias bias = debias_of(t_plus, t_minus, li, lj)
     # A query's documents are its own rows of y, raw and gpair: queries are
     # independent tasks, each thread with buffers sized for the longest
     # query (allocated once per thread, not per query). Dynamic: query
@@ -579,12 +606,8 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
             # assigned whole, so that q is private to each thread
             q = query_view(order_buffer, values_buffer, pairs_buffer,
                            longest, &discounts[0], q_count, metric, exp_gain)
-            if unbiased:
-                q.t_plus = plus
-                q.t_minus = minus
-                q.n_positions = n_positions
-                q.li = li_rows + begin
-                q.lj = lj_rows + begin
+            if bias.t_plus != NULL:
+                attach_bias(&q, &bias, begin)
             query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
                           &gpair[begin, 0],
                           method, num_pair, score_normalise,

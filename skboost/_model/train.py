@@ -117,10 +117,15 @@ def train(X, y, weight, objective_name, n_classes, boost_params, tree_params,
         base_margin=base_margin,
         evaluator=_Evaluator(booster, objective, evals, eval_metrics,
                              n_threads))
-    booster = run_rounds(booster, rounds, first_round=first_round,
-                         n_rounds=boost_params.n_estimators,
-                         callbacks=callbacks)
-    if hasattr(objective, "position_bias"):   # a debiased ranker's estimates
+    return _with_position_bias(objective, run_rounds(
+        booster, rounds, first_round=first_round,
+        n_rounds=boost_params.n_estimators, callbacks=callbacks))
+
+
+def _with_position_bias(objective, booster):
+    """The trained booster, with a debiased ranker's position-bias
+    estimates (``lambdarank_unbiased``) when the objective has them."""
+    if hasattr(objective, "position_bias"):
         booster.position_bias = objective.position_bias()
     return booster
 
