@@ -27,6 +27,7 @@ sum is exact whatever the summation order: equal partitions then give equal
 gains in both finders, and ties are real ties, broken by the rule above.
 """
 
+import math
 import sys
 
 import numpy as np
@@ -234,6 +235,142 @@ def test_missing_split_on_missingness_and_directions():
                      (1.0, 0, 0, 0))
     assert got["feature"][0] == 0 and got["default_left"][0] == 0
     assert got["feature"][1] == -1  # only missing values: nothing to split
+
+
+# --------------------------------------------------------------------------
+# Monotone constraints: the naive finder with bounded weights
+# --------------------------------------------------------------------------
+
+def naive_leaf_weight(G, H, reg, lower, upper):
+    """The optimal leaf weight (soft threshold, max_delta_step; 0 for a
+    node lighter than min_child_weight), clipped into the node's bounds."""
+    reg_lambda, reg_alpha, mds, mcw = reg
+    if H < mcw or H <= 0.0:
+        return min(max(0.0, lower), upper)
+    w = -math.copysign(max(abs(G) - reg_alpha, 0.0), G) / (H + reg_lambda)
+    if mds > 0.0 and abs(w) > mds:
+        w = math.copysign(mds, w)
+    return min(max(w, lower), upper)
+
+
+def naive_weighted_score(G, H, w, reg):
+    reg_lambda, reg_alpha, _, mcw = reg
+    if H < mcw or H <= 0.0:
+        return 0.0
+    return -(2.0 * G * w + (H + reg_lambda) * w * w + 2.0 * reg_alpha * abs(w))
+
+
+def naive_bounded_best_split(X, g, h, rows, allowed_row, reg, bounds,
+                             directions):
+    """The best split of a node whose weights are clipped into ``bounds``
+    (lower, upper), splits on a feature of direction +1 (-1) admissible
+    only when the left weight is <= (>=) the right one (XGBoost's monotone
+    constraints), as a dict; None when no split is admissible.
+
+    Candidates: every boundary between present values with the missing
+    rows right and, where the node has missing rows, left; the split on
+    missingness with every present value left (XGBoost's threshold); and,
+    for a constrained feature only, the same partition with the missing
+    rows left (threshold -inf), which the constraint may admit where it
+    refuses the other."""
+    mcw = reg[3]
+    lower, upper = bounds
+    G, H = g[rows].sum(), h[rows].sum()
+    parent = naive_weighted_score(G, H, naive_leaf_weight(G, H, reg, lower,
+                                                          upper), reg)
+    candidates = []
+
+    def consider(feature, threshold, left_rows, default_left):
+        G_left, H_left = g[left_rows].sum(), h[left_rows].sum()
+        G_right, H_right = G - G_left, H - H_left
+        if H_left < mcw or H_right < mcw:
+            return
+        w_left = naive_leaf_weight(G_left, H_left, reg, lower, upper)
+        w_right = naive_leaf_weight(G_right, H_right, reg, lower, upper)
+        direction = directions[feature]
+        if (direction > 0 and w_left > w_right) or (
+                direction < 0 and w_left < w_right):
+            return
+        gain = 0.5 * (naive_weighted_score(G_left, H_left, w_left, reg)
+                      + naive_weighted_score(G_right, H_right, w_right, reg)
+                      - parent)
+        candidates.append((gain, feature, threshold, default_left))
+
+    for feature in np.flatnonzero(allowed_row):
+        x = X[rows, feature]
+        present = ~np.isnan(x)
+        if not present.any():
+            continue
+        missing_rows = rows[~present]
+        distinct = np.unique(x[present])
+        for lo, hi in zip(distinct[:-1], distinct[1:]):
+            threshold = 0.5 * (float(lo) + float(hi))
+            below = rows[present & (x < threshold)]
+            consider(feature, threshold, below, False)
+            if missing_rows.size:
+                consider(feature, threshold,
+                         np.concatenate([below, missing_rows]), True)
+        if missing_rows.size:
+            largest = distinct[-1]
+            consider(feature, float(largest + (abs(largest)
+                                               + np.float32(1e-6))),
+                     rows[present], False)
+            if directions[feature] != 0:
+                consider(feature, -np.inf, missing_rows, True)
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: (-c[0], c[1], c[2], c[3]))
+
+
+def bounded_problem(seed):
+    """A random problem with monotone directions and node bounds, in
+    dyadic rationals (exact float64 sums) and with many missing values."""
+    X, gpair, weight, row_slot, allowed, reg = random_problem(seed)
+    rng = np.random.default_rng(10_000 + seed)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    directions = rng.integers(-1, 2, size=X.shape[1]).astype(np.int8)
+    centre = rng.uniform(-1.0, 1.0, size=allowed.shape[0])
+    width = rng.choice([np.inf, 2.0, 0.5, 0.1], size=allowed.shape[0])
+    bounds = np.column_stack([centre - width, centre + width])
+    return X, gpair, weight, row_slot, allowed, reg, bounds, directions
+
+
+@pytest.mark.parametrize("first_seed", range(0, 300, 100))
+def test_matches_naive_finder_with_monotone_bounds(first_seed):
+    """Monotone directions and node bounds: the kernel's best equals the
+    naive finder's, with one thread and with two (the pre-test that skips a
+    group's walks must offer the same splits on missingness as the walks,
+    whichever features a thread scanned before)."""
+    n_compared = 0
+    for seed in range(first_seed, first_seed + 100):
+        (X, gpair, weight, row_slot, allowed, reg, bounds,
+         directions) = bounded_problem(seed)
+        n_slots = allowed.shape[0]
+        g, h, node_G, node_H, count = node_statistics(gpair, weight,
+                                                      row_slot, n_slots)
+        col_ptr, values, rows = sorted_blocks(X)
+        columns = SortedColumns(col_ptr, values, rows, X.shape[0])
+        for n_threads in (1, 2):
+            got = find_best_splits(
+                columns, gpair, row_slot, node_G, node_H, count, allowed,
+                context=split_context(reg, n_threads), weight=weight,
+                bounds=bounds, monotone=directions)
+            for s in range(n_slots):
+                best = naive_bounded_best_split(
+                    X, g, h, np.flatnonzero(row_slot == s), allowed[s], reg,
+                    bounds[s], directions)
+                where = f"seed {seed}, slot {s}, {n_threads} threads"
+                if best is None:
+                    assert got["feature"][s] == -1, where
+                    continue
+                n_compared += 1
+                gain, feature, threshold, default_left = best
+                assert (got["feature"][s], got["threshold"][s],
+                        bool(got["default_left"][s])) == (
+                            feature, threshold, default_left), where
+                assert got["gain"][s] == pytest.approx(gain, rel=1e-9,
+                                                       abs=1e-12), where
+    assert n_compared > 100
 
 
 def test_threads_give_identical_results():

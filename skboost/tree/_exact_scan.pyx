@@ -183,6 +183,24 @@ cdef inline double above_present(float largest) noexcept nogil:
     return threshold
 
 
+cdef inline void consider_missingness(NodeWalk* a, const NodeContext* c,
+                                      float largest) noexcept nogil:
+    """The split on missingness itself, once a walk has summed every
+    present entry (``a``): every present value left and the missing ones
+    right, at XGBoost's threshold for this partition (so that unseen larger
+    values go where XGBoost sends them); and, for a feature with a monotone
+    constraint, the same partition in the other order (missing values left),
+    which the constraint may admit where it refuses the first.
+
+    Both the walks and the pre-test's shortcut (``scan_group``) offer the
+    split through here, so a node's best does not depend on which of them
+    ran (that depends on the features a thread scanned before)."""
+    consider(a, c, a.G, a.H, c.G - a.G, c.H - a.H, above_present(largest),
+             False)
+    if c.bounded and c.bounds.direction != 0:
+        consider(a, c, c.G - a.G, c.H - a.H, a.G, a.H, -INFINITY, True)
+
+
 cdef inline void restart(NodeWalk* a) noexcept nogil:
     a.G = 0.0
     a.H = 0.0
@@ -323,15 +341,7 @@ cdef void walk_group(const NodeContext* c, const float* values,
         # method does the same where the feature has missing values in the
         # training data; ExactFinder turns the others left, as it does)
         return
-    # every present value left, missing values right, at XGBoost's
-    # threshold for this partition (so that unseen larger values go where
-    # XGBoost sends them)
-    consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H,
-             above_present(a.last_value), False)
-    if c.bounded:
-        # the same partition in the other order (missing values left), for
-        # a monotone constraint that admits only this one
-        consider(&a, c, c.G - a.G, c.H - a.H, a.G, a.H, -INFINITY, True)
+    consider_missingness(&a, c, a.last_value)
     restart(&a)
     zero_pending = zero != NULL and zero.count > 0
     for k in range(n - 1, -1, -1):
@@ -453,8 +463,7 @@ cdef void scan_group(const NodeContext* c, const float* values,
                 # the sums of all n entries, in the walks' order
                 a.G = b.below_G[n - 1] + g[n - 1]
                 a.H = b.below_H[n - 1] + h[n - 1]
-                consider(&a, c, a.G, a.H, c.G - a.G, c.H - a.H,
-                         above_present(values[n - 1]), False)
+                consider_missingness(&a, c, values[n - 1])
             return
     walk_group(c, values, g, h, n, zero)
 
