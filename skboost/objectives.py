@@ -84,6 +84,12 @@ AFT_PARAMS = {
 MAX_EXP_GAIN_LABEL = 31
 
 
+def one_part(value):
+    """Every part's ``value`` when the rows of a fit are all in this
+    process: one part (``Objective.gather_parts``)."""
+    return [value]
+
+
 class Objective(ABC):
     """Interface of a training objective (see the module docstring).
 
@@ -115,6 +121,12 @@ class Objective(ABC):
     # labels (the out-of-core classifier's class indices) are then kept as
     # they are, 1 or 4 bytes a row instead of 8, the same gradients.
     compact_labels = False
+    # ``gather_parts(value)``: a value computed on this process's rows,
+    # gathered from every part of the fit's rows (a list, in part order).
+    # An objective that needs sums over every row (exact ones:
+    # ``_exact_sums``) combines them; a distributed engine sets its
+    # all-gather among the workers (``skboost.dask``)
+    gather_parts = staticmethod(one_part)
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}

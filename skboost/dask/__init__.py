@@ -32,16 +32,19 @@ from .._model.margins import eval_base_margins
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                     connect_shards, merged_bin_mapper, ordered_summaries)
-from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
+from .._estimators import (BoostClassifier, BoostDistributionRegressor,
+                           BoostRanker, BoostRegressor)
 from .._estimators.base import (eval_set_entries, fit_or_restore,
                                 keep_interrupted_rounds, margin_kwargs,
                                 metric_list, tie_salt)
 from ..callback import check_callbacks
+from ..distributions import family_of
 from ..objectives import SURVIVAL_OBJECTIVES
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
 
-__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
+__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker",
+           "DaskBoostDistributionRegressor"]
 
 
 def _dask_modules():
@@ -587,6 +590,7 @@ class _DaskBoostMixin:
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""
         self._validate_params()
+        objective = getattr(self, "objective", None)
         unsupported = [what for what, present in (
             ("tree_method='exact' (use 'hist' or 'approx')",
              self.tree_method == "exact"),
@@ -602,13 +606,13 @@ class _DaskBoostMixin:
              getattr(self, "class_weight", None) is not None),
             # Cox's gradient needs every row's margin in time order, AFT
             # interval labels two columns of y: both train in core
-            (f"objective={self.objective!r} (survival: train it with "
-             "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES),
+            (f"objective={objective!r} (survival: train it with "
+             "BoostRegressor)", objective in SURVIVAL_OBJECTIVES),
             ("booster='dart' (train it with the single-node estimators)",
              getattr(self, "booster", "gbtree") == "dart"),
             # its per-round draws are per row of the whole data set
             ("objective='rank:xendcg' (train it with BoostRanker)",
-             self.objective == "rank:xendcg"),
+             objective == "rank:xendcg"),
             # the bias estimates sum every query's costs per position
             ("lambdarank_unbiased=True (train it with BoostRanker)",
              bool(getattr(self, "lambdarank_unbiased", False))))
@@ -1117,3 +1121,116 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
         return self._map_rows(X, "predict", None, np.float64,
                               output_margin=output_margin,
                               iteration_range=iteration_range)
+
+
+class DaskBoostDistributionRegressor(_DaskBoostMixin,
+                                     BoostDistributionRegressor):
+    """``BoostDistributionRegressor`` trained on a Dask cluster.
+
+    The parameters, methods and fitted attributes of
+    :class:`skboost.BoostDistributionRegressor`; ``fit`` takes dask
+    collections and trains where their partitions live; ``predict``,
+    ``predict_params`` and ``predict_quantiles`` return dask collections
+    (``to_local().predict_distribution`` gives the frozen ``scipy.stats``
+    distributions of rows in memory). One tree per parameter and round
+    (``multi_strategy="one_output_per_tree"``); the scale of each
+    parameter's gradients (its mean Fisher information over every row) is
+    an exact sum over the workers, so the model is bit-identical whatever
+    the number of workers and equal to the single-node model where the cut
+    points cannot depend on the partitioning (:doc:`/user_guide/dask`).
+    """
+
+    _local_class = BoostDistributionRegressor
+
+    def _prepare_labels(self, shards):
+        self._check_eval_metric()
+        shards.call("float_labels")   # the family checks them (prepare)
+        return "dist:" + self.distribution, None
+
+    def predict(self, X, iteration_range=None):
+        """The mean of each row's predicted distribution, computed where
+        the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        y : dask array (or dask Series for a DataFrame) of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self._map_rows(X, "predict", None, np.float64,
+                              iteration_range=iteration_range)
+
+    def predict_quantiles(self, X, q, iteration_range=None):
+        """Quantiles of each row's predictive distribution, computed where
+        the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        q : float or array-like of floats in (0, 1)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        quantiles : dask array (or dask DataFrame) of shape (n_samples, n_levels)
+        """
+        check_is_fitted(self)
+        levels = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if (levels.ndim != 1 or levels.size == 0
+                or np.any(~((levels > 0) & (levels < 1)))):
+            raise ValueError(f"q must be levels in (0, 1), got "
+                             f"{levels.tolist()!r}")
+        return self._map_rows(X, "predict_quantiles", levels.size,
+                              np.float64, q=levels,
+                              iteration_range=iteration_range)
+
+    def predict_params(self, X, iteration_range=None):
+        """The parameters of each row's distribution (the names of
+        ``BoostDistributionRegressor.predict_params``), computed where the
+        partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        params : dict of str to dask array (or dask Series)
+            One per parameter, of shape (n_samples,).
+        """
+        check_is_fitted(self)
+        local = self.to_local()
+        family = family_of(self.booster_.objective_params)
+        names = list(family.natural(np.zeros((1, family.n_params))))
+        if _kind(X, "X") == "frame":
+            return {name: X.map_partitions(
+                _param_frame, local, name, iteration_range,
+                meta=("params", np.float64)) for name in names}
+        _row_chunks(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        return {name: X.map_blocks(_param_block, local, name,
+                                   iteration_range, dtype=np.float64,
+                                   drop_axis=1) for name in names}
+
+
+def _param_block(block, local, name, iteration_range):
+    """One parameter of the distributions of a block's rows (float64:
+    Student's t's degrees of freedom come as a constant)."""
+    values = local.predict_params(block, iteration_range=iteration_range)
+    return np.broadcast_to(np.asarray(values[name], dtype=np.float64),
+                           (block.shape[0],)).copy()
+
+
+def _param_frame(part, local, name, iteration_range):
+    import pandas as pd
+
+    return pd.Series(_param_block(part, local, name, iteration_range),
+                     index=part.index, name="params")

@@ -452,6 +452,9 @@ class Shard:
             local, scanner, self.exchange, speculate=p.monotone is None,
             stats=self._stats, per_feature=_features_restricted(p))
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
+        # sums over every row (the distributions' scales, the position
+        # biases): gathered from every shard
+        self.objective.gather_parts = self.exchange.allgather
 
     def _scanner(self, bin_ptr, thresholds, features):
         """The SliceScanner of this shard's ``features``."""

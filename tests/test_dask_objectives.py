@@ -1,0 +1,168 @@
+"""The objectives and boosters beyond the squared error on Dask
+(skboost.dask): distributional regression, survival:aft, rank:xendcg,
+debiased LambdaMART and DART, on a LocalCluster of two worker processes
+started here.
+
+Oracles: the single-node estimators on the concatenated data (bit for bit:
+the features have fewer distinct values than ``max_bin``, so the cut
+points cannot depend on the partitioning), and the same fit with the
+partitions all on one worker, or spread over both (bit for bit).
+"""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from skboost import BoostDistributionRegressor  # noqa: E402
+from skboost.dask import DaskBoostDistributionRegressor  # noqa: E402
+
+PARAMS = dict(n_estimators=5, max_depth=3, learning_rate=0.3, random_state=3,
+              n_jobs=1)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _workers(client):
+    return sorted(client.scheduler_info()["workers"])
+
+
+def _discrete_data(n=900, n_features=4, seed=0):
+    """Features of at most 30 distinct values (some missing), a target
+    whose noise grows with the first feature."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 30, size=(n, n_features)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    signal = np.nansum(X[:, :2] * [0.2, -0.1], axis=1)
+    noise = rng.normal(size=n) * (0.5 + np.nan_to_num(X[:, 0]) / 10.0)
+    return X, signal + noise
+
+
+def _trees_equal(a, b):
+    """Every tree array (and the tree weights) of two boosters, bit for
+    bit."""
+    assert a.base_margin.tobytes() == b.base_margin.tobytes()
+    assert len(a.trees) == len(b.trees)
+    assert a.tree_group == b.tree_group
+    assert a.tree_weights == b.tree_weights
+    for ta, tb in zip(a.trees, b.trees):
+        for name in ("feature", "threshold", "left_child", "right_child",
+                     "default_left", "value", "gain", "cover"):
+            assert np.array_equal(getattr(ta, name), getattr(tb, name),
+                                  equal_nan=True), name
+    return True
+
+
+def _placed(client, array, workers):
+    """``array``'s partitions computed on ``workers`` (round robin)."""
+    blocks = array.to_delayed().ravel()
+    futures = [client.compute(b, workers=[workers[k % len(workers)]])
+               for k, b in enumerate(blocks)]
+    distributed.wait(futures)
+    arrays = [da.from_delayed(f, shape=(c,) + array.shape[1:],
+                              dtype=array.dtype)
+              for f, c in zip(futures, array.chunks[0])]
+    return da.concatenate(arrays), futures
+
+
+def _on_one_and_two_workers(client, fit, *arrays):
+    """``fit(*placed arrays)`` with the partitions all on one worker, then
+    spread over both: the two boosters."""
+    boosters, keep = [], []
+    workers = _workers(client)
+    for placement in ([workers[0]], workers):
+        placed = []
+        for array in arrays:
+            p, futures = _placed(client, array, placement)
+            placed.append(p)
+            keep += futures
+        boosters.append(fit(*placed).booster_)
+    return boosters
+
+
+# -- distributional regression ----------------------------------------------
+
+@pytest.mark.parametrize("distribution,natural", [
+    ("normal", False), ("gamma", True), ("studentt", False)])
+def test_distribution_equals_single_node_bit_for_bit(client, distribution,
+                                                     natural):
+    X, y = _discrete_data(seed=1)
+    if distribution == "gamma":
+        y = np.exp(y / 5.0)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=y.shape[0])
+    params = dict(PARAMS, distribution=distribution,
+                  natural_gradient=natural)
+    dX = da.from_array(X, chunks=(300, 4))
+    model = DaskBoostDistributionRegressor(**params).fit(
+        dX, da.from_array(y, chunks=300),
+        sample_weight=da.from_array(w, chunks=300))
+    local = BoostDistributionRegressor(**params).fit(X, y, sample_weight=w)
+    assert _trees_equal(model.booster_, local.booster_)
+    assert model.booster_.n_outputs == local.booster_.n_outputs >= 2
+    Xp = da.from_array(X, chunks=(250, 4))
+    assert np.array_equal(model.predict(Xp).compute(), local.predict(X))
+    levels = [0.1, 0.5, 0.9]
+    assert np.array_equal(model.predict_quantiles(Xp, levels).compute(),
+                          local.predict_quantiles(X, levels))
+    expected = local.predict_params(X)
+    got = model.predict_params(Xp)
+    assert sorted(got) == sorted(expected)
+    for name in expected:
+        assert np.array_equal(got[name].compute(),
+                              np.broadcast_to(expected[name], y.shape))
+
+
+def test_distribution_same_model_on_one_or_two_workers(client):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1200, 3)).astype(np.float32)   # > max_bin values
+    y = X[:, 0] + rng.normal(size=1200) * np.exp(X[:, 1] / 2)
+    params = dict(PARAMS, max_bin=32)
+    first, second = _on_one_and_two_workers(
+        client, lambda dX, dy: DaskBoostDistributionRegressor(**params).fit(
+            dX, dy),
+        da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300))
+    assert _trees_equal(first, second)
+
+
+def test_distribution_frames_eval_set_and_errors(client):
+    X, y = _discrete_data(n=600, seed=3)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    dframe = dd.from_pandas(frame, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    params = dict(PARAMS, eval_metric=["nll", "crps"])
+    model = DaskBoostDistributionRegressor(**params).fit(
+        dframe, dy, eval_set=[(dframe, dy)])
+    local = BoostDistributionRegressor(**params).fit(
+        frame, y, eval_set=[(frame, y)])
+    assert _trees_equal(model.booster_, local.booster_)
+    assert model.evals_result_ == local.evals_result_
+    quantiles = model.predict_quantiles(dframe, [0.25, 0.75])
+    assert isinstance(quantiles, dd.DataFrame)
+    assert np.array_equal(quantiles.compute().to_numpy(),
+                          local.predict_quantiles(frame, [0.25, 0.75]))
+    loc = model.predict_params(dframe)["loc"]
+    assert isinstance(loc, dd.Series)
+    assert np.array_equal(loc.compute().to_numpy(),
+                          local.predict_params(frame)["loc"])
+    with pytest.raises(ValueError, match="needs labels > 0"):
+        DaskBoostDistributionRegressor(distribution="gamma", **PARAMS).fit(
+            dframe, dy - 100.0)
+    with pytest.raises(ValueError, match="multi_output_tree"):
+        DaskBoostDistributionRegressor(
+            multi_strategy="multi_output_tree", **PARAMS).fit(dframe, dy)
+    with pytest.raises(ValueError, match="does not score a distribution"):
+        DaskBoostDistributionRegressor(eval_metric="rmse", **PARAMS).fit(
+            dframe, dy)
+    with pytest.raises(ValueError, match="q must be levels"):
+        model.predict_quantiles(dframe, [0.0, 0.5])
