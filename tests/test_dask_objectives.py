@@ -166,3 +166,60 @@ def test_distribution_frames_eval_set_and_errors(client):
             dframe, dy)
     with pytest.raises(ValueError, match="q must be levels"):
         model.predict_quantiles(dframe, [0.0, 0.5])
+
+
+# -- survival:aft -----------------------------------------------------------
+
+def _survival_data(n=900, seed=5):
+    """Discrete features, log-linear times, about 30% right-censored, and
+    the same times as [lower, upper] bounds with some interval-censored."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 25, size=(n, 4)).astype(np.float32)
+    time = np.exp(0.05 * X[:, 0] - 0.03 * X[:, 1] + 0.5 * rng.normal(size=n))
+    event = rng.random(n) < 0.7
+    signed = np.where(event, time, -time)
+    bounds = np.column_stack([time, np.where(event, time, np.inf)])
+    interval = rng.random(n) < 0.2
+    bounds[interval, 0] *= 0.8
+    bounds[interval, 1] = bounds[interval, 0] * 1.5
+    return X, signed, bounds
+
+
+@pytest.mark.parametrize("labels", ["times", "bounds"])
+@pytest.mark.parametrize("distribution", ["normal", "logistic", "extreme"])
+def test_aft_equals_single_node_bit_for_bit(client, labels, distribution):
+    from skboost import BoostRegressor
+    from skboost.dask import DaskBoostRegressor
+
+    X, signed, bounds = _survival_data()
+    y = signed if labels == "times" else bounds
+    params = dict(PARAMS, objective="survival:aft",
+                  aft_loss_distribution=distribution,
+                  aft_loss_distribution_scale=0.8)
+    dX = da.from_array(X, chunks=(300, 4))
+    dy = da.from_array(y, chunks=(300,) + y.shape[1:])
+    model = DaskBoostRegressor(**params).fit(dX, dy, eval_set=[(dX, dy)])
+    local = BoostRegressor(**params).fit(X, y, eval_set=[(X, y)])
+    assert _trees_equal(model.booster_, local.booster_)
+    assert model.evals_result_ == local.evals_result_
+    assert "aft-nloglik" in model.evals_result_["validation_0"]
+    assert np.array_equal(model.predict(dX).compute(), local.predict(X))
+
+
+def test_aft_same_model_on_one_or_two_workers_and_bad_labels(client):
+    from skboost.dask import DaskBoostRegressor
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(1200, 3)).astype(np.float32)   # > max_bin values
+    time = np.exp(X[:, 0] + rng.normal(size=1200))
+    bounds = np.column_stack([time, np.where(rng.random(1200) < 0.7, time,
+                                             np.inf)])
+    params = dict(PARAMS, objective="survival:aft", max_bin=32)
+    first, second = _on_one_and_two_workers(
+        client, lambda dX, dy: DaskBoostRegressor(**params).fit(dX, dy),
+        da.from_array(X, chunks=(300, 3)), da.from_array(bounds, chunks=300))
+    assert _trees_equal(first, second)
+    bad = np.column_stack([time, time * 0.5])   # upper below lower
+    with pytest.raises(ValueError, match="upper bounds"):
+        DaskBoostRegressor(**params).fit(da.from_array(X, chunks=(300, 3)),
+                                         da.from_array(bad, chunks=300))

@@ -561,7 +561,8 @@ class _DaskBoostMixin:
         client = _client(client)
         _check_alignment(X, {"y": y, "sample_weight": sample_weight,
                              "qid": qid, "base_margin": base_margin})
-        if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
+        if (len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1
+                and not self._interval_labels(y)):
             raise ValueError(
                 f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
                 "not supported by the Dask estimators yet")
@@ -587,6 +588,11 @@ class _DaskBoostMixin:
         finally:
             placement.close()
 
+    def _interval_labels(self, y):
+        """Whether ``y`` holds survival:aft's [lower, upper] bounds."""
+        return (getattr(self, "objective", None) == "survival:aft"
+                and y.shape[1] == 2)
+
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""
         self._validate_params()
@@ -604,10 +610,10 @@ class _DaskBoostMixin:
              self.categorical_features is not None),
             ("class_weight (pass sample_weight)",
              getattr(self, "class_weight", None) is not None),
-            # Cox's gradient needs every row's margin in time order, AFT
-            # interval labels two columns of y: both train in core
-            (f"objective={objective!r} (survival: train it with "
-             "BoostRegressor)", objective in SURVIVAL_OBJECTIVES),
+            # Cox's gradient needs every row's margin in time order
+            # (doc/user_guide/dask.rst says why it stays in core)
+            (f"objective={objective!r} (train it with BoostRegressor)",
+             objective == "survival:cox"),
             ("booster='dart' (train it with the single-node estimators)",
              getattr(self, "booster", "gbtree") == "dart"),
             # its per-round draws are per row of the whole data set
@@ -940,8 +946,12 @@ class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
     _local_class = BoostRegressor
 
     def _prepare_labels(self, shards):
-        shards.call("float_labels")
         objective = self.objective
+        if objective in SURVIVAL_OBJECTIVES:   # times or bounds, not floats
+            shards.call("objective_labels", objective,
+                        self._objective_params())
+            return objective, None
+        shards.call("float_labels")
         if callable(objective):
             from ..objectives import CallableObjective
 

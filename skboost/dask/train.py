@@ -246,7 +246,7 @@ class Shard:
         for (index, X, y, w, qid, margin), first in zip(self.parts,
                                                         first_rows):
             X = check_X(template, X, reset=False)
-            y = _column(y, X.shape[0], "y", index, dtype=None)
+            y = _labels(y, X.shape[0], "y", index)
             w = (np.ones(X.shape[0]) if w is None
                  else _weights(w, X.shape[0], "sample_weight", index))
             margin = _margin_rows(margin, X.shape[0], "base_margin", index)
@@ -315,6 +315,16 @@ class Shard:
         for part in self.evals:
             part.y = np.asarray(part.y, dtype=np.float64)
             check_label_limits(part.y, f"eval_set[{part.set}]'s y")
+
+    def objective_labels(self, objective, params):
+        """Labels of the rows and of the eval sets as ``objective`` reads
+        them (survival:aft: [lower, upper] bounds from times or bounds;
+        a ValueError names bad ones), as the single-node regressor
+        converts them before training."""
+        prepare = resolve_objective(objective, params, None).prepare_labels
+        self.y = prepare(self.y)
+        for part in self.evals:
+            part.y = prepare(part.y)
 
     def labels(self):
         """Global row indices, labels and training weights (for the base
@@ -634,7 +644,7 @@ class _EvalPart:
         self.X = check_X(template, X, reset=False)
         n = self.X.shape[0]
         what = f"eval_set[{eval_set}]"
-        self.y = _column(y, n, f"{what}'s y", index, dtype=None)
+        self.y = _labels(y, n, f"{what}'s y", index)
         self.weight = (np.ones(n) if weight is None else
                        _weights(weight, n,
                                 f"sample_weight_eval_set[{eval_set}]", index))
@@ -712,6 +722,20 @@ def _query_ids(values, n_rows, index):
         raise TypeError(f"qid must hold integer query ids, got dtype "
                         f"{qid.dtype}")
     return qid
+
+
+def _labels(values, n_rows, name, index):
+    """A partition's labels: one per row, or two (survival:aft's [lower,
+    upper] bounds of each time, ``objective_labels`` checks them)."""
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[1] == 2:
+        if values.shape[0] != n_rows:
+            raise ValueError(
+                f"partition {index}: {name} has shape {values.shape}, but X "
+                f"has {n_rows} rows: the partitions of X and {name} must "
+                "line up")
+        return values
+    return _column(values, n_rows, name, index, dtype=None)
 
 
 def _weights(values, n_rows, name, index):
