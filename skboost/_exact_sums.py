@@ -43,7 +43,8 @@ def exact_sums(values):
         checks of finite gradients name it).
     """
     values = np.asarray(values, dtype=np.float64)
-    columns = values.reshape(values.shape[0], -1)
+    columns = (values[:, np.newaxis] if values.ndim == 1
+               else values.reshape(values.shape[0], -1))
     return [_column_sum(columns[:, k]) if np.all(np.isfinite(columns[:, k]))
             else float("nan") for k in range(columns.shape[1])]
 

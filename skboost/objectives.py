@@ -43,6 +43,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
 from . import _objectives
+from ._exact_sums import add_sums, exact_sums, to_float
 from . import _ranking
 from . import _survival
 
@@ -665,7 +666,9 @@ class _Ranking(Objective):
         if not self.unbiased:
             return {}
         if getattr(self, "t_plus", None) is None:
-            longest = int(np.max(np.diff(query_ptr), initial=1))
+            # the longest query of every part of the rows
+            longest = max(self.gather_parts(
+                int(np.max(np.diff(query_ptr), initial=1))))
             # XGBoost's number of tracked positions: the truncation level,
             # else at most 32 (the bias decays fast with the position)
             k = (self.num_pair if self.pair_method == "topk"
@@ -678,20 +681,35 @@ class _Ranking(Objective):
         """t+ and t- from the round's costs summed per position over the
         queries (eq. 30-31 of Unbiased LambdaMART), normalised to position
         0, with the exponent 1 / (1 + lambdarank_bias_norm)."""
-        k = self.t_plus.shape[0]
-        sizes = np.diff(query_ptr)
-        position = np.arange(li.shape[0]) - np.repeat(query_ptr[:-1], sizes)
-        tracked = position < k
-        li_pos = np.bincount(position[tracked], weights=li[tracked],
-                             minlength=k)
-        lj_pos = np.bincount(position[tracked], weights=lj[tracked],
-                             minlength=k)
+        rows = self._position_rows(query_ptr, li.shape[0])
+        # exact sums (``_exact_sums``) over every part of the rows: the
+        # same estimates however the queries are split among workers
+        parts = self.gather_parts([(exact_sums(li[r])[0],
+                                    exact_sums(lj[r])[0]) for r in rows])
+        li_pos, lj_pos = (to_float(add_sums([[s[i] for s in part]
+                                             for part in parts]))
+                          for i in range(2))
         power = 1.0 / (1.0 + float(self.params.get("lambdarank_bias_norm",
                                                    1.0)))
         if li_pos[0] >= 1e-16:
             self.t_plus = (li_pos / li_pos[0]) ** power
         if lj_pos[0] >= 1e-16:
             self.t_minus = (lj_pos / lj_pos[0]) ** power
+
+    def _position_rows(self, query_ptr, n_rows):
+        """The rows at each tracked position of their query (kept: the
+        queries do not change during a fit)."""
+        cached = getattr(self, "_rows_at", None)
+        if cached is None or cached[0] is not query_ptr:
+            k = self.t_plus.shape[0]
+            sizes = np.diff(query_ptr)
+            position = np.arange(n_rows) - np.repeat(query_ptr[:-1], sizes)
+            order = np.argsort(position, kind="stable")
+            bounds = np.searchsorted(position[order], np.arange(k + 1))
+            cached = (query_ptr, [order[bounds[p]:bounds[p + 1]]
+                                  for p in range(k)])
+            self._rows_at = cached
+        return cached[1]
 
     def position_bias(self):
         """(t_plus, t_minus) after the last round, None when not debiasing."""
@@ -766,13 +784,25 @@ class RankXENDCG(_Ranking):
     def set_row_keys(self, X, weight, salt, n_threads):
         self.salt = int(salt) % 2**63   # seeds the gamma draws; no keys
 
+    def set_draw_rows(self, rows, n_rows):
+        """Draw each round's gammas for ``n_rows`` rows (all of a fit's
+        rows, grouped by query) and keep those of ``rows``: a part of the
+        rows (a Dask shard's) then gets the draws one process gives them."""
+        self.draw_rows = (np.asarray(rows, dtype=np.int64), int(n_rows))
+
+    def _gammas(self, n_rows):
+        rng = np.random.default_rng([getattr(self, "salt", 0),
+                                     self.iteration])
+        rows = getattr(self, "draw_rows", None)
+        if rows is None:
+            return rng.random(n_rows)
+        return rng.random(rows[1])[rows[0]]
+
     def gradient(self, y, raw, weight, gpair, n_threads):
         query_ptr = (np.array([0, y.shape[0]], dtype=np.int64)
                      if self.query_ptr is None else self.query_ptr)
-        rng = np.random.default_rng([getattr(self, "salt", 0),
-                                     self.iteration])
         grad, hess = _xendcg_gradient(y, raw[:, 0], query_ptr,
-                                      rng.random(y.shape[0]))
+                                      self._gammas(y.shape[0]))
         gpair[0, :, 0] = grad
         gpair[0, :, 1] = hess
         self.iteration += 1

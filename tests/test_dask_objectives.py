@@ -223,3 +223,65 @@ def test_aft_same_model_on_one_or_two_workers_and_bad_labels(client):
     with pytest.raises(ValueError, match="upper bounds"):
         DaskBoostRegressor(**params).fit(da.from_array(X, chunks=(300, 3)),
                                          da.from_array(bad, chunks=300))
+
+
+# -- rank:xendcg and debiased LambdaMART ------------------------------------
+
+def _ranking_data(n_queries=60, per_query=15, seed=21):
+    """Queries of discrete features, their rows shuffled within each third
+    of the data (the partitions below), so that the rows of a query are
+    neither contiguous nor in query order."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * per_query
+    X = rng.integers(0, 20, size=(n, 4)).astype(np.float32)
+    relevance = np.clip(X[:, 0] // 5 + rng.integers(0, 2, n), 0, 4)
+    qid = np.repeat(np.arange(n_queries), per_query)
+    third = n // 3
+    shuffle = np.concatenate([rng.permutation(np.arange(a, a + third))
+                              for a in (0, third, 2 * third)])
+    return X[shuffle], relevance[shuffle], qid[shuffle], third
+
+
+@pytest.mark.parametrize("params", [
+    dict(objective="rank:xendcg"),
+    dict(objective="rank:ndcg", lambdarank_unbiased=True,
+         lambdarank_num_pair_per_sample=8, lambdarank_bias_norm=0.5),
+    dict(objective="rank:ndcg", lambdarank_unbiased=True)])
+def test_ranking_objectives_equal_single_node(client, params):
+    from skboost import BoostRanker
+    from skboost.dask import DaskBoostRanker
+
+    X, relevance, qid, third = _ranking_data()
+    params = dict(PARAMS, **params)
+    model = DaskBoostRanker(**params).fit(
+        da.from_array(X, chunks=(third, 4)),
+        da.from_array(relevance, chunks=third),
+        qid=da.from_array(qid, chunks=third))
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    assert _trees_equal(model.booster_, local.booster_)
+    if params.get("lambdarank_unbiased"):
+        for ours, theirs in zip(model.position_bias_, local.position_bias_):
+            assert np.array_equal(ours, theirs)
+        # the estimates moved from 1: there was something to sum
+        assert np.abs(model.position_bias_[0][1:] - 1.0).max() > 1e-3
+    else:
+        assert model.position_bias_ is None
+
+
+@pytest.mark.parametrize("params", [
+    dict(objective="rank:xendcg"),
+    dict(objective="rank:ndcg", lambdarank_unbiased=True)])
+def test_ranking_objectives_same_model_on_one_or_two_workers(client, params):
+    from skboost.dask import DaskBoostRanker
+
+    rng = np.random.default_rng(8)
+    X, relevance, qid, third = _ranking_data(seed=8)
+    X = X + rng.normal(size=X.shape).astype(np.float32)   # > max_bin values
+    params = dict(PARAMS, max_bin=32, **params)
+    first, second = _on_one_and_two_workers(
+        client, lambda dX, dy, dq: DaskBoostRanker(**params).fit(dX, dy,
+                                                                 qid=dq),
+        da.from_array(X, chunks=(third, 4)),
+        da.from_array(relevance, chunks=third),
+        da.from_array(qid, chunks=third))
+    assert _trees_equal(first, second)

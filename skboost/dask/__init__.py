@@ -457,6 +457,17 @@ def _check_queries_in_partitions(query_ids):
             seen[q] = index
 
 
+def _query_starts(counts):
+    """``ShardSpec.query_starts`` from every shard's ``query_counts``:
+    the first row of each query among all rows grouped by query id."""
+    ids = np.concatenate([i for i, _ in counts])
+    sizes = np.concatenate([c for _, c in counts])
+    order = np.argsort(ids, kind="stable")
+    starts = np.zeros(ids.shape[0], dtype=np.int64)
+    starts[1:] = np.cumsum(sizes[order])[:-1]
+    return ids[order], starts, int(sizes.sum())
+
+
 def _meta_frame(X):
     """A small pandas frame with X's columns and dtypes (categories
     included), for the feature names and categories of the fit."""
@@ -616,12 +627,7 @@ class _DaskBoostMixin:
              objective == "survival:cox"),
             ("booster='dart' (train it with the single-node estimators)",
              getattr(self, "booster", "gbtree") == "dart"),
-            # its per-round draws are per row of the whole data set
-            ("objective='rank:xendcg' (train it with BoostRanker)",
-             objective == "rank:xendcg"),
-            # the bias estimates sum every query's costs per position
-            ("lambdarank_unbiased=True (train it with BoostRanker)",
-             bool(getattr(self, "lambdarank_unbiased", False))))
+)
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "
@@ -683,7 +689,12 @@ class _DaskBoostMixin:
             # each recovery: cause, round resumed at, its cost
             self._dask_recoveries = rounds.recoveries
         self._dask_stats = _shard_stats(rounds.executor.shards)
+        self._keep_objective_state(booster, rounds.executor.shards)
         return self._install_booster(booster, category_map)
+
+    def _keep_objective_state(self, booster, shards):
+        """What the objective estimated during the fit, kept on the
+        booster (the ranker's position biases)."""
 
     def _set_up(self, shards, resolved, objective, n_outputs, init, n_evals):
         """The shards prepared (labels, weights), the cuts merged from
@@ -1113,7 +1124,26 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
 
     def _prepare_labels(self, shards):
         shards.call("float_labels")
+        self._query_starts = (_query_starts(shards.call("query_counts"))
+                              if self.objective == "rank:xendcg" else None)
         return self.objective, None
+
+    def _shard_spec(self, objective, n_outputs, seed, init=None):
+        return replace(super()._shard_spec(objective, n_outputs, seed, init),
+                       query_starts=self._query_starts)
+
+    def _keep_objective_state(self, booster, shards):
+        if self.lambdarank_unbiased:
+            booster.position_bias = shards.call("objective_state")[0]
+
+    def _resume(self, placement, fit, next_round, state):
+        if self.lambdarank_unbiased:
+            raise RuntimeError(
+                "skboost.dask: a worker was lost, and a fit with "
+                "lambdarank_unbiased=True does not resume on the workers "
+                "left (its position-bias estimates were on the lost "
+                "worker): fit again")
+        return super()._resume(placement, fit, next_round, state)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Ranking scores, computed where the partitions of X live.

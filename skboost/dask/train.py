@@ -183,6 +183,10 @@ class ShardSpec:
     # (constant-hessian objective, no row sampling), as single-node
     approx: bool = False
     approx_once: bool = False
+    # rank:xendcg: (sorted query ids, the first row of each in the rows
+    # grouped by query, all rows): each shard's rows draw their gammas
+    # where one process draws them (``Shard.prepare``)
+    query_starts: object = None
 
 
 def _features_restricted(params):
@@ -282,6 +286,28 @@ class Shard:
             starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
             self.query_ptr = np.r_[starts, q.shape[0]].astype(np.int64)
 
+    def query_counts(self):
+        """The query ids of this shard's rows and their row counts."""
+        return np.unique(np.concatenate(self.qids), return_counts=True)
+
+    def _grouped_rows(self, query_starts):
+        """Where each of this shard's rows is among all rows grouped by
+        query (``np.argsort(qid, kind="stable")`` of one process): its
+        query's first row there, plus its place in the query (a query's
+        rows keep their order, and lie in one partition)."""
+        ids, starts, _ = query_starts
+        qid = np.concatenate(self.qids)
+        first = self.query_ptr[:-1]
+        sizes = np.diff(self.query_ptr)
+        place = np.arange(qid.shape[0]) - np.repeat(first, sizes)
+        return starts[np.searchsorted(ids, qid)] + place
+
+    def objective_state(self):
+        """The objective's estimates after the last round (a debiased
+        ranker's position biases; None without)."""
+        position_bias = getattr(self.objective, "position_bias", None)
+        return None if position_bias is None else position_bias()
+
     def query_ids(self):
         """The distinct query ids of each partition."""
         return [(index, np.unique(q)) for index, q in zip(self.indices,
@@ -346,6 +372,9 @@ class Shard:
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
             objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
                                    spec.n_threads)
+        if spec.query_starts is not None:
+            objective.set_draw_rows(self._grouped_rows(spec.query_starts),
+                                    spec.query_starts[2])
         self.weights = RoundWeights(self.train_weight, objective)
         # the base margins: finite, within the limits (as in core)
         self.base_margin = check_base_margin(
@@ -398,6 +427,9 @@ class Shard:
         self.raw = _start_margins(trees, self.X, self.base_margin,
                                   base_margin, spec.n_threads)
         self.base_margin = None   # in ``raw`` now
+        if resume is not None and hasattr(self.objective, "iteration"):
+            # the rounds' random streams go on where the fit was
+            self.objective.iteration = resume.n_rounds - spec.first_round
         self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
                               dtype=np.float32)
         for part in self.evals:
