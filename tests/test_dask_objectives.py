@@ -285,3 +285,50 @@ def test_ranking_objectives_same_model_on_one_or_two_workers(client, params):
         da.from_array(relevance, chunks=third),
         da.from_array(qid, chunks=third))
     assert _trees_equal(first, second)
+
+
+# -- DART -------------------------------------------------------------------
+
+@pytest.mark.parametrize("task,dart", [
+    ("regressor", dict(rate_drop=0.3)),
+    ("regressor", dict(rate_drop=0.2, sample_type="weighted",
+                       normalize_type="forest", one_drop=True,
+                       num_parallel_tree=2)),
+    ("multiclass", dict(rate_drop=0.25, skip_drop=0.3))])
+def test_dart_equals_single_node_bit_for_bit(client, task, dart):
+    from skboost import BoostClassifier, BoostRegressor
+    from skboost.dask import DaskBoostClassifier, DaskBoostRegressor
+
+    X, y = _discrete_data(seed=9)
+    if task == "multiclass":
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    local_class, dask_class = ((BoostRegressor, DaskBoostRegressor)
+                               if task == "regressor" else
+                               (BoostClassifier, DaskBoostClassifier))
+    params = dict(PARAMS, n_estimators=8, booster="dart", **dart)
+    dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
+    model = dask_class(**params).fit(dX, dy, eval_set=[(dX, dy)])
+    local = local_class(**params).fit(X, y, eval_set=[(X, y)])
+    assert _trees_equal(model.booster_, local.booster_)
+    # trees were dropped and rescaled: the weights are not all 1
+    assert len(set(local.booster_.tree_weights)) > 1
+    assert model.evals_result_ == local.evals_result_
+    method = "predict" if task == "regressor" else "predict_proba"
+    assert np.array_equal(getattr(model, method)(dX).compute(),
+                          getattr(local, method)(X))
+
+
+def test_dart_same_model_on_one_or_two_workers_with_early_stopping(client):
+    from skboost.dask import DaskBoostRegressor
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(1200, 3)).astype(np.float32)   # > max_bin values
+    y = X[:, 0] - X[:, 1] ** 2 + rng.normal(size=1200)
+    params = dict(PARAMS, n_estimators=12, max_bin=32, booster="dart",
+                  rate_drop=0.3, subsample=0.8, early_stopping_rounds=3)
+    first, second = _on_one_and_two_workers(
+        client, lambda dX, dy: DaskBoostRegressor(**params).fit(
+            dX, dy, eval_set=[(dX[:300], dy[:300])]),
+        da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300))
+    assert _trees_equal(first, second)
+    assert first.best_iteration == second.best_iteration

@@ -24,6 +24,7 @@ import uuid
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._model.dart import Dropout, dart_params
 from .._model.recovery import ResumingRounds, TrainingInterrupted, WorkerLost
 from .._model.train import (BoostParams, resolve_objective, run_rounds,
                             start_booster)
@@ -625,8 +626,6 @@ class _DaskBoostMixin:
             # (doc/user_guide/dask.rst says why it stays in core)
             (f"objective={objective!r} (train it with BoostRegressor)",
              objective == "survival:cox"),
-            ("booster='dart' (train it with the single-node estimators)",
-             getattr(self, "booster", "gbtree") == "dart"),
 )
             if present]
         if unsupported:
@@ -674,7 +673,8 @@ class _DaskBoostMixin:
         rounds = ResumingRounds(
             functools.partial(self._resume, placement, fit),
             connect_shards(shards, fit.mapper, fit.spec, fit.booster,
-                           self._column_sampler(fit), fit.evaluator),
+                           self._column_sampler(fit), fit.evaluator,
+                           dropout=self._dropout(fit)),
             self.max_recoveries, "skboost.dask")
         category_map = getattr(self, "_category_map_", None)
         try:
@@ -735,12 +735,28 @@ class _DaskBoostMixin:
             sampler.rng.bit_generator.state = state
         return sampler
 
+    def _dropout(self, fit):
+        """DART's drops (None for gbtree): the stream single-node training
+        spawns from the fit's generator (``_model.train``)."""
+        dart = dart_params(self)
+        if dart is None:
+            return None
+        rng = np.random.default_rng(fit.seed if fit.init is None
+                                    else [fit.seed, fit.init.n_rounds])
+        return Dropout(dart, rng.bit_generator.seed_seq.spawn(1)[0])
+
     def _resume(self, placement, fit, next_round, state):
         """After a lost worker: shards re-formed on the workers left, set
         up as the fit's (the same cuts, weights and labels), their margins
         the booster's predictions (its trees: rounds before
         ``next_round``), the column sampler at ``state``: the
         ``ShardRounds`` that go on from round ``next_round``."""
+        if dart_params(self) is not None:
+            raise RuntimeError(
+                "skboost.dask: a worker was lost, and a fit with "
+                "booster='dart' does not resume on the workers left (its "
+                "margins hold rescaled trees that predictions from the "
+                "model would not give bit for bit): fit again")
         if fit.booster.n_rounds != next_round:
             raise RuntimeError(
                 f"skboost.dask: resuming at round {next_round} with "

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._model.recovery import WorkerLost
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
-                            log_metrics, update_margins)
+                            log_metrics, tree_outputs, update_margins)
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
 from .memory import keeps_freed_memory
@@ -415,6 +415,7 @@ class Shard:
         so the margins are bit for bit those of the uninterrupted fit."""
         spec = self.spec
         trees = spec.init_booster if resume is None else resume
+        self._start_trees = trees   # DART's forest starts from them
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
                             mapper.bin_ptr_)
@@ -614,6 +615,55 @@ class Shard:
                 [(p.set, p.index, p.margin.copy()) for p in self.evals],
                 sampler_state(self.driver.sampler))
 
+    # ---- DART (``DartShardRounds``)
+    def grow_dart_rounds(self, first, plans):
+        """DART rounds ``first, ...``, one per plan ``(dropped, their
+        weights, factor, new weight)`` (the client's ``Dropout``); the
+        results of ``grow_round``."""
+        return [self._dart_round(first + k, *plan)
+                for k, plan in enumerate(plans)]
+
+    def _dart_round(self, iteration, dropped, old, factor, new_weight):
+        """One DART round as ``InProcessRounds._dart_round`` runs it: the
+        gradients at the margins without the dropped trees, the new trees
+        at their weight and the dropped ones rescaled, in the rows' and
+        the eval sets' margins (the same operations, in the same order)."""
+        forest, n_threads = self._dart_forest(), self.spec.n_threads
+        if len(dropped) == 0:   # as gbtree: the new trees at weight 1
+            result = self.grow_round(iteration)
+            forest.add(result[0], self.spec.n_parallel)
+            return result
+        removed = tree_outputs(forest, dropped, old, self.X, n_threads)
+        raw, evals = self.raw, self.evals
+        self.raw, self.evals = raw - removed, []   # the round's own margins
+        try:
+            trees, digest, _, state = self.grow_round(iteration)
+        finally:
+            self.raw, self.evals = raw, evals
+        new = forest.add(trees, self.spec.n_parallel)
+        added = tree_outputs(forest, new, [new_weight] * len(new), self.X,
+                             n_threads)
+        self.raw += added - (1.0 - factor) * removed
+        for part in self.evals:
+            part.margin += tree_outputs(forest, dropped,
+                                        [-(1.0 - factor) * w for w in old],
+                                        part.X, n_threads)
+            for k in new:
+                if new_weight == 1.0:
+                    add_tree_output(forest.trees[k], part.X, part.margin,
+                                    forest.tree_group[k], n_threads)
+                else:
+                    part.margin += tree_outputs(forest, [k], [new_weight],
+                                                part.X, n_threads)
+        return (trees, digest,
+                [(p.set, p.index, p.margin.copy()) for p in self.evals],
+                state)
+
+    def _dart_forest(self):
+        if getattr(self, "_forest", None) is None:
+            self._forest = _Forest(self._start_trees, self.spec.n_outputs)
+        return self._forest
+
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
         in its parts (building its histograms, the exchanges with the
@@ -664,6 +714,23 @@ class Shard:
     # ---- prediction on the training rows
     def margins(self):
         return self.raw
+
+
+class _Forest:
+    """Every tree of a DART fit on a shard (the continued model's, then
+    each round's), as ``tree_outputs`` reads a booster's."""
+
+    def __init__(self, booster, n_outputs):
+        self.trees = [] if booster is None else list(booster.trees)
+        self.tree_group = [] if booster is None else list(booster.tree_group)
+        self.n_outputs = n_outputs
+
+    def add(self, trees, n_parallel):
+        """Add a round's trees (in slot order); their indices."""
+        first = len(self.trees)
+        self.trees += trees
+        self.tree_group += [slot // n_parallel for slot in range(len(trees))]
+        return range(first, len(self.trees))
 
 
 class _EvalPart:
@@ -923,7 +990,8 @@ def sampler_state(sampler):
     return sampler.rng.bit_generator.state
 
 
-def connect_shards(shards, mapper, spec, booster, sampler, evaluator):
+def connect_shards(shards, mapper, spec, booster, sampler, evaluator,
+                   dropout=None):
     """The shards (set up) linked to each other and given their copy of
     ``sampler``: a ``ShardRounds`` ready to grow rounds. Every shard runs
     the one growth driver over a ``ShardFinder`` in step with the
@@ -934,6 +1002,9 @@ def connect_shards(shards, mapper, spec, booster, sampler, evaluator):
     _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
+    if dropout is not None:   # booster="dart"
+        return DartShardRounds(shards, spec, booster, evaluator,
+                               sampler_state(sampler), dropout=dropout)
     return ShardRounds(shards, spec, booster, evaluator,
                        sampler_state(sampler))
 
@@ -978,6 +1049,54 @@ class ShardRounds:
         if self.evaluator is not None:
             self.evaluator.add_round(iteration, [r[2] for r in results])
         self._state = results[0][3]
+
+
+class DartShardRounds(ShardRounds):
+    """The round executor of a Dask fit with ``booster="dart"``: the
+    client draws each round's dropped trees from ``dropout`` (the stream
+    one process draws from) and tells the shards, which rescale their
+    margins (``Shard.grow_dart_rounds``); the trees' weights are kept in
+    the booster as in core."""
+
+    def __init__(self, shards, spec, booster, evaluator, state=None, *,
+                 dropout):
+        super().__init__(shards, spec, booster, evaluator, state)
+        self.dropout = dropout
+        self.tree_learning_rate = spec.tree_params.learning_rate
+
+    def set_learning_rate(self, learning_rate):
+        super().set_learning_rate(learning_rate)
+        self.tree_learning_rate = learning_rate / self.spec.n_parallel
+
+    def grow(self, first, n_rounds):
+        plans = self._plans(n_rounds)
+        per_shard = self.shards.call("grow_dart_rounds", first, plans)
+        for offset, results in enumerate(zip(*per_shard)):
+            self._add_round(first + offset, results)
+            dropped, _, factor, new_weight = plans[offset]
+            self.booster.reweigh_trees(dropped, factor,
+                                       self.spec.trees_per_round, new_weight)
+            yield first + offset
+
+    def _plans(self, n_rounds):
+        """Each round's (dropped trees, their weights, scale of the
+        dropped, weight of the new trees), the weights followed from
+        round to round as ``Booster.reweigh_trees`` changes them."""
+        n_new = self.spec.trees_per_round
+        weights = list(self.booster.tree_weights
+                       or [1.0] * len(self.booster.trees))
+        round_rate = self.tree_learning_rate * self.spec.n_parallel
+        plans = []
+        for _ in range(n_rounds):
+            dropped = self.dropout.choose(weights)
+            factor, new_weight = self.dropout.factors(dropped.size, n_new,
+                                                      round_rate)
+            plans.append((dropped, [weights[k] for k in dropped], factor,
+                          new_weight))
+            for k in dropped:
+                weights[k] *= factor
+            weights += [new_weight] * n_new
+        return plans
 
 
 def _link_shards(shards):
