@@ -878,11 +878,40 @@ class CoxPH(_Survival):
     def estimate_base_margin(self, y, weight, n_outputs):
         return np.zeros(1)   # the partial likelihood ignores a shift
 
+    def set_global_rows(self, rows):
+        """The index of each of these rows among all rows of a fit split
+        into parts (a Dask shard's rows). The risk-set sums run over every
+        row in time order (sequential float sums, as in one process), so
+        each round then gathers every part's margins (8 bytes a row) and
+        computes the gradients of all rows, keeping those of ``rows``."""
+        self.global_rows = np.asarray(rows, dtype=np.int64)
+
     def gradient(self, y, raw, weight, gpair, n_threads):
+        if getattr(self, "global_rows", None) is not None:
+            self._gathered_gradient(y, raw, gpair)
+            return
         if self._risk_sets is None or self._risk_sets[0] is not y:
             self._risk_sets = (y, _survival.CoxRiskSets(y))
         grad, hess = _survival.cox_gradient(self._risk_sets[1], raw[:, 0])
         self._store(gpair, grad, hess)
+
+    def _gathered_gradient(self, y, raw, gpair):
+        """``gradient`` of a part of the rows: the labels gathered once
+        (the risk sets of all rows), the margins every round."""
+        rows = self.global_rows
+        if self._risk_sets is None:
+            parts = self.gather_parts((rows, y))
+            labels = np.empty(sum(r.shape[0] for r, _ in parts))
+            for part_rows, part_y in parts:
+                labels[part_rows] = part_y
+            self._risk_sets = (y, _survival.CoxRiskSets(labels),
+                               [r for r, _ in parts])
+        _, risk_sets, part_rows = self._risk_sets
+        margin = np.empty(risk_sets.order.shape[0])
+        for where, values in zip(part_rows, self.gather_parts(raw[:, 0])):
+            margin[where] = values
+        grad, hess = _survival.cox_gradient(risk_sets, margin)
+        self._store(gpair, grad[rows], hess[rows])
 
     def loss(self, y, raw, weight):
         return _survival.cox_negative_log_likelihood(y, raw[:, 0])

@@ -332,3 +332,40 @@ def test_dart_same_model_on_one_or_two_workers_with_early_stopping(client):
         da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300))
     assert _trees_equal(first, second)
     assert first.best_iteration == second.best_iteration
+
+
+# -- survival:cox -----------------------------------------------------------
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_cox_equals_single_node_bit_for_bit(client, ties):
+    from skboost import BoostRegressor
+    from skboost.dask import DaskBoostRegressor
+
+    X, signed, _ = _survival_data(seed=11)
+    if ties:   # tied times, across the partitions too
+        signed = np.sign(signed) * np.ceil(np.abs(signed) * 4) / 4
+    w = np.random.default_rng(12).uniform(0.5, 2.0, size=signed.shape[0])
+    params = dict(PARAMS, objective="survival:cox")
+    dX = da.from_array(X, chunks=(300, 4))
+    dy, dw = da.from_array(signed, chunks=300), da.from_array(w, chunks=300)
+    model = DaskBoostRegressor(**params).fit(dX, dy, sample_weight=dw,
+                                             eval_set=[(dX, dy)])
+    local = BoostRegressor(**params).fit(X, signed, sample_weight=w,
+                                         eval_set=[(X, signed)])
+    assert _trees_equal(model.booster_, local.booster_)
+    assert model.evals_result_ == local.evals_result_
+    assert np.array_equal(model.predict(dX).compute(), local.predict(X))
+
+
+def test_cox_same_model_on_one_or_two_workers(client):
+    from skboost.dask import DaskBoostRegressor
+
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(1200, 3)).astype(np.float32)   # > max_bin values
+    time = np.round(np.exp(X[:, 0] + rng.normal(size=1200)), 1) + 0.1
+    signed = np.where(rng.random(1200) < 0.7, time, -time)
+    params = dict(PARAMS, objective="survival:cox", max_bin=32)
+    first, second = _on_one_and_two_workers(
+        client, lambda dX, dy: DaskBoostRegressor(**params).fit(dX, dy),
+        da.from_array(X, chunks=(300, 3)), da.from_array(signed, chunks=300))
+    assert _trees_equal(first, second)

@@ -608,7 +608,6 @@ class _DaskBoostMixin:
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""
         self._validate_params()
-        objective = getattr(self, "objective", None)
         unsupported = [what for what, present in (
             ("tree_method='exact' (use 'hist' or 'approx')",
              self.tree_method == "exact"),
@@ -621,12 +620,7 @@ class _DaskBoostMixin:
             ("categorical_features (use pandas category columns)",
              self.categorical_features is not None),
             ("class_weight (pass sample_weight)",
-             getattr(self, "class_weight", None) is not None),
-            # Cox's gradient needs every row's margin in time order
-            # (doc/user_guide/dask.rst says why it stays in core)
-            (f"objective={objective!r} (train it with BoostRegressor)",
-             objective == "survival:cox"),
-)
+             getattr(self, "class_weight", None) is not None))
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "

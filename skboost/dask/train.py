@@ -372,6 +372,8 @@ class Shard:
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
             objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
                                    spec.n_threads)
+        if hasattr(objective, "set_global_rows"):   # survival:cox
+            objective.set_global_rows(self.rows)
         if spec.query_starts is not None:
             objective.set_draw_rows(self._grouped_rows(spec.query_starts),
                                     spec.query_starts[2])
