@@ -81,8 +81,8 @@ def _chunk_sum(values):
 def add_sums(parts):
     """The column-wise total of several ``exact_sums`` results (one per
     part of the rows)."""
-    parts = list(parts)
-    return [sum(column) for column in zip(*parts)]
+    return [float("nan") if any(isinstance(s, float) for s in column)
+            else sum(column) for column in zip(*parts)]
 
 
 def to_float(sums):
