@@ -1226,7 +1226,7 @@ class DaskBoostDistributionRegressor(_DaskBoostMixin,
 
         Returns
         -------
-        quantiles : dask array (or dask DataFrame) of shape (n_samples, n_levels)
+        quantiles : dask array (or DataFrame) of shape (n_samples, n_levels)
         """
         check_is_fitted(self)
         levels = np.atleast_1d(np.asarray(q, dtype=np.float64))
