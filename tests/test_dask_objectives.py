@@ -166,6 +166,10 @@ def test_distribution_frames_eval_set_and_errors(client):
             dframe, dy)
     with pytest.raises(ValueError, match="q must be levels"):
         model.predict_quantiles(dframe, [0.0, 0.5])
+    with pytest.raises(TypeError, match="rows in memory"):
+        model.predict_distribution(dframe)
+    assert np.array_equal(model.predict_distribution(frame).mean(),
+                          local.predict_distribution(frame).mean())
 
 
 # -- survival:aft -----------------------------------------------------------

@@ -1238,6 +1238,31 @@ class DaskBoostDistributionRegressor(_DaskBoostMixin,
                               np.float64, q=levels,
                               iteration_range=iteration_range)
 
+    def predict_distribution(self, X, iteration_range=None):
+        """Each row's predictive distribution (``scipy.stats``, in memory):
+        ``to_local().predict_distribution`` of rows in memory; a dask
+        collection is a TypeError (compute the rows first, or use
+        ``predict_params`` / ``predict_quantiles``, which stay lazy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), in memory
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        distribution : scipy.stats frozen distribution
+        """
+        da, dd, _ = _dask_modules()
+        if isinstance(X, (da.Array, dd.DataFrame, dd.Series)):
+            raise TypeError(
+                "predict_distribution returns scipy.stats distributions "
+                "holding every row in memory: give rows in memory "
+                "(X.compute()), or use predict_params / predict_quantiles, "
+                "which return dask collections")
+        return self.to_local().predict_distribution(
+            X, iteration_range=iteration_range)
+
     def predict_params(self, X, iteration_range=None):
         """The parameters of each row's distribution (the names of
         ``BoostDistributionRegressor.predict_params``), computed where the
