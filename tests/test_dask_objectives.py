@@ -373,3 +373,27 @@ def test_cox_same_model_on_one_or_two_workers(client):
         client, lambda dX, dy: DaskBoostRegressor(**params).fit(dX, dy),
         da.from_array(X, chunks=(300, 3)), da.from_array(signed, chunks=300))
     assert _trees_equal(first, second)
+
+
+# -- tree_method="approx" (cuts proposed per tree from the hessians) --------
+
+@pytest.mark.parametrize("case", ["distribution", "cox", "dart"])
+def test_approx_equals_single_node_bit_for_bit(client, case):
+    from skboost import BoostRegressor
+    from skboost.dask import DaskBoostRegressor
+
+    X, y = _discrete_data(seed=14)
+    local_class, dask_class, extra = {
+        "distribution": (BoostDistributionRegressor,
+                         DaskBoostDistributionRegressor, {}),
+        "cox": (BoostRegressor, DaskBoostRegressor,
+                dict(objective="survival:cox")),
+        "dart": (BoostRegressor, DaskBoostRegressor,
+                 dict(booster="dart", rate_drop=0.3))}[case]
+    if case == "cox":
+        y = np.where(y > np.median(y), 1.0, -1.0) * np.exp(y / 10.0)
+    params = dict(PARAMS, tree_method="approx", **extra)
+    dX, dy = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
+    model = dask_class(**params).fit(dX, dy)
+    local = local_class(**params).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)
