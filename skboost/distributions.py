@@ -49,6 +49,7 @@ from scipy.optimize import minimize
 from scipy.special import beta as beta_fn
 from scipy.special import digamma, gammaln, ive, log_ndtr, ndtr, polygamma
 
+from ._exact_sums import add_sums, exact_sums, to_float
 from .objectives import Objective, register_objective, weighted_quantile
 
 # Lower bound of the observed hessians used where no closed-form Fisher
@@ -407,13 +408,6 @@ def family_of(params):
                       params.get("student_df", 3.0))
 
 
-def _weighted_mean(values, weight):
-    """Column means of (n, k) ``values`` weighted by the rows' weights."""
-    if weight is None or values.shape[0] != len(weight):
-        return np.mean(values, axis=0)
-    return weight @ values / np.sum(weight)
-
-
 class DistributionObjective(Objective):
     """The negative log-likelihood of a family (one output per parameter);
     pairs are (gradient, Fisher information), or (natural gradient, 1) with
@@ -469,14 +463,27 @@ class DistributionObjective(Objective):
             # reg_lambda and min_child_weight count rows as they do for the
             # squared error, whatever the scale of y (1/sigma² would make
             # them dominate for a large sigma, vanish for a small one)
-            scale = 1.0 / _weighted_mean(fisher, getattr(
-                self, "row_weight", None))
+            scale = 1.0 / self._mean_fisher(fisher)
             grad, fisher = grad * scale, fisher * scale
         if weight is not None:
             grad, fisher = grad * weight[:, None], fisher * weight[:, None]
         with np.errstate(over="ignore"):   # float32 overflow: named later
             gpair[:, :, 0] = grad.T
             gpair[:, :, 1] = fisher.T
+
+    def _mean_fisher(self, fisher):
+        """Each parameter's Fisher information averaged over every row of
+        the fit, weighted: exact sums (``_exact_sums``), gathered from
+        every part of the rows, so the scale is the same float however
+        the rows are split among workers."""
+        weight = getattr(self, "row_weight", None)
+        if weight is None or len(weight) != fisher.shape[0]:
+            weight = np.ones(fisher.shape[0])
+        parts = self.gather_parts(
+            (exact_sums(fisher * weight[:, np.newaxis]), exact_sums(weight)))
+        fisher_sums = to_float(add_sums(p[0] for p in parts))
+        weight_sum = to_float(add_sums(p[1] for p in parts))[0]
+        return fisher_sums / weight_sum
 
     def loss(self, y, raw, weight):
         return float(np.average(self.family.nll(y, raw), weights=weight))

@@ -43,6 +43,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_softmax, logit, softmax
 
 from . import _objectives
+from ._exact_sums import add_sums, exact_sums, to_float
 from . import _ranking
 from . import _survival
 
@@ -84,6 +85,12 @@ AFT_PARAMS = {
 MAX_EXP_GAIN_LABEL = 31
 
 
+def one_part(value):
+    """Every part's ``value`` when the rows of a fit are all in this
+    process: one part (``Objective.gather_parts``)."""
+    return [value]
+
+
 class Objective(ABC):
     """Interface of a training objective (see the module docstring).
 
@@ -115,6 +122,12 @@ class Objective(ABC):
     # labels (the out-of-core classifier's class indices) are then kept as
     # they are, 1 or 4 bytes a row instead of 8, the same gradients.
     compact_labels = False
+    # ``gather_parts(value)``: a value computed on this process's rows,
+    # gathered from every part of the fit's rows (a list, in part order).
+    # An objective that needs sums over every row (exact ones:
+    # ``_exact_sums``) combines them; a distributed engine sets its
+    # all-gather among the workers (``skboost.dask``)
+    gather_parts = staticmethod(one_part)
 
     def __init__(self, params=None):
         self.params = {**DEFAULT_PARAMS, **(params or {})}
@@ -653,7 +666,9 @@ class _Ranking(Objective):
         if not self.unbiased:
             return {}
         if getattr(self, "t_plus", None) is None:
-            longest = int(np.max(np.diff(query_ptr), initial=1))
+            # the longest query of every part of the rows
+            longest = max(self.gather_parts(
+                int(np.max(np.diff(query_ptr), initial=1))))
             # XGBoost's number of tracked positions: the truncation level,
             # else at most 32 (the bias decays fast with the position)
             k = (self.num_pair if self.pair_method == "topk"
@@ -666,20 +681,35 @@ class _Ranking(Objective):
         """t+ and t- from the round's costs summed per position over the
         queries (eq. 30-31 of Unbiased LambdaMART), normalised to position
         0, with the exponent 1 / (1 + lambdarank_bias_norm)."""
-        k = self.t_plus.shape[0]
-        sizes = np.diff(query_ptr)
-        position = np.arange(li.shape[0]) - np.repeat(query_ptr[:-1], sizes)
-        tracked = position < k
-        li_pos = np.bincount(position[tracked], weights=li[tracked],
-                             minlength=k)
-        lj_pos = np.bincount(position[tracked], weights=lj[tracked],
-                             minlength=k)
+        rows = self._position_rows(query_ptr, li.shape[0])
+        # exact sums (``_exact_sums``) over every part of the rows: the
+        # same estimates however the queries are split among workers
+        parts = self.gather_parts([(exact_sums(li[r])[0],
+                                    exact_sums(lj[r])[0]) for r in rows])
+        li_pos, lj_pos = (to_float(add_sums([[s[i] for s in part]
+                                             for part in parts]))
+                          for i in range(2))
         power = 1.0 / (1.0 + float(self.params.get("lambdarank_bias_norm",
                                                    1.0)))
         if li_pos[0] >= 1e-16:
             self.t_plus = (li_pos / li_pos[0]) ** power
         if lj_pos[0] >= 1e-16:
             self.t_minus = (lj_pos / lj_pos[0]) ** power
+
+    def _position_rows(self, query_ptr, n_rows):
+        """The rows at each tracked position of their query (kept: the
+        queries do not change during a fit)."""
+        cached = getattr(self, "_rows_at", None)
+        if cached is None or cached[0] is not query_ptr:
+            k = self.t_plus.shape[0]
+            sizes = np.diff(query_ptr)
+            position = np.arange(n_rows) - np.repeat(query_ptr[:-1], sizes)
+            order = np.argsort(position, kind="stable")
+            bounds = np.searchsorted(position[order], np.arange(k + 1))
+            cached = (query_ptr, [order[bounds[p]:bounds[p + 1]]
+                                  for p in range(k)])
+            self._rows_at = cached
+        return cached[1]
 
     def position_bias(self):
         """(t_plus, t_minus) after the last round, None when not debiasing."""
@@ -754,13 +784,25 @@ class RankXENDCG(_Ranking):
     def set_row_keys(self, X, weight, salt, n_threads):
         self.salt = int(salt) % 2**63   # seeds the gamma draws; no keys
 
+    def set_draw_rows(self, rows, n_rows):
+        """Draw each round's gammas for ``n_rows`` rows (all of a fit's
+        rows, grouped by query) and keep those of ``rows``: a part of the
+        rows (a Dask shard's) then gets the draws one process gives them."""
+        self.draw_rows = (np.asarray(rows, dtype=np.int64), int(n_rows))
+
+    def _gammas(self, n_rows):
+        rng = np.random.default_rng([getattr(self, "salt", 0),
+                                     self.iteration])
+        rows = getattr(self, "draw_rows", None)
+        if rows is None:
+            return rng.random(n_rows)
+        return rng.random(rows[1])[rows[0]]
+
     def gradient(self, y, raw, weight, gpair, n_threads):
         query_ptr = (np.array([0, y.shape[0]], dtype=np.int64)
                      if self.query_ptr is None else self.query_ptr)
-        rng = np.random.default_rng([getattr(self, "salt", 0),
-                                     self.iteration])
         grad, hess = _xendcg_gradient(y, raw[:, 0], query_ptr,
-                                      rng.random(y.shape[0]))
+                                      self._gammas(y.shape[0]))
         gpair[0, :, 0] = grad
         gpair[0, :, 1] = hess
         self.iteration += 1
@@ -836,11 +878,40 @@ class CoxPH(_Survival):
     def estimate_base_margin(self, y, weight, n_outputs):
         return np.zeros(1)   # the partial likelihood ignores a shift
 
+    def set_global_rows(self, rows):
+        """The index of each of these rows among all rows of a fit split
+        into parts (a Dask shard's rows). The risk-set sums run over every
+        row in time order (sequential float sums, as in one process), so
+        each round then gathers every part's margins (8 bytes a row) and
+        computes the gradients of all rows, keeping those of ``rows``."""
+        self.global_rows = np.asarray(rows, dtype=np.int64)
+
     def gradient(self, y, raw, weight, gpair, n_threads):
+        if getattr(self, "global_rows", None) is not None:
+            self._gathered_gradient(y, raw, gpair)
+            return
         if self._risk_sets is None or self._risk_sets[0] is not y:
             self._risk_sets = (y, _survival.CoxRiskSets(y))
         grad, hess = _survival.cox_gradient(self._risk_sets[1], raw[:, 0])
         self._store(gpair, grad, hess)
+
+    def _gathered_gradient(self, y, raw, gpair):
+        """``gradient`` of a part of the rows: the labels gathered once
+        (the risk sets of all rows), the margins every round."""
+        rows = self.global_rows
+        if self._risk_sets is None:
+            parts = self.gather_parts((rows, y))
+            labels = np.empty(sum(r.shape[0] for r, _ in parts))
+            for part_rows, part_y in parts:
+                labels[part_rows] = part_y
+            self._risk_sets = (y, _survival.CoxRiskSets(labels),
+                               [r for r, _ in parts])
+        _, risk_sets, part_rows = self._risk_sets
+        margin = np.empty(risk_sets.order.shape[0])
+        for where, values in zip(part_rows, self.gather_parts(raw[:, 0])):
+            margin[where] = values
+        grad, hess = _survival.cox_gradient(risk_sets, margin)
+        self._store(gpair, grad[rows], hess[rows])
 
     def loss(self, y, raw, weight):
         return _survival.cox_negative_log_likelihood(y, raw[:, 0])

@@ -211,13 +211,41 @@ def test_calibration_is_saved_and_cleared(tmp_path):
     model.fit(X, y)   # a new model: the old scores do not apply
     with pytest.raises(ValueError, match="not conformalized"):
         model.predict_interval(X_test)
-    # cv+ keeps fold models: pickles only
+    # cv+ keeps its fold models: in pickles and in model files
     model.conformalize(X[:60], y[:60], method="cv+", cv=3)
-    with pytest.raises(ValueError, match="pickle it"):
-        model.save_model(tmp_path / "cv.json")
-    restored = pickle.loads(pickle.dumps(model))
-    np.testing.assert_array_equal(restored.predict_interval(X_test)[0],
-                                  model.predict_interval(X_test)[0])
+    expected = model.predict_interval(X_test)
+    restored = [pickle.loads(pickle.dumps(model))]
+    for suffix in ("json", "ubj"):
+        model.save_model(tmp_path / f"cv.{suffix}")
+        restored.append(BoostRegressor.load(tmp_path / f"cv.{suffix}"))
+    for other in restored:
+        for a, b in zip(other.predict_interval(X_test), expected):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_cv_plus_in_a_file_with_categories_and_early_stopping(tmp_path):
+    """Fold models whose categories (coded from the values of their own
+    rows) and best rounds differ from the model's: each is restored."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    n = 150
+    frame = pd.DataFrame({"x": rng.normal(size=n),
+                          "c": rng.integers(0, 6, size=n).astype(float)})
+    frame.loc[:9, "c"] = 9.0   # a category only the first fold's rows have
+    y = frame["x"].to_numpy() + (frame["c"].to_numpy() % 3)
+    model = BoostRegressor(n_estimators=30, categorical_features=["c"],
+                           early_stopping_rounds=3, random_state=0)
+    model.fit(frame, y).conformalize(frame, y, method="cv+", cv=3)
+    folds = model.conformal_["models"]
+    assert any(f._category_map_.categories[0].size
+               != model._category_map_.categories[0].size for f in folds)
+    model.save_model(tmp_path / "cv.json")
+    loaded = BoostRegressor.load(tmp_path / "cv.json")
+    for a, b in zip(loaded.predict_interval(frame, 0.2),
+                    model.predict_interval(frame, 0.2)):
+        np.testing.assert_array_equal(a, b)
+    for ours, theirs in zip(loaded.conformal_["models"], folds):
+        assert ours.best_iteration == theirs.best_iteration
 
 
 def test_damaged_calibration_in_a_file_is_rejected(tmp_path):
@@ -232,6 +260,45 @@ def test_damaged_calibration_in_a_file_is_rejected(tmp_path):
         bad = tmp_path / "bad.json"
         bad.write_text(text.replace(old, new, 1))
         with pytest.raises(ValueError):
+            BoostRegressor.load(bad)
+
+
+def _damaged_copies(path, edits):
+    """The file at ``path`` with each edit applied to its JSON (the
+    checksum recomputed: the damage must be caught by the checks of the
+    content, not by the checksum)."""
+    import json
+
+    from skboost._io.model_file import _checksum
+
+    for edit in edits:
+        doc = json.loads(path.read_text())
+        edit(doc["model"]["conformal"])
+        doc["checksum"] = _checksum(doc["model"])
+        yield json.dumps(doc)
+
+
+def test_damaged_cv_plus_calibration_in_a_file_is_rejected(tmp_path):
+    (X, y), _, _ = _split_data(8)
+    model = BoostRegressor(n_estimators=4).fit(X[:90], y[:90])
+    model.conformalize(X[:90], y[:90], method="cv+", cv=3)
+    path = tmp_path / "cv.json"
+    model.save_model(path)
+
+    def tree_child(c):   # a child index out of the tree
+        c["folds"][1]["booster"]["trees"][0]["left_child"][0] = 10 ** 6
+
+    edits = [lambda c: c["fold_of_row"].__setitem__(0, 3),     # no fold 3
+             lambda c: c["fold_of_row"].pop(),                 # one short
+             lambda c: c["scores"].__setitem__(0, -1.0),       # negative
+             lambda c: c["folds"].clear(),
+             lambda c: c["folds"][0].__setitem__("best_iteration", 99),
+             lambda c: c["folds"][0].pop("categories"),
+             tree_child]
+    for text in _damaged_copies(path, edits):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(ValueError, match="not a valid skboost model"):
             BoostRegressor.load(bad)
 
 

@@ -214,13 +214,7 @@ def test_refused_where_it_cannot_run():
                         n_estimators=2).fit(X, np.digitize(y, [-1, 1]))
     with pytest.raises(ValueError, match="booster"):
         BoostRegressor(booster="gblinear").fit(X, y)
-    da = pytest.importorskip("dask.array")
-    pytest.importorskip("distributed")
-    from skboost.dask import DaskBoostRegressor
-
-    with pytest.raises(ValueError, match="booster='dart'"):
-        DaskBoostRegressor(booster="dart").fit(da.from_array(X, chunks=50),
-                                               da.from_array(y, chunks=50))
+    # (on Dask: tests/test_dask_objectives.py)
 
 
 # -- accuracy beside XGBoost's DART --------------------------------------------

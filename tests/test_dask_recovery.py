@@ -396,3 +396,63 @@ def test_every_worker_killed_is_a_clear_error(monkeypatch):
     error = outcome.get("error")
     assert isinstance(error, RuntimeError), outcome
     assert "every worker of the cluster is gone" in str(error)
+
+
+# -- the objectives with state across rounds ---------------------------------
+
+def test_killed_worker_resumes_xendcg_distributions_and_cox(client):
+    """Objectives whose rounds read every row (XE-NDCG's gammas drawn for
+    all rows, the distributions' exact Fisher sums, Cox's risk sets over
+    all margins), resumed on the shards formed again: the uninterrupted
+    model, bit for bit."""
+    from skboost.dask import DaskBoostDistributionRegressor
+
+    X, y = _discrete(seed=31)
+    rng = np.random.default_rng(31)
+    dX, dy = da.from_array(X, chunks=(300, 5)), da.from_array(y, 300)
+    qid = np.repeat(np.arange(60), 20)
+    relevance = np.clip(np.nan_to_num(X[:, 0]) // 10
+                        + rng.integers(0, 2, 1200), 0, 4)
+    signed = np.where(rng.random(1200) < 0.7, 1.0, -1.0) * np.exp(y / 20.0)
+    fits = [
+        (DaskBoostRanker, dict(objective="rank:xendcg"),
+         lambda m: m.fit(dX, da.from_array(relevance, 300),
+                         qid=da.from_array(qid, 300))),
+        (DaskBoostDistributionRegressor, {}, lambda m: m.fit(dX, dy)),
+        (DaskBoostRegressor, dict(objective="survival:cox"),
+         lambda m: m.fit(dX, da.from_array(signed, 300)))]
+    for k, (estimator, extra, fit) in enumerate(fits):
+        params = dict(SHORT, **extra)
+        reference = fit(estimator(**params, callbacks=[_Quiet()]))
+        victim = _victim(client, k % 2)
+        model = fit(estimator(**params,
+                              callbacks=[_KillAt(client, [victim])]))
+        _one_recovery(model, victim)
+        _assert_same_trees(model.booster_, reference.booster_)
+
+
+@pytest.mark.parametrize("case", ["dart", "unbiased"])
+def test_killed_worker_ends_dart_and_unbiased_fits_clearly(client, case):
+    """A DART fit (rescaled margins) and a debiased ranker (its bias
+    estimates) cannot resume: the loss is a clear error, no hang."""
+    X, y = _discrete(seed=33)
+    dX = da.from_array(X, chunks=(300, 5))
+    victim = _victim(client, 1)
+    kill = [_KillAt(client, [victim], at=4)]
+    if case == "dart":
+        model = DaskBoostRegressor(**SHORT, booster="dart", rate_drop=0.2,
+                                   callbacks=kill)
+        outcome = _fit_with_timeout(
+            lambda: model.fit(dX, da.from_array(y, 300)))
+    else:
+        relevance = np.clip(np.nan_to_num(X[:, 0]) // 10, 0, 4)
+        model = DaskBoostRanker(**SHORT, lambdarank_unbiased=True,
+                                callbacks=kill)
+        outcome = _fit_with_timeout(lambda: model.fit(
+            dX, da.from_array(relevance, 300),
+            qid=da.from_array(np.repeat(np.arange(60), 20), 300)))
+    error = outcome.get("error")
+    assert isinstance(error, RuntimeError), outcome
+    assert "does not resume on the workers left" in str(error)
+    with pytest.raises(Exception, match="not fitted"):
+        model.predict(dX)

@@ -362,14 +362,4 @@ def test_concordance_on_a_real_data_set_at_least_xgboosts():
     assert np.mean(ours) >= np.mean(theirs) - 0.005
 
 
-def test_dask_refuses_survival_objectives_clearly():
-    da = pytest.importorskip("dask.array")
-    pytest.importorskip("distributed")
-    from skboost.dask import DaskBoostRegressor
-
-    X, time, event = _survival_data(n=100)
-    y = np.where(event, time, -time)
-    with pytest.raises(ValueError, match="survival: train it with "
-                                         "BoostRegressor"):
-        DaskBoostRegressor(objective="survival:cox").fit(
-            da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+# (survival:cox and survival:aft on Dask: tests/test_dask_objectives.py)

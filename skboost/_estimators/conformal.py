@@ -37,9 +37,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 REGRESSION_METHODS = ("split", "cqr", "cv+")
 CLASSIFICATION_METHODS = ("aps",)
-# the methods whose calibration is its scores alone (a model file holds
-# them; cv+ also needs its fold models)
-SAVED_METHODS = ("split", "cqr", "aps")
 
 
 def conformal_threshold(sorted_scores, alpha):
@@ -91,8 +88,9 @@ class ConformalRegressorMixin:
     def conformalize(self, X_cal, y_cal, method="split", *, cv=5):
         """Calibrate prediction intervals of the fitted model.
 
-        The scores are saved with the model (pickles; model files for
-        ``"split"`` and ``"cqr"``) and cleared by the next ``fit``.
+        The calibration is saved with the model (pickles and model files:
+        for ``"cv+"`` the fold models' trees too) and cleared by the next
+        ``fit``.
 
         Parameters
         ----------

@@ -24,8 +24,7 @@ from .._io.validation import ModelFileError as _Invalid
 from .._io.validation import (check_classes_fit_objective,
                               check_objective_params_match,
                               check_runtime_params)
-from .conformal import (CLASSIFICATION_METHODS, REGRESSION_METHODS,
-                        SAVED_METHODS)
+from .conformal import CLASSIFICATION_METHODS, REGRESSION_METHODS
 from ..objectives import (CLASSIFICATION_OBJECTIVES, OBJECTIVES,
                           RANKING_OBJECTIVES, REGRESSION_OBJECTIVES,
                           SURVIVAL_OBJECTIVES,
@@ -54,17 +53,24 @@ def estimator_section(estimator):
 
 def _conformal_section(estimator):
     """The calibration of ``conformalize`` (method and sorted scores), or
-    None; a cv+ calibration (fold models) has no place in a file."""
+    None; of cv+, the residuals, the fold of each row and each fold
+    model's booster (a Booster: the file layer writes it), categories and
+    best round."""
     calibration = getattr(estimator, "conformal_", None)
     if calibration is None:
         return None
-    if calibration["method"] not in SAVED_METHODS:
-        raise ValueError(
-            f"a model conformalized by {calibration['method']!r} keeps its "
-            "fold models: pickle it (a model file holds the scores of "
-            f"{', '.join(SAVED_METHODS)})")
-    return {"method": calibration["method"],
-            "scores": [float(s) for s in calibration["scores"]]}
+    section = {"method": calibration["method"],
+               "scores": [float(s) for s in calibration["scores"]]}
+    if calibration["method"] == "cv+":
+        section["fold_of_row"] = [int(k) for k in calibration["fold_of_row"]]
+        section["folds"] = [
+            {"booster": model.booster_,
+             "categories": categories_to_json(
+                 getattr(model, "_category_map_", None)),
+             "best_iteration": optional_int(getattr(
+                 model.booster_, "best_iteration", None))}
+            for model in calibration["models"]]
+    return section
 
 
 def dumps_estimator(estimator):
@@ -226,7 +232,36 @@ def install_section(estimator, booster, section, params):
         if section[name] is not None:
             _set_attribute(estimator, name, section[name])
     if section.get("conformal") is not None:
-        estimator.conformal_ = dict(section["conformal"])
+        estimator.conformal_ = _installed_calibration(estimator,
+                                                      section["conformal"])
+
+
+def _installed_calibration(estimator, calibration):
+    """The calibration as ``conformalize`` leaves it: for cv+, the fold
+    models rebuilt as estimators of the loaded one's class, parameters
+    and features, each with its booster, categories and best round."""
+    calibration = dict(calibration)
+    folds = calibration.pop("folds", None)
+    if folds is None:
+        return calibration
+    models = []
+    for fold in folds:
+        model = type(estimator)(**estimator.get_params(deep=False))
+        model.n_features_in_ = estimator.n_features_in_
+        if hasattr(estimator, "feature_names_in_"):
+            model.feature_names_in_ = estimator.feature_names_in_
+        booster = fold["booster"]
+        booster.category_map = fold["categories"]
+        booster.feature_names = getattr(estimator.booster_, "feature_names",
+                                        None)
+        booster.absent_value = estimator.booster_.absent_value
+        if fold["best_iteration"] is not None:
+            booster.best_iteration = fold["best_iteration"]
+        model.booster_ = booster
+        model._category_map_ = fold["categories"]
+        models.append(model)
+    calibration["models"] = models
+    return calibration
 
 
 def _set_attribute(estimator, name, value):

@@ -193,8 +193,8 @@ def dumps_model(booster, section):
              "skboost_version": _version(),
              **{key: section[key] for key in _SECTION_KEYS
                 if key != "estimator"},
-             **{key: section[key] for key in _OPTIONAL_KEYS
-                if section.get(key) is not None},
+             **{key: _optional_to_json(key, section[key])
+                for key in _OPTIONAL_KEYS if section.get(key) is not None},
              "booster": _booster_to_dict(booster)}
     return json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION,
                        "checksum": _checksum(model), "model": model},
@@ -460,6 +460,16 @@ _OPTIONAL_KEYS = {"conformal"}
 _CONFORMAL_METHODS = ("split", "cqr", "aps")
 
 
+def _optional_to_json(key, value):
+    """An optional entry as JSON values: a cv+ calibration's fold boosters
+    as booster objects (the estimator layer hands them over as Boosters)."""
+    if key != "conformal" or "folds" not in value:
+        return value
+    return {**value, "folds": [{**fold,
+                                "booster": _booster_to_dict(fold["booster"])}
+                               for fold in value["folds"]]}
+
+
 def _model_from_dict(model):
     """The validated booster and estimator section of a ``"model"``."""
     missing = _MODEL_KEYS - set(model)
@@ -495,14 +505,18 @@ def _model_from_dict(model):
                    n_features_in=n_features, feature_names=names,
                    classes=classes, categories=category_map,
                    best_iteration=best_iteration, best_score=best_score,
-                   conformal=_conformal_from_json(model.get("conformal")))
+                   conformal=_conformal_from_json(model.get("conformal"),
+                                                  n_features, n_classes))
     return booster, section
 
 
-def _conformal_from_json(calibration):
-    """The scores of ``conformalize`` (sorted, finite, at least one)."""
+def _conformal_from_json(calibration, n_features, n_classes):
+    """The scores of ``conformalize`` (sorted, finite, at least one); of
+    ``"cv+"``, the residuals, the fold of each and the fold models."""
     if calibration is None:
         return None
+    if isinstance(calibration, dict) and calibration.get("method") == "cv+":
+        return _cv_plus_from_json(calibration, n_features, n_classes)
     _expect(isinstance(calibration, dict)
             and set(calibration) == {"method", "scores"},
             "'conformal' must be an object of 'method' and 'scores'")
@@ -517,6 +531,51 @@ def _conformal_from_json(calibration):
             and bool(np.all(np.diff(scores) >= 0)),
             "'conformal' scores must be finite and sorted")
     return {"method": calibration["method"], "scores": scores}
+
+
+def _cv_plus_from_json(calibration, n_features, n_classes):
+    """A cv+ calibration: non-negative finite residuals, one fold index in
+    [0, K) per residual, and K fold boosters (validated as the model's
+    own is, with their own categories and best round)."""
+    _expect(set(calibration) == {"method", "scores", "fold_of_row",
+                                 "folds"},
+            "a 'cv+' calibration must be an object of 'method', 'scores', "
+            "'fold_of_row' and 'folds'")
+    scores, folds = calibration["scores"], calibration["folds"]
+    fold_of_row = calibration["fold_of_row"]
+    _expect(isinstance(scores, list) and len(scores) >= 1
+            and all(_is_number(s) for s in scores),
+            "'conformal' scores must be a non-empty list of numbers")
+    scores = np.asarray(scores, dtype=np.float64)
+    _expect(bool(np.all(np.isfinite(scores))) and bool(np.all(scores >= 0)),
+            "'cv+' scores (absolute residuals) must be finite and >= 0")
+    _expect(isinstance(folds, list) and len(folds) >= 1,
+            "'cv+' folds must be a non-empty list")
+    _expect(isinstance(fold_of_row, list) and len(fold_of_row) == len(scores)
+            and all(_is_int(k) and 0 <= k < len(folds) for k in fold_of_row),
+            f"'cv+' fold_of_row must hold one fold index in [0, "
+            f"{len(folds)}) per score")
+    return {"method": "cv+", "scores": scores,
+            "fold_of_row": np.asarray(fold_of_row, dtype=np.intp),
+            "folds": [_fold_from_json(fold, n_features, n_classes)
+                      for fold in folds]}
+
+
+def _fold_from_json(fold, n_features, n_classes):
+    _expect(isinstance(fold, dict)
+            and set(fold) == {"booster", "categories", "best_iteration"},
+            "a 'cv+' fold must be an object of 'booster', 'categories' and "
+            "'best_iteration'")
+    category_map = _categories_from_json(fold["categories"], n_features)
+    booster = _booster_from_dict(fold["booster"], n_features, n_classes,
+                                 category_map)
+    check_finite_sums(booster)
+    best = fold["best_iteration"]
+    _expect(best is None or (_is_int(best) and 0 <= best < booster.n_rounds),
+            f"a 'cv+' fold's 'best_iteration' must be null or in [0, "
+            f"{booster.n_rounds}), got {best!r}")
+    return {"booster": booster, "categories": category_map,
+            "best_iteration": best}
 
 
 def _categories_from_json(value, n_features):

@@ -24,6 +24,7 @@ import uuid
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._model.dart import Dropout, dart_params
 from .._model.recovery import ResumingRounds, TrainingInterrupted, WorkerLost
 from .._model.train import (BoostParams, resolve_objective, run_rounds,
                             start_booster)
@@ -32,16 +33,19 @@ from .._model.margins import eval_base_margins
 from .._input.arrays import check_X
 from .train import (Shard, ShardEvaluator, ShardGroup, ShardSpec,
                     connect_shards, merged_bin_mapper, ordered_summaries)
-from .._estimators import BoostClassifier, BoostRanker, BoostRegressor
+from .._estimators import (BoostClassifier, BoostDistributionRegressor,
+                           BoostRanker, BoostRegressor)
 from .._estimators.base import (eval_set_entries, fit_or_restore,
                                 keep_interrupted_rounds, margin_kwargs,
                                 metric_list, tie_salt)
 from ..callback import check_callbacks
+from ..distributions import family_of
 from ..objectives import SURVIVAL_OBJECTIVES
 from ..tree._column_sampler import ColumnSampler
 from .._estimators.params import tree_params as build_tree_params
 
-__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker"]
+__all__ = ["DaskBoostRegressor", "DaskBoostClassifier", "DaskBoostRanker",
+           "DaskBoostDistributionRegressor"]
 
 
 def _dask_modules():
@@ -454,6 +458,17 @@ def _check_queries_in_partitions(query_ids):
             seen[q] = index
 
 
+def _query_starts(counts):
+    """``ShardSpec.query_starts`` from every shard's ``query_counts``:
+    the first row of each query among all rows grouped by query id."""
+    ids = np.concatenate([i for i, _ in counts])
+    sizes = np.concatenate([c for _, c in counts])
+    order = np.argsort(ids, kind="stable")
+    starts = np.zeros(ids.shape[0], dtype=np.int64)
+    starts[1:] = np.cumsum(sizes[order])[:-1]
+    return ids[order], starts, int(sizes.sum())
+
+
 def _meta_frame(X):
     """A small pandas frame with X's columns and dtypes (categories
     included), for the feature names and categories of the fit."""
@@ -558,7 +573,8 @@ class _DaskBoostMixin:
         client = _client(client)
         _check_alignment(X, {"y": y, "sample_weight": sample_weight,
                              "qid": qid, "base_margin": base_margin})
-        if len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1:
+        if (len(getattr(y, "shape", ())) == 2 and y.shape[1] != 1
+                and not self._interval_labels(y)):
             raise ValueError(
                 f"y has {y.shape[1]} columns: a 2-D y (several targets) is "
                 "not supported by the Dask estimators yet")
@@ -584,6 +600,11 @@ class _DaskBoostMixin:
         finally:
             placement.close()
 
+    def _interval_labels(self, y):
+        """Whether ``y`` holds survival:aft's [lower, upper] bounds."""
+        return (getattr(self, "objective", None) == "survival:aft"
+                and y.shape[1] == 2)
+
     def _check_dask_params(self, X):
         """What Dask training does not support yet, as clear errors."""
         self._validate_params()
@@ -599,19 +620,7 @@ class _DaskBoostMixin:
             ("categorical_features (use pandas category columns)",
              self.categorical_features is not None),
             ("class_weight (pass sample_weight)",
-             getattr(self, "class_weight", None) is not None),
-            # Cox's gradient needs every row's margin in time order, AFT
-            # interval labels two columns of y: both train in core
-            (f"objective={self.objective!r} (survival: train it with "
-             "BoostRegressor)", self.objective in SURVIVAL_OBJECTIVES),
-            ("booster='dart' (train it with the single-node estimators)",
-             getattr(self, "booster", "gbtree") == "dart"),
-            # its per-round draws are per row of the whole data set
-            ("objective='rank:xendcg' (train it with BoostRanker)",
-             self.objective == "rank:xendcg"),
-            # the bias estimates sum every query's costs per position
-            ("lambdarank_unbiased=True (train it with BoostRanker)",
-             bool(getattr(self, "lambdarank_unbiased", False))))
+             getattr(self, "class_weight", None) is not None))
             if present]
         if unsupported:
             raise ValueError(f"{type(self).__name__} does not support "
@@ -658,7 +667,8 @@ class _DaskBoostMixin:
         rounds = ResumingRounds(
             functools.partial(self._resume, placement, fit),
             connect_shards(shards, fit.mapper, fit.spec, fit.booster,
-                           self._column_sampler(fit), fit.evaluator),
+                           self._column_sampler(fit), fit.evaluator,
+                           dropout=self._dropout(fit)),
             self.max_recoveries, "skboost.dask")
         category_map = getattr(self, "_category_map_", None)
         try:
@@ -673,7 +683,12 @@ class _DaskBoostMixin:
             # each recovery: cause, round resumed at, its cost
             self._dask_recoveries = rounds.recoveries
         self._dask_stats = _shard_stats(rounds.executor.shards)
+        self._keep_objective_state(booster, rounds.executor.shards)
         return self._install_booster(booster, category_map)
+
+    def _keep_objective_state(self, booster, shards):
+        """What the objective estimated during the fit, kept on the
+        booster (the ranker's position biases)."""
 
     def _set_up(self, shards, resolved, objective, n_outputs, init, n_evals):
         """The shards prepared (labels, weights), the cuts merged from
@@ -714,12 +729,28 @@ class _DaskBoostMixin:
             sampler.rng.bit_generator.state = state
         return sampler
 
+    def _dropout(self, fit):
+        """DART's drops (None for gbtree): the stream single-node training
+        spawns from the fit's generator (``_model.train``)."""
+        dart = dart_params(self)
+        if dart is None:
+            return None
+        rng = np.random.default_rng(fit.seed if fit.init is None
+                                    else [fit.seed, fit.init.n_rounds])
+        return Dropout(dart, rng.bit_generator.seed_seq.spawn(1)[0])
+
     def _resume(self, placement, fit, next_round, state):
         """After a lost worker: shards re-formed on the workers left, set
         up as the fit's (the same cuts, weights and labels), their margins
         the booster's predictions (its trees: rounds before
         ``next_round``), the column sampler at ``state``: the
         ``ShardRounds`` that go on from round ``next_round``."""
+        if dart_params(self) is not None:
+            raise RuntimeError(
+                "skboost.dask: a worker was lost, and a fit with "
+                "booster='dart' does not resume on the workers left (its "
+                "margins hold rescaled trees that predictions from the "
+                "model would not give bit for bit): fit again")
         if fit.booster.n_rounds != next_round:
             raise RuntimeError(
                 f"skboost.dask: resuming at round {next_round} with "
@@ -936,8 +967,12 @@ class DaskBoostRegressor(_DaskBoostMixin, BoostRegressor):
     _local_class = BoostRegressor
 
     def _prepare_labels(self, shards):
-        shards.call("float_labels")
         objective = self.objective
+        if objective in SURVIVAL_OBJECTIVES:   # times or bounds, not floats
+            shards.call("objective_labels", objective,
+                        self._objective_params())
+            return objective, None
+        shards.call("float_labels")
         if callable(objective):
             from ..objectives import CallableObjective
 
@@ -1099,7 +1134,26 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
 
     def _prepare_labels(self, shards):
         shards.call("float_labels")
+        self._query_starts = (_query_starts(shards.call("query_counts"))
+                              if self.objective == "rank:xendcg" else None)
         return self.objective, None
+
+    def _shard_spec(self, objective, n_outputs, seed, init=None):
+        return replace(super()._shard_spec(objective, n_outputs, seed, init),
+                       query_starts=self._query_starts)
+
+    def _keep_objective_state(self, booster, shards):
+        if self.lambdarank_unbiased:
+            booster.position_bias = shards.call("objective_state")[0]
+
+    def _resume(self, placement, fit, next_round, state):
+        if self.lambdarank_unbiased:
+            raise RuntimeError(
+                "skboost.dask: a worker was lost, and a fit with "
+                "lambdarank_unbiased=True does not resume on the workers "
+                "left (its position-bias estimates were on the lost "
+                "worker): fit again")
+        return super()._resume(placement, fit, next_round, state)
 
     def predict(self, X, output_margin=False, iteration_range=None):
         """Ranking scores, computed where the partitions of X live.
@@ -1117,3 +1171,141 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
         return self._map_rows(X, "predict", None, np.float64,
                               output_margin=output_margin,
                               iteration_range=iteration_range)
+
+
+class DaskBoostDistributionRegressor(_DaskBoostMixin,
+                                     BoostDistributionRegressor):
+    """``BoostDistributionRegressor`` trained on a Dask cluster.
+
+    The parameters, methods and fitted attributes of
+    :class:`skboost.BoostDistributionRegressor`; ``fit`` takes dask
+    collections and trains where their partitions live; ``predict``,
+    ``predict_params`` and ``predict_quantiles`` return dask collections
+    (``to_local().predict_distribution`` gives the frozen ``scipy.stats``
+    distributions of rows in memory). One tree per parameter and round
+    (``multi_strategy="one_output_per_tree"``); the scale of each
+    parameter's gradients (its mean Fisher information over every row) is
+    an exact sum over the workers, so the model is bit-identical whatever
+    the number of workers and equal to the single-node model where the cut
+    points cannot depend on the partitioning (:doc:`/user_guide/dask`).
+    """
+
+    _local_class = BoostDistributionRegressor
+
+    def _prepare_labels(self, shards):
+        self._check_eval_metric()
+        shards.call("float_labels")   # the family checks them (prepare)
+        return "dist:" + self.distribution, None
+
+    def predict(self, X, iteration_range=None):
+        """The mean of each row's predicted distribution, computed where
+        the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        y : dask array (or dask Series for a DataFrame) of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self._map_rows(X, "predict", None, np.float64,
+                              iteration_range=iteration_range)
+
+    def predict_quantiles(self, X, q, iteration_range=None):
+        """Quantiles of each row's predictive distribution, computed where
+        the partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        q : float or array-like of floats in (0, 1)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        quantiles : dask array (or DataFrame) of shape (n_samples, n_levels)
+        """
+        check_is_fitted(self)
+        levels = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if (levels.ndim != 1 or levels.size == 0
+                or np.any(~((levels > 0) & (levels < 1)))):
+            raise ValueError(f"q must be levels in (0, 1), got "
+                             f"{levels.tolist()!r}")
+        return self._map_rows(X, "predict_quantiles", levels.size,
+                              np.float64, q=levels,
+                              iteration_range=iteration_range)
+
+    def predict_distribution(self, X, iteration_range=None):
+        """Each row's predictive distribution (``scipy.stats``, in memory):
+        ``to_local().predict_distribution`` of rows in memory; a dask
+        collection is a TypeError (compute the rows first, or use
+        ``predict_params`` / ``predict_quantiles``, which stay lazy).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), in memory
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        distribution : scipy.stats frozen distribution
+        """
+        da, dd, _ = _dask_modules()
+        if isinstance(X, (da.Array, dd.DataFrame, dd.Series)):
+            raise TypeError(
+                "predict_distribution returns scipy.stats distributions "
+                "holding every row in memory: give rows in memory "
+                "(X.compute()), or use predict_params / predict_quantiles, "
+                "which return dask collections")
+        return self.to_local().predict_distribution(
+            X, iteration_range=iteration_range)
+
+    def predict_params(self, X, iteration_range=None):
+        """The parameters of each row's distribution (the names of
+        ``BoostDistributionRegressor.predict_params``), computed where the
+        partitions of X live.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+        iteration_range : tuple of (int, int), default=None
+
+        Returns
+        -------
+        params : dict of str to dask array (or dask Series)
+            One per parameter, of shape (n_samples,).
+        """
+        check_is_fitted(self)
+        local = self.to_local()
+        family = family_of(self.booster_.objective_params)
+        names = list(family.natural(np.zeros((1, family.n_params))))
+        if _kind(X, "X") == "frame":
+            return {name: X.map_partitions(
+                _param_frame, local, name, iteration_range,
+                meta=("params", np.float64)) for name in names}
+        _row_chunks(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        return {name: X.map_blocks(_param_block, local, name,
+                                   iteration_range, dtype=np.float64,
+                                   drop_axis=1) for name in names}
+
+
+def _param_block(block, local, name, iteration_range):
+    """One parameter of the distributions of a block's rows (float64:
+    Student's t's degrees of freedom come as a constant)."""
+    values = local.predict_params(block, iteration_range=iteration_range)
+    return np.broadcast_to(np.asarray(values[name], dtype=np.float64),
+                           (block.shape[0],)).copy()
+
+
+def _param_frame(part, local, name, iteration_range):
+    import pandas as pd
+
+    return pd.Series(_param_block(part, local, name, iteration_range),
+                     index=part.index, name="params")

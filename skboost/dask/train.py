@@ -34,7 +34,7 @@ import numpy as np
 
 from .._model.recovery import WorkerLost
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
-                            log_metrics, update_margins)
+                            log_metrics, tree_outputs, update_margins)
 from .links import (LinkError, SocketExchange, close_links,
                           listen_on_worker, new_token, open_links)
 from .memory import keeps_freed_memory
@@ -183,6 +183,10 @@ class ShardSpec:
     # (constant-hessian objective, no row sampling), as single-node
     approx: bool = False
     approx_once: bool = False
+    # rank:xendcg: (sorted query ids, the first row of each in the rows
+    # grouped by query, all rows): each shard's rows draw their gammas
+    # where one process draws them (``Shard.prepare``)
+    query_starts: object = None
 
 
 def _features_restricted(params):
@@ -246,7 +250,7 @@ class Shard:
         for (index, X, y, w, qid, margin), first in zip(self.parts,
                                                         first_rows):
             X = check_X(template, X, reset=False)
-            y = _column(y, X.shape[0], "y", index, dtype=None)
+            y = _labels(y, X.shape[0], "y", index)
             w = (np.ones(X.shape[0]) if w is None
                  else _weights(w, X.shape[0], "sample_weight", index))
             margin = _margin_rows(margin, X.shape[0], "base_margin", index)
@@ -282,6 +286,28 @@ class Shard:
             starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
             self.query_ptr = np.r_[starts, q.shape[0]].astype(np.int64)
 
+    def query_counts(self):
+        """The query ids of this shard's rows and their row counts."""
+        return np.unique(np.concatenate(self.qids), return_counts=True)
+
+    def _grouped_rows(self, query_starts):
+        """Where each of this shard's rows is among all rows grouped by
+        query (``np.argsort(qid, kind="stable")`` of one process): its
+        query's first row there, plus its place in the query (a query's
+        rows keep their order, and lie in one partition)."""
+        ids, starts, _ = query_starts
+        qid = np.concatenate(self.qids)
+        first = self.query_ptr[:-1]
+        sizes = np.diff(self.query_ptr)
+        place = np.arange(qid.shape[0]) - np.repeat(first, sizes)
+        return starts[np.searchsorted(ids, qid)] + place
+
+    def objective_state(self):
+        """The objective's estimates after the last round (a debiased
+        ranker's position biases; None without)."""
+        position_bias = getattr(self.objective, "position_bias", None)
+        return None if position_bias is None else position_bias()
+
     def query_ids(self):
         """The distinct query ids of each partition."""
         return [(index, np.unique(q)) for index, q in zip(self.indices,
@@ -316,6 +342,16 @@ class Shard:
             part.y = np.asarray(part.y, dtype=np.float64)
             check_label_limits(part.y, f"eval_set[{part.set}]'s y")
 
+    def objective_labels(self, objective, params):
+        """Labels of the rows and of the eval sets as ``objective`` reads
+        them (survival:aft: [lower, upper] bounds from times or bounds;
+        a ValueError names bad ones), as the single-node regressor
+        converts them before training."""
+        prepare = resolve_objective(objective, params, None).prepare_labels
+        self.y = prepare(self.y)
+        for part in self.evals:
+            part.y = prepare(part.y)
+
     def labels(self):
         """Global row indices, labels and training weights (for the base
         score, estimated on the client)."""
@@ -336,6 +372,11 @@ class Shard:
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
             objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
                                    spec.n_threads)
+        if hasattr(objective, "set_global_rows"):   # survival:cox
+            objective.set_global_rows(self.rows)
+        if spec.query_starts is not None:
+            objective.set_draw_rows(self._grouped_rows(spec.query_starts),
+                                    spec.query_starts[2])
         self.weights = RoundWeights(self.train_weight, objective)
         # the base margins: finite, within the limits (as in core)
         self.base_margin = check_base_margin(
@@ -376,6 +417,7 @@ class Shard:
         so the margins are bit for bit those of the uninterrupted fit."""
         spec = self.spec
         trees = spec.init_booster if resume is None else resume
+        self._start_trees = trees   # DART's forest starts from them
         self.weight_sum = weight_sum
         binned = BinnedData(mapper.transform(self.X, spec.n_threads),
                             mapper.bin_ptr_)
@@ -388,6 +430,9 @@ class Shard:
         self.raw = _start_margins(trees, self.X, self.base_margin,
                                   base_margin, spec.n_threads)
         self.base_margin = None   # in ``raw`` now
+        if resume is not None and hasattr(self.objective, "iteration"):
+            # the rounds' random streams go on where the fit was
+            self.objective.iteration = resume.n_rounds - spec.first_round
         self.gpair = np.empty((spec.n_outputs, self.X.shape[0], 2),
                               dtype=np.float32)
         for part in self.evals:
@@ -452,6 +497,9 @@ class Shard:
             local, scanner, self.exchange, speculate=p.monotone is None,
             stats=self._stats, per_feature=_features_restricted(p))
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
+        # sums over every row (the distributions' scales, the position
+        # biases): gathered from every shard
+        self.objective.gather_parts = self.exchange.allgather
 
     def _scanner(self, bin_ptr, thresholds, features):
         """The SliceScanner of this shard's ``features``."""
@@ -569,6 +617,55 @@ class Shard:
                 [(p.set, p.index, p.margin.copy()) for p in self.evals],
                 sampler_state(self.driver.sampler))
 
+    # ---- DART (``DartShardRounds``)
+    def grow_dart_rounds(self, first, plans):
+        """DART rounds ``first, ...``, one per plan ``(dropped, their
+        weights, factor, new weight)`` (the client's ``Dropout``); the
+        results of ``grow_round``."""
+        return [self._dart_round(first + k, *plan)
+                for k, plan in enumerate(plans)]
+
+    def _dart_round(self, iteration, dropped, old, factor, new_weight):
+        """One DART round as ``InProcessRounds._dart_round`` runs it: the
+        gradients at the margins without the dropped trees, the new trees
+        at their weight and the dropped ones rescaled, in the rows' and
+        the eval sets' margins (the same operations, in the same order)."""
+        forest, n_threads = self._dart_forest(), self.spec.n_threads
+        if len(dropped) == 0:   # as gbtree: the new trees at weight 1
+            result = self.grow_round(iteration)
+            forest.add(result[0], self.spec.n_parallel)
+            return result
+        removed = tree_outputs(forest, dropped, old, self.X, n_threads)
+        raw, evals = self.raw, self.evals
+        self.raw, self.evals = raw - removed, []   # the round's own margins
+        try:
+            trees, digest, _, state = self.grow_round(iteration)
+        finally:
+            self.raw, self.evals = raw, evals
+        new = forest.add(trees, self.spec.n_parallel)
+        added = tree_outputs(forest, new, [new_weight] * len(new), self.X,
+                             n_threads)
+        self.raw += added - (1.0 - factor) * removed
+        for part in self.evals:
+            part.margin += tree_outputs(forest, dropped,
+                                        [-(1.0 - factor) * w for w in old],
+                                        part.X, n_threads)
+            for k in new:
+                if new_weight == 1.0:
+                    add_tree_output(forest.trees[k], part.X, part.margin,
+                                    forest.tree_group[k], n_threads)
+                else:
+                    part.margin += tree_outputs(forest, [k], [new_weight],
+                                                part.X, n_threads)
+        return (trees, digest,
+                [(p.set, p.index, p.margin.copy()) for p in self.evals],
+                state)
+
+    def _dart_forest(self):
+        if getattr(self, "_forest", None) is None:
+            self._forest = _Forest(self._start_trees, self.spec.n_outputs)
+        return self._forest
+
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
         in its parts (building its histograms, the exchanges with the
@@ -621,6 +718,23 @@ class Shard:
         return self.raw
 
 
+class _Forest:
+    """Every tree of a DART fit on a shard (the continued model's, then
+    each round's), as ``tree_outputs`` reads a booster's."""
+
+    def __init__(self, booster, n_outputs):
+        self.trees = [] if booster is None else list(booster.trees)
+        self.tree_group = [] if booster is None else list(booster.tree_group)
+        self.n_outputs = n_outputs
+
+    def add(self, trees, n_parallel):
+        """Add a round's trees (in slot order); their indices."""
+        first = len(self.trees)
+        self.trees += trees
+        self.tree_group += [slot // n_parallel for slot in range(len(trees))]
+        return range(first, len(self.trees))
+
+
 class _EvalPart:
     """One eval_set partition on a shard: converted X, labels, weights and
     the margins kept up to date tree by tree."""
@@ -631,7 +745,7 @@ class _EvalPart:
         self.X = check_X(template, X, reset=False)
         n = self.X.shape[0]
         what = f"eval_set[{eval_set}]"
-        self.y = _column(y, n, f"{what}'s y", index, dtype=None)
+        self.y = _labels(y, n, f"{what}'s y", index)
         self.weight = (np.ones(n) if weight is None else
                        _weights(weight, n,
                                 f"sample_weight_eval_set[{eval_set}]", index))
@@ -709,6 +823,20 @@ def _query_ids(values, n_rows, index):
         raise TypeError(f"qid must hold integer query ids, got dtype "
                         f"{qid.dtype}")
     return qid
+
+
+def _labels(values, n_rows, name, index):
+    """A partition's labels: one per row, or two (survival:aft's [lower,
+    upper] bounds of each time, ``objective_labels`` checks them)."""
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[1] == 2:
+        if values.shape[0] != n_rows:
+            raise ValueError(
+                f"partition {index}: {name} has shape {values.shape}, but X "
+                f"has {n_rows} rows: the partitions of X and {name} must "
+                "line up")
+        return values
+    return _column(values, n_rows, name, index, dtype=None)
 
 
 def _weights(values, n_rows, name, index):
@@ -864,7 +992,8 @@ def sampler_state(sampler):
     return sampler.rng.bit_generator.state
 
 
-def connect_shards(shards, mapper, spec, booster, sampler, evaluator):
+def connect_shards(shards, mapper, spec, booster, sampler, evaluator,
+                   dropout=None):
     """The shards (set up) linked to each other and given their copy of
     ``sampler``: a ``ShardRounds`` ready to grow rounds. Every shard runs
     the one growth driver over a ``ShardFinder`` in step with the
@@ -875,6 +1004,9 @@ def connect_shards(shards, mapper, spec, booster, sampler, evaluator):
     _link_shards(shards)
     shards.call("connect", per_shard=[(k, peers, ranges, sampler)
                                       for k in range(len(shards))])
+    if dropout is not None:   # booster="dart"
+        return DartShardRounds(shards, spec, booster, evaluator,
+                               sampler_state(sampler), dropout=dropout)
     return ShardRounds(shards, spec, booster, evaluator,
                        sampler_state(sampler))
 
@@ -919,6 +1051,54 @@ class ShardRounds:
         if self.evaluator is not None:
             self.evaluator.add_round(iteration, [r[2] for r in results])
         self._state = results[0][3]
+
+
+class DartShardRounds(ShardRounds):
+    """The round executor of a Dask fit with ``booster="dart"``: the
+    client draws each round's dropped trees from ``dropout`` (the stream
+    one process draws from) and tells the shards, which rescale their
+    margins (``Shard.grow_dart_rounds``); the trees' weights are kept in
+    the booster as in core."""
+
+    def __init__(self, shards, spec, booster, evaluator, state=None, *,
+                 dropout):
+        super().__init__(shards, spec, booster, evaluator, state)
+        self.dropout = dropout
+        self.tree_learning_rate = spec.tree_params.learning_rate
+
+    def set_learning_rate(self, learning_rate):
+        super().set_learning_rate(learning_rate)
+        self.tree_learning_rate = learning_rate / self.spec.n_parallel
+
+    def grow(self, first, n_rounds):
+        plans = self._plans(n_rounds)
+        per_shard = self.shards.call("grow_dart_rounds", first, plans)
+        for offset, results in enumerate(zip(*per_shard)):
+            self._add_round(first + offset, results)
+            dropped, _, factor, new_weight = plans[offset]
+            self.booster.reweigh_trees(dropped, factor,
+                                       self.spec.trees_per_round, new_weight)
+            yield first + offset
+
+    def _plans(self, n_rounds):
+        """Each round's (dropped trees, their weights, scale of the
+        dropped, weight of the new trees), the weights followed from
+        round to round as ``Booster.reweigh_trees`` changes them."""
+        n_new = self.spec.trees_per_round
+        weights = list(self.booster.tree_weights
+                       or [1.0] * len(self.booster.trees))
+        round_rate = self.tree_learning_rate * self.spec.n_parallel
+        plans = []
+        for _ in range(n_rounds):
+            dropped = self.dropout.choose(weights)
+            factor, new_weight = self.dropout.factors(dropped.size, n_new,
+                                                      round_rate)
+            plans.append((dropped, [weights[k] for k in dropped], factor,
+                          new_weight))
+            for k in dropped:
+                weights[k] *= factor
+            weights += [new_weight] * n_new
+        return plans
 
 
 def _link_shards(shards):
