@@ -643,9 +643,11 @@ class _Ranking(Objective):
             y, np.ascontiguousarray(raw[:, 0]), query_ptr, gpair[0],
             objective=self.name, pair_method=self.pair_method,
             num_pair=self.num_pair, exp_gain=self.params["ndcg_exp_gain"],
-            score_normalise=True, iteration=self.iteration,
-            n_threads=n_threads, ideal_k=self.ideal_k,
-            row_key=self.row_key, **bias)
+            score_normalise=self.params.get(
+                "lambdarank_score_normalization", True),
+            normalise=self.params.get("lambdarank_normalization", True),
+            iteration=self.iteration, n_threads=n_threads,
+            ideal_k=self.ideal_k, row_key=self.row_key, **bias)
         if bias:
             self._update_position_bias(query_ptr, bias["li"], bias["lj"])
         self.iteration += 1

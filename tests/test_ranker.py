@@ -477,6 +477,22 @@ def test_queries_longer_than_the_truncation_match_xgboost(num_pair):
     np.testing.assert_allclose(ours, theirs, atol=2e-5)
 
 
+@pytest.mark.parametrize("flags", [
+    dict(lambdarank_normalization=False),
+    dict(lambdarank_score_normalization=False),
+    dict(lambdarank_normalization=False,
+         lambdarank_score_normalization=False)])
+def test_normalisation_flags_match_xgboost(flags):
+    """XGBoost's lambdarank_normalization (the query's log2(1 + S) / S) and
+    lambdarank_score_normalization (|delta| / (score gap + 0.01)) switched
+    off: the same model as XGBoost's with the same flags."""
+    X, y, qid = _queries_of(30, seed=3)
+    ours, theirs = _margins_of_both(X, y, qid, **flags)
+    np.testing.assert_allclose(ours, theirs, atol=2e-5)
+    default, _ = _margins_of_both(X, y, qid)
+    assert np.abs(ours - default).max() > 1e-3   # the flag changed the model
+
+
 @pytest.mark.parametrize("num_pair", [1, 3])
 def test_mean_pairs_of_two_document_queries_match_xgboost(num_pair):
     """Random pairs ("mean") in queries of two documents of different
