@@ -25,7 +25,11 @@ Not applicable (skboost has no ``DMatrix``, ``xgb.cv`` or ``gblinear``):
   ported as skboost's own model file);
 - ``test_basic_models.py::test_slice_multi`` (vector-leaf trees with a
   ``ResetStrategy`` callback that switches ``multi_strategy`` mid-training,
-  which skboost does not allow).
+  which skboost does not allow);
+- ``test_predict.py::TestInplacePredict::test_dtypes`` and
+  ``test_pd_dtypes`` (they iterate over ``xgboost.testing``'s tables of
+  dtypes built for DMatrix; skboost's input dtypes are tested in
+  ``test_data.py`` and ``test_frames.py``).
 
 Differences these tests found, fixed in skboost: a learning rate of 0 and
 rates above 1 were refused (XGBoost's range is [0, inf): ``run_eta_decay``
@@ -442,3 +446,101 @@ def test_boost_from_prediction(tree_method):
     X, y = make_regression(n_samples=100, n_targets=4, random_state=0)
     _boost_from_prediction_multi_class(BoostRegressor, tree_method, X, y,
                                        None)
+
+
+class TestInplacePredict:
+    """tests/python/test_predict.py::TestInplacePredict (test_predict,
+    test_predict_pd, test_base_margin): ``xgb.train({"tree_method":
+    "hist"}, DMatrix(X, y), 10)`` -> ``BoostRegressor(n_estimators=10)``;
+    ``predict(DMatrix(X, missing=11))`` -> ``predict`` of X with the 11s
+    as NaN; ``DMatrix(X, base_margin=m)`` -> the estimator's
+    ``predict(X, base_margin=m)``."""
+
+    rows, cols, missing, num_boost_round = 1000, 10, 11, 10
+
+    @classmethod
+    def setup_class(cls):
+        rng = np.random.RandomState(1994)
+        cls.rng = rng
+        cls.X = rng.randn(cls.rows, cls.cols)
+        cls.X[:, list(range(0, cls.cols, 4))] = cls.missing
+        cls.y = rng.randn(cls.rows)
+        cls.model = BoostRegressor(tree_method="hist",
+                                   n_estimators=cls.num_boost_round).fit(
+            cls.X, cls.y)
+        cls.booster = cls.model.get_booster()
+        test = cls.X[:10, ...].copy()
+        test[test == cls.missing] = np.nan
+        cls.test = test
+
+    def test_predict(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        import scipy.sparse as sp
+
+        booster, X, test = self.booster, self.X, self.test
+        predt_from_array = booster.inplace_predict(X[:10, ...],
+                                                   missing=self.missing)
+        predt_from_dmatrix = booster.predict(test)
+        X_obj = X.copy().astype(object)
+        assert X_obj.dtype.hasobject is True
+        np.testing.assert_allclose(booster.inplace_predict(X_obj),
+                                   booster.inplace_predict(X))
+        np.testing.assert_allclose(predt_from_dmatrix, predt_from_array)
+
+        predt_from_array = booster.inplace_predict(
+            X[:10, ...], iteration_range=(0, 4), missing=self.missing)
+        predt_from_dmatrix = booster.predict(test, iteration_range=(0, 4))
+        np.testing.assert_allclose(predt_from_dmatrix, predt_from_array)
+
+        with pytest.raises(ValueError):
+            booster.predict(test, iteration_range=(
+                0, booster.num_boosted_rounds() + 2))
+        default = booster.predict(test)
+        np.testing.assert_allclose(booster.predict(
+            test, iteration_range=(0, self.num_boost_round)), default)
+        np.testing.assert_allclose(booster.predict(
+            test, iteration_range=(0, booster.num_boosted_rounds())),
+            default)
+
+        # run_threaded_predict: 10 threads predicting 20-row blocks
+        def threaded(predict_func):
+            with ThreadPoolExecutor(max_workers=10) as executor:
+                futures = [executor.submit(predict_func, X[i:i + 20, ...])
+                           for i in range(0, self.rows, self.rows // 20)]
+            assert all(f.result() for f in futures)
+
+        def predict_dense(x):
+            return np.all(booster.predict(x) == booster.inplace_predict(x))
+
+        def predict_csr(x):
+            return np.all(booster.predict(x)
+                          == booster.inplace_predict(sp.csr_matrix(x)))
+
+        for _ in range(10):
+            threaded(predict_dense)
+            threaded(predict_csr)
+
+    # a frame's column names on a model fitted on an array: scikit-learn's
+    # warning (XGBoost's booster says nothing); the predictions are the same
+    @pytest.mark.filterwarnings("ignore:X has feature names")
+    def test_predict_pd(self):
+        pd = pytest.importorskip("pandas")
+        X = self.X
+        # column-major frame, as XGBoost's test builds it
+        df = pd.DataFrame({str(i): X[:, i] for i in range(X.shape[1])})
+        df_predt = self.booster.inplace_predict(df)
+        arr_predt = self.booster.inplace_predict(X)
+        dmat_predt = self.booster.predict(X)
+        fort_predt = self.booster.inplace_predict(np.asfortranarray(
+            df.values))
+        np.testing.assert_allclose(dmat_predt, arr_predt)
+        np.testing.assert_allclose(df_predt, arr_predt)
+        np.testing.assert_allclose(fort_predt, arr_predt)
+
+    def test_base_margin(self):
+        base_margin = self.rng.randn(self.rows)
+        from_inplace = self.booster.inplace_predict(data=self.X,
+                                                    base_margin=base_margin)
+        from_dmatrix = self.model.predict(self.X, base_margin=base_margin)
+        np.testing.assert_allclose(from_dmatrix, from_inplace)
