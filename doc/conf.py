@@ -146,6 +146,11 @@ bench_tables.write_serving()
 import recovery_table  # noqa: E402
 
 recovery_table.write_table()
+# the ranking page's NDCG-at-convergence table
+# (benchmarks/results/ranking_convergence/)
+import ranking_table  # noqa: E402
+
+ranking_table.write_table()
 
 
 # --- the example gallery ----------------------------------------------------

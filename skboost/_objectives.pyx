@@ -244,7 +244,10 @@ cdef inline GradientPair elementwise_pair(int loss, double y, double m,
         out.g = (m > y) - (m < y)
         out.h = 1.0
     elif loss == LOSS_QUANTILE_ERROR:
-        out.g = -param if y >= m else 1.0 - param
+        # a row on its prediction (y == m) counts as above it, 1 - alpha, as
+        # XGBoost and LightGBM: at the first round, whose margin is a label
+        # quantile, that decides whether any split has a gain
+        out.g = -param if y > m else 1.0 - param
         out.h = 1.0
     elif loss == LOSS_HINGE:
         sign = 2.0 * y - 1.0

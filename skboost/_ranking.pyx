@@ -21,7 +21,8 @@ document with ``num_pair`` random documents of other labels (a per-query
 random stream seeded by ``(iteration, query)``, so results do not depend on
 the number of threads). The query's pairs are then normalised: ``TOPK`` by
 ``log2(1 + S) / S`` where ``S = sum of -2 g`` over the pairs, ``MEAN`` by
-``1 / num_pair``. This follows XGBoost's LambdaMART.
+``1 / num_pair`` (``normalise``; XGBoost's ``lambdarank_normalization``,
+LightGBM's ``lambdarank_norm``). This follows XGBoost's LambdaMART.
 
 Position debiasing (``lambdarank_unbiased``, Hu et al., "Unbiased
 LambdaMART", WWW 2019, as XGBoost implements it): a document's *position*
@@ -37,7 +38,10 @@ the queries and sets ``t_plus[p] = (li[p] / li[0])^(1 / (1 + norm))``
 (``t_minus`` likewise from ``lj``).
 
 NDCG uses the gains ``2^y - 1`` (``exp_gain``) or ``y`` and the discount
-``1 / log2(2 + rank)``; MAP uses binary labels.
+``1 / log2(2 + rank)``, ``|delta NDCG|`` divided by the ideal DCG of the
+query's best ``ideal_k`` documents (XGBoost: the truncation level with
+``TOPK``, the whole query with ``MEAN``; LightGBM: its truncation level);
+MAP uses binary labels.
 """
 
 import numpy as np
@@ -66,6 +70,15 @@ cdef enum PairMethod:
 METRIC_CODES = {"rank:pairwise": METRIC_PAIRWISE, "rank:ndcg": METRIC_NDCG,
                 "rank:map": METRIC_MAP}
 PAIR_METHOD_CODES = {"topk": PAIRS_TOPK, "mean": PAIRS_MEAN}
+
+
+cdef struct PairOptions:
+    # how a query's pairs are made and scaled (the same for every query)
+    int method               # PAIRS_TOPK or PAIRS_MEAN
+    Py_ssize_t num_pair      # top-k truncation, or random pairs per document
+    Py_ssize_t ideal_k       # NDCG: ideal DCG over the best ideal_k (0: all)
+    bint score_normalise     # |delta| / (|s_high - s_low| + 0.01)
+    bint normalise           # the query's log2(1 + S) / S or 1 / num_pair
 
 # the hessian floor of a pair (XGBoost's): a pair whose sigmoid saturates
 # still adds a positive hessian, so a leaf's H never collapses to 0
@@ -318,16 +331,20 @@ cdef void rank_documents(QueryView* q, const double* label,
                             and q.score[0] != q.score[q.count - 1])
 
 
-cdef void prepare_metric(QueryView* q, Keyed* scratch) noexcept nogil:
-    """Ideal DCG (NDCG) or relevant counts and precision sums (MAP)."""
+cdef void prepare_metric(QueryView* q, Keyed* scratch,
+                         Py_ssize_t ideal_k) noexcept nogil:
+    """Ideal DCG (NDCG) of the best ``ideal_k`` documents (0: all), or
+    relevant counts and precision sums (MAP)."""
     cdef Py_ssize_t r
+    cdef Py_ssize_t n_ideal = (q.count if ideal_k <= 0
+                               else min(ideal_k, q.count))
     cdef double ideal = 0.0, y
     if q.metric == METRIC_NDCG:
         # the gains in decreasing order (gains increase with the label)
         for r in range(q.count):
             scratch[r] = plain_keyed(q.gain[r], r)
         sort_ranked(scratch, q.count)
-        for r in range(q.count):
+        for r in range(n_ideal):
             ideal = ideal + scratch[r].key * q.discount[r]
         q.inverse_ideal = 1.0 / ideal if ideal > 0 else 0.0
     elif q.metric == METRIC_MAP:
@@ -402,22 +419,21 @@ cdef void write_pairs(QueryView* q, float* out, double factor,
 
 cdef void query_lambdas(QueryView* q, const double* label,
                         const double* score, const uint64_t* tie,
-                        float* out, int method,
-                        Py_ssize_t num_pair, bint score_normalise,
+                        float* out, const PairOptions* pairs,
                         uint64_t seed, Keyed* scratch) noexcept nogil:
     """The LambdaMART pairs of one query of at least two documents."""
     cdef double total
     # per query: rank (a sort), the metric's tables, the pairs, then the
     # pair sums written back to the query's rows in row order
-    rank_documents(q, label, score, tie, score_normalise)
-    prepare_metric(q, scratch)
-    if method == PAIRS_TOPK:
-        total = topk_pairs(q, num_pair)
+    rank_documents(q, label, score, tie, pairs.score_normalise)
+    prepare_metric(q, scratch, pairs.ideal_k)
+    if pairs.method == PAIRS_TOPK:
+        total = topk_pairs(q, pairs.num_pair)
         write_pairs(q, out, log2(1.0 + total) / total if total > 0 else 1.0,
-                    total > 0)
+                    pairs.normalise and total > 0)
     else:
-        mean_pairs(q, num_pair, scratch, seed)
-        write_pairs(q, out, 1.0 / num_pair, True)
+        mean_pairs(q, pairs.num_pair, scratch, seed)
+        write_pairs(q, out, 1.0 / pairs.num_pair, pairs.normalise)
 
 
 def _check_queries(query_ptr, n_rows):
@@ -436,7 +452,7 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     float[:, ::1] gpair not None,            # OUT (n, 2)
                     *, str objective, str pair_method, Py_ssize_t num_pair,
                     bint exp_gain, bint score_normalise, Py_ssize_t iteration,
-                    int n_threads,
+                    int n_threads, Py_ssize_t ideal_k=0, bint normalise=True,
                     const uint64_t[::1] row_key=None,        # IN (n,) or None
                     const double[::1] t_plus=None,           # IN (k,) or None
                     const double[::1] t_minus=None,          # IN (k,) or None
@@ -452,7 +468,9 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     After the arrays, every argument is keyword-only: the objective and
     its pair method, ``num_pair``, the gain and score-normalisation flags,
     the boosting ``iteration`` (it seeds the random pairs), ``n_threads``
-    (the threads of the parallel region over queries) and the optional
+    (the threads of the parallel region over queries), ``ideal_k`` (NDCG's
+    ideal DCG over the best ``ideal_k`` documents; 0: the whole query),
+    ``normalise`` (the per-query scaling of the pairs) and the optional
     ``row_key``.
 
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
@@ -465,7 +483,7 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n = y.shape[0]
     row_key = _checked_lambda_inputs(raw, query_ptr, objective, pair_method,
-                                     num_pair, gpair, row_key, n)
+                                     num_pair, ideal_k, gpair, row_key, n)
     cdef bint unbiased = _checked_bias_inputs(t_plus, t_minus, li, lj, n)
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
     cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
@@ -480,9 +498,14 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     for r in range(longest):
         discounts[r] = discount(r)
     no_memory = np.zeros(n_queries, dtype=np.uint8)
+    cdef PairOptions pairs
+    pairs.method = PAIR_METHOD_CODES[pair_method]
+    pairs.num_pair = num_pair
+    pairs.ideal_k = ideal_k
+    pairs.score_normalise = score_normalise
+    pairs.normalise = normalise
     _all_queries(y, raw, query_ptr, row_key, discounts,
-                 METRIC_CODES[objective], PAIR_METHOD_CODES[pair_method],
-                 num_pair, exp_gain, score_normalise, iteration, gpair,
+                 METRIC_CODES[objective], pairs, exp_gain, iteration, gpair,
                  no_memory, n_threads,
                  t_plus if unbiased else None, t_minus if unbiased else None,
                  li if unbiased else None, lj if unbiased else None)
@@ -509,8 +532,8 @@ def _checked_bias_inputs(t_plus, t_minus, li, lj, Py_ssize_t n):
 
 
 def _checked_lambda_inputs(raw, query_ptr, str objective, str pair_method,
-                           Py_ssize_t num_pair, gpair, row_key,
-                           Py_ssize_t n):
+                           Py_ssize_t num_pair, Py_ssize_t ideal_k, gpair,
+                           row_key, Py_ssize_t n):
     """lambda_gradient's checks (the nogil loop indexes without checks);
     returns the row keys, zeros for None."""
     if raw.shape[0] != n or gpair.shape[0] != n:
@@ -522,6 +545,8 @@ def _checked_lambda_inputs(raw, query_ptr, str objective, str pair_method,
                          f"method {pair_method!r}")
     if num_pair < 1:
         raise ValueError("num_pair must be at least 1")
+    if ideal_k < 0:
+        raise ValueError("ideal_k must be >= 0 (0: the whole query)")
     _check_queries(query_ptr, n)
     if row_key is None:
         row_key = np.zeros(n, dtype=np.uint64)
@@ -566,9 +591,9 @@ cdef inline void attach_bias(QueryView* q, const Debias* bias,
 cdef void _all_queries(const double[::1] y, const double[::1] raw,
                        const int64_t[::1] query_ptr,
                        const uint64_t[::1] row_key,
-                       const double[::1] discounts, int metric, int method,
-                       Py_ssize_t num_pair, bint exp_gain,
-                       bint score_normalise, Py_ssize_t iteration,
+                       const double[::1] discounts, int metric,
+                       PairOptions pairs, bint exp_gain,
+                       Py_ssize_t iteration,
                        float[:, ::1] gpair, unsigned char[::1] failed,
                        int n_threads, const double[::1] t_plus,
                        const double[::1] t_minus, double[::1] li,
@@ -609,8 +634,7 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
             if bias.t_plus != NULL:
                 attach_bias(&q, &bias, begin)
             query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
-                          &gpair[begin, 0],
-                          method, num_pair, score_normalise,
+                          &gpair[begin, 0], &pairs,
                           <uint64_t> (iteration * n_queries + g),
                           order_buffer + longest)
         free(order_buffer)

@@ -622,6 +622,13 @@ class _Ranking(Objective):
         return int(num_pair)
 
     @property
+    def ideal_k(self):
+        """NDCG's ideal DCG over the best ``ideal_k`` documents of a query
+        (0: all), as XGBoost: the truncation level with top-k pairs, the
+        whole query with random pairs."""
+        return self.num_pair if self.pair_method == "topk" else 0
+
+    @property
     def default_metric(self):
         if self.pair_method == "topk":
             return f"{self.metric_name}@{self.num_pair}"
@@ -649,8 +656,11 @@ class _Ranking(Objective):
             y, np.ascontiguousarray(raw[:, 0]), query_ptr, gpair[0],
             objective=self.name, pair_method=self.pair_method,
             num_pair=self.num_pair, exp_gain=self.params["ndcg_exp_gain"],
-            score_normalise=True, iteration=self.iteration,
-            n_threads=n_threads, row_key=self.row_key, **bias)
+            score_normalise=self.params.get(
+                "lambdarank_score_normalization", True),
+            normalise=self.params.get("lambdarank_normalization", True),
+            iteration=self.iteration, n_threads=n_threads,
+            ideal_k=self.ideal_k, row_key=self.row_key, **bias)
         if bias:
             self._update_position_bias(query_ptr, bias["li"], bias["lj"])
         self.iteration += 1

@@ -301,6 +301,40 @@ def test_dask_page_table_shows_the_recovery_results(site):
             "yes" if record["identical"] else "NO")
 
 
+def test_ranking_page_table_shows_the_convergence_results(site):
+    """The ranking page's NDCG-at-convergence table has a row per
+    contender of ``benchmarks/results/ranking_convergence/
+    ranking_convergence.json`` with each case's mean test NDCG@10 (checked
+    here against the mean of the file's per-seed figures) and its
+    difference to the best of XGBoost and LightGBM, computed here."""
+    import json
+
+    meta = json.loads((ROOT / "benchmarks" / "results" / "ranking_convergence"
+                       / "ranking_convergence.json").read_text())
+    tables = _html_tables((site / "user_guide" / "ranking.html").read_text())
+    found = [rows for caption, rows in tables if meta["command"] in caption]
+    assert len(found) == 1
+    header, *rows = found[0]
+    records = meta["results"]
+    names = list(dict.fromkeys(r["contender"] for r in records))
+    # (the page shows the names' apostrophes as typographic ones)
+    shown = [row[0].replace("\u2019", "'") for row in rows]
+    assert shown == names
+    for name, row in zip(shown, rows):
+        for record in (r for r in records if r["contender"] == name):
+            case = record["case"]
+            assert record["ndcg10"] == pytest.approx(
+                sum(record["ndcg10_per_seed"])
+                / len(record["ndcg10_per_seed"]), abs=1e-12)
+            best = max(r["ndcg10"] for r in records if r["case"] == case
+                       and r["library"] in ("xgboost", "lightgbm"))
+            cell = row[header.index(f"{case} NDCG@10")]
+            assert float(cell) == pytest.approx(record["ndcg10"], abs=6e-5)
+            cell = row[header.index(f"{case} vs best peer")]
+            assert float(cell) == pytest.approx(record["ndcg10"] - best,
+                                                abs=6e-5)
+
+
 def test_math_is_served_by_the_site_itself(site):
     page = (site / "user_guide" / "model.html").read_text()
     scripts = re.findall(r'<script[^>]*src="([^"?]*mathjax[^"?]*)', page,

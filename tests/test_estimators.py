@@ -470,7 +470,7 @@ BAD_PARAMS = [
     ("tree_method", "approximate"),
     ("tree_method", None),
     ("learning_rate", -0.1),
-    ("learning_rate", 0.0),
+    ("learning_rate", np.inf),
     ("n_estimators", 0),
     ("n_estimators", 2.5),
     ("n_estimators", "10"),

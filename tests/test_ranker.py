@@ -25,10 +25,12 @@ from _shared_data import shared_data_path
 # The kernel against a naive LambdaMART
 # --------------------------------------------------------------------------
 
-def ndcg_of(labels_in_rank_order, exp_gain):
+def ndcg_of(labels_in_rank_order, exp_gain, ideal_k=None):
+    """NDCG of the whole list, divided by the ideal DCG of the best
+    ``ideal_k`` documents (None: all)."""
     gain = (2.0 ** labels_in_rank_order - 1) if exp_gain else labels_in_rank_order
     discount = 1 / np.log2(np.arange(len(gain)) + 2)
-    ideal = np.sum(np.sort(gain)[::-1] * discount)
+    ideal = np.sum((np.sort(gain)[::-1] * discount)[:ideal_k])
     return np.sum(gain * discount) / ideal if ideal > 0 else 0.0
 
 
@@ -41,10 +43,12 @@ def average_precision_of(labels_in_rank_order):
     return total / hits if hits else 0.0
 
 
-def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None):
+def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None,
+                  ideal_k=None, normalise=True):
     """LambdaMART pairs of the top-k method, written from the definition.
     Equal scores are ranked by increasing label, then increasing row key,
-    then row order."""
+    then row order. NDCG's ideal DCG is that of the best ``ideal_k``
+    documents (None: all); ``normalise``: the query's log2(1 + S) / S."""
     g = np.zeros(len(y))
     h = np.zeros(len(y))
     row_key = np.zeros(len(y), np.uint64) if row_key is None else row_key
@@ -56,7 +60,7 @@ def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None):
         def metric(ranking):
             labels = yq[list(ranking)]
             if objective == "rank:ndcg":
-                return ndcg_of(labels, exp_gain)
+                return ndcg_of(labels, exp_gain, ideal_k)
             return average_precision_of(labels)
 
         base = metric(order)
@@ -84,7 +88,7 @@ def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None):
                 hq[high] += hess
                 hq[low] += hess
                 total += -2 * lam
-        if total > 0:
+        if total > 0 and normalise:
             gq *= np.log2(1 + total) / total
             hq *= np.log2(1 + total) / total
         g[begin:end], h[begin:end] = gq, hq
@@ -92,13 +96,14 @@ def naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key=None):
 
 
 def kernel(y, s, query_ptr, objective, method="topk", k=32, exp_gain=True,
-           iteration=0, n_threads=1, row_key=None):
+           iteration=0, n_threads=1, row_key=None, ideal_k=0, normalise=True):
     gpair = np.full((len(y), 2), np.nan, dtype=np.float32)
     lambda_gradient(y.astype(np.float64), s.astype(np.float64),
                     query_ptr.astype(np.int64), gpair, objective=objective,
                     pair_method=method, num_pair=k, exp_gain=exp_gain,
                     score_normalise=True, iteration=iteration,
-                    n_threads=n_threads, row_key=row_key)
+                    n_threads=n_threads, row_key=row_key, ideal_k=ideal_k,
+                    normalise=normalise)
     return gpair
 
 
@@ -128,6 +133,23 @@ def test_topk_lambdas_match_a_naive_lambdamart(objective, k, exp_gain, ties):
     gpair = kernel(y, s, query_ptr, objective, k=k, exp_gain=exp_gain,
                    row_key=row_key)
     g, h = naive_lambdas(y, s, query_ptr, objective, k, exp_gain, row_key)
+    np.testing.assert_allclose(gpair[:, 0], g, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(gpair[:, 1], h, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 3, 32])
+@pytest.mark.parametrize("normalise", [True, False])
+def test_truncated_ideal_dcg_and_normalisation_match_the_naive_lambdamart(
+        k, normalise):
+    """``ideal_k``: NDCG divided by the ideal DCG of the best ``ideal_k``
+    documents (XGBoost's top-k and LightGBM's truncation level); without
+    ``normalise`` the query's pairs are not rescaled."""
+    rng = np.random.default_rng(40 + k + normalise)
+    y, s, query_ptr = random_queries(rng, n_queries=12)
+    gpair = kernel(y, s, query_ptr, "rank:ndcg", k=k, ideal_k=k,
+                   normalise=normalise)
+    g, h = naive_lambdas(y, s, query_ptr, "rank:ndcg", k, True, ideal_k=k,
+                         normalise=normalise)
     np.testing.assert_allclose(gpair[:, 0], g, rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(gpair[:, 1], h, rtol=2e-5, atol=1e-6)
 
@@ -415,6 +437,74 @@ def test_letor_ndcg_matches_xgboost(letor, objective):
     # placed differently between the same two training values)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-5)
     assert ours.score(X_test, y_test, qid=qid_test) == ours_ndcg
+
+
+def _queries_of(size, seed, n_queries=12):
+    """Queries of ``size`` documents, graded labels 0-4."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * size
+    X = rng.normal(size=(n, 4))
+    y = np.clip(np.round(X[:, 0] + 0.7 * rng.normal(size=n) + 1), 0, 4)
+    return X, y, np.repeat(np.arange(n_queries), size)
+
+
+def _margins_of_both(X, y, qid, **params):
+    """skboost's and XGBoost's training margins, XGBoost fitted on the rows
+    in skboost's order of equal scores (see test_letor_ndcg_matches_xgboost)."""
+    xgb = pytest.importorskip("xgboost")
+    params = dict(n_estimators=8, max_depth=3, learning_rate=0.3,
+                  tree_method="exact", objective="rank:ndcg", **params)
+    ours = BoostRanker(**params).fit(X, y, qid=qid)
+    key = row_keys(X.astype(np.float32), np.ones(len(y)), 0, 1)
+    order = np.lexsort((key, y, qid))
+    theirs = xgb.XGBRanker(**params, base_score=0.0).fit(
+        X[order], y[order], qid=qid[order])
+    return ours.predict(X[order]), theirs.predict(X[order])
+
+
+@pytest.mark.parametrize("num_pair", [None, 20])
+def test_queries_longer_than_the_truncation_match_xgboost(num_pair):
+    """Top-k pairs on queries longer than k (45 documents; k = 32, the
+    default, and 20): XGBoost divides |delta NDCG| by the ideal DCG of the
+    best k documents; with the exact method skboost grows XGBoost's trees
+    (margins to float32 rounding). (k is at least the number of irrelevant
+    documents of a query: with fewer, some get no pair in the first round,
+    and where such rows without gradient fall between two thresholds of
+    equal gain, the two libraries pick different thresholds.)"""
+    X, y, qid = _queries_of(45, seed=num_pair or 0)
+    ours, theirs = _margins_of_both(
+        X, y, qid, lambdarank_num_pair_per_sample=num_pair)
+    np.testing.assert_allclose(ours, theirs, atol=2e-5)
+
+
+@pytest.mark.parametrize("flags", [
+    dict(lambdarank_normalization=False),
+    dict(lambdarank_score_normalization=False),
+    dict(lambdarank_normalization=False,
+         lambdarank_score_normalization=False)])
+def test_normalisation_flags_match_xgboost(flags):
+    """XGBoost's lambdarank_normalization (the query's log2(1 + S) / S) and
+    lambdarank_score_normalization (|delta| / (score gap + 0.01)) switched
+    off: the same model as XGBoost's with the same flags."""
+    X, y, qid = _queries_of(30, seed=3)
+    ours, theirs = _margins_of_both(X, y, qid, **flags)
+    np.testing.assert_allclose(ours, theirs, atol=2e-5)
+    default, _ = _margins_of_both(X, y, qid)
+    assert np.abs(ours - default).max() > 1e-3   # the flag changed the model
+
+
+@pytest.mark.parametrize("num_pair", [1, 3])
+def test_mean_pairs_of_two_document_queries_match_xgboost(num_pair):
+    """Random pairs ("mean") in queries of two documents of different
+    labels: the only partner is the other document, so the draws do not
+    matter and the model must be XGBoost's (normalised by 1 / num_pair,
+    the ideal DCG of the whole query)."""
+    X, y, qid = _queries_of(2, seed=10 + num_pair, n_queries=150)
+    keep = np.repeat(y[0::2] != y[1::2], 2)
+    ours, theirs = _margins_of_both(
+        X[keep], y[keep], qid[keep], lambdarank_pair_method="mean",
+        lambdarank_num_pair_per_sample=num_pair)
+    np.testing.assert_allclose(ours, theirs, atol=2e-5)
 
 
 # --------------------------------------------------------------------------

@@ -103,9 +103,10 @@ def test_schedule_errors():
     with pytest.raises(ValueError, match="no learning rate for round 2"):
         BoostRegressor(n_estimators=5, callbacks=[
             LearningRateScheduler([0.1, 0.2])]).fit(X, y)
-    with pytest.raises(ValueError, match=r"learning_rate must be in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"learning_rate must be finite "
+                       r"and >= 0"):
         BoostRegressor(n_estimators=3, callbacks=[
-            LearningRateScheduler(lambda i: 2.0)]).fit(X, y)
+            LearningRateScheduler(lambda i: -0.5)]).fit(X, y)
     with pytest.raises(ValueError, match="only learning_rate can"):
         reset_parameter(max_depth=[3, 4])
     booster = BoostRegressor(n_estimators=2).fit(X, y).get_booster()

@@ -112,6 +112,8 @@ _ONLY_ON = {
     "ndcg_exp_gain": "BoostRanker",
     "lambdarank_unbiased": "BoostRanker",
     "lambdarank_bias_norm": "BoostRanker",
+    "lambdarank_normalization": "BoostRanker",
+    "lambdarank_score_normalization": "BoostRanker",
 }
 
 

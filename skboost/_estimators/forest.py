@@ -29,7 +29,7 @@ _FOREST_PARAMS_DOC = """
     ----------
     n_estimators : int, default=100
         Number of trees of the forest (grown in one round).
-    learning_rate : float in (0, 1], default=1
+    learning_rate : float >= 0, default=1
         Multiplies the forest's mean output.
     subsample : float in (0, 1], default=0.8
         Each tree uses each row with this probability.

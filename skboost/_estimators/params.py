@@ -61,10 +61,13 @@ PARAMETERS = (
         Maximum depth of a tree; 0 means no limit.
 """),
     Param('learning_rate', 0.3, 'tree',
-          [Interval(Real, 0.0, 1.0, closed="right")],
+          [_NON_NEGATIVE],
           """\
-    learning_rate : float in (0, 1], default=0.3
-        Shrinkage: each leaf value is multiplied by it (``eta``).
+    learning_rate : float >= 0, default=0.3
+        Shrinkage: each leaf value is multiplied by it (``eta``). XGBoost's
+        range: 0 grows trees whose leaves add nothing (a schedule of
+        ``callbacks`` can then set the rate of each round), and rates above
+        1 are allowed.
 """),
     Param('tree_method', 'hist', 'tree',
           [StrOptions({"exact", "approx", "hist"})],

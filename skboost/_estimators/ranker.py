@@ -124,6 +124,15 @@ class BoostRanker(_BoostBase):
         32 for ``topk`` and 1 for ``mean``, as XGBoost.
     ndcg_exp_gain : bool, default=True
         NDCG gains ``2^y - 1`` (labels up to 31) instead of ``y``.
+    lambdarank_normalization : bool, default=True
+        Scale each query's pairs (XGBoost's parameter, LightGBM's
+        ``lambdarank_norm``): by ``log2(1 + S) / S`` with ``"topk"``
+        pairs, ``S`` the sum of their ``|lambda|``, by
+        ``1 / lambdarank_num_pair_per_sample`` with ``"mean"``.
+    lambdarank_score_normalization : bool, default=True
+        Divide each pair's ``|delta|`` by the gap of the two documents'
+        scores plus 0.01 (XGBoost's parameter; part of LightGBM's
+        ``lambdarank_norm``).
     lambdarank_unbiased : bool, default=False
         Position debiasing (Unbiased LambdaMART, XGBoost's parameter): a
         document's position is its place in its query's input order (as it
@@ -160,6 +169,8 @@ class BoostRanker(_BoostBase):
         "lambdarank_num_pair_per_sample": [
             Interval(Integral, 1, None, closed="left"), None],
         "ndcg_exp_gain": ["boolean"],
+        "lambdarank_normalization": ["boolean"],
+        "lambdarank_score_normalization": ["boolean"],
         "lambdarank_unbiased": ["boolean"],
         "lambdarank_bias_norm": [Interval(Real, 0.0, None, closed="left")],
         "score_k": [Interval(Integral, 1, None, closed="left"), None],
@@ -188,18 +199,25 @@ class BoostRanker(_BoostBase):
                  score_k=None, verbosity=None, device="cpu",
                  booster="gbtree", rate_drop=0.0, one_drop=False,
                  skip_drop=0.0, sample_type="uniform", normalize_type="tree",
-                 lambdarank_unbiased=False, lambdarank_bias_norm=1.0):
+                 lambdarank_unbiased=False, lambdarank_bias_norm=1.0,
+                 lambdarank_normalization=True,
+                 lambdarank_score_normalization=True):
         store_params(self, locals())
 
     def _objective_params(self):
         debias = ({"lambdarank_unbiased": True,
                    "lambdarank_bias_norm": float(self.lambdarank_bias_norm)}
                   if self.lambdarank_unbiased else {})
+        # recorded only when off, so that models of the defaults (and their
+        # files) stay as earlier versions wrote them
+        flags = {name: False for name in ("lambdarank_normalization",
+                                          "lambdarank_score_normalization")
+                 if not getattr(self, name, True)}
         return {**super()._objective_params(),
                 "lambdarank_pair_method": self.lambdarank_pair_method,
                 "lambdarank_num_pair_per_sample":
                     self.lambdarank_num_pair_per_sample,
-                "ndcg_exp_gain": bool(self.ndcg_exp_gain), **debias}
+                "ndcg_exp_gain": bool(self.ndcg_exp_gain), **debias, **flags}
 
     @property
     def position_bias_(self):

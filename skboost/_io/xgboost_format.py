@@ -863,6 +863,10 @@ def _objective_document(booster, n_class):
         alphas = np.atleast_1d(params["quantile_alpha"])
         values["quantile_alpha"] = "[" + ",".join(
             repr(float(a)) for a in alphas) + "]"
+    for flag in ("lambdarank_normalization",
+                 "lambdarank_score_normalization"):
+        if flag in values and flag in params:
+            values[flag] = "1" if params[flag] else "0"
     if "num_class" in values:
         values["num_class"] = str(n_class)
     return {"name": name, key: values}

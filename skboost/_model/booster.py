@@ -743,6 +743,10 @@ def _selected_rounds(rounds, n_rounds):
     if not isinstance(rounds, slice):
         raise TypeError("a Booster is indexed by an int or a slice of "
                         f"rounds, got {type(rounds).__name__}")
+    # XGBoost's slices take ``...`` for an open start or stop
+    # (``booster[3:...]``, ``booster[...:7]``)
+    rounds = slice(*(None if bound is Ellipsis else bound
+                     for bound in (rounds.start, rounds.stop, rounds.step)))
     step = 1 if rounds.step is None else int(rounds.step)
     if step < 1:
         raise ValueError(f"the step of a Booster slice must be >= 1, got "
@@ -753,20 +757,31 @@ def _selected_rounds(rounds, n_rounds):
                              f"has {n_rounds} rounds")
     selected = list(range(n_rounds))[rounds.start:rounds.stop:step]
     if not selected:
-        raise ValueError(f"slice {rounds!r} selects no round of the "
-                         f"{n_rounds} rounds")
+        raise ValueError(_empty_slice_message(rounds, n_rounds))
     return selected
 
 
+def _empty_slice_message(rounds, n_rounds):
+    """Why a slice selects no round, in the words of XGBoost's errors
+    ("Empty slice" when start equals stop, "Invalid" when start is past
+    stop)."""
+    start, stop, _ = rounds.indices(n_rounds)
+    kind = "Empty slice" if start == stop else "Invalid slice"
+    return (f"{kind} {rounds!r}: it selects no round of the {n_rounds} "
+            "rounds (start and stop, >= 0 once negative ones count from "
+            "the end, need start < stop)")
+
+
 def _checked_learning_rate(value):
-    """``value`` as a learning rate in (0, 1] (the parameter's range)."""
+    """``value`` as a learning rate: finite and >= 0 (XGBoost's range)."""
     if isinstance(value, bool) or not isinstance(value, (int, float,
                                                          np.number)):
         raise TypeError(f"learning_rate must be a number, got "
                         f"{type(value).__name__} {value!r:.40}")
     value = float(value)
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"learning_rate must be in (0, 1], got {value}")
+    if not 0.0 <= value < np.inf:
+        raise ValueError(f"learning_rate must be finite and >= 0, got "
+                         f"{value}")
     return value
 
 
