@@ -1,5 +1,5 @@
-"""Histogram and approximate methods side by side with XGBoost, LightGBM and
-scikit-learn's HistGradientBoosting.
+"""Histogram and approximate methods side by side with XGBoost, LightGBM,
+hessboost and scikit-learn's HistGradientBoosting.
 
     python benchmarks/bench_hist.py                       # 1,000,000 x 28, both tasks
     python benchmarks/bench_hist.py --skip-exact          # leave out the slow exact methods
@@ -7,7 +7,8 @@ scikit-learn's HistGradientBoosting.
 
 Matching parameters for every library: 100 rounds, max_depth 8, learning rate
 0.1, 256 bins, L2 regularisation 1, 2 threads (LightGBM: num_leaves 255 so
-depth is the binding limit; scikit-learn: max_bins 255, its maximum). Each
+depth is the binding limit; scikit-learn: max_bins 255, its maximum;
+hessboost, the ``bench`` extra: XGBoost's names, hist only). Each
 fit runs in its own fresh process (see benchmarks/README.md). Ratios are to
 XGBoost's hist method and to XGBoost's method of the same name.
 """
@@ -33,6 +34,11 @@ def contenders(task, args):
                              params))
         out.append(Contender("xgboost", method, "xgboost", "XGB" + suffix,
                              params))
+    if "hist" in methods:
+        # hessboost (Rust; XGBoost's parameter names), hist only
+        out.append(Contender(
+            "hessboost", "hist", "hessboost.sklearn", "Hessboost" + suffix,
+            dict(common, tree_method="hist", max_bin=256, reg_lambda=1.0)))
     out.append(Contender(
         "lightgbm", "hist", "lightgbm", "LGBM" + suffix,
         dict(common, num_leaves=2 ** args.max_depth - 1, max_bin=256,

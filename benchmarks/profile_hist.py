@@ -81,20 +81,18 @@ class PhaseTimer:
 
 def instrument(timer):
     """Timers around skboost's phases (module globals and methods)."""
-    import skboost._model.booster as booster
+    import skboost._model.train as train
     import skboost._estimators.base as estimators
+    from skboost import objectives
     from skboost.tree import driver
     from skboost.tree.finders import hist
 
-    timer.wrap(booster, "check_gradients", "gradients")
-    resolve = booster._resolve_objective
-
-    def resolve_timed(*args, **kwargs):
-        objective = resolve(*args, **kwargs)
-        timer.wrap(objective, "gradient", "gradients")
-        return objective
-    booster._resolve_objective = resolve_timed
-    timer.wrap(booster, "_update_margins", "margin update")
+    timer.wrap(train, "check_gradients", "gradients")
+    for name in dir(objectives):
+        cls = getattr(objectives, name)
+        if isinstance(cls, type) and "gradient" in vars(cls):
+            timer.wrap(cls, "gradient", "gradients")
+    timer.wrap(train, "update_margins", "margin update")
     timer.wrap(driver.GrowthDriver, "grow", "driver Python")
     for method in ("start_tree", "apply_splits", "find_splits",
                    "finish_tree", "retire", "build_histograms", "_subtract",
@@ -106,7 +104,7 @@ def instrument(timer):
     timer.wrap(hist, "subtract_histograms", "histogram subtraction")
     timer.wrap(hist, "find_best_splits_hist", "split scan")
     timer.wrap(estimators, "train", "round rest")
-    timer.wrap(booster, "make_grower", "binning")
+    timer.wrap(train, "make_grower", "binning")
 
 
 def profile_skboost(args, data):

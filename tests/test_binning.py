@@ -419,3 +419,21 @@ VALID = {
 
 test_valid_arguments_run, test_bad_inputs_raise_value_error = \
     snippet_input_tests(_PRELUDE, BAD_INPUTS, VALID)
+
+
+@pytest.mark.parametrize("dtype, n_codes", [(np.uint8, 256), (np.uint16, 700)])
+@pytest.mark.parametrize("n_rows", [0, 1, 2047, 2048, 2049, 10_001])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_transposed_codes_equal_numpy_transpose(dtype, n_codes, n_rows,
+                                                n_threads):
+    # the blocked parallel copy against numpy's transpose, across the
+    # block size (2048 rows) and both code widths
+    from skboost.tree._binning import transposed_codes
+    codes = np.random.default_rng(n_rows).integers(
+        0, n_codes, (n_rows, 7)).astype(dtype)
+    out = transposed_codes(codes, n_threads)
+    assert out.dtype == dtype and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, codes.T)
+    binned = BinnedData(codes, np.arange(8, dtype=np.int64) * (n_codes + 1),
+                        n_threads)
+    np.testing.assert_array_equal(binned.codes_by_feature, codes.T)

@@ -98,7 +98,8 @@ def test_benchmarks_page_has_charts(site):
 
 
 LIBRARY_NAMES = {"skboost": "skboost", "xgboost": "XGBoost",
-                 "lightgbm": "LightGBM", "sklearn": "scikit-learn"}
+                 "lightgbm": "LightGBM", "sklearn": "scikit-learn",
+                 "hessboost": "hessboost"}
 
 
 def _html_tables(page):
@@ -400,3 +401,89 @@ def test_sparse_and_categorical_examples(site):
     auc = dict(re.findall(r"(native categorical|integer codes): fit "
                           r"[0-9.]+ s, test AUC ([0-9.]+)", out))
     assert float(auc["native categorical"]) > float(auc["integer codes"]), out
+
+
+def _expected_front_page():
+    """The front page's speed table computed here from the result files:
+    {(row title prefix, library name): cell text}, each time a ratio to
+    XGBoost's hist in the same file and task."""
+    import json
+
+    def load(stem):
+        return json.loads((ROOT / "benchmarks" / "results"
+                           / f"{stem}.json").read_text())["results"]
+
+    def ratio(records, task, library, method, field="fit_s"):
+        xgb = next(r for r in records if r["library"] == "xgboost"
+                   and r["method"] == "hist" and r["task"] == task)
+        own = [r for r in records if r["library"] == library
+               and r["task"] == task and (method is None
+                                          or r["method"] == method)]
+        best = min(own, key=lambda r: r[field])
+        value = best[field] / xgb[field]
+        text = f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+        return text if best["method"] == "hist" else \
+            f"{text} ({best['method']})"
+
+    hist = load("hist_1m")
+    expected = {}
+    for library in {r["library"] for r in hist} - {"skboost-base"}:
+        method = "hist" if library in ("skboost", "xgboost") else None
+        name = LIBRARY_NAMES.get(library, library)
+        expected["fit time, 1,000,000", name] = " / ".join(
+            ratio(hist, task, library, method)
+            for task in ("classification", "regression"))
+        expected["predict time", name] = ratio(
+            hist, "classification", library, method, "predict_s")
+    sparse = load("sparse")
+    expected["fit time, sparse", "skboost"] = ratio(
+        sparse, "classification", "skboost", None)
+    expected["fit time, sparse", "LightGBM"] = ratio(
+        sparse, "classification", "lightgbm", None)
+    return expected
+
+
+def _front_page_cells(rows):
+    """{(row title, column title): text} of a table given as rows."""
+    header = rows[0]
+    return {(row[0], title): text for row in rows[1:]
+            for title, text in zip(header[1:], row[1:])}
+
+
+def _matching(cells, prefix, name):
+    return [text for (title, column), text in cells.items()
+            if title.startswith(prefix) and column == name]
+
+
+def test_front_page_table_is_generated_from_result_files(tmp_path):
+    """The front page types no time: it includes the generated table,
+    whose cells are the ratios computed here from the result files."""
+    index = (ROOT / "doc" / "index.rst").read_text()
+    assert ".. include:: _build_charts/front_page_table.inc" in index
+    assert not re.search(r"\d\.\d\d\b", index), "a figure typed in index.rst"
+    sys.path.insert(0, str(ROOT / "doc" / "_scripts"))
+    try:
+        import bench_tables
+    finally:
+        sys.path.remove(str(ROOT / "doc" / "_scripts"))
+    text = bench_tables.write_front_page(output_dir=tmp_path).read_text()
+    rows = []   # the list-table's rows: "* - first cell", "  - next"
+    for line in text.splitlines():
+        if line.startswith("   * -"):
+            rows.append([line[len("   * -"):].strip()])
+        elif line.startswith("     -"):
+            rows[-1].append(line[len("     -"):].strip())
+    cells = _front_page_cells(rows)
+    for (prefix, name), value in _expected_front_page().items():
+        assert _matching(cells, prefix, name) == [value], (prefix, name)
+
+
+def test_front_page_shows_the_result_files(site):
+    """The built front page's speed table holds the same ratios."""
+    page = (site / "index.html").read_text()
+    tables = [rows for _, rows in _html_tables(page)
+              if rows and "hessboost" in rows[0]]
+    assert len(tables) == 1
+    cells = _front_page_cells(tables[0])
+    for (prefix, name), value in _expected_front_page().items():
+        assert _matching(cells, prefix, name) == [value], (prefix, name)

@@ -272,6 +272,77 @@ def write_all(results_dir=RESULTS, output_dir=OUTPUT):
     return written
 
 
+# The front page's speed table (doc/index.rst): its columns, and its rows
+# as (title, result file, task, timed field, skboost's method or None for
+# its fastest method, how a row shows a library that did not run).
+FRONT_LIBRARIES = ["skboost", "hessboost", "xgboost", "lightgbm", "sklearn"]
+FRONT_ROWS = [
+    ("fit time, 1,000,000 x 28, hist, classification / regression",
+     "hist_1m", ("classification", "regression"), "fit_s", "hist"),
+    ("predict time, 50,000 rows, classification", "hist_1m",
+     ("classification",), "predict_s", "hist"),
+    ("fit time, sparse 200,000 x 5,000 (0.5% stored), fastest method",
+     "sparse", ("classification",), "fit_s", None),
+    ("fit time, four categorical columns of up to 30,000 categories",
+     "categorical", ("classification",), "fit_s", "hist"),
+]
+
+
+def _front_cell(records, library, field, method):
+    """A library's ratio to XGBoost's hist in one task (skboost's run of
+    ``method``, or its fastest method when None; another library's
+    fastest run), with the method in brackets where it is not hist; None
+    when it did not run."""
+    xgboost = next((r for r in records if r["library"] == "xgboost"
+                    and r["method"] == "hist"), None)
+    wanted = {"xgboost": "hist", "skboost": method}.get(library)
+    own = [r for r in records if r["library"] == library
+           and r.get(field) is not None
+           and (wanted is None or r["method"] == wanted)]
+    if not own or xgboost is None:
+        return None
+    best = min(own, key=lambda r: r[field])
+    text = fmt_ratio(best[field] / xgboost[field])
+    return text if best["method"] == "hist" else f"{text} ({best['method']})"
+
+
+def front_page_rows(results_dir=RESULTS):
+    """The front page table's rows: a title, then per library of
+    FRONT_LIBRARIES its time as a ratio to XGBoost's hist in the same
+    run (tasks separated by " / "), "not run" for a library the file has
+    no record of."""
+    rows = []
+    for title, stem, tasks, field, method in FRONT_ROWS:
+        path = Path(results_dir) / f"{stem}.json"
+        if not path.exists():
+            continue
+        with open(path) as f:
+            records = json.load(f)["results"]
+        cells = []
+        for library in FRONT_LIBRARIES:
+            per_task = [_front_cell([r for r in records if r["task"] == t],
+                                    library, field, method) for t in tasks]
+            cells.append(" / ".join(c for c in per_task if c) or "not run")
+        rows.append([title] + cells)
+    return rows
+
+
+def write_front_page(results_dir=RESULTS, output_dir=OUTPUT):
+    """Write the front page's speed table (``front_page_table.inc``, which
+    doc/index.rst includes) from the result files; the path written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    header = [""] + [NAMES.get(name, name) for name in FRONT_LIBRARIES]
+    lines = [".. list-table::", "   :header-rows: 1",
+             "   :class: comparison", ""]
+    for row in [header] + front_page_rows(results_dir):
+        lines.append(f"   * - {row[0]}" if row[0] else "   * -")
+        lines += [f"     - {text}" for text in row[1:]]
+    target = output_dir / "front_page_table.inc"
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
 def write_serving(result=SERVING, output_dir=OUTPUT):
     """The serving page's two tables (benchmarks/bench_latency.py):
     ``serving_latency_table.inc``, a row per library and method with the

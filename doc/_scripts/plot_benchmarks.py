@@ -23,9 +23,9 @@ RESULTS = ROOT / "benchmarks" / "results"
 OUTPUT = ROOT / "doc" / "_build_charts"
 
 NAMES = {"skboost": "skboost", "xgboost": "XGBoost", "lightgbm": "LightGBM",
-         "sklearn": "scikit-learn"}
+         "sklearn": "scikit-learn", "hessboost": "hessboost"}
 COLORS = {"skboost": "#1f77b4", "xgboost": "#7f7f7f", "lightgbm": "#2ca02c",
-          "sklearn": "#ff7f0e",
+          "sklearn": "#ff7f0e", "hessboost": "#d62728",
           "skboost-base": "#9ecae1"}   # a build before a change (--baseline)
 
 

@@ -253,6 +253,25 @@ def quantize_gradients(gpair, weight, active, int n_threads, out=None):
     return fixed.quantized(active, n_threads, out), fixed.scales
 
 
+cdef inline void add_row(int64_t* hist, const int64_t* bin_ptr,
+                         const code_t* row_codes, Py_ssize_t n_features,
+                         int64_t g, int64_t h) noexcept nogil:
+    """hist[bin_ptr[f] + row_codes[f]] += (g, h) for every feature f,
+    four features an iteration: the loop's own count, compare and branch
+    were a third of the instructions of an addition (a load of the code,
+    of the feature's first bin, the 16-byte load, add and store)."""
+    cdef Py_ssize_t f = 0
+    while f + 4 <= n_features:
+        add_pair(&hist[2 * (bin_ptr[f] + row_codes[f])], g, h)
+        add_pair(&hist[2 * (bin_ptr[f + 1] + row_codes[f + 1])], g, h)
+        add_pair(&hist[2 * (bin_ptr[f + 2] + row_codes[f + 2])], g, h)
+        add_pair(&hist[2 * (bin_ptr[f + 3] + row_codes[f + 3])], g, h)
+        f += 4
+    while f < n_features:
+        add_pair(&hist[2 * (bin_ptr[f] + row_codes[f])], g, h)
+        f += 1
+
+
 cdef inline void accumulate_rows(const code_t[:, ::1] codes,
                                  const float[:, ::1] gpair,
                                  const double* weight,
@@ -286,8 +305,7 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
         h = fixed_point(gpair[row, 1], weight, row, scale_h)
         # the bins of consecutive features are consecutive slices of hist:
         # the writes of one row move forward through the histogram
-        for f in range(n_features):
-            add_pair(&hist[2 * (bin_ptr[f] + codes[row, f])], g, h)
+        add_row(hist, &bin_ptr[0], &codes[row, 0], n_features, g, h)
 
 
 def build_histograms(BinnedData data,

@@ -121,7 +121,8 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
         raise ValueError("multi_strategy='multi_output_tree' does not "
                          "support " + ", ".join(unsupported))
     mapper = BinMapper(params.max_bin).fit(X, weight, n_threads)
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_,
+                        n_threads)
     from .finders.vector_hist import VectorHistFinder
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
@@ -188,7 +189,8 @@ def _dense_hist(X, params, n_threads, *, weight, n_categories, **_):
 
 
 def _binned_hist(X, mapper, params, n_threads, weight, n_categories):
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_,
+                        n_threads)
     return HistFinder(binned, mapper.split_thresholds_, params, n_threads,
                       weight=weight, categorical=None if n_categories is None
                       else n_categories > 0)
