@@ -637,6 +637,20 @@ cdef class PackedForest:
         return (self.n_features <= MAX_KEY_FEATURES
                 and steps[last] - steps[first] >= 2 * self.n_features)
 
+    def uses_key_walk(self, Py_ssize_t first, Py_ssize_t last):
+        """Whether the batch walk of trees [first, last) walks the trees
+        that have a complete layout on order keys (``KeyNode``); the
+        others, and all trees otherwise, walk their packed layout. Both
+        reach the same leaves."""
+        if not 0 <= first <= last <= self.n_trees:
+            raise ValueError("tree range outside the forest")
+        return bool(self._use_keys(first, last))
+
+    def complete_trees(self):
+        """Boolean mask of the trees with a complete layout (numeric, of
+        depth at most COMPLETE_MAX_DEPTH, no NaN threshold)."""
+        return np.asarray(self.key_start) >= 0
+
     def _check_call(self, X, Py_ssize_t first, Py_ssize_t last, n_threads):
         n_threads = check_n_threads(n_threads)
         if X.shape[1] != self.n_features:
