@@ -490,3 +490,178 @@ def test_packed_forest_rejects_a_node_with_two_parents(left, right):
         PackedForest(np.array(left, np.int32), np.array(right, np.int32),
                      feature, np.zeros(n), np.zeros(n, np.uint8), np.zeros(n),
                      np.array([0, n], np.int64), np.zeros(1, np.int32), 1, 1)
+
+
+# --------------------------------------------------------------------------
+# The complete layout on order keys (the batch walk of numeric trees)
+# --------------------------------------------------------------------------
+
+# float32 values where an order key could go wrong: both zeros, the
+# infinities, the smallest subnormal, the largest float32, their neighbours
+EDGE_VALUES = np.array(
+    [0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4028235e38, -3.4028235e38,
+     1.0, np.nextafter(np.float32(1), np.float32(2)),
+     np.nextafter(np.float32(1), np.float32(0)), -1.0, 0.5, np.nan],
+    dtype=np.float32)
+
+
+@pytest.mark.parametrize("default_left", [0, 1])
+def test_key_walk_routes_edge_values_as_float_comparisons(default_left):
+    """Stumps on thresholds at the float32 edges (both zeros, infinities,
+    subnormals, beyond float32, between two float32), repeated so that the
+    batch walk takes the key path: every value goes where ``x < t`` in
+    float64 (NaN: its default) sends it."""
+    from skboost.tree._predictor import PackedForest
+
+    thresholds = np.concatenate([
+        EDGE_VALUES[~np.isnan(EDGE_VALUES)].astype(np.float64),
+        [1e39, -1e39, 0.5 * (1.0 + np.float64(np.nextafter(
+            np.float32(1), np.float32(2)))), 2.5e-45]])
+    x = EDGE_VALUES[:, None].copy()
+    for t in thresholds:
+        n_trees = 4   # 4 key steps per row >= 2 per feature: the key walk
+        forest = PackedForest(
+            np.tile([1, -1, -1], n_trees).astype(np.int32),
+            np.tile([2, -1, -1], n_trees).astype(np.int32),
+            np.tile([0, -1, -1], n_trees).astype(np.int32),
+            np.tile([t, 0, 0], n_trees).astype(np.float64),
+            np.tile([default_left, 0, 0], n_trees).astype(np.uint8),
+            np.tile([0.0, -1.0, 1.0], n_trees),
+            np.arange(0, 3 * n_trees + 1, 3, dtype=np.int64),
+            np.zeros(n_trees, np.int32), 1, 1)
+        assert forest.uses_key_walk(0, n_trees)
+        assert forest.complete_trees().all()
+        goes_left = np.where(np.isnan(EDGE_VALUES), bool(default_left),
+                             EDGE_VALUES.astype(np.float64) < t)
+        out = np.zeros((x.shape[0], 1))
+        forest.predict_raw(x, out, 0, n_trees, 1)
+        np.testing.assert_array_equal(
+            out[:, 0], n_trees * np.where(goes_left, -1.0, 1.0),
+            err_msg=repr(t))
+        leaves = forest.predict_leaves(x, 0, n_trees, 2)
+        np.testing.assert_array_equal(
+            leaves, np.repeat(np.where(goes_left, 1, 2)[:, None], n_trees, 1))
+
+
+def deep_forest(seed, n_rows=300):
+    """Trees of depths 0 to 13 (deeper than the complete layout takes, and
+    leaves at every depth), many of them so that the key walk runs, on
+    rows with NaN and edge values."""
+    rng = np.random.default_rng(seed)
+    n_features = int(rng.integers(1, 6))
+    X = np.round(rng.normal(size=(n_rows, n_features)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.05] = rng.choice(EDGE_VALUES)
+    depths = rng.integers(0, 14, 24)
+    trees = [random_tree(rng, X, int(d), bool(k % 2))
+             for k, d in enumerate(depths)]
+    n_groups = int(rng.integers(1, 4))
+    tree_group = rng.integers(0, n_groups, len(trees)).astype(np.int32)
+    return X, trees, tree_group, n_groups
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_complete_layout_matches_naive_walk(seed):
+    """Forests mixing complete trees (depth <= 10) and deeper packed ones:
+    margins and leaves equal the naive walk's, for 1 to 3 threads, dense
+    and sparse rows, whole forests and tree ranges."""
+    import scipy.sparse as sp
+
+    from skboost._input.sparse import sparse_rows
+
+    X, trees, tree_group, n_groups = deep_forest(seed)
+    forest = packed(trees, tree_group, X.shape[1], n_groups)
+    assert forest.uses_key_walk(0, len(trees))
+    depths = np.asarray(forest.tree_depth)
+    np.testing.assert_array_equal(forest.complete_trees(), depths <= 10)
+    # zeros absent, NaN stored: the same rows as X
+    sparse = sparse_rows(sp.csr_matrix(X), 0.0)
+    for first, last in ((0, len(trees)), (3, len(trees) - 2)):
+        raw, leaves = naive_forest(X, trees[first:last],
+                                   tree_group[first:last], n_groups)
+        for n_threads in (1, 2, 3):
+            out = np.zeros((X.shape[0], n_groups))
+            forest.predict_raw(X, out, first, last, n_threads)
+            np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(
+                forest.predict_leaves(X, first, last, n_threads), leaves)
+            out = np.zeros((X.shape[0], n_groups))
+            forest.predict_raw_sparse(sparse, out, first, last, n_threads)
+            np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(
+                forest.predict_leaves_sparse(sparse, first, last, n_threads),
+                leaves)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_key_walk_sums_equal_the_serial_walk_bit_for_bit(seed):
+    """The batch walk (keys) and the serial walk of the packed trees add
+    the same leaf values in the same order: equal bit for bit."""
+    X, trees, tree_group, n_groups = deep_forest(seed, n_rows=200)
+    X[np.isinf(X)] = 3e38   # the serial walk refuses infinity (None)
+    forest = packed(trees, tree_group, X.shape[1], n_groups)
+    base = np.random.default_rng(seed).normal(size=n_groups)
+    batch = np.tile(base, (X.shape[0], 1))
+    forest.predict_raw(X, batch, 0, len(trees), 2)
+    serial = forest.predict_raw_small(X, base, 0, len(trees))
+    np.testing.assert_array_equal(batch, serial)
+
+
+def test_a_nan_threshold_keeps_its_tree_packed():
+    """A split whose threshold is NaN (a hand-made model: every number goes
+    right, NaN by its default) has no key: its tree is walked packed,
+    exactly as the naive walk."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(100, 2)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    trees = [random_tree(rng, X, 4, True) for _ in range(8)]
+    trees[2].threshold[0] = np.nan
+    trees[2].default_left[0] = 1
+    forest = packed(trees, np.zeros(8, np.int32), 2, 1)
+    assert forest.uses_key_walk(0, 8)
+    assert not forest.complete_trees()[2]
+    raw, leaves = naive_forest(X, trees, np.zeros(8, np.int32), 1)
+    out = np.zeros((X.shape[0], 1))
+    forest.predict_raw(X, out, 0, 8, 2)
+    np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(forest.predict_leaves(X, 0, 8, 1), leaves)
+
+
+def test_wide_rows_or_few_steps_skip_the_key_walk():
+    """Converting a row to keys costs 2 keys per feature: with fewer key
+    steps than that per row the batch walk stays packed."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(50, 700)), 1).astype(np.float32)
+    trees = [random_tree(rng, X, 7, bool(k % 2)) for k in range(6)]
+    forest = packed(trees, np.zeros(6, np.int32), 700, 1)
+    assert not forest.uses_key_walk(0, 6)
+    with pytest.raises(ValueError, match="tree range"):
+        forest.uses_key_walk(0, 7)
+
+
+def test_categorical_trees_walk_packed_beside_complete_numeric_ones():
+    """A model with categorical splits: its numeric trees take the key
+    walk, its categorical ones the packed walk; the margins equal the
+    serial walk's bit for bit, for 1 and 2 threads."""
+    from skboost import BoostRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4)).astype(np.float32)
+    X[:, 0] = rng.integers(0, 12, 3000)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    # a weak categorical effect: some trees split on category 3, some not
+    y = (0.3 * (X[:, 0] == 3) + X[:, 1] + 0.5 * X[:, 2]
+         + rng.normal(scale=0.1, size=3000))
+    booster = BoostRegressor(n_estimators=30, max_depth=3,
+                             categorical_features=[0]).fit(
+                                 X, np.nan_to_num(y)).booster_
+    forest = booster._packed_forest()
+    complete = forest.complete_trees()
+    assert complete.any() and not complete.all()
+    assert forest.uses_key_walk(0, forest.n_trees)
+    for n_threads in (1, 2):
+        batch = np.tile(booster.base_margin, (X.shape[0], 1))
+        forest.predict_raw(X, batch, 0, forest.n_trees, n_threads)
+        serial = forest.predict_raw_small(X, booster.base_margin, 0,
+                                          forest.n_trees)
+        np.testing.assert_array_equal(batch, serial)

@@ -385,10 +385,10 @@ def _relative(path):
 SERVING_FIGURES = """\
 Latency: 200 trees of depth 6, the median of 2,000 calls (200 for 10,000
 rows) on 1, 10, 100 and 10,000 rows. skboost-base is the code before the
-fast path (``--baseline``), whose booster had no ``inplace_predict`` (its
-``Booster.predict`` is timed). onnxruntime runs skboost's ONNX export;
-Treelite is skboost's Treelite export compiled by TL2cgen, its predictor on
-one thread.
+change measured (``--baseline``; a build whose booster has no
+``inplace_predict`` has its ``Booster.predict`` timed). onnxruntime runs
+skboost's ONNX export; Treelite is skboost's Treelite export compiled by
+TL2cgen, its predictor on one thread.
 
 {latency}
 .. image:: /_build_charts/serving_latency.png

@@ -218,6 +218,53 @@ ctypedef struct CategorySplit:
     int32_t n_categories     # of its feature: other values follow the default
 
 
+# The complete layout, for the batch walk of numeric trees of depth at most
+# COMPLETE_MAX_DEPTH: a tree of depth d becomes a complete binary tree in
+# heap order (the children of position p at 2p + 1 and 2p + 2), a leaf above
+# depth d standing for a subtree whose splits send every row right, to a
+# copy of it. A step is then ``p = 2p + 2 - go_left``: no child index to
+# load, and a node is one 8-byte record.
+#
+# The comparison is on integers: a float32 x maps to an unsigned key that
+# orders as the floats do (``order_key``), so ``x < t`` is ``key(x) <
+# key(t)`` for every x and t that are not NaN (-0.0 made +0.0 first, as the
+# floats are equal). Missing values take no test of their own: every row of
+# a block is converted twice, NaN becoming 0 in the first half (below every
+# key of a number: it goes left) and 0xFFFFFFFF in the second (above every
+# key: it goes right); a split whose missing values go right reads its
+# feature in the second half (``column = feature + n_features``). A padding
+# split has key 0, which no value is below: every row goes right.
+ctypedef struct KeyNode:
+    uint32_t key             # order_key of the float32 threshold; 0: right
+    int32_t column           # feature, + n_features if missing goes right
+
+
+cdef extern from *:
+    """
+    #include <string.h>
+    /* An unsigned key of a float32 that orders as the float does: the sign
+       bit flipped for positive values, every bit for negative ones (-0.0
+       is made +0.0 first; NaN is the caller's to handle). */
+    static inline uint32_t skb_order_key(float x) {
+        uint32_t b;
+        x = x + 0.0f;
+        memcpy(&b, &x, sizeof b);
+        return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+    }
+    #define SKB_KEY_NAN_LEFT 0u
+    #define SKB_KEY_NAN_RIGHT 0xFFFFFFFFu
+    """
+    uint32_t order_key "skb_order_key"(float x) noexcept nogil
+    uint32_t KEY_NAN_LEFT "SKB_KEY_NAN_LEFT"
+    uint32_t KEY_NAN_RIGHT "SKB_KEY_NAN_RIGHT"
+
+
+cdef enum:
+    # deeper numeric trees (and trees with categorical splits) are walked
+    # in the packed layout: a complete tree has 2^depth leaves
+    COMPLETE_MAX_DEPTH = 10
+
+
 # Rows per block: a block's rows walk each tree together, level by level, so
 # the tree's nodes stay in cache, the rows (a few KB) stay in L1, and the
 # rows' independent steps overlap in the CPU.
@@ -226,6 +273,36 @@ cdef enum:
     # Sparse rows are scattered into a dense buffer of about this many
     # values per thread (1 MB): fewer rows per block for wide matrices.
     SPARSE_BUFFER_VALUES = 262144
+
+
+cdef enum:
+    # the batch walk converts rows to keys for at most this many features
+    # (its scratch: 2 keys per value of a block's rows, per thread)
+    MAX_KEY_FEATURES = 8192
+
+
+cdef class BlockScratch:
+    """Per-thread scratch of the batch walk: a row of leaves, and, when the
+    complete trees are walked on keys, the block's rows as keys."""
+
+    cdef int32_t* leaf           # (n_threads, rows)
+    cdef uint32_t* keys          # (n_threads, rows, 2 * n_features) or NULL
+    cdef readonly Py_ssize_t rows
+    cdef readonly bint use_keys
+    cdef object leaf_array, key_array     # own leaf and keys
+
+    def __cinit__(self, int n_threads, Py_ssize_t rows,
+                  Py_ssize_t n_features, bint use_keys):
+        self.rows = rows
+        self.use_keys = use_keys
+        self.leaf_array = np.zeros(max(n_threads * rows, 1), dtype=np.int32)
+        self.key_array = np.zeros(
+            max(n_threads * rows * 2 * n_features, 1) if use_keys else 1,
+            dtype=np.uint32)
+        cdef int32_t[::1] leaf = self.leaf_array
+        cdef uint32_t[::1] keys = self.key_array
+        self.leaf = &leaf[0]
+        self.keys = &keys[0] if use_keys else NULL
 
 
 cdef class PackedForest:
@@ -272,8 +349,23 @@ cdef class PackedForest:
     cdef const int32_t* c_depth
     cdef const int32_t* c_group
     cdef const double* c_value
+    cdef const int32_t* c_original
     cdef readonly object steps_before   # (n_trees + 1,) int64: depths of
                                         # trees [0, t) plus t (node visits)
+    # the complete layout (KeyNode) of the trees that have one, for the
+    # batch walk; every tree keeps its packed layout too (the serial walk)
+    cdef KeyNode* key_nodes
+    cdef readonly object key_start      # (n_trees,) int64: tree t's first
+                                        # KeyNode, -1: walked packed only
+    cdef readonly object key_leaf_start  # (n_trees,) int64: its first leaf
+    cdef readonly object key_leaf_value  # float64, per complete leaf
+    cdef readonly object key_leaf_original  # int32: tree-local node given
+    cdef readonly object key_steps_before   # (n_trees + 1,) int64: depths
+                                            # of the complete trees in [0, t)
+    cdef const int64_t* c_key_start
+    cdef const int64_t* c_key_leaf_start
+    cdef const double* c_key_leaf_value
+    cdef const int32_t* c_key_leaf_original
 
     def __cinit__(self, left_child, right_child, feature, threshold,
                   default_left, value, tree_start, tree_group,
@@ -315,19 +407,103 @@ cdef class PackedForest:
         self.n_groups = n_groups
         self.n_trees = tree_group.shape[0]
         self._set_c_views()
+        self._build_complete()
 
     def _set_c_views(self):
         cdef const int64_t[::1] start = self.tree_start
         cdef const int32_t[::1] depth = self.tree_depth
         cdef const int32_t[::1] group = self.tree_group
         cdef const double[::1] value = self.leaf_value
+        cdef const int32_t[::1] original = self.original_local
         self.c_start = &start[0]
         self.c_depth = &depth[0] if depth.shape[0] else NULL
         self.c_group = &group[0] if group.shape[0] else NULL
         self.c_value = &value[0]
+        self.c_original = &original[0]
         steps = np.zeros(self.n_trees + 1, dtype=np.int64)
         np.cumsum(np.asarray(depth, dtype=np.int64) + 1, out=steps[1:])
         self.steps_before = steps
+
+    def _build_complete(self):
+        """The complete layout (KeyNode) of every numeric tree of depth at
+        most COMPLETE_MAX_DEPTH, from its packed nodes."""
+        cdef const int32_t[::1] depth = self.tree_depth
+        cdef Py_ssize_t t, n_keys = 0, n_leaves = 0
+        key_start = np.full(self.n_trees, -1, dtype=np.int64)
+        leaf_start = np.zeros(self.n_trees, dtype=np.int64)
+        key_steps = np.zeros(self.n_trees + 1, dtype=np.int64)
+        for t in range(self.n_trees):
+            key_steps[t + 1] = key_steps[t]
+            if depth[t] <= COMPLETE_MAX_DEPTH and self._plain_numeric(t):
+                key_start[t] = n_keys
+                leaf_start[t] = n_leaves
+                n_keys += (1 << depth[t]) - 1
+                n_leaves += 1 << depth[t]
+                key_steps[t + 1] += depth[t]
+        self.key_nodes = <KeyNode*> malloc(max(n_keys, 1) * sizeof(KeyNode))
+        if self.key_nodes == NULL:
+            raise MemoryError()
+        self.key_leaf_value = np.zeros(max(n_leaves, 1), dtype=np.float64)
+        self.key_leaf_original = np.zeros(max(n_leaves, 1), dtype=np.int32)
+        self.key_start, self.key_leaf_start = key_start, leaf_start
+        self.key_steps_before = key_steps
+        for t in range(self.n_trees):
+            if key_start[t] >= 0:
+                self._fill_complete(t, key_start[t], leaf_start[t])
+        cdef const int64_t[::1] ks = self.key_start
+        cdef const int64_t[::1] ls = self.key_leaf_start
+        cdef const double[::1] lv = self.key_leaf_value
+        cdef const int32_t[::1] lo = self.key_leaf_original
+        self.c_key_start = &ks[0] if ks.shape[0] else NULL
+        self.c_key_leaf_start = &ls[0] if ls.shape[0] else NULL
+        self.c_key_leaf_value = &lv[0]
+        self.c_key_leaf_original = &lo[0]
+
+    cdef bint _plain_numeric(self, Py_ssize_t t):
+        """Whether every split of tree t is numeric with a threshold that
+        is a number (a NaN threshold has no key)."""
+        cdef const int64_t[::1] start = self.tree_start
+        cdef Py_ssize_t q
+        cdef const PackedNode* nd
+        for q in range(start[t + 1] - start[t]):
+            nd = &self.nodes[start[t] + q]
+            if nd.left > q and (nd.kind >= 2 or isnan(nd.threshold)):
+                return False
+        return True
+
+    cdef void _fill_complete(self, Py_ssize_t t, int64_t key0, int64_t leaf0):
+        """Write tree t's complete layout at key_nodes[key0:] and its leaves
+        at key_leaf_*[leaf0:], position by position in heap order."""
+        cdef const int64_t[::1] start = self.tree_start
+        cdef const int32_t[::1] depth = self.tree_depth
+        cdef const double[::1] value = self.leaf_value
+        cdef const int32_t[::1] original = self.original_local
+        cdef double[::1] leaf_value = self.key_leaf_value
+        cdef int32_t[::1] leaf_original = self.key_leaf_original
+        cdef Py_ssize_t n_inner = (1 << depth[t]) - 1, p, q
+        # the packed node (tree-local) standing at each position: a split,
+        # or a leaf repeated down the subtree it stands for
+        cdef int32_t[::1] source = np.zeros(2 * n_inner + 1, dtype=np.int32)
+        cdef const PackedNode* nd
+        cdef KeyNode* out = self.key_nodes + key0
+        for p in range(n_inner):
+            q = source[p]
+            nd = &self.nodes[start[t] + q]
+            if nd.left > q:          # a split (a leaf's left is q - 1)
+                out[p].key = order_key(nd.threshold)
+                out[p].column = nd.feature + (
+                    0 if nd.kind & 1 else <int32_t> self.n_features)
+                source[2 * p + 1] = nd.left
+                source[2 * p + 2] = nd.left + 1
+            else:                    # every row right, to the leaf's copy
+                out[p].key = 0
+                out[p].column = 0
+                source[2 * p + 1] = source[2 * p + 2] = <int32_t> q
+        # positions at depth(t) hold leaves: a node there has no children
+        for p in range(n_inner, 2 * n_inner + 1):
+            q = source[p]
+            leaf_value[leaf0 + p - n_inner] = value[start[t] + q]
+            leaf_original[leaf0 + p - n_inner] = original[start[t] + q]
 
     def _pack_trees(self, const int32_t[::1] left, const int32_t[::1] right,
                     const int32_t[::1] feat, const float[::1] thr,
@@ -442,6 +618,7 @@ cdef class PackedForest:
     def __dealloc__(self):
         free(self.nodes)
         free(self.cats)
+        free(self.key_nodes)
 
     cdef int _team(self, int n_threads, Py_ssize_t n_rows, Py_ssize_t n_blocks,
                    Py_ssize_t first, Py_ssize_t last):
@@ -451,6 +628,28 @@ cdef class PackedForest:
         cdef int64_t steps_per_row = steps[last] - steps[first]
         return max(1, min(n_threads, n_blocks,
                           threads_for_work(n_threads, n_rows * steps_per_row)))
+
+    cdef bint _use_keys(self, Py_ssize_t first, Py_ssize_t last):
+        """Whether the batch walk converts rows to keys: when the complete
+        trees in [first, last) take at least 2 steps per row and feature
+        (the conversion writes 2 keys per value)."""
+        cdef const int64_t[::1] steps = self.key_steps_before
+        return (self.n_features <= MAX_KEY_FEATURES
+                and steps[last] - steps[first] >= 2 * self.n_features)
+
+    def uses_key_walk(self, Py_ssize_t first, Py_ssize_t last):
+        """Whether the batch walk of trees [first, last) walks the trees
+        that have a complete layout on order keys (``KeyNode``); the
+        others, and all trees otherwise, walk their packed layout. Both
+        reach the same leaves."""
+        if not 0 <= first <= last <= self.n_trees:
+            raise ValueError("tree range outside the forest")
+        return bool(self._use_keys(first, last))
+
+    def complete_trees(self):
+        """Boolean mask of the trees with a complete layout (numeric, of
+        depth at most COMPLETE_MAX_DEPTH, no NaN threshold)."""
+        return np.asarray(self.key_start) >= 0
 
     def _check_call(self, X, Py_ssize_t first, Py_ssize_t last, n_threads):
         n_threads = check_n_threads(n_threads)
@@ -495,6 +694,8 @@ cdef class PackedForest:
                       int n_threads, raw_out, leaves_out):
         """Adds leaf values to ``raw_out`` or writes leaf indices to
         ``leaves_out`` (the other is None)."""
+        if last <= first:
+            return
         cdef bint want_raw = raw_out is not None
         cdef double[:, ::1] raw = raw_out if want_raw else np.empty((1, 1))
         cdef int32_t[:, ::1] leaves_idx = (
@@ -505,23 +706,17 @@ cdef class PackedForest:
         cdef float[:, ::1] buffers = np.full(
             (n_threads, rows_per_block * n_features), X.absent_value,
             dtype=np.float32)
-        cdef int32_t[:, ::1] leaf_scratch = np.empty(
-            (n_threads, rows_per_block), dtype=np.int32)
+        cdef BlockScratch scratch = BlockScratch(
+            n_threads, rows_per_block, self.n_features,
+            self._use_keys(first, last))
         cdef const int64_t[::1] indptr = X.indptr
         cdef const int32_t[::1] indices = X.indices
         cdef const float[::1] data = X.data
-        cdef const int64_t[::1] start = self.tree_start
-        cdef const int32_t[::1] group = self.tree_group
-        cdef const int32_t[::1] depth = self.tree_depth
-        cdef const double[::1] value = self.leaf_value
-        cdef const int32_t[::1] original = self.original_local
         cdef float absent = X.absent_value
-        cdef Py_ssize_t n_rows = X.n_rows, block, r, t, r0, n
+        cdef Py_ssize_t n_rows = X.n_rows, block, r, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
         cdef int64_t k
         cdef float* buf
-        cdef int32_t* leaf
-        cdef bint no_missing
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # per block: scatter its stored entries into the thread's dense
         # buffer, walk every tree as for dense rows, then put the absent
@@ -530,22 +725,15 @@ cdef class PackedForest:
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
             buf = &buffers[threadid(), 0]
-            leaf = &leaf_scratch[threadid(), 0]
             r0 = block * rows_per_block
             n = min(rows_per_block, n_rows - r0)
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
-            no_missing = no_nan(buf, n * n_features)
-            for t in range(first, last):
-                walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                          depth[t], buf, n_features, n, leaf, no_missing)
-                for r in range(n):
-                    if want_raw:
-                        raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
-                    else:
-                        leaves_idx[r0 + r, t - first] = original[
-                            start[t] + leaf[r]]
+            self._block_trees(buf, n, first, last, scratch, threadid(),
+                              &raw[r0, 0] if want_raw else NULL,
+                              NULL if want_raw else &leaves_idx[r0, 0],
+                              NULL, 0, 0, 0)
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = absent
@@ -597,26 +785,20 @@ cdef class PackedForest:
                      Py_ssize_t last, int n_threads, raw_out, leaves_out):
         """Adds leaf values to ``raw_out`` or writes leaf indices to
         ``leaves_out`` (the other is None), ROWS_PER_BLOCK rows at a time."""
+        if last <= first:
+            return
         cdef bint want_raw = raw_out is not None
         cdef double[:, ::1] raw = raw_out if want_raw else np.empty((1, 1))
         cdef int32_t[:, ::1] leaves_idx = (
             leaves_out if not want_raw else np.empty((1, 1), dtype=np.int32))
-        cdef const int64_t[::1] start = self.tree_start
-        cdef const int32_t[::1] group = self.tree_group
-        cdef const int32_t[::1] depth = self.tree_depth
-        cdef const double[::1] value = self.leaf_value
-        cdef const int32_t[::1] original = self.original_local
-        cdef Py_ssize_t n_rows = X.shape[0], block, r, t, r0, n
+        cdef Py_ssize_t n_rows = X.shape[0], block, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
-        # one row of leaf scratch per thread
-        cdef int32_t[:, ::1] leaf_scratch = np.empty(
-            (n_threads, ROWS_PER_BLOCK), dtype=np.int32)
-        cdef int32_t* leaf
-        cdef bint no_missing
+        cdef BlockScratch scratch = BlockScratch(
+            n_threads, ROWS_PER_BLOCK, self.n_features,
+            self._use_keys(first, last))
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # the next block's rows are fetched into cache while this block
         # walks the trees, a share of them before each tree
-        cdef Py_ssize_t next_line
         cdef Py_ssize_t lines_per_tree = (
             ROWS_PER_BLOCK * X.shape[1] // 16 + max(last - first, 1)
         ) // max(last - first, 1) + 1
@@ -625,24 +807,59 @@ cdef class PackedForest:
         # same whatever block went to which thread
         for block in prange(n_blocks, nogil=True, schedule="static",
                             num_threads=team):
-            leaf = &leaf_scratch[threadid(), 0]
             r0 = block * ROWS_PER_BLOCK
             n = min(ROWS_PER_BLOCK, n_rows - r0)
-            next_line = 0
-            no_missing = no_nan(&X[r0, 0], n * X.shape[1])
-            for t in range(first, last):
-                next_line = prefetch_lines(
-                    &X[0, 0], X.shape[1], n_rows, r0 + n, next_line,
-                    lines_per_tree)
-                walk_tree(&self.nodes[start[t]], self.walk_cats, self.bits,
-                          depth[t], &X[r0, 0], X.shape[1], n, leaf,
-                          no_missing)
+            self._block_trees(&X[r0, 0], n, first, last, scratch, threadid(),
+                              &raw[r0, 0] if want_raw else NULL,
+                              NULL if want_raw else &leaves_idx[r0, 0],
+                              &X[0, 0], n_rows, r0 + n, lines_per_tree)
+
+    cdef void _block_trees(self, const float* x0, Py_ssize_t n,
+                           Py_ssize_t first, Py_ssize_t last,
+                           BlockScratch scratch, int thread,
+                           double* raw, int32_t* leaves,
+                           const float* X, Py_ssize_t n_rows,
+                           Py_ssize_t next_row,
+                           Py_ssize_t lines_per_tree) noexcept nogil:
+        """The n rows at x0 (row-major, n_features columns) through trees
+        [first, last) in order: each tree's leaf value added to ``raw``
+        (n rows of n_groups), or its tree-local leaf written to ``leaves``
+        (n rows of last - first), whichever is not NULL. With X not NULL,
+        the rows of X from ``next_row`` are prefetched meanwhile."""
+        cdef int32_t* leaf = scratch.leaf + thread * scratch.rows
+        cdef uint32_t* keys = NULL
+        cdef Py_ssize_t r, t, next_line = 0
+        cdef int64_t kstart
+        cdef const double* values
+        cdef const int32_t* original
+        cdef bint no_missing = no_nan(x0, n * self.n_features)
+        if scratch.use_keys:
+            keys = scratch.keys + thread * scratch.rows * 2 * self.n_features
+            rows_to_keys(x0, n, self.n_features, keys)
+        for t in range(first, last):
+            if X != NULL:
+                next_line = prefetch_lines(X, self.n_features, n_rows,
+                                           next_row, next_line,
+                                           lines_per_tree)
+            kstart = self.c_key_start[t]
+            if keys != NULL and kstart >= 0:
+                walk_keys(self.key_nodes + kstart, self.c_depth[t], keys,
+                          2 * self.n_features, n, leaf)
+                values = self.c_key_leaf_value + self.c_key_leaf_start[t]
+                original = (self.c_key_leaf_original
+                            + self.c_key_leaf_start[t])
+            else:
+                walk_tree(&self.nodes[self.c_start[t]], self.walk_cats,
+                          self.bits, self.c_depth[t], x0, self.n_features, n,
+                          leaf, no_missing)
+                values = self.c_value + self.c_start[t]
+                original = self.c_original + self.c_start[t]
+            if raw != NULL:
                 for r in range(n):
-                    if want_raw:
-                        raw[r0 + r, group[t]] += value[start[t] + leaf[r]]
-                    else:
-                        leaves_idx[r0 + r, t - first] = original[
-                            start[t] + leaf[r]]
+                    raw[r * self.n_groups + self.c_group[t]] += values[leaf[r]]
+            else:
+                for r in range(n):
+                    leaves[r * (last - first) + t - first] = original[leaf[r]]
 
 
 cdef inline int category_goes_left(const CategorySplit* split,
@@ -762,6 +979,71 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
         for s in range(depth):
             a = step(kinds, tree, cats, bits, a, x0 + r * n_features)
         leaf[r] = a
+
+
+cdef inline void rows_to_keys(const float* x0, Py_ssize_t n,
+                              Py_ssize_t n_features,
+                              uint32_t* keys) noexcept nogil:
+    """The n rows at x0 as order keys, each row twice (stride 2 *
+    n_features): NaN is KEY_NAN_LEFT in the first copy, KEY_NAN_RIGHT in
+    the second (see KeyNode)."""
+    cdef Py_ssize_t r, f
+    cdef float x
+    cdef uint32_t key
+    cdef uint32_t* row
+    for r in range(n):
+        row = keys + r * 2 * n_features
+        for f in range(n_features):
+            x = x0[r * n_features + f]
+            if x != x:
+                row[f] = KEY_NAN_LEFT
+                row[n_features + f] = KEY_NAN_RIGHT
+            else:
+                key = order_key(x)
+                row[f] = key
+                row[n_features + f] = key
+
+
+cdef inline Py_ssize_t key_step(const KeyNode* tree, Py_ssize_t p,
+                                const uint32_t* row) noexcept nogil:
+    """One step down a complete tree: position 2p + 1 (left) or 2p + 2."""
+    cdef const KeyNode* nd = tree + p
+    return 2 * p + 2 - (row[nd.column] < nd.key)
+
+
+cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
+                           const uint32_t* k0, Py_ssize_t stride,
+                           Py_ssize_t n, int32_t* leaf) noexcept nogil:
+    """leaf[r] = the complete leaf (0 .. 2^depth - 1) that the row of keys
+    ``k0 + r * stride`` reaches, for r < n: groups of 8 rows step together
+    (independent chains of loads, as in walk_block)."""
+    cdef Py_ssize_t g, r, a, b, c, d, e, f, h, k
+    cdef Py_ssize_t first_leaf = (<Py_ssize_t> 1 << depth) - 1
+    cdef int32_t s
+    for g in range(0, n - 7, 8):
+        a = b = c = d = e = f = h = k = 0
+        for s in range(depth):
+            a = key_step(tree, a, k0 + (g + 0) * stride)
+            b = key_step(tree, b, k0 + (g + 1) * stride)
+            c = key_step(tree, c, k0 + (g + 2) * stride)
+            d = key_step(tree, d, k0 + (g + 3) * stride)
+            e = key_step(tree, e, k0 + (g + 4) * stride)
+            f = key_step(tree, f, k0 + (g + 5) * stride)
+            h = key_step(tree, h, k0 + (g + 6) * stride)
+            k = key_step(tree, k, k0 + (g + 7) * stride)
+        leaf[g + 0] = <int32_t> (a - first_leaf)
+        leaf[g + 1] = <int32_t> (b - first_leaf)
+        leaf[g + 2] = <int32_t> (c - first_leaf)
+        leaf[g + 3] = <int32_t> (d - first_leaf)
+        leaf[g + 4] = <int32_t> (e - first_leaf)
+        leaf[g + 5] = <int32_t> (f - first_leaf)
+        leaf[g + 6] = <int32_t> (h - first_leaf)
+        leaf[g + 7] = <int32_t> (k - first_leaf)
+    for r in range(n - n % 8, n):
+        a = 0
+        for s in range(depth):
+            a = key_step(tree, a, k0 + r * stride)
+        leaf[r] = <int32_t> (a - first_leaf)
 
 
 cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,
