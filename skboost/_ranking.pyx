@@ -457,7 +457,9 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                     const double[::1] t_plus=None,           # IN (k,) or None
                     const double[::1] t_minus=None,          # IN (k,) or None
                     double[::1] li=None,                     # OUT (n,) or None
-                    double[::1] lj=None):                    # OUT (n,) or None
+                    double[::1] lj=None,                     # OUT (n,) or None
+                    const int64_t[::1] query_number=None,    # IN (n_queries,) or None
+                    Py_ssize_t n_numbered=0):
     """Fill ``gpair`` with the unweighted LambdaMART pairs of every query.
 
     With ``t_plus`` and ``t_minus`` (the position-bias ratios of the first
@@ -473,6 +475,11 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     ``normalise`` (the per-query scaling of the pairs) and the optional
     ``row_key``.
 
+    The random pairs of query ``q`` are seeded by ``(iteration,
+    query_number[q])`` among ``n_numbered`` queries (None: ``q`` among
+    these queries): a part of a fit's queries (a Dask shard's) given their
+    numbers among all of them draws the pairs one process draws.
+
     Rows of query ``q`` are ``query_ptr[q]:query_ptr[q + 1]``. Labels must be
     valid for the objective (checked by the caller: non-negative integers,
     binary for ``rank:map``). Documents of equal scores are ranked by
@@ -486,6 +493,8 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
                                      num_pair, ideal_k, gpair, row_key, n)
     cdef bint unbiased = _checked_bias_inputs(t_plus, t_minus, li, lj, n)
     cdef Py_ssize_t n_queries = query_ptr.shape[0] - 1
+    query_number, n_numbered = _checked_query_numbers(query_number,
+                                                      n_numbered, n_queries)
     cdef Py_ssize_t longest = int(np.max(np.diff(query_ptr))) if n_queries else 0
     gpair[:, :] = 0.0
     if n == 0 or longest == 0:
@@ -505,12 +514,41 @@ def lambda_gradient(const double[::1] y not None,            # IN (n,) labels
     pairs.score_normalise = score_normalise
     pairs.normalise = normalise
     _all_queries(y, raw, query_ptr, row_key, discounts,
-                 METRIC_CODES[objective], pairs, exp_gain, iteration, gpair,
-                 no_memory, n_threads,
+                 METRIC_CODES[objective], pairs, exp_gain,
+                 _Seeds(iteration=iteration, number=query_number,
+                        n_numbered=n_numbered), gpair, no_memory, n_threads,
                  t_plus if unbiased else None, t_minus if unbiased else None,
                  li if unbiased else None, lj if unbiased else None)
     if no_memory.any():
         raise MemoryError("no memory for the per-query ranking buffers")
+
+
+def _checked_query_numbers(query_number, Py_ssize_t n_numbered,
+                           Py_ssize_t n_queries):
+    """The queries' numbers among all of a fit's (``arange`` for None) and
+    how many there are, checked (the nogil loop indexes without checks)."""
+    if query_number is None:
+        return np.arange(n_queries, dtype=np.int64), n_queries
+    numbers = np.asarray(query_number)
+    if numbers.shape[0] != n_queries:
+        raise ValueError("query_number must have one entry per query")
+    if n_queries and (numbers.min() < 0 or numbers.max() >= n_numbered):
+        raise ValueError("query_number must lie in [0, n_numbered)")
+    return query_number, n_numbered
+
+
+cdef class _Seeds:
+    """What seeds each query's random pairs: ``iteration * n_numbered +
+    number[q]``."""
+    cdef Py_ssize_t iteration
+    cdef Py_ssize_t n_numbered
+    cdef const int64_t[::1] number
+
+    def __cinit__(self, *, Py_ssize_t iteration, const int64_t[::1] number,
+                  Py_ssize_t n_numbered):
+        self.iteration = iteration
+        self.number = number
+        self.n_numbered = n_numbered
 
 
 def _checked_bias_inputs(t_plus, t_minus, li, lj, Py_ssize_t n):
@@ -593,7 +631,7 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
                        const uint64_t[::1] row_key,
                        const double[::1] discounts, int metric,
                        PairOptions pairs, bint exp_gain,
-                       Py_ssize_t iteration,
+                       _Seeds seeds,
                        float[:, ::1] gpair, unsigned char[::1] failed,
                        int n_threads, const double[::1] t_plus,
                        const double[::1] t_minus, double[::1] li,
@@ -609,12 +647,15 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
     cdef float* pairs_buffer = NULL
     # position debiasing: each query writes its own rows of li and lj
     cdef Debias bias = debias_of(t_plus, t_minus, li, lj)
+    cdef const int64_t* number = &seeds.number[0] if n_queries else NULL
+    cdef uint64_t first_seed = <uint64_t> (seeds.iteration * seeds.n_numbered)
     # A query's documents are its own rows of y, raw and gpair: queries are
     # independent tasks, each thread with buffers sized for the longest
     # query (allocated once per thread, not per query). Dynamic: query
     # lengths vary, and a query costs up to its length squared. The random
-    # pairs of rank:pairwise are seeded by (iteration, query), never by the
-    # thread, so the gradients do not depend on the thread count.
+    # pairs are seeded by (iteration, the query's number among the fit's),
+    # never by the thread or the worker, so the gradients do not depend on
+    # the thread count or on how queries are spread over workers.
     with nogil, parallel(num_threads=n_threads):
         order_buffer = <Keyed*> malloc(2 * longest * sizeof(Keyed))
         values_buffer = <double*> malloc(5 * longest * sizeof(double))
@@ -635,7 +676,7 @@ cdef void _all_queries(const double[::1] y, const double[::1] raw,
                 attach_bias(&q, &bias, begin)
             query_lambdas(&q, &y[begin], &raw[begin], &row_key[begin],
                           &gpair[begin, 0], &pairs,
-                          <uint64_t> (iteration * n_queries + g),
+                          first_seed + <uint64_t> number[g],
                           order_buffer + longest)
         free(order_buffer)
         free(values_buffer)

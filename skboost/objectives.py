@@ -660,12 +660,27 @@ class _Ranking(Objective):
                 "lambdarank_score_normalization", True),
             normalise=self.params.get("lambdarank_normalization", True),
             iteration=self.iteration, n_threads=n_threads,
-            ideal_k=self.ideal_k, row_key=self.row_key, **bias)
+            ideal_k=self.ideal_k, row_key=self.row_key,
+            **self._query_numbers(), **bias)
         if bias:
             self._update_position_bias(query_ptr, bias["li"], bias["lj"])
         self.iteration += 1
         if weight is not None and not np.all(weight == 1.0):
             gpair[0] *= weight[:, np.newaxis].astype(np.float32)
+
+    def set_query_numbers(self, numbers, n_numbered):
+        """Seed the random pairs of this part's queries by their
+        ``numbers`` among all ``n_numbered`` queries of the fit (sorted by
+        query id, as one process orders them): a Dask shard then draws the
+        pairs one process draws."""
+        self.query_numbers = (np.asarray(numbers, dtype=np.int64),
+                              int(n_numbered))
+
+    def _query_numbers(self):
+        numbers = getattr(self, "query_numbers", None)
+        if numbers is None:
+            return {}
+        return dict(query_number=numbers[0], n_numbered=numbers[1])
 
     # -- position debiasing (lambdarank_unbiased) -------------------------
 

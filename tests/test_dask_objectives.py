@@ -250,7 +250,12 @@ def _ranking_data(n_queries=60, per_query=15, seed=21):
     dict(objective="rank:xendcg"),
     dict(objective="rank:ndcg", lambdarank_unbiased=True,
          lambdarank_num_pair_per_sample=8, lambdarank_bias_norm=0.5),
-    dict(objective="rank:ndcg", lambdarank_unbiased=True)])
+    dict(objective="rank:ndcg", lambdarank_unbiased=True),
+    # random pairs: seeded by the query's number among all queries, not
+    # among its worker's
+    dict(objective="rank:ndcg", lambdarank_pair_method="mean",
+         lambdarank_num_pair_per_sample=3),
+    dict(objective="rank:pairwise", lambdarank_pair_method="mean")])
 def test_ranking_objectives_equal_single_node(client, params):
     from skboost import BoostRanker
     from skboost.dask import DaskBoostRanker
@@ -274,7 +279,9 @@ def test_ranking_objectives_equal_single_node(client, params):
 
 @pytest.mark.parametrize("params", [
     dict(objective="rank:xendcg"),
-    dict(objective="rank:ndcg", lambdarank_unbiased=True)])
+    dict(objective="rank:ndcg", lambdarank_unbiased=True),
+    dict(objective="rank:ndcg", lambdarank_pair_method="mean",
+         lambdarank_num_pair_per_sample=3)])
 def test_ranking_objectives_same_model_on_one_or_two_workers(client, params):
     from skboost.dask import DaskBoostRanker
 

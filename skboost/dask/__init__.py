@@ -1134,8 +1134,9 @@ class DaskBoostRanker(_DaskBoostMixin, BoostRanker):
 
     def _prepare_labels(self, shards):
         shards.call("float_labels")
-        self._query_starts = (_query_starts(shards.call("query_counts"))
-                              if self.objective == "rank:xendcg" else None)
+        # where each query lies among all of them: xendcg's draws and the
+        # random pairs are those of one process, wherever a query lies
+        self._query_starts = _query_starts(shards.call("query_counts"))
         return self.objective, None
 
     def _shard_spec(self, objective, n_outputs, seed, init=None):

@@ -374,9 +374,17 @@ class Shard:
                                    spec.n_threads)
         if hasattr(objective, "set_global_rows"):   # survival:cox
             objective.set_global_rows(self.rows)
-        if spec.query_starts is not None:
+        if spec.query_starts is not None and hasattr(objective,
+                                                     "set_draw_rows"):
             objective.set_draw_rows(self._grouped_rows(spec.query_starts),
                                     spec.query_starts[2])
+        if spec.query_starts is not None and hasattr(objective,
+                                                     "set_query_numbers"):
+            ids = spec.query_starts[0]
+            first_rows = self.query_ptr[:-1]
+            objective.set_query_numbers(
+                np.searchsorted(ids, np.concatenate(self.qids)[first_rows]),
+                ids.shape[0])
         self.weights = RoundWeights(self.train_weight, objective)
         # the base margins: finite, within the limits (as in core)
         self.base_margin = check_base_margin(
