@@ -64,7 +64,10 @@ PARAMS_ADDED_SINCE = {"monotone_constraints": None,
                       "lambdarank_unbiased": False,
                       "lambdarank_bias_norm": 1.0,
                       # issue 42: recoveries of a distributed fit
-                      "max_recoveries": 3}
+                      "max_recoveries": 3,
+                      # issue 37: XGBoost's LambdaMART normalisation flags
+                      "lambdarank_normalization": True,
+                      "lambdarank_score_normalization": True}
 
 
 def _first_difference(a, b, where="model file"):
