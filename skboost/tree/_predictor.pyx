@@ -713,6 +713,7 @@ cdef class PackedForest:
         cdef const int32_t[::1] indices = X.indices
         cdef const float[::1] data = X.data
         cdef float absent = X.absent_value
+        cdef bint absent_is_nan = absent != absent
         cdef Py_ssize_t n_rows = X.n_rows, block, r, r0, n
         cdef Py_ssize_t n_blocks = (n_rows + rows_per_block - 1) // rows_per_block
         cdef int64_t k
@@ -730,10 +731,14 @@ cdef class PackedForest:
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = data[k]
+            # NaN among the block's values: in its stored entries, or in
+            # the absent ones (NaN absent, and a row not wholly stored)
             self._block_trees(buf, n, first, last, scratch, threadid(),
                               &raw[r0, 0] if want_raw else NULL,
                               NULL if want_raw else &leaves_idx[r0, 0],
-                              NULL, 0, 0, 0)
+                              NULL, 0, 0, 0,
+                              block_has_nan(&indptr[0], &data[0], r0, n,
+                                            n_features, absent_is_nan))
             for r in range(n):
                 for k in range(indptr[r0 + r], indptr[r0 + r + 1]):
                     buf[r * n_features + indices[k]] = absent
@@ -820,19 +825,24 @@ cdef class PackedForest:
                            double* raw, int32_t* leaves,
                            const float* X, Py_ssize_t n_rows,
                            Py_ssize_t next_row,
-                           Py_ssize_t lines_per_tree) noexcept nogil:
+                           Py_ssize_t lines_per_tree,
+                           int missing=-1) noexcept nogil:
         """The n rows at x0 (row-major, n_features columns) through trees
         [first, last) in order: each tree's leaf value added to ``raw``
         (n rows of n_groups), or its tree-local leaf written to ``leaves``
         (n rows of last - first), whichever is not NULL. With X not NULL,
-        the rows of X from ``next_row`` are prefetched meanwhile."""
+        the rows of X from ``next_row`` are prefetched meanwhile.
+        ``missing``: whether the rows hold a NaN (1) or not (0), or -1 to
+        find out by reading them (the sparse walk knows it from the stored
+        entries, without reading a wide block's every value)."""
         cdef int32_t* leaf = scratch.leaf + thread * scratch.rows
         cdef uint32_t* keys = NULL
         cdef Py_ssize_t r, t, next_line = 0
         cdef int64_t kstart
         cdef const double* values
         cdef const int32_t* original
-        cdef bint no_missing = no_nan(x0, n * self.n_features)
+        cdef bint no_missing = (no_nan(x0, n * self.n_features)
+                                if missing < 0 else missing == 0)
         if scratch.use_keys:
             keys = scratch.keys + thread * scratch.rows * 2 * self.n_features
             rows_to_keys(x0, n, self.n_features, keys)
@@ -860,6 +870,25 @@ cdef class PackedForest:
             else:
                 for r in range(n):
                     leaves[r * (last - first) + t - first] = original[leaf[r]]
+
+
+cdef inline int block_has_nan(const int64_t* indptr, const float* data,
+                              Py_ssize_t r0, Py_ssize_t n,
+                              Py_ssize_t n_features,
+                              bint absent_is_nan) noexcept nogil:
+    """Whether sparse rows r0 .. r0 + n - 1, absent entries read as NaN
+    (``absent_is_nan``) or as 0, hold a NaN: 1 or 0, from their stored
+    entries alone (a cost linear in them, not in rows x features)."""
+    cdef int64_t k
+    cdef Py_ssize_t r
+    if absent_is_nan:
+        for r in range(r0, r0 + n):
+            if indptr[r + 1] - indptr[r] < n_features:
+                return 1
+    for k in range(indptr[r0], indptr[r0 + n]):
+        if data[k] != data[k]:
+            return 1
+    return 0
 
 
 cdef inline int category_goes_left(const CategorySplit* split,
