@@ -119,6 +119,11 @@ class ShardTraining:
 
     _engine = "skboost.dask"
 
+    def _draw_seed(self):
+        """The seed of the fit's samples (an engine whose every task runs
+        the fit draws it once, before)."""
+        return draw_seed(self.random_state)
+
     def _check_margin_shapes(self, margins, n_outputs):
         """The engine's check of the base margins' columns (before the
         shards check every row): none here."""
@@ -216,7 +221,7 @@ class ShardTraining:
         """The shards prepared (labels, weights), the cuts merged from
         their summaries and the rows binned on them; the booster the
         rounds add to: a ``FitState``."""
-        seed = draw_seed(self.random_state)
+        seed = self._draw_seed()
         spec = self._shard_spec(objective, n_outputs, seed, init)
         prepared = shards.call("prepare", spec)
         weight_sum = float(sum(s for s, _ in prepared))

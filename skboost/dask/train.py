@@ -436,12 +436,7 @@ class Shard:
         spec, local = self.spec, self.finder
         bin_ptr = local.binned.bin_ptr
         bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
-        if self._links is not None:
-            self.exchange = SocketExchange(
-                index, [address for address, _ in peers], bin_ranges,
-                self._links)
-        else:
-            self.exchange = PeerExchange(index, peers, bin_ranges)
+        self.exchange = self._open_exchange(index, peers, bin_ranges)
         self._index, self._n_shards = index, len(peers)
         self._cuts_proposed = False
         self._orders = self._sorted = None
@@ -452,6 +447,14 @@ class Shard:
             local, scanner, self.exchange, speculate=p.monotone is None,
             stats=self._stats, per_feature=_features_restricted(p))
         self.driver = GrowthDriver(self.shard_finder, p, sampler)
+
+    def _open_exchange(self, index, peers, bin_ranges):
+        """The exchange with the other shards: over the direct links when
+        every shard opened them, else through Dask's worker RPC."""
+        if self._links is not None:
+            return SocketExchange(index, [address for address, _ in peers],
+                                  bin_ranges, self._links)
+        return PeerExchange(index, peers, bin_ranges)
 
     def _scanner(self, bin_ptr, thresholds, features):
         """The SliceScanner of this shard's ``features``."""
