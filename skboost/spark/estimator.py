@@ -210,6 +210,7 @@ def _training_columns(estimator, dataset):
         names["features_cols"] = tuple(cols)
     else:
         names["features_col"] = FEATURES
+        names["features_name"] = estimator.getFeaturesCol()
     return columns, names
 
 
@@ -230,13 +231,14 @@ def _task_keys(spark, n_tasks):
     return [found[k] for k in range(n_tasks)]
 
 
-def _share_out(spark, frame, n_partitions, n_tasks):
+def _share_out(spark, frame, n_partitions, n_tasks, shuffle=False):
     """``frame`` (its rows keeping their partition in ``ROW_ID``) in
     ``n_tasks`` partitions: task k gets the k-th contiguous run of the
-    original partitions (none moves when there are as many)."""
+    original partitions (none moves when there are as many, unless
+    ``shuffle``: a barrier stage cannot follow a ``coalesce``)."""
     from pyspark.sql import functions as F
 
-    if n_partitions == n_tasks:
+    if n_partitions == n_tasks and not shuffle:
         return frame
     keys = _task_keys(spark, n_tasks)
     per_partition = F.array(*[F.lit(keys[p * n_tasks // n_partitions])
@@ -266,10 +268,20 @@ def task_error(error):
                       else f"{kind}: {message}"))
     task = _SPARK_TASK.search(text)
     crash = _PYTHON_CRASH.search(text)
-    cause = crash.group(1) if crash else text.strip().splitlines()[0][:300]
+    java = getattr(error, "java_exception", None)
+    first = (str(java) if java is not None else text).strip().splitlines()
+    cause = crash.group(1) if crash else (first[0][:500] if first else text)
     return RuntimeError(
         "skboost.spark: training failed"
         + (f" in task {task.group(2)}" if task else "") + f": {cause}")
+
+
+def _run_stage(frame, plan):
+    """The barrier stage of a fit: the rows task 0 returns."""
+    def stage(batches):
+        return train_in_task(batches, plan)
+
+    return frame.mapInArrow(stage, "model binary", barrier=True).collect()
 
 
 # -- the estimators -------------------------------------------------------
@@ -292,19 +304,20 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
         n_partitions = frame.rdd.getNumPartitions()
         n_tasks = max(1, min(int(self.getOrDefault("num_workers")),
                              n_partitions))
-        frame = _share_out(spark, frame, n_partitions, n_tasks)
         plan = TaskPlan(kind=self._kind, params=params,
                         seed=draw_seed(params["random_state"]),
                         token=uuid.uuid4().bytes, **names)
-
-        def stage(batches):
-            return train_in_task(batches, plan)
-
         try:
-            rows = frame.mapInArrow(stage, "model binary",
-                                    barrier=True).collect()
+            rows = _run_stage(_share_out(spark, frame, n_partitions,
+                                         n_tasks), plan)
         except Exception as error:   # noqa: BLE001 - Spark's many kinds
-            raise task_error(error) from None
+            if "BarrierJobUnsupportedRDDChain" not in str(error):
+                raise task_error(error) from None
+            try:   # a coalesce before: the partitions shuffled into tasks
+                rows = _run_stage(_share_out(spark, frame, n_partitions,
+                                             n_tasks, shuffle=True), plan)
+            except Exception as error:   # noqa: BLE001
+                raise task_error(error) from None
         local = pickle.loads(rows[0]["model"])
         return self._model_class()._from_fit(local, self)
 
@@ -515,13 +528,21 @@ def _write_bytes(spark_context, path, data, overwrite):
 
 
 def _read_bytes(spark_context, path):
-    fs, jpath = _hadoop_file(spark_context, path)
-    stream = fs.open(jpath)
+    """The bytes of a file on any Hadoop file system; a ValueError naming
+    the file when it cannot be read (missing, or damaged: a checksum)."""
+    from py4j.protocol import Py4JJavaError
+
     try:
-        return bytes(spark_context._jvm.org.apache.commons.io.IOUtils
-                     .toByteArray(stream))
-    finally:
-        stream.close()
+        fs, jpath = _hadoop_file(spark_context, path)
+        stream = fs.open(jpath)
+        try:
+            return bytes(spark_context._jvm.org.apache.commons.io.IOUtils
+                         .toByteArray(stream))
+        finally:
+            stream.close()
+    except Py4JJavaError as error:
+        cause = str(error.java_exception).splitlines()[0]
+        raise ValueError(f"cannot read {path}: {cause}") from None
 
 
 class _ParamsWriter(MLWriter):

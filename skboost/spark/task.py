@@ -54,6 +54,7 @@ class TaskPlan:
     seed: int                    # of the samples (drawn once, on the driver)
     token: bytes                 # the fit's links (links.open_links)
     features_col: str = None     # a list column (vector_to_array'ed)
+    features_name: str = None    # its name in the user's DataFrame
     features_cols: tuple = None  # or numeric columns
     label_col: str = "label"
     weight_col: str = None
@@ -73,13 +74,15 @@ def column_numbers(table, name):
     return np.asarray(column.to_pandas(), dtype=np.float64)
 
 
-def list_column_matrix(table, name, what):
+def list_column_matrix(table, name, what, shown=None):
     """A list column (one array per row) as a (rows, size) float64 matrix
-    (null elements NaN); a ValueError naming the column for a null row or
-    rows of different sizes."""
+    (null elements NaN); a ValueError naming the column (``shown``: its
+    name in the user's DataFrame) for a null row or rows of different
+    sizes."""
     import pyarrow.compute as pc
 
     column = table.column(name).combine_chunks()
+    name = name if shown is None else shown
     if column.null_count:
         raise ValueError(f"{what} {name!r} has null rows: every row needs "
                          "its feature vector")
@@ -115,7 +118,8 @@ def _features(table, plan):
     if plan.features_cols:
         return np.column_stack([column_numbers(table, name)
                                 for name in plan.features_cols])
-    return list_column_matrix(table, plan.features_col, "featuresCol")
+    return list_column_matrix(table, plan.features_col, "featuresCol",
+                              plan.features_name)
 
 
 def _labels(table, plan):
@@ -285,7 +289,7 @@ def _check_feature_counts(exchange, X, plan):
     counts = [c for c in exchange.allgather(X.shape[1]) if c is not None]
     if len(set(counts)) > 1:
         what = ("features_cols" if plan.features_cols else
-                f"featuresCol {plan.features_col!r}")
+                f"featuresCol {plan.features_name!r}")
         raise ValueError(f"{what} holds vectors of different sizes "
                          f"({', '.join(map(str, sorted(set(counts))))}) in "
                          "different partitions: every row needs the same "
