@@ -277,11 +277,15 @@ def task_error(error):
 
 
 def _run_stage(frame, plan):
-    """The barrier stage of a fit: the rows task 0 returns."""
+    """The barrier stage of a fit: the rows task 0 returns. The stage
+    writes them to a shuffle (of one row) rather than to the driver: Spark
+    retries a failed barrier stage whose output is a shuffle, never one
+    that returns results (some of which may be committed already)."""
     def stage(batches):
         return train_in_task(batches, plan)
 
-    return frame.mapInArrow(stage, "model binary", barrier=True).collect()
+    return (frame.mapInArrow(stage, "model binary", barrier=True)
+            .repartition(1).collect())
 
 
 # -- the estimators -------------------------------------------------------
