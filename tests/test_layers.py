@@ -1,7 +1,7 @@
 """The package's layers stay layers: no import cycle among skboost's
 modules (imports inside functions counted), the Booster imports no
-estimator and no model file, and the Dask code imports no private name of
-another module.
+estimator and no model file, and the Dask and Spark code import no
+private name of another module.
 
 Oracle: the import statements of the sources themselves, read by
 ``tools/import_graph.py`` (nothing is imported), and a naive cycle search
@@ -11,6 +11,8 @@ Oracle: the import statements of the sources themselves, read by
 import ast
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -31,17 +33,23 @@ def test_the_booster_is_a_leaf():
     assert upward == set()
 
 
-def test_dask_imports_no_private_name():
+# each distributed engine's own modules (its private names are its own)
+ENGINE_MODULES = {"skboost.dask": ("", "train", "reduce", "links", "memory",
+                                   "fit"),
+                  "skboost.spark": ("", "task", "estimator")}
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINE_MODULES))
+def test_engines_import_no_private_name(engine):
     modules = source_modules()
     offending = []
     for name, path in modules.items():
-        if not name.startswith("skboost.dask"):
+        if not name.startswith(engine):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level <= 1 and (
-                    node.module or "").split(".")[0] in ("", "train", "reduce",
-                                                         "links", "memory"):
-                continue   # Dask's own modules
+                    node.module or "").split(".")[0] in ENGINE_MODULES[engine]:
+                continue   # the engine's own modules
             if isinstance(node, ast.ImportFrom):
                 offending += [f"{name}: {alias.name}" for alias in node.names
                               if alias.name.startswith("_")]

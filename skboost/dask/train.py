@@ -489,12 +489,7 @@ class Shard:
         spec, local = self.spec, self.finder
         bin_ptr = local.binned.bin_ptr
         bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
-        if self._links is not None:
-            self.exchange = SocketExchange(
-                index, [address for address, _ in peers], bin_ranges,
-                self._links)
-        else:
-            self.exchange = PeerExchange(index, peers, bin_ranges)
+        self.exchange = self._open_exchange(index, peers, bin_ranges)
         self._index, self._n_shards = index, len(peers)
         self._cuts_proposed = False
         self._orders = self._sorted = None
@@ -508,6 +503,14 @@ class Shard:
         # sums over every row (the distributions' scales, the position
         # biases): gathered from every shard
         self.objective.gather_parts = self.exchange.allgather
+
+    def _open_exchange(self, index, peers, bin_ranges):
+        """The exchange with the other shards: over the direct links when
+        every shard opened them, else through Dask's worker RPC."""
+        if self._links is not None:
+            return SocketExchange(index, [address for address, _ in peers],
+                                  bin_ranges, self._links)
+        return PeerExchange(index, peers, bin_ranges)
 
     def _scanner(self, bin_ptr, thresholds, features):
         """The SliceScanner of this shard's ``features``."""

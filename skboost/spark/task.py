@@ -1,0 +1,375 @@
+"""The barrier tasks of a Spark fit (``skboost.spark``).
+
+A fit is one barrier stage (``DataFrame.mapInArrow(..., barrier=True)``):
+every task holds the rows of the Spark partitions given to it as one
+``Shard`` (the Dask engine's, ``skboost.dask.train``), and every task runs
+the same fit (SPMD) over a ``TaskGroup``: where Dask's client calls a
+method on every shard and gathers the results, each task calls it on its
+own shard and all-gathers the results over the direct links, so every
+task sees every shard's answer and takes the same decisions::
+
+    task k (one per barrier task)
+    ------------------------------------------------------------------
+    rows of its partitions  -> parts (index, X, y, weight, qid, margin)
+    listen; allGather endpoints (BarrierTaskContext); open the links
+    describe / load / labels / summaries / setup: call + all-gather
+    grow_rounds: histograms reduce-scattered over the links (reduce.py)
+    task 0 returns the fitted single-node estimator (pickled)
+
+The partitions keep the index Spark gave them before the stage
+(``monotonically_increasing_id``: partition << 33 | row), so the cut
+points (summaries merged in partition order), the global row numbers (row
+sampling by counters) and hence the model are those of ``skboost.dask``
+on the same partitions, whatever the number of tasks.
+"""
+
+from dataclasses import dataclass, replace
+import pickle
+import socket
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..dask.fit import (ShardClassification, ShardRanking, ShardRegression,
+                        check_queries_in_partitions, check_signatures)
+from ..dask.links import SocketExchange, close_links, open_links
+from ..dask.train import Shard
+from .. import BoostClassifier, BoostRanker, BoostRegressor
+
+# bits of a row id below the Spark partition's index
+# (``pyspark.sql.functions.monotonically_increasing_id``)
+PARTITION_SHIFT = 33
+
+# the prefix of every error a task raises: the driver finds it in Spark's
+# report of the failed stage and raises the task's error again
+ERROR_MARK = "[skboost.spark task "
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """What every task of a fit is given (pickled with the stage)."""
+
+    kind: str                    # "regressor", "classifier", "ranker"
+    params: dict                 # the skboost parameters
+    seed: int                    # of the samples (drawn once, on the driver)
+    token: bytes                 # the fit's links (links.open_links)
+    features_col: str = None     # a list column (vector_to_array'ed)
+    features_name: str = None    # its name in the user's DataFrame
+    features_cols: tuple = None  # or numeric columns
+    label_col: str = "label"
+    weight_col: str = None
+    qid_col: str = None
+    margin_col: str = None
+    validation_col: str = None
+    n_classes: int = None        # base margin columns (from the driver)
+
+
+# -- reading the rows -------------------------------------------------------
+
+def column_numbers(table, name):
+    """A numeric column of ``table`` as float64 (NaN for null)."""
+    column = table.column(name)
+    if column.null_count == 0:
+        return np.asarray(column.to_numpy(), dtype=np.float64)
+    return np.asarray(column.to_pandas(), dtype=np.float64)
+
+
+def list_column_matrix(table, name, what, shown=None):
+    """A list column (one array per row) as a (rows, size) float64 matrix
+    (null elements NaN); a ValueError naming the column (``shown``: its
+    name in the user's DataFrame) for a null row or rows of different
+    sizes."""
+    import pyarrow.compute as pc
+
+    column = table.column(name).combine_chunks()
+    name = name if shown is None else shown
+    if column.null_count:
+        raise ValueError(f"{what} {name!r} has null rows: every row needs "
+                         "its feature vector")
+    lengths = np.asarray(pc.list_value_length(column))
+    if len(lengths) and np.any(lengths != lengths[0]):
+        sizes = np.unique(lengths)
+        raise ValueError(f"{what} {name!r} holds vectors of different "
+                         f"sizes ({', '.join(map(str, sizes[:5]))}): every "
+                         "row needs the same number of features")
+    width = int(lengths[0]) if len(lengths) else 0
+    values = column.flatten()
+    flat = (values.to_numpy() if values.null_count == 0
+            else np.asarray(values.to_pandas(), dtype=np.float64))
+    return np.asarray(flat, dtype=np.float64).reshape(len(column), width)
+
+
+def read_rows(batches, plan):
+    """The task's rows (every Arrow batch of its partitions) as a table,
+    in (partition, row) order, and the partition of each row."""
+    import pyarrow as pa
+
+    batches = list(batches)
+    if not batches or sum(b.num_rows for b in batches) == 0:
+        return None, None
+    table = pa.Table.from_batches(batches)
+    row_id = table.column("__skboost_row").to_numpy()
+    order = np.argsort(row_id, kind="stable")
+    table = table.take(pa.array(order))
+    return table, row_id[order] >> PARTITION_SHIFT
+
+
+def _features(table, plan):
+    if plan.features_cols:
+        return np.column_stack([column_numbers(table, name)
+                                for name in plan.features_cols])
+    return list_column_matrix(table, plan.features_col, "featuresCol",
+                              plan.features_name)
+
+
+def _labels(table, plan):
+    column = table.column(plan.label_col)
+    if column.null_count:
+        raise ValueError(f"labelCol {plan.label_col!r} has "
+                         f"{column.null_count} null value(s): every "
+                         "training row needs a label")
+    return column_numbers(table, plan.label_col)
+
+
+def _optional(table, name, what):
+    if name is None:
+        return None
+    column = table.column(name)
+    if column.null_count:
+        raise ValueError(f"{what} {name!r} has {column.null_count} null "
+                         "value(s)")
+    if what == "baseMarginCol" and str(column.type).startswith("list"):
+        return list_column_matrix(table, name, what)
+    return column_numbers(table, name)
+
+
+def partitions_of(table, partition, plan):
+    """The training and evaluation parts of the task's rows: ``(index, X,
+    y, weight, qid, base_margin)`` per Spark partition, and ``(0, index,
+    ...)`` per partition of the rows ``validationIndicatorCol`` marks."""
+    X = _features(table, plan)
+    if plan.features_cols:
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=list(plan.features_cols))
+    y = _labels(table, plan)
+    weight = _optional(table, plan.weight_col, "weightCol")
+    margin = _optional(table, plan.margin_col, "baseMarginCol")
+    qid = None
+    if plan.qid_col is not None:
+        qid = table.column(plan.qid_col).to_numpy()
+    valid = (np.zeros(len(y), dtype=bool) if plan.validation_col is None
+             else np.asarray(table.column(plan.validation_col).to_numpy(
+                 zero_copy_only=False), dtype=bool))
+    train, evals = [], []
+    for index in np.unique(partition):
+        for is_valid, out in ((False, train), (True, evals)):
+            rows = np.flatnonzero((partition == index) & (valid == is_valid))
+            if rows.shape[0] == 0:
+                continue
+            piece = (int(index), _take(X, rows), y[rows],
+                     None if weight is None else weight[rows],
+                     None if qid is None else qid[rows],
+                     None if margin is None else margin[rows])
+            out.append(piece if not is_valid else (0,) + piece)
+    return train, evals
+
+
+def _take(X, rows):
+    return X.iloc[rows].reset_index(drop=True) if hasattr(X, "iloc") \
+        else X[rows]
+
+
+# -- the tasks, linked ------------------------------------------------------
+
+class TaskExchange(SocketExchange):
+    """``SocketExchange`` between barrier tasks (errors name the task)."""
+
+    def _lost(self, j, error):
+        return RuntimeError(
+            f"skboost.spark: lost {self.addresses[j]} during an exchange "
+            f"({type(error).__name__}: {error}); training stopped")
+
+
+def open_task_links(context, index, token, timeout=30.0):
+    """Every task listens on its executor's host, the endpoints go round
+    through ``BarrierTaskContext.allGather``, and every pair of tasks
+    connects (``links.open_links``): the sockets in task order."""
+    import json
+
+    host = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    server = socket.socket(family, socket.SOCK_STREAM)
+    server.bind((host, 0))
+    server.listen(socket.SOMAXCONN)
+    endpoints = [json.loads(m) for m in context.allGather(
+        json.dumps([host, server.getsockname()[1]]))]
+    return open_links(server, index, endpoints, token, timeout=timeout)
+
+
+class TaskShard(Shard):
+    """A ``Shard`` whose links were opened with the stage (``listen`` and
+    ``link`` have nothing left to do) and whose exchange is the task
+    group's own (one sequence of steps over the sockets)."""
+
+    def __init__(self, parts, eval_parts, exchange):
+        super().__init__(parts, eval_parts)
+        self.task_exchange = exchange
+
+    def listen(self):
+        return ("linked",)
+
+    def link(self, index, endpoints, token):
+        return True
+
+    def unlink(self):
+        pass
+
+    def _open_exchange(self, index, peers, bin_ranges):
+        self.task_exchange.bin_ranges = bin_ranges
+        return self.task_exchange
+
+
+class TaskGroup:
+    """The shards of a Spark fit as every task sees them: ``call`` runs the
+    method on this task's shard and all-gathers every task's result (the
+    interface of ``skboost.dask.train.ShardGroup``)."""
+
+    def __init__(self, shard, exchange, index, names):
+        self.shard, self.exchange, self.index = shard, exchange, index
+        self.addresses = names
+        self.actors = [SimpleNamespace(key=name) for name in names]
+
+    def __len__(self):
+        return len(self.addresses)
+
+    def call(self, method, *args, per_shard=None):
+        extra = () if per_shard is None else per_shard[self.index]
+        return self.exchange.allgather(
+            getattr(self.shard, method)(*args, *extra))
+
+
+# -- the fit every task runs ------------------------------------------------
+
+class _InTask:
+    """What a fit inside a barrier task changes: the seed drawn on the
+    driver, the task's CPUs as threads, no recovery (Spark retries the
+    stage)."""
+
+    _engine = "skboost.spark"
+
+    def _draw_seed(self):
+        return self._spark_seed
+
+    def _shard_spec(self, *args, **kwargs):
+        return replace(super()._shard_spec(*args, **kwargs),
+                       n_threads=self._spark_threads)
+
+
+class TaskRegressor(_InTask, ShardRegression, BoostRegressor):
+    _local_class = BoostRegressor
+
+
+class TaskClassifier(_InTask, ShardClassification, BoostClassifier):
+    _local_class = BoostClassifier
+
+
+class TaskRanker(_InTask, ShardRanking, BoostRanker):
+    _local_class = BoostRanker
+
+
+TASK_CLASSES = {"regressor": (TaskRegressor, BoostRegressor),
+                "classifier": (TaskClassifier, BoostClassifier),
+                "ranker": (TaskRanker, BoostRanker)}
+
+
+def _check_feature_counts(exchange, X, plan):
+    """Every task's rows with as many features (a ValueError naming the
+    column otherwise): the number of features."""
+    counts = [c for c in exchange.allgather(X.shape[1]) if c is not None]
+    if len(set(counts)) > 1:
+        what = ("features_cols" if plan.features_cols else
+                f"featuresCol {plan.features_name!r}")
+        raise ValueError(f"{what} holds vectors of different sizes "
+                         f"({', '.join(map(str, sorted(set(counts))))}) in "
+                         "different partitions: every row needs the same "
+                         "number of features")
+    return counts[0]
+
+
+def fit_group(estimator, group, n_evals, has_qid):
+    """The fit on the tasks' shards (every task runs it): the shards
+    loaded and checked, the labels prepared, the boosting loop run."""
+    first_rows, n_rows = check_signatures(group.call("describe"))
+    group.call("load", estimator._template(),
+               per_shard=[(rows,) for rows in first_rows])
+    if has_qid:
+        check_queries_in_partitions(group.call("query_ids"))
+    objective, n_classes = estimator._prepare_labels(group)
+    estimator._train_on(group, objective, n_classes, n_rows,
+                        n_evals=n_evals, verbose=False)
+    return estimator
+
+
+def local_estimator(estimator, local_class):
+    """The single-node estimator of a fitted task estimator."""
+    local = local_class(**estimator.get_params())
+    local.__dict__.update({k: v for k, v in estimator.__dict__.items()
+                           if k.endswith("_") and not k.startswith("__")})
+    return local
+
+
+def train_in_task(batches, plan):
+    """The body of every barrier task (``mapInArrow``): yields one Arrow
+    batch holding the pickled fitted single-node estimator from task 0,
+    nothing from the others. Any error is raised again marked with the
+    task (``ERROR_MARK``) for the driver to report."""
+    from pyspark import BarrierTaskContext
+
+    context = BarrierTaskContext.get()
+    index = context.partitionId()
+    links = None
+    try:
+        table, partition = read_rows(batches, plan)
+        if table is None:
+            raise ValueError(
+                "this task received no rows: every task of the barrier "
+                "stage needs some (fewer num_workers, or repartition the "
+                "DataFrame)")
+        parts, eval_parts = partitions_of(table, partition, plan)
+        del table
+        links = open_task_links(context, index, plan.token)
+        names = [f"task {k} ({info.address})"
+                 for k, info in enumerate(context.getTaskInfos())]
+        exchange = TaskExchange(index, names, [(0, 0)] * len(names), links)
+        _check_feature_counts(exchange, (parts or eval_parts)[0][-5], plan)
+        model = _fit(context, exchange, names, parts, eval_parts, plan)
+    except BaseException as error:
+        raise RuntimeError(f"{ERROR_MARK}{index}] {type(error).__name__}: "
+                           f"{error}") from error
+    finally:
+        if links is not None:
+            close_links(links)
+    if index == 0:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_pydict(
+            {"model": [pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)]})
+
+
+def _fit(context, exchange, names, parts, eval_parts, plan):
+    from .._input.arrays import check_X
+
+    task_class, local_class = TASK_CLASSES[plan.kind]
+    estimator = task_class(**dict(plan.params, max_recoveries=0))
+    estimator._spark_seed = plan.seed
+    estimator._spark_threads = max(1, int(context.cpus()))
+    X = (parts or eval_parts)[0][-5]
+    meta = (X.iloc[:1] if hasattr(X, "iloc")
+            else np.zeros((1, X.shape[1]), dtype=np.float64))
+    check_X(estimator, meta, reset=True)
+    shard = TaskShard(parts, eval_parts, exchange)
+    group = TaskGroup(shard, exchange, exchange.index, names)
+    fit_group(estimator, group, n_evals=1 if plan.validation_col else 0,
+              has_qid=plan.qid_col is not None)
+    return local_estimator(estimator, local_class)
