@@ -225,6 +225,22 @@ def _class_signature(app, what, name, obj, options, signature, annotation):
     return None
 
 
+# The Spark estimators inherit pyspark.ml's methods and Params (copy,
+# explainParams, fitMultiple, ...): pyspark documents those, and their
+# docstrings refer to pyspark's own pages, which have no inventory here.
+def _skip_pyspark_members(app, what, name, obj, skip, options):
+    module = getattr(obj, "__module__", None) or ""
+    if isinstance(module, str) and module.startswith("pyspark"):
+        return True
+    return None
+
+
+# skboost.spark's docstrings name pyspark's types (DataFrame, Param...),
+# which no inventory here can resolve.
+nitpick_ignore_regex = [("py:class", r"pyspark\..*")]
+
+
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-signature", _class_signature)
+    app.connect("autodoc-skip-member", _skip_pyspark_members)
