@@ -229,7 +229,8 @@ def _class_signature(app, what, name, obj, options, signature, annotation):
 # explainParams, fitMultiple, ...): pyspark documents those, and their
 # docstrings refer to pyspark's own pages, which have no inventory here.
 def _skip_pyspark_members(app, what, name, obj, skip, options):
-    module = getattr(obj, "__module__", None) or ""
+    # a property's module is its getter's
+    module = getattr(getattr(obj, "fget", obj), "__module__", None) or ""
     if isinstance(module, str) and module.startswith("pyspark"):
         return True
     return None

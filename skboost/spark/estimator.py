@@ -402,6 +402,18 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
         self._local.save_model(fname)
 
     def copy(self, extra=None):
+        """A copy of this model (Spark's ``Params.copy``: the same uid, its
+        param values updated with ``extra``), sharing the fitted model.
+
+        Parameters
+        ----------
+        extra : dict, default=None
+            Param values to set in the copy.
+
+        Returns
+        -------
+        model : the same class as this model
+        """
         that = super().copy(extra)
         that._local = self._local
         return that
