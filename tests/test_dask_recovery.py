@@ -103,8 +103,10 @@ def _workers(client):
 def _victim(client, index):
     """The worker to kill: the ``index``-th of two answering workers (a
     reference fit may run while a worker killed by an earlier test is
-    still being replaced by its nanny: wait for both, as the fixture does)."""
-    assert _two_answer(client, 60), "two workers did not answer"
+    still being replaced by its nanny: wait for both, as the fixture does;
+    generously: while a killed worker is still listed, each client.run may
+    wait out its 30 s connect timeout, as seen in CI under load)."""
+    assert _two_answer(client, 180), "two workers did not answer"
     return _workers(client)[index]
 
 
