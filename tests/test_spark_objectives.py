@@ -46,17 +46,18 @@ def test_dart_equals_single_node(spark):
                                   local.predict(X))
 
 
-def test_cox_survival_equals_single_node(spark):
-    """survival:cox with XGBoost's label convention (negative times are
-    censored rows): the Breslow gradients need every margin in time order,
-    gathered across the tasks."""
+@pytest.mark.parametrize("objective", ["survival:cox", "survival:aft"])
+def test_survival_equals_single_node(spark, objective):
+    """XGBoost's label convention (negative times are right-censored
+    rows). Cox's Breslow gradients need every margin in time order,
+    gathered across the tasks; AFT's are row by row."""
     X, _ = _discrete_data(n=800, seed=2)
     rng = np.random.default_rng(2)
     risk = np.nan_to_num(X[:, 0] - X[:, 1]) / 20
     time = rng.exponential(np.exp(-risk)) + 0.01
     time = np.round(time, 2)      # ties, which Breslow's rule handles
     y = np.where(rng.random(800) < 0.3, -time, time)
-    params = dict(PARAMS, objective="survival:cox")
+    params = dict(PARAMS, objective=objective)
     local = BoostRegressor(**params).fit(X, y)
     _spark_models_equal_local(SparkBoostRegressor, local,
                               _frame(spark, X, y, 4), **params)
