@@ -5,8 +5,10 @@
 ``doc/_build_charts/ranking_convergence_table.inc`` at every documentation
 build (``doc/conf.py``); no benchmark runs during the build.
 
-A row per contender: its test NDCG@10 (the mean over the seeds) on each
-case, and the difference to the best of XGBoost and LightGBM on that case.
+A row per contender: its test NDCG@10 on each case (the mean over the
+seeds, and its standard error where the file has it), and the difference
+to the best of XGBoost's and LightGBM's defaults on that case (the bar:
+a peer's row with other parameters is shown, not compared with).
 
 Run it alone with ``python doc/_scripts/ranking_table.py [RESULT_FILE
 [OUTPUT_FILE]]``.
@@ -25,9 +27,11 @@ REFERENCES = ("xgboost", "lightgbm")
 
 
 def best_reference(records, case):
-    """The best test NDCG@10 of XGBoost's and LightGBM's on ``case``."""
+    """The best test NDCG@10 of XGBoost's and LightGBM's defaults on
+    ``case``."""
     return max(r["ndcg10"] for r in records
-               if r["case"] == case and r["library"] in REFERENCES)
+               if r["case"] == case and r["library"] in REFERENCES
+               and not r["params"])
 
 
 def cases_of(records):
@@ -35,8 +39,8 @@ def cases_of(records):
 
 
 def rows(records):
-    """[contender, then per case: NDCG@10, difference to the best
-    reference] for each contender, in the file's order."""
+    """[contender, then per case: NDCG@10, its standard error, difference
+    to the best reference] for each contender, in the file's order."""
     cases = cases_of(records)
     out = []
     for name in dict.fromkeys(r["contender"] for r in records):
@@ -44,7 +48,9 @@ def rows(records):
         for case in cases:
             record = next(r for r in records
                           if r["contender"] == name and r["case"] == case)
+            sem = record.get("ndcg10_sem")
             cells += [f"{record['ndcg10']:.4f}",
+                      "" if sem is None else f"{sem:.4f}",
                       f"{record['ndcg10'] - best_reference(records, case):+.4f}"]
         out.append(cells)
     return out
@@ -55,7 +61,8 @@ def render(meta):
     records, args = meta["results"], meta.get("args", {})
     cases = cases_of(records)
     header = ["contender"] + [f"{case} {what}" for case in cases
-                              for what in ("NDCG@10", "vs best peer")]
+                              for what in ("NDCG@10", "s.e.",
+                                           "vs best peer")]
     caption = (f"``{meta['command']}``, {meta.get('date', '')}: test "
                f"NDCG@10 at early stopping (patience "
                f"{args.get('patience', '?')}), letor-like: "
