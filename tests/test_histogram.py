@@ -22,7 +22,8 @@ import pytest
 from skboost.tree._binning import BinnedData
 from skboost.tree._histogram import (FixedPointGradients, build_histograms,
                                      quantization_scale, quantize_gradients,
-                                     active_maxima)
+                                     active_maxima, _wide_layout,
+                                     _wide_of_bin)
 from skboost.tree._partition import RowPartition
 from _isolation import snippet_input_tests
 
@@ -149,6 +150,67 @@ def test_large_nodes_split_into_tasks(dtype):
     two = run_kernel(data, partition, gradients, begin, end, 2)
     np.testing.assert_array_equal(one, expected)
     np.testing.assert_array_equal(two, expected)
+
+
+def wide_binned(rng, n_rows, n_features):
+    """uint8 codes of features wide enough for the wide layout
+    (``_wide_layout``): 200 to 256 value bins, some with a missing bin no
+    code reaches (257 bins: 256 value bins, no missing value), some codes
+    missing."""
+    widths = rng.integers(200, 258, n_features)
+    widths[0] = 257
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([rng.integers(0, min(w, 256), n_rows)
+                             for w in widths])
+    # ties on one bin: a run of equal codes (consecutive updates of a bin)
+    codes[: n_rows // 10, -1] = 3
+    return BinnedData(codes.astype(np.uint8), bin_ptr)
+
+
+@pytest.mark.parametrize("n_features", [1, 5, 28])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_wide_layout_matches_naive_histograms(n_features, n_threads):
+    # the uint8 kernel's wide partial histograms (every feature WIDE_BINS
+    # bins apart, moved to the narrow layout at the end): nodes below and
+    # above WIDE_MIN_ROWS (4096), nodes of several tasks (16384 rows),
+    # empty nodes, weighted and not
+    rng = np.random.default_rng(n_features)
+    n_rows = 45_000
+    data = wide_binned(rng, n_rows, n_features)
+    assert _wide_layout(data) is not None
+    active = rng.random(n_rows) < 0.9
+    partition = RowPartition(np.flatnonzero(active), n_rows)
+    partition.split_nodes(data, [0], [int(active.sum())], [0], [100], [0],
+                          n_threads=1)
+    gpair = np.column_stack([rng.normal(0, 10, n_rows),
+                             rng.uniform(0, 3, n_rows)]).astype(np.float32)
+    for weight in (None, rng.uniform(0, 5, n_rows)):
+        gradients = FixedPointGradients(gpair, weight, active.astype(np.uint8),
+                                        1)
+        quantized = gradients.quantized(active.astype(np.uint8), 1)
+        n_active = int(active.sum())
+        begin = np.array([0, 0, 100, 3000, 9000, 9000, 20000], np.int64)
+        end = np.array([n_active, 50, 100, 9000, 14000, 9000, n_active],
+                       np.int64)
+        got = run_kernel(data, partition, gradients, begin, end, n_threads)
+        expected = naive_histograms(data.codes, data.bin_ptr, quantized,
+                                    np.asarray(partition.row_index), begin,
+                                    end)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_wide_layout_only_where_it_pays():
+    # narrow features (a few bins each) and uint16 codes keep the narrow
+    # layout; the wide map sends a bin no uint8 code reaches to the zero
+    # pair after every feature's
+    rng = np.random.default_rng(0)
+    assert _wide_layout(random_binned(rng, 100, 6, np.uint8)) is None
+    assert _wide_layout(random_binned(rng, 100, 6, np.uint16)) is None
+    bin_ptr = np.array([0, 257, 260], np.int64)
+    wide = _wide_of_bin(bin_ptr)
+    expected = np.concatenate([np.arange(256), [2 * 256],
+                               256 + np.arange(3)])
+    np.testing.assert_array_equal(wide, expected)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])

@@ -308,6 +308,95 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
         add_row(hist, &bin_ptr[0], &codes[row, 0], n_features, g, h)
 
 
+# The wide layout of a partial histogram (uint8 codes only): feature f's
+# bins at ``wide[f * WIDE_BINS + code]``, every feature WIDE_BINS bins
+# apart whatever its own count. A row's update then needs no load of the
+# feature's first bin (``bin_ptr[f]``, reloaded after every store, since
+# the compiler cannot tell it from the histogram): the address is the
+# running feature base plus the code, five instructions an update instead
+# of seven. The sums are the same integers, moved to the narrow layout
+# (``bin_ptr``) when the partial histogram is added or copied out.
+cdef enum:
+    WIDE_BINS = 256
+
+
+cdef inline void add_row_wide(int64_t* wide, const uint8_t* row_codes,
+                              Py_ssize_t n_features, int64_t g,
+                              int64_t h) noexcept nogil:
+    """wide[f * WIDE_BINS + row_codes[f]] += (g, h) for every feature f,
+    four features an iteration. The addresses are byte offsets (a pair is
+    16 bytes) from one base: the shifted code plus a constant, which the
+    compiler folds into the load's address (no multiply by 2 then 8)."""
+    cdef Py_ssize_t f = 0
+    cdef char* base = <char*> wide
+    while f + 4 <= n_features:
+        add_pair(<int64_t*> (base + (<Py_ssize_t> row_codes[f] << 4)), g, h)
+        add_pair(<int64_t*> (base + (<Py_ssize_t> row_codes[f + 1] << 4)
+                             + 16 * WIDE_BINS), g, h)
+        add_pair(<int64_t*> (base + (<Py_ssize_t> row_codes[f + 2] << 4)
+                             + 32 * WIDE_BINS), g, h)
+        add_pair(<int64_t*> (base + (<Py_ssize_t> row_codes[f + 3] << 4)
+                             + 48 * WIDE_BINS), g, h)
+        base += 64 * WIDE_BINS
+        f += 4
+    while f < n_features:
+        add_pair(<int64_t*> (base + (<Py_ssize_t> row_codes[f] << 4)), g, h)
+        base += 16 * WIDE_BINS
+        f += 1
+
+
+cdef inline void accumulate_rows_wide(const uint8_t[:, ::1] codes,
+                                      const float[:, ::1] gpair,
+                                      const double* weight,
+                                      double scale_g, double scale_h,
+                                      const int32_t[::1] row_index,
+                                      int64_t begin, int64_t end,
+                                      int64_t* wide) noexcept nogil:
+    """``accumulate_rows`` into a wide-layout histogram (same prefetches,
+    same rounding)."""
+    cdef Py_ssize_t n_features = codes.shape[1]
+    cdef int64_t i, g, h
+    cdef int32_t row, ahead
+    for i in range(begin, end):
+        if i + PREFETCH_ROWS < end:
+            ahead = row_index[i + PREFETCH_ROWS]
+            prefetch(&codes[ahead, 0])
+            prefetch(&codes[ahead, n_features - 1])
+            prefetch(&gpair[ahead, 0])
+            if weight != NULL:
+                prefetch(&weight[ahead])
+        row = row_index[i]
+        g = fixed_point(gpair[row, 0], weight, row, scale_g)
+        h = fixed_point(gpair[row, 1], weight, row, scale_h)
+        add_row_wide(wide, &codes[row, 0], n_features, g, h)
+
+
+cdef inline void narrow_from_wide(int64_t* target, const int64_t* wide,
+                                  const int64_t* wide_of_bin,
+                                  Py_ssize_t n_bins) noexcept nogil:
+    """target[bin] = wide[wide_of_bin[bin]] (pairs): a wide histogram in
+    the narrow layout."""
+    cdef Py_ssize_t j
+    for j in range(n_bins):
+        target[2 * j] = wide[2 * wide_of_bin[j]]
+        target[2 * j + 1] = wide[2 * wide_of_bin[j] + 1]
+
+
+def _wide_of_bin(bin_ptr):
+    """Each narrow bin's index in the wide layout: feature f's bin
+    ``bin_ptr[f] + c`` is ``f * WIDE_BINS + c``; a bin no uint8 code
+    reaches (c >= WIDE_BINS: the missing bin of a feature of 256 value bins
+    and no missing values) is the wide layout's last pair, after every
+    feature's, which stays zero."""
+    bin_ptr = np.asarray(bin_ptr)
+    widths = np.diff(bin_ptr)
+    n_features = widths.shape[0]
+    feature = np.repeat(np.arange(n_features, dtype=np.int64), widths)
+    code = np.arange(bin_ptr[n_features], dtype=np.int64) - bin_ptr[feature]
+    return np.where(code < WIDE_BINS, feature * WIDE_BINS + code,
+                    n_features * WIDE_BINS)
+
+
 def build_histograms(BinnedData data,
                      RowPartition partition,
                      FixedPointGradients gradients,
@@ -344,12 +433,16 @@ def build_histograms(BinnedData data,
     n_updates = int((node_end - node_begin).sum()) * data.n_features
     n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
                     threads_for_work(n_threads, n_updates))
+    wide_of_bin = _wide_layout(data)
+    node_rows = node_end - node_begin
     if data.codes.dtype == np.uint8:
         _build[uint8_t](data.codes, gradients, partition.row_index, tasks,
-                        data.bin_ptr, hist, hist_rows, n_threads)
+                        data.bin_ptr, hist, hist_rows, n_threads,
+                        wide_of_bin, node_rows)
     else:
         _build[uint16_t](data.codes, gradients, partition.row_index, tasks,
-                         data.bin_ptr, hist, hist_rows, n_threads)
+                         data.bin_ptr, hist, hist_rows, n_threads,
+                         wide_of_bin, node_rows)
 
 
 def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
@@ -413,31 +506,88 @@ cdef int _distinct(const int64_t[::1] rows, Py_ssize_t n_hist) except -1:
     return answer
 
 
+# A node built by one thread alone goes through a wide histogram only when
+# it has at least this many rows: the wide buffer is zeroed and copied out
+# once per node (a few thousand pairs), which its cheaper updates repay on
+# a node of a few thousand rows, not on a small one.
+cdef enum:
+    WIDE_MIN_ROWS = 4096
+
+
+def _wide_layout(data):
+    """The wide layout's bin map for ``data`` (see WIDE_BINS), or None
+    where the narrow one is kept: uint16 codes, or features so much
+    narrower than WIDE_BINS that the wide buffers would be more than twice
+    the narrow ones (zeroing them would cost more than it saves)."""
+    if data.codes.dtype != np.uint8 or data.n_features == 0:
+        return None
+    if data.n_features * WIDE_BINS > 2 * data.n_bins:
+        return None
+    return _wide_of_bin(data.bin_ptr)
+
+
+cdef struct Accumulation:
+    # what every task of a build reads
+    const float* gpair          # (n_rows, 2) float32
+    const double* weight        # NULL: unit weights
+    double scale_g
+    double scale_h
+    const int64_t* wide_of_bin  # NULL: the narrow layout throughout
+    Py_ssize_t n_bins
+    Py_ssize_t n_wide           # pairs of a wide histogram
+
+
+cdef inline void _accumulate(const code_t[:, ::1] codes,
+                             const float[:, ::1] gpair,
+                             const Accumulation* acc,
+                             const int32_t[::1] row_index,
+                             int64_t begin, int64_t end,
+                             const int64_t[::1] bin_ptr,
+                             int64_t* target, bint wide) noexcept nogil:
+    """A task's rows into ``target``: wide layout (uint8 codes only) or
+    narrow."""
+    if code_t is uint8_t:
+        if wide:
+            accumulate_rows_wide(codes, gpair, acc.weight, acc.scale_g,
+                                 acc.scale_h, row_index, begin, end, target)
+            return
+    accumulate_rows(codes, gpair, acc.weight, acc.scale_g, acc.scale_h,
+                    row_index, begin, end, bin_ptr, target)
+
+
 cdef void _build_serial(const code_t[:, ::1] codes,
-                        FixedPointGradients gradients,
+                        const float[:, ::1] gpair,
+                        const Accumulation* acc,
                         const int32_t[::1] row_index,
                         const int64_t[::1] task_node,
                         const int64_t[::1] task_begin,
                         const int64_t[::1] task_end,
                         const int64_t[::1] bin_ptr,
                         int64_t[:, :, ::1] hist,
-                        const int64_t[::1] hist_rows):
+                        const int64_t[::1] hist_rows,
+                        const int64_t[::1] node_rows,
+                        int64_t* wide_buffer) noexcept nogil:
     """``_build`` on the calling thread: every task of a node (they are
-    consecutive) adds straight into the node's histogram, zeroed by its
-    first task. The sums are the same integers in any order."""
-    cdef const float[:, ::1] gpair = gradients.gpair
-    cdef const double* weight = weight_pointer(gradients.weight)
-    cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
-    cdef Py_ssize_t n_bins = hist.shape[1], t
+    consecutive) adds into the node's histogram, zeroed by its first task
+    (through ``wide_buffer``, copied out after its last task, for a large
+    node in the wide layout). The sums are the same integers in any
+    order."""
+    cdef Py_ssize_t t, n_tasks = task_node.shape[0]
+    cdef int64_t node
     cdef int64_t* target
-    with nogil:
-        for t in range(task_node.shape[0]):
-            target = &hist[hist_rows[task_node[t]], 0, 0]
-            if t == 0 or task_node[t] != task_node[t - 1]:
-                memset(target, 0, n_bins * 2 * sizeof(int64_t))
-            accumulate_rows(codes, gpair, weight, scale_g, scale_h,
-                            row_index, task_begin[t], task_end[t], bin_ptr,
-                            target)
+    cdef bint wide
+    for t in range(n_tasks):
+        node = task_node[t]
+        wide = acc.wide_of_bin != NULL and node_rows[node] >= WIDE_MIN_ROWS
+        target = wide_buffer if wide else &hist[hist_rows[node], 0, 0]
+        if t == 0 or node != task_node[t - 1]:
+            memset(target, 0, (acc.n_wide if wide else acc.n_bins)
+                   * 2 * sizeof(int64_t))
+        _accumulate(codes, gpair, acc, row_index, task_begin[t], task_end[t],
+                    bin_ptr, target, wide)
+        if wide and (t + 1 == n_tasks or task_node[t + 1] != node):
+            narrow_from_wide(&hist[hist_rows[node], 0, 0], wide_buffer,
+                             acc.wide_of_bin, acc.n_bins)
 
 
 cdef void _build(const code_t[:, ::1] codes,
@@ -447,34 +597,55 @@ cdef void _build(const code_t[:, ::1] codes,
                  const int64_t[::1] bin_ptr,
                  int64_t[:, :, ::1] hist,
                  const int64_t[::1] hist_rows,
-                 int n_threads):
+                 int n_threads,
+                 wide_of_bin_arr,
+                 node_rows_arr):
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
+    cdef const int64_t[::1] node_rows = node_rows_arr
     cdef Py_ssize_t n_tasks = task_node.shape[0]
     cdef Py_ssize_t n_nodes = hist_rows.shape[0], n_bins = hist.shape[1]
+    cdef const float[:, ::1] gpair = gradients.gpair
+    cdef const int64_t[::1] wide_of_bin
+    cdef Accumulation acc
+    acc.weight = weight_pointer(gradients.weight)
+    acc.scale_g, acc.scale_h = gradients.scale_g, gradients.scale_h
+    acc.wide_of_bin = NULL
+    acc.n_bins = n_bins
+    # every feature's WIDE_BINS pairs, then the zero pair (_wide_of_bin)
+    acc.n_wide = codes.shape[1] * WIDE_BINS + 1
+    if wide_of_bin_arr is not None:
+        wide_of_bin = wide_of_bin_arr
+        acc.wide_of_bin = &wide_of_bin[0]
+    # a wide buffer per thread for the nodes one thread builds alone
+    cdef Py_ssize_t partial_pairs = acc.n_wide if acc.wide_of_bin else n_bins
+    alone_arr = np.empty((n_threads if acc.wide_of_bin else 1,
+                          max(acc.n_wide, 1), 2), dtype=np.int64)
+    cdef int64_t[:, :, ::1] alone = alone_arr
     if n_threads == 1:
         # no partial histograms to set up and add up (their numpy set-up
         # was most of a small call's cost)
-        _build_serial(codes, gradients, row_index, task_node, task_begin,
-                      task_end, bin_ptr, hist, hist_rows)
+        with nogil:
+            _build_serial(codes, gpair, &acc, row_index, task_node,
+                          task_begin, task_end, bin_ptr, hist, hist_rows,
+                          node_rows, &alone[0, 0, 0])
         return
-    # A node of one task is built by one thread straight into ``hist``; only
-    # nodes split into several tasks need per-thread partial histograms
-    # (scratch[thread, shared node, bin, 2]), added up at the end.
+    # A node of one task is built by one thread straight into ``hist`` (or
+    # through its wide buffer); only nodes split into several tasks need
+    # per-thread partial histograms (scratch[thread, shared node, pair,
+    # 2], wide or narrow), added up at the end.
     shared_index_arr, shared_nodes, scratch_arr, touched_arr = (
-        _shared_partials(task_node, n_nodes, n_bins, n_threads))
+        _shared_partials(task_node, n_nodes, partial_pairs, n_threads))
     cdef int64_t[:, :, :, ::1] scratch = scratch_arr
     cdef uint8_t[:, ::1] touched = touched_arr
     cdef const int64_t[::1] shared_index = shared_index_arr
     cdef const int64_t[::1] shared_node = shared_nodes.astype(np.int64)
-    cdef const float[:, ::1] gpair = gradients.gpair
-    cdef const double* weight = weight_pointer(gradients.weight)
-    cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
     cdef Py_ssize_t t
     cdef int tid
     cdef int64_t node, s
     cdef int64_t* target
+    cdef bint wide
     # dynamic: the tasks' rows are scattered differently in memory, so
     # equal row counts do not mean equal times
     for t in prange(n_tasks, nogil=True, schedule="dynamic",
@@ -483,29 +654,37 @@ cdef void _build(const code_t[:, ::1] codes,
         node = task_node[t]
         s = shared_index[node]
         if s < 0:
-            target = &hist[hist_rows[node], 0, 0]
-            memset(target, 0, n_bins * 2 * sizeof(int64_t))
+            wide = (acc.wide_of_bin != NULL
+                    and node_rows[node] >= WIDE_MIN_ROWS)
+            target = &alone[tid, 0, 0] if wide else &hist[hist_rows[node], 0, 0]
+            memset(target, 0, (acc.n_wide if wide else n_bins)
+                   * 2 * sizeof(int64_t))
         else:
+            wide = acc.wide_of_bin != NULL
             target = &scratch[tid, s, 0, 0]
             if not touched[tid, s]:
-                memset(target, 0, n_bins * 2 * sizeof(int64_t))
+                memset(target, 0, partial_pairs * 2 * sizeof(int64_t))
                 touched[tid, s] = 1
-        accumulate_rows(codes, gpair, weight, scale_g, scale_h, row_index,
-                        task_begin[t], task_end[t], bin_ptr, target)
-    _add_partials(hist, hist_rows, shared_node, scratch, touched, n_threads)
+        _accumulate(codes, gpair, &acc, row_index, task_begin[t],
+                    task_end[t], bin_ptr, target, wide)
+        if s < 0 and wide:
+            narrow_from_wide(&hist[hist_rows[node], 0, 0], target,
+                             acc.wide_of_bin, n_bins)
+    _add_partials(hist, hist_rows, shared_node, scratch, touched, n_threads,
+                  acc.wide_of_bin)
 
 
-def _shared_partials(task_node, Py_ssize_t n_nodes, Py_ssize_t n_bins,
+def _shared_partials(task_node, Py_ssize_t n_nodes, Py_ssize_t n_pairs,
                      int n_threads):
     """The nodes split into several tasks, each one's index among them (-1
-    for the others), and per thread a partial histogram of each (untouched
-    until its first task) for ``_build``."""
+    for the others), and per thread a partial histogram of ``n_pairs``
+    pairs of each (untouched until its first task) for ``_build``."""
     tasks_per_node = np.bincount(np.asarray(task_node), minlength=n_nodes)
     shared_nodes = np.flatnonzero(tasks_per_node > 1)
     shared_index = np.full(n_nodes, -1, dtype=np.int64)
     shared_index[shared_nodes] = np.arange(shared_nodes.shape[0])
     n_shared = max(shared_nodes.shape[0], 1)
-    scratch = np.empty((n_threads, n_shared, n_bins, 2), dtype=np.int64)
+    scratch = np.empty((n_threads, n_shared, n_pairs, 2), dtype=np.int64)
     touched = np.zeros((n_threads, n_shared), dtype=np.uint8)
     return shared_index, shared_nodes, scratch, touched
 
@@ -515,11 +694,13 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
                         const int64_t[::1] shared_node,
                         const int64_t[:, :, :, ::1] scratch,
                         const uint8_t[:, ::1] touched,
-                        int n_threads) noexcept:
+                        int n_threads,
+                        const int64_t* wide_of_bin) noexcept:
     """Each shared node's histogram as the sum of the threads' partial
-    histograms it touched, in one parallel region over (shared node, bin)."""
+    histograms it touched, in one parallel region over (shared node, bin);
+    bin j of a wide partial is its pair ``wide_of_bin[j]``."""
     cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
-    cdef Py_ssize_t cell, k, j
+    cdef Py_ssize_t cell, k, j, w
     cdef int64_t node
     cdef int tid, n_partials = n_threads
     # one (node, bin) cell per iteration: each cell has one writer, and
@@ -530,10 +711,11 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
                            n_threads, n_shared * n_bins * n_partials)):
         k = cell // n_bins
         j = cell % n_bins
+        w = wide_of_bin[j] if wide_of_bin != NULL else j
         node = hist_rows[shared_node[k]]
         hist[node, j, 0] = 0
         hist[node, j, 1] = 0
         for tid in range(n_partials):
             if touched[tid, k]:
-                hist[node, j, 0] += scratch[tid, k, j, 0]
-                hist[node, j, 1] += scratch[tid, k, j, 1]
+                hist[node, j, 0] += scratch[tid, k, w, 0]
+                hist[node, j, 1] += scratch[tid, k, w, 1]
