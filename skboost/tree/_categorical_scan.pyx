@@ -11,7 +11,12 @@ min_child_weight, which keeps rare categories from the ends of the order, as
 XGBoost does) and every prefix of that order is a candidate left set
 (Fisher's result: without regularisation the best partition is one of them),
 of which one side holds at most ``max_cat_threshold`` categories. Both
-directions of missing values are scanned as for numeric features.
+directions of missing values are scanned as for numeric features. Only
+both ends of the order can be cut, so a node with more than ``2
+max_cat_threshold + 1`` non-empty categories has just its ``max_cat_threshold``
+least and greatest selected (two bounded heaps, linear in the categories)
+and sorted, not the whole order: the same candidates, the same sums, for a
+fraction of the sort (``ordered_categories``).
 
 ``scan_categorical`` (``_categorical_scan.pxd``) is called by the histogram
 finder (``_hist_split.find_best_splits_hist``) for the features flagged

@@ -44,6 +44,11 @@ from ._presorted cimport SortedColumns
 # The nodes' entries interleave, so each node keeps its walk's state in a
 # small per-thread table (sums[node], last_bin[node]); only the nodes the
 # feature meets are visited at the end (`touched`), not every open node.
+#
+# The entries' rows come in value order, so their slots and gradients are
+# read at random (most of a level's time): they are gathered once per
+# column, with the rows a few entries ahead prefetched, into a per-thread
+# buffer that both passes then read in order (`_gather_column`).
 
 cdef class BinnedColumns:
     """Presorted columns with the value bin of every entry: the histogram
