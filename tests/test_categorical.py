@@ -185,6 +185,62 @@ def test_sorted_scan_respects_min_child_weight_and_threshold(reg):
         assert hist[mask, 1].sum() == split["Hq_left"]
 
 
+def naive_prefix_scan(hist, reg, threshold, scales):
+    """The sorted scan from the maths: the present categories in a full
+    sort by (own leaf weight, code), every prefix with at most
+    ``threshold`` categories on one side, missing right then left; the
+    first of equal gains. Returns (gain, position, missing_left, order)."""
+    has_missing = bool(hist[-1].any())
+    keys = {c: naive_weight(hist[c, 0] / scales[0],
+                            hist[c, 1] / scales[1], reg)
+            for c in present_of(hist)}
+    order = sorted(keys, key=lambda c: (keys[c], c))
+    m = len(order)
+    best, best_i, best_missing_left = -np.inf, None, None
+    for i in range(m if has_missing else m - 1):
+        if i + 1 > threshold and m - i - 1 > threshold:
+            continue
+        for missing_left in ((False, True) if has_missing else (True,)):
+            if missing_left and has_missing and i == m - 1:
+                continue
+            gain = gain_of(hist, order[:i + 1], missing_left, reg, scales)
+            if gain is not None and gain > best:
+                best, best_i, best_missing_left = gain, i, missing_left
+    return best, best_i, best_missing_left, order
+
+
+def assert_scan_is_naive(hist, reg, threshold, scales, left_threshold=None):
+    """The kernel's best sorted split, its sums and its left set (read with
+    a context of ``left_threshold``, default the scan's) against
+    ``naive_prefix_scan``."""
+    k = hist.shape[0] - 1
+    best, best_i, best_missing_left, order = naive_prefix_scan(
+        hist, reg, threshold, scales)
+    split = scan(hist, reg, onehot=1, threshold=threshold, scales=scales)
+    if best_i is None:
+        assert split["feature"] == -1
+        return
+    assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
+    assert split["split_bin"] == best_i
+    assert bool(split["default_left"]) == best_missing_left
+    mask = np.zeros(k + 1, bool)
+    mask[order[:best_i + 1]] = True
+    mask[k] = best_missing_left
+    assert split["Gq_left"] == hist[mask, 0].sum()
+    assert split["Hq_left"] == hist[mask, 1].sum()
+    left, rest_left = categorical_left_set(
+        hist, first_bin=0, n_categories=k, cat_kind=2,
+        split_bin=int(split["split_bin"]),
+        context=split_context(reg, scale_g=scales[0], scale_h=scales[1],
+                              max_cat_threshold=left_threshold or threshold))
+    assert set(np.flatnonzero(left)) & set(order) == set(order[:best_i + 1])
+    # categories absent from the node go with the larger side
+    absent = set(range(k)) - set(order)
+    assert set(np.flatnonzero(left)) & absent == (absent if rest_left
+                                                    else set())
+    assert rest_left == (best_i + 1 > len(order) - best_i - 1)
+
+
 @pytest.mark.parametrize("reg", REG_GRID)
 @pytest.mark.parametrize("k", [40, 300])
 def test_sorted_scan_against_naive_prefix_scan(reg, k):
@@ -193,42 +249,64 @@ def test_sorted_scan_against_naive_prefix_scan(reg, k):
     the naive scan's (first of equal gains; missing right before missing
     left)."""
     rng = np.random.default_rng(k)
-    scales = (4.0, 8.0)
-    threshold = 25
     for _ in range(5):
         hist = np.zeros((k + 1, 2), dtype=np.int64)
         hist[:, 0] = rng.integers(-3, 4, size=k + 1)
         hist[:, 1] = rng.integers(1, 4, size=k + 1)
         hist[:k][rng.random(k) < 0.2] = 0
-        has_missing = bool(hist[k].any())
-        keys = {c: naive_weight(hist[c, 0] / scales[0],
-                                hist[c, 1] / scales[1], reg)
-                for c in present_of(hist)}
-        order = sorted(keys, key=lambda c: (keys[c], c))
-        m = len(order)
-        best, best_i, best_missing_left = -np.inf, None, None
-        for i in range(m if has_missing else m - 1):
-            if i + 1 > threshold and m - i - 1 > threshold:
-                continue
-            for missing_left in ((False, True) if has_missing else (True,)):
-                if missing_left and has_missing and i == m - 1:
-                    continue
-                gain = gain_of(hist, order[:i + 1], missing_left, reg, scales)
-                if gain is not None and gain > best:
-                    best, best_i, best_missing_left = gain, i, missing_left
-        split = scan(hist, reg, onehot=1, threshold=threshold, scales=scales)
-        if best_i is None:
-            assert split["feature"] == -1
-            continue
-        assert split["gain"] == pytest.approx(best, rel=1e-12, abs=1e-12)
-        assert split["split_bin"] == best_i
-        assert bool(split["default_left"]) == best_missing_left
-        left, _ = categorical_left_set(
-            hist, first_bin=0, n_categories=k, cat_kind=2,
-            split_bin=int(split["split_bin"]),
-            context=split_context(reg, scale_g=scales[0], scale_h=scales[1]))
-        assert set(np.flatnonzero(left)) & set(order) == set(
-            order[:best_i + 1])
+        assert_scan_is_naive(hist, reg, 25, (4.0, 8.0), left_threshold=64)
+
+
+@pytest.mark.parametrize("reg", REG_GRID)
+@pytest.mark.parametrize("threshold", [1, 2, 5, 16])
+@pytest.mark.parametrize("k", [3, 12, 200, 2000])
+def test_sorted_scan_ends_against_naive_prefix_scan(reg, threshold, k):
+    """Many more present categories than 2 max_cat_threshold + 1: the
+    kernel orders only both ends of the order (a bounded selection), which
+    must give the full sort's candidates, sums and left sets. Nodes with
+    few categories, one category, none (an empty node), only missing
+    values, ties of keys (equal gradients), and either side smaller."""
+    rng = np.random.default_rng(threshold * 7919 + k)
+    scales = (4.0, 8.0)
+    for trial in range(6):
+        hist = np.zeros((k + 1, 2), dtype=np.int64)
+        spread = 2 if trial % 2 else 40    # few distinct keys: many ties
+        hist[:, 0] = rng.integers(-spread, spread + 1, size=k + 1)
+        hist[:, 1] = rng.integers(1, 6, size=k + 1)
+        hist[:k][rng.random(k) < rng.choice([0.0, 0.5, 0.95])] = 0
+        if trial == 5:
+            hist[rng.integers(k + 1)] = 0      # no missing, maybe
+        if rng.random() < 0.5:
+            hist[k] = 0                        # no missing value
+        assert_scan_is_naive(hist, reg, threshold, scales)
+        # the left set read under a larger limit, as with a full order
+        assert_scan_is_naive(hist, reg, threshold, scales,
+                             left_threshold=10 * threshold)
+    for kept in ([], [0], [k - 1]):            # empty node, one category
+        hist = np.zeros((k + 1, 2), dtype=np.int64)
+        hist[kept] = (5, 3)
+        hist[k] = (-4, 2)
+        assert_scan_is_naive(hist, reg, threshold, scales)
+
+
+def test_sorted_scan_does_not_depend_on_n_jobs():
+    """Many nodes of many categories in one call: the same records on 1
+    and 2 threads (each thread orders in its own scratch)."""
+    rng = np.random.default_rng(5)
+    k, n_nodes = 3000, 8
+    hist = np.zeros((n_nodes, k + 1, 2), dtype=np.int64)
+    hist[..., 0] = rng.integers(-30, 31, size=(n_nodes, k + 1))
+    hist[..., 1] = rng.integers(1, 9, size=(n_nodes, k + 1))
+    hist[:, :k][rng.random((n_nodes, k)) < 0.3] = 0
+    records = [find_best_splits_hist(
+        hist, hist.sum(axis=1), np.array([0, k + 1], dtype=np.int64),
+        np.zeros((1, k + 1)), np.ones((n_nodes, 1), dtype=np.uint8),
+        context=split_context(REG_GRID[0], n_threads, scale_g=4.0,
+                              scale_h=8.0, max_cat_to_onehot=1,
+                              max_cat_threshold=8),
+        categorical=np.ones(1, np.uint8)) for n_threads in (1, 2)]
+    assert records[0].tobytes() == records[1].tobytes()
+    assert np.all(records[0]["feature"] == 0)
 
 
 def naive_weight(G, H, reg):

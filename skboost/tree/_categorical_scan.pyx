@@ -11,7 +11,12 @@ min_child_weight, which keeps rare categories from the ends of the order, as
 XGBoost does) and every prefix of that order is a candidate left set
 (Fisher's result: without regularisation the best partition is one of them),
 of which one side holds at most ``max_cat_threshold`` categories. Both
-directions of missing values are scanned as for numeric features.
+directions of missing values are scanned as for numeric features. Only
+both ends of the order can be cut, so a node with more than ``2
+max_cat_threshold + 1`` non-empty categories has just its ``max_cat_threshold``
+least and greatest selected (two bounded heaps, linear in the categories)
+and sorted, not the whole order: the same candidates, the same sums, for a
+fraction of the sort (``ordered_categories``).
 
 ``scan_categorical`` (``_categorical_scan.pxd``) is called by the histogram
 finder (``_hist_split.find_best_splits_hist``) for the features flagged
@@ -140,18 +145,19 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
         memcpy(a, src, n * sizeof(CatEntry))
 
 
-cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
-                                  int64_t first_bin, int64_t n_categories,
-                                  double scale_g, double scale_h,
-                                  const RegParams* p, CatEntry* out,
-                                  CatEntry* tmp) noexcept nogil:
-    """The node's non-empty categories in ``out``, sorted by their own
-    optimal leaf weight (``leaf_weight``: -G / (H + lambda) with L1,
-    max_delta_step, and 0 for a category lighter than min_child_weight, as
-    XGBoost orders them) then by code (``tmp``: room for as many); returns
-    how many there are."""
+cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
+                                int64_t first_bin, int64_t n_categories,
+                                double scale_g, double scale_h,
+                                const RegParams* p, CatEntry* out,
+                                int64_t* totals) noexcept nogil:
+    """The node's non-empty categories in ``out``, in code order, each
+    keyed by its own optimal leaf weight (``leaf_weight``: -G / (H +
+    lambda) with L1, max_delta_step, and 0 for a category lighter than
+    min_child_weight, as XGBoost orders them); returns how many there are.
+    ``totals[0:2]`` receives the categories' summed (G, H) in fixed
+    point."""
     cdef Py_ssize_t m = 0
-    cdef int64_t c, g, h
+    cdef int64_t c, g, h, G = 0, H = 0
     cdef double key
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
@@ -161,11 +167,92 @@ cdef Py_ssize_t sorted_categories(const int64_t[:, ::1] hist,
         h = hist[first_bin + c, 1]
         if g == 0 and h == 0:
             continue
+        G += g
+        H += h
         key = leaf_weight(g / scale_g, h / scale_h, p)
         out[m].key = key if key == key else 0.0   # NaN only if H < 0
         out[m].code = <int32_t> c
         m += 1
-    sort_entries(out, tmp, m)
+    totals[0] = G
+    totals[1] = H
+    return m
+
+
+cdef inline void sift_down(CatEntry* heap, Py_ssize_t n, bint max_heap,
+                           Py_ssize_t i) noexcept nogil:
+    """Restore the heap below ``heap[i]``: the greatest entry (in the order
+    of ``entry_before``) on top of a max-heap, the least on a min-heap."""
+    cdef Py_ssize_t child
+    cdef CatEntry x = heap[i]
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        # the child to rise: the greater one (max-heap) or the lesser
+        if child + 1 < n and (
+                entry_before(&heap[child], &heap[child + 1]) == max_heap):
+            child += 1
+        if entry_before(&x, &heap[child]) != max_heap:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = x
+
+
+cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
+                      Py_ssize_t keep, CatEntry* low,
+                      CatEntry* high) noexcept nogil:
+    """The ``keep`` least entries of ``entries[0:m]`` into ``low`` and the
+    ``keep`` greatest into ``high`` (``1 <= keep <= m``; neither sorted).
+    Two bounded heaps in one pass: under the strict total order of
+    ``entry_before`` the selected sets are exactly a full sort's ends."""
+    cdef Py_ssize_t i
+    # heaps of the first keep entries: low a max-heap (its top the
+    # greatest of the least so far), high a min-heap
+    memcpy(low, entries, keep * sizeof(CatEntry))
+    memcpy(high, entries, keep * sizeof(CatEntry))
+    for i in range(keep // 2 - 1, -1, -1):
+        sift_down(low, keep, True, i)
+        sift_down(high, keep, False, i)
+    for i in range(keep, m):
+        if entry_before(&entries[i], &low[0]):
+            low[0] = entries[i]
+            sift_down(low, keep, True, 0)
+        if entry_before(&high[0], &entries[i]):
+            high[0] = entries[i]
+            sift_down(high, keep, False, 0)
+
+
+cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
+                                   int64_t first_bin, int64_t n_categories,
+                                   double scale_g, double scale_h,
+                                   const RegParams* p, Py_ssize_t keep,
+                                   CatEntry* out, CatEntry* tmp,
+                                   int64_t* totals) noexcept nogil:
+    """The node's non-empty categories sorted by their own optimal leaf
+    weight then by code (the strict total order of ``entry_before``),
+    wholly or at both ends; returns m, how many there are (``totals``: as
+    ``node_categories``).
+
+    With ``m <= 2 keep + 1`` (or ``keep < 1``), ``out[0:m]`` holds the
+    whole order. Else ``out[0:keep]`` holds its first ``keep`` positions
+    and ``out[keep:2 keep]`` its last ``keep`` (positions ``m - keep .. m -
+    1``): a sorted split keeps at most ``keep`` (``max_cat_threshold``)
+    categories on one side, so the middle of the order is never cut and
+    need not be sorted (a selection in O(m) instead of a sort in O(m log
+    m)). ``out`` and ``tmp`` have room for ``n_categories`` entries each.
+    """
+    cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories,
+                                        scale_g, scale_h, p, out, totals)
+    if keep < 1 or m <= 2 * keep + 1:
+        sort_entries(out, tmp, m)
+        return m
+    # m >= 2 keep + 2: both ends into tmp, each sorted through the (now
+    # free) front of out, then copied to the front of out
+    select_ends(out, m, keep, tmp, tmp + keep)
+    sort_entries(tmp, out, keep)
+    sort_entries(tmp + keep, out, keep)
+    memcpy(out, tmp, 2 * keep * sizeof(CatEntry))
     return m
 
 
@@ -221,28 +308,101 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                                      parent_score, scale_g, scale_h, p,
                                      l2_only, True, bounds)
         return
-    # many: the prefixes of the categories sorted by leaf weight (m log m
-    # for the sort, then a walk as for a numeric feature's bins); scratch
-    # holds the sorted entries and the merge sort's buffer, per thread
-    m = sorted_categories(hist, first_bin, n_categories, scale_g, scale_h,
-                          p, scratch, scratch + n_categories)
+    # many: the prefixes of the categories sorted by leaf weight, walked
+    # as a numeric feature's bins; scratch holds the ordered entries and
+    # the sort's buffer, per thread
+    cdef Py_ssize_t keep = max(max_cat_threshold, 0)
+    cdef int64_t totals[2]
+    m = ordered_categories(hist, first_bin, n_categories, scale_g, scale_h,
+                           p, keep, scratch, scratch + n_categories, totals)
     last = m if has_missing else m - 1
-    for i in range(last):
-        Gq_left += hist[first_bin + scratch[i].code, 0]
-        Hq_left += hist[first_bin + scratch[i].code, 1]
+    cdef SortedCuts cuts
+    cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
+    cuts.row_stride = hist.strides[0] // sizeof(int64_t)
+    cuts.first_bin = first_bin
+    cuts.m = m
+    cuts.keep = keep
+    cuts.has_missing = has_missing
+    cuts.Gq_miss, cuts.Hq_miss = Gq_miss, Hq_miss
+    cuts.Gq, cuts.Hq = Gq, Hq
+    cuts.parent_score = parent_score
+    cuts.scale_g, cuts.scale_h = scale_g, scale_h
+    cuts.p = p
+    cuts.l2_only = l2_only
+    cuts.bounds = bounds
+    cuts.feature = feature
+    if keep < 1 or m <= 2 * keep + 1:
+        # the whole order: position i is scratch[i]
+        if last > 0:
+            _offer_sorted_cuts(&cuts, scratch, 0, 0, last,
+                               _bin_g(&cuts, scratch[0].code),
+                               _bin_h(&cuts, scratch[0].code), best)
+        return
+    # both ends: the first keep positions, then the last ones from m - 1 -
+    # keep, whose prefix is the categories' total minus the last keep
+    # (integer sums: the same bits as adding the prefix up)
+    _offer_sorted_cuts(&cuts, scratch, 0, 0, keep,
+                       _bin_g(&cuts, scratch[0].code),
+                       _bin_h(&cuts, scratch[0].code), best)
+    Gq_left, Hq_left = totals[0], totals[1]
+    for i in range(keep, 2 * keep):
+        Gq_left -= _bin_g(&cuts, scratch[i].code)
+        Hq_left -= _bin_h(&cuts, scratch[i].code)
+    # position j (> m - 1 - keep) is scratch[j - (m - 2 keep)]
+    _offer_sorted_cuts(&cuts, scratch, m - 2 * keep, m - 1 - keep, last,
+                       Gq_left, Hq_left, best)
+
+
+ctypedef struct SortedCuts:
+    # what every candidate of one sorted categorical scan shares
+    const int64_t* hist         # the node's (n_bins, 2) histogram
+    Py_ssize_t row_stride       # its rows' stride, in int64s
+    int64_t first_bin
+    Py_ssize_t m, keep          # non-empty categories, max_cat_threshold
+    bint has_missing
+    int64_t Gq_miss, Hq_miss, Gq, Hq
+    double parent_score, scale_g, scale_h
+    const RegParams* p
+    bint l2_only
+    const NodeBounds* bounds
+    int32_t feature
+
+
+cdef inline int64_t _bin_g(const SortedCuts* c, int32_t code) noexcept nogil:
+    return c.hist[c.row_stride * (c.first_bin + code)]
+
+
+cdef inline int64_t _bin_h(const SortedCuts* c, int32_t code) noexcept nogil:
+    return c.hist[c.row_stride * (c.first_bin + code) + 1]
+
+
+cdef void _offer_sorted_cuts(const SortedCuts* c, const CatEntry* entries,
+                             Py_ssize_t shift, Py_ssize_t lo, Py_ssize_t hi,
+                             int64_t Gq_left, int64_t Hq_left,
+                             HistCandidate* best) noexcept nogil:
+    """The sorted candidates at positions ``lo .. hi - 1`` in order:
+    position i left (with or without missing values) once its category
+    ``entries[i - shift]`` is added; ``Gq_left, Hq_left`` are the sums of
+    the positions up to ``lo`` included."""
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        if i > lo:
+            Gq_left += _bin_g(c, entries[i - shift].code)
+            Hq_left += _bin_h(c, entries[i - shift].code)
         # one side must hold at most max_cat_threshold categories
-        if i + 1 > max_cat_threshold and m - i - 1 > max_cat_threshold:
+        if i + 1 > c.keep and c.m - i - 1 > c.keep:
             continue
         # the first i + 1 categories left, missing right
-        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
-                             Gq_left, Hq_left, Gq, Hq, parent_score, scale_g,
-                             scale_h, p, l2_only, not has_missing, bounds)
-        if not has_missing or i == m - 1:
+        offer_category_split(best, c.feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left, Hq_left, c.Gq, c.Hq, c.parent_score,
+                             c.scale_g, c.scale_h, c.p, c.l2_only,
+                             not c.has_missing, c.bounds)
+        if not c.has_missing or i == c.m - 1:
             continue
-        offer_category_split(best, feature, SORTED_SPLIT, <int32_t> i,
-                             Gq_left + Gq_miss, Hq_left + Hq_miss, Gq, Hq,
-                             parent_score, scale_g, scale_h, p, l2_only, True,
-                             bounds)
+        offer_category_split(best, c.feature, SORTED_SPLIT, <int32_t> i,
+                             Gq_left + c.Gq_miss, Hq_left + c.Hq_miss, c.Gq,
+                             c.Hq, c.parent_score, c.scale_g, c.scale_h, c.p,
+                             c.l2_only, True, c.bounds)
 
 
 def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
@@ -294,33 +454,50 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
                              int64_t first_bin, int64_t n_categories,
                              int32_t split_bin, SplitContext context):
     """``categorical_left_set`` of a sorted (Fisher) split: the node's
-    categories sorted again exactly as the scan sorted them (same keys,
-    same total order), then cut after position ``split_bin``."""
+    categories ordered again exactly as the scan ordered them (same keys,
+    same total order, the same ends of it), then cut after position
+    ``split_bin``."""
     cdef RegParams p = reg_params(context)
     cdef double scale_g = context.scale_g, scale_h = context.scale_h
+    cdef Py_ssize_t keep = context.max_cat_threshold
     cdef CatEntry* entries = <CatEntry*> malloc(
         2 * n_categories * sizeof(CatEntry))
     if entries == NULL:
         raise MemoryError()
-    cdef Py_ssize_t m, i
+    cdef Py_ssize_t m, i, shift = 0
+    cdef int64_t totals[2]
+    cdef bint left_smaller
     try:
         with nogil:
-            m = sorted_categories(node_hist, first_bin, n_categories, scale_g,
-                                  scale_h, &p, entries,
-                                  entries + n_categories)
+            m = ordered_categories(node_hist, first_bin, n_categories,
+                                   scale_g, scale_h, &p, keep, entries,
+                                   entries + n_categories, totals)
         if not 0 <= split_bin < m:
             raise ValueError("split_bin is beyond the node's categories")
+        left_smaller = split_bin + 1 <= m - split_bin - 1
+        if keep >= 1 and m > 2 * keep + 1:
+            # only both ends are ordered: the last keep positions sit at
+            # entries[keep:2 keep]. A cut the scan cannot have offered (a
+            # smaller side beyond keep) gets the whole order
+            shift = m - 2 * keep
+            if (split_bin + 1 if left_smaller else m - split_bin - 1) > keep:
+                with nogil:
+                    m = node_categories(node_hist, first_bin, n_categories,
+                                        scale_g, scale_h, &p, entries,
+                                        totals)
+                    sort_entries(entries, entries + n_categories, m)
+                shift = 0
         # The smaller side of the partition is its set; every other category
         # (those absent from the node too) goes the other way, with "the
         # rest", as the one-hot splits send them.
-        if split_bin + 1 <= m - split_bin - 1:
+        if left_smaller:
             left = np.zeros(n_categories, dtype=bool)
             for i in range(split_bin + 1):
                 left[entries[i].code] = True
             return left, False
         left = np.ones(n_categories, dtype=bool)
         for i in range(split_bin + 1, m):
-            left[entries[i].code] = False
+            left[entries[i - shift].code] = False
         return left, True
     finally:
         free(entries)

@@ -18,10 +18,10 @@ cimport cython
 
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
 
 from .._parallel cimport capped
-from ._common cimport int32_t, int64_t, uint8_t
+from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
 from ._context cimport SplitContext, reg_params
 from ._gain cimport (NodeBounds, RegParams, feature_directions, is_l2_only,
                      node_bounds_array)
@@ -44,6 +44,11 @@ from ._presorted cimport SortedColumns
 # The nodes' entries interleave, so each node keeps its walk's state in a
 # small per-thread table (sums[node], last_bin[node]); only the nodes the
 # feature meets are visited at the end (`touched`), not every open node.
+#
+# The entries' rows come in value order, so their slots and gradients are
+# read at random (most of a level's time): they are gathered once per
+# column, with the rows a few entries ahead prefetched, into a per-thread
+# buffer that both passes then read in order (`_gather_column`).
 
 cdef class BinnedColumns:
     """Presorted columns with the value bin of every entry: the histogram
@@ -179,8 +184,15 @@ cdef object _scan_level(const ColumnScan* scan, const LevelScoring* level,
     cdef const int64_t[::1] bin_ptr = binned.bin_ptr
     cdef Py_ssize_t f
     cdef int tid
-    cdef HistCandidate* best = _fresh_bests(n_threads * n_nodes)
+    # per thread: the gathered entries of the column it walks
+    cdef Py_ssize_t room = max(_longest_column(scan), 1)
+    cdef ColumnEntry* gathered = <ColumnEntry*> malloc(
+        n_threads * room * sizeof(ColumnEntry))
+    if gathered == NULL:
+        raise MemoryError()
+    cdef HistCandidate* best = NULL
     try:
+        best = _fresh_bests(n_threads * n_nodes)
         # one feature per task (dynamic: columns differ in stored entries);
         # a feature's candidates go to the thread's own bests, and the
         # merge's total order makes the result thread-independent
@@ -191,10 +203,56 @@ cdef object _scan_level(const ColumnScan* scan, const LevelScoring* level,
                         _feature_scan(<int32_t> f, bin_ptr, zero_codes,
                                       thresholds, direction),
                         &sums[tid, 0, 0], &last_bin[tid, 0],
-                        &touched[tid, 0], &best[tid * n_nodes])
+                        &touched[tid, 0], &gathered[tid * room],
+                        &best[tid * n_nodes])
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
+        free(gathered)
+
+
+cdef Py_ssize_t _longest_column(const ColumnScan* scan) noexcept nogil:
+    """Most stored entries of one column."""
+    cdef Py_ssize_t f, longest = 0
+    for f in range(scan.n_features):
+        longest = max(longest, scan.col_ptr[f + 1] - scan.col_ptr[f])
+    return longest
+
+
+ctypedef struct ColumnEntry:
+    # one stored entry of the column being walked, with its row's state
+    # gathered (the rows' arrays are read once per entry, prefetched)
+    int64_t qg
+    int64_t qh
+    int32_t node
+    int32_t code
+
+
+cdef Py_ssize_t _gather_column(const ColumnScan scan, int32_t f,
+                               ColumnEntry* out) noexcept nogil:
+    """Feature f's stored entries of rows in a node that scans f, in value
+    order, with their node and fixed-point gradient pair; returns how many.
+    The rows are in value order, so their slots and gradients are read at
+    random: the rows a few entries ahead are prefetched."""
+    cdef int64_t k, start = scan.col_ptr[f], stop = scan.col_ptr[f + 1]
+    cdef int64_t ahead
+    cdef int32_t row, node
+    cdef Py_ssize_t n = 0
+    for k in range(start, stop):
+        ahead = k + PREFETCH_ROWS
+        if ahead < stop:
+            prefetch(&scan.row_slot[scan.rows[ahead]])
+            prefetch(&scan.quantized[2 * scan.rows[ahead]])
+        row = scan.rows[k]
+        node = scan.row_slot[row]
+        if not _scans(scan, node, f):
+            continue
+        out[n].qg = scan.quantized[2 * row]
+        out[n].qh = scan.quantized[2 * row + 1]
+        out[n].node = node
+        out[n].code = scan.codes[k]
+        n += 1
+    return n
 
 
 ctypedef struct ColumnScan:
@@ -343,34 +401,34 @@ cdef void scan_column(const ColumnScan* columns, const LevelScoring* level,
                       int64_t* sums,        # (n_nodes, STATE_SIZE) this thread's
                       int32_t* last_bin,    # (n_nodes,) -1 between calls
                       int32_t* touched,     # (n_nodes,) scratch
+                      ColumnEntry* gathered,  # room for the column
                       HistCandidate* best) noexcept nogil:
     """One feature for every node (see find_best_splits_columns)."""
     # by value: with -fno-strict-aliasing (Python's flags), fields read
     # through a pointer would be reloaded after every store to the sums
     cdef ColumnScan scan = columns[0]
     cdef LevelScoring L = level[0]
-    cdef Py_ssize_t n_touched = _node_sums_of_feature(scan, F.index, sums,
-                                                      last_bin, touched)
-    cdef int64_t k, Gq_miss, Hq_miss
+    # the column's entries with their rows' state, read once: both passes
+    # then walk them in order
+    cdef Py_ssize_t n_entries = _gather_column(scan, F.index, gathered)
+    cdef Py_ssize_t n_touched = _node_sums_of_feature(
+        scan, F.index, gathered, n_entries, sums, last_bin, touched)
+    cdef int64_t Gq_miss, Hq_miss
     cdef Py_ssize_t i
-    cdef int32_t node, code, row
+    cdef int32_t node, code
     cdef int64_t* s
     # boundaries in value order; the zero block (the rows with no stored
     # entry) joins in at the bin of 0.0
-    for k in range(scan.col_ptr[F.index], scan.col_ptr[F.index + 1]):
-        row = scan.rows[k]
-        node = scan.row_slot[row]
-        if not _scans(scan, node, F.index):
-            continue
+    for i in range(n_entries):
+        node = gathered[i].node
         s = &sums[STATE_SIZE * node]
-        code = scan.codes[k]
+        code = gathered[i].code
         _missing_sums(s, node, L, scan.zero_absent, &Gq_miss, &Hq_miss)
         if s[ZERO_PENDING] and code > F.zero_code:
             _add_zero_block(&best[node], L, F, node, s, last_bin, Gq_miss,
                             Hq_miss)
         walk_step(&best[node], L, F, node, s, last_bin, code,
-                  scan.quantized[2 * row], scan.quantized[2 * row + 1],
-                  Gq_miss, Hq_miss)
+                  gathered[i].qg, gathered[i].qh, Gq_miss, Hq_miss)
     # after each node's last entry: every present entry left, missing right
     for i in range(n_touched):
         node = touched[i]
@@ -414,11 +472,14 @@ cdef inline bint _scans(const ColumnScan scan, int32_t node,
 
 
 cdef Py_ssize_t _node_sums_of_feature(const ColumnScan scan, int32_t f,
-                                      int64_t* sums, int32_t* last_bin,
+                                      const ColumnEntry* gathered,
+                                      Py_ssize_t n_entries, int64_t* sums,
+                                      int32_t* last_bin,
                                       int32_t* touched) noexcept nogil:
     """The first passes over feature f: each node's sums of its stored
-    missing entries (absent = 0.0) and of its present entries; returns how
-    many nodes it met (listed in ``touched``)."""
+    missing entries (absent = 0.0) and of its present entries (``gathered``,
+    ``_gather_column``); returns how many nodes it met (listed in
+    ``touched``)."""
     cdef Py_ssize_t n_touched = 0, i
     cdef int64_t k
     cdef int32_t node, row
@@ -434,14 +495,10 @@ cdef Py_ssize_t _node_sums_of_feature(const ColumnScan scan, int32_t f,
             s = touch(node, sums, last_bin, touched, &n_touched)
             s[MISSING_G] += scan.quantized[2 * row]
             s[MISSING_H] += scan.quantized[2 * row + 1]
-    for k in range(scan.col_ptr[f], scan.col_ptr[f + 1]):
-        row = scan.rows[k]
-        node = scan.row_slot[row]
-        if not _scans(scan, node, f):
-            continue
-        s = touch(node, sums, last_bin, touched, &n_touched)
-        s[PRESENT_G] += scan.quantized[2 * row]
-        s[PRESENT_H] += scan.quantized[2 * row + 1]
+    for i in range(n_entries):
+        s = touch(gathered[i].node, sums, last_bin, touched, &n_touched)
+        s[PRESENT_G] += gathered[i].qg
+        s[PRESENT_H] += gathered[i].qh
     # absent entries read as 0.0: each met node's zero block (its rows with
     # no stored entry) is still to be walked, at the bin of 0.0
     if scan.zero_absent:
