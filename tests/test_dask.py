@@ -1285,3 +1285,55 @@ def test_continued_model_and_base_margin_errors(client, tmp_path):
                                          "eval_set"):
         DaskBoostRegressor(**PARAMS).fit(dX, dy,
                                          base_margin_eval_set=[margin])
+
+
+@pytest.fixture(scope="module")
+def threads_client():
+    """Two workers in this process (``inproc://``: the exchanges go
+    through Dask's worker RPC, and objects pass between the client and
+    the shards, and among the shards, by reference, not pickled)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=False,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.mark.parametrize("tree_method", ["hist", "approx"])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_workers_in_one_process_equal_worker_processes(
+        client, threads_client, tree_method, sampled):
+    """Workers sharing the client's process grow the model that worker
+    processes grow, bit for bit (continuous features: the cuts merged
+    from sketches; with row and column sampling). The shards must not
+    share what they change: the column sampler the client hands them,
+    the summaries they all-gather (approx), the histogram pieces they
+    send (a view of the sender's pool, overwritten at its next level)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 12))
+    y = (X[:, 0] - X[:, 1] ** 2 + rng.normal(size=3000) > 0).astype(int)
+    params = dict(PARAMS, tree_method=tree_method, max_depth=5)
+    if sampled:
+        params.update(subsample=0.7, colsample_bynode=0.8)
+    fits = [DaskBoostClassifier(**params).fit(
+        da.from_array(X, chunks=(700, 12)), da.from_array(y, chunks=700),
+        client=c) for c in (threads_client, client)]
+    assert {s["links"] for s in fits[0]._dask_stats} == {"dask"}
+    assert {s["links"] for s in fits[1]._dask_stats} == {"tcp"}
+    assert _trees_equal(fits[0].booster_, fits[1].booster_)
+
+
+def test_workers_in_one_process_equal_single_node_with_sampling(
+        threads_client):
+    """Discrete features (cuts independent of the partitioning), row and
+    column sampling, workers in the client's process: the single-node
+    model, bit for bit."""
+    X, y = _discrete_data(n=1500, n_features=8, seed=13)
+    params = dict(PARAMS, subsample=0.7, colsample_bynode=0.6,
+                  colsample_bylevel=0.9)
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(400, 8)), da.from_array(y, chunks=400),
+        client=threads_client)
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)

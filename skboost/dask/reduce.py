@@ -23,6 +23,7 @@ time: with them the client asks for the scan in a second call per level
 """
 
 import asyncio
+import pickle
 import threading
 import time
 
@@ -273,7 +274,10 @@ class PeerExchange:
             first, stop = self.bin_ranges[j]
             if j == self.index or stop == first:
                 continue
-            piece = np.ascontiguousarray(hists[:, first:stop])
+            # always a copy of its own (never a view of ``hists``, which
+            # this shard overwrites next level): in-process workers hand
+            # the array itself over, not its bytes
+            piece = hists[:, first:stop].copy()
             self.sent_bytes += piece.nbytes
             sends.append((j, self._send(address, key, self.seq, piece)))
         self.unconfirmed.extend(sends)
@@ -289,13 +293,16 @@ class PeerExchange:
 
     def allgather(self, obj):
         """``obj`` of every shard, in shard order (this shard's own
-        included)."""
+        included). It travels pickled, so every shard holds copies of its
+        own, which it may change, as between processes (workers in one
+        process would otherwise share the very objects)."""
         self.seq += 1
-        sends = [(j, self._send(address, key, self.seq, obj))
+        payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        sends = [(j, self._send(address, key, self.seq, payload))
                  for j, (address, key) in enumerate(self.peers)
                  if j != self.index]
         self.unconfirmed.extend(sends)
-        gathered = self._collect(self.seq)
+        gathered = [pickle.loads(p) for p in self._collect(self.seq)]
         return gathered[:self.index] + [obj] + gathered[self.index:]
 
     def _send(self, address, key, seq, piece):

@@ -27,6 +27,7 @@ bit for bit those one process builds on the concatenated rows, whatever
 the number of workers and wherever the partitions sit.
 """
 
+import copy
 from dataclasses import dataclass, replace
 import time
 
@@ -487,6 +488,10 @@ class Shard:
         exchanges go over the direct links when every shard opened them
         (``link``), else through Dask's worker RPC."""
         spec, local = self.spec, self.finder
+        # a copy of its own: workers in the client's process get the very
+        # object the client passed (no pickling), which the other shards
+        # draw from too
+        sampler = copy.deepcopy(sampler)
         bin_ptr = local.binned.bin_ptr
         bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
         self.exchange = self._open_exchange(index, peers, bin_ranges)
