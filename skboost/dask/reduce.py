@@ -274,10 +274,7 @@ class PeerExchange:
             first, stop = self.bin_ranges[j]
             if j == self.index or stop == first:
                 continue
-            # always a copy of its own (never a view of ``hists``, which
-            # this shard overwrites next level): in-process workers hand
-            # the array itself over, not its bytes
-            piece = hists[:, first:stop].copy()
+            piece = np.ascontiguousarray(hists[:, first:stop])
             self.sent_bytes += piece.nbytes
             sends.append((j, self._send(address, key, self.seq, piece)))
         self.unconfirmed.extend(sends)
@@ -294,8 +291,8 @@ class PeerExchange:
     def allgather(self, obj):
         """``obj`` of every shard, in shard order (this shard's own
         included). It travels pickled, so every shard holds copies of its
-        own, which it may change, as between processes (workers in one
-        process would otherwise share the very objects)."""
+        own, as between processes, whatever the comms (workers in one
+        process would otherwise pass the very objects around)."""
         self.seq += 1
         payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         sends = [(j, self._send(address, key, self.seq, payload))
