@@ -9,6 +9,7 @@ on the other, or spread (bit-identical whatever the placement).
 
 import os
 import signal
+import sys
 import threading
 
 import numpy as np
@@ -1337,3 +1338,53 @@ def test_workers_in_one_process_equal_single_node_column_sampling(
         client=threads_client)
     local = BoostRegressor(**params).fit(X, y)
     assert _trees_equal(model.booster_, local.booster_)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="abstract Unix socket names are Linux's")
+def test_shards_on_one_machine_link_over_unix_sockets(client):
+    """Worker processes of one machine: the direct links are Unix
+    sockets (stats), and the model is still single-node's, bit for bit."""
+    X, y = _discrete_data(n=900, seed=8)
+    model = DaskBoostRegressor(**PARAMS).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+        client=client)
+    assert {s["transport"] for s in model._dask_stats} == {"unix"}
+    assert _trees_equal(model.booster_,
+                        BoostRegressor(**PARAMS).fit(X, y).booster_)
+
+
+def test_links_fall_back_to_tcp_when_the_local_name_does_not_answer():
+    """An endpoint whose Unix name answers nowhere (a shard on another
+    machine): the link is opened over TCP, and carries data."""
+    import socket
+
+    from skboost.dask.links import new_token, open_links
+
+    servers = [socket.socket() for _ in range(2)]
+    for s in servers:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+    endpoints = [("127.0.0.1", s.getsockname()[1],
+                  b"\0skboost-no-such-name-" + os.urandom(8).hex().encode())
+                 for s in servers]
+    token = new_token()
+    links = [None, None]
+
+    def link(k):
+        links[k] = open_links(servers[k], k, endpoints, token, timeout=10)
+
+    threads = [threading.Thread(target=link, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert links[0][1].family == socket.AF_INET
+    links[0][1].setblocking(True)
+    links[0][1].sendall(b"ping")
+    links[1][0].setblocking(True)
+    assert links[1][0].recv(4) == b"ping"
+    for pair in links:
+        for s in pair:
+            if s is not None:
+                s.close()

@@ -4,7 +4,7 @@ Every shard owns a contiguous range of the features (``feature_ranges``:
 about ``n_bins / n_shards`` bins each). At every level each shard builds
 the histograms of the level's designated children over its own rows, sends
 every other shard that shard's feature range of them directly, worker to
-worker (over direct TCP links, ``links.SocketExchange``, or through
+worker (over direct links, ``links.SocketExchange``, or through
 Dask's worker RPC, ``PeerExchange``), and sums what it receives for its
 own range: a reduce-scatter. The shard then subtracts the other children's histograms
 from their parents' (exact: int64 fixed point) and scans its range for the
