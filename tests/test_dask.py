@@ -9,6 +9,7 @@ on the other, or spread (bit-identical whatever the placement).
 
 import os
 import signal
+import sys
 import threading
 
 import numpy as np
@@ -1285,3 +1286,105 @@ def test_continued_model_and_base_margin_errors(client, tmp_path):
                                          "eval_set"):
         DaskBoostRegressor(**PARAMS).fit(dX, dy,
                                          base_margin_eval_set=[margin])
+
+
+@pytest.fixture(scope="module")
+def threads_client():
+    """Two workers in this process (``inproc://``: the exchanges go
+    through Dask's worker RPC, and objects pass between the client and
+    the shards, and among the shards, by reference, not pickled)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       processes=False,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.mark.parametrize("tree_method", ["hist", "approx"])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_workers_in_one_process_equal_worker_processes(
+        client, threads_client, tree_method, sampled):
+    """Workers sharing the client's process grow the model that worker
+    processes grow, bit for bit (continuous features: the cuts merged
+    from sketches; with row and column sampling). The shards must not
+    share what they change: in one process the column sampler the client
+    hands every shard is one object, and two shards drawing from one
+    generator grew different trees (or failed in the exchange)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 12))
+    y = (X[:, 0] - X[:, 1] ** 2 + rng.normal(size=3000) > 0).astype(int)
+    params = dict(PARAMS, tree_method=tree_method, max_depth=5)
+    if sampled:
+        params.update(subsample=0.7, colsample_bynode=0.8)
+    fits = [DaskBoostClassifier(**params).fit(
+        da.from_array(X, chunks=(700, 12)), da.from_array(y, chunks=700),
+        client=c) for c in (threads_client, client)]
+    assert {s["links"] for s in fits[0]._dask_stats} == {"dask"}
+    assert {s["links"] for s in fits[1]._dask_stats} == {"tcp"}
+    assert _trees_equal(fits[0].booster_, fits[1].booster_)
+
+
+def test_workers_in_one_process_equal_single_node_column_sampling(
+        threads_client):
+    """Discrete features (cuts independent of the partitioning), column
+    sampling (the row sample differs from single-node's draw by design),
+    workers in the client's process: the single-node model, bit for
+    bit."""
+    X, y = _discrete_data(n=1500, n_features=8, seed=13)
+    params = dict(PARAMS, colsample_bynode=0.6, colsample_bylevel=0.9)
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(400, 8)), da.from_array(y, chunks=400),
+        client=threads_client)
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="abstract Unix socket names are Linux's")
+def test_shards_on_one_machine_link_over_unix_sockets(client):
+    """Worker processes of one machine: the direct links are Unix
+    sockets (stats), and the model is still single-node's, bit for bit."""
+    X, y = _discrete_data(n=900, seed=8)
+    model = DaskBoostRegressor(**PARAMS).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+        client=client)
+    assert {s["transport"] for s in model._dask_stats} == {"unix"}
+    assert _trees_equal(model.booster_,
+                        BoostRegressor(**PARAMS).fit(X, y).booster_)
+
+
+def test_links_fall_back_to_tcp_when_the_local_name_does_not_answer():
+    """An endpoint whose Unix name answers nowhere (a shard on another
+    machine): the link is opened over TCP, and carries data."""
+    import socket
+
+    from skboost.dask.links import new_token, open_links
+
+    servers = [socket.socket() for _ in range(2)]
+    for s in servers:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+    endpoints = [("127.0.0.1", s.getsockname()[1],
+                  b"\0skboost-no-such-name-" + os.urandom(8).hex().encode())
+                 for s in servers]
+    token = new_token()
+    links = [None, None]
+
+    def link(k):
+        links[k] = open_links(servers[k], k, endpoints, token, timeout=10)
+
+    threads = [threading.Thread(target=link, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert links[0][1].family == socket.AF_INET
+    links[0][1].setblocking(True)
+    links[0][1].sendall(b"ping")
+    links[1][0].setblocking(True)
+    assert links[1][0].recv(4) == b"ping"
+    for pair in links:
+        for s in pair:
+            if s is not None:
+                s.close()

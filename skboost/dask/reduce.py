@@ -4,7 +4,7 @@ Every shard owns a contiguous range of the features (``feature_ranges``:
 about ``n_bins / n_shards`` bins each). At every level each shard builds
 the histograms of the level's designated children over its own rows, sends
 every other shard that shard's feature range of them directly, worker to
-worker (over direct TCP links, ``links.SocketExchange``, or through
+worker (over direct links, ``links.SocketExchange``, or through
 Dask's worker RPC, ``PeerExchange``), and sums what it receives for its
 own range: a reduce-scatter. The shard then subtracts the other children's histograms
 from their parents' (exact: int64 fixed point) and scans its range for the
@@ -23,6 +23,7 @@ time: with them the client asks for the scan in a second call per level
 """
 
 import asyncio
+import pickle
 import threading
 import time
 
@@ -289,13 +290,16 @@ class PeerExchange:
 
     def allgather(self, obj):
         """``obj`` of every shard, in shard order (this shard's own
-        included)."""
+        included). It travels pickled, so every shard holds copies of its
+        own, as between processes, whatever the comms (workers in one
+        process would otherwise pass the very objects around)."""
         self.seq += 1
-        sends = [(j, self._send(address, key, self.seq, obj))
+        payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        sends = [(j, self._send(address, key, self.seq, payload))
                  for j, (address, key) in enumerate(self.peers)
                  if j != self.index]
         self.unconfirmed.extend(sends)
-        gathered = self._collect(self.seq)
+        gathered = [pickle.loads(p) for p in self._collect(self.seq)]
         return gathered[:self.index] + [obj] + gathered[self.index:]
 
     def _send(self, address, key, seq, piece):

@@ -27,6 +27,7 @@ bit for bit those one process builds on the concatenated rows, whatever
 the number of workers and wherever the partitions sit.
 """
 
+import copy
 from dataclasses import dataclass, replace
 import time
 
@@ -232,7 +233,7 @@ class Shard:
                        "propose_merge_seconds": 0.0,
                        "propose_rebin_seconds": 0.0}
         self.exchange = None
-        self._server = self._links = None   # the direct links
+        self._servers, self._links = [], None   # the direct links
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -455,28 +456,28 @@ class Shard:
     # ---- growing the trees (``reduce.py``)
     def listen(self):
         """Open this shard's end of the direct links (``links.py``):
-        the ``(host, port)`` the other shards connect to, or None where
-        the exchanges go through Dask's comms."""
-        self._server, endpoint = listen_on_worker()
+        the endpoint the other shards connect to, or None where the
+        exchanges go through Dask's comms."""
+        self._servers, endpoint = listen_on_worker()
         return endpoint
 
     def link(self, index, endpoints, token):
         """Connect to every other shard (``links.open_links``);
         False if that failed (then every shard exchanges through Dask)."""
-        server, self._server = self._server, None
+        servers, self._servers = self._servers, []
         try:
-            self._links = open_links(server, index, endpoints, token)
+            self._links = open_links(servers, index, endpoints, token)
         except LinkError:
             self._links = None
         return self._links is not None
 
     def unlink(self):
         """Close the links (some shard could not open its own)."""
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         if self._links is not None:
             close_links(self._links)
-        self._server = self._links = None
+        self._servers, self._links = [], None
 
     def connect(self, index, peers, ranges, sampler):
         """Join the other shards: this shard is ``index`` of the shards
@@ -487,6 +488,10 @@ class Shard:
         exchanges go over the direct links when every shard opened them
         (``link``), else through Dask's worker RPC."""
         spec, local = self.spec, self.finder
+        # a copy of its own: workers in the client's process get the very
+        # object the client passed (no pickling), which the other shards
+        # draw from too
+        sampler = copy.deepcopy(sampler)
         bin_ptr = local.binned.bin_ptr
         bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
         self.exchange = self._open_exchange(index, peers, bin_ranges)
@@ -684,7 +689,9 @@ class Shard:
         histograms it sent to the other shards: where the time of a fit
         goes (``benchmarks/bench_dask.py``)."""
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
-                    links=self.exchange.kind)
+                    links=self.exchange.kind,
+                    transport=getattr(self.exchange, "transport",
+                                      self.exchange.kind))
 
     def _add_tree(self, tree, leaf_rows, slot):
         """The tree's outputs added to the margins of the rows and of the
