@@ -665,3 +665,93 @@ def test_categorical_trees_walk_packed_beside_complete_numeric_ones():
         serial = forest.predict_raw_small(X, booster.base_margin, 0,
                                           forest.n_trees)
         np.testing.assert_array_equal(batch, serial)
+
+
+def test_key_walk_of_wide_sparse_rows_in_short_blocks():
+    """Sparse rows so wide that a block holds fewer rows than a block of
+    keys (5,000 features), and enough stumps (12,000, over every feature,
+    missing values both ways) for the key walk: each stump's leaf equals
+    ``x < t`` in float64 (NaN and absent-as-NaN: its default), summed in
+    tree order as the naive walk sums them."""
+    import scipy.sparse as sp
+
+    from skboost._input.sparse import sparse_rows
+    from skboost.tree._predictor import PackedForest
+
+    rng = np.random.default_rng(11)
+    n_rows, n_features, n_trees = 70, 5000, 12000
+    dense = np.full((n_rows, n_features), np.nan, dtype=np.float32)
+    stored = rng.random(dense.shape) < 0.3
+    drawn = np.round(rng.normal(size=stored.sum()), 1)
+    drawn[drawn == 0] = 0.1        # explicit zeros might be dropped
+    dense[stored] = drawn
+    dense[rng.random(dense.shape) < 0.02] = np.nan    # stored NaN too
+    feature = rng.integers(0, n_features, n_trees).astype(np.int32)
+    threshold = np.round(rng.normal(size=n_trees), 1)
+    default_left = rng.integers(0, 2, n_trees).astype(np.uint8)
+    value = rng.normal(size=(n_trees, 2))
+    forest = PackedForest(
+        np.tile([1, -1, -1], n_trees).astype(np.int32),
+        np.tile([2, -1, -1], n_trees).astype(np.int32),
+        np.column_stack([feature, np.zeros((n_trees, 2), np.int32)]).ravel(),
+        np.column_stack([threshold, np.zeros((n_trees, 2))]).ravel(),
+        np.column_stack([default_left,
+                         np.zeros((n_trees, 2), np.uint8)]).ravel(),
+        np.column_stack([np.zeros(n_trees), value]).ravel(),
+        np.arange(0, 3 * n_trees + 1, 3, dtype=np.int64),
+        np.zeros(n_trees, np.int32), n_features, 1)
+    assert forest.uses_key_walk(0, n_trees)
+    x = dense[:, feature].astype(np.float64)
+    goes_left = np.where(np.isnan(x), default_left.astype(bool),
+                         x < threshold)
+    expected = np.zeros(n_rows)
+    for t in range(n_trees):   # in tree order, as the walk adds them
+        expected += np.where(goes_left[:, t], value[t, 0], value[t, 1])
+    # absent entries are NaN: store the drawn entries only (some NaN)
+    rows = sparse_rows(sp.csr_matrix(
+        (dense[stored], np.nonzero(stored)[1],
+         np.concatenate([[0], np.cumsum(stored.sum(1))])),
+        shape=dense.shape), np.nan)
+    for n_threads in (1, 2):
+        out = np.zeros((n_rows, 1))
+        forest.predict_raw_sparse(rows, out, 0, n_trees, n_threads)
+        np.testing.assert_array_equal(out[:, 0], expected)
+        np.testing.assert_array_equal(
+            forest.predict_leaves_sparse(rows, 0, n_trees, n_threads),
+            np.where(goes_left, 1, 2))
+        out = np.zeros((n_rows, 1))
+        forest.predict_raw(dense, out, 0, n_trees, n_threads)
+        np.testing.assert_array_equal(out[:, 0], expected)
+
+
+@pytest.mark.parametrize("kind", ["multiclass", "dart"])
+def test_multiclass_and_dart_models_take_the_key_walk(kind):
+    """Every tree of a multi-class model (one per class and round) and of
+    a DART model (its weights folded into the leaf values) has the
+    complete layout, and the batch walk's margins equal the serial walk's
+    of the packed trees bit for bit, for 1 and 2 threads."""
+    from skboost import BoostClassifier
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    if kind == "multiclass":
+        y = np.digitize(np.nan_to_num(X[:, 0] + X[:, 1]), [-0.5, 0.5])
+        model = BoostClassifier(n_estimators=15, max_depth=4)
+    else:
+        y = (np.nan_to_num(X[:, 0]) > 0).astype(int)
+        model = BoostClassifier(n_estimators=15, max_depth=4,
+                                booster="dart", rate_drop=0.3,
+                                random_state=0)
+    booster = model.fit(X, y).booster_
+    if kind == "dart":
+        assert any(w != 1.0 for w in booster.tree_weights)
+    forest = booster._packed_forest()
+    assert forest.complete_trees().all()
+    assert forest.uses_key_walk(0, forest.n_trees)
+    for n_threads in (1, 2):
+        batch = np.tile(booster.base_margin, (X.shape[0], 1))
+        forest.predict_raw(X, batch, 0, forest.n_trees, n_threads)
+        serial = forest.predict_raw_small(X, booster.base_margin, 0,
+                                          forest.n_trees)
+        np.testing.assert_array_equal(batch, serial)

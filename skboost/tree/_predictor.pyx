@@ -220,23 +220,63 @@ ctypedef struct CategorySplit:
 
 # The complete layout, for the batch walk of numeric trees of depth at most
 # COMPLETE_MAX_DEPTH: a tree of depth d becomes a complete binary tree in
-# heap order (the children of position p at 2p + 1 and 2p + 2), a leaf above
-# depth d standing for a subtree whose splits send every row right, to a
-# copy of it. A step is then ``p = 2p + 2 - go_left``: no child index to
-# load, and a node is one 8-byte record.
+# heap order from 1 (the children of position q at 2q, left, and 2q + 1),
+# a leaf above depth d standing for a subtree whose splits all lead to a
+# copy of it. A step is then ``q = 2q + go_right``: no child index to
+# load, a node is one 8-byte record, and the step compiles to a compare
+# and an add-with-carry (5 instructions with the node's address and two
+# loads, against 6 for ``p = 2p + 2 - go_left`` in heap order from 0).
 #
 # The comparison is on integers: a float32 x maps to an unsigned key that
 # orders as the floats do (``order_key``), so ``x < t`` is ``key(x) <
-# key(t)`` for every x and t that are not NaN (-0.0 made +0.0 first, as the
-# floats are equal). Missing values take no test of their own: every row of
-# a block is converted twice, NaN becoming 0 in the first half (below every
-# key of a number: it goes left) and 0xFFFFFFFF in the second (above every
-# key: it goes right); a split whose missing values go right reads its
-# feature in the second half (``column = feature + n_features``). A padding
-# split has key 0, which no value is below: every row goes right.
-ctypedef struct KeyNode:
-    uint32_t key             # order_key of the float32 threshold; 0: right
-    int32_t column           # feature, + n_features if missing goes right
+# key(t)``, that is ``key(x) <= key(t) - 1``, for every x and t that are
+# not NaN (-0.0 made +0.0 first, as the floats are equal; no key of a
+# number is 0, so key(t) - 1 does not wrap): a node stores ``bound =
+# key(t) - 1`` and a row goes right when ``bound < key(x)``. Missing
+# values take no test of their own: every row of a block is converted
+# twice, NaN becoming 0 in the first half (no bound is below it: it goes
+# left) and 0xFFFFFFFF in the second (above every bound: it goes right); a
+# split whose missing values go right reads its feature in the second
+# half (``column = feature + n_features``). A padding split (both
+# children the same leaf) has bound 0xFFFFFFFF: every row goes left.
+#
+# A block's keys are stored column by column (ROWS_PER_BLOCK keys of one
+# column, then the next): a node stores where its column starts
+# (``column * ROWS_PER_BLOCK``), so that row j of a group of 8 reads
+# ``group[offset + j]``, a constant displacement from one pointer per
+# group: the 8 rows' chains need a register each for their position only.
+cdef extern from *:
+    """
+    typedef struct {
+        uint32_t bound;   /* order_key of the float32 threshold, - 1 */
+        int32_t offset;   /* ROWS_PER_BLOCK * column, where column is the
+                             feature, + n_features if missing goes right */
+    } skb_key_node;
+
+    /* One step down a complete tree (tree[1] its root): position 2q (left)
+       or 2q + 1. row: the row's key in column 0 (its key in column c at
+       row[c * ROWS_PER_BLOCK]). On x86-64 GCC/Clang the step is written
+       as the compare and add-with-carry it is (GCC otherwise emits setb,
+       movzbl and lea: 7 instructions a step instead of 5). */
+    static inline Py_ssize_t skb_key_step(const skb_key_node* tree,
+                                          Py_ssize_t q,
+                                          const uint32_t* row) {
+        const skb_key_node* nd = tree + q;
+    #if defined(__GNUC__) && defined(__x86_64__)
+        uint32_t bound = nd->bound;
+        __asm__("cmpl %2, %1; adcq %0, %0"
+                : "+r"(q) : "r"(bound), "m"(row[nd->offset]) : "cc");
+        return q;
+    #else
+        return 2 * q + (nd->bound < row[nd->offset]);
+    #endif
+    }
+    """
+    ctypedef struct KeyNode "skb_key_node":
+        uint32_t bound
+        int32_t offset
+    Py_ssize_t key_step "skb_key_step"(const KeyNode* tree, Py_ssize_t q,
+                                       const uint32_t* row) noexcept nogil
 
 
 cdef extern from *:
@@ -286,18 +326,23 @@ cdef class BlockScratch:
     complete trees are walked on keys, the block's rows as keys."""
 
     cdef int32_t* leaf           # (n_threads, rows)
-    cdef uint32_t* keys          # (n_threads, rows, 2 * n_features) or NULL
+    cdef uint32_t* keys          # (n_threads, 2 * n_features, ROWS_PER_BLOCK)
+                                 # or NULL (rows <= ROWS_PER_BLOCK)
     cdef readonly Py_ssize_t rows
     cdef readonly bint use_keys
     cdef object leaf_array, key_array     # own leaf and keys
 
     def __cinit__(self, int n_threads, Py_ssize_t rows,
                   Py_ssize_t n_features, bint use_keys):
+        if use_keys and rows > ROWS_PER_BLOCK:
+            raise ValueError("a block of keys holds at most ROWS_PER_BLOCK "
+                             "rows")
         self.rows = rows
         self.use_keys = use_keys
         self.leaf_array = np.zeros(max(n_threads * rows, 1), dtype=np.int32)
         self.key_array = np.zeros(
-            max(n_threads * rows * 2 * n_features, 1) if use_keys else 1,
+            max(n_threads * ROWS_PER_BLOCK * 2 * n_features, 1)
+            if use_keys else 1,
             dtype=np.uint32)
         cdef int32_t[::1] leaf = self.leaf_array
         cdef uint32_t[::1] keys = self.key_array
@@ -434,13 +479,18 @@ cdef class PackedForest:
         key_steps = np.zeros(self.n_trees + 1, dtype=np.int64)
         for t in range(self.n_trees):
             key_steps[t + 1] = key_steps[t]
-            if depth[t] <= COMPLETE_MAX_DEPTH and self._plain_numeric(t):
+            # (beyond MAX_KEY_FEATURES no walk reads keys: no layout)
+            if (depth[t] <= COMPLETE_MAX_DEPTH
+                    and self.n_features <= MAX_KEY_FEATURES
+                    and self._plain_numeric(t)):
                 key_start[t] = n_keys
                 leaf_start[t] = n_leaves
                 n_keys += (1 << depth[t]) - 1
                 n_leaves += 1 << depth[t]
                 key_steps[t + 1] += depth[t]
-        self.key_nodes = <KeyNode*> malloc(max(n_keys, 1) * sizeof(KeyNode))
+        # tree t at key_nodes[key_start[t] + 1 ...]: position 1 is its root
+        # (record 0 is never read)
+        self.key_nodes = <KeyNode*> malloc((n_keys + 1) * sizeof(KeyNode))
         if self.key_nodes == NULL:
             raise MemoryError()
         self.key_leaf_value = np.zeros(max(n_leaves, 1), dtype=np.float64)
@@ -472,7 +522,7 @@ cdef class PackedForest:
         return True
 
     cdef void _fill_complete(self, Py_ssize_t t, int64_t key0, int64_t leaf0):
-        """Write tree t's complete layout at key_nodes[key0:] and its leaves
+        """Write tree t's complete layout at key_nodes[key0 + 1:] and its leaves
         at key_leaf_*[leaf0:], position by position in heap order."""
         cdef const int64_t[::1] start = self.tree_start
         cdef const int32_t[::1] depth = self.tree_depth
@@ -485,19 +535,20 @@ cdef class PackedForest:
         # or a leaf repeated down the subtree it stands for
         cdef int32_t[::1] source = np.zeros(2 * n_inner + 1, dtype=np.int32)
         cdef const PackedNode* nd
-        cdef KeyNode* out = self.key_nodes + key0
+        # out[p]: position p + 1 of the walk (heap order from 1)
+        cdef KeyNode* out = self.key_nodes + key0 + 1
         for p in range(n_inner):
             q = source[p]
             nd = &self.nodes[start[t] + q]
             if nd.left > q:          # a split (a leaf's left is q - 1)
-                out[p].key = order_key(nd.threshold)
-                out[p].column = nd.feature + (
-                    0 if nd.kind & 1 else <int32_t> self.n_features)
+                out[p].bound = order_key(nd.threshold) - 1
+                out[p].offset = ROWS_PER_BLOCK * (nd.feature + (
+                    0 if nd.kind & 1 else <int32_t> self.n_features))
                 source[2 * p + 1] = nd.left
                 source[2 * p + 2] = nd.left + 1
-            else:                    # every row right, to the leaf's copy
-                out[p].key = 0
-                out[p].column = 0
+            else:                    # every row left, to the leaf's copy
+                out[p].bound = 0xFFFFFFFF
+                out[p].offset = 0
                 source[2 * p + 1] = source[2 * p + 2] = <int32_t> q
         # positions at depth(t) hold leaves: a node there has no children
         for p in range(n_inner, 2 * n_inner + 1):
@@ -648,7 +699,8 @@ cdef class PackedForest:
 
     def complete_trees(self):
         """Boolean mask of the trees with a complete layout (numeric, of
-        depth at most COMPLETE_MAX_DEPTH, no NaN threshold)."""
+        depth at most COMPLETE_MAX_DEPTH, no NaN threshold, in a forest of
+        at most MAX_KEY_FEATURES features)."""
         return np.asarray(self.key_start) >= 0
 
     def _check_call(self, X, Py_ssize_t first, Py_ssize_t last, n_threads):
@@ -844,7 +896,8 @@ cdef class PackedForest:
         cdef bint no_missing = (no_nan(x0, n * self.n_features)
                                 if missing < 0 else missing == 0)
         if scratch.use_keys:
-            keys = scratch.keys + thread * scratch.rows * 2 * self.n_features
+            keys = (scratch.keys
+                    + thread * <Py_ssize_t> ROWS_PER_BLOCK * 2 * self.n_features)
             rows_to_keys(x0, n, self.n_features, keys)
         for t in range(first, last):
             if X != NULL:
@@ -853,8 +906,8 @@ cdef class PackedForest:
                                            lines_per_tree)
             kstart = self.c_key_start[t]
             if keys != NULL and kstart >= 0:
-                walk_keys(self.key_nodes + kstart, self.c_depth[t], keys,
-                          2 * self.n_features, n, leaf)
+                walk_keys(self.key_nodes + kstart, self.c_depth[t], keys, n,
+                          leaf)
                 values = self.c_key_leaf_value + self.c_key_leaf_start[t]
                 original = (self.c_key_leaf_original
                             + self.c_key_leaf_start[t])
@@ -1013,53 +1066,53 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
 cdef inline void rows_to_keys(const float* x0, Py_ssize_t n,
                               Py_ssize_t n_features,
                               uint32_t* keys) noexcept nogil:
-    """The n rows at x0 as order keys, each row twice (stride 2 *
-    n_features): NaN is KEY_NAN_LEFT in the first copy, KEY_NAN_RIGHT in
-    the second (see KeyNode)."""
+    """The n rows at x0 (n <= ROWS_PER_BLOCK) as order keys, column by
+    column (key of row r, column c at ``keys[c * ROWS_PER_BLOCK + r]``),
+    each feature twice: NaN is KEY_NAN_LEFT in column f, KEY_NAN_RIGHT in
+    column n_features + f (see KeyNode)."""
     cdef Py_ssize_t r, f
     cdef float x
     cdef uint32_t key
-    cdef uint32_t* row
-    for r in range(n):
-        row = keys + r * 2 * n_features
-        for f in range(n_features):
+    cdef uint32_t* nan_left
+    cdef uint32_t* nan_right
+    for f in range(n_features):
+        nan_left = keys + f * ROWS_PER_BLOCK
+        nan_right = keys + (n_features + f) * ROWS_PER_BLOCK
+        for r in range(n):
             x = x0[r * n_features + f]
             if x != x:
-                row[f] = KEY_NAN_LEFT
-                row[n_features + f] = KEY_NAN_RIGHT
+                nan_left[r] = KEY_NAN_LEFT
+                nan_right[r] = KEY_NAN_RIGHT
             else:
                 key = order_key(x)
-                row[f] = key
-                row[n_features + f] = key
-
-
-cdef inline Py_ssize_t key_step(const KeyNode* tree, Py_ssize_t p,
-                                const uint32_t* row) noexcept nogil:
-    """One step down a complete tree: position 2p + 1 (left) or 2p + 2."""
-    cdef const KeyNode* nd = tree + p
-    return 2 * p + 2 - (row[nd.column] < nd.key)
+                nan_left[r] = key
+                nan_right[r] = key
 
 
 cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
-                           const uint32_t* k0, Py_ssize_t stride,
-                           Py_ssize_t n, int32_t* leaf) noexcept nogil:
-    """leaf[r] = the complete leaf (0 .. 2^depth - 1) that the row of keys
-    ``k0 + r * stride`` reaches, for r < n: groups of 8 rows step together
-    (independent chains of loads, as in walk_block)."""
+                           const uint32_t* k0, Py_ssize_t n,
+                           int32_t* leaf) noexcept nogil:
+    """leaf[r] = the complete leaf (0 .. 2^depth - 1) that row r of the
+    block of keys at k0 (``rows_to_keys``) reaches, for r < n, down the
+    complete tree whose root is ``tree[1]``: groups of 8 rows step
+    together (independent chains of loads, as in walk_block), row j of a
+    group read at a constant displacement from the group's pointer."""
     cdef Py_ssize_t g, r, a, b, c, d, e, f, h, k
-    cdef Py_ssize_t first_leaf = (<Py_ssize_t> 1 << depth) - 1
+    cdef Py_ssize_t first_leaf = <Py_ssize_t> 1 << depth
     cdef int32_t s
+    cdef const uint32_t* rows
     for g in range(0, n - 7, 8):
-        a = b = c = d = e = f = h = k = 0
+        a = b = c = d = e = f = h = k = 1
+        rows = k0 + g
         for s in range(depth):
-            a = key_step(tree, a, k0 + (g + 0) * stride)
-            b = key_step(tree, b, k0 + (g + 1) * stride)
-            c = key_step(tree, c, k0 + (g + 2) * stride)
-            d = key_step(tree, d, k0 + (g + 3) * stride)
-            e = key_step(tree, e, k0 + (g + 4) * stride)
-            f = key_step(tree, f, k0 + (g + 5) * stride)
-            h = key_step(tree, h, k0 + (g + 6) * stride)
-            k = key_step(tree, k, k0 + (g + 7) * stride)
+            a = key_step(tree, a, rows + 0)
+            b = key_step(tree, b, rows + 1)
+            c = key_step(tree, c, rows + 2)
+            d = key_step(tree, d, rows + 3)
+            e = key_step(tree, e, rows + 4)
+            f = key_step(tree, f, rows + 5)
+            h = key_step(tree, h, rows + 6)
+            k = key_step(tree, k, rows + 7)
         leaf[g + 0] = <int32_t> (a - first_leaf)
         leaf[g + 1] = <int32_t> (b - first_leaf)
         leaf[g + 2] = <int32_t> (c - first_leaf)
@@ -1069,9 +1122,9 @@ cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
         leaf[g + 6] = <int32_t> (h - first_leaf)
         leaf[g + 7] = <int32_t> (k - first_leaf)
     for r in range(n - n % 8, n):
-        a = 0
+        a = 1
         for s in range(depth):
-            a = key_step(tree, a, k0 + r * stride)
+            a = key_step(tree, a, k0 + r)
         leaf[r] = <int32_t> (a - first_leaf)
 
 
