@@ -250,7 +250,8 @@ def _share_out(spark, frame, n_partitions, n_tasks, shuffle=False):
 
 
 _SPARK_TASK = re.compile(r"barrier task \w+\((\d+), (\d+)\)")
-_TASK_ERROR = re.compile(re.escape(ERROR_MARK) + r"(\d+)\] (\w+): (.*)")
+_TASK_ERROR = re.compile(re.escape(ERROR_MARK) + r"(\d+)\] (\w+): (.*)",
+                         re.DOTALL)
 _PYTHON_CRASH = re.compile(r"(Python worker exited unexpectedly[^\n]*)")
 
 
@@ -277,15 +278,31 @@ def task_error(error):
 
 
 def _run_stage(frame, plan):
-    """The barrier stage of a fit: the rows task 0 returns. The stage
-    writes them to a shuffle (of one row) rather than to the driver: Spark
-    retries a failed barrier stage whose output is a shuffle, never one
-    that returns results (some of which may be committed already)."""
+    """The barrier stage of a fit: the fitted single-node estimator task 0
+    returns, or the error of the task that failed (raised: a ValueError or
+    TypeError of the task as such, the cause first when a task's failure
+    made the others lose it). The stage writes its rows to a shuffle (of
+    one partition) rather than to the driver: Spark retries a failed
+    barrier stage whose output is a shuffle, never one that returns
+    results (some of which may be committed already)."""
     def stage(batches):
         return train_in_task(batches, plan)
 
-    return (frame.mapInArrow(stage, "model binary", barrier=True)
-            .repartition(1).collect())
+    rows = (frame.mapInArrow(stage, "model binary, error string",
+                             barrier=True).repartition(1).collect())
+    errors = sorted((row["error"] for row in rows if row["error"]),
+                    key=lambda text: "lost task " in text)
+    if errors:
+        raise StageError(errors[0])
+    models = [row["model"] for row in rows if row["model"] is not None]
+    if not models:
+        raise RuntimeError("skboost.spark: the barrier stage returned no "
+                           "model (task 0 gave no row)")
+    return pickle.loads(models[0])
+
+
+class StageError(Exception):
+    """A task's error, returned by the stage (its text ``ERROR_MARK``ed)."""
 
 
 # -- the estimators -------------------------------------------------------
@@ -312,17 +329,16 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
                         seed=draw_seed(params["random_state"]),
                         token=uuid.uuid4().bytes, **names)
         try:
-            rows = _run_stage(_share_out(spark, frame, n_partitions,
-                                         n_tasks), plan)
+            local = _run_stage(_share_out(spark, frame, n_partitions,
+                                          n_tasks), plan)
         except Exception as error:   # noqa: BLE001 - Spark's many kinds
             if "BarrierJobUnsupportedRDDChain" not in str(error):
                 raise task_error(error) from None
             try:   # a coalesce before: the partitions shuffled into tasks
-                rows = _run_stage(_share_out(spark, frame, n_partitions,
-                                             n_tasks, shuffle=True), plan)
+                local = _run_stage(_share_out(spark, frame, n_partitions,
+                                              n_tasks, shuffle=True), plan)
             except Exception as error:   # noqa: BLE001
                 raise task_error(error) from None
-        local = pickle.loads(rows[0]["model"])
         return self._model_class()._from_fit(local, self)
 
     def write(self):

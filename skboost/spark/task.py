@@ -25,6 +25,7 @@ on the same partitions, whatever the number of tasks.
 
 from dataclasses import dataclass, replace
 import pickle
+import re
 import socket
 from types import SimpleNamespace
 
@@ -191,10 +192,18 @@ class TaskExchange(SocketExchange):
             f"({type(error).__name__}: {error}); training stopped")
 
 
-def open_task_links(context, index, token, timeout=30.0):
+class PeerFailed(Exception):
+    """Another task of the stage failed before the links opened: this task
+    stops without an error of its own (the failed task reports)."""
+
+
+def open_task_links(context, index, token, failure=None, timeout=30.0):
     """Every task listens on its executor's host, the endpoints go round
-    through ``BarrierTaskContext.allGather``, and every pair of tasks
-    connects (``links.open_links``): the sockets in task order."""
+    through ``BarrierTaskContext.allGather`` with each task's failure so
+    far (``failure``: a message, or None), and every pair of tasks
+    connects (``links.open_links``): the sockets in task order. When any
+    task failed, none connects: ``PeerFailed`` (or this task's own
+    ``failure``, raised again) ends every task's fit, none waits."""
     import json
 
     host = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
@@ -202,8 +211,13 @@ def open_task_links(context, index, token, timeout=30.0):
     server = socket.socket(family, socket.SOCK_STREAM)
     server.bind((host, 0))
     server.listen(socket.SOMAXCONN)
-    endpoints = [json.loads(m) for m in context.allGather(
-        json.dumps([host, server.getsockname()[1]]))]
+    gathered = [json.loads(m) for m in context.allGather(
+        json.dumps([host, server.getsockname()[1], failure]))]
+    failed = [k for k, (_, _, f) in enumerate(gathered) if f is not None]
+    if failed:
+        server.close()
+        raise PeerFailed(f"task(s) {failed} failed")
+    endpoints = [(h, port) for h, port, _ in gathered]
     return open_links(server, index, endpoints, token, timeout=timeout)
 
 
@@ -321,40 +335,90 @@ def local_estimator(estimator, local_class):
 
 def train_in_task(batches, plan):
     """The body of every barrier task (``mapInArrow``): yields one Arrow
-    batch holding the pickled fitted single-node estimator from task 0,
-    nothing from the others. Any error is raised again marked with the
-    task (``ERROR_MARK``) for the driver to report."""
+    batch (``model``, ``error``) holding the pickled fitted single-node
+    estimator from task 0, nothing from the others. A task whose fit
+    raised yields its error instead, marked with the task
+    (``ERROR_MARK``): the stage succeeds and the driver raises it, since
+    a failed stage would be retried by Spark, which cannot cure bad data
+    (a task whose process dies still fails the stage)."""
+    import pyarrow as pa
     from pyspark import BarrierTaskContext
 
     context = BarrierTaskContext.get()
     index = context.partitionId()
-    links = None
+    model = error = None
     try:
-        table, partition = read_rows(batches, plan)
-        if table is None:
-            raise ValueError(
-                "this task received no rows: every task of the barrier "
-                "stage needs some (fewer num_workers, or repartition the "
-                "DataFrame)")
-        parts, eval_parts = partitions_of(table, partition, plan)
-        del table
-        links = open_task_links(context, index, plan.token)
+        model = _train(context, index, batches, plan)
+    except PeerFailed:
+        return   # the task that failed reports
+    except Exception as failure:   # noqa: BLE001 - reported to the driver
+        error = task_message(index, failure)
+    if error is not None or index == 0:
+        yield pa.RecordBatch.from_pydict({
+            "model": [None if model is None else pickle.dumps(
+                model, protocol=pickle.HIGHEST_PROTOCOL)],
+            "error": [error]})
+
+
+# the shared shard code (skboost.dask.fit, .train, .links) words its errors
+# for Dask: the same errors as a Spark task's
+_SPARK_WORDS = ((re.compile(r"skboost\.(dask|spark): "), ""),
+                (re.compile(r"skboost\.dask"), "skboost.spark"),
+                (re.compile(r"the worker(\(s\))? (?=task \d)"), ""),
+                (re.compile(r"\bworker"), "task"),
+                (re.compile(r"e\.g\. set_index\('qid'\)"),
+                 "e.g. repartition(n, qidCol)"),
+                (re.compile(r"for categories: dask's categorize\(\), or "
+                            r"astype with one pandas CategoricalDtype"),
+                 "for categories: one StringIndexer for every partition"),
+                (re.compile(r"\bTask(Regressor|Classifier|Ranker)\b"),
+                 r"SparkBoost\1"))
+
+
+def task_message(index, error):
+    """``error`` as the driver finds it: marked with the task, worded for
+    Spark."""
+    message = str(error)
+    for pattern, words in _SPARK_WORDS:
+        message = pattern.sub(words, message)
+    return f"{ERROR_MARK}{index}] {type(error).__name__}: {message}"
+
+
+def _task_parts(batches, plan):
+    table, partition = read_rows(batches, plan)
+    if table is None:
+        raise ValueError(
+            "this task received no rows: every task of the barrier "
+            "stage needs some (fewer num_workers, or repartition the "
+            "DataFrame)")
+    return partitions_of(table, partition, plan)
+
+
+def _train(context, index, batches, plan):
+    """The task's fit: its rows read, the tasks linked (every task says
+    whether its rows were read: none waits for a task that failed), the
+    fit run over the links."""
+    failure = parts = eval_parts = None
+    try:
+        parts, eval_parts = _task_parts(batches, plan)
+    except Exception as error:   # noqa: BLE001 - raised after the gather
+        failure = error
+    try:
+        links = open_task_links(
+            context, index, plan.token,
+            failure=None if failure is None else str(failure))
+    except PeerFailed:
+        if failure is not None:
+            raise failure from None
+        raise
+    try:
         names = [f"task {k} ({info.address})"
                  for k, info in enumerate(context.getTaskInfos())]
         exchange = TaskExchange(index, names, [(0, 0)] * len(names), links)
         _check_feature_counts(exchange, (parts or eval_parts)[0][-5], plan)
-        model = _fit(context, exchange, names, parts, eval_parts, plan)
-    except BaseException as error:
-        raise RuntimeError(f"{ERROR_MARK}{index}] {type(error).__name__}: "
-                           f"{error}") from error
+        return _fit(context, exchange, names, parts, eval_parts, plan)
     finally:
-        if links is not None:
-            close_links(links)
-    if index == 0:
-        import pyarrow as pa
-
-        yield pa.RecordBatch.from_pydict(
-            {"model": [pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)]})
+        close_links(links)
 
 
 def _fit(context, exchange, names, parts, eval_parts, plan):
