@@ -288,8 +288,9 @@ def _run_stage(frame, plan):
     def stage(batches):
         return train_in_task(batches, plan)
 
-    rows = (frame.mapInArrow(stage, "model binary, error string",
-                             barrier=True).repartition(1).collect())
+    rows = (frame.mapInArrow(stage, "model binary, error string, "
+                             "profile string", barrier=True)
+            .repartition(1).collect())
     errors = sorted((row["error"] for row in rows if row["error"]),
                     key=lambda text: "lost task " in text)
     if errors:
@@ -298,7 +299,10 @@ def _run_stage(frame, plan):
     if not models:
         raise RuntimeError("skboost.spark: the barrier stage returned no "
                            "model (task 0 gave no row)")
-    return pickle.loads(models[0])
+    local = pickle.loads(models[0])
+    profile = sorted((json.loads(row["profile"]) for row in rows),
+                     key=lambda task: task["task"])
+    return local, profile
 
 
 class StageError(Exception):
@@ -329,17 +333,20 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
                         seed=draw_seed(params["random_state"]),
                         token=uuid.uuid4().bytes, **names)
         try:
-            local = _run_stage(_share_out(spark, frame, n_partitions,
-                                          n_tasks), plan)
+            local, profile = _run_stage(_share_out(
+                spark, frame, n_partitions, n_tasks), plan)
         except Exception as error:   # noqa: BLE001 - Spark's many kinds
             if "BarrierJobUnsupportedRDDChain" not in str(error):
                 raise task_error(error) from None
             try:   # a coalesce before: the partitions shuffled into tasks
-                local = _run_stage(_share_out(spark, frame, n_partitions,
-                                              n_tasks, shuffle=True), plan)
+                local, profile = _run_stage(_share_out(
+                    spark, frame, n_partitions, n_tasks, shuffle=True), plan)
             except Exception as error:   # noqa: BLE001
                 raise task_error(error) from None
-        return self._model_class()._from_fit(local, self)
+        model = self._model_class()._from_fit(local, self)
+        # where each task's time went (benchmarks/bench_spark.py)
+        model._task_profile = profile
+        return model
 
     def write(self):
         return _ParamsWriter(self)

@@ -24,9 +24,11 @@ on the same partitions, whatever the number of tasks.
 """
 
 from dataclasses import dataclass, replace
+import json
 import pickle
 import re
 import socket
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -204,9 +206,12 @@ def open_task_links(context, index, token, failure=None, timeout=30.0):
     connects (``links.open_links``): the sockets in task order. When any
     task failed, none connects: ``PeerFailed`` (or this task's own
     ``failure``, raised again) ends every task's fit, none waits."""
-    import json
-
-    host = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
+    infos = context.getTaskInfos()
+    if len(infos) == 1:   # nothing to link, nor to wait for
+        if failure is not None:
+            raise PeerFailed(failure)
+        return [None]
+    host = infos[index].address.rsplit(":", 1)[0]
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     server = socket.socket(family, socket.SOCK_STREAM)
     server.bind((host, 0))
@@ -347,17 +352,19 @@ def train_in_task(batches, plan):
     context = BarrierTaskContext.get()
     index = context.partitionId()
     model = error = None
+    profile = {"task": index}
     try:
-        model = _train(context, index, batches, plan)
+        model = _train(context, index, batches, plan, profile)
     except PeerFailed:
         return   # the task that failed reports
     except Exception as failure:   # noqa: BLE001 - reported to the driver
         error = task_message(index, failure)
-    if error is not None or index == 0:
-        yield pa.RecordBatch.from_pydict({
-            "model": [None if model is None else pickle.dumps(
-                model, protocol=pickle.HIGHEST_PROTOCOL)],
-            "error": [error]})
+    yield pa.RecordBatch.from_pydict({
+        "model": [None if model is None or index != 0 else pickle.dumps(
+            model, protocol=pickle.HIGHEST_PROTOCOL)],
+        "error": [error], "profile": [json.dumps(profile)]},
+        schema=pa.schema([("model", pa.binary()), ("error", pa.string()),
+                          ("profile", pa.string())]))
 
 
 # the shared shard code (skboost.dask.fit, .train, .links) words its errors
@@ -394,15 +401,17 @@ def _task_parts(batches, plan):
     return partitions_of(table, partition, plan)
 
 
-def _train(context, index, batches, plan):
+def _train(context, index, batches, plan, profile):
     """The task's fit: its rows read, the tasks linked (every task says
     whether its rows were read: none waits for a task that failed), the
-    fit run over the links."""
+    fit run over the links. ``profile``: where the task's time went."""
     failure = parts = eval_parts = None
+    start = time.perf_counter()
     try:
         parts, eval_parts = _task_parts(batches, plan)
     except Exception as error:   # noqa: BLE001 - raised after the gather
         failure = error
+    profile["read_seconds"] = time.perf_counter() - start
     try:
         links = open_task_links(
             context, index, plan.token,
@@ -411,17 +420,20 @@ def _train(context, index, batches, plan):
         if failure is not None:
             raise failure from None
         raise
+    profile["link_seconds"] = time.perf_counter() - start - \
+        profile["read_seconds"]
     try:
         names = [f"task {k} ({info.address})"
                  for k, info in enumerate(context.getTaskInfos())]
         exchange = TaskExchange(index, names, [(0, 0)] * len(names), links)
         _check_feature_counts(exchange, (parts or eval_parts)[0][-5], plan)
-        return _fit(context, exchange, names, parts, eval_parts, plan)
+        return _fit(context, exchange, names, parts, eval_parts, plan,
+                    profile)
     finally:
         close_links(links)
 
 
-def _fit(context, exchange, names, parts, eval_parts, plan):
+def _fit(context, exchange, names, parts, eval_parts, plan, profile):
     from .._input.arrays import check_X
 
     task_class, local_class = TASK_CLASSES[plan.kind]
@@ -434,6 +446,12 @@ def _fit(context, exchange, names, parts, eval_parts, plan):
     check_X(estimator, meta, reset=True)
     shard = TaskShard(parts, eval_parts, exchange)
     group = TaskGroup(shard, exchange, exchange.index, names)
+    start = time.perf_counter()
     fit_group(estimator, group, n_evals=1 if plan.validation_col else 0,
               has_qid=plan.qid_col is not None)
+    profile["fit_seconds"] = time.perf_counter() - start
+    stats = getattr(estimator, "_dask_stats", None) or []
+    if len(stats) > exchange.index:
+        profile.update({k: v for k, v in stats[exchange.index].items()
+                        if isinstance(v, (int, float))})
     return local_estimator(estimator, local_class)
