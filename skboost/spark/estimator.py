@@ -13,6 +13,7 @@ single-node estimator, which the Spark model wraps for ``transform``,
 import json
 import pickle
 import re
+import socket
 import uuid
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from ..dask.fit import ShardClassification, ShardRanking, ShardRegression
 from .._estimators.continued import draw_seed
+from .rendezvous import Rendezvous
 from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
 
 from pyspark.ml import Estimator, Model
@@ -309,6 +311,22 @@ class StageError(Exception):
     """A task's error, returned by the stage (its text ``ERROR_MARK``ed)."""
 
 
+def _stage_with_retry(spark, frame, n_partitions, n_tasks, plan):
+    """``_run_stage`` on the frame shared out among the tasks (shuffled
+    when a ``coalesce`` before forbids a barrier stage without)."""
+    try:
+        return _run_stage(_share_out(spark, frame, n_partitions, n_tasks),
+                          plan)
+    except Exception as error:   # noqa: BLE001 - Spark's many kinds
+        if "BarrierJobUnsupportedRDDChain" not in str(error):
+            raise task_error(error) from None
+    try:
+        return _run_stage(_share_out(spark, frame, n_partitions, n_tasks,
+                                     shuffle=True), plan)
+    except Exception as error:   # noqa: BLE001
+        raise task_error(error) from None
+
+
 # -- the estimators -------------------------------------------------------
 
 class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
@@ -329,20 +347,15 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
         n_partitions = frame.rdd.getNumPartitions()
         n_tasks = max(1, min(int(self.getOrDefault("num_workers")),
                              n_partitions))
-        plan = TaskPlan(kind=self._kind, params=params,
-                        seed=draw_seed(params["random_state"]),
-                        token=uuid.uuid4().bytes, **names)
-        try:
-            local, profile = _run_stage(_share_out(
-                spark, frame, n_partitions, n_tasks), plan)
-        except Exception as error:   # noqa: BLE001 - Spark's many kinds
-            if "BarrierJobUnsupportedRDDChain" not in str(error):
-                raise task_error(error) from None
-            try:   # a coalesce before: the partitions shuffled into tasks
-                local, profile = _run_stage(_share_out(
-                    spark, frame, n_partitions, n_tasks, shuffle=True), plan)
-            except Exception as error:   # noqa: BLE001
-                raise task_error(error) from None
+        token = uuid.uuid4().bytes
+        host = spark.sparkContext.getConf().get("spark.driver.host",
+                                                socket.gethostname())
+        with Rendezvous(host, n_tasks, token) as meeting:
+            plan = TaskPlan(kind=self._kind, params=params,
+                            seed=draw_seed(params["random_state"]),
+                            token=token, rendezvous=meeting.address, **names)
+            local, profile = _stage_with_retry(spark, frame, n_partitions,
+                                               n_tasks, plan)
         model = self._model_class()._from_fit(local, self)
         # where each task's time went (benchmarks/bench_spark.py)
         model._task_profile = profile

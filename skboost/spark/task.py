@@ -38,6 +38,7 @@ from ..dask.fit import (ShardClassification, ShardRanking, ShardRegression,
 from ..dask.links import SocketExchange, close_links, open_links
 from ..dask.train import Shard
 from .. import BoostClassifier, BoostRanker, BoostRegressor
+from .rendezvous import gather
 
 # bits of a row id below the Spark partition's index
 # (``pyspark.sql.functions.monotonically_increasing_id``)
@@ -65,6 +66,7 @@ class TaskPlan:
     margin_col: str = None
     validation_col: str = None
     n_classes: int = None        # base margin columns (from the driver)
+    rendezvous: tuple = None     # the driver's (host, port): Rendezvous
 
 
 # -- reading the rows -------------------------------------------------------
@@ -199,12 +201,13 @@ class PeerFailed(Exception):
     stops without an error of its own (the failed task reports)."""
 
 
-def open_task_links(context, index, token, failure=None, timeout=30.0):
+def open_task_links(context, index, plan, failure=None, timeout=30.0):
     """Every task listens on its executor's host, the endpoints go round
-    through ``BarrierTaskContext.allGather`` with each task's failure so
-    far (``failure``: a message, or None), and every pair of tasks
-    connects (``links.open_links``): the sockets in task order. When any
-    task failed, none connects: ``PeerFailed`` (or this task's own
+    (through the driver's ``rendezvous.Rendezvous``, else
+    ``BarrierTaskContext.allGather``) with each task's failure so far
+    (``failure``: a message, or None), and every pair of tasks connects
+    (``links.open_links``): the sockets in task order. When any task
+    failed, none connects: ``PeerFailed`` (or this task's own
     ``failure``, raised again) ends every task's fit, none waits."""
     infos = context.getTaskInfos()
     if len(infos) == 1:   # nothing to link, nor to wait for
@@ -216,14 +219,14 @@ def open_task_links(context, index, token, failure=None, timeout=30.0):
     server = socket.socket(family, socket.SOCK_STREAM)
     server.bind((host, 0))
     server.listen(socket.SOMAXCONN)
-    gathered = [json.loads(m) for m in context.allGather(
-        json.dumps([host, server.getsockname()[1], failure]))]
+    gathered = gather(context, plan.rendezvous, plan.token, index,
+                      [host, server.getsockname()[1], failure])
     failed = [k for k, (_, _, f) in enumerate(gathered) if f is not None]
     if failed:
         server.close()
         raise PeerFailed(f"task(s) {failed} failed")
     endpoints = [(h, port) for h, port, _ in gathered]
-    return open_links(server, index, endpoints, token, timeout=timeout)
+    return open_links(server, index, endpoints, plan.token, timeout=timeout)
 
 
 class TaskShard(Shard):
@@ -414,7 +417,7 @@ def _train(context, index, batches, plan, profile):
     profile["read_seconds"] = time.perf_counter() - start
     try:
         links = open_task_links(
-            context, index, plan.token,
+            context, index, plan,
             failure=None if failure is None else str(failure))
     except PeerFailed:
         if failure is not None:
