@@ -79,11 +79,11 @@ def column_numbers(table, name):
     return np.asarray(column.to_pandas(), dtype=np.float64)
 
 
-def list_column_matrix(table, name, what, shown=None):
-    """A list column (one array per row) as a (rows, size) float64 matrix
-    (null elements NaN); a ValueError naming the column (``shown``: its
-    name in the user's DataFrame) for a null row or rows of different
-    sizes."""
+def list_column_matrix(table, name, what, shown=None, dtype=np.float64):
+    """A list column (one array per row) as a (rows, size) ``dtype``
+    matrix (null elements NaN); a ValueError naming the column
+    (``shown``: its name in the user's DataFrame) for a null row or rows
+    of different sizes."""
     import pyarrow.compute as pc
 
     column = table.column(name).combine_chunks()
@@ -100,23 +100,24 @@ def list_column_matrix(table, name, what, shown=None):
     width = int(lengths[0]) if len(lengths) else 0
     values = column.flatten()
     flat = (values.to_numpy() if values.null_count == 0
-            else np.asarray(values.to_pandas(), dtype=np.float64))
-    return np.asarray(flat, dtype=np.float64).reshape(len(column), width)
+            else np.asarray(values.to_pandas(), dtype=dtype))
+    return np.asarray(flat, dtype=dtype).reshape(len(column), width)
 
 
 def read_rows(batches, plan):
     """The task's rows (every Arrow batch of its partitions) as a table,
-    in (partition, row) order, and the partition of each row."""
+    the order that sorts them by (partition, row), and the partition of
+    each row in that order (the table itself is not reordered: its arrays
+    are, once read)."""
     import pyarrow as pa
 
     batches = list(batches)
     if not batches or sum(b.num_rows for b in batches) == 0:
-        return None, None
+        return None, None, None
     table = pa.Table.from_batches(batches)
     row_id = table.column("__skboost_row").to_numpy()
     order = np.argsort(row_id, kind="stable")
-    table = table.take(pa.array(order))
-    return table, row_id[order] >> PARTITION_SHIFT
+    return table, order, row_id[order] >> PARTITION_SHIFT
 
 
 def _features(table, plan):
@@ -124,7 +125,7 @@ def _features(table, plan):
         return np.column_stack([column_numbers(table, name)
                                 for name in plan.features_cols])
     return list_column_matrix(table, plan.features_col, "featuresCol",
-                              plan.features_name)
+                              plan.features_name, dtype=np.float32)
 
 
 def _labels(table, plan):
@@ -148,24 +149,29 @@ def _optional(table, name, what):
     return column_numbers(table, name)
 
 
-def partitions_of(table, partition, plan):
-    """The training and evaluation parts of the task's rows: ``(index, X,
-    y, weight, qid, base_margin)`` per Spark partition, and ``(0, index,
+def partitions_of(table, order, partition, plan):
+    """The training and evaluation parts of the task's rows (``order``:
+    the rows of ``table`` in (partition, row) order): ``(index, X, y,
+    weight, qid, base_margin)`` per Spark partition, and ``(0, index,
     ...)`` per partition of the rows ``validationIndicatorCol`` marks."""
-    X = _features(table, plan)
+    def ordered(values):
+        return None if values is None else values[order]
+
+    X = ordered(_features(table, plan))
     if plan.features_cols:
         import pandas as pd
 
         X = pd.DataFrame(X, columns=list(plan.features_cols))
-    y = _labels(table, plan)
-    weight = _optional(table, plan.weight_col, "weightCol")
-    margin = _optional(table, plan.margin_col, "baseMarginCol")
+    y = ordered(_labels(table, plan))
+    weight = ordered(_optional(table, plan.weight_col, "weightCol"))
+    margin = ordered(_optional(table, plan.margin_col, "baseMarginCol"))
     qid = None
     if plan.qid_col is not None:
-        qid = table.column(plan.qid_col).to_numpy()
+        qid = ordered(table.column(plan.qid_col).to_numpy())
     valid = (np.zeros(len(y), dtype=bool) if plan.validation_col is None
-             else np.asarray(table.column(plan.validation_col).to_numpy(
-                 zero_copy_only=False), dtype=bool))
+             else ordered(np.asarray(table.column(plan.validation_col)
+                                     .to_numpy(zero_copy_only=False),
+                                     dtype=bool)))
     train, evals = [], []
     for index in np.unique(partition):
         for is_valid, out in ((False, train), (True, evals)):
@@ -395,13 +401,13 @@ def task_message(index, error):
 
 
 def _task_parts(batches, plan):
-    table, partition = read_rows(batches, plan)
+    table, order, partition = read_rows(batches, plan)
     if table is None:
         raise ValueError(
             "this task received no rows: every task of the barrier "
             "stage needs some (fewer num_workers, or repartition the "
             "DataFrame)")
-    return partitions_of(table, partition, plan)
+    return partitions_of(table, order, partition, plan)
 
 
 def _train(context, index, batches, plan, profile):
