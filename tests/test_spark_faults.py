@@ -109,10 +109,6 @@ def test_killed_task_ends_fit_with_error_naming_it(spark, tmp_path):
           f"(every stage attempt killed): {message}")
 
 
-@pytest.mark.xfail(run=False, reason=(
-    "Spark retries the stage (it is a ShuffleMapStage), but the retried "
-    "attempts fail too, cause not found yet; each run takes 4 stage "
-    "attempts (minutes), so it is not run"))
 def test_retried_stage_gives_the_same_model(spark, tmp_path):
     X, y = _data(seed=1)
     record = tmp_path / "killed"
