@@ -363,17 +363,28 @@ def train_in_task(batches, plan):
     model = error = None
     profile = {"task": index}
     try:
-        model = _train(context, index, batches, plan, profile)
+        fitted = _train(context, index, batches, plan, profile)
+        if index == 0:
+            model = _pickled(fitted)
     except PeerFailed:
         return   # the task that failed reports
     except Exception as failure:   # noqa: BLE001 - reported to the driver
         error = task_message(index, failure)
     yield pa.RecordBatch.from_pydict({
-        "model": [None if model is None or index != 0 else pickle.dumps(
-            model, protocol=pickle.HIGHEST_PROTOCOL)],
-        "error": [error], "profile": [json.dumps(profile)]},
+        "model": [model], "error": [error],
+        "profile": [json.dumps(profile)]},
         schema=pa.schema([("model", pa.binary()), ("error", pa.string()),
                           ("profile", pa.string())]))
+
+
+def _pickled(estimator):
+    """The fitted estimator's bytes for the driver, by cloudpickle: its
+    parameters may hold objects whose classes came by value from the
+    driver (callbacks defined in a notebook or a test module), which
+    ``pickle`` cannot find on an executor; ``pickle.loads`` reads them."""
+    from pyspark import cloudpickle
+
+    return cloudpickle.dumps(estimator, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # the shared shard code (skboost.dask.fit, .train, .links) words its errors
