@@ -68,6 +68,12 @@ class _SparkColumns(HasFeaturesCol, HasLabelCol, HasWeightCol,
                           "margin each row starts from (XGBoost's "
                           "base_margin): a number, or a vector or array "
                           "with one per class", typeConverter=None)
+    pred_contrib_col = Param(
+        Params._dummy(), "pred_contrib_col",
+        "the model's transform adds this column: each row's SHAP values "
+        "(predict_contributions: one per feature, then the bias; for "
+        "several classes, class after class), as xgboost.spark's "
+        "pred_contrib_col", typeConverter=TypeConverters.toString)
     qidCol = Param(Params._dummy(), "qidCol",
                    "integer query id of every row (the ranker)",
                    typeConverter=None)
@@ -506,7 +512,8 @@ class _PredictsValues:
                              dtype="float64")
 
         out = self.getPredictionCol()
-        return dataset.withColumn(out, predict(*self._feature_input(dataset)))
+        return _with_contributions(self, dataset, dataset.withColumn(
+            out, predict(*self._feature_input(dataset))))
 
 
 class _PredictsClasses:
@@ -552,7 +559,33 @@ class _PredictsClasses:
         if self.getPredictionCol():
             out = out.withColumn(self.getPredictionCol(),
                                  F.col(f"{struct}.prediction"))
-        return out.drop(struct)
+        return _with_contributions(self, dataset, out.drop(struct))
+
+
+def _with_contributions(model, dataset, out):
+    """``out`` with ``pred_contrib_col`` (if set): the SHAP values of each
+    row's margin (``predict_contributions`` of the single-node model),
+    flattened class after class, as an array of doubles."""
+    name = model._optional_col("pred_contrib_col")
+    if name is None:
+        return out
+    from pyspark.sql.functions import pandas_udf
+
+    local, names = model._local, list(
+        model.getOrDefault("features_cols") or [])
+
+    @pandas_udf("array<double>")
+    def contributions(*columns):
+        import pandas as pd
+
+        X = _rows_of(columns, names)
+        if len(X) == 0:
+            return pd.Series([], dtype=object)
+        values = np.asarray(local.predict_contributions(X),
+                            dtype=np.float64).reshape(len(X), -1)
+        return pd.Series(list(values))
+
+    return out.withColumn(name, contributions(*model._feature_input(dataset)))
 
 
 # -- persistence ------------------------------------------------------------
