@@ -191,7 +191,7 @@ def _xgboost_fits(args, params, frame, X_test, y_test, single_s, record,
             args.repeat)
         booster = model.get_booster()
         probas[workers] = booster.predict(xgboost.DMatrix(X_test))
-        row = record(f"spark, {workers} task(s)", "xgboost.spark", seconds,
+        row = record(f"spark, {workers} task(s)", "xgboost", seconds,
                      single_s, _auc(y_test, probas[workers]),
                      {"threads_per_task": 1})
         if workers == 2:
