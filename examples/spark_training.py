@@ -40,6 +40,7 @@ def session():
     spark = (SparkSession.builder.master("local[2]")
              .appName("skboost-example")
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
