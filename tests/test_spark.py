@@ -364,3 +364,93 @@ def test_empty_partitions(spark):
     with pytest.raises(ValueError, match="task 0 failed: this task "
                        "received no rows"):
         SparkBoostRegressor(num_workers=2, n_estimators=2).fit(first_empty)
+
+
+# -- SHAP columns, TrainValidationSplit, ranker, approx, base margins -------
+
+def test_contributions_column(spark):
+    """``pred_contrib_col``: the single-node model's SHAP values per row,
+    which add up to the row's margin (rawPrediction's last entry)."""
+    X, y = _discrete_data(n=400, seed=21, n_classes=2)
+    frame = _frame(spark, X, y, 2)
+    model = SparkBoostClassifier(num_workers=2, pred_contrib_col="shap",
+                                 **PARAMS).fit(frame)
+    out = model.transform(frame).toPandas()
+    shap = np.stack(out["shap"].map(np.asarray))
+    local = model.to_local()
+    np.testing.assert_array_equal(shap, local.predict_contributions(X))
+    raw = np.stack(out["rawPrediction"].map(lambda v: v.toArray()))
+    np.testing.assert_allclose(shap.sum(axis=1), raw[:, 1], atol=1e-4)
+    assert "shap" not in SparkBoostClassifier(**PARAMS).fit(frame) \
+        .transform(frame).columns
+
+
+def test_train_validation_split(spark):
+    """TrainValidationSplit over a grid: each validation metric is
+    scikit-learn's AUC of the single-node model fitted on the same
+    training rows (the split redrawn here as pyspark draws it)."""
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.tuning import ParamGridBuilder, TrainValidationSplit
+    from pyspark.sql import functions as F
+    from sklearn.metrics import roc_auc_score
+
+    X, y = _discrete_data(n=800, seed=22, n_classes=2)
+    frame = _frame(spark, X, y, 2)
+    classifier = SparkBoostClassifier(num_workers=2, **PARAMS)
+    grid = (ParamGridBuilder()
+            .addGrid(classifier.getParam("max_depth"), [1, 4]).build())
+    tvs = TrainValidationSplit(estimator=classifier, estimatorParamMaps=grid,
+                               evaluator=BinaryClassificationEvaluator(),
+                               trainRatio=0.7, seed=5)
+    fitted = tvs.fit(frame)
+    drawn = frame.select("*", F.rand(5).alias("r")).toPandas()
+    train = drawn["r"] < 0.7
+
+    def rows(mask):
+        return np.stack(drawn["features"][mask].map(lambda v: v.toArray())), \
+            drawn["label"][mask].to_numpy()
+
+    (X_train, y_train), (X_valid, y_valid) = rows(train), rows(~train)
+    expected = [roc_auc_score(y_valid, BoostClassifier(
+        **dict(PARAMS, max_depth=d)).fit(X_train, y_train)
+        .predict_proba(X_valid)[:, 1]) for d in (1, 4)]
+    np.testing.assert_allclose(fitted.validationMetrics, expected,
+                               rtol=1e-9)
+    assert fitted.bestModel.getOrDefault("max_depth") == \
+        (1, 4)[int(np.argmax(expected))]
+
+
+def test_ranker_with_approx_equals_single_node(spark):
+    """SparkBoostRanker, qidCol (queries inside partitions), with
+    ``tree_method="approx"`` (global proposals): the single-node ranker's
+    trees, for one or two tasks."""
+    from skboost import BoostRanker
+    from skboost.spark import SparkBoostRanker
+
+    X, y = _discrete_data(n=1200, seed=23)
+    relevance = np.digitize(y, np.quantile(y, [0.5, 0.8, 0.95])).astype(
+        np.float64)
+    qid = np.repeat(np.arange(60), 20)   # 300 rows (15 queries) a partition
+    frame = _frame(spark, X, relevance, 4, extra=qid[:, None].tolist())
+    params = dict(PARAMS, tree_method="approx")
+    local = BoostRanker(**params).fit(X, relevance, qid=qid)
+    for workers in (1, 2):
+        model = SparkBoostRanker(num_workers=workers, qidCol="extra0",
+                                 **params).fit(frame)
+        assert _trees_equal(model.get_booster(), local.get_booster())
+    out = model.transform(frame).toPandas()
+    np.testing.assert_array_equal(out["prediction"], local.predict(X))
+
+
+def test_base_margins_equal_single_node(spark):
+    """``baseMarginCol``: each row's starting margin, as single-node
+    ``fit(base_margin=...)``."""
+    from skboost.spark import SparkBoostRegressor as Regressor
+
+    X, y = _discrete_data(n=600, seed=24)
+    margin = np.round(np.random.default_rng(25).normal(size=len(y)), 2)
+    frame = _frame(spark, X, y, 3, extra=margin[:, None].tolist())
+    model = Regressor(num_workers=2, baseMarginCol="extra0",
+                      **PARAMS).fit(frame)
+    local = BoostRegressor(**PARAMS).fit(X, y, base_margin=margin)
+    assert _trees_equal(model.get_booster(), local.get_booster())

@@ -109,10 +109,6 @@ def test_killed_task_ends_fit_with_error_naming_it(spark, tmp_path):
           f"(every stage attempt killed): {message}")
 
 
-@pytest.mark.xfail(run=False, reason=(
-    "Spark retries the stage (it is a ShuffleMapStage), but the retried "
-    "attempts fail too, cause not found yet; each run takes 4 stage "
-    "attempts (minutes), so it is not run"))
 def test_retried_stage_gives_the_same_model(spark, tmp_path):
     X, y = _data(seed=1)
     record = tmp_path / "killed"
@@ -129,3 +125,76 @@ def test_retried_stage_gives_the_same_model(spark, tmp_path):
                      "default_left", "value"):
             assert np.array_equal(getattr(ta, name), getattr(tb, name),
                                   equal_nan=True), name
+
+
+# -- errors in a task: one stage attempt, the task's own error --------------
+
+class FailInTask(TrainingCallback):
+    """Raise a ValueError in barrier task ``task`` after round ``round``
+    (a real error of one task's fit, after the tasks linked)."""
+
+    def __init__(self, task, round):
+        self.task, self.round = task, round
+
+    def after_iteration(self, booster, iteration, evals_log):
+        from pyspark import BarrierTaskContext
+
+        if (iteration == self.round
+                and BarrierTaskContext.get().partitionId() == self.task):
+            raise ValueError(f"deliberate failure in round {iteration}")
+        return False
+
+
+def _stage_attempts(spark, group):
+    """Every stage of the jobs of ``group``: its attempts (Spark's status
+    tracker: the last attempt's number + 1)."""
+    tracker = spark.sparkContext.statusTracker()
+    attempts = []
+    for job in tracker.getJobIdsForGroup(group):
+        for stage in tracker.getJobInfo(job).stageIds:
+            info = tracker.getStageInfo(stage)
+            if info is not None and info.numTasks > 0:
+                attempts.append(info.currentAttemptId + 1)
+    return attempts
+
+
+def _fails_once(spark, fit, error, match, group):
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        with pytest.raises(error, match=match) as raised:
+            fit()
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    attempts = _stage_attempts(spark, group)
+    assert attempts and max(attempts) == 1, attempts   # never retried
+    return str(raised.value)
+
+
+def test_bad_column_in_one_task_fails_once_naming_it(spark):
+    """A null label in the rows of task 1 only: task 0 does not wait for
+    it (they meet at the gather of the links' endpoints), the stage is not
+    retried (the error comes back as a row), the error names the column."""
+    X, y = _data(n=200, seed=5)
+    frame = _frame(spark, X, y, 2)
+    bad = spark.createDataFrame(frame.rdd.mapPartitionsWithIndex(
+        lambda k, rows: ((r[0], None if (k == 1 and i == 3) else r[1])
+                         for i, r in enumerate(rows))), frame.schema)
+    started = time.time()
+    message = _fails_once(
+        spark, lambda: SparkBoostRegressor(num_workers=2, **PARAMS).fit(bad),
+        ValueError, r"task 1 failed: labelCol 'label' has 1 null",
+        "skboost-bad-label")
+    print(f"bad label: {time.time() - started:.1f} s to the error: {message}")
+
+
+def test_error_in_one_task_after_linking_is_its_own(spark):
+    """A task whose fit raises after the links opened: the others lose it
+    and stop; the error raised is the failing task's, not theirs."""
+    X, y = _data(n=200, seed=6)
+    message = _fails_once(
+        spark, lambda: SparkBoostRegressor(
+            num_workers=2, callbacks=[FailInTask(1, 2)], **PARAMS).fit(
+                _frame(spark, X, y, 2)),
+        ValueError, r"task 1 failed: deliberate failure in round 2",
+        "skboost-task-error")
+    assert "lost" not in message and "skboost.dask" not in message

@@ -13,6 +13,7 @@ single-node estimator, which the Spark model wraps for ``transform``,
 import json
 import pickle
 import re
+import socket
 import uuid
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from ..dask.fit import ShardClassification, ShardRanking, ShardRegression
 from .._estimators.continued import draw_seed
+from .rendezvous import Rendezvous
 from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
 
 from pyspark.ml import Estimator, Model
@@ -66,6 +68,12 @@ class _SparkColumns(HasFeaturesCol, HasLabelCol, HasWeightCol,
                           "margin each row starts from (XGBoost's "
                           "base_margin): a number, or a vector or array "
                           "with one per class", typeConverter=None)
+    pred_contrib_col = Param(
+        Params._dummy(), "pred_contrib_col",
+        "the model's transform adds this column: each row's SHAP values "
+        "(predict_contributions: one per feature, then the bias; for "
+        "several classes, class after class), as xgboost.spark's "
+        "pred_contrib_col", typeConverter=TypeConverters.toString)
     qidCol = Param(Params._dummy(), "qidCol",
                    "integer query id of every row (the ranker)",
                    typeConverter=None)
@@ -153,18 +161,21 @@ def _numeric(dataset, name, what, integral=False):
     return F.col(name)
 
 
-def _vector_or_array(dataset, name, what):
-    """A vector or numeric array column as array<double>."""
+def _vector_or_array(dataset, name, what, dtype="float64"):
+    """A vector or numeric array column as an array of ``dtype``
+    (``"float32"`` for features: skboost trains on float32, Java's cast
+    rounds as numpy's, and half the bytes travel to the tasks)."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
 
     VectorUDT, T = _spark_types()
     data_type = _column_type(dataset, name, what)
     if isinstance(data_type, VectorUDT):
-        return vector_to_array(F.col(name), "float64")
+        return vector_to_array(F.col(name), dtype)
     if isinstance(data_type, T.ArrayType) and isinstance(
             data_type.elementType, T.NumericType):
-        return F.col(name).cast("array<double>")
+        return F.col(name).cast("array<float>" if dtype == "float32"
+                                else "array<double>")
     raise TypeError(f"{what} {name!r} must be a vector (VectorUDT) or a "
                     f"numeric array column, got {data_type.simpleString()}")
 
@@ -181,7 +192,8 @@ def _training_columns(estimator, dataset):
                     .alias(c) for c in cols]
     else:
         columns.append(_vector_or_array(
-            dataset, estimator.getFeaturesCol(), "featuresCol").alias(FEATURES))
+            dataset, estimator.getFeaturesCol(), "featuresCol",
+            dtype="float32").alias(FEATURES))
     label = estimator.getLabelCol()
     columns.append(_numeric(dataset, label, "labelCol").alias(label))
     names["label_col"] = label
@@ -250,7 +262,8 @@ def _share_out(spark, frame, n_partitions, n_tasks, shuffle=False):
 
 
 _SPARK_TASK = re.compile(r"barrier task \w+\((\d+), (\d+)\)")
-_TASK_ERROR = re.compile(re.escape(ERROR_MARK) + r"(\d+)\] (\w+): (.*)")
+_TASK_ERROR = re.compile(re.escape(ERROR_MARK) + r"(\d+)\] (\w+): (.*)",
+                         re.DOTALL)
 _PYTHON_CRASH = re.compile(r"(Python worker exited unexpectedly[^\n]*)")
 
 
@@ -277,15 +290,51 @@ def task_error(error):
 
 
 def _run_stage(frame, plan):
-    """The barrier stage of a fit: the rows task 0 returns. The stage
-    writes them to a shuffle (of one row) rather than to the driver: Spark
-    retries a failed barrier stage whose output is a shuffle, never one
-    that returns results (some of which may be committed already)."""
+    """The barrier stage of a fit: the fitted single-node estimator task 0
+    returns, or the error of the task that failed (raised: a ValueError or
+    TypeError of the task as such, the cause first when a task's failure
+    made the others lose it). The stage writes its rows to a shuffle (of
+    one partition) rather than to the driver: Spark retries a failed
+    barrier stage whose output is a shuffle, never one that returns
+    results (some of which may be committed already)."""
     def stage(batches):
         return train_in_task(batches, plan)
 
-    return (frame.mapInArrow(stage, "model binary", barrier=True)
+    rows = (frame.mapInArrow(stage, "model binary, error string, "
+                             "profile string", barrier=True)
             .repartition(1).collect())
+    errors = sorted((row["error"] for row in rows if row["error"]),
+                    key=lambda text: "lost task " in text)
+    if errors:
+        raise StageError(errors[0])
+    models = [row["model"] for row in rows if row["model"] is not None]
+    if not models:
+        raise RuntimeError("skboost.spark: the barrier stage returned no "
+                           "model (task 0 gave no row)")
+    local = pickle.loads(models[0])
+    profile = sorted((json.loads(row["profile"]) for row in rows),
+                     key=lambda task: task["task"])
+    return local, profile
+
+
+class StageError(Exception):
+    """A task's error, returned by the stage (its text ``ERROR_MARK``ed)."""
+
+
+def _stage_with_retry(spark, frame, n_partitions, n_tasks, plan):
+    """``_run_stage`` on the frame shared out among the tasks (shuffled
+    when a ``coalesce`` before forbids a barrier stage without)."""
+    try:
+        return _run_stage(_share_out(spark, frame, n_partitions, n_tasks),
+                          plan)
+    except Exception as error:   # noqa: BLE001 - Spark's many kinds
+        if "BarrierJobUnsupportedRDDChain" not in str(error):
+            raise task_error(error) from None
+    try:
+        return _run_stage(_share_out(spark, frame, n_partitions, n_tasks,
+                                     shuffle=True), plan)
+    except Exception as error:   # noqa: BLE001
+        raise task_error(error) from None
 
 
 # -- the estimators -------------------------------------------------------
@@ -308,22 +357,19 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
         n_partitions = frame.rdd.getNumPartitions()
         n_tasks = max(1, min(int(self.getOrDefault("num_workers")),
                              n_partitions))
-        plan = TaskPlan(kind=self._kind, params=params,
-                        seed=draw_seed(params["random_state"]),
-                        token=uuid.uuid4().bytes, **names)
-        try:
-            rows = _run_stage(_share_out(spark, frame, n_partitions,
-                                         n_tasks), plan)
-        except Exception as error:   # noqa: BLE001 - Spark's many kinds
-            if "BarrierJobUnsupportedRDDChain" not in str(error):
-                raise task_error(error) from None
-            try:   # a coalesce before: the partitions shuffled into tasks
-                rows = _run_stage(_share_out(spark, frame, n_partitions,
-                                             n_tasks, shuffle=True), plan)
-            except Exception as error:   # noqa: BLE001
-                raise task_error(error) from None
-        local = pickle.loads(rows[0]["model"])
-        return self._model_class()._from_fit(local, self)
+        token = uuid.uuid4().bytes
+        host = spark.sparkContext.getConf().get("spark.driver.host",
+                                                socket.gethostname())
+        with Rendezvous(host, n_tasks, token) as meeting:
+            plan = TaskPlan(kind=self._kind, params=params,
+                            seed=draw_seed(params["random_state"]),
+                            token=token, rendezvous=meeting.address, **names)
+            local, profile = _stage_with_retry(spark, frame, n_partitions,
+                                               n_tasks, plan)
+        model = self._model_class()._from_fit(local, self)
+        # where each task's time went (benchmarks/bench_spark.py)
+        model._task_profile = profile
+        return model
 
     def write(self):
         return _ParamsWriter(self)
@@ -466,7 +512,8 @@ class _PredictsValues:
                              dtype="float64")
 
         out = self.getPredictionCol()
-        return dataset.withColumn(out, predict(*self._feature_input(dataset)))
+        return _with_contributions(self, dataset, dataset.withColumn(
+            out, predict(*self._feature_input(dataset))))
 
 
 class _PredictsClasses:
@@ -512,7 +559,33 @@ class _PredictsClasses:
         if self.getPredictionCol():
             out = out.withColumn(self.getPredictionCol(),
                                  F.col(f"{struct}.prediction"))
-        return out.drop(struct)
+        return _with_contributions(self, dataset, out.drop(struct))
+
+
+def _with_contributions(model, dataset, out):
+    """``out`` with ``pred_contrib_col`` (if set): the SHAP values of each
+    row's margin (``predict_contributions`` of the single-node model),
+    flattened class after class, as an array of doubles."""
+    name = model._optional_col("pred_contrib_col")
+    if name is None:
+        return out
+    from pyspark.sql.functions import pandas_udf
+
+    local, names = model._local, list(
+        model.getOrDefault("features_cols") or [])
+
+    @pandas_udf("array<double>")
+    def contributions(*columns):
+        import pandas as pd
+
+        X = _rows_of(columns, names)
+        if len(X) == 0:
+            return pd.Series([], dtype=object)
+        values = np.asarray(local.predict_contributions(X),
+                            dtype=np.float64).reshape(len(X), -1)
+        return pd.Series(list(values))
+
+    return out.withColumn(name, contributions(*model._feature_input(dataset)))
 
 
 # -- persistence ------------------------------------------------------------

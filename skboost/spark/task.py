@@ -24,8 +24,11 @@ on the same partitions, whatever the number of tasks.
 """
 
 from dataclasses import dataclass, replace
+import json
 import pickle
+import re
 import socket
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,6 +38,7 @@ from ..dask.fit import (ShardClassification, ShardRanking, ShardRegression,
 from ..dask.links import SocketExchange, close_links, open_links
 from ..dask.train import Shard
 from .. import BoostClassifier, BoostRanker, BoostRegressor
+from .rendezvous import gather
 
 # bits of a row id below the Spark partition's index
 # (``pyspark.sql.functions.monotonically_increasing_id``)
@@ -62,6 +66,7 @@ class TaskPlan:
     margin_col: str = None
     validation_col: str = None
     n_classes: int = None        # base margin columns (from the driver)
+    rendezvous: tuple = None     # the driver's (host, port): Rendezvous
 
 
 # -- reading the rows -------------------------------------------------------
@@ -74,11 +79,11 @@ def column_numbers(table, name):
     return np.asarray(column.to_pandas(), dtype=np.float64)
 
 
-def list_column_matrix(table, name, what, shown=None):
-    """A list column (one array per row) as a (rows, size) float64 matrix
-    (null elements NaN); a ValueError naming the column (``shown``: its
-    name in the user's DataFrame) for a null row or rows of different
-    sizes."""
+def list_column_matrix(table, name, what, shown=None, dtype=np.float64):
+    """A list column (one array per row) as a (rows, size) ``dtype``
+    matrix (null elements NaN); a ValueError naming the column
+    (``shown``: its name in the user's DataFrame) for a null row or rows
+    of different sizes."""
     import pyarrow.compute as pc
 
     column = table.column(name).combine_chunks()
@@ -95,23 +100,24 @@ def list_column_matrix(table, name, what, shown=None):
     width = int(lengths[0]) if len(lengths) else 0
     values = column.flatten()
     flat = (values.to_numpy() if values.null_count == 0
-            else np.asarray(values.to_pandas(), dtype=np.float64))
-    return np.asarray(flat, dtype=np.float64).reshape(len(column), width)
+            else np.asarray(values.to_pandas(), dtype=dtype))
+    return np.asarray(flat, dtype=dtype).reshape(len(column), width)
 
 
 def read_rows(batches, plan):
     """The task's rows (every Arrow batch of its partitions) as a table,
-    in (partition, row) order, and the partition of each row."""
+    the order that sorts them by (partition, row), and the partition of
+    each row in that order (the table itself is not reordered: its arrays
+    are, once read)."""
     import pyarrow as pa
 
     batches = list(batches)
     if not batches or sum(b.num_rows for b in batches) == 0:
-        return None, None
+        return None, None, None
     table = pa.Table.from_batches(batches)
     row_id = table.column("__skboost_row").to_numpy()
     order = np.argsort(row_id, kind="stable")
-    table = table.take(pa.array(order))
-    return table, row_id[order] >> PARTITION_SHIFT
+    return table, order, row_id[order] >> PARTITION_SHIFT
 
 
 def _features(table, plan):
@@ -119,7 +125,7 @@ def _features(table, plan):
         return np.column_stack([column_numbers(table, name)
                                 for name in plan.features_cols])
     return list_column_matrix(table, plan.features_col, "featuresCol",
-                              plan.features_name)
+                              plan.features_name, dtype=np.float32)
 
 
 def _labels(table, plan):
@@ -143,24 +149,29 @@ def _optional(table, name, what):
     return column_numbers(table, name)
 
 
-def partitions_of(table, partition, plan):
-    """The training and evaluation parts of the task's rows: ``(index, X,
-    y, weight, qid, base_margin)`` per Spark partition, and ``(0, index,
+def partitions_of(table, order, partition, plan):
+    """The training and evaluation parts of the task's rows (``order``:
+    the rows of ``table`` in (partition, row) order): ``(index, X, y,
+    weight, qid, base_margin)`` per Spark partition, and ``(0, index,
     ...)`` per partition of the rows ``validationIndicatorCol`` marks."""
-    X = _features(table, plan)
+    def ordered(values):
+        return None if values is None else values[order]
+
+    X = ordered(_features(table, plan))
     if plan.features_cols:
         import pandas as pd
 
         X = pd.DataFrame(X, columns=list(plan.features_cols))
-    y = _labels(table, plan)
-    weight = _optional(table, plan.weight_col, "weightCol")
-    margin = _optional(table, plan.margin_col, "baseMarginCol")
+    y = ordered(_labels(table, plan))
+    weight = ordered(_optional(table, plan.weight_col, "weightCol"))
+    margin = ordered(_optional(table, plan.margin_col, "baseMarginCol"))
     qid = None
     if plan.qid_col is not None:
-        qid = table.column(plan.qid_col).to_numpy()
+        qid = ordered(table.column(plan.qid_col).to_numpy())
     valid = (np.zeros(len(y), dtype=bool) if plan.validation_col is None
-             else np.asarray(table.column(plan.validation_col).to_numpy(
-                 zero_copy_only=False), dtype=bool))
+             else ordered(np.asarray(table.column(plan.validation_col)
+                                     .to_numpy(zero_copy_only=False),
+                                     dtype=bool)))
     train, evals = [], []
     for index in np.unique(partition):
         for is_valid, out in ((False, train), (True, evals)):
@@ -191,20 +202,37 @@ class TaskExchange(SocketExchange):
             f"({type(error).__name__}: {error}); training stopped")
 
 
-def open_task_links(context, index, token, timeout=30.0):
-    """Every task listens on its executor's host, the endpoints go round
-    through ``BarrierTaskContext.allGather``, and every pair of tasks
-    connects (``links.open_links``): the sockets in task order."""
-    import json
+class PeerFailed(Exception):
+    """Another task of the stage failed before the links opened: this task
+    stops without an error of its own (the failed task reports)."""
 
-    host = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
+
+def open_task_links(context, index, plan, failure=None, timeout=30.0):
+    """Every task listens on its executor's host, the endpoints go round
+    (through the driver's ``rendezvous.Rendezvous``, else
+    ``BarrierTaskContext.allGather``) with each task's failure so far
+    (``failure``: a message, or None), and every pair of tasks connects
+    (``links.open_links``): the sockets in task order. When any task
+    failed, none connects: ``PeerFailed`` (or this task's own
+    ``failure``, raised again) ends every task's fit, none waits."""
+    infos = context.getTaskInfos()
+    if len(infos) == 1:   # nothing to link, nor to wait for
+        if failure is not None:
+            raise PeerFailed(failure)
+        return [None]
+    host = infos[index].address.rsplit(":", 1)[0]
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     server = socket.socket(family, socket.SOCK_STREAM)
     server.bind((host, 0))
     server.listen(socket.SOMAXCONN)
-    endpoints = [json.loads(m) for m in context.allGather(
-        json.dumps([host, server.getsockname()[1]]))]
-    return open_links(server, index, endpoints, token, timeout=timeout)
+    gathered = gather(context, plan.rendezvous, plan.token, index,
+                      [host, server.getsockname()[1], failure])
+    failed = [k for k, (_, _, f) in enumerate(gathered) if f is not None]
+    if failed:
+        server.close()
+        raise PeerFailed(f"task(s) {failed} failed")
+    endpoints = [(h, port) for h, port, _ in gathered]
+    return open_links(server, index, endpoints, plan.token, timeout=timeout)
 
 
 class TaskShard(Shard):
@@ -321,43 +349,111 @@ def local_estimator(estimator, local_class):
 
 def train_in_task(batches, plan):
     """The body of every barrier task (``mapInArrow``): yields one Arrow
-    batch holding the pickled fitted single-node estimator from task 0,
-    nothing from the others. Any error is raised again marked with the
-    task (``ERROR_MARK``) for the driver to report."""
+    batch (``model``, ``error``) holding the pickled fitted single-node
+    estimator from task 0, nothing from the others. A task whose fit
+    raised yields its error instead, marked with the task
+    (``ERROR_MARK``): the stage succeeds and the driver raises it, since
+    a failed stage would be retried by Spark, which cannot cure bad data
+    (a task whose process dies still fails the stage)."""
+    import pyarrow as pa
     from pyspark import BarrierTaskContext
 
     context = BarrierTaskContext.get()
     index = context.partitionId()
-    links = None
+    model = error = None
+    profile = {"task": index}
     try:
-        table, partition = read_rows(batches, plan)
-        if table is None:
-            raise ValueError(
-                "this task received no rows: every task of the barrier "
-                "stage needs some (fewer num_workers, or repartition the "
-                "DataFrame)")
-        parts, eval_parts = partitions_of(table, partition, plan)
-        del table
-        links = open_task_links(context, index, plan.token)
+        fitted = _train(context, index, batches, plan, profile)
+        if index == 0:
+            model = _pickled(fitted)
+    except PeerFailed:
+        return   # the task that failed reports
+    except Exception as failure:   # noqa: BLE001 - reported to the driver
+        error = task_message(index, failure)
+    yield pa.RecordBatch.from_pydict({
+        "model": [model], "error": [error],
+        "profile": [json.dumps(profile)]},
+        schema=pa.schema([("model", pa.binary()), ("error", pa.string()),
+                          ("profile", pa.string())]))
+
+
+def _pickled(estimator):
+    """The fitted estimator's bytes for the driver, by cloudpickle: its
+    parameters may hold objects whose classes came by value from the
+    driver (callbacks defined in a notebook or a test module), which
+    ``pickle`` cannot find on an executor; ``pickle.loads`` reads them."""
+    from pyspark import cloudpickle
+
+    return cloudpickle.dumps(estimator, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+# the shared shard code (skboost.dask.fit, .train, .links) words its errors
+# for Dask: the same errors as a Spark task's
+_SPARK_WORDS = ((re.compile(r"skboost\.(dask|spark): "), ""),
+                (re.compile(r"skboost\.dask"), "skboost.spark"),
+                (re.compile(r"the worker(\(s\))? (?=task \d)"), ""),
+                (re.compile(r"\bworker"), "task"),
+                (re.compile(r"e\.g\. set_index\('qid'\)"),
+                 "e.g. repartition(n, qidCol)"),
+                (re.compile(r"for categories: dask's categorize\(\), or "
+                            r"astype with one pandas CategoricalDtype"),
+                 "for categories: one StringIndexer for every partition"),
+                (re.compile(r"\bTask(Regressor|Classifier|Ranker)\b"),
+                 r"SparkBoost\1"))
+
+
+def task_message(index, error):
+    """``error`` as the driver finds it: marked with the task, worded for
+    Spark."""
+    message = str(error)
+    for pattern, words in _SPARK_WORDS:
+        message = pattern.sub(words, message)
+    return f"{ERROR_MARK}{index}] {type(error).__name__}: {message}"
+
+
+def _task_parts(batches, plan):
+    table, order, partition = read_rows(batches, plan)
+    if table is None:
+        raise ValueError(
+            "this task received no rows: every task of the barrier "
+            "stage needs some (fewer num_workers, or repartition the "
+            "DataFrame)")
+    return partitions_of(table, order, partition, plan)
+
+
+def _train(context, index, batches, plan, profile):
+    """The task's fit: its rows read, the tasks linked (every task says
+    whether its rows were read: none waits for a task that failed), the
+    fit run over the links. ``profile``: where the task's time went."""
+    failure = parts = eval_parts = None
+    start = time.perf_counter()
+    try:
+        parts, eval_parts = _task_parts(batches, plan)
+    except Exception as error:   # noqa: BLE001 - raised after the gather
+        failure = error
+    profile["read_seconds"] = time.perf_counter() - start
+    try:
+        links = open_task_links(
+            context, index, plan,
+            failure=None if failure is None else str(failure))
+    except PeerFailed:
+        if failure is not None:
+            raise failure from None
+        raise
+    profile["link_seconds"] = time.perf_counter() - start - \
+        profile["read_seconds"]
+    try:
         names = [f"task {k} ({info.address})"
                  for k, info in enumerate(context.getTaskInfos())]
         exchange = TaskExchange(index, names, [(0, 0)] * len(names), links)
         _check_feature_counts(exchange, (parts or eval_parts)[0][-5], plan)
-        model = _fit(context, exchange, names, parts, eval_parts, plan)
-    except BaseException as error:
-        raise RuntimeError(f"{ERROR_MARK}{index}] {type(error).__name__}: "
-                           f"{error}") from error
+        return _fit(context, exchange, names, parts, eval_parts, plan,
+                    profile)
     finally:
-        if links is not None:
-            close_links(links)
-    if index == 0:
-        import pyarrow as pa
-
-        yield pa.RecordBatch.from_pydict(
-            {"model": [pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)]})
+        close_links(links)
 
 
-def _fit(context, exchange, names, parts, eval_parts, plan):
+def _fit(context, exchange, names, parts, eval_parts, plan, profile):
     from .._input.arrays import check_X
 
     task_class, local_class = TASK_CLASSES[plan.kind]
@@ -370,6 +466,12 @@ def _fit(context, exchange, names, parts, eval_parts, plan):
     check_X(estimator, meta, reset=True)
     shard = TaskShard(parts, eval_parts, exchange)
     group = TaskGroup(shard, exchange, exchange.index, names)
+    start = time.perf_counter()
     fit_group(estimator, group, n_evals=1 if plan.validation_col else 0,
               has_qid=plan.qid_col is not None)
+    profile["fit_seconds"] = time.perf_counter() - start
+    stats = getattr(estimator, "_dask_stats", None) or []
+    if len(stats) > exchange.index:
+        profile.update({k: v for k, v in stats[exchange.index].items()
+                        if isinstance(v, (int, float))})
     return local_estimator(estimator, local_class)
