@@ -488,6 +488,32 @@ def test_front_page_table_is_generated_from_result_files(tmp_path):
         assert _matching(cells, prefix, name) == [value], (prefix, name)
 
 
+def test_readme_speed_table_is_generated_from_result_files():
+    """The README's speed table is the one the result files give (its
+    cells the ratios computed here), and its Performance section types no
+    ratio outside it."""
+    sys.path.insert(0, str(ROOT / "doc" / "_scripts"))
+    try:
+        import bench_tables
+    finally:
+        sys.path.remove(str(ROOT / "doc" / "_scripts"))
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index(bench_tables.README_BEGIN)
+    end = readme.index(bench_tables.README_END)
+    lines = [line for line in readme[start:end].splitlines()
+             if line.startswith("|")]
+    assert lines == bench_tables.readme_table(), (
+        "stale: run python doc/_scripts/bench_tables.py --readme")
+    rows = [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in lines if not line.startswith("| ---")]
+    cells = _front_page_cells(rows)
+    for (prefix, name), value in _expected_front_page().items():
+        assert _matching(cells, prefix, name) == [value], (prefix, name)
+    section = readme[readme.index("## Performance"):start]
+    section += readme[end:readme.index("## Documentation")]
+    assert not re.search(r"\d\.\d\dx", section), "a ratio typed in README"
+
+
 def test_front_page_shows_the_result_files(site):
     """The built front page's speed table holds the same ratios."""
     page = (site / "index.html").read_text()

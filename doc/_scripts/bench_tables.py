@@ -17,7 +17,8 @@ hand-written table. ``doc/conf.py`` calls :func:`write_all` at every build,
 so a new result file updates the table together with its chart.
 
 Run it alone with ``python doc/_scripts/bench_tables.py [RESULTS_DIR
-[OUTPUT_DIR]]``.
+[OUTPUT_DIR]]``; ``python doc/_scripts/bench_tables.py --readme`` rewrites
+the README's copy of the front page's speed table.
 """
 
 import json
@@ -343,6 +344,35 @@ def write_front_page(results_dir=RESULTS, output_dir=OUTPUT):
     return target
 
 
+# The README's copy of the front page's table (Markdown), between these
+# two lines; ``python doc/_scripts/bench_tables.py --readme`` rewrites it
+# and tests/test_docs.py fails when it differs from the result files.
+README_BEGIN = ("<!-- speed table: written by doc/_scripts/bench_tables.py "
+                "--readme from benchmarks/results; do not edit -->")
+README_END = "<!-- end of the speed table -->"
+
+
+def readme_table(results_dir=RESULTS):
+    """The front page's table as Markdown lines (time as a ratio to
+    XGBoost's hist in the same run)."""
+    header = ["time / XGBoost's hist"] + [NAMES.get(name, name)
+                                          for name in FRONT_LIBRARIES]
+    rows = [header, ["---"] * len(header)] + front_page_rows(results_dir)
+    return ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def write_readme(readme=RESULTS.parents[1] / "README.md",
+                 results_dir=RESULTS):
+    """Replace the README's speed table (between README_BEGIN and
+    README_END) by the one the result files give; the path written."""
+    readme = Path(readme)
+    text = readme.read_text()
+    start, end = text.index(README_BEGIN), text.index(README_END)
+    block = "\n".join([README_BEGIN, ""] + readme_table(results_dir) + [""])
+    readme.write_text(text[:start] + block + "\n" + text[end:])
+    return readme
+
+
 def write_serving(result=SERVING, output_dir=OUTPUT):
     """The serving page's two tables (benchmarks/bench_latency.py):
     ``serving_latency_table.inc``, a row per library and method with the
@@ -407,6 +437,8 @@ those of the code before the change.
 """
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:] == ["--readme"]:
+    print(write_readme())
+elif __name__ == "__main__":
     for written in write_all(*sys.argv[1:3]):
         print(written)
