@@ -404,11 +404,28 @@ _SPARK_WORDS = ((re.compile(r"skboost\.(dask|spark): "), ""),
 
 def task_message(index, error):
     """``error`` as the driver finds it: marked with the task, worded for
-    Spark."""
+    Spark; an error that is not one of skboost's own checks (ValueError,
+    TypeError, RuntimeError) also says where it was raised, since its
+    traceback stays on the executor."""
     message = str(error)
     for pattern, words in _SPARK_WORDS:
         message = pattern.sub(words, message)
+    if not isinstance(error, (ValueError, TypeError, RuntimeError)):
+        message += _raised_at(error)
     return f"{ERROR_MARK}{index}] {type(error).__name__}: {message}"
+
+
+def _raised_at(error):
+    """`` (raised at file:line in function)`` of the innermost frame of
+    ``error``'s traceback ("" without one)."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    where = "/".join(frame.filename.replace("\\", "/").split("/")[-2:])
+    return f" (raised at {where}:{frame.lineno} in {frame.name})"
 
 
 def _task_parts(batches, plan):
