@@ -91,18 +91,6 @@ def _frame(spark, X, y, n_partitions):
         ["features", "label"])
 
 
-# Under CI's load (the suite on two xdist workers) a retried stage attempt
-# has twice reported "task 1 failed: AttributeError: 'NoneType' object has
-# no attribute 'sendmsg'" (a task without a link to its peer); not
-# reproduced on a quiet machine nor under two busy loops. Not strict: the
-# tests run and report XPASS when the attempt links; the error now names
-# the line it was raised at, for the next failure to show where.
-_RETRY_LINKS = pytest.mark.xfail(
-    strict=False, raises=(AssertionError, RuntimeError),
-    reason="a retried stage attempt can lack a link under load (open bug)")
-
-
-@_RETRY_LINKS
 def test_killed_task_ends_fit_with_error_naming_it(spark, tmp_path):
     X, y = _data()
     record = tmp_path / "killed"
@@ -121,7 +109,6 @@ def test_killed_task_ends_fit_with_error_naming_it(spark, tmp_path):
           f"(every stage attempt killed): {message}")
 
 
-@_RETRY_LINKS
 def test_retried_stage_gives_the_same_model(spark, tmp_path):
     X, y = _data(seed=1)
     record = tmp_path / "killed"
@@ -211,3 +198,60 @@ def test_error_in_one_task_after_linking_is_its_own(spark):
         ValueError, r"task 1 failed: deliberate failure in round 2",
         "skboost-task-error")
     assert "lost" not in message and "skboost.dask" not in message
+
+
+class _ContextWithoutAddresses:
+    """What ``BarrierTaskContext`` gives a task whose Spark properties lack
+    the stage's ``addresses`` (pyspark then returns one ``BarrierTaskInfo``
+    with an empty address): seen under CI load on a retried stage, where a
+    task trusting ``getTaskInfos()`` saw a stage of one task and sent to a
+    link it did not have ("'NoneType' object has no attribute 'sendmsg'").
+    Only this one method is stood in; the rendezvous, the sockets and the
+    exchange are the real ones."""
+
+    def __init__(self, stage):
+        self.stage = stage
+
+    def getTaskInfos(self):
+        from pyspark import BarrierTaskInfo
+
+        return [BarrierTaskInfo(h) for h in "".split(",")]
+
+    def stageId(self):
+        return self.stage
+
+
+def test_tasks_link_when_task_infos_lack_the_addresses():
+    """Two tasks whose contexts lack the stage's addresses still link
+    through the driver's rendezvous (the number of tasks is the plan's),
+    and an exchange between them carries each task's value to the other."""
+    import threading
+
+    from skboost.spark.rendezvous import Rendezvous
+    from skboost.spark.task import TaskExchange, TaskPlan, open_task_links
+
+    token = os.urandom(16)
+    results, errors = {}, []
+
+    def task(index, plan):
+        try:
+            links, names = open_task_links(_ContextWithoutAddresses(7),
+                                           index, plan)
+            exchange = TaskExchange(index, names, [(0, 0)] * 2, links)
+            results[index] = (names, exchange.allgather(10 + index))
+            exchange.close()
+        except Exception as error:   # noqa: BLE001 - asserted below
+            errors.append(error)
+
+    with Rendezvous("127.0.0.1", 2, token) as meeting:
+        plan = TaskPlan(kind="regressor", params={}, seed=0, token=token,
+                        rendezvous=meeting.address, n_tasks=2)
+        threads = [threading.Thread(target=task, args=(k, plan))
+                   for k in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert not errors, errors
+    assert results[0][1] == results[1][1] == [10, 11]
+    assert [n.split(" (")[0] for n in results[0][0]] == ["task 0", "task 1"]

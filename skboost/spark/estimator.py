@@ -363,7 +363,8 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
         with Rendezvous(host, n_tasks, token) as meeting:
             plan = TaskPlan(kind=self._kind, params=params,
                             seed=draw_seed(params["random_state"]),
-                            token=token, rendezvous=meeting.address, **names)
+                            token=token, rendezvous=meeting.address,
+                            n_tasks=n_tasks, **names)
             local, profile = _stage_with_retry(spark, frame, n_partitions,
                                                n_tasks, plan)
         model = self._model_class()._from_fit(local, self)

@@ -67,6 +67,7 @@ class TaskPlan:
     validation_col: str = None
     n_classes: int = None        # base margin columns (from the driver)
     rendezvous: tuple = None     # the driver's (host, port): Rendezvous
+    n_tasks: int = 1             # the tasks of the barrier stage
 
 
 # -- reading the rows -------------------------------------------------------
@@ -212,27 +213,59 @@ def open_task_links(context, index, plan, failure=None, timeout=30.0):
     (through the driver's ``rendezvous.Rendezvous``, else
     ``BarrierTaskContext.allGather``) with each task's failure so far
     (``failure``: a message, or None), and every pair of tasks connects
-    (``links.open_links``): the sockets in task order. When any task
-    failed, none connects: ``PeerFailed`` (or this task's own
-    ``failure``, raised again) ends every task's fit, none waits."""
-    infos = context.getTaskInfos()
-    if len(infos) == 1:   # nothing to link, nor to wait for
+    (``links.open_links``). Returns the sockets in task order and each
+    task's name. When any task failed, none connects: ``PeerFailed`` (or
+    this task's own ``failure``, raised again) ends every task's fit,
+    none waits.
+
+    The number of tasks is the plan's (the driver's count), not
+    ``getTaskInfos()``'s: a task whose Spark properties lack the stage's
+    addresses gets one ``BarrierTaskInfo`` with no address, and would
+    otherwise train alone or send to a link it does not have."""
+    if plan.n_tasks == 1:   # nothing to link, nor to wait for
         if failure is not None:
             raise PeerFailed(failure)
-        return [None]
-    host = infos[index].address.rsplit(":", 1)[0]
+        return [None], [f"task 0 ({task_host(context, index, plan)})"]
+    host = task_host(context, index, plan)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     server = socket.socket(family, socket.SOCK_STREAM)
     server.bind((host, 0))
     server.listen(socket.SOMAXCONN)
     gathered = gather(context, plan.rendezvous, plan.token, index,
                       [host, server.getsockname()[1], failure])
+    if len(gathered) != plan.n_tasks:
+        server.close()
+        raise RuntimeError(
+            f"skboost.spark: {len(gathered)} of the stage's {plan.n_tasks} "
+            "tasks met; training stopped")
     failed = [k for k, (_, _, f) in enumerate(gathered) if f is not None]
     if failed:
         server.close()
         raise PeerFailed(f"task(s) {failed} failed")
     endpoints = [(h, port) for h, port, _ in gathered]
-    return open_links(server, index, endpoints, plan.token, timeout=timeout)
+    names = [f"task {k} ({h})" for k, (h, _) in enumerate(endpoints)]
+    return open_links(server, index, endpoints, plan.token,
+                      timeout=timeout), names
+
+
+def task_host(context, index, plan):
+    """The address this task listens on: its executor's, from the
+    barrier stage's task infos when they hold the stage's tasks, else
+    the address this host reaches the driver's rendezvous from (a UDP
+    socket's route: nothing is sent), else the host name's."""
+    infos = context.getTaskInfos()
+    if len(infos) == plan.n_tasks and infos[index].address:
+        return infos[index].address.rsplit(":", 1)[0]
+    if plan.rendezvous is not None:
+        host = plan.rendezvous[0]
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect(tuple(plan.rendezvous))
+                return probe.getsockname()[0]
+        except OSError:
+            pass
+    return socket.gethostbyname(socket.gethostname())
 
 
 class TaskShard(Shard):
@@ -450,7 +483,7 @@ def _train(context, index, batches, plan, profile):
         failure = error
     profile["read_seconds"] = time.perf_counter() - start
     try:
-        links = open_task_links(
+        links, names = open_task_links(
             context, index, plan,
             failure=None if failure is None else str(failure))
     except PeerFailed:
@@ -460,8 +493,6 @@ def _train(context, index, batches, plan, profile):
     profile["link_seconds"] = time.perf_counter() - start - \
         profile["read_seconds"]
     try:
-        names = [f"task {k} ({info.address})"
-                 for k, info in enumerate(context.getTaskInfos())]
         exchange = TaskExchange(index, names, [(0, 0)] * len(names), links)
         _check_feature_counts(exchange, (parts or eval_parts)[0][-5], plan)
         return _fit(context, exchange, names, parts, eval_parts, plan,
