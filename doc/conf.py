@@ -131,6 +131,8 @@ import plot_benchmarks  # noqa: E402
 
 plot_benchmarks.draw_all()
 bench_tables.write_all()
+# the one-line summaries the pages' prose includes in place of typed figures
+bench_tables.write_summaries()
 # the front page's speed table (doc/index.rst), from the same files
 bench_tables.write_front_page()
 # the uncertainty page's chart and table (benchmarks/results/uncertainty/)

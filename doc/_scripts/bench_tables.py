@@ -437,8 +437,133 @@ those of the code before the change.
 """
 
 
+# One-line summaries of a result file's task (``<file>_<task>_summary.inc``,
+# pulled in by the prose of doc/benchmarks.rst and the user guide): the
+# figures a sentence would quote, computed from the same file as the table,
+# so that the prose types none (tests/test_docs.py fails on a typed one).
+PEERS_EXCLUDED = ("skboost", "skboost-base")
+# the metrics where a larger value is better (the others are errors)
+HIGHER_IS_BETTER = {"classification", "ranking"}
+
+
+def _peer_records(records, method, time):
+    """The other libraries' records to compare skboost's ``method`` with:
+    those of the same method, else of the method it is a variant of
+    ("onnx" for "onnx (ml 3)"), else every other library's record."""
+    peers = [r for r in records if r["library"] not in PEERS_EXCLUDED
+             and r.get(time)]
+    for wanted in (method, method.split(" (")[0]):
+        same = [r for r in peers if r["method"] == wanted]
+        if same:
+            return same
+    return peers
+
+
+def _who(record, method):
+    """A library's name, with its method in brackets where it differs."""
+    name = NAMES.get(record["library"], record["library"])
+    return name if record["method"] == method else \
+        f"{name} ({record['method']})"
+
+
+def metric_phrase(record, peer, task, metric_title):
+    """"at a test ROC AUC 0.0016 below LightGBM's" (an absolute difference
+    for a score, a relative one for an error); "" when either lacks it."""
+    mine, theirs = record.get("metric"), peer.get("metric")
+    if mine is None or theirs is None:
+        return ""
+    if mine == theirs:
+        return f" at the same test {metric_title}"
+    side = "above" if mine > theirs else "below"
+    if task in HIGHER_IS_BETTER:
+        difference = abs(mine - theirs)
+        text = f"{difference:.4f}" if difference >= 1e-3 \
+            else f"{difference:.1g}"
+    else:
+        text = f"{abs(mine - theirs) / abs(theirs):.1%}"
+    name = NAMES.get(peer["library"], peer["library"])
+    return f" at a test {metric_title} {text} {side} {name}'s"
+
+
+# fields of a skboost record that hold its time relative to another run of
+# skboost in the same file: (field, what the ratio is to)
+OWN_RATIO_FIELDS = [("ratio", "single-node skboost's time"),
+                    ("ratio_to_skboost_in_core", "its in-core fit's time")]
+
+
+def _peer_clause(records, record, task, time, metric_title):
+    """"0.58x the time of LightGBM (hist), the fastest other library in
+    this run, at a test ROC AUC ... , with 0.068x its peak memory"."""
+    method = record["method"]
+    peers = _peer_records(records, method, time)
+    if not peers:
+        return None
+    fastest = min(peers, key=lambda r: r[time])
+    text = f"{fmt_ratio(record[time] / fastest[time])}x the time of " \
+           f"{_who(fastest, method)}"
+    if len({r["library"] for r in peers}) > 1:
+        text += ", the fastest other library in this run,"
+    text += metric_phrase(record, fastest, task, metric_title)
+    if record.get("peak_mb") and fastest.get("peak_mb"):
+        text += f", with {fmt_ratio(record['peak_mb'] / fastest['peak_mb'])}"\
+                f"x its peak memory"
+    return text.rstrip(",")
+
+
+def summary_line(records, record, task, time, metric_title):
+    """One sentence on skboost's ``record``: its time against the fastest
+    comparable other library, the metric and peak memory against it; the
+    ratio to skboost-base's same method where the file has one, and to
+    another run of skboost where the record gives it (OWN_RATIO_FIELDS)."""
+    method = record["method"]
+    clauses = [_peer_clause(records, record, task, time, metric_title)]
+    base = next((r for r in records if r["library"] == "skboost-base"
+                 and r["method"] == method and r.get(time)), None)
+    if base is not None:
+        clauses.append(f"{fmt_ratio(record[time] / base[time])}x the time "
+                       f"of skboost-base (the build before the change)")
+    clauses += [f"{fmt_ratio(record[field])}x {what}"
+                for field, what in OWN_RATIO_FIELDS
+                if record.get(field) is not None and record[field] != 1.0]
+    clauses = [c for c in clauses if c]
+    if not clauses:
+        return None
+    verb = time.split("_")[0]
+    return f"skboost {method}: {verb} " + "; ".join(clauses) + "."
+
+
+def render_summary(meta, task, records):
+    """The rST of a task's summary: a bullet per skboost record."""
+    time = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
+    title = meta.get("metric_name") or METRIC_TITLES.get(task, "metric")
+    lines = [summary_line(records, r, task, time, title.replace("@", "\\@"))
+             for r in records if r["library"] == "skboost" and r.get(time)]
+    lines = [line for line in lines if line]
+    return "".join(f"- {line}\n" for line in lines) or \
+        "- skboost did not run in this file.\n"
+
+
+def write_summaries(results_dir=RESULTS, output_dir=OUTPUT):
+    """Write each result file's summary per task into ``output_dir``
+    (``<file>_<task>_summary.inc``); the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        with open(path) as f:
+            meta = json.load(f)
+        by_task = {}
+        for record in meta["results"]:
+            by_task.setdefault(record["task"], []).append(record)
+        for task, records in by_task.items():
+            target = output_dir / f"{path.stem}_{task}_summary.inc"
+            target.write_text(render_summary(meta, task, records))
+            written.append(target)
+    return written
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--readme"]:
     print(write_readme())
 elif __name__ == "__main__":
-    for written in write_all(*sys.argv[1:3]):
+    for written in write_all(*sys.argv[1:3]) + write_summaries(*sys.argv[1:3]):
         print(written)
