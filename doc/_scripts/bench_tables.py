@@ -533,12 +533,19 @@ def summary_line(records, record, task, time, metric_title):
 
 
 def render_summary(meta, task, records):
-    """The rST of a task's summary: a bullet per skboost record."""
+    """The rST of a task's summary: a bullet per skboost record, and one
+    with the most CPU other processes took during a fit where the file
+    recorded it (``fit_other_cores``)."""
     time = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
     title = meta.get("metric_name") or METRIC_TITLES.get(task, "metric")
     lines = [summary_line(records, r, task, time, title.replace("@", "\\@"))
              for r in records if r["library"] == "skboost" and r.get(time)]
     lines = [line for line in lines if line]
+    others = [r["fit_other_cores"] for r in records
+              if r.get("fit_other_cores") is not None]
+    if others:
+        lines.append(f"Other processes on the machine kept at most "
+                     f"{max(others):.2f} cores busy during these fits.")
     return "".join(f"- {line}\n" for line in lines) or \
         "- skboost did not run in this file.\n"
 
