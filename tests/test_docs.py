@@ -536,10 +536,11 @@ def test_front_page_shows_the_result_files(site):
 # 224 MB, 1.5 GB/s), a percentage (45%), a decimal "times" (1.46 times), or
 # a metric written to four decimals or more (0.9555).
 TYPED_FIGURE = re.compile(
-    r"(?<![\w.\-])\d+(?:[.,]\d+)*"
-    r"(?:x\b|\s?%|\s?(?:s|ms|us|µs|ns|B|KB|kB|KiB|MB|MiB|GB|GiB)(?:/s)?\b)"
-    r"|(?<![\w.\-])\d+\.\d+\stimes\b"
-    r"|(?<![\w.\-])0\.\d{4,}\b")
+    r"(?<![\w.])\d+(?:[.,]\d+)*"
+    r"(?:x\b|\s?%|\s?(?:s|ms|us|µs|ns|B|KB|kB|KiB|MB|MiB|GB|GiB)(?:/s)?\b"
+    r"|\s(?:(?:nano|micro|milli)?seconds|minutes)\b)"
+    r"|(?<![\w.])\d+\.\d+\stimes\b"
+    r"|(?<![\w.])0\.\d{4,}\b")
 # directives whose bodies are code, generated files or pictures, not prose
 NOT_PROSE = ("code-block", "code", "sourcecode", "literalinclude",
              "include", "image", "figure", "math", "raw", "testcode",
@@ -556,6 +557,7 @@ CONFIGURATION = [
     ("dask.rst", "redone plus 2 s"),
     ("dask.rst", "opened within 10 s"),
     ("dask.rst", "up to 32 MiB are kept for reuse"),
+    ("dask.rst", "every block above 128 KiB"),
     ("out_of_core.rst", "1.5 MiB by default"),
     ("threads.rst", "windows of at least 0.1 s"),
     ("random_forests.rst", "within 2% of XGBoost's"),
