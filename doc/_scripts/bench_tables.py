@@ -16,9 +16,20 @@ or date, the machine, and whether the file was transcribed from an earlier
 hand-written table. ``doc/conf.py`` calls :func:`write_all` at every build,
 so a new result file updates the table together with its chart.
 
+Each file also becomes one summary per task,
+``doc/_build_charts/<file>_<task>_summary.inc`` (:func:`write_summaries`):
+a bullet per skboost record with its time as a ratio to the fastest other
+library that ran the same method, the test metric's difference from it
+and the peak memory ratio, the ratio to ``skboost-base`` (the build before
+a change, ``--baseline``) where the file has one, and the most CPU other
+processes took during a fit. The pages' prose includes these lines
+instead of typing a measured figure (``tests/test_docs.py`` fails on a
+typed one), so a new result file updates the words with the table.
+
 Run it alone with ``python doc/_scripts/bench_tables.py [RESULTS_DIR
-[OUTPUT_DIR]]``; ``python doc/_scripts/bench_tables.py --readme`` rewrites
-the README's copy of the front page's speed table.
+[OUTPUT_DIR]]`` (tables and summaries); ``python
+doc/_scripts/bench_tables.py --readme`` rewrites the README's copy of the
+front page's speed table.
 """
 
 import json
