@@ -564,7 +564,8 @@ CONFIGURATION = [
     ("uncertainty.rst", "Conformal: 90% intervals"),
 ]
 FIGURE_PAGES = ["benchmarks.rst"] + sorted(
-    f"user_guide/{p.name}" for p in (ROOT / "doc" / "user_guide").glob("*.rst"))
+    f"user_guide/{page.name}"
+    for page in (ROOT / "doc" / "user_guide").glob("*.rst"))
 
 
 def _prose(text):
