@@ -460,14 +460,17 @@ HIGHER_IS_BETTER = {"classification", "ranking"}
 def _peer_records(records, method, time):
     """The other libraries' records to compare skboost's ``method`` with:
     those of the same method, else of the method it is a variant of
-    ("onnx" for "onnx (ml 3)"), else every other library's record."""
+    ("onnx" for "onnx (ml 3)"), else their hist runs (a skboost method
+    they lack, such as exact on sparse input, against their fastest
+    method); none when the file's methods are cases the others did not
+    run (Spark's single-node fit)."""
     peers = [r for r in records if r["library"] not in PEERS_EXCLUDED
              and r.get(time)]
-    for wanted in (method, method.split(" (")[0]):
+    for wanted in (method, method.split(" (")[0], "hist"):
         same = [r for r in peers if r["method"] == wanted]
         if same:
             return same
-    return peers
+    return []
 
 
 def _who(record, method):
