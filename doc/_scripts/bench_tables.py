@@ -552,16 +552,18 @@ def render_summary(meta, task, records):
     recorded it (``fit_other_cores``)."""
     time = "fit_s" if any(r.get("fit_s") for r in records) else "predict_s"
     title = meta.get("metric_name") or METRIC_TITLES.get(task, "metric")
+    mine = [r for r in records if r["library"] == "skboost" and r.get(time)]
     lines = [summary_line(records, r, task, time, title.replace("@", "\\@"))
-             for r in records if r["library"] == "skboost" and r.get(time)]
-    lines = [line for line in lines if line]
+             for r in mine]
+    lines = [line for line in lines if line] or [
+        "No other library or earlier build ran skboost's cases here."
+        if mine else "skboost did not run in this file."]
     others = [r["fit_other_cores"] for r in records
               if r.get("fit_other_cores") is not None]
     if others:
         lines.append(f"Other processes on the machine kept at most "
                      f"{max(others):.2f} cores busy during these fits.")
-    return "".join(f"- {line}\n" for line in lines) or \
-        "- skboost did not run in this file.\n"
+    return "".join(f"- {line}\n" for line in lines)
 
 
 def write_summaries(results_dir=RESULTS, output_dir=OUTPUT):
