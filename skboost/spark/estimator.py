@@ -22,6 +22,7 @@ from .. import BoostClassifier, BoostRanker, BoostRegressor
 from ..dask.fit import ShardClassification, ShardRanking, ShardRegression
 from .._estimators.continued import draw_seed
 from .rendezvous import Rendezvous
+from .vectors import pandas_vectors
 from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
 
 from pyspark.ml import Estimator, Model
@@ -161,17 +162,20 @@ def _numeric(dataset, name, what, integral=False):
     return F.col(name)
 
 
-def _vector_or_array(dataset, name, what, dtype="float64"):
+def _vector_or_array(dataset, name, what, dtype="float64", vectors=False):
     """A vector or numeric array column as an array of ``dtype``
     (``"float32"`` for features: skboost trains on float32, Java's cast
-    rounds as numpy's, and half the bytes travel to the tasks)."""
+    rounds as numpy's, and half the bytes travel to the tasks); with
+    ``vectors``, a vector column as it is (its struct: ``vectors.py``
+    reads sparse vectors without densifying them)."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
 
     VectorUDT, T = _spark_types()
     data_type = _column_type(dataset, name, what)
     if isinstance(data_type, VectorUDT):
-        return vector_to_array(F.col(name), dtype)
+        return (F.col(name) if vectors
+                else vector_to_array(F.col(name), dtype))
     if isinstance(data_type, T.ArrayType) and isinstance(
             data_type.elementType, T.NumericType):
         return F.col(name).cast("array<float>" if dtype == "float32"
@@ -193,7 +197,7 @@ def _training_columns(estimator, dataset):
     else:
         columns.append(_vector_or_array(
             dataset, estimator.getFeaturesCol(), "featuresCol",
-            dtype="float32").alias(FEATURES))
+            dtype="float32", vectors=True).alias(FEATURES))
     label = estimator.getLabelCol()
     columns.append(_numeric(dataset, label, "labelCol").alias(label))
     names["label_col"] = label
@@ -470,7 +474,7 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
             return [_numeric(dataset, c, "features_cols").cast("double")
                     for c in cols]
         return [_vector_or_array(dataset, self.getFeaturesCol(),
-                                 "featuresCol")]
+                                 "featuresCol", vectors=True)]
 
     def write(self):
         return _ModelWriter(self)
@@ -482,13 +486,16 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
 
 def _rows_of(columns, names):
     """The features of a pandas UDF's batch as a float64 matrix (or a
-    DataFrame with the names of ``features_cols``)."""
+    DataFrame with the names of ``features_cols``; a vector column's rows
+    as ``vectors.pandas_vectors`` reads them: CSR when any is sparse)."""
     import pandas as pd
 
     if names:
         return pd.DataFrame({n: np.asarray(c, dtype=np.float64)
                              for n, c in zip(names, columns)})
     column = columns[0]
+    if isinstance(column, pd.DataFrame):   # VectorUDT's struct
+        return pandas_vectors(column)
     if len(column) == 0:
         return np.zeros((0, 0))
     return np.stack([np.asarray(v, dtype=np.float64) for v in column])
@@ -508,7 +515,7 @@ class _PredictsValues:
             import pandas as pd
 
             X = _rows_of(columns, names)
-            return pd.Series(local.predict(X) if len(X) else [],
+            return pd.Series(local.predict(X) if X.shape[0] else [],
                              dtype="float64")
 
         out = self.getPredictionCol()
@@ -536,7 +543,7 @@ class _PredictsClasses:
             import pandas as pd
 
             X = _rows_of(columns, names)
-            if len(X) == 0:
+            if X.shape[0] == 0:
                 return pd.DataFrame({"raw": [], "probability": [],
                                      "prediction": []})
             margin = np.asarray(local.predict(X, output_margin=True),
@@ -579,10 +586,10 @@ def _with_contributions(model, dataset, out):
         import pandas as pd
 
         X = _rows_of(columns, names)
-        if len(X) == 0:
+        if X.shape[0] == 0:
             return pd.Series([], dtype=object)
         values = np.asarray(local.predict_contributions(X),
-                            dtype=np.float64).reshape(len(X), -1)
+                            dtype=np.float64).reshape(X.shape[0], -1)
         return pd.Series(list(values))
 
     return out.withColumn(name, contributions(*model._feature_input(dataset)))

@@ -39,6 +39,7 @@ from ..dask.links import SocketExchange, close_links, open_links
 from ..dask.train import Shard
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from .rendezvous import gather
+from .vectors import arrow_vectors, is_vector_struct
 
 # bits of a row id below the Spark partition's index
 # (``pyspark.sql.functions.monotonically_increasing_id``)
@@ -124,6 +125,9 @@ def _features(table, plan):
     if plan.features_cols:
         return np.column_stack([column_numbers(table, name)
                                 for name in plan.features_cols])
+    if is_vector_struct(table.schema.field(plan.features_col).type):
+        return arrow_vectors(table.column(plan.features_col), "featuresCol",
+                             plan.features_name)
     return list_column_matrix(table, plan.features_col, "featuresCol",
                               plan.features_name, dtype=np.float32)
 
