@@ -161,3 +161,115 @@ def test_sparse_vectors_of_different_sizes_name_the_column(spark):
                            "vectors of different sizes"):
             SparkBoostClassifier(num_workers=workers,
                                  n_estimators=2).fit(frame.coalesce(workers))
+
+
+# -- categorical columns ----------------------------------------------------
+
+def _categorical_frame(spark, n=1200, seed=5, n_partitions=4):
+    """Two string columns (12 labels: partition splits; 3: one-hot) and
+    two numeric ones, a target that depends on the labels."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    colors = np.array([f"c{k}" for k in range(12)])[rng.integers(0, 12, n)]
+    sizes = np.array(["S", "M", "L"])[rng.integers(0, 3, n)]
+    x0 = rng.integers(1, 30, n).astype(float)
+    x1 = rng.integers(1, 20, n).astype(float)
+    effect = {f"c{k}": v for k, v in enumerate(rng.normal(size=12) * 3)}
+    y = (np.array([effect[c] for c in colors]) + (sizes == "M") * 2
+         + x0 / 10 + rng.normal(size=n))
+    pdf = pd.DataFrame({"x0": x0, "color": colors, "x1": x1, "size": sizes,
+                        "label": y})
+    return spark.createDataFrame(pdf).repartition(n_partitions)
+
+
+def test_string_indexer_attributes_make_categorical_features(spark):
+    """StringIndexer's nominal attributes, through VectorAssembler's
+    slots: those features are categorical, and the model is single-node
+    skboost's with ``categorical_features`` naming them, for one and two
+    tasks (absent entries 0.0: the assembler stores category 0 as an
+    absent entry of the sparse vectors it writes)."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+
+    frame = _categorical_frame(spark)
+    prepared = Pipeline(stages=[
+        StringIndexer(inputCols=["color", "size"],
+                      outputCols=["color_i", "size_i"]),
+        VectorAssembler(inputCols=["x0", "color_i", "x1", "size_i"],
+                        outputCol="features")]).fit(frame).transform(frame)
+    prepared = prepared.select("features", "label").cache()
+    rows = prepared.toPandas()
+    X = np.stack(rows["features"].map(lambda v: v.toArray()))
+    y = rows["label"].to_numpy()
+    params = dict(PARAMS, sparse_absent="zero")
+    local = BoostRegressor(categorical_features=[1, 3], **params).fit(X, y)
+    assert any(t.has_categorical_splits for t in local.get_booster().trees)
+    for workers in (1, 2):
+        model = SparkBoostRegressor(num_workers=workers,
+                                    **params).fit(prepared)
+        assert _trees_equal(model.get_booster(), local.get_booster())
+    assert list(model.to_local().categorical_features) == [1, 3]
+    out = model.transform(prepared).toPandas()
+    np.testing.assert_array_equal(out["prediction"], local.predict(X))
+
+
+def test_categorical_columns_and_the_param(spark):
+    """``features_cols``: StringIndexer's output columns are categorical
+    by their attribute, and ``categorical_features`` names another (a
+    numeric column of whole numbers): single-node skboost with the three
+    named, for two tasks."""
+    from pyspark.ml.feature import StringIndexer
+
+    frame = _categorical_frame(spark, seed=6)
+    indexed = StringIndexer(inputCols=["color", "size"],
+                            outputCols=["color_i", "size_i"]).fit(frame) \
+        .transform(frame).cache()
+    names = ["x0", "color_i", "x1", "size_i"]
+    rows = indexed.toPandas()
+    local = BoostRegressor(categorical_features=["color_i", "size_i", "x1"],
+                           **PARAMS).fit(rows[names], rows["label"])
+    model = SparkBoostRegressor(num_workers=2, features_cols=names,
+                                categorical_features=["x1"],
+                                **PARAMS).fit(indexed)
+    assert _trees_equal(model.get_booster(), local.get_booster())
+    out = model.transform(indexed).toPandas()
+    np.testing.assert_array_equal(out["prediction"],
+                                  local.predict(out[names]))
+
+
+def test_bad_categorical_values_name_the_column(spark):
+    """Negative, fractional, or beyond the attribute's labels: a clear
+    error naming the column (the slot of a vector column)."""
+    import pandas as pd
+    from pyspark.ml.linalg import Vectors
+    from pyspark.sql import functions as F
+
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 3, size=(40, 3)).astype(float)
+    y = rng.normal(size=40)
+    bad = values.copy()
+    bad[17, 2] = -1.0
+    vectors = spark.createDataFrame(
+        [(Vectors.dense(r.tolist()), float(t)) for r, t in zip(bad, y)],
+        ["features", "label"]).repartition(2)
+    with pytest.raises(ValueError, match=r"featuresCol slot 2 is "
+                       r"categorical, but holds -1\.0"):
+        SparkBoostRegressor(num_workers=2, n_estimators=1,
+                            categorical_features=[2]).fit(vectors)
+    pdf = pd.DataFrame(values, columns=["a", "b", "c"]).assign(label=y)
+    pdf.loc[5, "b"] = 1.5
+    columns = spark.createDataFrame(pdf)
+    with pytest.raises(ValueError, match="features_cols 'b' is categorical,"
+                       r" but holds 1\.5"):
+        SparkBoostRegressor(features_cols=["a", "b"], n_estimators=1,
+                            categorical_features=["b"]).fit(columns)
+    # an index beyond the labels the nominal attribute lists
+    attribute = {"ml_attr": {"type": "nominal", "vals": ["p", "q"]}}
+    marked = spark.createDataFrame(pd.DataFrame(values, columns=[
+        "a", "b", "c"]).assign(label=y)).withColumn(
+        "c", F.col("c").alias("c", metadata=attribute))
+    with pytest.raises(ValueError, match=r"features_cols 'c' is "
+                       r"categorical, but holds 2\.0.*lists 2 labels"):
+        SparkBoostRegressor(features_cols=["a", "c"],
+                            n_estimators=1).fit(marked)

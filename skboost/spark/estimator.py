@@ -21,6 +21,7 @@ import numpy as np
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from ..dask.fit import ShardClassification, ShardRanking, ShardRegression
 from .._estimators.continued import draw_seed
+from .categories import categorical_plan
 from .rendezvous import Rendezvous
 from .vectors import pandas_vectors
 from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
@@ -352,11 +353,17 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
 
     def _fit(self, dataset):
         params = self.skboost_params()
+        # categorical features: from the ML attributes and
+        # categorical_features (categories.py), coded by the tasks
         checker = type("Check", (self._task_mixin, self._local_class), {})(
-            **params)
+            **dict(params, categorical_features=None))
         checker._check_shard_params()
         spark = dataset.sparkSession
         columns, names = _training_columns(self, dataset)
+        categorical, limits, labels = categorical_plan(self, dataset)
+        params["categorical_features"] = list(categorical) or None
+        names.update(categorical=categorical, category_limits=limits,
+                     category_labels=labels)
         frame = dataset.select(*columns)
         n_partitions = frame.rdd.getNumPartitions()
         n_tasks = max(1, min(int(self.getOrDefault("num_workers")),

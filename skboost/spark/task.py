@@ -39,6 +39,8 @@ from ..dask.links import SocketExchange, close_links, open_links
 from ..dask.train import Shard
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from .rendezvous import gather
+from .categories import (check_category_values, fit_category_map,
+                         task_categories)
 from .vectors import arrow_vectors, is_vector_struct
 
 # bits of a row id below the Spark partition's index
@@ -68,6 +70,11 @@ class TaskPlan:
     validation_col: str = None
     n_classes: int = None        # base margin columns (from the driver)
     rendezvous: tuple = None     # the driver's (host, port): Rendezvous
+    # categorical features (categories.py): indices, label counts (or
+    # None), names for errors
+    categorical: tuple = ()
+    category_limits: tuple = ()
+    category_labels: tuple = ()
 
 
 # -- reading the rows -------------------------------------------------------
@@ -450,6 +457,7 @@ def _train(context, index, batches, plan, profile):
     start = time.perf_counter()
     try:
         parts, eval_parts = _task_parts(batches, plan)
+        check_category_values(parts, eval_parts, plan)
     except Exception as error:   # noqa: BLE001 - raised after the gather
         failure = error
     profile["read_seconds"] = time.perf_counter() - start
@@ -484,7 +492,16 @@ def _fit(context, exchange, names, parts, eval_parts, plan, profile):
     X = (parts or eval_parts)[0][-5]
     meta = (X.iloc[:1] if hasattr(X, "iloc")
             else np.zeros((1, X.shape[1]), dtype=np.float64))
+    # the features' names and number from one row; the categories from
+    # every task's rows (categories.py), as one process finds them
+    estimator.categorical_features = None
     check_X(estimator, meta, reset=True)
+    if plan.categorical:
+        estimator.categorical_features = list(plan.categorical)
+        estimator._category_map_ = fit_category_map(
+            exchange.allgather(task_categories(parts or [], plan,
+                                               estimator.sparse_absent)),
+            plan, X.shape[1])
     shard = TaskShard(parts, eval_parts, exchange)
     group = TaskGroup(shard, exchange, exchange.index, names)
     start = time.perf_counter()
