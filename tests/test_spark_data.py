@@ -273,3 +273,50 @@ def test_bad_categorical_values_name_the_column(spark):
                        r"categorical, but holds 2\.0.*lists 2 labels"):
         SparkBoostRegressor(features_cols=["a", "c"],
                             n_estimators=1).fit(marked)
+
+
+# -- survival:aft interval bounds -------------------------------------------
+
+def test_aft_bound_columns_equal_single_node(spark):
+    """label_lower_bound_col / label_upper_bound_col: the [lower, upper]
+    bounds single-node ``fit`` takes as a (n, 2) y (exact, right-censored:
+    inf, left-censored: 0, interval), for one and two tasks; transform
+    predicts as single-node."""
+    import pandas as pd
+
+    rng = np.random.default_rng(9)
+    n = 800
+    X = rng.integers(0, 30, size=(n, 4)).astype(np.float64)
+    time = np.round(rng.exponential(np.exp((X[:, 0] - X[:, 1]) / 20)), 2)
+    time += 0.01
+    kind = rng.integers(0, 4, n)   # exact, right, left, interval
+    lower = np.where(kind == 2, 0.0, time)
+    upper = np.select([kind == 1, kind == 3], [np.inf, time * 1.5], time)
+    names = ["a", "b", "c", "d"]
+    pdf = pd.DataFrame(X, columns=names).assign(lo=lower, hi=upper)
+    frame = spark.createDataFrame(pdf).repartition(4).cache()
+    rows = frame.toPandas()
+    params = dict(PARAMS, objective="survival:aft",
+                  aft_loss_distribution="logistic")
+    local = BoostRegressor(**params).fit(
+        rows[names], rows[["lo", "hi"]].to_numpy())
+    for workers in (1, 2):
+        model = SparkBoostRegressor(
+            num_workers=workers, features_cols=names,
+            label_lower_bound_col="lo", label_upper_bound_col="hi",
+            **params).fit(frame)
+        assert _trees_equal(model.get_booster(), local.get_booster())
+    out = model.transform(frame).toPandas()
+    np.testing.assert_array_equal(out["prediction"],
+                                  local.predict(out[names]))
+    with pytest.raises(ValueError, match="set both"):
+        SparkBoostRegressor(features_cols=names, label_lower_bound_col="lo",
+                            **params).fit(frame)
+    with pytest.raises(ValueError, match="objective is 'reg:squarederror'"):
+        SparkBoostRegressor(features_cols=names, label_lower_bound_col="lo",
+                            label_upper_bound_col="hi").fit(frame)
+    bad = frame.withColumn("hi", frame["lo"] - 1.0)
+    with pytest.raises(ValueError, match="upper bounds"):
+        SparkBoostRegressor(features_cols=names, label_lower_bound_col="lo",
+                            label_upper_bound_col="hi",
+                            **params).fit(bad)

@@ -199,9 +199,15 @@ def _training_columns(estimator, dataset):
         columns.append(_vector_or_array(
             dataset, estimator.getFeaturesCol(), "featuresCol",
             dtype="float32", vectors=True).alias(FEATURES))
-    label = estimator.getLabelCol()
-    columns.append(_numeric(dataset, label, "labelCol").alias(label))
-    names["label_col"] = label
+    bounds = _bound_cols(estimator)
+    if bounds:
+        columns += [_numeric(dataset, name, what).cast("double").alias(name)
+                    for name, what in zip(bounds, _BOUND_PARAMS)]
+        names["bound_cols"] = bounds
+    else:
+        label = estimator.getLabelCol()
+        columns.append(_numeric(dataset, label, "labelCol").alias(label))
+        names["label_col"] = label
     for param, key, what in (("weightCol", "weight_col", "weightCol"),
                              ("validationIndicatorCol", "validation_col",
                               "validationIndicatorCol")):
@@ -229,6 +235,29 @@ def _training_columns(estimator, dataset):
         names["features_col"] = FEATURES
         names["features_name"] = estimator.getFeaturesCol()
     return columns, names
+
+
+_BOUND_PARAMS = ("label_lower_bound_col", "label_upper_bound_col")
+
+
+def _bound_cols(estimator):
+    """survival:aft's (lower, upper) bound columns, or None; a ValueError
+    when only one is set, or with another objective."""
+    if not estimator.hasParam(_BOUND_PARAMS[0]):
+        return None
+    cols = tuple(estimator._optional_col(p) for p in _BOUND_PARAMS)
+    if cols == (None, None):
+        return None
+    if None in cols:
+        raise ValueError("label_lower_bound_col and label_upper_bound_col "
+                         "go together: set both (survival:aft's bounds of "
+                         "each time) or neither")
+    objective = estimator.getOrDefault("objective")
+    if objective != "survival:aft":
+        raise ValueError("label_lower_bound_col and label_upper_bound_col "
+                         "are survival:aft's label bounds: objective is "
+                         f"{objective!r}")
+    return cols
 
 
 def _task_keys(spark, n_tasks):
@@ -739,7 +768,22 @@ _FIT_NOTES = """
 """
 
 
+class _SurvivalBounds(Params):
+    """survival:aft's interval labels: two columns of bounds."""
+
+    label_lower_bound_col = Param(
+        Params._dummy(), "label_lower_bound_col",
+        "survival:aft: the column of each time's lower bound (0: "
+        "left-censored); with label_upper_bound_col, in place of labelCol",
+        typeConverter=TypeConverters.toString)
+    label_upper_bound_col = Param(
+        Params._dummy(), "label_upper_bound_col",
+        "survival:aft: the column of each time's upper bound (inf: "
+        "right-censored)", typeConverter=TypeConverters.toString)
+
+
 class SparkBoostRegressorModel(_PredictsValues, _SparkBoostModel,
+                               _SurvivalBounds,
                                _params_mixin(BoostRegressor)):
     """A fitted :class:`SparkBoostRegressor`: ``transform`` adds
     ``predictionCol``."""
@@ -747,10 +791,14 @@ class SparkBoostRegressorModel(_PredictsValues, _SparkBoostModel,
     _local_class = BoostRegressor
 
 
-class SparkBoostRegressor(_SparkBoostEstimator,
+class SparkBoostRegressor(_SparkBoostEstimator, _SurvivalBounds,
                           _params_mixin(BoostRegressor)):
     __doc__ = ("``BoostRegressor`` trained on Spark, as one barrier stage.\n"
-               + _FIT_NOTES.format(local="BoostRegressor", extra=""))
+               + _FIT_NOTES.format(
+                   local="BoostRegressor",
+                   extra=", ``label_lower_bound_col`` and "
+                         "``label_upper_bound_col`` (``survival:aft``'s "
+                         "interval labels, in place of ``labelCol``)"))
 
     _local_class = BoostRegressor
     _kind = "regressor"

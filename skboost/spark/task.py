@@ -74,6 +74,7 @@ class TaskPlan:
     # None), names for errors
     categorical: tuple = ()
     category_limits: tuple = ()
+    bound_cols: tuple = None     # survival:aft's (lower, upper) columns
     category_labels: tuple = ()
 
 
@@ -140,6 +141,11 @@ def _features(table, plan):
 
 
 def _labels(table, plan):
+    if plan.bound_cols:   # survival:aft's [lower, upper] of each row
+        return np.column_stack([
+            _optional(table, name, what) for name, what in zip(
+                plan.bound_cols, ("label_lower_bound_col",
+                                  "label_upper_bound_col"))])
     column = table.column(plan.label_col)
     if column.null_count:
         raise ValueError(f"labelCol {plan.label_col!r} has "
