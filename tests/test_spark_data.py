@@ -9,6 +9,8 @@ vector column of 10**9 features (a dense float32 copy of its 2,000 rows
 would take 8 TB) and the type of the matrix a task's shard receives.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -74,7 +76,12 @@ def test_sparse_classifier_equals_single_node_on_the_csr_matrix(spark):
     frame = _vector_frame(spark, vectors, labels, 4)
     local = BoostClassifier(**PARAMS).fit(X, labels)
     for workers in (1, 2):
-        model = SparkBoostClassifier(num_workers=workers, **PARAMS).fit(frame)
+        # a warning: the dense rows' zeros are values, the sparse rows'
+        # absent entries missing
+        with pytest.warns(UserWarning, match=r"holds 857 sparse and 143 "
+                          r"dense vectors.*sparse_absent='zero'"):
+            model = SparkBoostClassifier(num_workers=workers,
+                                         **PARAMS).fit(frame)
         assert _trees_equal(model.get_booster(), local.get_booster())
     out = model.transform(frame).toPandas()
     proba = np.stack(out["probability"].map(lambda v: v.toArray()))
@@ -93,7 +100,12 @@ def test_sparse_regressor_absent_entries_as_single_node(spark, absent):
     vectors, X, y = _sparse_rows(seed=1)
     frame = _vector_frame(spark, vectors, y, 3)
     params = dict(PARAMS, sparse_absent=absent)
-    model = SparkBoostRegressor(num_workers=2, **params).fit(frame)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = SparkBoostRegressor(num_workers=2, **params).fit(frame)
+    # the warning about zeros read two ways: only where they are
+    assert any("sparse_absent='zero'" in str(w.message) for w in caught) \
+        == (absent == "missing")
     local = BoostRegressor(**params).fit(X, y)
     assert _trees_equal(model.get_booster(), local.get_booster())
     out = model.transform(frame).toPandas()

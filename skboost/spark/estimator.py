@@ -15,6 +15,7 @@ import pickle
 import re
 import socket
 import uuid
+import warnings
 
 import numpy as np
 
@@ -371,6 +372,27 @@ def _stage_with_retry(spark, frame, n_partitions, n_tasks, plan):
         raise task_error(error) from None
 
 
+def _warn_mixed_vectors(profile, params, name):
+    """A UserWarning when the features column held sparse and dense
+    vectors and absent entries are missing: a 0.0 was then missing in
+    the sparse rows and a value in the dense ones (``VectorAssembler``
+    stores a row with many zeros as a sparse vector)."""
+    counts = [task.get("vector_rows") for task in profile]
+    counts = [c for c in counts if c is not None]
+    if params.get("sparse_absent") != "missing" or not counts:
+        return
+    sparse, dense = (sum(c[k] for c in counts) for k in (0, 1))
+    if sparse and dense:
+        warnings.warn(
+            f"featuresCol {name!r} holds {sparse} sparse and {dense} dense "
+            "vectors: with sparse_absent='missing' an entry a sparse "
+            "vector does not store is missing, while a dense vector's 0.0 "
+            "is a value (VectorAssembler stores rows with many zeros as "
+            "sparse vectors); set sparse_absent='zero' to read every "
+            "absent entry as 0.0, as Spark ML does", UserWarning,
+            stacklevel=3)
+
+
 # -- the estimators -------------------------------------------------------
 
 class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
@@ -406,6 +428,7 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
                             token=token, rendezvous=meeting.address, **names)
             local, profile = _stage_with_retry(spark, frame, n_partitions,
                                                n_tasks, plan)
+        _warn_mixed_vectors(profile, params, self.getFeaturesCol())
         model = self._model_class()._from_fit(local, self)
         # where each task's time went (benchmarks/bench_spark.py)
         model._task_profile = profile

@@ -445,14 +445,27 @@ def _raised_at(error):
     return f" (raised at {where}:{frame.lineno} in {frame.name})"
 
 
-def _task_parts(batches, plan):
+def _task_parts(batches, plan, profile):
     table, order, partition = read_rows(batches, plan)
     if table is None:
         raise ValueError(
             "this task received no rows: every task of the barrier "
             "stage needs some (fewer num_workers, or repartition the "
             "DataFrame)")
+    profile["vector_rows"] = vector_kinds(table, plan)
     return partitions_of(table, order, partition, plan)
+
+
+def vector_kinds(table, plan):
+    """[sparse, dense] rows of a vector features column (None for other
+    features): the driver warns when both meet with
+    ``sparse_absent="missing"``."""
+    if plan.features_cols or not is_vector_struct(
+            table.schema.field(plan.features_col).type):
+        return None
+    kind = table.column(plan.features_col).combine_chunks().flatten()[0]
+    sparse = int(np.count_nonzero(kind.to_numpy(zero_copy_only=False) == 0))
+    return [sparse, table.num_rows - sparse]
 
 
 def _train(context, index, batches, plan, profile):
@@ -462,7 +475,7 @@ def _train(context, index, batches, plan, profile):
     failure = parts = eval_parts = None
     start = time.perf_counter()
     try:
-        parts, eval_parts = _task_parts(batches, plan)
+        parts, eval_parts = _task_parts(batches, plan, profile)
         check_category_values(parts, eval_parts, plan)
     except Exception as error:   # noqa: BLE001 - raised after the gather
         failure = error
