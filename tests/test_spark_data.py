@@ -81,6 +81,7 @@ def test_sparse_classifier_equals_single_node_on_the_csr_matrix(spark):
         with pytest.warns(UserWarning, match=r"holds 857 sparse and 143 "
                           r"dense vectors.*sparse_absent='zero'"):
             model = SparkBoostClassifier(num_workers=workers,
+                                         enable_sparse_data_optim=True,
                                          **PARAMS).fit(frame)
         assert _trees_equal(model.get_booster(), local.get_booster())
     out = model.transform(frame).toPandas()
@@ -102,7 +103,9 @@ def test_sparse_regressor_absent_entries_as_single_node(spark, absent):
     params = dict(PARAMS, sparse_absent=absent)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SparkBoostRegressor(num_workers=2, **params).fit(frame)
+        model = SparkBoostRegressor(num_workers=2,
+                                    enable_sparse_data_optim=True,
+                                    **params).fit(frame)
     # the warning about zeros read two ways: only where they are
     assert any("sparse_absent='zero'" in str(w.message) for w in caught) \
         == (absent == "missing")
@@ -171,8 +174,9 @@ def test_sparse_vectors_of_different_sizes_name_the_column(spark):
     for workers in (1, 2):
         with pytest.raises(ValueError, match="featuresCol 'features' holds "
                            "vectors of different sizes"):
-            SparkBoostClassifier(num_workers=workers,
-                                 n_estimators=2).fit(frame.coalesce(workers))
+            SparkBoostClassifier(num_workers=workers, n_estimators=2,
+                                 enable_sparse_data_optim=True).fit(
+                frame.coalesce(workers))
 
 
 # -- categorical columns ----------------------------------------------------
@@ -199,8 +203,8 @@ def test_string_indexer_attributes_make_categorical_features(spark):
     """StringIndexer's nominal attributes, through VectorAssembler's
     slots: those features are categorical, and the model is single-node
     skboost's with ``categorical_features`` naming them, for one and two
-    tasks (absent entries 0.0: the assembler stores category 0 as an
-    absent entry of the sparse vectors it writes)."""
+    tasks (read as dense arrays, the default: an absent entry of the
+    sparse vectors the assembler writes is 0.0, category 0)."""
     from pyspark.ml import Pipeline
     from pyspark.ml.feature import StringIndexer, VectorAssembler
 
@@ -214,7 +218,7 @@ def test_string_indexer_attributes_make_categorical_features(spark):
     rows = prepared.toPandas()
     X = np.stack(rows["features"].map(lambda v: v.toArray()))
     y = rows["label"].to_numpy()
-    params = dict(PARAMS, sparse_absent="zero")
+    params = dict(PARAMS)
     local = BoostRegressor(categorical_features=[1, 3], **params).fit(X, y)
     assert any(t.has_categorical_splits for t in local.get_booster().trees)
     for workers in (1, 2):

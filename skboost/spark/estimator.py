@@ -80,11 +80,19 @@ class _SparkColumns(HasFeaturesCol, HasLabelCol, HasWeightCol,
     qidCol = Param(Params._dummy(), "qidCol",
                    "integer query id of every row (the ranker)",
                    typeConverter=None)
+    enable_sparse_data_optim = Param(
+        Params._dummy(), "enable_sparse_data_optim",
+        "as xgboost.spark's: read a vector featuresCol as Spark stores it "
+        "(sparse vectors never densified: a task holding sparse rows trains "
+        "on a CSR matrix, an absent entry meaning what sparse_absent says); "
+        "False (default): as dense arrays of float32 (an absent entry is "
+        "0.0, as Spark ML reads it), five times faster to transfer for "
+        "dense vectors", typeConverter=TypeConverters.toBoolean)
 
 
 _COLUMN_DEFAULTS = dict(featuresCol="features", labelCol="label",
                         predictionCol="prediction", features_cols=[],
-                        num_workers=1)
+                        num_workers=1, enable_sparse_data_optim=False)
 
 _OUTPUT_COLUMNS = ("predictionCol", "probabilityCol", "rawPredictionCol")
 
@@ -199,7 +207,9 @@ def _training_columns(estimator, dataset):
     else:
         columns.append(_vector_or_array(
             dataset, estimator.getFeaturesCol(), "featuresCol",
-            dtype="float32", vectors=True).alias(FEATURES))
+            dtype="float32",
+            vectors=estimator.getOrDefault("enable_sparse_data_optim"))
+            .alias(FEATURES))
     bounds = _bound_cols(estimator)
     if bounds:
         columns += [_numeric(dataset, name, what).cast("double").alias(name)
@@ -532,8 +542,9 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
         if cols:
             return [_numeric(dataset, c, "features_cols").cast("double")
                     for c in cols]
-        return [_vector_or_array(dataset, self.getFeaturesCol(),
-                                 "featuresCol", vectors=True)]
+        return [_vector_or_array(
+            dataset, self.getFeaturesCol(), "featuresCol",
+            vectors=self.getOrDefault("enable_sparse_data_optim"))]
 
     def write(self):
         return _ModelWriter(self)
