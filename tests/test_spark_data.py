@@ -162,6 +162,14 @@ def test_the_task_reads_sparse_vectors_as_csr_never_dense():
     assert X.nnz == 2000 * 5 and not evals
     np.testing.assert_array_equal(X.indices, np.concatenate(indices))
     np.testing.assert_array_equal(X.data, np.concatenate(values))
+    # the shard loads it as CSR, as check_X converts a CSR matrix
+    from skboost.dask.train import Shard
+
+    template = BoostRegressor()
+    template.n_features_in_ = width
+    shard = Shard([part])
+    shard.load(template, [0])
+    assert sp.isspmatrix_csr(shard.X) and shard.X.nnz == 2000 * 5
 
 
 def test_sparse_vectors_of_different_sizes_name_the_column(spark):
