@@ -344,3 +344,22 @@ def test_aft_bound_columns_equal_single_node(spark):
         SparkBoostRegressor(features_cols=names, label_lower_bound_col="lo",
                             label_upper_bound_col="hi",
                             **params).fit(bad)
+
+
+def test_categorical_slots_of_sparse_vectors(spark):
+    """``categorical_features`` on sparse vectors (absent entries missing):
+    single-node skboost on the CSR matrix with the same slots declared
+    categorical, for two tasks."""
+    vectors, X, y = _sparse_rows(seed=3)
+    frame = _vector_frame(spark, vectors, y, 4)
+    params = dict(PARAMS, categorical_features=[0, 2])
+    local = BoostRegressor(**params).fit(X, y)
+    assert any(t.has_categorical_splits for t in local.get_booster().trees)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # mixed vectors
+        model = SparkBoostRegressor(num_workers=2,
+                                    enable_sparse_data_optim=True,
+                                    **params).fit(frame)
+    assert _trees_equal(model.get_booster(), local.get_booster())
+    out = model.transform(frame).toPandas()
+    np.testing.assert_array_equal(out["prediction"], local.predict(X))
