@@ -11,7 +11,8 @@ directly, and task 0 returns the model. Here Spark runs on this machine
 
 The model does not depend on the number of tasks, and where no feature
 has more than ``max_bin`` distinct values it is the model single-node
-training gives on the same rows: the script checks both.
+training gives on the same rows: the script checks both. Last, a string
+column through ``StringIndexer`` becomes a categorical feature.
 (Needs ``pip install skboost[spark]`` and Java 17.)
 """
 
@@ -90,6 +91,29 @@ def main():
     print("identical with one task:", np.array_equal(
         one_task.stages[-1].to_local().predict_proba(X_rows),
         local.predict_proba(X_rows)))
+
+    # %%
+    # Categorical columns: ``StringIndexer`` marks its output as nominal
+    # (an ML attribute that ``VectorAssembler`` keeps for that slot of the
+    # vector), and the classifier splits that feature on categories, as
+    # single-node ``categorical_features`` does.
+    from pyspark.ml.feature import StringIndexer
+
+    cities = np.array(["Lyon", "Oslo", "Pune", "Kyiv", "Lima"])
+    pdf["city"] = cities[rng.integers(0, 5, n_rows)]
+    pdf["label"] = ((X[:, 0] - X[:, 1]) / 10 + (pdf["city"] == "Oslo") * 2
+                    + rng.normal(size=n_rows) > 1).astype(np.float64)
+    frame = spark.createDataFrame(pdf).repartition(4).cache()
+    categorical = Pipeline(stages=[
+        StringIndexer(inputCol="city", outputCol="city_index"),
+        VectorAssembler(inputCols=names + ["city_index"],
+                        outputCol="features"),
+        SparkBoostClassifier(num_workers=2, **params)]).fit(frame)
+    stage = categorical.stages[-1]
+    print("categorical features:", stage.to_local().categorical_features)
+    trees = stage.get_booster().trees
+    print("trees with category splits:",
+          sum(t.has_categorical_splits for t in trees), "of", len(trees))
     spark.stop()
 
 

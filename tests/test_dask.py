@@ -1388,3 +1388,23 @@ def test_links_fall_back_to_tcp_when_the_local_name_does_not_answer():
         for s in pair:
             if s is not None:
                 s.close()
+
+
+@pytest.mark.parametrize("absent", ["missing", "zero"])
+def test_sparse_chunks_equal_single_node_on_the_csr_matrix(client, absent):
+    """A dask array of scipy CSR chunks: the shards hold CSR partitions
+    (never densified; absent entries as ``sparse_absent`` says), and the
+    model is single-node skboost's on the whole CSR matrix."""
+    import scipy.sparse as sp
+    import dask.array as da
+
+    rng = np.random.default_rng(31)
+    X = sp.random(900, 20, density=0.2, format="csr", random_state=31)
+    X.data = np.round(X.data * 10)   # at most 11 distinct values
+    y = X[:, :3].toarray() @ [1.0, -1.0, 0.5] + rng.normal(size=900)
+    params = dict(n_estimators=4, max_depth=3, sparse_absent=absent)
+    dask_model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(300, 20), asarray=False),
+        da.from_array(y, chunks=300), client=client)
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(dask_model.booster_, local.booster_)

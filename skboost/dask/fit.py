@@ -153,7 +153,8 @@ class ShardTraining:
     def _template(self):
         """A single-node estimator holding what ``check_X`` reads, for the
         shards to convert their partitions with."""
-        template = self._local_class(missing=self.missing)
+        template = self._local_class(missing=self.missing,
+                                     sparse_absent=self.sparse_absent)
         for name in ("n_features_in_", "feature_names_in_",
                      "_category_map_"):
             if hasattr(self, name):
@@ -291,6 +292,7 @@ class ShardTraining:
         return BoostParams(n_estimators=self.n_estimators,
                            subsample=self.subsample,
                            base_score=self.base_score,
+                           sparse_absent=self.sparse_absent,
                            num_parallel_tree=self.num_parallel_tree)
 
     def _shard_spec(self, objective, n_outputs, seed, init=None):

@@ -32,7 +32,9 @@ from dataclasses import dataclass, replace
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
+from .._input.sparse import sparse_rows
 from .._model.recovery import WorkerLost
 from .._model.train import (RoundWeights, add_tree_output, resolve_objective,
                             log_metrics, tree_outputs, update_margins)
@@ -97,14 +99,18 @@ def row_sample(seed, iteration, slot, rows, subsample):
 # -- the cut points: partition summaries merged in partition order ----------
 
 def partition_summaries(X, weight, max_bin, n_categories=None,
-                        orders=None):
+                        orders=None, absent="missing"):
     """Per feature of one partition (float32 X, NaN = missing): whether it
     has a missing value, and the weighted quantile summary of its values
     (rows of weight 0 left out, as the single-node sketch does; None for
     a categorical feature, whose bins are its categories). ``orders``:
     ``chunk_orders`` of each feature's values, kept by a caller that
-    summarises them again with other weights (None: sorted here)."""
+    summarises them again with other weights (None: sorted here). X may
+    be canonical CSR (``check_X``'s): ``absent`` says what its entries
+    that are not stored are (``sparse_absent``)."""
     size = SUMMARY_SIZE_PER_BIN * max_bin
+    if sp.issparse(X):
+        return _sparse_summaries(X, weight, max_bin, n_categories, absent)
     has_missing = np.isnan(X).any(axis=0)
     summaries = [None if n_categories is not None and n_categories[f] > 0
                  else sketch_column(np.ascontiguousarray(X[:, f]), weight,
@@ -113,6 +119,62 @@ def partition_summaries(X, weight, max_bin, n_categories=None,
                                     else orders[f])
                  for f in range(X.shape[1])]
     return has_missing, summaries
+
+
+def _sparse_summaries(X, weight, max_bin, n_categories, absent):
+    """``partition_summaries`` of a canonical CSR partition, column by
+    column of its CSC form (never densified). Absent entries are missing
+    (``absent="missing"``: only the stored values are summarised, and a
+    column with an absent entry has a missing value) or 0.0 (``"zero"``:
+    one 0.0 of the absent rows' weight joins the stored values; the
+    stored NaN are the missing ones), as the single-node sparse finders
+    see the column."""
+    size = SUMMARY_SIZE_PER_BIN * max_bin
+    columns = sp.csc_matrix(X)
+    columns.sort_indices()
+    n_rows = X.shape[0]
+    row_weight = (np.ones(n_rows) if weight is None
+                  else np.asarray(weight, dtype=np.float64))
+    has_missing = np.zeros(X.shape[1], dtype=bool)
+    summaries = []
+    for f in range(X.shape[1]):
+        first, stop = columns.indptr[f], columns.indptr[f + 1]
+        values = np.asarray(columns.data[first:stop], dtype=np.float32)
+        rows = columns.indices[first:stop]
+        stored_nan = np.isnan(values)
+        has_missing[f] = bool(stored_nan.any()) or (
+            absent == "missing" and stop - first < n_rows)
+        absent_weight = row_weight.sum() - row_weight[rows].sum()
+        values, rows = values[~stored_nan], rows[~stored_nan]
+        if n_categories is not None and n_categories[f] > 0:
+            summaries.append(None)
+            continue
+        w = row_weight[rows]
+        if absent == "zero" and stop - first < n_rows:
+            values = np.r_[values, np.float32(0.0)]
+            w = np.r_[w, absent_weight]
+        summaries.append(sketch_column(
+            np.ascontiguousarray(values), None if weight is None and
+            absent == "missing" else np.ascontiguousarray(w),
+            max_bin=max_bin, summary_size=size))
+    return has_missing, summaries
+
+
+def sparse_codes(mapper, X, absent_value, n_threads):
+    """The bin codes of canonical CSR X (as ``mapper.transform`` bins its
+    dense form), a block of rows at a time: no dense float copy of X is
+    ever made; the codes themselves are one byte (two past 256 bins) per
+    cell, as the shards' histogram finder reads them."""
+    n_rows, n_features = X.shape
+    codes = np.empty((n_rows, n_features), dtype=mapper.code_dtype_)
+    block = max(1, (1 << 20) // max(1, n_features))
+    for start in range(0, n_rows, block):
+        rows = X[start:start + block].tocoo()
+        dense = np.full(rows.shape, absent_value, dtype=np.float32)
+        dense[rows.row, rows.col] = rows.data
+        codes[start:start + rows.shape[0]] = mapper.transform(dense,
+                                                              n_threads)
+    return codes
 
 
 def column_orders(X, n_categories=None):
@@ -238,7 +300,7 @@ class Shard:
     def describe(self):
         """Per partition: index, rows, and the signatures the client
         compares across partitions (``partition_signature``)."""
-        return [(index, len(X), partition_signature(X))
+        return [(index, X.shape[0], partition_signature(X))
                 for index, X, *_ in self.parts]
 
     @keeps_freed_memory
@@ -265,15 +327,19 @@ class Shard:
                     row[order], qid[order]
                 margin = None if margin is None else margin[order]
                 qids.append(qid)
-            Xs.append(np.ascontiguousarray(X))
+            Xs.append(X if sp.issparse(X) else np.ascontiguousarray(X))
             ys.append(y)
             ws.append(w)
             rows.append(row)
             margins.append(margin)
         self.parts = None   # the converted copies replace them
+        # sparse X: what its absent entries are (the predictor's view
+        # of the rows, ``_predictor_rows``, reads them so)
+        self.absent = getattr(template, "sparse_absent", "missing")
+        self._rows_view = None
         self.evals = [_EvalPart(template, *p) for p in self.eval_parts]
         self.eval_parts = None
-        self.X = np.concatenate(Xs)
+        self.X = _stacked_rows(Xs)
         self.y = np.concatenate(ys)
         self.weight = np.concatenate(ws)
         self.rows = np.concatenate(rows)
@@ -286,6 +352,19 @@ class Shard:
             q = np.concatenate(qids)
             starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
             self.query_ptr = np.r_[starts, q.shape[0]].astype(np.int64)
+
+    def _absent_value(self):
+        return 0.0 if self.absent == "zero" else np.nan
+
+    def _predictor_rows(self):
+        """The rows as the predictor and the objectives read them: X, or
+        for sparse X its ``SparseRows`` view (absent entries read as
+        ``sparse_absent`` says)."""
+        if not sp.issparse(self.X):
+            return self.X
+        if self._rows_view is None:
+            self._rows_view = sparse_rows(self.X, self._absent_value())
+        return self._rows_view
 
     def query_counts(self):
         """The query ids of this shard's rows and their row counts."""
@@ -370,9 +449,13 @@ class Shard:
         self.objective = objective
         self.y = objective.prepare_labels(self.y)
         self.train_weight = objective.training_weight(self.y, self.weight)
+        if spec.approx and sp.issparse(self.X):
+            raise ValueError(
+                "tree_method='approx' does not support sparse X in "
+                "distributed training yet: use tree_method='hist'")
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
-            objective.set_row_keys(self.X, self.train_weight, spec.tie_salt,
-                                   spec.n_threads)
+            objective.set_row_keys(self._predictor_rows(), self.train_weight,
+                                   spec.tie_salt, spec.n_threads)
         if hasattr(objective, "set_global_rows"):   # survival:cox
             objective.set_global_rows(self.rows)
         if spec.query_starts is not None and hasattr(objective,
@@ -412,7 +495,8 @@ class Shard:
             out.append((index, partition_summaries(
                 self.X[rows], None if weight is None else weight[rows],
                 max_bin, n_categories,
-                orders=None if orders is None else orders[k])))
+                orders=None if orders is None else orders[k],
+                absent=self.absent)))
         return out
 
     @keeps_freed_memory
@@ -428,16 +512,19 @@ class Shard:
         trees = spec.init_booster if resume is None else resume
         self._start_trees = trees   # DART's forest starts from them
         self.weight_sum = weight_sum
-        binned = BinnedData(mapper.transform(self.X, spec.n_threads),
-                            mapper.bin_ptr_)
+        codes = (sparse_codes(mapper, self.X, self._absent_value(),
+                              spec.n_threads) if sp.issparse(self.X)
+                 else mapper.transform(self.X, spec.n_threads))
+        binned = BinnedData(codes, mapper.bin_ptr_)
         categorical = (None if spec.n_categories is None
                        else spec.n_categories > 0)
         self.finder = HistFinder(binned, mapper.split_thresholds_,
                                  spec.tree_params, spec.n_threads,
                                  weight=self.weights.in_sums,
                                  categorical=categorical)
-        self.raw = _start_margins(trees, self.X, self.base_margin,
-                                  base_margin, spec.n_threads)
+        self.raw = _start_margins(trees, self._predictor_rows(),
+                                  self.base_margin, base_margin,
+                                  spec.n_threads)
         self.base_margin = None   # in ``raw`` now
         if resume is not None and hasattr(self.objective, "iteration"):
             # the rounds' random streams go on where the fit was
@@ -651,7 +738,8 @@ class Shard:
             result = self.grow_round(iteration)
             forest.add(result[0], self.spec.n_parallel)
             return result
-        removed = tree_outputs(forest, dropped, old, self.X, n_threads)
+        rows = self._predictor_rows()
+        removed = tree_outputs(forest, dropped, old, rows, n_threads)
         raw, evals = self.raw, self.evals
         self.raw, self.evals = raw - removed, []   # the round's own margins
         try:
@@ -659,7 +747,7 @@ class Shard:
         finally:
             self.raw, self.evals = raw, evals
         new = forest.add(trees, self.spec.n_parallel)
-        added = tree_outputs(forest, new, [new_weight] * len(new), self.X,
+        added = tree_outputs(forest, new, [new_weight] * len(new), rows,
                              n_threads)
         self.raw += added - (1.0 - factor) * removed
         for part in self.evals:
@@ -702,8 +790,9 @@ class Shard:
         kept = leaf_rows.end > leaf_rows.begin
         leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
                              leaf_rows.end[kept], leaf_rows.node[kept])
-        update_margins(tree, leaf_rows, self.active[slot], self.X,
-                        self.weights.positive, self.raw, group,
+        update_margins(tree, leaf_rows, self.active[slot],
+                        self._predictor_rows(), self.weights.positive,
+                        self.raw, group,
                         spec.n_threads)
         for part in self.evals:
             add_tree_output(tree, part.X, part.margin, group,
@@ -761,6 +850,9 @@ class _EvalPart:
                  base_margin=None):
         self.set, self.index = eval_set, index
         self.X = check_X(template, X, reset=False)
+        if sp.issparse(self.X):   # the predictor's view: absent entries
+            self.X = sparse_rows(self.X, 0.0 if getattr(
+                template, "sparse_absent", "missing") == "zero" else np.nan)
         n = self.X.shape[0]
         what = f"eval_set[{eval_set}]"
         self.y = _labels(y, n, f"{what}'s y", index)
@@ -804,10 +896,32 @@ def _margin_rows(values, n_rows, name, index):
     return margin
 
 
+def _stacked_rows(parts):
+    """The rows of a shard's converted partitions, one matrix: canonical
+    CSR when any partition is sparse (a dense one's entries all stored,
+    its zeros values, as its rows mean), else a dense array."""
+    if not any(sp.issparse(X) for X in parts):
+        return np.concatenate(parts)
+    blocks = []
+    for X in parts:
+        if not sp.issparse(X):
+            n_rows, n_features = X.shape
+            X = sp.csr_matrix(
+                (X.ravel(), np.tile(np.arange(n_features, dtype=np.int32),
+                                    n_rows),
+                 np.arange(0, n_rows * n_features + 1, max(n_features, 1),
+                           dtype=np.int64)[:n_rows + 1]),
+                shape=(n_rows, n_features))
+        blocks.append(X)
+    return sp.vstack(blocks, format="csr")
+
+
 def partition_signature(X):
     """What must agree across the partitions of X: the dtype of an array;
     the columns, dtypes and categories of a DataFrame."""
     dtypes = getattr(X, "dtypes", None)
+    if sp.issparse(X):   # trains as its dense form would: the same kind
+        return ("array", str(X.dtype), X.shape[1:])
     if dtypes is None:
         return ("array", str(np.asarray(X).dtype), np.shape(X)[1:])
     columns = []

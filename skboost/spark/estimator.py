@@ -15,13 +15,16 @@ import pickle
 import re
 import socket
 import uuid
+import warnings
 
 import numpy as np
 
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from ..dask.fit import ShardClassification, ShardRanking, ShardRegression
 from .._estimators.continued import draw_seed
+from .categories import categorical_plan
 from .rendezvous import Rendezvous
+from .vectors import pandas_vectors
 from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
 
 from pyspark.ml import Estimator, Model
@@ -77,11 +80,19 @@ class _SparkColumns(HasFeaturesCol, HasLabelCol, HasWeightCol,
     qidCol = Param(Params._dummy(), "qidCol",
                    "integer query id of every row (the ranker)",
                    typeConverter=None)
+    enable_sparse_data_optim = Param(
+        Params._dummy(), "enable_sparse_data_optim",
+        "as xgboost.spark's: read a vector featuresCol as Spark stores it "
+        "(sparse vectors never densified: a task holding sparse rows trains "
+        "on a CSR matrix, an absent entry meaning what sparse_absent says); "
+        "False (default): as dense arrays of float32 (an absent entry is "
+        "0.0, as Spark ML reads it), five times faster to transfer for "
+        "dense vectors", typeConverter=TypeConverters.toBoolean)
 
 
 _COLUMN_DEFAULTS = dict(featuresCol="features", labelCol="label",
                         predictionCol="prediction", features_cols=[],
-                        num_workers=1)
+                        num_workers=1, enable_sparse_data_optim=False)
 
 _OUTPUT_COLUMNS = ("predictionCol", "probabilityCol", "rawPredictionCol")
 
@@ -161,17 +172,20 @@ def _numeric(dataset, name, what, integral=False):
     return F.col(name)
 
 
-def _vector_or_array(dataset, name, what, dtype="float64"):
+def _vector_or_array(dataset, name, what, dtype="float64", vectors=False):
     """A vector or numeric array column as an array of ``dtype``
     (``"float32"`` for features: skboost trains on float32, Java's cast
-    rounds as numpy's, and half the bytes travel to the tasks)."""
+    rounds as numpy's, and half the bytes travel to the tasks); with
+    ``vectors``, a vector column as it is (its struct: ``vectors.py``
+    reads sparse vectors without densifying them)."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
 
     VectorUDT, T = _spark_types()
     data_type = _column_type(dataset, name, what)
     if isinstance(data_type, VectorUDT):
-        return vector_to_array(F.col(name), dtype)
+        return (F.col(name) if vectors
+                else vector_to_array(F.col(name), dtype))
     if isinstance(data_type, T.ArrayType) and isinstance(
             data_type.elementType, T.NumericType):
         return F.col(name).cast("array<float>" if dtype == "float32"
@@ -193,10 +207,18 @@ def _training_columns(estimator, dataset):
     else:
         columns.append(_vector_or_array(
             dataset, estimator.getFeaturesCol(), "featuresCol",
-            dtype="float32").alias(FEATURES))
-    label = estimator.getLabelCol()
-    columns.append(_numeric(dataset, label, "labelCol").alias(label))
-    names["label_col"] = label
+            dtype="float32",
+            vectors=estimator.getOrDefault("enable_sparse_data_optim"))
+            .alias(FEATURES))
+    bounds = _bound_cols(estimator)
+    if bounds:
+        columns += [_numeric(dataset, name, what).cast("double").alias(name)
+                    for name, what in zip(bounds, _BOUND_PARAMS)]
+        names["bound_cols"] = bounds
+    else:
+        label = estimator.getLabelCol()
+        columns.append(_numeric(dataset, label, "labelCol").alias(label))
+        names["label_col"] = label
     for param, key, what in (("weightCol", "weight_col", "weightCol"),
                              ("validationIndicatorCol", "validation_col",
                               "validationIndicatorCol")):
@@ -224,6 +246,29 @@ def _training_columns(estimator, dataset):
         names["features_col"] = FEATURES
         names["features_name"] = estimator.getFeaturesCol()
     return columns, names
+
+
+_BOUND_PARAMS = ("label_lower_bound_col", "label_upper_bound_col")
+
+
+def _bound_cols(estimator):
+    """survival:aft's (lower, upper) bound columns, or None; a ValueError
+    when only one is set, or with another objective."""
+    if not estimator.hasParam(_BOUND_PARAMS[0]):
+        return None
+    cols = tuple(estimator._optional_col(p) for p in _BOUND_PARAMS)
+    if cols == (None, None):
+        return None
+    if None in cols:
+        raise ValueError("label_lower_bound_col and label_upper_bound_col "
+                         "go together: set both (survival:aft's bounds of "
+                         "each time) or neither")
+    objective = estimator.getOrDefault("objective")
+    if objective != "survival:aft":
+        raise ValueError("label_lower_bound_col and label_upper_bound_col "
+                         "are survival:aft's label bounds: objective is "
+                         f"{objective!r}")
+    return cols
 
 
 def _task_keys(spark, n_tasks):
@@ -337,6 +382,27 @@ def _stage_with_retry(spark, frame, n_partitions, n_tasks, plan):
         raise task_error(error) from None
 
 
+def _warn_mixed_vectors(profile, params, name):
+    """A UserWarning when the features column held sparse and dense
+    vectors and absent entries are missing: a 0.0 was then missing in
+    the sparse rows and a value in the dense ones (``VectorAssembler``
+    stores a row with many zeros as a sparse vector)."""
+    counts = [task.get("vector_rows") for task in profile]
+    counts = [c for c in counts if c is not None]
+    if params.get("sparse_absent") != "missing" or not counts:
+        return
+    sparse, dense = (sum(c[k] for c in counts) for k in (0, 1))
+    if sparse and dense:
+        warnings.warn(
+            f"featuresCol {name!r} holds {sparse} sparse and {dense} dense "
+            "vectors: with sparse_absent='missing' an entry a sparse "
+            "vector does not store is missing, while a dense vector's 0.0 "
+            "is a value (VectorAssembler stores rows with many zeros as "
+            "sparse vectors); set sparse_absent='zero' to read every "
+            "absent entry as 0.0, as Spark ML does", UserWarning,
+            stacklevel=3)
+
+
 # -- the estimators -------------------------------------------------------
 
 class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
@@ -348,11 +414,17 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
 
     def _fit(self, dataset):
         params = self.skboost_params()
+        # categorical features: from the ML attributes and
+        # categorical_features (categories.py), coded by the tasks
         checker = type("Check", (self._task_mixin, self._local_class), {})(
-            **params)
+            **dict(params, categorical_features=None))
         checker._check_shard_params()
         spark = dataset.sparkSession
         columns, names = _training_columns(self, dataset)
+        categorical, limits, labels = categorical_plan(self, dataset)
+        params["categorical_features"] = list(categorical) or None
+        names.update(categorical=categorical, category_limits=limits,
+                     category_labels=labels)
         frame = dataset.select(*columns)
         n_partitions = frame.rdd.getNumPartitions()
         n_tasks = max(1, min(int(self.getOrDefault("num_workers")),
@@ -367,6 +439,7 @@ class _SparkBoostEstimator(Estimator, _SparkBoostParams, MLWritable,
                             n_tasks=n_tasks, **names)
             local, profile = _stage_with_retry(spark, frame, n_partitions,
                                                n_tasks, plan)
+        _warn_mixed_vectors(profile, params, self.getFeaturesCol())
         model = self._model_class()._from_fit(local, self)
         # where each task's time went (benchmarks/bench_spark.py)
         model._task_profile = profile
@@ -470,8 +543,9 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
         if cols:
             return [_numeric(dataset, c, "features_cols").cast("double")
                     for c in cols]
-        return [_vector_or_array(dataset, self.getFeaturesCol(),
-                                 "featuresCol")]
+        return [_vector_or_array(
+            dataset, self.getFeaturesCol(), "featuresCol",
+            vectors=self.getOrDefault("enable_sparse_data_optim"))]
 
     def write(self):
         return _ModelWriter(self)
@@ -483,13 +557,16 @@ class _SparkBoostModel(Model, _SparkBoostParams, MLWritable, MLReadable):
 
 def _rows_of(columns, names):
     """The features of a pandas UDF's batch as a float64 matrix (or a
-    DataFrame with the names of ``features_cols``)."""
+    DataFrame with the names of ``features_cols``; a vector column's rows
+    as ``vectors.pandas_vectors`` reads them: CSR when any is sparse)."""
     import pandas as pd
 
     if names:
         return pd.DataFrame({n: np.asarray(c, dtype=np.float64)
                              for n, c in zip(names, columns)})
     column = columns[0]
+    if isinstance(column, pd.DataFrame):   # VectorUDT's struct
+        return pandas_vectors(column)
     if len(column) == 0:
         return np.zeros((0, 0))
     return np.stack([np.asarray(v, dtype=np.float64) for v in column])
@@ -509,7 +586,7 @@ class _PredictsValues:
             import pandas as pd
 
             X = _rows_of(columns, names)
-            return pd.Series(local.predict(X) if len(X) else [],
+            return pd.Series(local.predict(X) if X.shape[0] else [],
                              dtype="float64")
 
         out = self.getPredictionCol()
@@ -537,7 +614,7 @@ class _PredictsClasses:
             import pandas as pd
 
             X = _rows_of(columns, names)
-            if len(X) == 0:
+            if X.shape[0] == 0:
                 return pd.DataFrame({"raw": [], "probability": [],
                                      "prediction": []})
             margin = np.asarray(local.predict(X, output_margin=True),
@@ -580,10 +657,10 @@ def _with_contributions(model, dataset, out):
         import pandas as pd
 
         X = _rows_of(columns, names)
-        if len(X) == 0:
+        if X.shape[0] == 0:
             return pd.Series([], dtype=object)
         values = np.asarray(local.predict_contributions(X),
-                            dtype=np.float64).reshape(len(X), -1)
+                            dtype=np.float64).reshape(X.shape[0], -1)
         return pd.Series(list(values))
 
     return out.withColumn(name, contributions(*model._feature_input(dataset)))
@@ -726,7 +803,22 @@ _FIT_NOTES = """
 """
 
 
+class _SurvivalBounds(Params):
+    """survival:aft's interval labels: two columns of bounds."""
+
+    label_lower_bound_col = Param(
+        Params._dummy(), "label_lower_bound_col",
+        "survival:aft: the column of each time's lower bound (0: "
+        "left-censored); with label_upper_bound_col, in place of labelCol",
+        typeConverter=TypeConverters.toString)
+    label_upper_bound_col = Param(
+        Params._dummy(), "label_upper_bound_col",
+        "survival:aft: the column of each time's upper bound (inf: "
+        "right-censored)", typeConverter=TypeConverters.toString)
+
+
 class SparkBoostRegressorModel(_PredictsValues, _SparkBoostModel,
+                               _SurvivalBounds,
                                _params_mixin(BoostRegressor)):
     """A fitted :class:`SparkBoostRegressor`: ``transform`` adds
     ``predictionCol``."""
@@ -734,10 +826,14 @@ class SparkBoostRegressorModel(_PredictsValues, _SparkBoostModel,
     _local_class = BoostRegressor
 
 
-class SparkBoostRegressor(_SparkBoostEstimator,
+class SparkBoostRegressor(_SparkBoostEstimator, _SurvivalBounds,
                           _params_mixin(BoostRegressor)):
     __doc__ = ("``BoostRegressor`` trained on Spark, as one barrier stage.\n"
-               + _FIT_NOTES.format(local="BoostRegressor", extra=""))
+               + _FIT_NOTES.format(
+                   local="BoostRegressor",
+                   extra=", ``label_lower_bound_col`` and "
+                         "``label_upper_bound_col`` (``survival:aft``'s "
+                         "interval labels, in place of ``labelCol``)"))
 
     _local_class = BoostRegressor
     _kind = "regressor"

@@ -39,6 +39,9 @@ from ..dask.links import SocketExchange, close_links, open_links
 from ..dask.train import Shard
 from .. import BoostClassifier, BoostRanker, BoostRegressor
 from .rendezvous import gather
+from .categories import (check_category_values, fit_category_map,
+                         task_categories)
+from .vectors import arrow_vectors, is_vector_struct
 
 # bits of a row id below the Spark partition's index
 # (``pyspark.sql.functions.monotonically_increasing_id``)
@@ -68,6 +71,12 @@ class TaskPlan:
     n_classes: int = None        # base margin columns (from the driver)
     rendezvous: tuple = None     # the driver's (host, port): Rendezvous
     n_tasks: int = 1             # the tasks of the barrier stage
+    # categorical features (categories.py): indices, label counts (or
+    # None), names for errors
+    categorical: tuple = ()
+    category_limits: tuple = ()
+    bound_cols: tuple = None     # survival:aft's (lower, upper) columns
+    category_labels: tuple = ()
 
 
 # -- reading the rows -------------------------------------------------------
@@ -125,11 +134,19 @@ def _features(table, plan):
     if plan.features_cols:
         return np.column_stack([column_numbers(table, name)
                                 for name in plan.features_cols])
+    if is_vector_struct(table.schema.field(plan.features_col).type):
+        return arrow_vectors(table.column(plan.features_col), "featuresCol",
+                             plan.features_name)
     return list_column_matrix(table, plan.features_col, "featuresCol",
                               plan.features_name, dtype=np.float32)
 
 
 def _labels(table, plan):
+    if plan.bound_cols:   # survival:aft's [lower, upper] of each row
+        return np.column_stack([
+            _optional(table, name, what) for name, what in zip(
+                plan.bound_cols, ("label_lower_bound_col",
+                                  "label_upper_bound_col"))])
     column = table.column(plan.label_col)
     if column.null_count:
         raise ValueError(f"labelCol {plan.label_col!r} has "
@@ -461,14 +478,27 @@ def _raised_at(error):
     return f" (raised at {where}:{frame.lineno} in {frame.name})"
 
 
-def _task_parts(batches, plan):
+def _task_parts(batches, plan, profile):
     table, order, partition = read_rows(batches, plan)
     if table is None:
         raise ValueError(
             "this task received no rows: every task of the barrier "
             "stage needs some (fewer num_workers, or repartition the "
             "DataFrame)")
+    profile["vector_rows"] = vector_kinds(table, plan)
     return partitions_of(table, order, partition, plan)
+
+
+def vector_kinds(table, plan):
+    """[sparse, dense] rows of a vector features column (None for other
+    features): the driver warns when both meet with
+    ``sparse_absent="missing"``."""
+    if plan.features_cols or not is_vector_struct(
+            table.schema.field(plan.features_col).type):
+        return None
+    kind = table.column(plan.features_col).combine_chunks().flatten()[0]
+    sparse = int(np.count_nonzero(kind.to_numpy(zero_copy_only=False) == 0))
+    return [sparse, table.num_rows - sparse]
 
 
 def _train(context, index, batches, plan, profile):
@@ -478,7 +508,8 @@ def _train(context, index, batches, plan, profile):
     failure = parts = eval_parts = None
     start = time.perf_counter()
     try:
-        parts, eval_parts = _task_parts(batches, plan)
+        parts, eval_parts = _task_parts(batches, plan, profile)
+        check_category_values(parts, eval_parts, plan)
     except Exception as error:   # noqa: BLE001 - raised after the gather
         failure = error
     profile["read_seconds"] = time.perf_counter() - start
@@ -511,7 +542,16 @@ def _fit(context, exchange, names, parts, eval_parts, plan, profile):
     X = (parts or eval_parts)[0][-5]
     meta = (X.iloc[:1] if hasattr(X, "iloc")
             else np.zeros((1, X.shape[1]), dtype=np.float64))
+    # the features' names and number from one row; the categories from
+    # every task's rows (categories.py), as one process finds them
+    estimator.categorical_features = None
     check_X(estimator, meta, reset=True)
+    if plan.categorical:
+        estimator.categorical_features = list(plan.categorical)
+        estimator._category_map_ = fit_category_map(
+            exchange.allgather(task_categories(parts or [], plan,
+                                               estimator.sparse_absent)),
+            plan, X.shape[1])
     shard = TaskShard(parts, eval_parts, exchange)
     group = TaskGroup(shard, exchange, exchange.index, names)
     start = time.perf_counter()
