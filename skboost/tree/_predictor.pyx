@@ -254,27 +254,82 @@ cdef extern from *:
                              feature, + n_features if missing goes right */
     } skb_key_node;
 
-    /* One step down a complete tree (tree[1] its root): position 2q (left)
-       or 2q + 1. row: the row's key in column 0 (its key in column c at
-       row[c * ROWS_PER_BLOCK]). On x86-64 GCC/Clang the step is written
-       as the compare and add-with-carry it is (GCC otherwise emits setb,
-       movzbl and lea: 7 instructions a step instead of 5). */
+    /* One step down a complete tree from position q, whose node is
+       ``nd`` (read by the caller): position 2q (left) or 2q + 1. row: the
+       row's key in column 0 (its key in column c at row[c *
+       ROWS_PER_BLOCK]). On x86-64 GCC/Clang the node is one 8-byte value
+       (bound in the low half, offset in the high half: 2 loads a step
+       instead of 3) and the step the compare and add-with-carry it is
+       (GCC otherwise emits setb, movzbl and lea). */
+    static inline uint64_t skb_key_node_bits(const skb_key_node* nd) {
+        uint64_t both;
+        memcpy(&both, nd, sizeof both);
+        return both;
+    }
+
+    static inline Py_ssize_t skb_key_step_bits(uint64_t both, Py_ssize_t q,
+                                               const uint32_t* row) {
+    #if defined(__GNUC__) && defined(__x86_64__)
+        __asm__("cmpl %2, %k1; adcq %0, %0"
+                : "+r"(q)
+                : "r"(both), "m"(row[(int32_t) (both >> 32)]) : "cc");
+        return q;
+    #else
+        skb_key_node nd;
+        memcpy(&nd, &both, sizeof nd);
+        return 2 * q + (nd.bound < row[nd.offset]);
+    #endif
+    }
+
+    /* One step down a complete tree (tree[1] its root) from position q. */
     static inline Py_ssize_t skb_key_step(const skb_key_node* tree,
                                           Py_ssize_t q,
                                           const uint32_t* row) {
-        const skb_key_node* nd = tree + q;
-    #if defined(__GNUC__) && defined(__x86_64__)
-        /* the node in one 8-byte load: bound in the low half, offset in
-           the high half (2 loads a step instead of 3) */
-        uint64_t both, offset;
-        memcpy(&both, nd, sizeof both);
-        offset = both >> 32;
-        __asm__("cmpl %2, %k1; adcq %0, %0"
-                : "+r"(q) : "r"(both), "m"(row[(int32_t) offset]) : "cc");
-        return q;
-    #else
-        return 2 * q + (nd->bound < row[nd->offset]);
-    #endif
+        return skb_key_step_bits(skb_key_node_bits(tree + q), q, row);
+    }
+
+    /* 8 rows (keys of row j at rows + j) down a complete tree of depth
+       >= 2: pos[j] = their final positions (2^depth .. 2^(depth+1) - 1).
+       The first two levels read no node in the rows' chains: the root is
+       read once for the 8 rows, and at depth 1 the node is chosen between
+       the two read before (a conditional move, not a load that waits for
+       the step before): each row's chain of dependent loads is shorter by
+       two node loads. */
+    static inline void skb_walk8(const skb_key_node* tree, int depth,
+                                 const uint32_t* rows, Py_ssize_t* pos) {
+        uint64_t root = skb_key_node_bits(tree + 1);
+        uint64_t n2 = skb_key_node_bits(tree + 2);
+        uint64_t n3 = skb_key_node_bits(tree + 3);
+        Py_ssize_t a, b, c, d, e, f, h, k;
+        int s;
+        a = skb_key_step_bits(root, 1, rows + 0);
+        b = skb_key_step_bits(root, 1, rows + 1);
+        c = skb_key_step_bits(root, 1, rows + 2);
+        d = skb_key_step_bits(root, 1, rows + 3);
+        e = skb_key_step_bits(root, 1, rows + 4);
+        f = skb_key_step_bits(root, 1, rows + 5);
+        h = skb_key_step_bits(root, 1, rows + 6);
+        k = skb_key_step_bits(root, 1, rows + 7);
+        a = skb_key_step_bits((a & 1) ? n3 : n2, a, rows + 0);
+        b = skb_key_step_bits((b & 1) ? n3 : n2, b, rows + 1);
+        c = skb_key_step_bits((c & 1) ? n3 : n2, c, rows + 2);
+        d = skb_key_step_bits((d & 1) ? n3 : n2, d, rows + 3);
+        e = skb_key_step_bits((e & 1) ? n3 : n2, e, rows + 4);
+        f = skb_key_step_bits((f & 1) ? n3 : n2, f, rows + 5);
+        h = skb_key_step_bits((h & 1) ? n3 : n2, h, rows + 6);
+        k = skb_key_step_bits((k & 1) ? n3 : n2, k, rows + 7);
+        for (s = 2; s < depth; s++) {
+            a = skb_key_step(tree, a, rows + 0);
+            b = skb_key_step(tree, b, rows + 1);
+            c = skb_key_step(tree, c, rows + 2);
+            d = skb_key_step(tree, d, rows + 3);
+            e = skb_key_step(tree, e, rows + 4);
+            f = skb_key_step(tree, f, rows + 5);
+            h = skb_key_step(tree, h, rows + 6);
+            k = skb_key_step(tree, k, rows + 7);
+        }
+        pos[0] = a; pos[1] = b; pos[2] = c; pos[3] = d;
+        pos[4] = e; pos[5] = f; pos[6] = h; pos[7] = k;
     }
     """
     ctypedef struct KeyNode "skb_key_node":
@@ -282,6 +337,8 @@ cdef extern from *:
         int32_t offset
     Py_ssize_t key_step "skb_key_step"(const KeyNode* tree, Py_ssize_t q,
                                        const uint32_t* row) noexcept nogil
+    void walk8 "skb_walk8"(const KeyNode* tree, int depth,
+                           const uint32_t* rows, Py_ssize_t* pos) noexcept nogil
 
 
 cdef extern from *:
@@ -1159,28 +1216,13 @@ cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
     cdef Py_ssize_t g, r, a, b, c, d, e, f, h, k
     cdef Py_ssize_t first_leaf = <Py_ssize_t> 1 << depth
     cdef int32_t s
-    cdef const uint32_t* rows
-    for g in range(0, n - 7, 8):
-        a = b = c = d = e = f = h = k = 1
-        rows = k0 + g
-        for s in range(depth):
-            a = key_step(tree, a, rows + 0)
-            b = key_step(tree, b, rows + 1)
-            c = key_step(tree, c, rows + 2)
-            d = key_step(tree, d, rows + 3)
-            e = key_step(tree, e, rows + 4)
-            f = key_step(tree, f, rows + 5)
-            h = key_step(tree, h, rows + 6)
-            k = key_step(tree, k, rows + 7)
-        leaf[g + 0] = <int32_t> (a - first_leaf)
-        leaf[g + 1] = <int32_t> (b - first_leaf)
-        leaf[g + 2] = <int32_t> (c - first_leaf)
-        leaf[g + 3] = <int32_t> (d - first_leaf)
-        leaf[g + 4] = <int32_t> (e - first_leaf)
-        leaf[g + 5] = <int32_t> (f - first_leaf)
-        leaf[g + 6] = <int32_t> (h - first_leaf)
-        leaf[g + 7] = <int32_t> (k - first_leaf)
-    for r in range(n - n % 8, n):
+    cdef Py_ssize_t pos[8]
+    for g in range(0, n - 7 if depth >= 2 else 0, 8):
+        walk8(tree, depth, k0 + g, pos)
+        for r in range(8):
+            leaf[g + r] = <int32_t> (pos[r] - first_leaf)
+    # the rows past the last group of 8 (all rows below depth 2) one by one
+    for r in range(n - n % 8 if depth >= 2 else 0, n):
         a = 1
         for s in range(depth):
             a = key_step(tree, a, k0 + r)
@@ -1198,30 +1240,22 @@ cdef inline void walk_keys_add(const KeyNode* tree, int32_t depth,
     # leaf_value indexed by the final position (2^depth .. 2^(depth+1) - 1)
     cdef const double* value = leaf_value - (<Py_ssize_t> 1 << depth)
     cdef int32_t s
-    cdef const uint32_t* rows
+    cdef Py_ssize_t pos[8]
     cdef double* out
-    for g in range(0, n - 7, 8):
-        a = b = c = d = e = f = h = k = 1
-        rows = k0 + g
-        for s in range(depth):
-            a = key_step(tree, a, rows + 0)
-            b = key_step(tree, b, rows + 1)
-            c = key_step(tree, c, rows + 2)
-            d = key_step(tree, d, rows + 3)
-            e = key_step(tree, e, rows + 4)
-            f = key_step(tree, f, rows + 5)
-            h = key_step(tree, h, rows + 6)
-            k = key_step(tree, k, rows + 7)
+    for g in range(0, n - 7 if depth >= 2 else 0, 8):
+        walk8(tree, depth, k0 + g, pos)
         out = raw + g * stride
-        out[0] += value[a]
-        out[stride] += value[b]
-        out[2 * stride] += value[c]
-        out[3 * stride] += value[d]
-        out[4 * stride] += value[e]
-        out[5 * stride] += value[f]
-        out[6 * stride] += value[h]
-        out[7 * stride] += value[k]
-    for r in range(n - n % 8, n):
+        out[0] += value[pos[0]]
+        out[stride] += value[pos[1]]
+        out[2 * stride] += value[pos[2]]
+        out[3 * stride] += value[pos[3]]
+        out[4 * stride] += value[pos[4]]
+        out[5 * stride] += value[pos[5]]
+        out[6 * stride] += value[pos[6]]
+        out[7 * stride] += value[pos[7]]
+    # the rows past the last group of 8, one by one (all rows of a tree of
+    # depth 0 or 1: walk8 takes 2 levels)
+    for r in range(n - n % 8 if depth >= 2 else 0, n):
         a = 1
         for s in range(depth):
             a = key_step(tree, a, k0 + r)
