@@ -607,6 +607,44 @@ def test_key_walk_sums_equal_the_serial_walk_bit_for_bit(seed):
     np.testing.assert_array_equal(batch, serial)
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_refuse_infinity_reports_exactly_the_rows_with_infinity(wide):
+    """``predict_raw(refuse_infinity=True)`` (the serving path's check,
+    made while the key conversion reads the rows; a scan of its own on the
+    packed walk of wide rows) returns False exactly when X holds +-inf,
+    whichever block (first, middle, last, a short last one) holds it; with
+    none, the margins equal the naive walk's and the unchecked call's."""
+    rng = np.random.default_rng(5)
+    n_features = 700 if wide else 3
+    X = np.round(rng.normal(size=(203, n_features)), 1).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(X.shape) < 0.02] = 3.4028235e38   # finite edge values
+    trees = [random_tree(rng, X, int(d), bool(d % 2))
+             for d in (0, 1, 2, 5, 8, 3)]
+    group = np.zeros(len(trees), np.int32)
+    forest = packed(trees, group, n_features, 1)
+    assert forest.uses_key_walk(0, len(trees)) is (not wide)
+    raw, _ = naive_forest(X, trees, group, 1)
+    for n_threads in (1, 2):
+        out = np.zeros((X.shape[0], 1))
+        assert forest.predict_raw(X, out, 0, len(trees), n_threads,
+                                  refuse_infinity=True) is True
+        np.testing.assert_allclose(out, raw, rtol=0, atol=1e-12)
+        plain = np.zeros((X.shape[0], 1))
+        forest.predict_raw(X, plain, 0, len(trees), n_threads)
+        np.testing.assert_array_equal(out, plain)
+        for row in (0, 100, 192, 202):
+            for value in (np.inf, -np.inf):
+                bad = X.copy()
+                bad[row, n_features - 1] = value
+                out = np.zeros((X.shape[0], 1))
+                assert forest.predict_raw(bad, out, 0, len(trees), n_threads,
+                                          refuse_infinity=True) is False
+        # no tree to walk: the check still runs
+        assert forest.predict_raw(bad, out, 2, 2, n_threads,
+                                  refuse_infinity=True) is False
+
+
 def test_a_nan_threshold_keeps_its_tree_packed():
     """A split whose threshold is NaN (a hand-made model: every number goes
     right, NaN by its default) has no key: its tree is walked packed,

@@ -333,3 +333,40 @@ def test_agaricus_test_error_equals_xgboost(method, rounds, depth):
     # the same trees, as far as the probabilities show
     np.testing.assert_allclose(ours.predict_proba(X_test),
                                theirs.predict_proba(X_test), atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lines_sorted_unique_matches_a_numpy_check(seed):
+    """The one-pass check of the sparse input (every row's columns strictly
+    increasing) against a row-by-row numpy oracle, on matrices with empty
+    rows, unsorted rows and repeated columns, for int32 and int64 index
+    arrays; an indptr that decreases or leaves the indices gives None (the
+    numpy checks then speak), not a read out of bounds."""
+    from skboost.tree._sparse import lines_sorted_unique
+
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 40))
+    lengths = rng.integers(0, 6, n_rows)
+    lengths[rng.random(n_rows) < 0.3] = 0
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    rows = [np.sort(rng.choice(20, size=k, replace=False)) for k in lengths]
+    if seed % 3 == 1 and lengths.max() > 1:    # one row out of order
+        r = int(np.argmax(lengths))
+        rows[r] = rows[r][::-1]
+    if seed % 3 == 2 and lengths.max() > 1:    # one repeated column
+        r = int(np.argmax(lengths))
+        rows[r][1] = rows[r][0]
+    indices = np.concatenate(rows + [np.zeros(0, int)])
+    expected = all(np.all(np.diff(row) > 0) for row in rows)
+    for ptr_type in (np.int32, np.int64):
+        for index_type in (np.int32, np.int64):
+            assert lines_sorted_unique(indptr.astype(ptr_type),
+                                       indices.astype(index_type)) is expected
+    bad = indptr.copy()
+    bad[-1] = indices.shape[0] + 5          # beyond the indices
+    assert lines_sorted_unique(bad, indices) is None
+    if n_rows > 1:
+        bad = indptr.copy()
+        bad[1] = bad[-1] + 1                # rises past, then decreases
+        assert lines_sorted_unique(bad, np.zeros(bad[1] - 1, np.int32)) is None
+    assert lines_sorted_unique(indptr.astype(np.int16), indices) is None

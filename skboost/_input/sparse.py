@@ -18,7 +18,7 @@ stored means is the estimator's ``sparse_absent``:
 import numpy as np
 import scipy.sparse as sp
 
-from ..tree._sparse import SparseRows
+from ..tree._sparse import SparseRows, lines_sorted_unique
 
 SPARSE_FORMATS = ("csr", "csc", "coo")
 
@@ -70,6 +70,9 @@ def check_sparse_structure(X, name="X"):
 def _has_duplicates(indptr, indices, steps):
     """Whether a line stores an index twice (O(nnz) when sorted)."""
     if indices.shape[0] < 2:
+        return False
+    # sorted and unique, in one pass (the common case; None: not int arrays)
+    if lines_sorted_unique(indptr, indices):
         return False
     starts = np.zeros(indices.shape[0], dtype=bool)  # first entry of a line
     starts[indptr[:-1][steps > 0]] = True

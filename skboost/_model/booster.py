@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_array
 from .._input.sparse import canonical_csr, check_sparse_structure, sparse_rows
 from .._threads import effective_n_threads
 from ..objectives import get_objective
-from ..tree._predictor import PackedForest, has_infinity
+from ..tree._predictor import PackedForest
 from ..tree._sparse import SparseRows
 from ..tree.packing import PREDICT_FIELDS, pack_trees
 from .margins import check_base_margin
@@ -354,11 +354,13 @@ class Booster:
                                             last)
         with np.errstate(over="ignore"):   # beyond float32: inf, refused
             rows = np.ascontiguousarray(rows, dtype=np.float32)
-        if has_infinity(rows):
+        out = np.tile(self.base_margin, (rows.shape[0], 1))
+        # infinity found as the walk reads the rows (no pass of its own)
+        if not forest.predict_raw(rows, out, first, last,
+                                  effective_n_threads(n_jobs),
+                                  refuse_infinity=True):
             return None
-        return self.predict_raw(rows, (first, last), base_margin=None,
-                                n_threads=effective_n_threads(n_jobs),
-                                scalar_range=True)
+        return out
 
     def predict_leaves(self, X, iteration_range=None, n_threads=1):
         """Leaf index of every row in every tree, shape (n_rows, n_trees)."""

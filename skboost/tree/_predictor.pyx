@@ -247,29 +247,89 @@ ctypedef struct CategorySplit:
 # group: the 8 rows' chains need a register each for their position only.
 cdef extern from *:
     """
+    #include <string.h>
     typedef struct {
         uint32_t bound;   /* order_key of the float32 threshold, - 1 */
         int32_t offset;   /* ROWS_PER_BLOCK * column, where column is the
                              feature, + n_features if missing goes right */
     } skb_key_node;
 
-    /* One step down a complete tree (tree[1] its root): position 2q (left)
-       or 2q + 1. row: the row's key in column 0 (its key in column c at
-       row[c * ROWS_PER_BLOCK]). On x86-64 GCC/Clang the step is written
-       as the compare and add-with-carry it is (GCC otherwise emits setb,
-       movzbl and lea: 7 instructions a step instead of 5). */
+    /* One step down a complete tree from position q, whose node is
+       ``nd`` (read by the caller): position 2q (left) or 2q + 1. row: the
+       row's key in column 0 (its key in column c at row[c *
+       ROWS_PER_BLOCK]). On x86-64 GCC/Clang the node is one 8-byte value
+       (bound in the low half, offset in the high half: 2 loads a step
+       instead of 3) and the step the compare and add-with-carry it is
+       (GCC otherwise emits setb, movzbl and lea). */
+    static inline uint64_t skb_key_node_bits(const skb_key_node* nd) {
+        uint64_t both;
+        memcpy(&both, nd, sizeof both);
+        return both;
+    }
+
+    static inline Py_ssize_t skb_key_step_bits(uint64_t both, Py_ssize_t q,
+                                               const uint32_t* row) {
+    #if defined(__GNUC__) && defined(__x86_64__)
+        __asm__("cmpl %2, %k1; adcq %0, %0"
+                : "+r"(q)
+                : "r"(both), "m"(row[(int32_t) (both >> 32)]) : "cc");
+        return q;
+    #else
+        skb_key_node nd;
+        memcpy(&nd, &both, sizeof nd);
+        return 2 * q + (nd.bound < row[nd.offset]);
+    #endif
+    }
+
+    /* One step down a complete tree (tree[1] its root) from position q. */
     static inline Py_ssize_t skb_key_step(const skb_key_node* tree,
                                           Py_ssize_t q,
                                           const uint32_t* row) {
-        const skb_key_node* nd = tree + q;
-    #if defined(__GNUC__) && defined(__x86_64__)
-        uint32_t bound = nd->bound;
-        __asm__("cmpl %2, %1; adcq %0, %0"
-                : "+r"(q) : "r"(bound), "m"(row[nd->offset]) : "cc");
-        return q;
-    #else
-        return 2 * q + (nd->bound < row[nd->offset]);
-    #endif
+        return skb_key_step_bits(skb_key_node_bits(tree + q), q, row);
+    }
+
+    /* 8 rows (keys of row j at rows + j) down a complete tree of depth
+       >= 2: pos[j] = their final positions (2^depth .. 2^(depth+1) - 1).
+       The first two levels read no node in the rows' chains: the root is
+       read once for the 8 rows, and at depth 1 the node is chosen between
+       the two read before (a conditional move, not a load that waits for
+       the step before): each row's chain of dependent loads is shorter by
+       two node loads. */
+    static inline void skb_walk8(const skb_key_node* tree, int depth,
+                                 const uint32_t* rows, Py_ssize_t* pos) {
+        uint64_t root = skb_key_node_bits(tree + 1);
+        uint64_t n2 = skb_key_node_bits(tree + 2);
+        uint64_t n3 = skb_key_node_bits(tree + 3);
+        Py_ssize_t a, b, c, d, e, f, h, k;
+        int s;
+        a = skb_key_step_bits(root, 1, rows + 0);
+        b = skb_key_step_bits(root, 1, rows + 1);
+        c = skb_key_step_bits(root, 1, rows + 2);
+        d = skb_key_step_bits(root, 1, rows + 3);
+        e = skb_key_step_bits(root, 1, rows + 4);
+        f = skb_key_step_bits(root, 1, rows + 5);
+        h = skb_key_step_bits(root, 1, rows + 6);
+        k = skb_key_step_bits(root, 1, rows + 7);
+        a = skb_key_step_bits((a & 1) ? n3 : n2, a, rows + 0);
+        b = skb_key_step_bits((b & 1) ? n3 : n2, b, rows + 1);
+        c = skb_key_step_bits((c & 1) ? n3 : n2, c, rows + 2);
+        d = skb_key_step_bits((d & 1) ? n3 : n2, d, rows + 3);
+        e = skb_key_step_bits((e & 1) ? n3 : n2, e, rows + 4);
+        f = skb_key_step_bits((f & 1) ? n3 : n2, f, rows + 5);
+        h = skb_key_step_bits((h & 1) ? n3 : n2, h, rows + 6);
+        k = skb_key_step_bits((k & 1) ? n3 : n2, k, rows + 7);
+        for (s = 2; s < depth; s++) {
+            a = skb_key_step(tree, a, rows + 0);
+            b = skb_key_step(tree, b, rows + 1);
+            c = skb_key_step(tree, c, rows + 2);
+            d = skb_key_step(tree, d, rows + 3);
+            e = skb_key_step(tree, e, rows + 4);
+            f = skb_key_step(tree, f, rows + 5);
+            h = skb_key_step(tree, h, rows + 6);
+            k = skb_key_step(tree, k, rows + 7);
+        }
+        pos[0] = a; pos[1] = b; pos[2] = c; pos[3] = d;
+        pos[4] = e; pos[5] = f; pos[6] = h; pos[7] = k;
     }
     """
     ctypedef struct KeyNode "skb_key_node":
@@ -277,6 +337,8 @@ cdef extern from *:
         int32_t offset
     Py_ssize_t key_step "skb_key_step"(const KeyNode* tree, Py_ssize_t q,
                                        const uint32_t* row) noexcept nogil
+    void walk8 "skb_walk8"(const KeyNode* tree, int depth,
+                           const uint32_t* rows, Py_ssize_t* pos) noexcept nogil
 
 
 cdef extern from *:
@@ -293,8 +355,13 @@ cdef extern from *:
     }
     #define SKB_KEY_NAN_LEFT 0u
     #define SKB_KEY_NAN_RIGHT 0xFFFFFFFFu
+    /* the keys of +inf and -inf */
+    #define SKB_KEY_POS_INF 0xFF800000u
+    #define SKB_KEY_NEG_INF 0x007FFFFFu
     """
     uint32_t order_key "skb_order_key"(float x) noexcept nogil
+    uint32_t KEY_POS_INF "SKB_KEY_POS_INF"
+    uint32_t KEY_NEG_INF "SKB_KEY_NEG_INF"
     uint32_t KEY_NAN_LEFT "SKB_KEY_NAN_LEFT"
     uint32_t KEY_NAN_RIGHT "SKB_KEY_NAN_RIGHT"
 
@@ -328,12 +395,15 @@ cdef class BlockScratch:
     cdef int32_t* leaf           # (n_threads, rows)
     cdef uint32_t* keys          # (n_threads, 2 * n_features, ROWS_PER_BLOCK)
                                  # or NULL (rows <= ROWS_PER_BLOCK)
+    cdef uint8_t* infinity       # (n_threads,): 1 once a thread saw +-inf,
+                                 # or NULL: not looked for
     cdef readonly Py_ssize_t rows
     cdef readonly bint use_keys
-    cdef object leaf_array, key_array     # own leaf and keys
+    cdef object leaf_array, key_array, infinity_array   # own the above
 
     def __cinit__(self, int n_threads, Py_ssize_t rows,
-                  Py_ssize_t n_features, bint use_keys):
+                  Py_ssize_t n_features, bint use_keys,
+                  bint find_infinity=False):
         if use_keys and rows > ROWS_PER_BLOCK:
             raise ValueError("a block of keys holds at most ROWS_PER_BLOCK "
                              "rows")
@@ -348,6 +418,13 @@ cdef class BlockScratch:
         cdef uint32_t[::1] keys = self.key_array
         self.leaf = &leaf[0]
         self.keys = &keys[0] if use_keys else NULL
+        self.infinity_array = np.zeros(max(n_threads, 1), dtype=np.uint8)
+        cdef uint8_t[::1] infinity = self.infinity_array
+        self.infinity = &infinity[0] if find_infinity else NULL
+
+    def saw_infinity(self):
+        """Whether a thread met +-inf (when told to look for it)."""
+        return bool(np.any(self.infinity_array))
 
 
 cdef class PackedForest:
@@ -713,13 +790,22 @@ cdef class PackedForest:
 
     def predict_raw(self, const float[:, ::1] X not None,
                     double[:, ::1] out not None,      # IN/OUT (n_rows, n_groups)
-                    Py_ssize_t first, Py_ssize_t last, int n_threads):
+                    Py_ssize_t first, Py_ssize_t last, int n_threads,
+                    bint refuse_infinity=False):
         """``out += sum of trees [first, last) at X``, trees summed in order
-        for every row (independent of the number of threads)."""
+        for every row (independent of the number of threads).
+
+        With ``refuse_infinity``, returns False when X holds +-inf (``out``
+        then holds partial sums, to be discarded), found while the rows are
+        read for the walk (no pass of its own); else True.
+        """
         self._check_call(X, first, last, n_threads)
         if out.shape[0] != X.shape[0] or out.shape[1] != self.n_groups:
             raise ValueError("out must be (n_rows, n_groups)")
-        self._walk_dense(X, first, last, n_threads, out, None)
+        if refuse_infinity and last <= first:   # no walk reads the rows
+            return not has_infinity(X)
+        return not self._walk_dense(X, first, last, n_threads, out, None,
+                                    refuse_infinity)
 
     def predict_raw_sparse(self, SparseRows X not None,
                            double[:, ::1] out not None,  # IN/OUT (n_rows, n_groups)
@@ -838,12 +924,14 @@ cdef class PackedForest:
         self._walk_dense(X, first, last, n_threads, None, out_arr)
         return out_arr
 
-    cdef _walk_dense(self, const float[:, ::1] X, Py_ssize_t first,
-                     Py_ssize_t last, int n_threads, raw_out, leaves_out):
+    cdef bint _walk_dense(self, const float[:, ::1] X, Py_ssize_t first,
+                          Py_ssize_t last, int n_threads, raw_out, leaves_out,
+                          bint find_infinity=False) except -1:
         """Adds leaf values to ``raw_out`` or writes leaf indices to
-        ``leaves_out`` (the other is None), ROWS_PER_BLOCK rows at a time."""
+        ``leaves_out`` (the other is None), ROWS_PER_BLOCK rows at a time.
+        Returns whether X held +-inf, when told to ``find_infinity``."""
         if last <= first:
-            return
+            return False
         cdef bint want_raw = raw_out is not None
         cdef double[:, ::1] raw = raw_out if want_raw else np.empty((1, 1))
         cdef int32_t[:, ::1] leaves_idx = (
@@ -852,7 +940,7 @@ cdef class PackedForest:
         cdef Py_ssize_t n_blocks = (n_rows + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
         cdef BlockScratch scratch = BlockScratch(
             n_threads, ROWS_PER_BLOCK, self.n_features,
-            self._use_keys(first, last))
+            self._use_keys(first, last), find_infinity)
         cdef int team = self._team(n_threads, n_rows, n_blocks, first, last)
         # the next block's rows are fetched into cache while this block
         # walks the trees, a share of them before each tree
@@ -870,6 +958,7 @@ cdef class PackedForest:
                               &raw[r0, 0] if want_raw else NULL,
                               NULL if want_raw else &leaves_idx[r0, 0],
                               &X[0, 0], n_rows, r0 + n, lines_per_tree)
+        return scratch.saw_infinity()
 
     cdef void _block_trees(self, const float* x0, Py_ssize_t n,
                            Py_ssize_t first, Py_ssize_t last,
@@ -893,18 +982,34 @@ cdef class PackedForest:
         cdef int64_t kstart
         cdef const double* values
         cdef const int32_t* original
-        cdef bint no_missing = (no_nan(x0, n * self.n_features)
-                                if missing < 0 else missing == 0)
+        cdef int saw = 0
+        cdef bint no_missing
         if scratch.use_keys:
             keys = (scratch.keys
                     + thread * <Py_ssize_t> ROWS_PER_BLOCK * 2 * self.n_features)
-            rows_to_keys(x0, n, self.n_features, keys)
+            saw = rows_to_keys(x0, n, self.n_features, keys)
+            no_missing = (saw & SAW_NAN) == 0 if missing < 0 else missing == 0
+        else:
+            no_missing = (no_nan(x0, n * self.n_features)
+                          if missing < 0 else missing == 0)
+            if scratch.infinity != NULL and not all_finite_or_nan(
+                    x0, n * self.n_features):
+                saw = SAW_INFINITY
+        if saw & SAW_INFINITY and scratch.infinity != NULL:
+            scratch.infinity[thread] = 1
         for t in range(first, last):
             if X != NULL:
                 next_line = prefetch_lines(X, self.n_features, n_rows,
                                            next_row, next_line,
                                            lines_per_tree)
             kstart = self.c_key_start[t]
+            if keys != NULL and kstart >= 0 and raw != NULL:
+                # the leaf values added in the walk (same order, same sums)
+                walk_keys_add(self.key_nodes + kstart, self.c_depth[t], keys,
+                              n, self.c_key_leaf_value
+                              + self.c_key_leaf_start[t],
+                              raw + self.c_group[t], self.n_groups)
+                continue
             if keys != NULL and kstart >= 0:
                 walk_keys(self.key_nodes + kstart, self.c_depth[t], keys, n,
                           leaf)
@@ -1063,16 +1168,25 @@ cdef inline void walk_block(const SplitKinds* kinds, const PackedNode* tree,
         leaf[r] = a
 
 
-cdef inline void rows_to_keys(const float* x0, Py_ssize_t n,
-                              Py_ssize_t n_features,
-                              uint32_t* keys) noexcept nogil:
+cdef enum:
+    # what rows_to_keys saw among a block's values (bits of its result)
+    SAW_NAN = 1
+    SAW_INFINITY = 2
+
+
+cdef inline int rows_to_keys(const float* x0, Py_ssize_t n,
+                             Py_ssize_t n_features,
+                             uint32_t* keys) noexcept nogil:
     """The n rows at x0 (n <= ROWS_PER_BLOCK) as order keys, column by
     column (key of row r, column c at ``keys[c * ROWS_PER_BLOCK + r]``),
     each feature twice: NaN is KEY_NAN_LEFT in column f, KEY_NAN_RIGHT in
-    column n_features + f (see KeyNode)."""
+    column n_features + f (see KeyNode). Returns SAW_NAN | SAW_INFINITY,
+    the bits of what the values held, so that the walk needs no scan of
+    its own for either (branch-free: a value costs the same whatever it
+    is)."""
     cdef Py_ssize_t r, f
     cdef float x
-    cdef uint32_t key
+    cdef uint32_t key, nan_mask, saw_nan = 0, saw_inf = 0
     cdef uint32_t* nan_left
     cdef uint32_t* nan_right
     for f in range(n_features):
@@ -1080,13 +1194,15 @@ cdef inline void rows_to_keys(const float* x0, Py_ssize_t n,
         nan_right = keys + (n_features + f) * ROWS_PER_BLOCK
         for r in range(n):
             x = x0[r * n_features + f]
-            if x != x:
-                nan_left[r] = KEY_NAN_LEFT
-                nan_right[r] = KEY_NAN_RIGHT
-            else:
-                key = order_key(x)
-                nan_left[r] = key
-                nan_right[r] = key
+            key = order_key(x)
+            # all ones for NaN, else 0: NaN's key becomes 0 on the left
+            # and all ones on the right
+            nan_mask = 0u - <uint32_t> (x != x)
+            nan_left[r] = key & ~nan_mask
+            nan_right[r] = key | nan_mask
+            saw_nan |= nan_mask
+            saw_inf |= (key == KEY_POS_INF) | (key == KEY_NEG_INF)
+    return (SAW_NAN if saw_nan else 0) | (SAW_INFINITY if saw_inf else 0)
 
 
 cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
@@ -1100,32 +1216,50 @@ cdef inline void walk_keys(const KeyNode* tree, int32_t depth,
     cdef Py_ssize_t g, r, a, b, c, d, e, f, h, k
     cdef Py_ssize_t first_leaf = <Py_ssize_t> 1 << depth
     cdef int32_t s
-    cdef const uint32_t* rows
-    for g in range(0, n - 7, 8):
-        a = b = c = d = e = f = h = k = 1
-        rows = k0 + g
-        for s in range(depth):
-            a = key_step(tree, a, rows + 0)
-            b = key_step(tree, b, rows + 1)
-            c = key_step(tree, c, rows + 2)
-            d = key_step(tree, d, rows + 3)
-            e = key_step(tree, e, rows + 4)
-            f = key_step(tree, f, rows + 5)
-            h = key_step(tree, h, rows + 6)
-            k = key_step(tree, k, rows + 7)
-        leaf[g + 0] = <int32_t> (a - first_leaf)
-        leaf[g + 1] = <int32_t> (b - first_leaf)
-        leaf[g + 2] = <int32_t> (c - first_leaf)
-        leaf[g + 3] = <int32_t> (d - first_leaf)
-        leaf[g + 4] = <int32_t> (e - first_leaf)
-        leaf[g + 5] = <int32_t> (f - first_leaf)
-        leaf[g + 6] = <int32_t> (h - first_leaf)
-        leaf[g + 7] = <int32_t> (k - first_leaf)
-    for r in range(n - n % 8, n):
+    cdef Py_ssize_t pos[8]
+    for g in range(0, n - 7 if depth >= 2 else 0, 8):
+        walk8(tree, depth, k0 + g, pos)
+        for r in range(8):
+            leaf[g + r] = <int32_t> (pos[r] - first_leaf)
+    # the rows past the last group of 8 (all rows below depth 2) one by one
+    for r in range(n - n % 8 if depth >= 2 else 0, n):
         a = 1
         for s in range(depth):
             a = key_step(tree, a, k0 + r)
         leaf[r] = <int32_t> (a - first_leaf)
+
+
+cdef inline void walk_keys_add(const KeyNode* tree, int32_t depth,
+                               const uint32_t* k0, Py_ssize_t n,
+                               const double* leaf_value, double* raw,
+                               Py_ssize_t stride) noexcept nogil:
+    """``walk_keys`` that adds the leaf values at once: ``raw[r * stride]
+    += leaf_value[leaf of row r]`` for r < n (the same sums as adding them
+    after the walk; no leaf index stored and read back)."""
+    cdef Py_ssize_t g, r, a, b, c, d, e, f, h, k
+    # leaf_value indexed by the final position (2^depth .. 2^(depth+1) - 1)
+    cdef const double* value = leaf_value - (<Py_ssize_t> 1 << depth)
+    cdef int32_t s
+    cdef Py_ssize_t pos[8]
+    cdef double* out
+    for g in range(0, n - 7 if depth >= 2 else 0, 8):
+        walk8(tree, depth, k0 + g, pos)
+        out = raw + g * stride
+        out[0] += value[pos[0]]
+        out[stride] += value[pos[1]]
+        out[2 * stride] += value[pos[2]]
+        out[3 * stride] += value[pos[3]]
+        out[4 * stride] += value[pos[4]]
+        out[5 * stride] += value[pos[5]]
+        out[6 * stride] += value[pos[6]]
+        out[7 * stride] += value[pos[7]]
+    # the rows past the last group of 8, one by one (all rows of a tree of
+    # depth 0 or 1: walk8 takes 2 levels)
+    for r in range(n - n % 8 if depth >= 2 else 0, n):
+        a = 1
+        for s in range(depth):
+            a = key_step(tree, a, k0 + r)
+        raw[r * stride] += value[a]
 
 
 cdef inline Py_ssize_t prefetch_lines(const float* X, Py_ssize_t n_features,

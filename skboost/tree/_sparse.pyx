@@ -53,14 +53,8 @@ cdef class SparseRows:
         if n_features < 0 or (nnz and (indices.min() < 0
                                        or indices.max() >= n_features)):
             raise ValueError("column indices must be in [0, n_features)")
-        # strictly increasing inside each row: a step down (or repeat) is
-        # allowed only where a new row starts
-        steps_up = np.diff(indices) > 0
-        row_starts = np.zeros(max(nnz - 1, 0), dtype=bool)
-        starts = indptr[1:-1]
-        starts = starts[(starts > 0) & (starts < nnz)]
-        row_starts[starts - 1] = True
-        if not np.all(steps_up | row_starts):
+        # strictly increasing inside each row
+        if not lines_sorted_unique(indptr, indices):
             raise ValueError("column indices must be sorted and unique "
                              "within each row")
         if not (isnan(absent_value) or absent_value == 0.0):
@@ -100,6 +94,66 @@ cdef class SparseRows:
         return SparseRows(new_ptr, np.asarray(self.indices)[take],
                           np.asarray(self.data)[take], self.n_features,
                           self.absent_value)
+
+
+ctypedef fused SparseIndex:
+    int32_t
+    int64_t
+
+ctypedef fused SparsePointer:
+    int32_t
+    int64_t
+
+
+cdef int _sorted_unique(const SparsePointer[::1] indptr,
+                        const SparseIndex[::1] indices) noexcept nogil:
+    """1: every line's indices strictly increase, 0: not, -1: indptr
+    decreases or leaves ``indices`` (then nothing past it is read)."""
+    cdef Py_ssize_t line, k
+    for line in range(indptr.shape[0] - 1):
+        if (indptr[line + 1] < indptr[line]
+                or indptr[line + 1] > indices.shape[0]):
+            return -1
+    for line in range(indptr.shape[0] - 1):
+        for k in range(indptr[line] + 1, indptr[line + 1]):
+            if indices[k] <= indices[k - 1]:
+                return 0
+    return 1
+
+
+def lines_sorted_unique(indptr, indices):
+    """Whether every line (row of CSR, column of CSC) stores strictly
+    increasing indices: one pass over them, no temporary array (the checks
+    of sparse input ran it in numpy as several passes and copies, as long
+    as the prediction itself on large inputs).
+
+    Returns None when the arrays are not 1-D C-contiguous int32/int64, or
+    ``indptr`` does not start at 0, rise, and stay within ``indices`` (the
+    caller then checks in numpy, with its messages).
+    """
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    if (indptr.ndim != 1 or indices.ndim != 1 or indptr.shape[0] < 1
+            or not indptr.flags.c_contiguous
+            or not indices.flags.c_contiguous
+            or indptr.dtype not in (np.int32, np.int64)
+            or indices.dtype not in (np.int32, np.int64)
+            or indptr[0] != 0):
+        return None
+    if indptr.dtype == np.int32 and indices.dtype == np.int32:
+        return _sorted_unique_call[int32_t, int32_t](indptr, indices)
+    if indptr.dtype == np.int32:
+        return _sorted_unique_call[int32_t, int64_t](indptr, indices)
+    if indices.dtype == np.int32:
+        return _sorted_unique_call[int64_t, int32_t](indptr, indices)
+    return _sorted_unique_call[int64_t, int64_t](indptr, indices)
+
+
+cdef object _sorted_unique_call(const SparsePointer[::1] indptr,
+                                const SparseIndex[::1] indices):
+    cdef int result
+    with nogil:
+        result = _sorted_unique(indptr, indices)
+    return None if result < 0 else result == 1
 
 
 cdef CSRView csr_view(SparseRows X):
