@@ -671,7 +671,7 @@ cdef class _ExactBuilder:
     buffers allocated once, optionally pruned before anything of chunk size
     is copied out (sketch_column calls it for every chunk)."""
 
-    cdef object values_buf, x, rmin, rmax, wmin, radix_keys, radix_counts
+    cdef object values_buf, x, rmin, rmax, wmin, radix_counts
     cdef Py_ssize_t capacity
     cdef bint single_precision
 
@@ -686,9 +686,8 @@ cdef class _ExactBuilder:
         self.rmin = np.empty(capacity, dtype=np.float64)
         self.rmax = np.empty(capacity, dtype=np.float64)
         self.wmin = np.empty(capacity, dtype=np.float64)
-        # the radix sort's keys and their copy (float32 only), its counts
-        self.radix_keys = np.empty(2 * capacity if self.single_precision
-                                   else 0, dtype=np.uint32)
+        # the radix sort's counts (its keys and their copy live in ``x``,
+        # free until the sorted values are aggregated into it)
         self.radix_counts = np.empty(RADIX_PASSES * RADIX_BUCKETS,
                                      dtype=np.intp)
 
@@ -755,7 +754,8 @@ cdef class _ExactBuilder:
         """The float32 chunk ``buf`` sorted in place, NaN left out (or
         last): the radix sort, or np.sort for a chunk with -0.0."""
         cdef float[::1] v = buf
-        cdef uint32_t[::1] keys = self.radix_keys
+        # two uint32 keys a row in the float64 buffer x (8 bytes a row)
+        cdef uint32_t[::1] keys = self.x.view(np.uint32)
         cdef Py_ssize_t[::1] counts = self.radix_counts
         cdef Py_ssize_t n = v.shape[0], m = 0
         if n == 0:
