@@ -437,3 +437,29 @@ def test_transposed_codes_equal_numpy_transpose(dtype, n_codes, n_rows,
     binned = BinnedData(codes, np.arange(8, dtype=np.int64) * (n_codes + 1),
                         n_threads)
     np.testing.assert_array_equal(binned.codes_by_feature, codes.T)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_map_to_bins_with_cuts_between_float32_values(seed):
+    """float64 cuts that no float32 equals (just above or below one, past
+    float32's range): every code is the count of cuts <= the value, as
+    np.searchsorted counts them in float64 (the kernel searches the cuts
+    rounded up to float32)."""
+    rng = np.random.default_rng(seed)
+    base = np.unique(rng.normal(size=60).astype(np.float32)).astype(np.float64)
+    cuts = np.unique(np.concatenate([
+        base, base + 1e-12, base - 1e-12, [-1e39, 1e39, 3.4028234e38,
+                                           -3.4028235e38, 1e-46, -1e-46]]))
+    f32 = base.astype(np.float32)
+    values = np.concatenate([
+        f32, np.nextafter(f32, np.float32(np.inf)),
+        np.nextafter(f32, np.float32(-np.inf)),
+        rng.normal(size=3000).astype(np.float32),
+        np.array([np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 3.4028235e38,
+                  -3.4028235e38], dtype=np.float32)])
+    X = np.ascontiguousarray(values.reshape(-1, 1))
+    codes = np.empty(X.shape, dtype=np.uint8)
+    map_to_bins(X, cuts, np.array([0, cuts.size], dtype=np.int64), codes,
+                1 + seed % 2)
+    expected = np.searchsorted(cuts, values.astype(np.float64), side="right")
+    np.testing.assert_array_equal(codes[:, 0], expected)

@@ -217,6 +217,22 @@ def test_reset_starts_over_in_the_same_buffers():
             partition.reset(bad)
 
 
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("fraction", [1.0, 0.6, 0.0])
+def test_reset_to_active_keeps_the_active_rows_in_order(n_threads, fraction):
+    """The rows of an active mask, in increasing order, as np.flatnonzero
+    lists them (every row active: the identity, filled in parallel)."""
+    rng = np.random.default_rng(5)
+    n_rows = 300_000
+    active = rng.random(n_rows) < fraction
+    partition = RowPartition([], n_rows)
+    partition.reset_to_active(active, n_threads)
+    np.testing.assert_array_equal(partition.row_index,
+                                  np.flatnonzero(active))
+    with pytest.raises(ValueError):
+        partition.reset_to_active(active[1:], n_threads)
+
 # --------------------------------------------------------------------------
 # Invalid inputs: a ValueError, never a crash or an out-of-bounds write.
 # Each case runs in a child process so that a crash fails its own case only.

@@ -533,3 +533,63 @@ def test_kept_chunk_orders_give_the_same_summary(dtype):
         for name in ("values", "rmin", "rmax", "wmin"):
             assert np.array_equal(getattr(a, name), getattr(b, name))
         assert a.total_weight == b.total_weight
+
+
+def _float32_edge_values(rng, n):
+    """float32 values with every kind of bit pattern: random bits
+    (denormals, infinities, NaNs of both signs), ties, and ordinary
+    values."""
+    bits = rng.integers(0, 2 ** 32, size=n, dtype=np.uint64).astype(np.uint32)
+    values = bits.view(np.float32).copy()
+    values[::3] = rng.normal(size=values[::3].shape[0]).astype(np.float32)
+    values[1::7] = np.float32(1.5)                # a long run of ties
+    values[2::11] = np.float32(np.inf)
+    values[3::13] = np.float32(-np.inf)
+    values[values == 0] = np.float32(1.0)         # no zeros of either sign
+    return values
+
+
+def _entries(summary):
+    return [getattr(summary, name).tobytes()
+            for name in ("values", "rmin", "rmax", "wmin")] + [
+        summary.total_weight, summary.eps]
+
+
+@pytest.mark.parametrize("chunk_size", [50, 997, 65536])
+def test_float32_radix_sort_gives_the_float64_sort_summary(chunk_size):
+    """An unweighted float32 column (its chunks radix-sorted) has the
+    summary, bit for bit, of the same values as float64, whose chunks
+    numpy sorts: the same doubles in the same order either way."""
+    rng = np.random.default_rng(11)
+    values = _float32_edge_values(rng, 20_000)
+    a = sketch_column(values, max_bin=32, chunk_size=chunk_size)
+    b = sketch_column(values.astype(np.float64), max_bin=32,
+                      chunk_size=chunk_size)
+    assert _entries(a) == _entries(b)
+    assert a.size > 2
+
+
+def test_float32_radix_sort_exact_summary_matches_unique():
+    """Without pruning, the summary of radix-sorted chunks is np.unique's
+    values and counts (NaNs of either sign left out)."""
+    rng = np.random.default_rng(12)
+    values = _float32_edge_values(rng, 5000)
+    s = WeightedQuantileSummary.from_data(values)
+    kept = values[~np.isnan(values)].astype(np.float64)
+    unique, counts = np.unique(kept, return_counts=True)
+    np.testing.assert_array_equal(s.values, unique)
+    np.testing.assert_array_equal(s.wmin, counts)
+    np.testing.assert_array_equal(s.rmax, np.cumsum(counts))
+    np.testing.assert_array_equal(s.rmin, np.cumsum(counts) - counts)
+
+
+def test_float32_chunks_with_negative_zero_sort_like_numpy():
+    """A chunk holding -0.0 is sorted by np.sort (which of -0.0 and 0.0
+    an entry keeps is np.sort's choice): the summary's entries equal the
+    values and counts of the zeros and the rest."""
+    values = np.array([3.0, -0.0, 0.0, -1.0, np.nan, 0.0, -0.0, 2.0],
+                      dtype=np.float32)
+    s = WeightedQuantileSummary.from_data(values)
+    np.testing.assert_array_equal(s.values, [-1.0, 0.0, 2.0, 3.0])
+    np.testing.assert_array_equal(s.wmin, [1.0, 4.0, 1.0, 1.0])
+    assert s.values[1] == 0.0

@@ -26,12 +26,12 @@ ctypedef fused code_t:
     uint16_t
 
 
-cdef inline int32_t upper_bound(const double* cuts, int32_t n,
-                                double x) noexcept nogil:
+cdef inline int32_t upper_bound(const float* cuts, int32_t n,
+                                float x) noexcept nogil:
     """Number of cuts <= x, for n >= 1 (branch-free binary search: the
     comparison selects the next base with a conditional move, so random
     values cost no branch mispredictions)."""
-    cdef const double* base = cuts
+    cdef const float* base = cuts
     cdef int32_t half
     # the window [base, base + n) always holds the last cut <= x, if any:
     # each step halves it, log2(n) steps whatever x is (no early exit, so
@@ -41,6 +41,23 @@ cdef inline int32_t upper_bound(const double* cuts, int32_t n,
         base = base + half if base[half] <= x else base
         n -= half
     return <int32_t> (base - cuts) + (base[0] <= x)
+
+
+def float32_cuts(cuts):
+    """Each float64 cut c as the smallest float32 >= c: for a float32 x,
+    ``c <= x`` exactly when ``float32_cuts(c) <= x`` (x >= c is a float32
+    at or above c, so at or above the smallest such; the converse by
+    transitivity). The codes are then those of the float64 cuts, with
+    cuts half as wide: 28 features of 255 cuts stay in the first-level
+    cache during the search."""
+    cuts = np.asarray(cuts, dtype=np.float64)
+    # overflow to +-inf is intended: -inf below a cut < -FLT_MAX is
+    # moved up to -FLT_MAX below, +inf is the right answer above FLT_MAX
+    with np.errstate(over="ignore"):
+        rounded = cuts.astype(np.float32)
+    below = rounded.astype(np.float64) < cuts
+    rounded[below] = np.nextafter(rounded[below], np.float32(np.inf))
+    return rounded
 
 
 cdef class BinnedData:
@@ -154,6 +171,7 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     # whether it fits the dtype is checked in the loop (no copy of X).
     missing_overflow_arr = np.zeros(n_rows, dtype=np.uint8)
     cdef uint8_t[::1] missing_overflow = missing_overflow_arr
+    cdef const float[::1] cuts32 = float32_cuts(cuts)
     cdef Py_ssize_t r, f
     cdef int32_t n_cuts
     cdef int32_t largest = <int32_t> max_code
@@ -161,7 +179,8 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     # one row per iteration, its features in order: X and codes are both
     # row-major, so a thread streams through contiguous memory, and each
     # code depends on its value alone (any split of the rows gives the
-    # same codes). A value's binary search over its cuts: ~8 units of work
+    # same codes). A value's binary search over its cuts (float32: see
+    # float32_cuts): ~8 units of work
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  8 * n_rows * n_features)):
@@ -175,8 +194,8 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
             elif n_cuts == 0:
                 codes[r, f] = 0
             else:
-                codes[r, f] = <code_t> upper_bound(&cuts[cut_ptr[f]], n_cuts,
-                                                   <double> x)
+                codes[r, f] = <code_t> upper_bound(&cuts32[cut_ptr[f]],
+                                                   n_cuts, x)
     if missing_overflow_arr.any():
         raise ValueError("a feature's missing code does not fit the code "
                          "dtype")

@@ -221,9 +221,10 @@ cdef class RowPartition:
         self.row_index = None
         self.reset(rows)
 
-    def reset_to_active(self, active):
+    def reset_to_active(self, active, int n_threads=1):
         """Start again (a new tree) from the rows where ``active`` (one
-        entry per row of the data) is true, without an index temporary.
+        entry per row of the data) is true, without an index temporary
+        (all rows active: filled on up to ``n_threads`` threads).
         (The rows buffer has exactly as many entries as ``active`` has
         true values, so the fill stays inside it.)"""
         cdef const uint8_t[::1] mask = np.ascontiguousarray(active).view(
@@ -235,6 +236,14 @@ cdef class RowPartition:
         # which the stable partition keeps in every node
         self._reserve(n_active)
         cdef int32_t[::1] rows = self.row_index
+        if n_active == self.n_rows:
+            # every row active (no subsampling): the identity, written in
+            # parallel with no test per row
+            for i in prange(n_active, nogil=True, schedule="static",
+                            num_threads=threads_for_work(n_threads,
+                                                         n_active)):
+                rows[i] = <int32_t> i
+            return
         with nogil:
             for i in range(self.n_rows):
                 if mask[i]:

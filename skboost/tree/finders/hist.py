@@ -179,7 +179,7 @@ class HistFinder(PooledHistogramFinder):
         if self.partition is None or (
                 self.partition.n_rows != self.binned.n_rows):
             self.partition = RowPartition([], self.binned.n_rows)
-        self.partition.reset_to_active(active)
+        self.partition.reset_to_active(active, self.n_threads)
         self._start_pool()
         n_active = self.partition.row_index.shape[0]
         root_row = self.pool.take(1)

@@ -66,7 +66,7 @@ class VectorHistFinder(PooledHistogramFinder):
         self.gradients, self.scales = self._quantize(gpair, active)
         if self.partition is None:
             self.partition = RowPartition([], self.binned.n_rows)
-        self.partition.reset_to_active(active)
+        self.partition.reset_to_active(active, self.n_threads)
         self.pool.clear()
         n_active = self.partition.row_index.shape[0]
         root_row = self.pool.take(1)
