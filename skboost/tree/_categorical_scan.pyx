@@ -267,7 +267,8 @@ cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
     1``): a sorted split keeps at most ``keep`` (``max_cat_threshold``)
     categories on one side, so the middle of the order is never cut and
     need not be sorted (a selection in O(m) instead of a sort in O(m log
-    m)). ``out`` and ``tmp`` have room for ``n_categories`` entries each.
+    m)). ``out`` and ``tmp`` have room for the entries visited each
+    (``n_codes``, or ``n_categories`` without a list).
     """
     cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories, codes,
                                         n_codes, scale_g, scale_h, p, out,
@@ -509,25 +510,28 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
     cdef RegParams p = reg_params(context)
     cdef double scale_g = context.scale_g, scale_h = context.scale_h
     cdef Py_ssize_t keep = context.max_cat_threshold
+    # the listed codes (out-of-range ones skipped by node_categories)
+    cdef const int32_t* codes = NULL
+    cdef Py_ssize_t n_codes = 0, room = n_categories
+    if listed is not None:
+        n_codes = listed.shape[0]
+        codes = &listed[0] if n_codes else &_NO_CODE
+        room = min(n_codes, n_categories)
+    # room for the entries visited, twice (the order and the sort's
+    # buffer): a deep node's few, not every category
     cdef CatEntry* entries = <CatEntry*> malloc(
-        2 * n_categories * sizeof(CatEntry))
+        2 * max(room, 1) * sizeof(CatEntry))
     if entries == NULL:
         raise MemoryError()
     cdef Py_ssize_t m, i, shift = 0
     cdef int64_t totals[2]
     cdef bint left_smaller
-    # the listed codes (out-of-range ones skipped by node_categories)
-    cdef const int32_t* codes = NULL
-    cdef Py_ssize_t n_codes = 0
-    if listed is not None:
-        n_codes = listed.shape[0]
-        codes = &listed[0] if n_codes else &_NO_CODE
     try:
         with nogil:
             m = ordered_categories(node_hist, first_bin, n_categories,
                                    codes, n_codes, scale_g, scale_h, &p,
-                                   keep, entries, entries + n_categories,
-                                   totals, NULL)
+                                   keep, entries, entries + room, totals,
+                                   NULL)
         if not 0 <= split_bin < m:
             raise ValueError("split_bin is beyond the node's categories")
         left_smaller = split_bin + 1 <= m - split_bin - 1
@@ -541,7 +545,7 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
                     m = node_categories(node_hist, first_bin, n_categories,
                                         codes, n_codes, scale_g, scale_h, &p,
                                         entries, totals, NULL)
-                    sort_entries(entries, entries + n_categories, m)
+                    sort_entries(entries, entries + room, m)
                 shift = 0
         # The smaller side of the partition is its set; every other category
         # (those absent from the node too) goes the other way, with "the
@@ -684,6 +688,67 @@ cdef class NodeCategoryLists:
         """Whether the rooms were sized for this histogram layout."""
         return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
 
+
+
+def subtract_listed(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
+                    parent_rows, child_rows,
+                    NodeCategoryLists parents not None, int n_threads):
+    """``hist[parent_rows[k]] -= hist[child_rows[k]]`` (the larger child's
+    histogram from its parent's and the smaller child's, as
+    ``_histogram.subtract_histograms``), reading for a categorical feature
+    only the bins of the categories ``parents`` lists for node k (and the
+    missing bin): node k's non-empty categories, built as the scans' input
+    from the parent's own list (``NodeCategoryLists(parents)``). The smaller
+    child's rows are some of the parent's, so its bins outside the list are
+    zero, and the parent's bins there stay as they are: the same histogram
+    as the full subtraction, for the few bins of a deep node's list instead
+    of every category. Numeric features and unlisted ones are subtracted
+    in full."""
+    parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64)
+    child_rows = np.ascontiguousarray(child_rows, dtype=np.int64)
+    cdef Py_ssize_t n_nodes = parent_rows.shape[0]
+    rows = np.concatenate([parent_rows, child_rows])
+    if child_rows.shape[0] != n_nodes or parents.n_nodes != n_nodes or (
+            np.unique(rows).shape[0] != 2 * n_nodes) or (n_nodes and (
+            rows.min() < 0 or rows.max() >= hist.shape[0])):
+        raise ValueError("parent_rows and child_rows must be one each per "
+                         "node of parents, distinct rows of hist")
+    if hist.shape[2] != 2 or not parents.same_layout(
+            np.r_[parents.bin_ptr[:-1], hist.shape[1]]):
+        raise ValueError("hist must have the bins of the lists' layout")
+    cdef const int64_t[::1] parent = parent_rows, child = child_rows
+    cdef const int64_t[::1] bin_ptr = parents.bin_ptr
+    cdef Py_ssize_t k
+    for k in prange(n_nodes, nogil=True, schedule="static",
+                    num_threads=max(1, min(n_threads, n_nodes))):
+        _subtract_node(&hist[parent[k], 0, 0], &hist[child[k], 0, 0],
+                       bin_ptr, &parents.entries[k * parents.n_features],
+                       parents.n_features)
+
+
+cdef void _subtract_node(int64_t* parent, const int64_t* child,
+                         const int64_t[::1] bin_ptr,
+                         const CategoryList* lists,   # (n_features,)
+                         Py_ssize_t n_features) noexcept nogil:
+    """One node of ``subtract_listed``: each feature's bins, a listed
+    categorical feature's by its codes (out-of-range codes skipped)."""
+    cdef Py_ssize_t f, i
+    cdef int64_t b, c, first, missing
+    for f in range(n_features):
+        first, missing = bin_ptr[f], bin_ptr[f + 1] - 1
+        if lists[f].codes == NULL:
+            for b in range(2 * first, 2 * (missing + 1)):
+                parent[b] = parent[b] - child[b]
+            continue
+        for i in range(lists[f].n_codes):
+            c = lists[f].codes[i]
+            if 0 <= c < missing - first:
+                b = 2 * (first + c)
+                parent[b] = parent[b] - child[b]
+                parent[b + 1] = parent[b + 1] - child[b + 1]
+        b = 2 * missing
+        parent[b] = parent[b] - child[b]
+        parent[b + 1] = parent[b + 1] - child[b + 1]
 
 
 @cython.boundscheck(True)

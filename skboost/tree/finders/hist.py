@@ -14,7 +14,7 @@ import numpy as np
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
 from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
-                                 positive_hessians)
+                                 positive_hessians, subtract_listed)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
@@ -234,8 +234,14 @@ class HistFinder(PooledHistogramFinder):
                           self._left_sets(batch.nodes, records, lists))
 
     def apply_splits(self, nodes, splits, left, right, find_next):
-        self._category_lists.split(nodes, left, right)
-        return super().apply_splits(nodes, splits, left, right, find_next)
+        # the parents' lists: their children's scans visit them, and the
+        # subtraction below reads only their bins
+        self._parent_lists = self._category_lists.split(nodes, left, right)
+        try:
+            return super().apply_splits(nodes, splits, left, right,
+                                        find_next)
+        finally:
+            self._parent_lists = None
 
     def retire(self, nodes):
         self._category_lists.forget(nodes)
@@ -275,8 +281,14 @@ class HistFinder(PooledHistogramFinder):
             left_sets=splits.left_sets)
 
     def _subtract(self, parent_rows, small_rows):
-        subtract_histograms(self.pool.array, parent_rows, small_rows,
-                            self.n_threads)
+        parents = getattr(self, "_parent_lists", None)
+        if parents is None:
+            subtract_histograms(self.pool.array, parent_rows, small_rows,
+                                self.n_threads)
+            return
+        subtract_listed(self.pool.array, parent_rows, small_rows,
+                        NodeCategoryLists(parents, self.binned.bin_ptr,
+                                          self.categorical), self.n_threads)
 
     def _left_sums(self, splits):
         return np.column_stack([splits.records["Gq_left"],
@@ -319,10 +331,13 @@ class CategoryListKeeper:
                 self._scanned[node] = (lists, k)
 
     def split(self, nodes, left, right):
-        for node, l, r in zip(nodes.tolist(), left.tolist(), right.tolist()):
-            found = self._scanned.pop(node, None)
-            if found is not None:
-                self._parent[l] = self._parent[r] = found
+        """Hand the parents' lists to their children; returns them, one
+        per parent, or None when no parent has one."""
+        found = [self._scanned.pop(node, None) for node in nodes.tolist()]
+        for lists, l, r in zip(found, left.tolist(), right.tolist()):
+            if lists is not None:
+                self._parent[l] = self._parent[r] = lists
+        return found if any(f is not None for f in found) else None
 
     def forget(self, nodes):
         for node in np.asarray(nodes).tolist():
