@@ -672,6 +672,19 @@ cdef class NodeCategoryLists:
     def __dealloc__(self):
         free(self.entries)
 
+    def present_counts(self):
+        """int64 (n_nodes, n_features): each node's non-empty categories of
+        each feature found by its sorted scan, -1 where none ran."""
+        return self.present_count.copy()
+
+    def visited_counts(self):
+        """int64 (n_nodes, n_features): the categories each (node,
+        feature)'s sorted scan visits (0 for numeric features)."""
+        return np.diff(np.r_[self.present_start.reshape(-1),
+                             self.present_codes.shape[0]]).reshape(
+            self.present_start.shape) if self.n_nodes * self.n_features else (
+            np.zeros((self.n_nodes, self.n_features), dtype=np.int64))
+
     def node_list(self, Py_ssize_t k, Py_ssize_t f):
         """Node k's non-empty categories of feature f found by its scan
         (int32, in the order visited), or None where no sorted scan of
