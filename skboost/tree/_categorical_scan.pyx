@@ -240,6 +240,10 @@ cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
         sift_down(low, keep, True, i)
         sift_down(high, keep, False, i)
     for i in range(keep, m):
+        # most entries fall strictly between both tops: two comparisons of
+        # keys tell (a tie of keys goes on to the full order below)
+        if low[0].key < entries[i].key < high[0].key:
+            continue
         if entry_before(&entries[i], &low[0]):
             low[0] = entries[i]
             sift_down(low, keep, True, 0)
@@ -701,67 +705,6 @@ cdef class NodeCategoryLists:
         """Whether the rooms were sized for this histogram layout."""
         return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
 
-
-
-def subtract_listed(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
-                    parent_rows, child_rows,
-                    NodeCategoryLists parents not None, int n_threads):
-    """``hist[parent_rows[k]] -= hist[child_rows[k]]`` (the larger child's
-    histogram from its parent's and the smaller child's, as
-    ``_histogram.subtract_histograms``), reading for a categorical feature
-    only the bins of the categories ``parents`` lists for node k (and the
-    missing bin): node k's non-empty categories, built as the scans' input
-    from the parent's own list (``NodeCategoryLists(parents)``). The smaller
-    child's rows are some of the parent's, so its bins outside the list are
-    zero, and the parent's bins there stay as they are: the same histogram
-    as the full subtraction, for the few bins of a deep node's list instead
-    of every category. Numeric features and unlisted ones are subtracted
-    in full."""
-    parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64)
-    child_rows = np.ascontiguousarray(child_rows, dtype=np.int64)
-    cdef Py_ssize_t n_nodes = parent_rows.shape[0]
-    rows = np.concatenate([parent_rows, child_rows])
-    if child_rows.shape[0] != n_nodes or parents.n_nodes != n_nodes or (
-            np.unique(rows).shape[0] != 2 * n_nodes) or (n_nodes and (
-            rows.min() < 0 or rows.max() >= hist.shape[0])):
-        raise ValueError("parent_rows and child_rows must be one each per "
-                         "node of parents, distinct rows of hist")
-    if hist.shape[2] != 2 or not parents.same_layout(
-            np.r_[parents.bin_ptr[:-1], hist.shape[1]]):
-        raise ValueError("hist must have the bins of the lists' layout")
-    cdef const int64_t[::1] parent = parent_rows, child = child_rows
-    cdef const int64_t[::1] bin_ptr = parents.bin_ptr
-    cdef Py_ssize_t k
-    for k in prange(n_nodes, nogil=True, schedule="static",
-                    num_threads=max(1, min(n_threads, n_nodes))):
-        _subtract_node(&hist[parent[k], 0, 0], &hist[child[k], 0, 0],
-                       bin_ptr, &parents.entries[k * parents.n_features],
-                       parents.n_features)
-
-
-cdef void _subtract_node(int64_t* parent, const int64_t* child,
-                         const int64_t[::1] bin_ptr,
-                         const CategoryList* lists,   # (n_features,)
-                         Py_ssize_t n_features) noexcept nogil:
-    """One node of ``subtract_listed``: each feature's bins, a listed
-    categorical feature's by its codes (out-of-range codes skipped)."""
-    cdef Py_ssize_t f, i
-    cdef int64_t b, c, first, missing
-    for f in range(n_features):
-        first, missing = bin_ptr[f], bin_ptr[f + 1] - 1
-        if lists[f].codes == NULL:
-            for b in range(2 * first, 2 * (missing + 1)):
-                parent[b] = parent[b] - child[b]
-            continue
-        for i in range(lists[f].n_codes):
-            c = lists[f].codes[i]
-            if 0 <= c < missing - first:
-                b = 2 * (first + c)
-                parent[b] = parent[b] - child[b]
-                parent[b + 1] = parent[b + 1] - child[b + 1]
-        b = 2 * missing
-        parent[b] = parent[b] - child[b]
-        parent[b + 1] = parent[b + 1] - child[b + 1]
 
 
 @cython.boundscheck(True)

@@ -14,7 +14,7 @@ import numpy as np
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
 from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
-                                 positive_hessians, subtract_listed)
+                                 positive_hessians)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
@@ -234,14 +234,9 @@ class HistFinder(PooledHistogramFinder):
                           self._left_sets(batch.nodes, records, lists))
 
     def apply_splits(self, nodes, splits, left, right, find_next):
-        # the parents' lists: their children's scans visit them, and the
-        # subtraction below reads only their bins
-        self._parent_lists = self._category_lists.split(nodes, left, right)
-        try:
-            return super().apply_splits(nodes, splits, left, right,
-                                        find_next)
-        finally:
-            self._parent_lists = None
+        # the parents' lists go to their children's scans
+        self._category_lists.split(nodes, left, right)
+        return super().apply_splits(nodes, splits, left, right, find_next)
 
     def retire(self, nodes):
         self._category_lists.forget(nodes)
@@ -281,14 +276,8 @@ class HistFinder(PooledHistogramFinder):
             left_sets=splits.left_sets)
 
     def _subtract(self, parent_rows, small_rows):
-        parents = getattr(self, "_parent_lists", None)
-        if parents is None:
-            subtract_histograms(self.pool.array, parent_rows, small_rows,
-                                self.n_threads)
-            return
-        subtract_listed(self.pool.array, parent_rows, small_rows,
-                        NodeCategoryLists(parents, self.binned.bin_ptr,
-                                          self.categorical), self.n_threads)
+        subtract_histograms(self.pool.array, parent_rows, small_rows,
+                            self.n_threads)
 
     def _left_sums(self, splits):
         return np.column_stack([splits.records["Gq_left"],
