@@ -238,12 +238,13 @@ def find_best_splits_hist(
         raise MemoryError()
     cdef HistCandidate* best = NULL
     cdef NodeBounds* node_bounds = NULL
-    if category_lists is not None and (
-            category_lists.n_nodes != n_nodes
-            or category_lists.n_features != n_features
-            or not category_lists.same_layout(bin_ptr)):
-        raise ValueError("category_lists must be of these nodes and bins")
     try:
+        # (inside the try: the scratch above is freed on the error too)
+        if category_lists is not None and (
+                category_lists.n_nodes != n_nodes
+                or category_lists.n_features != n_features
+                or not category_lists.same_layout(bin_ptr)):
+            raise ValueError("category_lists must be of these nodes and bins")
         best = _fresh_bests(n_threads * n_nodes)
         node_bounds = node_bounds_array(bounds, n_nodes)
         _scan_tasks(hist, rows, node_sums, bin_ptr, thresholds,
