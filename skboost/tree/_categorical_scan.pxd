@@ -12,6 +12,25 @@ ctypedef struct CatEntry:
     int32_t code
 
 
+ctypedef struct CategoryList:
+    # what the sorted scan of one feature in one node visits and leaves
+    # for the node's children (NodeCategoryLists)
+    const int32_t* codes    # a superset of the non-empty categories; NULL: all
+    Py_ssize_t n_codes
+    int32_t* present        # OUT the non-empty ones (room for the visited)
+    int64_t* n_present      # OUT how many (stays -1 when not scanned)
+
+
+cdef class NodeCategoryLists:
+    cdef CategoryList* entries      # (n_nodes, n_features), row-major
+    cdef readonly Py_ssize_t n_nodes, n_features
+    cdef object bin_ptr             # the layout the rooms were sized for
+    cdef object present_codes       # int32: every entry's present codes
+    cdef object present_start       # int64 (n_nodes, n_features)
+    cdef object present_count       # int64 (n_nodes, n_features), -1: none
+    cdef object parents             # the parents' lists, kept alive
+
+
 cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            int32_t feature, int64_t first_bin,
                            int64_t n_categories, int64_t Gq, int64_t Hq,
@@ -20,4 +39,5 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            int max_cat_to_onehot, int max_cat_threshold,
                            CatEntry* scratch,       # room for 2 n_categories
                            const NodeBounds* bounds,  # NULL: unconstrained
+                           const CategoryList* visit,   # NULL: all categories
                            HistCandidate* best) noexcept nogil

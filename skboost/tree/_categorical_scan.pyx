@@ -35,7 +35,8 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from .._parallel cimport capped
-from ._common cimport int32_t, int64_t, uint8_t
+from ._common cimport (fixed_point, int32_t, int64_t, uint8_t,
+                      weight_pointer)
 from ._context cimport SplitContext, reg_params
 from ._gain cimport NodeBounds, RegParams, is_l2_only, leaf_weight
 from ._hist_split cimport (HistCandidate, ONE_HOT_SPLIT, SORTED_SPLIT,
@@ -71,6 +72,11 @@ def _widest_categorical(const int64_t[::1] bin_ptr not None,
         if is_cat[f]:
             widest = max(widest, bin_ptr[f + 1] - bin_ptr[f] - 1)
     return widest
+
+
+# where an empty list of codes points (a list is NULL only for "every
+# category")
+cdef int32_t _NO_CODE = 0
 
 
 cdef inline bint entry_before(const CatEntry* a,
@@ -147,22 +153,39 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
 
 cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
                                 int64_t first_bin, int64_t n_categories,
+                                const int32_t* codes, Py_ssize_t n_codes,
                                 double scale_g, double scale_h,
                                 const RegParams* p, CatEntry* out,
-                                int64_t* totals) noexcept nogil:
-    """The node's non-empty categories in ``out``, in code order, each
-    keyed by its own optimal leaf weight (``leaf_weight``: -G / (H +
-    lambda) with L1, max_delta_step, and 0 for a category lighter than
-    min_child_weight, as XGBoost orders them); returns how many there are.
-    ``totals[0:2]`` receives the categories' summed (G, H) in fixed
-    point."""
-    cdef Py_ssize_t m = 0
+                                int64_t* totals,
+                                int32_t* present) noexcept nogil:
+    """The node's non-empty categories in ``out``, in the order they are
+    visited, each keyed by its own optimal leaf weight (``leaf_weight``:
+    -G / (H + lambda) with L1, max_delta_step, and 0 for a category
+    lighter than min_child_weight, as XGBoost orders them); returns how
+    many there are. ``totals[0:2]`` receives the categories' summed (G, H)
+    in fixed point.
+
+    The categories visited are ``codes[0:n_codes]`` (a superset of the
+    node's non-empty categories, ``NodeCategoryLists``), or every code
+    ``0 .. n_categories - 1`` when ``codes`` is NULL; a listed code
+    outside that range is skipped (never read out of bounds). Everything
+    after is the same whichever superset is visited and in whatever order:
+    the sums are integers, and the ends and sort below follow a strict
+    total order. ``present`` (unless NULL) receives the non-empty codes in
+    visiting order: the list the node's children may visit."""
+    cdef Py_ssize_t m = 0, i
+    # at most n_categories listed codes: out has room for no more
+    cdef Py_ssize_t n = (min(n_codes, n_categories) if codes != NULL
+                         else n_categories)
     cdef int64_t c, g, h, G = 0, H = 0
     cdef double key
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
     # rest" at prediction, see categorical_left_set)
-    for c in range(n_categories):
+    for i in range(n):
+        c = codes[i] if codes != NULL else i
+        if codes != NULL and not 0 <= c < n_categories:
+            continue
         g = hist[first_bin + c, 0]
         h = hist[first_bin + c, 1]
         if g == 0 and h == 0:
@@ -172,6 +195,8 @@ cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
         key = leaf_weight(g / scale_g, h / scale_h, p)
         out[m].key = key if key == key else 0.0   # NaN only if H < 0
         out[m].code = <int32_t> c
+        if present != NULL:
+            present[m] = <int32_t> c
         m += 1
     totals[0] = G
     totals[1] = H
@@ -215,6 +240,10 @@ cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
         sift_down(low, keep, True, i)
         sift_down(high, keep, False, i)
     for i in range(keep, m):
+        # most entries fall strictly between both tops: two comparisons of
+        # keys tell (a tie of keys goes on to the full order below)
+        if low[0].key < entries[i].key < high[0].key:
+            continue
         if entry_before(&entries[i], &low[0]):
             low[0] = entries[i]
             sift_down(low, keep, True, 0)
@@ -225,14 +254,16 @@ cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
 
 cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
                                    int64_t first_bin, int64_t n_categories,
+                                   const int32_t* codes, Py_ssize_t n_codes,
                                    double scale_g, double scale_h,
                                    const RegParams* p, Py_ssize_t keep,
                                    CatEntry* out, CatEntry* tmp,
-                                   int64_t* totals) noexcept nogil:
+                                   int64_t* totals,
+                                   int32_t* present) noexcept nogil:
     """The node's non-empty categories sorted by their own optimal leaf
     weight then by code (the strict total order of ``entry_before``),
-    wholly or at both ends; returns m, how many there are (``totals``: as
-    ``node_categories``).
+    wholly or at both ends; returns m, how many there are (``codes``,
+    ``n_codes``, ``totals``, ``present``: as ``node_categories``).
 
     With ``m <= 2 keep + 1`` (or ``keep < 1``), ``out[0:m]`` holds the
     whole order. Else ``out[0:keep]`` holds its first ``keep`` positions
@@ -240,10 +271,12 @@ cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
     1``): a sorted split keeps at most ``keep`` (``max_cat_threshold``)
     categories on one side, so the middle of the order is never cut and
     need not be sorted (a selection in O(m) instead of a sort in O(m log
-    m)). ``out`` and ``tmp`` have room for ``n_categories`` entries each.
+    m)). ``out`` and ``tmp`` have room for the entries visited each
+    (``n_codes``, or ``n_categories`` without a list).
     """
-    cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories,
-                                        scale_g, scale_h, p, out, totals)
+    cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories, codes,
+                                        n_codes, scale_g, scale_h, p, out,
+                                        totals, present)
     if keep < 1 or m <= 2 * keep + 1:
         sort_entries(out, tmp, m)
         return m
@@ -280,9 +313,13 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            int max_cat_to_onehot, int max_cat_threshold,
                            CatEntry* scratch,       # room for 2 n_categories
                            const NodeBounds* bounds,  # NULL: unconstrained
+                           const CategoryList* visit,   # NULL: every category
                            HistCandidate* best) noexcept nogil:
     """The categorical candidates of one feature in one node (see the
-    module docstring), in both directions of missing values."""
+    module docstring), in both directions of missing values. ``visit``
+    (unless NULL) lists a superset of the node's non-empty categories to
+    visit instead of all of them, and receives the node's own non-empty
+    ones (``NodeCategoryLists``) from the sorted scan."""
     cdef int64_t missing = first_bin + n_categories
     cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
@@ -313,8 +350,17 @@ cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
     # the sort's buffer, per thread
     cdef Py_ssize_t keep = max(max_cat_threshold, 0)
     cdef int64_t totals[2]
-    m = ordered_categories(hist, first_bin, n_categories, scale_g, scale_h,
-                           p, keep, scratch, scratch + n_categories, totals)
+    cdef const int32_t* codes = NULL
+    cdef Py_ssize_t n_codes = 0
+    cdef int32_t* present = NULL
+    if visit != NULL:
+        codes, n_codes = visit.codes, visit.n_codes
+        present = visit.present
+    m = ordered_categories(hist, first_bin, n_categories, codes, n_codes,
+                           scale_g, scale_h, p, keep, scratch,
+                           scratch + n_categories, totals, present)
+    if visit != NULL and present != NULL:
+        visit.n_present[0] = m
     last = m if has_missing else m - 1
     cdef SortedCuts cuts
     cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
@@ -408,7 +454,7 @@ cdef void _offer_sorted_cuts(const SortedCuts* c, const CatEntry* entries,
 def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins, 2)
                          *, int64_t first_bin, int64_t n_categories,
                          int cat_kind, int32_t split_bin,
-                         SplitContext context not None):
+                         SplitContext context not None, codes=None):
     """The categories a categorical split sends left.
 
     Parameters
@@ -421,6 +467,10 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
         The split's ``cat_kind`` and ``split_bin`` (``find_best_splits_hist``).
     context : SplitContext
         As given to ``find_best_splits_hist`` (regularisation and scales).
+    codes : ndarray of shape (n_codes,), int32, default=None
+        A superset of the node's non-empty categories, read instead of
+        every category (``NodeCategoryLists.node_list``: the same set at a
+        fraction of the cost in a deep node); None: every category.
 
     Returns
     -------
@@ -446,13 +496,17 @@ def categorical_left_set(const int64_t[:, ::1] node_hist not None,  # IN (n_bins
         return left, True
     if cat_kind != SORTED_SPLIT:
         raise ValueError("cat_kind is not a categorical split")
+    cdef const int32_t[::1] listed = None
+    if codes is not None:
+        listed = np.ascontiguousarray(codes, dtype=np.int32)
     return _sorted_left_set(node_hist, first_bin, n_categories, split_bin,
-                            context)
+                            context, listed)
 
 
 cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
                              int64_t first_bin, int64_t n_categories,
-                             int32_t split_bin, SplitContext context):
+                             int32_t split_bin, SplitContext context,
+                             const int32_t[::1] listed):
     """``categorical_left_set`` of a sorted (Fisher) split: the node's
     categories ordered again exactly as the scan ordered them (same keys,
     same total order, the same ends of it), then cut after position
@@ -460,8 +514,17 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
     cdef RegParams p = reg_params(context)
     cdef double scale_g = context.scale_g, scale_h = context.scale_h
     cdef Py_ssize_t keep = context.max_cat_threshold
+    # the listed codes (out-of-range ones skipped by node_categories)
+    cdef const int32_t* codes = NULL
+    cdef Py_ssize_t n_codes = 0, room = n_categories
+    if listed is not None:
+        n_codes = listed.shape[0]
+        codes = &listed[0] if n_codes else &_NO_CODE
+        room = min(n_codes, n_categories)
+    # room for the entries visited, twice (the order and the sort's
+    # buffer): a deep node's few, not every category
     cdef CatEntry* entries = <CatEntry*> malloc(
-        2 * n_categories * sizeof(CatEntry))
+        2 * max(room, 1) * sizeof(CatEntry))
     if entries == NULL:
         raise MemoryError()
     cdef Py_ssize_t m, i, shift = 0
@@ -470,8 +533,9 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
     try:
         with nogil:
             m = ordered_categories(node_hist, first_bin, n_categories,
-                                   scale_g, scale_h, &p, keep, entries,
-                                   entries + n_categories, totals)
+                                   codes, n_codes, scale_g, scale_h, &p,
+                                   keep, entries, entries + room, totals,
+                                   NULL)
         if not 0 <= split_bin < m:
             raise ValueError("split_bin is beyond the node's categories")
         left_smaller = split_bin + 1 <= m - split_bin - 1
@@ -483,9 +547,9 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
             if (split_bin + 1 if left_smaller else m - split_bin - 1) > keep:
                 with nogil:
                     m = node_categories(node_hist, first_bin, n_categories,
-                                        scale_g, scale_h, &p, entries,
-                                        totals)
-                    sort_entries(entries, entries + n_categories, m)
+                                        codes, n_codes, scale_g, scale_h, &p,
+                                        entries, totals, NULL)
+                    sort_entries(entries, entries + room, m)
                 shift = 0
         # The smaller side of the partition is its set; every other category
         # (those absent from the node too) goes the other way, with "the
@@ -501,6 +565,180 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
         return left, True
     finally:
         free(entries)
+
+
+cdef class NodeCategoryLists:
+    """Per node of a batch and categorical feature, the categories its
+    sorted scan visits, and (filled by the scan) the node's non-empty
+    categories, which its children's scans may visit in turn.
+
+    A child's rows are some of its parent's, so its non-empty categories
+    are among the parent's whenever a category with rows is non-empty:
+    when every row of the tree has a positive fixed-point hessian (the
+    caller's guarantee, ``positive_hessians``; then a category's H is
+    positive exactly when it holds a row). A deep node's scan then visits
+    the few categories its parent had instead of all of them (tens of
+    thousands for a high-cardinality feature), and finds the same split:
+    ``node_categories`` gives the same entries whatever superset it visits.
+
+    Parameters
+    ----------
+    parents : list of (NodeCategoryLists, int) or None
+        For each node, its parent's lists and the parent's index in their
+        batch, or None: every category is visited.
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        The histogram layout of the scan (``find_best_splits_hist``).
+    categorical : ndarray of shape (n_features,), uint8
+        Flags of the categorical features.
+    """
+
+    def __cinit__(self):
+        self.entries = NULL
+
+    def __init__(self, parents, bin_ptr, categorical):
+        bin_ptr = np.array(bin_ptr, dtype=np.int64)
+        flags = _categorical_flags(categorical, bin_ptr.shape[0] - 1)
+        self.n_nodes, self.n_features = len(parents), flags.shape[0]
+        self.bin_ptr, self.parents = bin_ptr, list(parents)
+        # room for each (node, feature): its visited codes; none for the
+        # numeric features
+        rooms, parent_of = self._rooms(flags, np.diff(bin_ptr) - 1)
+        # each room starts where the ones before it end
+        self.present_start = np.cumsum(rooms, axis=None).reshape(
+            rooms.shape) - rooms
+        self.present_codes = np.empty(max(int(rooms.sum()), 1),
+                                      dtype=np.int32)
+        self.present_count = np.full(rooms.shape, -1, dtype=np.int64)
+        self.entries = <CategoryList*> malloc(
+            max(self.n_nodes * self.n_features, 1) * sizeof(CategoryList))
+        if self.entries == NULL:
+            raise MemoryError()
+        self._point_entries(flags, parent_of)
+
+    def _rooms(self, flags, n_categories):
+        """Each (node, feature)'s room (int64 (n_nodes, n_features): the
+        codes it visits, none for a numeric feature) and each node's
+        parent lists (or None)."""
+        counts = np.full((self.n_nodes, self.n_features), -1, dtype=np.int64)
+        groups = {}   # the parents' batches: their nodes' indices
+        parent_of = list(self.parents)
+        for k, parent in enumerate(parent_of):
+            if parent is None:
+                continue
+            lists, kp = parent
+            if not isinstance(lists, NodeCategoryLists):
+                raise ValueError("a parent must be (NodeCategoryLists, "
+                                 "node index) or None")
+            group = groups.setdefault(id(lists), (lists, [], []))
+            group[1].append(k)
+            group[2].append(kp)
+        for lists, ks, kps in groups.values():
+            kps = np.asarray(kps, dtype=np.int64)
+            if not lists.same_layout(self.bin_ptr) or kps.min() < 0 or (
+                    kps.max() >= lists.n_nodes):
+                raise ValueError("a parent must be a node of lists of the "
+                                 "same histogram layout")
+            counts[ks] = (<NodeCategoryLists> lists).present_count[kps]
+        rooms = np.where(flags.astype(bool), np.where(
+            counts >= 0, counts, n_categories), 0)
+        return rooms, parent_of
+
+    def _point_entries(self, flags, parent_of):
+        """Each entry's visited codes (in its parent's present codes, or
+        NULL) and its room."""
+        cdef const uint8_t[::1] is_cat = flags
+        cdef int32_t[::1] codes = self.present_codes
+        cdef const int64_t[:, ::1] start = self.present_start
+        cdef int64_t[:, ::1] count = self.present_count
+        cdef const int32_t[::1] parent_codes
+        cdef const int64_t[:, ::1] parent_start, parent_count
+        cdef NodeCategoryLists lists
+        cdef Py_ssize_t k, f, kp
+        cdef CategoryList* e
+        for k in range(self.n_nodes):
+            if parent_of[k] is not None:
+                lists, kp = parent_of[k]
+                parent_codes = lists.present_codes
+                parent_start = lists.present_start
+                parent_count = lists.present_count
+            for f in range(self.n_features):
+                e = &self.entries[k * self.n_features + f]
+                e.codes, e.n_codes = NULL, 0
+                e.present = &codes[start[k, f]]
+                e.n_present = &count[k, f]
+                if not is_cat[f] or parent_of[k] is None or (
+                        parent_count[kp, f] < 0):
+                    continue
+                e.n_codes = parent_count[kp, f]
+                e.codes = (&parent_codes[parent_start[kp, f]]
+                           if e.n_codes else &_NO_CODE)
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    def present_counts(self):
+        """int64 (n_nodes, n_features): each node's non-empty categories of
+        each feature found by its sorted scan, -1 where none ran."""
+        return self.present_count.copy()
+
+    def visited_counts(self):
+        """int64 (n_nodes, n_features): the categories each (node,
+        feature)'s sorted scan visits (0 for numeric features)."""
+        return np.diff(np.r_[self.present_start.reshape(-1),
+                             self.present_codes.shape[0]]).reshape(
+            self.present_start.shape) if self.n_nodes * self.n_features else (
+            np.zeros((self.n_nodes, self.n_features), dtype=np.int64))
+
+    def node_list(self, Py_ssize_t k, Py_ssize_t f):
+        """Node k's non-empty categories of feature f found by its scan
+        (int32, in the order visited), or None where no sorted scan of
+        that feature ran."""
+        if not (0 <= k < self.n_nodes and 0 <= f < self.n_features):
+            raise IndexError("node or feature outside the lists")
+        count = self.present_count[k, f]
+        if count < 0:
+            return None
+        start = self.present_start[k, f]
+        return self.present_codes[start:start + count]
+
+    def same_layout(self, bin_ptr):
+        """Whether the rooms were sized for this histogram layout."""
+        return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
+
+
+
+@cython.boundscheck(True)
+def positive_hessians(const float[:, ::1] gpair not None, weight, active,
+                      double scale_h, int n_threads):
+    """Whether every active row's fixed-point hessian (``round(h w
+    scale_h)``, the histograms' own rounding) is positive: the condition
+    under which a node's non-empty categories hold its children's
+    (``NodeCategoryLists``).
+
+    Parameters
+    ----------
+    gpair : ndarray of shape (n_rows, 2), float32
+    weight : ndarray of shape (n_rows,), float64, or None
+    active : ndarray of shape (n_rows,), bool or uint8
+    scale_h : float
+        The tree's hessian scale (``FixedPointGradients.scales[1]``).
+    n_threads : int
+    """
+    cdef Py_ssize_t i, n = gpair.shape[0]
+    cdef const uint8_t[::1] act = np.ascontiguousarray(active).view(np.uint8)
+    if act.shape[0] != n or gpair.shape[1] != 2:
+        raise ValueError("gpair (n_rows, 2) and active (n_rows,)")
+    if weight is not None:
+        weight = np.ascontiguousarray(weight, dtype=np.float64)
+        if weight.shape != (n,):
+            raise ValueError("weight must have one entry per row")
+    cdef const double* w = weight_pointer(weight)
+    cdef int64_t non_positive = 0
+    for i in prange(n, nogil=True, schedule="static",
+                    num_threads=max(1, min(n_threads, 1 + n // 65536))):
+        if act[i] and fixed_point(gpair[i, 1], w, i, scale_h) <= 0:
+            non_positive += 1
+    return non_positive == 0
 
 
 def category_histograms(

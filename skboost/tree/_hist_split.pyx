@@ -27,7 +27,8 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
-from ._categorical_scan cimport CatEntry, scan_categorical
+from ._categorical_scan cimport (CategoryList, CatEntry,
+                                NodeCategoryLists, scan_categorical)
 from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
 from ._context cimport SplitContext, reg_params
 from ._thread_bests cimport merge_thread_bests
@@ -164,7 +165,7 @@ def find_best_splits_hist(
         const double[:, ::1] thresholds not None,  # IN (1 or n_nodes, n_bins)
         const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
         *, SplitContext context not None, hist_rows=None, categorical=None,
-        bounds=None, monotone=None):
+        bounds=None, monotone=None, NodeCategoryLists category_lists=None):
     """Best split of each node of a batch from its histogram.
 
     Parameters
@@ -197,6 +198,10 @@ def find_best_splits_hist(
     monotone : array-like of shape (n_features,), int8, default=None
         Monotone constraint of each feature (-1, 0, +1), read with
         ``bounds``; None: 0 for every feature.
+    category_lists : NodeCategoryLists, default=None
+        For each node, the categories its sorted scans visit (a superset of
+        its non-empty ones: the same splits), filled with the node's own
+        non-empty ones; None: every category is visited.
 
     Returns
     -------
@@ -234,12 +239,20 @@ def find_best_splits_hist(
     cdef HistCandidate* best = NULL
     cdef NodeBounds* node_bounds = NULL
     try:
+        # (inside the try: the scratch above is freed on the error too)
+        if category_lists is not None and (
+                category_lists.n_nodes != n_nodes
+                or category_lists.n_features != n_features
+                or not category_lists.same_layout(bin_ptr)):
+            raise ValueError("category_lists must be of these nodes and bins")
         best = _fresh_bests(n_threads * n_nodes)
         node_bounds = node_bounds_array(bounds, n_nodes)
         _scan_tasks(hist, rows, node_sums, bin_ptr, thresholds,
                     feature_allowed, is_cat, direction, parent_score, &p,
                     scale_g, scale_h, max_cat_to_onehot, max_cat_threshold,
-                    node_bounds, scratch, cat_room, best, n_threads)
+                    node_bounds, scratch, cat_room,
+                    NULL if category_lists is None else category_lists.entries,
+                    best, n_threads)
         return _merged_to_records(best, n_threads, n_nodes)
     finally:
         free(best)
@@ -259,10 +272,12 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
                       double scale_g, double scale_h, int max_cat_to_onehot,
                       int max_cat_threshold, const NodeBounds* node_bounds,
                       CatEntry* scratch, Py_ssize_t cat_room,
+                      CategoryList* lists,   # (n_nodes, n_features) or NULL
                       HistCandidate* best, int n_threads) noexcept nogil:
     """Every (node, feature) task of find_best_splits_hist, in parallel:
     thread t's candidates go to ``best[t * n_nodes + k]``, its categorical
-    scratch is ``scratch[t * cat_room:]``."""
+    scratch is ``scratch[t * cat_room:]``; ``lists`` (NULL: none) holds
+    the categories each (node, feature)'s sorted scan visits."""
     cdef Py_ssize_t n_nodes = node_sums.shape[0]
     cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
     cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
@@ -286,6 +301,8 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
                              parent_score[k], scale_g, scale_h, p,
                              max_cat_to_onehot, max_cat_threshold,
                              &scratch[tid * cat_room], _at(node_bounds, k),
+                             NULL if lists == NULL
+                             else &lists[k * n_features + f],
                              &best[tid * n_nodes + k])
         else:
             scan_feature(hist[rows[k]], f, bin_ptr[f],

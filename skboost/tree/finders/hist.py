@@ -13,7 +13,8 @@ import numpy as np
 
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
-from .._categorical_scan import categorical_left_set
+from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
+                                 positive_hessians)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
@@ -169,6 +170,7 @@ class HistFinder(PooledHistogramFinder):
         # fixed-point scales to use instead of the tree's own (None): set
         # by distributed training (skboost.dask), chosen over every worker
         self.fixed_scales = None
+        self._category_lists = CategoryListKeeper()
 
     def start_tree(self, gpair, active):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
@@ -176,6 +178,10 @@ class HistFinder(PooledHistogramFinder):
                                              scales=self.fixed_scales)
         self.scales = self.gradients.scales
         self.context = self.fit_context.with_scales(*self.scales)
+        self._category_lists.start_tree(
+            self.categorical is not None and self.fixed_scales is None
+            and positive_hessians(gpair, self.weight, active,
+                                  self.scales[1], self.n_threads))
         if self.partition is None or (
                 self.partition.n_rows != self.binned.n_rows):
             self.partition = RowPartition([], self.binned.n_rows)
@@ -214,16 +220,29 @@ class HistFinder(PooledHistogramFinder):
 
     def find_splits(self, batch):
         sums = self.table["sums"][batch.nodes]
+        lists = self._category_lists.for_batch(
+            batch.nodes, self.binned.bin_ptr, self.categorical)
         records = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
             np.atleast_2d(self.thresholds), batch.allowed, context=self.context,
             hist_rows=self.table["hist_row"][batch.nodes],
-            categorical=self.categorical, **batch.constraint_arguments())
+            categorical=self.categorical, category_lists=lists,
+            **batch.constraint_arguments())
+        self._category_lists.scanned(batch.nodes, lists)
         G, H = (sums / self.scales).T
         return SplitBatch(records, G, H,
-                          self._left_sets(batch.nodes, records))
+                          self._left_sets(batch.nodes, records, lists))
 
-    def _left_sets(self, nodes, records):
+    def apply_splits(self, nodes, splits, left, right, find_next):
+        # the parents' lists go to their children's scans
+        self._category_lists.split(nodes, left, right)
+        return super().apply_splits(nodes, splits, left, right, find_next)
+
+    def retire(self, nodes):
+        self._category_lists.forget(nodes)
+        super().retire(nodes)
+
+    def _left_sets(self, nodes, records, lists=None):
         """The categories each categorical best split sends left, read off
         its node's histogram (None for a batch without one). When the node
         has no missing value of the feature, missing values (and unseen
@@ -243,7 +262,8 @@ class HistFinder(PooledHistogramFinder):
             left_sets[k], rest_left = categorical_left_set(
                 hist, first_bin=first, n_categories=stop - first - 1,
                 cat_kind=int(records["cat_kind"][k]),
-                split_bin=int(records["split_bin"][k]), context=self.context)
+                split_bin=int(records["split_bin"][k]), context=self.context,
+                codes=None if lists is None else lists.node_list(k, f))
             if not hist[stop - 1].any():   # the missing bin is empty
                 records["default_left"][k] = rest_left
         return left_sets
@@ -262,6 +282,55 @@ class HistFinder(PooledHistogramFinder):
     def _left_sums(self, splits):
         return np.column_stack([splits.records["Gq_left"],
                                 splits.records["Hq_left"]])
+
+
+class CategoryListKeeper:
+    """The non-empty categories each scanned node of a tree found
+    (``_categorical_scan.NodeCategoryLists``), handed to its children's
+    scans, which then visit those instead of every category.
+
+    Only when ``start_tree`` is told the tree's lists nest (every row's
+    fixed-point hessian positive, one process): a child's non-empty
+    categories are then among its parent's, and its splits the same as
+    with every category visited. Otherwise every node's scan visits every
+    category, and its own list serves only its left set.
+    """
+
+    def __init__(self):
+        self.nested = False
+        self._scanned = {}   # node -> (its batch's lists, index in it)
+        self._parent = {}    # node -> its parent's (lists, index)
+
+    def start_tree(self, nested):
+        self.nested = bool(nested)
+        self._scanned.clear()
+        self._parent.clear()
+
+    def for_batch(self, nodes, bin_ptr, categorical):
+        """The lists of a batch's scan (None without categorical
+        features)."""
+        if categorical is None:
+            return None
+        parents = [self._parent.pop(int(n), None) for n in nodes]
+        return NodeCategoryLists(parents, bin_ptr, categorical)
+
+    def scanned(self, nodes, lists):
+        if lists is not None and self.nested:
+            for k, node in enumerate(nodes.tolist()):
+                self._scanned[node] = (lists, k)
+
+    def split(self, nodes, left, right):
+        """Hand the parents' lists to their children; returns them, one
+        per parent, or None when no parent has one."""
+        found = [self._scanned.pop(node, None) for node in nodes.tolist()]
+        for lists, l, r in zip(found, left.tolist(), right.tolist()):
+            if lists is not None:
+                self._parent[l] = self._parent[r] = lists
+        return found if any(f is not None for f in found) else None
+
+    def forget(self, nodes):
+        for node in np.asarray(nodes).tolist():
+            self._scanned.pop(node, None)
 
 
 class GlobalApproxFinder(HistFinder):

@@ -1,0 +1,239 @@
+"""The categories a node's sorted scan visits (``NodeCategoryLists``).
+
+A child's scan visits the non-empty categories its parent's scan found
+instead of every category, when every row's fixed-point hessian is positive
+(``positive_hessians``). Oracles: the scan of every category (the kernel
+without lists, itself held to the naive prefix scan of test_categorical),
+the non-empty categories read off the histograms with numpy, numpy's
+rounding for the hessians, and, for whole fits, the level-wise exact method
+(whose categorical scan visits every category) and the fit on one thread.
+"""
+
+import numpy as np
+import pytest
+
+from skboost import BoostRegressor
+from skboost.tree._categorical_scan import (NodeCategoryLists,
+                                            categorical_left_set,
+                                            positive_hessians)
+from skboost.tree._hist_split import find_best_splits_hist
+from _oracles import split_context
+from test_categorical import assert_scan_is_naive
+
+REG = (1.0, 0.0, 0.0, 1.0)     # lambda, alpha, max_delta_step, min_child_weight
+
+
+def node_histograms(codes, g, h, nodes, k):
+    """Per node (a row subset), the (k + 1, 2) histogram of the codes
+    (code k: missing) by numpy."""
+    out = np.zeros((len(nodes), k + 1, 2), dtype=np.int64)
+    for n, rows in enumerate(nodes):
+        np.add.at(out[n, :, 0], codes[rows], g[rows])
+        np.add.at(out[n, :, 1], codes[rows], h[rows])
+    return out
+
+
+def scan_level(hist, k, lists=None, n_threads=2, threshold=8):
+    n = hist.shape[0]
+    return find_best_splits_hist(
+        hist, hist.sum(axis=1), np.array([0, k + 1], dtype=np.int64),
+        np.zeros((1, k + 1)), np.ones((n, 1), dtype=np.uint8),
+        context=split_context(REG, n_threads, scale_g=4.0, scale_h=8.0,
+                              max_cat_to_onehot=1,
+                              max_cat_threshold=threshold),
+        categorical=np.ones(1, np.uint8), category_lists=lists)
+
+
+def assert_same_splits(a, b):
+    """The same best split of every node (the other fields of a node
+    without one are not specified)."""
+    np.testing.assert_array_equal(a["feature"], b["feature"])
+    found = a["feature"] >= 0
+    np.testing.assert_array_equal(a[found], b[found])
+
+
+def grow_levels(rng, k=3000, n_rows=6000, depth=6):
+    """Rows with Zipf-like codes, split at random level after level: each
+    level's row subsets (the children of the previous level's)."""
+    p = 1.0 / (np.arange(k + 1) + 5.0)
+    codes = rng.choice(k + 1, size=n_rows, p=p / p.sum())
+    g = rng.integers(-40, 41, size=n_rows)
+    h = rng.integers(1, 9, size=n_rows)           # positive hessians
+    levels = [[np.arange(n_rows)]]
+    for _ in range(depth):
+        children = []
+        for rows in levels[-1]:
+            left = rng.random(rows.shape[0]) < rng.uniform(0.2, 0.8)
+            children += [rows[left], rows[~left]]
+        levels.append(children)
+    return codes, g, h, levels
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_listed_scans_equal_full_scans_and_find_the_present_categories(seed):
+    """Level after level, each child visiting its parent's list: the same
+    records as visiting every category, the naive prefix scan's split, the
+    exact non-empty categories as the node's list, the same left sets, on 1
+    and 2 threads; deep nodes visit a small part of the categories."""
+    rng = np.random.default_rng(seed)
+    k = 3000
+    codes, g, h, levels = grow_levels(rng, k=k)
+    bin_ptr = np.array([0, k + 1], dtype=np.int64)
+    flags = np.ones(1, np.uint8)
+    parents = [None]
+    for depth, nodes in enumerate(levels):
+        hist = node_histograms(codes, g, h, nodes, k)
+        records = {}
+        for n_threads in (1, 2):
+            lists = NodeCategoryLists(parents, bin_ptr, flags)
+            records[n_threads] = scan_level(hist, k, lists, n_threads)
+            present = [lists.node_list(n, 0) for n in range(len(nodes))]
+            for n in range(len(nodes)):
+                # the node's list: its non-empty categories, in code order
+                np.testing.assert_array_equal(
+                    present[n], np.flatnonzero(hist[n, :k].any(axis=1)))
+        assert_same_splits(records[1], records[2])
+        assert_same_splits(records[2], scan_level(hist, k))
+        context = split_context(REG, 2, scale_g=4.0, scale_h=8.0,
+                                max_cat_to_onehot=1, max_cat_threshold=8)
+        for n, split in enumerate(records[2]):
+            if n < 4:
+                assert_scan_is_naive(hist[n], REG, 8, (4.0, 8.0))
+            if split["feature"] < 0:
+                continue
+            full = categorical_left_set(
+                hist[n], first_bin=0, n_categories=k, cat_kind=2,
+                split_bin=int(split["split_bin"]), context=context)
+            listed = categorical_left_set(
+                hist[n], first_bin=0, n_categories=k, cat_kind=2,
+                split_bin=int(split["split_bin"]), context=context,
+                codes=present[n])
+            np.testing.assert_array_equal(full[0], listed[0])
+            assert full[1] == listed[1]
+        visited = lists.visited_counts()[:, 0]
+        if depth == len(levels) - 1:
+            # most categories are empty in a deep node: far fewer visited
+            assert visited.max() < k / 4
+        # the next level's nodes: children 2n and 2n + 1 of node n
+        parents = [(lists, n // 2) for n in range(2 * len(nodes))]
+
+
+def test_left_set_of_a_superset_list():
+    """A list with empty categories, codes out of range and no order is a
+    superset like any other: the same left set as every category."""
+    rng = np.random.default_rng(3)
+    k = 500
+    hist = np.zeros((k + 1, 2), dtype=np.int64)
+    present = rng.choice(k, size=200, replace=False)
+    hist[present, 0] = rng.integers(-9, 10, size=200)
+    hist[present, 1] = rng.integers(1, 5, size=200)
+    hist[k] = (3, 2)
+    split = scan_level(hist[np.newaxis], k)[0]
+    context = split_context(REG, 1, scale_g=4.0, scale_h=8.0,
+                            max_cat_to_onehot=1, max_cat_threshold=8)
+    codes = np.concatenate([present, rng.choice(k, size=50), [-1, k, k + 7]])
+    rng.shuffle(codes)
+    args = dict(first_bin=0, n_categories=k, cat_kind=2,
+                split_bin=int(split["split_bin"]), context=context)
+    full = categorical_left_set(hist, **args)
+    listed = categorical_left_set(hist, codes=codes.astype(np.int32), **args)
+    np.testing.assert_array_equal(full[0], listed[0])
+    assert full[1] == listed[1]
+
+
+def test_lists_reject_foreign_parents():
+    bin_ptr = np.array([0, 11], dtype=np.int64)
+    flags = np.ones(1, np.uint8)
+    lists = NodeCategoryLists([None], bin_ptr, flags)
+    with pytest.raises(ValueError, match="parent"):
+        NodeCategoryLists([("not lists", 0)], bin_ptr, flags)
+    with pytest.raises(ValueError, match="parent"):
+        NodeCategoryLists([(lists, 1)], bin_ptr, flags)
+    with pytest.raises(ValueError, match="parent"):
+        NodeCategoryLists([(lists, 0)], np.array([0, 21]), flags)
+    hist = np.zeros((2, 11, 2), dtype=np.int64)
+    with pytest.raises(ValueError, match="category_lists"):
+        scan_level(hist, 10, lists)          # one list, two nodes
+
+
+def test_positive_hessians_against_numpy_rounding():
+    """Oracle: numpy's round half to even of h w scale over active rows."""
+    rng = np.random.default_rng(7)
+    n = 5000
+    gpair = rng.normal(size=(n, 2)).astype(np.float32)
+    gpair[:, 1] = np.abs(gpair[:, 1]) + 1e-3
+    weight = rng.uniform(0.5, 2.0, size=n)
+    active = rng.random(n) < 0.9
+    scale = 2.0 ** 10
+    assert positive_hessians(gpair, weight, active, scale, 2)
+
+    def oracle(gp, w, act):
+        h = gp[:, 1].astype(np.float64) * (1.0 if w is None else w) * scale
+        return bool(np.all(np.rint(h[act]) > 0))
+
+    inactive = np.flatnonzero(~active)[0]
+    for change in ("tiny", "zero weight", "inactive zero", "negative"):
+        gp, w = gpair.copy(), weight.copy()
+        row = inactive if change == "inactive zero" else 17
+        if change == "tiny":
+            gp[row, 1] = 0.4 / scale          # rounds to 0
+        elif change == "zero weight":
+            w[row] = 0.0
+        elif change == "inactive zero":
+            gp[row, 1] = 0.0
+        else:
+            gp[row, 1] = -1.0
+        for threads in (1, 2):
+            assert positive_hessians(gp, w, active, scale, threads) == (
+                oracle(gp, w, active))
+        assert positive_hessians(gp, None, active, scale, 2) == oracle(
+            gp, None, active)
+
+
+def high_cardinality_data(seed=0, n=6000):
+    """Categorical columns only (2,000 and 300 codes, Zipf-like, NaN in
+    both): deep nodes hold a small part of the categories."""
+    rng = np.random.default_rng(seed)
+    columns, y = [], 0.3 * rng.normal(size=n)
+    for k in (2000, 300):
+        p = 1.0 / (np.arange(k) + 5.0)
+        codes = rng.choice(k, size=n, p=p / p.sum())
+        y = y + rng.normal(size=k)[codes]
+        columns.append(codes.astype(np.float64))
+    X = np.column_stack(columns)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    return X, y
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_hist_fit_equals_exact_method_and_one_thread(weighted):
+    """Oracle: the level-wise exact method, whose categorical scan visits
+    every category of every node (categorical columns only, so both see
+    the same candidates): the same trees, features and left sets, and the
+    fit on one thread bit for bit. With weights of 0 some hessians are 0:
+    the lists then do not nest and every node visits every category."""
+    X, y = high_cardinality_data()
+    weight = None
+    if weighted:
+        weight = np.random.default_rng(1).uniform(0.0, 2.0, size=len(y))
+        weight[::50] = 0.0
+    params = dict(n_estimators=6, max_depth=7, categorical_features=[0, 1],
+                  max_cat_threshold=16)
+    fits = [BoostRegressor(tree_method=method, n_jobs=n_jobs, **params).fit(
+                X, y, sample_weight=weight)
+            for method, n_jobs in (("hist", 2), ("hist", 1), ("exact", 2))]
+    hist, one_thread, exact = (f.booster_.trees for f in fits)
+    n_cat_splits = 0
+    for a, b, c in zip(hist, one_thread, exact):
+        for name in ("feature", "left_child", "value", "cat_node", "cat_ptr",
+                     "cat_bits"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        np.testing.assert_array_equal(a.feature, c.feature)
+        np.testing.assert_array_equal(a.left_child, c.left_child)
+        for node in np.flatnonzero(a.feature >= 0):
+            n_cat_splits += 1
+            np.testing.assert_array_equal(a.left_categories(node),
+                                          c.left_categories(node))
+    assert n_cat_splits >= 100
+    np.testing.assert_allclose(fits[0].predict(X), fits[2].predict(X),
+                               rtol=0, atol=1e-9)
