@@ -333,3 +333,35 @@ def test_agaricus_test_error_equals_xgboost(method, rounds, depth):
     # the same trees, as far as the probabilities show
     np.testing.assert_allclose(ours.predict_proba(X_test),
                                theirs.predict_proba(X_test), atol=1e-5)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sparse_cuts_of_long_and_short_columns_equal_dense_cuts(n_jobs):
+    # the sparse cuts sketch short columns in the calling thread and long
+    # ones (more entries than MIN_ROWS_TO_SHARE_COLUMNS) on threads; the
+    # oracle: the dense binning of the same values with NaN for absent
+    # entries, which sketches every column on its own
+    from skboost._threads import MIN_ROWS_TO_SHARE_COLUMNS
+    from skboost._input.sparse import sparse_rows
+    from skboost.tree._presort import presort_sparse
+    from skboost.tree.binning import BinMapper
+
+    rng = np.random.default_rng(7)
+    n_rows = MIN_ROWS_TO_SHARE_COLUMNS + 5000
+    density = np.array([1.0, 0.9, 0.02, 0.01, 0.05, 0.003])
+    dense = rng.normal(size=(n_rows, density.size)).astype(np.float32)
+    dense[rng.random(dense.shape) >= density] = np.nan
+    X = sp.csr_matrix(np.nan_to_num(dense, nan=0.0))
+    X.data[:] = dense[~np.isnan(dense)]   # stored zeros stay values
+    lengths = np.diff(X.tocsc().indptr)
+    # every column sketched (more distinct values than its 63 value bins)
+    assert lengths.max() >= MIN_ROWS_TO_SHARE_COLUMNS > lengths.min() > 64
+    weight = rng.uniform(0.5, 2.0, n_rows)
+    sparse_mapper = BinMapper(64).fit_columns(
+        presort_sparse(sparse_rows(X)), weight, n_threads=n_jobs)
+    dense_mapper = BinMapper(64).fit(dense, weight, n_threads=1)
+    np.testing.assert_array_equal(sparse_mapper.has_missing_,
+                                  dense_mapper.has_missing_)
+    for sparse_cuts, dense_cuts in zip(sparse_mapper.cuts_,
+                                       dense_mapper.cuts_):
+        np.testing.assert_array_equal(sparse_cuts, dense_cuts)
