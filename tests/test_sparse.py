@@ -365,3 +365,36 @@ def test_sparse_cuts_of_long_and_short_columns_equal_dense_cuts(n_jobs):
     for sparse_cuts, dense_cuts in zip(sparse_mapper.cuts_,
                                        dense_mapper.cuts_):
         np.testing.assert_array_equal(sparse_cuts, dense_cuts)
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_presorted_sparse_columns_equal_a_naive_sort(with_nan):
+    # oracle: each column's stored non-NaN entries sorted by value with
+    # Python's stable sort (ties in row order), -0.0 read as +0.0; values
+    # of both signs, zeros of both signs, infinities and ties
+    from skboost._input.sparse import sparse_rows
+    from skboost.tree._presort import presort_sparse
+
+    rng = np.random.default_rng(11)
+    X = sp.random(300, 7, density=0.4, format="csr", random_state=rng,
+                  dtype=np.float32)
+    pool = np.array([-np.inf, -2.5, -1e-30, -0.0, 0.0, 1e-30, 3.0, np.inf],
+                    dtype=np.float32)
+    X.data[:] = rng.choice(pool, X.data.shape[0])
+    if with_nan:
+        X.data[rng.random(X.data.shape[0]) < 0.1] = np.nan
+    columns = presort_sparse(sparse_rows(X))
+    csc = X.tocsc()
+    csc.sort_indices()
+    for j in range(X.shape[1]):
+        block = slice(csc.indptr[j], csc.indptr[j + 1])
+        entries = [(float(v) + 0.0, int(r)) for v, r in
+                   zip(csc.data[block], csc.indices[block]) if not np.isnan(v)]
+        expected = sorted(entries, key=lambda e: e[0])   # stable: row order
+        stored = slice(columns.col_ptr[j], columns.col_ptr[j + 1])
+        assert [(float(v), int(r)) for v, r in zip(
+            np.asarray(columns.values)[stored],
+            np.asarray(columns.rows)[stored])] == expected
+        # no -0.0 left among the stored values
+        assert not np.any(np.signbit(np.asarray(columns.values)[stored])
+                          & (np.asarray(columns.values)[stored] == 0))
