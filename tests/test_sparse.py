@@ -370,3 +370,68 @@ def test_lines_sorted_unique_matches_a_numpy_check(seed):
         bad[1] = bad[-1] + 1                # rises past, then decreases
         assert lines_sorted_unique(bad, np.zeros(bad[1] - 1, np.int32)) is None
     assert lines_sorted_unique(indptr.astype(np.int16), indices) is None
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sparse_cuts_of_long_and_short_columns_equal_dense_cuts(n_jobs):
+    # the sparse cuts sketch short columns in the calling thread and long
+    # ones (more entries than MIN_ROWS_TO_SHARE_COLUMNS) on threads; the
+    # oracle: the dense binning of the same values with NaN for absent
+    # entries, which sketches every column on its own
+    from skboost._threads import MIN_ROWS_TO_SHARE_COLUMNS
+    from skboost._input.sparse import sparse_rows
+    from skboost.tree._presort import presort_sparse
+    from skboost.tree.binning import BinMapper
+
+    rng = np.random.default_rng(7)
+    n_rows = MIN_ROWS_TO_SHARE_COLUMNS + 5000
+    density = np.array([1.0, 0.9, 0.02, 0.01, 0.05, 0.003])
+    dense = rng.normal(size=(n_rows, density.size)).astype(np.float32)
+    dense[rng.random(dense.shape) >= density] = np.nan
+    X = sp.csr_matrix(np.nan_to_num(dense, nan=0.0))
+    X.data[:] = dense[~np.isnan(dense)]   # stored zeros stay values
+    lengths = np.diff(X.tocsc().indptr)
+    # every column sketched (more distinct values than its 63 value bins)
+    assert lengths.max() >= MIN_ROWS_TO_SHARE_COLUMNS > lengths.min() > 64
+    weight = rng.uniform(0.5, 2.0, n_rows)
+    sparse_mapper = BinMapper(64).fit_columns(
+        presort_sparse(sparse_rows(X)), weight, n_threads=n_jobs)
+    dense_mapper = BinMapper(64).fit(dense, weight, n_threads=1)
+    np.testing.assert_array_equal(sparse_mapper.has_missing_,
+                                  dense_mapper.has_missing_)
+    for sparse_cuts, dense_cuts in zip(sparse_mapper.cuts_,
+                                       dense_mapper.cuts_):
+        np.testing.assert_array_equal(sparse_cuts, dense_cuts)
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_presorted_sparse_columns_equal_a_naive_sort(with_nan):
+    # oracle: each column's stored non-NaN entries sorted by value with
+    # Python's stable sort (ties in row order), -0.0 read as +0.0; values
+    # of both signs, zeros of both signs, infinities and ties
+    from skboost._input.sparse import sparse_rows
+    from skboost.tree._presort import presort_sparse
+
+    rng = np.random.default_rng(11)
+    X = sp.random(300, 7, density=0.4, format="csr", random_state=rng,
+                  dtype=np.float32)
+    pool = np.array([-np.inf, -2.5, -1e-30, -0.0, 0.0, 1e-30, 3.0, np.inf],
+                    dtype=np.float32)
+    X.data[:] = rng.choice(pool, X.data.shape[0])
+    if with_nan:
+        X.data[rng.random(X.data.shape[0]) < 0.1] = np.nan
+    columns = presort_sparse(sparse_rows(X))
+    csc = X.tocsc()
+    csc.sort_indices()
+    for j in range(X.shape[1]):
+        block = slice(csc.indptr[j], csc.indptr[j + 1])
+        entries = [(float(v) + 0.0, int(r)) for v, r in
+                   zip(csc.data[block], csc.indices[block]) if not np.isnan(v)]
+        expected = sorted(entries, key=lambda e: e[0])   # stable: row order
+        stored = slice(columns.col_ptr[j], columns.col_ptr[j + 1])
+        assert [(float(v), int(r)) for v, r in zip(
+            np.asarray(columns.values)[stored],
+            np.asarray(columns.rows)[stored])] == expected
+        # no -0.0 left among the stored values
+        assert not np.any(np.signbit(np.asarray(columns.values)[stored])
+                          & (np.asarray(columns.values)[stored] == 0))

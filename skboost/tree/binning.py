@@ -182,8 +182,13 @@ class BinMapper:
                               dtype=np.float64)
 
         approximate = np.flatnonzero(~exact)
+        # short columns (wide sparse data: a thousand entries each) are
+        # sketched in this thread: their sketch is mostly Python, which
+        # threads would only take turns at, at a cost per column
+        longest = int(np.diff(col_ptr)[approximate].max(initial=0))
         for j, c in zip(approximate,
-                        map_columns(sketch, approximate, n_threads)):
+                        map_columns(sketch, approximate, n_threads,
+                                    n_rows=longest)):
             cuts[j] = c
         self._set_cuts(cuts)
         return self
