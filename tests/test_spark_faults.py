@@ -200,43 +200,46 @@ def test_error_in_one_task_after_linking_is_its_own(spark):
     assert "lost" not in message and "skboost.dask" not in message
 
 
-class _ContextWithoutAddresses:
-    """What ``BarrierTaskContext`` gives a task whose Spark properties lack
-    the stage's ``addresses`` (pyspark then returns one ``BarrierTaskInfo``
-    with an empty address): seen under CI load on a retried stage, where a
-    task trusting ``getTaskInfos()`` saw a stage of one task and sent to a
-    link it did not have ("'NoneType' object has no attribute 'sendmsg'").
-    Only this one method is stood in; the rendezvous, the sockets and the
-    exchange are the real ones."""
+class _StageContext:
+    """A barrier task's context as ``open_task_links`` reads it: the stage's
+    task infos (pyspark's own ``BarrierTaskInfo``, one per task Spark
+    launched in the stage attempt) and the stage id. Only this is stood
+    in; the rendezvous, the sockets and the exchange are the real ones."""
 
-    def __init__(self, stage):
-        self.stage = stage
+    def __init__(self, addresses, stage=7):
+        self.addresses, self.stage = addresses, stage
 
     def getTaskInfos(self):
         from pyspark import BarrierTaskInfo
 
-        return [BarrierTaskInfo(h) for h in "".split(",")]
+        return [BarrierTaskInfo(a) for a in self.addresses]
 
     def stageId(self):
         return self.stage
 
 
-def test_tasks_link_when_task_infos_lack_the_addresses():
-    """Two tasks whose contexts lack the stage's addresses still link
-    through the driver's rendezvous (the number of tasks is the plan's),
-    and an exchange between them carries each task's value to the other."""
+def _plan(meeting, token, n_tasks=2):
+    from skboost.spark.task import TaskPlan
+
+    return TaskPlan(kind="regressor", params={}, seed=0, token=token,
+                    rendezvous=meeting.address, n_tasks=n_tasks)
+
+
+def test_tasks_link_through_the_rendezvous_and_exchange():
+    """Two tasks meet at the driver's rendezvous, link, and an exchange
+    between them carries each task's value to the other."""
     import threading
 
     from skboost.spark.rendezvous import Rendezvous
-    from skboost.spark.task import TaskExchange, TaskPlan, open_task_links
+    from skboost.spark.task import TaskExchange, open_task_links
 
     token = os.urandom(16)
+    context = _StageContext(["127.0.0.1:1", "127.0.0.1:2"])
     results, errors = {}, []
 
     def task(index, plan):
         try:
-            links, names = open_task_links(_ContextWithoutAddresses(7),
-                                           index, plan)
+            links, names = open_task_links(context, index, plan)
             exchange = TaskExchange(index, names, [(0, 0)] * 2, links)
             results[index] = (names, exchange.allgather(10 + index))
             exchange.close()
@@ -244,9 +247,8 @@ def test_tasks_link_when_task_infos_lack_the_addresses():
             errors.append(error)
 
     with Rendezvous("127.0.0.1", 2, token) as meeting:
-        plan = TaskPlan(kind="regressor", params={}, seed=0, token=token,
-                        rendezvous=meeting.address, n_tasks=2)
-        threads = [threading.Thread(target=task, args=(k, plan))
+        threads = [threading.Thread(target=task,
+                                    args=(k, _plan(meeting, token)))
                    for k in range(2)]
         for thread in threads:
             thread.start()
@@ -255,3 +257,58 @@ def test_tasks_link_when_task_infos_lack_the_addresses():
     assert not errors, errors
     assert results[0][1] == results[1][1] == [10, 11]
     assert [n.split(" (")[0] for n in results[0][0]] == ["task 0", "task 1"]
+
+
+def test_a_task_of_a_stage_run_in_part_reports_at_once():
+    """Spark re-ran task 1's partition alone (a stage attempt of one task,
+    seen under CI load after a task was killed): the task reports it at
+    once rather than wait at the rendezvous for a task 0 that will not
+    come (a hang) or train alone (the old 'NoneType has no sendmsg')."""
+    from skboost.spark.rendezvous import Rendezvous
+    from skboost.spark.task import PartialStage, open_task_links
+
+    token = os.urandom(16)
+    with Rendezvous("127.0.0.1", 2, token) as meeting:
+        started = time.monotonic()
+        with pytest.raises(PartialStage, match="ran 1 of the barrier "
+                           "stage's 2 tasks"):
+            open_task_links(_StageContext(["127.0.0.1:2"]), 1,
+                            _plan(meeting, token))
+        # never reached the rendezvous' wait (it would block for good)
+        assert time.monotonic() - started < 5
+        assert not meeting.waiting
+
+
+def _row(model=None, error=None, task=0):
+    import json
+
+    return {"model": model, "error": error,
+            "profile": json.dumps({"task": task})}
+
+
+def test_stage_outcome_of_a_stage_run_in_part():
+    """The driver's reading of a stage's rows: task 0's finished model is
+    kept beside a re-run peer's report; a re-run task beside a task that
+    lost it (no model) calls for the stage again, whole, carrying the
+    loss as its cause; a task's own error comes before its peer's loss."""
+    import pickle
+
+    from skboost.spark.estimator import StageError, stage_outcome
+    from skboost.spark.task import PartialStage, task_message
+
+    model = BoostRegressor(n_estimators=2).fit(*_data(n=50))
+    partial = task_message(1, PartialStage("Spark ran 1 of 2 tasks"))
+    lost = task_message(0, RuntimeError("lost task 1 (h) during an exchange"))
+    own = task_message(1, ValueError("deliberate failure in round 2"))
+
+    local, profile = stage_outcome([_row(model=pickle.dumps(model)),
+                                    _row(error=partial, task=1)])
+    np.testing.assert_array_equal(local.predict(_data(n=50)[0]),
+                                  model.predict(_data(n=50)[0]))
+    assert [p["task"] for p in profile] == [0, 1]
+    with pytest.raises(PartialStage, match="lost task 1"):
+        stage_outcome([_row(error=lost), _row(error=partial, task=1)])
+    with pytest.raises(PartialStage, match="ran 1 of 2"):
+        stage_outcome([_row(error=partial, task=1)])
+    with pytest.raises(StageError, match="deliberate failure"):
+        stage_outcome([_row(error=lost), _row(error=own, task=1)])

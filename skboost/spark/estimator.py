@@ -25,7 +25,8 @@ from .._estimators.continued import draw_seed
 from .categories import categorical_plan
 from .rendezvous import Rendezvous
 from .vectors import pandas_vectors
-from .task import ERROR_MARK, PARTITION_SHIFT, TaskPlan, train_in_task
+from .task import (ERROR_MARK, PARTITION_SHIFT, PartialStage, TaskPlan,
+                   train_in_task)
 
 from pyspark.ml import Estimator, Model
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -348,12 +349,28 @@ def _run_stage(frame, plan):
     rows = (frame.mapInArrow(stage, "model binary, error string, "
                              "profile string", barrier=True)
             .repartition(1).collect())
-    errors = sorted((row["error"] for row in rows if row["error"]),
+    return stage_outcome(rows)
+
+
+def stage_outcome(rows):
+    """The fitted estimator and the tasks' profiles from the rows of a
+    barrier stage (``model``, ``error``, ``profile``), or its error:
+    ``StageError`` with a task's own error (the cause first: an error
+    that is a task losing a peer comes after the peer's own), or
+    ``PartialStage`` when Spark re-ran only some of the tasks and task 0
+    gave no model (the stage must run again, whole). Task 0's model, when
+    it finished, is whole even if Spark re-ran a peer that died after
+    the last exchange."""
+    errors = [row["error"] for row in rows if row["error"]]
+    partial = [e for e in errors if _error_kind(e) == "PartialStage"]
+    errors = sorted((e for e in errors if e not in partial),
                     key=lambda text: "lost task " in text)
-    if errors:
-        raise StageError(errors[0])
     models = [row["model"] for row in rows if row["model"] is not None]
+    if errors:
+        raise (StageError if not partial else PartialStage)(errors[0])
     if not models:
+        if partial:
+            raise PartialStage(partial[0])
         raise RuntimeError("skboost.spark: the barrier stage returned no "
                            "model (task 0 gave no row)")
     local = pickle.loads(models[0])
@@ -362,22 +379,47 @@ def _run_stage(frame, plan):
     return local, profile
 
 
+def _error_kind(text):
+    marked = _TASK_ERROR.search(text)
+    return marked.group(2) if marked else None
+
+
 class StageError(Exception):
     """A task's error, returned by the stage (its text ``ERROR_MARK``ed)."""
 
 
+# how many times a stage that Spark re-ran in part runs again, whole
+WHOLE_STAGE_RERUNS = 1
+
+
 def _stage_with_retry(spark, frame, n_partitions, n_tasks, plan):
+    """``_barrier_stage``, run again whole (``WHOLE_STAGE_RERUNS`` times)
+    when Spark re-ran only some of its tasks: they cannot train without
+    the others, whose output Spark kept from the failed attempt."""
+    for run in range(WHOLE_STAGE_RERUNS + 1):
+        try:
+            return _barrier_stage(spark, frame, n_partitions, n_tasks, plan)
+        except PartialStage as partial:
+            last = partial
+    raise task_error(last) from None
+
+
+def _barrier_stage(spark, frame, n_partitions, n_tasks, plan):
     """``_run_stage`` on the frame shared out among the tasks (shuffled
     when a ``coalesce`` before forbids a barrier stage without)."""
     try:
         return _run_stage(_share_out(spark, frame, n_partitions, n_tasks),
                           plan)
+    except PartialStage:
+        raise
     except Exception as error:   # noqa: BLE001 - Spark's many kinds
         if "BarrierJobUnsupportedRDDChain" not in str(error):
             raise task_error(error) from None
     try:
         return _run_stage(_share_out(spark, frame, n_partitions, n_tasks,
                                      shuffle=True), plan)
+    except PartialStage:
+        raise
     except Exception as error:   # noqa: BLE001
         raise task_error(error) from None
 

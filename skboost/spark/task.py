@@ -220,6 +220,15 @@ class TaskExchange(SocketExchange):
             f"({type(error).__name__}: {error}); training stopped")
 
 
+class PartialStage(Exception):
+    """Spark ran only some of the barrier stage's tasks: it re-ran a
+    failed task's partition while the others' output of the failed
+    attempt was kept (a race in its retry of a barrier stage whose tasks
+    finished at about the time one died). The task cannot train without
+    its peers: it reports this at once (the driver runs the stage again,
+    whole) rather than wait for tasks that will not come."""
+
+
 class PeerFailed(Exception):
     """Another task of the stage failed before the links opened: this task
     stops without an error of its own (the failed task reports)."""
@@ -235,10 +244,15 @@ def open_task_links(context, index, plan, failure=None, timeout=30.0):
     this task's own ``failure``, raised again) ends every task's fit,
     none waits.
 
-    The number of tasks is the plan's (the driver's count), not
-    ``getTaskInfos()``'s: a task whose Spark properties lack the stage's
-    addresses gets one ``BarrierTaskInfo`` with no address, and would
-    otherwise train alone or send to a link it does not have."""
+    The number of tasks is the plan's (the driver's count): a stage
+    attempt of fewer tasks (``getTaskInfos()``) raises ``PartialStage``
+    at once, where a task would otherwise train alone or send to a link
+    it does not have, or wait for peers that will not come."""
+    running = len(context.getTaskInfos())
+    if running < plan.n_tasks:
+        raise PartialStage(
+            f"Spark ran {running} of the barrier stage's {plan.n_tasks} "
+            "tasks (it re-ran a failed task's partition alone)")
     if plan.n_tasks == 1:   # nothing to link, nor to wait for
         if failure is not None:
             raise PeerFailed(failure)
@@ -267,11 +281,10 @@ def open_task_links(context, index, plan, failure=None, timeout=30.0):
 
 def task_host(context, index, plan):
     """The address this task listens on: its executor's, from the
-    barrier stage's task infos when they hold the stage's tasks, else
-    the address this host reaches the driver's rendezvous from (a UDP
+    barrier stage's task infos when they give it, else the address this host reaches the driver's rendezvous from (a UDP
     socket's route: nothing is sent), else the host name's."""
     infos = context.getTaskInfos()
-    if len(infos) == plan.n_tasks and infos[index].address:
+    if index < len(infos) and infos[index].address:
         return infos[index].address.rsplit(":", 1)[0]
     if plan.rendezvous is not None:
         host = plan.rendezvous[0]
