@@ -17,6 +17,9 @@ import threading
 # the barrier stage starts them together, so the wait is short, but a
 # peer's executor may be slow to start
 CONNECT_SECONDS = 10.0
+# how long a task waits there for its peers: a task whose peers never
+# come (a stage Spark launched in part) errs instead of hanging
+PEERS_SECONDS = 300.0
 
 
 class Rendezvous:
@@ -92,9 +95,14 @@ def gather(context, address, token, index, entry):
             connection = None
         if connection is not None:
             with connection:
-                connection.settimeout(None)   # the peers may take a while
+                connection.settimeout(PEERS_SECONDS)   # peers may be slow
                 connection.sendall((json.dumps({
                     "token": token.hex(), "index": index, "entry": entry,
                     "stage": context.stageId()}) + "\n").encode())
-                return json.loads(connection.makefile("r").readline())
+                try:
+                    return json.loads(connection.makefile("r").readline())
+                except socket.timeout:
+                    raise RuntimeError(
+                        f"skboost.spark: the stage's other tasks did not "
+                        f"arrive within {PEERS_SECONDS:.0f} s") from None
     return [json.loads(m) for m in context.allGather(json.dumps(entry))]
