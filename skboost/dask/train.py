@@ -677,12 +677,15 @@ class Shard:
         if self.exchange is not None:
             self.exchange.abort(reason)
 
-    @keeps_freed_memory
     def set_learning_rate(self, learning_rate):
         """The learning rate of each tree of the following rounds."""
         self.driver.params = replace(self.driver.params,
                                      learning_rate=learning_rate)
 
+    # the rounds allocate per level (row partition, histogram scratch,
+    # gradients): under Dask's malloc settings each such block would be
+    # mapped afresh and fault its pages in again (``memory.py``)
+    @keeps_freed_memory
     def grow_rounds(self, first, n_rounds=1):
         """Boosting rounds ``first, ..., first + n_rounds - 1`` (``grow_round``
         each); their results in a list. The client asks for several rounds
@@ -721,6 +724,7 @@ class Shard:
                 sampler_state(self.driver.sampler))
 
     # ---- DART (``DartShardRounds``)
+    @keeps_freed_memory
     def grow_dart_rounds(self, first, plans):
         """DART rounds ``first, ...``, one per plan ``(dropped, their
         weights, factor, new weight)`` (the client's ``Dropout``); the
