@@ -265,12 +265,9 @@ def render_table(meta, task, records, columns=None):
     return "\n".join(lines) + "\n"
 
 
-def write_all(results_dir=RESULTS, output_dir=OUTPUT):
-    """Write a table per result file and task into ``output_dir``
-    (``<file>_<task>_table.inc``); the paths written."""
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+def _records_by_task(results_dir):
+    """Each result file's metadata and its records grouped by task:
+    ``(path, meta, task, records)``."""
     for path in sorted(Path(results_dir).glob("*.json")):
         with open(path) as f:
             meta = json.load(f)
@@ -278,10 +275,26 @@ def write_all(results_dir=RESULTS, output_dir=OUTPUT):
         for record in meta["results"]:
             by_task.setdefault(record["task"], []).append(record)
         for task, records in by_task.items():
-            target = output_dir / f"{path.stem}_{task}_table.inc"
-            target.write_text(render_table(meta, task, records))
-            written.append(target)
+            yield path, meta, task, records
+
+
+def _write_per_task(results_dir, output_dir, suffix, render):
+    """``render(meta, task, records)`` of every result file and task into
+    ``output_dir/<file>_<task>_<suffix>.inc``; the paths written."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path, meta, task, records in _records_by_task(results_dir):
+        target = output_dir / f"{path.stem}_{task}_{suffix}.inc"
+        target.write_text(render(meta, task, records))
+        written.append(target)
     return written
+
+
+def write_all(results_dir=RESULTS, output_dir=OUTPUT):
+    """Write a table per result file and task into ``output_dir``
+    (``<file>_<task>_table.inc``); the paths written."""
+    return _write_per_task(results_dir, output_dir, "table", render_table)
 
 
 # The front page's speed table (doc/index.rst): its columns, and its rows
@@ -569,20 +582,8 @@ def render_summary(meta, task, records):
 def write_summaries(results_dir=RESULTS, output_dir=OUTPUT):
     """Write each result file's summary per task into ``output_dir``
     (``<file>_<task>_summary.inc``); the paths written."""
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in sorted(Path(results_dir).glob("*.json")):
-        with open(path) as f:
-            meta = json.load(f)
-        by_task = {}
-        for record in meta["results"]:
-            by_task.setdefault(record["task"], []).append(record)
-        for task, records in by_task.items():
-            target = output_dir / f"{path.stem}_{task}_summary.inc"
-            target.write_text(render_summary(meta, task, records))
-            written.append(target)
-    return written
+    return _write_per_task(results_dir, output_dir, "summary",
+                           render_summary)
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--readme"]:
