@@ -12,6 +12,11 @@ import pytest
 from skboost.dask.memory import _environment_thresholds
 
 _CHILD = r"""
+import ctypes
+# 4 KiB pages only (PR_SET_THP_DISABLE): with transparent huge pages a
+# fresh 8 MiB mapping faults in 2 MiB at a time, whenever the kernel has
+# huge pages free, and the counts below stop measuring reuse
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)
 import resource, sys
 import numpy as np
 from skboost.dask.memory import keeps_freed_memory
@@ -60,6 +65,11 @@ def test_freed_blocks_are_reused_under_dasks_trim_threshold():
 # the environment: the page faults of a fit of 16 rounds and of 48 (each
 # call of the shards grows up to 16 rounds)
 _FIT_CHILD = r"""
+import ctypes
+# 4 KiB pages only (PR_SET_THP_DISABLE): with transparent huge pages a
+# fresh 8 MiB mapping faults in 2 MiB at a time, whenever the kernel has
+# huge pages free, and the counts below stop measuring reuse
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)
 import resource, warnings
 warnings.filterwarnings("ignore")
 import numpy as np
