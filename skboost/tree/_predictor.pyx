@@ -960,6 +960,28 @@ cdef class PackedForest:
                               &X[0, 0], n_rows, r0 + n, lines_per_tree)
         return scratch.saw_infinity()
 
+    cdef bint _read_block(self, const float* x0, Py_ssize_t n,
+                          uint32_t* keys, BlockScratch scratch, int thread,
+                          int missing) noexcept nogil:
+        """One pass over a block's n rows before its trees: their keys
+        into ``keys`` (when not NULL), a +-inf flagged in
+        ``scratch.infinity``; returns whether the block has no missing
+        value (``missing`` as ``_block_trees`` takes it)."""
+        cdef int saw = 0
+        cdef bint no_missing
+        if keys != NULL:
+            saw = rows_to_keys(x0, n, self.n_features, keys)
+            no_missing = (saw & SAW_NAN) == 0 if missing < 0 else missing == 0
+        else:
+            no_missing = (no_nan(x0, n * self.n_features)
+                          if missing < 0 else missing == 0)
+            if scratch.infinity != NULL and not all_finite_or_nan(
+                    x0, n * self.n_features):
+                saw = SAW_INFINITY
+        if saw & SAW_INFINITY and scratch.infinity != NULL:
+            scratch.infinity[thread] = 1
+        return no_missing
+
     cdef void _block_trees(self, const float* x0, Py_ssize_t n,
                            Py_ssize_t first, Py_ssize_t last,
                            BlockScratch scratch, int thread,
@@ -982,21 +1004,11 @@ cdef class PackedForest:
         cdef int64_t kstart
         cdef const double* values
         cdef const int32_t* original
-        cdef int saw = 0
         cdef bint no_missing
         if scratch.use_keys:
             keys = (scratch.keys
                     + thread * <Py_ssize_t> ROWS_PER_BLOCK * 2 * self.n_features)
-            saw = rows_to_keys(x0, n, self.n_features, keys)
-            no_missing = (saw & SAW_NAN) == 0 if missing < 0 else missing == 0
-        else:
-            no_missing = (no_nan(x0, n * self.n_features)
-                          if missing < 0 else missing == 0)
-            if scratch.infinity != NULL and not all_finite_or_nan(
-                    x0, n * self.n_features):
-                saw = SAW_INFINITY
-        if saw & SAW_INFINITY and scratch.infinity != NULL:
-            scratch.infinity[thread] = 1
+        no_missing = self._read_block(x0, n, keys, scratch, thread, missing)
         for t in range(first, last):
             if X != NULL:
                 next_line = prefetch_lines(X, self.n_features, n_rows,
