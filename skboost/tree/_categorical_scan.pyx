@@ -305,102 +305,9 @@ cdef inline void offer_category_split(HistCandidate* best, int32_t feature,
         best.cat_kind = kind
 
 
-cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
-                           int32_t feature, int64_t first_bin,
-                           int64_t n_categories, int64_t Gq, int64_t Hq,
-                           double parent_score, double scale_g,
-                           double scale_h, const RegParams* p,
-                           int max_cat_to_onehot, int max_cat_threshold,
-                           CatEntry* scratch,       # room for 2 n_categories
-                           const NodeBounds* bounds,  # NULL: unconstrained
-                           const CategoryList* visit,   # NULL: every category
-                           HistCandidate* best) noexcept nogil:
-    """The categorical candidates of one feature in one node (see the
-    module docstring), in both directions of missing values. ``visit``
-    (unless NULL) lists a superset of the node's non-empty categories to
-    visit instead of all of them, and receives the node's own non-empty
-    ones (``NodeCategoryLists``) from the sorted scan."""
-    cdef int64_t missing = first_bin + n_categories
-    cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
-    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
-    cdef bint l2_only = is_l2_only(p)
-    cdef int64_t c, g, h, Gq_left = 0, Hq_left = 0
-    cdef Py_ssize_t i, m, last
-    # few categories: one candidate per category against the rest (what
-    # a one-hot encoding would allow), linear in the categories
-    if n_categories <= max_cat_to_onehot:
-        for c in range(n_categories):
-            g = hist[first_bin + c, 0]
-            h = hist[first_bin + c, 1]
-            if g == 0 and h == 0:
-                continue
-            # category c right, every other category left; missing right
-            offer_category_split(best, feature, ONE_HOT_SPLIT, <int32_t> c,
-                                 Gq - g - Gq_miss, Hq - h - Hq_miss, Gq, Hq,
-                                 parent_score, scale_g, scale_h, p, l2_only,
-                                 not has_missing, bounds)
-            if has_missing:
-                offer_category_split(best, feature, ONE_HOT_SPLIT,
-                                     <int32_t> c, Gq - g, Hq - h, Gq, Hq,
-                                     parent_score, scale_g, scale_h, p,
-                                     l2_only, True, bounds)
-        return
-    # many: the prefixes of the categories sorted by leaf weight, walked
-    # as a numeric feature's bins; scratch holds the ordered entries and
-    # the sort's buffer, per thread
-    cdef Py_ssize_t keep = max(max_cat_threshold, 0)
-    cdef int64_t totals[2]
-    cdef const int32_t* codes = NULL
-    cdef Py_ssize_t n_codes = 0
-    cdef int32_t* present = NULL
-    if visit != NULL:
-        codes, n_codes = visit.codes, visit.n_codes
-        present = visit.present
-    m = ordered_categories(hist, first_bin, n_categories, codes, n_codes,
-                           scale_g, scale_h, p, keep, scratch,
-                           scratch + n_categories, totals, present)
-    if visit != NULL and present != NULL:
-        visit.n_present[0] = m
-    last = m if has_missing else m - 1
-    cdef SortedCuts cuts
-    cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
-    cuts.row_stride = hist.strides[0] // sizeof(int64_t)
-    cuts.first_bin = first_bin
-    cuts.m = m
-    cuts.keep = keep
-    cuts.has_missing = has_missing
-    cuts.Gq_miss, cuts.Hq_miss = Gq_miss, Hq_miss
-    cuts.Gq, cuts.Hq = Gq, Hq
-    cuts.parent_score = parent_score
-    cuts.scale_g, cuts.scale_h = scale_g, scale_h
-    cuts.p = p
-    cuts.l2_only = l2_only
-    cuts.bounds = bounds
-    cuts.feature = feature
-    if keep < 1 or m <= 2 * keep + 1:
-        # the whole order: position i is scratch[i]
-        if last > 0:
-            _offer_sorted_cuts(&cuts, scratch, 0, 0, last,
-                               _bin_g(&cuts, scratch[0].code),
-                               _bin_h(&cuts, scratch[0].code), best)
-        return
-    # both ends: the first keep positions, then the last ones from m - 1 -
-    # keep, whose prefix is the categories' total minus the last keep
-    # (integer sums: the same bits as adding the prefix up)
-    _offer_sorted_cuts(&cuts, scratch, 0, 0, keep,
-                       _bin_g(&cuts, scratch[0].code),
-                       _bin_h(&cuts, scratch[0].code), best)
-    Gq_left, Hq_left = totals[0], totals[1]
-    for i in range(keep, 2 * keep):
-        Gq_left -= _bin_g(&cuts, scratch[i].code)
-        Hq_left -= _bin_h(&cuts, scratch[i].code)
-    # position j (> m - 1 - keep) is scratch[j - (m - 2 keep)]
-    _offer_sorted_cuts(&cuts, scratch, m - 2 * keep, m - 1 - keep, last,
-                       Gq_left, Hq_left, best)
-
-
 ctypedef struct SortedCuts:
-    # what every candidate of one sorted categorical scan shares
+    # what every candidate of one categorical scan (one feature, one
+    # node) shares
     const int64_t* hist         # the node's (n_bins, 2) histogram
     Py_ssize_t row_stride       # its rows' stride, in int64s
     int64_t first_bin
@@ -420,6 +327,118 @@ cdef inline int64_t _bin_g(const SortedCuts* c, int32_t code) noexcept nogil:
 
 cdef inline int64_t _bin_h(const SortedCuts* c, int32_t code) noexcept nogil:
     return c.hist[c.row_stride * (c.first_bin + code) + 1]
+
+
+cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
+                           int32_t feature, int64_t first_bin,
+                           int64_t n_categories, int64_t Gq, int64_t Hq,
+                           double parent_score, double scale_g,
+                           double scale_h, const RegParams* p,
+                           int max_cat_to_onehot, int max_cat_threshold,
+                           CatEntry* scratch,       # room for 2 n_categories
+                           const NodeBounds* bounds,  # NULL: unconstrained
+                           const CategoryList* visit,   # NULL: every category
+                           HistCandidate* best) noexcept nogil:
+    """The categorical candidates of one feature in one node (see the
+    module docstring), in both directions of missing values. ``visit``
+    (unless NULL) lists a superset of the node's non-empty categories to
+    visit instead of all of them, and receives the node's own non-empty
+    ones (``NodeCategoryLists``) from the sorted scan."""
+    cdef int64_t missing = first_bin + n_categories
+    cdef SortedCuts cuts
+    cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
+    cuts.row_stride = hist.strides[0] // sizeof(int64_t)
+    cuts.first_bin = first_bin
+    cuts.m = 0
+    cuts.keep = max(max_cat_threshold, 0)
+    cuts.Gq_miss, cuts.Hq_miss = hist[missing, 0], hist[missing, 1]
+    cuts.has_missing = cuts.Gq_miss != 0 or cuts.Hq_miss != 0
+    cuts.Gq, cuts.Hq = Gq, Hq
+    cuts.parent_score = parent_score
+    cuts.scale_g, cuts.scale_h = scale_g, scale_h
+    cuts.p = p
+    cuts.l2_only = is_l2_only(p)
+    cuts.bounds = bounds
+    cuts.feature = feature
+    if n_categories <= max_cat_to_onehot:
+        _scan_one_hot(&cuts, n_categories, best)
+    else:
+        _scan_sorted(&cuts, hist, n_categories, scratch, visit, best)
+
+
+cdef void _scan_one_hot(const SortedCuts* c, int64_t n_categories,
+                        HistCandidate* best) noexcept nogil:
+    """Few categories: one candidate per non-empty category against the
+    rest (what a one-hot encoding would allow), linear in the categories."""
+    cdef int64_t code, g, h
+    for code in range(n_categories):
+        g = _bin_g(c, <int32_t> code)
+        h = _bin_h(c, <int32_t> code)
+        if g == 0 and h == 0:
+            continue
+        # category code right, every other category left; missing right
+        offer_category_split(best, c.feature, ONE_HOT_SPLIT, <int32_t> code,
+                             c.Gq - g - c.Gq_miss, c.Hq - h - c.Hq_miss,
+                             c.Gq, c.Hq, c.parent_score, c.scale_g,
+                             c.scale_h, c.p, c.l2_only, not c.has_missing,
+                             c.bounds)
+        if c.has_missing:
+            offer_category_split(best, c.feature, ONE_HOT_SPLIT,
+                                 <int32_t> code, c.Gq - g, c.Hq - h, c.Gq,
+                                 c.Hq, c.parent_score, c.scale_g, c.scale_h,
+                                 c.p, c.l2_only, True, c.bounds)
+
+
+cdef void _scan_sorted(SortedCuts* c, const int64_t[:, ::1] hist,
+                       int64_t n_categories, CatEntry* scratch,
+                       const CategoryList* visit,
+                       HistCandidate* best) noexcept nogil:
+    """Many categories: the prefixes of the node's categories sorted by
+    leaf weight, walked as a numeric feature's bins (``scratch`` holds the
+    ordered entries and the sort's buffer); sets ``c.m``, and the node's
+    non-empty categories in ``visit`` (unless NULL)."""
+    cdef int64_t totals[2]
+    cdef const int32_t* codes = NULL
+    cdef Py_ssize_t n_codes = 0
+    cdef int32_t* present = NULL
+    if visit != NULL:
+        codes, n_codes = visit.codes, visit.n_codes
+        present = visit.present
+    c.m = ordered_categories(hist, c.first_bin, n_categories, codes, n_codes,
+                             c.scale_g, c.scale_h, c.p, c.keep, scratch,
+                             scratch + n_categories, totals, present)
+    if visit != NULL and present != NULL:
+        visit.n_present[0] = c.m
+    _offer_sorted_order(c, scratch, totals, best)
+
+
+cdef void _offer_sorted_order(const SortedCuts* c, const CatEntry* order,
+                              const int64_t* totals,
+                              HistCandidate* best) noexcept nogil:
+    """The sorted candidates of ``order`` (``ordered_categories``: the
+    whole order, or both ends of it); ``totals``: the categories' sums."""
+    cdef Py_ssize_t i, m = c.m, keep = c.keep
+    cdef Py_ssize_t last = m if c.has_missing else m - 1
+    cdef int64_t Gq_left, Hq_left
+    if keep < 1 or m <= 2 * keep + 1:
+        # the whole order: position i is order[i]
+        if last > 0:
+            _offer_sorted_cuts(c, order, 0, 0, last,
+                               _bin_g(c, order[0].code),
+                               _bin_h(c, order[0].code), best)
+        return
+    # both ends: the first keep positions, then the last ones from m - 1 -
+    # keep, whose prefix is the categories' total minus the last keep
+    # (integer sums: the same bits as adding the prefix up)
+    _offer_sorted_cuts(c, order, 0, 0, keep, _bin_g(c, order[0].code),
+                       _bin_h(c, order[0].code), best)
+    Gq_left, Hq_left = totals[0], totals[1]
+    for i in range(keep, 2 * keep):
+        Gq_left -= _bin_g(c, order[i].code)
+        Hq_left -= _bin_h(c, order[i].code)
+    # position j (> m - 1 - keep) is order[j - (m - 2 keep)]
+    _offer_sorted_cuts(c, order, m - 2 * keep, m - 1 - keep, last,
+                       Gq_left, Hq_left, best)
 
 
 cdef void _offer_sorted_cuts(const SortedCuts* c, const CatEntry* entries,
@@ -511,9 +530,6 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
     categories ordered again exactly as the scan ordered them (same keys,
     same total order, the same ends of it), then cut after position
     ``split_bin``."""
-    cdef RegParams p = reg_params(context)
-    cdef double scale_g = context.scale_g, scale_h = context.scale_h
-    cdef Py_ssize_t keep = context.max_cat_threshold
     # the listed codes (out-of-range ones skipped by node_categories)
     cdef const int32_t* codes = NULL
     cdef Py_ssize_t n_codes = 0, room = n_categories
@@ -527,44 +543,72 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
         2 * max(room, 1) * sizeof(CatEntry))
     if entries == NULL:
         raise MemoryError()
-    cdef Py_ssize_t m, i, shift = 0
-    cdef int64_t totals[2]
-    cdef bint left_smaller
+    cdef Py_ssize_t m = 0, shift
     try:
-        with nogil:
-            m = ordered_categories(node_hist, first_bin, n_categories,
-                                   codes, n_codes, scale_g, scale_h, &p,
-                                   keep, entries, entries + room, totals,
-                                   NULL)
-        if not 0 <= split_bin < m:
-            raise ValueError("split_bin is beyond the node's categories")
-        left_smaller = split_bin + 1 <= m - split_bin - 1
-        if keep >= 1 and m > 2 * keep + 1:
-            # only both ends are ordered: the last keep positions sit at
-            # entries[keep:2 keep]. A cut the scan cannot have offered (a
-            # smaller side beyond keep) gets the whole order
-            shift = m - 2 * keep
-            if (split_bin + 1 if left_smaller else m - split_bin - 1) > keep:
-                with nogil:
-                    m = node_categories(node_hist, first_bin, n_categories,
-                                        codes, n_codes, scale_g, scale_h, &p,
-                                        entries, totals, NULL)
-                    sort_entries(entries, entries + room, m)
-                shift = 0
-        # The smaller side of the partition is its set; every other category
-        # (those absent from the node too) goes the other way, with "the
-        # rest", as the one-hot splits send them.
-        if left_smaller:
-            left = np.zeros(n_categories, dtype=bool)
-            for i in range(split_bin + 1):
-                left[entries[i].code] = True
-            return left, False
-        left = np.ones(n_categories, dtype=bool)
-        for i in range(split_bin + 1, m):
-            left[entries[i - shift].code] = False
-        return left, True
+        shift = _order_for_cut(node_hist, first_bin, n_categories, codes,
+                               n_codes, room, split_bin, context, entries,
+                               &m)
+        return _cut_left_set(entries, m, shift, split_bin, n_categories)
     finally:
         free(entries)
+
+
+cdef Py_ssize_t _order_for_cut(const int64_t[:, ::1] node_hist,
+                               int64_t first_bin, int64_t n_categories,
+                               const int32_t* codes, Py_ssize_t n_codes,
+                               Py_ssize_t room, int32_t split_bin,
+                               SplitContext context, CatEntry* entries,
+                               Py_ssize_t* m) except -1:
+    """The node's categories into ``entries`` (room for ``2 room``) in the
+    scan's order, their number into ``m``; returns the shift: 0 when
+    ``entries[0:m]`` is the whole order, else ``m - 2 keep`` (only both
+    ends ordered: position j of the last keep is ``entries[j - shift]``)."""
+    cdef RegParams p = reg_params(context)
+    cdef double scale_g = context.scale_g, scale_h = context.scale_h
+    cdef Py_ssize_t keep = context.max_cat_threshold, smaller
+    cdef int64_t totals[2]
+    with nogil:
+        m[0] = ordered_categories(node_hist, first_bin, n_categories, codes,
+                                  n_codes, scale_g, scale_h, &p, keep,
+                                  entries, entries + room, totals, NULL)
+    if not 0 <= split_bin < m[0]:
+        raise ValueError("split_bin is beyond the node's categories")
+    if keep < 1 or m[0] <= 2 * keep + 1:
+        return 0
+    smaller = min(split_bin + 1, m[0] - split_bin - 1)
+    if smaller <= keep:
+        return m[0] - 2 * keep
+    # a cut the scan cannot have offered (a smaller side beyond keep)
+    # gets the whole order
+    with nogil:
+        m[0] = node_categories(node_hist, first_bin, n_categories, codes,
+                               n_codes, scale_g, scale_h, &p, entries,
+                               totals, NULL)
+        sort_entries(entries, entries + room, m[0])
+    return 0
+
+
+cdef object _cut_left_set(const CatEntry* entries, Py_ssize_t m,
+                          Py_ssize_t shift, int32_t split_bin,
+                          int64_t n_categories):
+    """The left set of the cut after position ``split_bin`` of the order
+    in ``entries`` (``_order_for_cut``), and whether "the rest" goes left.
+    The smaller side of the partition is its set; every other category
+    (those absent from the node too) goes the other way, with "the rest",
+    as the one-hot splits send them."""
+    cdef Py_ssize_t i
+    cdef uint8_t[::1] flags
+    if split_bin + 1 <= m - split_bin - 1:
+        left = np.zeros(n_categories, dtype=bool)
+        flags = left.view(np.uint8)
+        for i in range(split_bin + 1):
+            flags[entries[i].code] = True
+        return left, False
+    left = np.ones(n_categories, dtype=bool)
+    flags = left.view(np.uint8)
+    for i in range(split_bin + 1, m):
+        flags[entries[i - shift].code] = False
+    return left, True
 
 
 cdef class NodeCategoryLists:
