@@ -237,3 +237,35 @@ def test_hist_fit_equals_exact_method_and_one_thread(weighted):
     assert n_cat_splits >= 100
     np.testing.assert_allclose(fits[0].predict(X), fits[2].predict(X),
                                rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("heavy", [0.001, 0.01, 0.1])
+def test_ends_of_many_light_categories_in_any_visiting_order(heavy):
+    """Most categories lighter than min_child_weight (key 0, ordered by
+    code among themselves), as in a deep node: the ends' selection must
+    give the naive prefix scan's split and left set, and the same left set
+    whether the listed codes rise, fall or come shuffled (the selection
+    visits its entries in both directions)."""
+    rng = np.random.default_rng(int(heavy * 1000))
+    k, threshold, reg = 3000, 8, REG              # min_child_weight 1
+    scales = (4.0, 8.0)
+    hist = np.zeros((k + 1, 2), dtype=np.int64)
+    hist[:k, 0] = rng.integers(-20, 21, size=k)
+    hist[:k, 1] = rng.integers(1, 8, size=k)      # H < 1: key 0
+    is_heavy = rng.random(k) < heavy
+    hist[:k, 1][is_heavy] = rng.integers(8, 40, size=int(is_heavy.sum()))
+    hist[:k][rng.random(k) < 0.3] = 0             # empty categories
+    hist[k] = (-4, 2)
+    assert_scan_is_naive(hist, reg, threshold, scales)
+    split = scan_level(hist[np.newaxis], k, n_threads=1,
+                       threshold=threshold)[0]
+    context = split_context(reg, 1, scale_g=scales[0], scale_h=scales[1],
+                            max_cat_to_onehot=1, max_cat_threshold=threshold)
+    args = dict(first_bin=0, n_categories=k, cat_kind=2,
+                split_bin=int(split["split_bin"]), context=context)
+    full = categorical_left_set(hist, **args)
+    present = np.flatnonzero(hist[:k].any(axis=1)).astype(np.int32)
+    for codes in (present, present[::-1].copy(), rng.permutation(present)):
+        listed = categorical_left_set(hist, codes=codes, **args)
+        np.testing.assert_array_equal(full[0], listed[0])
+        assert full[1] == listed[1]

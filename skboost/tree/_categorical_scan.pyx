@@ -229,24 +229,46 @@ cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
                       CatEntry* high) noexcept nogil:
     """The ``keep`` least entries of ``entries[0:m]`` into ``low`` and the
     ``keep`` greatest into ``high`` (``1 <= keep <= m``; neither sorted).
-    Two bounded heaps in one pass: under the strict total order of
-    ``entry_before`` the selected sets are exactly a full sort's ends."""
+    A bounded heap each: under the strict total order of ``entry_before``
+    the selected sets are exactly a full sort's ends, whatever order the
+    entries are visited in."""
+    _select_least(entries, m, keep, low)
+    _select_greatest(entries, m, keep, high)
+
+
+cdef void _select_least(const CatEntry* entries, Py_ssize_t m,
+                        Py_ssize_t keep, CatEntry* low) noexcept nogil:
+    """The ``keep`` least entries into the max-heap ``low`` (its top the
+    greatest of the least so far), visiting the entries first to last."""
     cdef Py_ssize_t i
-    # heaps of the first keep entries: low a max-heap (its top the
-    # greatest of the least so far), high a min-heap
     memcpy(low, entries, keep * sizeof(CatEntry))
-    memcpy(high, entries, keep * sizeof(CatEntry))
     for i in range(keep // 2 - 1, -1, -1):
         sift_down(low, keep, True, i)
-        sift_down(high, keep, False, i)
     for i in range(keep, m):
-        # most entries fall strictly between both tops: two comparisons of
-        # keys tell (a tie of keys goes on to the full order below)
-        if low[0].key < entries[i].key < high[0].key:
+        # most entries have a greater key than the top: one comparison
+        if entries[i].key > low[0].key:
             continue
         if entry_before(&entries[i], &low[0]):
             low[0] = entries[i]
             sift_down(low, keep, True, 0)
+
+
+cdef void _select_greatest(const CatEntry* entries, Py_ssize_t m,
+                           Py_ssize_t keep, CatEntry* high) noexcept nogil:
+    """The ``keep`` greatest entries into the min-heap ``high``, visiting
+    the entries last to first. A node's entries come in rising codes (the
+    codes of a scan, and the lists handed down, are in rising order), and
+    many share one key (0: the categories lighter than min_child_weight).
+    Visited first to last, each such entry was greater than the top it
+    tied and replaced it (a sift per entry); last to first, it is less
+    and stays out on two comparisons."""
+    cdef Py_ssize_t i
+    memcpy(high, entries + m - keep, keep * sizeof(CatEntry))
+    for i in range(keep // 2 - 1, -1, -1):
+        sift_down(high, keep, False, i)
+    for i in range(m - keep - 1, -1, -1):
+        if entries[i].key < high[0].key:
+            continue
         if entry_before(&high[0], &entries[i]):
             high[0] = entries[i]
             sift_down(high, keep, False, 0)
