@@ -151,34 +151,37 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
         memcpy(a, src, n * sizeof(CatEntry))
 
 
-cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
-                                int64_t first_bin, int64_t n_categories,
-                                const int32_t* codes, Py_ssize_t n_codes,
-                                double scale_g, double scale_h,
-                                const RegParams* p, CatEntry* out,
-                                int64_t* totals,
-                                int32_t* present) noexcept nogil:
-    """The node's non-empty categories in ``out``, in the order they are
-    visited, each keyed by its own optimal leaf weight (``leaf_weight``:
-    -G / (H + lambda) with L1, max_delta_step, and 0 for a category
-    lighter than min_child_weight, as XGBoost orders them); returns how
-    many there are. ``totals[0:2]`` receives the categories' summed (G, H)
-    in fixed point.
+ctypedef struct KeyCounts:
+    # how many of a node's non-empty categories have each sign of key
+    Py_ssize_t negative, zero, positive
 
-    The categories visited are ``codes[0:n_codes]`` (a superset of the
-    node's non-empty categories, ``NodeCategoryLists``), or every code
-    ``0 .. n_categories - 1`` when ``codes`` is NULL; a listed code
-    outside that range is skipped (never read out of bounds). Everything
-    after is the same whichever superset is visited and in whatever order:
-    the sums are integers, and the ends and sort below follow a strict
-    total order. ``present`` (unless NULL) receives the non-empty codes in
-    visiting order: the list the node's children may visit."""
-    cdef Py_ssize_t m = 0, i
-    # at most n_categories listed codes: out has room for no more
-    cdef Py_ssize_t n = (min(n_codes, n_categories) if codes != NULL
-                         else n_categories)
+
+cdef inline Py_ssize_t _visit_room(const int32_t* codes, Py_ssize_t n_codes,
+                                   int64_t n_categories) noexcept nogil:
+    """How many categories a walk visits at most: the listed codes (no more
+    than n_categories), or every category without a list."""
+    return min(n_codes, n_categories) if codes != NULL else n_categories
+
+
+cdef void _walk_categories(const int64_t[:, ::1] hist,
+                           int64_t first_bin, int64_t n_categories,
+                           const int32_t* codes, Py_ssize_t n_codes,
+                           double scale_g, double scale_h,
+                           const RegParams* p, CatEntry* out,
+                           int64_t* totals, int32_t* present,
+                           KeyCounts* counts) noexcept nogil:
+    """The node's non-empty categories, each keyed by its own optimal leaf
+    weight: those of a non-zero key at ``out[0:nz]`` in visiting order,
+    those of key 0 (±0.0) at the back of the room, ``out[room - z:room]``
+    in reverse visiting order (``room``: ``_visit_room``), so that the
+    ends' selection can pass over them (``ordered_categories``).
+    ``totals``, ``present``: as ``node_categories``; ``counts`` receives
+    the numbers of each sign."""
+    cdef Py_ssize_t i, n = _visit_room(codes, n_codes, n_categories)
+    cdef Py_ssize_t nz = 0, z = 0, negative = 0
     cdef int64_t c, g, h, G = 0, H = 0
     cdef double key
+    cdef CatEntry* slot
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
     # rest" at prediction, see categorical_left_set)
@@ -193,14 +196,72 @@ cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
         G += g
         H += h
         key = leaf_weight(g / scale_g, h / scale_h, p)
-        out[m].key = key if key == key else 0.0   # NaN only if H < 0
-        out[m].code = <int32_t> c
+        if key == 0.0 or key != key:   # NaN only if H < 0: key 0
+            slot = &out[n - 1 - z]
+            slot.key = 0.0 if key != key else key
+            z += 1
+        else:
+            slot = &out[nz]
+            slot.key = key
+            negative += key < 0.0
+            nz += 1
+        slot.code = <int32_t> c
         if present != NULL:
-            present[m] = <int32_t> c
-        m += 1
+            present[nz + z - 1] = <int32_t> c
     totals[0] = G
     totals[1] = H
-    return m
+    counts.negative, counts.zero = negative, z
+    counts.positive = nz - negative
+
+
+cdef void _gather_zeros(CatEntry* out, Py_ssize_t room,
+                        const KeyCounts* counts) noexcept nogil:
+    """Move the key-0 entries of ``_walk_categories`` from the back of
+    the room to just after the others, back in visiting order."""
+    cdef Py_ssize_t nz = counts.negative + counts.positive, j
+    cdef CatEntry x
+    # the block out[room - z:room] reversed into out[nz:nz + z]; the two
+    # overlap when the room is nearly full, so swap from both ends in place
+    # first, then move the (now ordered) block down
+    cdef Py_ssize_t lo = room - counts.zero, hi = room - 1
+    while lo < hi:
+        x = out[lo]
+        out[lo] = out[hi]
+        out[hi] = x
+        lo += 1
+        hi -= 1
+    if nz != room - counts.zero:
+        for j in range(counts.zero):
+            out[nz + j] = out[room - counts.zero + j]
+
+
+cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
+                                int64_t first_bin, int64_t n_categories,
+                                const int32_t* codes, Py_ssize_t n_codes,
+                                double scale_g, double scale_h,
+                                const RegParams* p, CatEntry* out,
+                                int64_t* totals,
+                                int32_t* present) noexcept nogil:
+    """The node's non-empty categories in ``out``, each keyed by its own
+    optimal leaf weight (``leaf_weight``: -G / (H + lambda) with L1,
+    max_delta_step, and 0 for a category lighter than min_child_weight,
+    as XGBoost orders them); returns how many there are. ``totals[0:2]``
+    receives the categories' summed (G, H) in fixed point.
+
+    The categories visited are ``codes[0:n_codes]`` (a superset of the
+    node's non-empty categories, ``NodeCategoryLists``), or every code
+    ``0 .. n_categories - 1`` when ``codes`` is NULL; a listed code
+    outside that range is skipped (never read out of bounds). ``out`` has
+    room for ``_visit_room`` entries. Everything after is the same
+    whichever superset is visited and in whatever order: the sums are
+    integers, and the ends and sort below follow a strict total order.
+    ``present`` (unless NULL) receives the non-empty codes in visiting
+    order: the list the node's children may visit."""
+    cdef KeyCounts counts
+    _walk_categories(hist, first_bin, n_categories, codes, n_codes, scale_g,
+                     scale_h, p, out, totals, present, &counts)
+    _gather_zeros(out, _visit_room(codes, n_codes, n_categories), &counts)
+    return counts.negative + counts.zero + counts.positive
 
 
 cdef inline void sift_down(CatEntry* heap, Py_ssize_t n, bint max_heap,
@@ -296,15 +357,26 @@ cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
     m)). ``out`` and ``tmp`` have room for the entries visited each
     (``n_codes``, or ``n_categories`` without a list).
     """
-    cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories, codes,
-                                        n_codes, scale_g, scale_h, p, out,
-                                        totals, present)
-    if keep < 1 or m <= 2 * keep + 1:
-        sort_entries(out, tmp, m)
-        return m
+    cdef KeyCounts counts
+    _walk_categories(hist, first_bin, n_categories, codes, n_codes, scale_g,
+                     scale_h, p, out, totals, present, &counts)
+    cdef Py_ssize_t nz = counts.negative + counts.positive
+    cdef Py_ssize_t m = nz + counts.zero
+    if keep >= 1 and m > 2 * keep + 1 and counts.negative >= keep and (
+            counts.positive >= keep):
+        # both ends hold keys of one sign each: the key-0 entries (most
+        # of a deep node's, its light categories) sit in the middle of the
+        # order and are never selected, so the selection skips them
+        select_ends(out, nz, keep, tmp, tmp + keep)
+    else:
+        _gather_zeros(out, _visit_room(codes, n_codes, n_categories),
+                      &counts)
+        if keep < 1 or m <= 2 * keep + 1:
+            sort_entries(out, tmp, m)
+            return m
+        select_ends(out, m, keep, tmp, tmp + keep)
     # m >= 2 keep + 2: both ends into tmp, each sorted through the (now
     # free) front of out, then copied to the front of out
-    select_ends(out, m, keep, tmp, tmp + keep)
     sort_entries(tmp, out, keep)
     sort_entries(tmp + keep, out, keep)
     memcpy(out, tmp, 2 * keep * sizeof(CatEntry))
