@@ -34,7 +34,8 @@ from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from .._parallel cimport capped
+from .._parallel cimport capped, threads_for_work
+from ._checks cimport distinct_in_range
 from ._common cimport (fixed_point, int32_t, int64_t, uint8_t,
                       weight_pointer)
 from ._context cimport SplitContext, reg_params
@@ -843,6 +844,162 @@ cdef class NodeCategoryLists:
         """Whether the rooms were sized for this histogram layout."""
         return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
 
+
+
+ctypedef struct SubtractSpan:
+    # the bins of one (node, feature) that subtract_listed_histograms
+    # subtracts: the listed categories and the missing bin, or (codes NULL)
+    # the feature's every bin
+    const int32_t* codes
+    Py_ssize_t n_codes
+
+
+def subtract_listed_histograms(
+        int64_t[:, :, ::1] hist not None,   # IN/OUT (n_hist, n_bins, 2)
+        parent_rows, child_rows, parent_lists, bin_ptr, categorical,
+        int n_threads):
+    """``hist[parent_rows[k]] -= hist[child_rows[k]]`` for every k (as
+    ``_histogram.subtract_histograms``), where a categorical feature the
+    parent's sorted scan listed is subtracted on its listed categories and
+    its missing bin only.
+
+    The parent's other categories are empty (0 in its histogram; the lists
+    nest, ``NodeCategoryLists``), hence empty in its child, and 0 - 0 is
+    already in place: the same histogram, without streaming a
+    high-cardinality feature's every bin for a deep node's few categories.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_hist, n_bins, 2), int64
+    parent_rows, child_rows : ndarray of shape (n_nodes,), int64
+        Distinct rows of ``hist``.
+    parent_lists : list of (NodeCategoryLists, int) or None
+        Per node, its parent's scan lists and the parent's index in them
+        (``CategoryListKeeper.split``), or None: every bin subtracted.
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        The histogram layout.
+    categorical : ndarray of shape (n_features,), uint8
+    n_threads : int
+    """
+    rows, bins = _checked_subtraction(hist, parent_rows, child_rows,
+                                      parent_lists, bin_ptr)
+    flags = _categorical_flags(categorical, bins.shape[0] - 1)
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
+    cdef Py_ssize_t n_features = flags.shape[0]
+    cdef SubtractSpan* spans = <SubtractSpan*> malloc(
+        max(n_nodes * n_features, 1) * sizeof(SubtractSpan))
+    if spans == NULL:
+        raise MemoryError()
+    try:
+        _subtract_spans(hist, rows, bins, spans, parent_lists, flags,
+                        capped(n_threads))
+    finally:
+        free(spans)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _checked_subtraction(hist, parent_rows, child_rows, parent_lists,
+                         bin_ptr):
+    """The parent then child rows (int64, checked distinct rows of hist)
+    and the layout (checked against hist and every parent's lists)."""
+    cdef Py_ssize_t n_nodes = len(parent_rows)
+    rows = np.concatenate([
+        np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(child_rows, dtype=np.int64).reshape(-1)])
+    if rows.shape[0] != 2 * n_nodes or distinct_in_range(
+            rows, hist.shape[0]) != 1:
+        raise ValueError("parent_rows and child_rows must be one each per "
+                         "node, distinct rows of hist")
+    bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or (
+            bins[-1] != hist.shape[1]) or np.any(np.diff(bins) < 1) or (
+            hist.shape[2] != 2):
+        raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
+    if len(parent_lists) != n_nodes:
+        raise ValueError("parent_lists must have one entry per node")
+    for parent in parent_lists:
+        if parent is None:
+            continue
+        lists, kp = parent
+        if not isinstance(lists, NodeCategoryLists) or not (
+                lists.same_layout(bins)) or not 0 <= kp < lists.n_nodes:
+            raise ValueError("a parent's lists must be (NodeCategoryLists, "
+                             "node index) of the same histogram layout")
+    return rows, bins
+
+
+cdef void _subtract_spans(int64_t[:, :, ::1] hist,
+                          const int64_t[::1] rows,
+                          const int64_t[::1] bin_ptr,
+                          SubtractSpan* spans, parent_lists,
+                          const uint8_t[::1] is_cat, int n_threads):
+    """Each node's spans from its parent's lists, then the subtractions,
+    in parallel over the nodes (distinct rows: disjoint writes)."""
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
+    cdef Py_ssize_t n_features = is_cat.shape[0], k
+    cdef int64_t n_values = 0
+    for k in range(n_nodes):
+        n_values += _node_spans(&spans[k * n_features], parent_lists[k],
+                                bin_ptr, is_cat)
+    cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
+    cdef Py_ssize_t row_values = hist.shape[1] * 2
+    for k in prange(n_nodes, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads, n_values)):
+        _subtract_node(base + rows[k] * row_values,
+                       base + rows[n_nodes + k] * row_values, bin_ptr,
+                       &spans[k * n_features])
+
+
+cdef int64_t _node_spans(SubtractSpan* spans, parent,
+                         const int64_t[::1] bin_ptr,
+                         const uint8_t[::1] is_cat):
+    """One node's spans (its parent's present codes for the listed
+    categorical features); returns how many values they subtract."""
+    cdef Py_ssize_t f, kp = 0
+    cdef int64_t n_values = 0
+    cdef NodeCategoryLists lists = None
+    cdef const int32_t[::1] codes
+    cdef const int64_t[:, ::1] start, count
+    if parent is not None:
+        lists, kp = parent
+        codes, start, count = (lists.present_codes, lists.present_start,
+                               lists.present_count)
+    for f in range(is_cat.shape[0]):
+        spans[f].codes, spans[f].n_codes = NULL, 0
+        if lists is not None and is_cat[f] and count[kp, f] >= 0:
+            spans[f].n_codes = count[kp, f]
+            spans[f].codes = (&codes[start[kp, f]] if count[kp, f]
+                              else &_NO_CODE)
+            n_values += 2 * (count[kp, f] + 1)
+        else:
+            n_values += 2 * (bin_ptr[f + 1] - bin_ptr[f])
+    return n_values
+
+
+cdef void _subtract_node(int64_t* parent, const int64_t* child,
+                         const int64_t[::1] bin_ptr,
+                         const SubtractSpan* spans) noexcept nogil:
+    """``parent -= child`` on one node's spans: a whole feature streams
+    (vectorised by the compiler), a listed one goes category by category
+    (a code outside the feature is skipped: never a bin of another)."""
+    cdef Py_ssize_t f, i, b
+    cdef int64_t c, n_categories
+    for f in range(bin_ptr.shape[0] - 1):
+        if spans[f].codes == NULL:
+            for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
+                parent[i] = parent[i] - child[i]
+            continue
+        n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
+        for i in range(spans[f].n_codes):
+            c = spans[f].codes[i]
+            if 0 <= c < n_categories:
+                b = 2 * (bin_ptr[f] + c)
+                parent[b] = parent[b] - child[b]
+                parent[b + 1] = parent[b + 1] - child[b + 1]
+        b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
+        parent[b] = parent[b] - child[b]
+        parent[b + 1] = parent[b + 1] - child[b + 1]
 
 
 @cython.boundscheck(True)
