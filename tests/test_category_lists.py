@@ -15,7 +15,8 @@ import pytest
 from skboost import BoostRegressor
 from skboost.tree._categorical_scan import (NodeCategoryLists,
                                             categorical_left_set,
-                                            positive_hessians)
+                                            positive_hessians,
+                                            subtract_listed_histograms)
 from skboost.tree._hist_split import find_best_splits_hist
 from _oracles import split_context
 from test_categorical import assert_scan_is_naive
@@ -237,3 +238,103 @@ def test_hist_fit_equals_exact_method_and_one_thread(weighted):
     assert n_cat_splits >= 100
     np.testing.assert_allclose(fits[0].predict(X), fits[2].predict(X),
                                rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("heavy", [0.001, 0.01, 0.1])
+def test_ends_of_many_light_categories_in_any_visiting_order(heavy):
+    """Most categories lighter than min_child_weight (key 0, ordered by
+    code among themselves), as in a deep node: the ends' selection must
+    give the naive prefix scan's split and left set, and the same left set
+    whether the listed codes rise, fall or come shuffled (the selection
+    visits its entries in both directions)."""
+    rng = np.random.default_rng(int(heavy * 1000))
+    k, threshold, reg = 3000, 8, REG              # min_child_weight 1
+    scales = (4.0, 8.0)
+    hist = np.zeros((k + 1, 2), dtype=np.int64)
+    hist[:k, 0] = rng.integers(-20, 21, size=k)
+    hist[:k, 1] = rng.integers(1, 8, size=k)      # H < 1: key 0
+    is_heavy = rng.random(k) < heavy
+    hist[:k, 1][is_heavy] = rng.integers(8, 40, size=int(is_heavy.sum()))
+    hist[:k][rng.random(k) < 0.3] = 0             # empty categories
+    hist[k] = (-4, 2)
+    assert_scan_is_naive(hist, reg, threshold, scales)
+    split = scan_level(hist[np.newaxis], k, n_threads=1,
+                       threshold=threshold)[0]
+    context = split_context(reg, 1, scale_g=scales[0], scale_h=scales[1],
+                            max_cat_to_onehot=1, max_cat_threshold=threshold)
+    args = dict(first_bin=0, n_categories=k, cat_kind=2,
+                split_bin=int(split["split_bin"]), context=context)
+    full = categorical_left_set(hist, **args)
+    present = np.flatnonzero(hist[:k].any(axis=1)).astype(np.int32)
+    for codes in (present, present[::-1].copy(), rng.permutation(present)):
+        listed = categorical_left_set(hist, codes=codes, **args)
+        np.testing.assert_array_equal(full[0], listed[0])
+        assert full[1] == listed[1]
+
+
+def test_listed_subtraction_equals_numpy_subtraction():
+    """Children of listed parents: the larger child's histogram by the
+    listed subtraction (a categorical feature on its parent's non-empty
+    categories and missing bin only) equals numpy's parent - smaller child
+    on every bin, with a numeric feature, a feature the parent's scan did
+    not list (every bin), a parent without lists, on 1 and 2 threads."""
+    rng = np.random.default_rng(11)
+    k, n_rows = 2000, 4000
+    codes, g, h, levels = grow_levels(rng, k=k, n_rows=n_rows, depth=3)
+    numeric = rng.integers(0, 16, size=n_rows)
+    # layout: categorical (k + 1 bins), numeric (16), categorical again
+    bin_ptr = np.array([0, k + 1, k + 17, 2 * k + 18], dtype=np.int64)
+    flags = np.array([1, 0, 1], np.uint8)
+    parents_rows, children = levels[2], levels[3]
+
+    def histogram(rows):
+        out = np.zeros((bin_ptr[-1], 2), dtype=np.int64)
+        for first, column in ((0, codes), (k + 1, numeric),
+                              (k + 17, codes)):
+            np.add.at(out[:, 0], first + column[rows], g[rows])
+            np.add.at(out[:, 1], first + column[rows], h[rows])
+        return out
+
+    parent_hist = np.stack([histogram(rows) for rows in parents_rows])
+    lists = NodeCategoryLists([None] * len(parents_rows), bin_ptr, flags)
+    scan = find_best_splits_hist(
+        parent_hist, parent_hist[:, : k + 1].sum(axis=1), bin_ptr,
+        np.zeros((1, bin_ptr[-1])), np.array([[1, 1, 0]] * len(parents_rows),
+                                             dtype=np.uint8),
+        context=split_context(REG, 1, scale_g=4.0, scale_h=8.0,
+                              max_cat_to_onehot=1, max_cat_threshold=8),
+        categorical=flags, category_lists=lists)
+    assert np.all(scan["feature"] >= 0)
+    # feature 2 not scanned (not allowed): no list, every bin subtracted
+    assert lists.node_list(0, 2) is None
+    assert lists.node_list(0, 0).shape[0] < k
+    n = len(parents_rows)
+    small = np.stack([histogram(children[2 * p]) for p in range(n)])
+    expected = parent_hist - small
+    for n_threads in (1, 2):
+        pool = np.full((2 * n + 1, bin_ptr[-1], 2), 7, dtype=np.int64)
+        pool[1:n + 1], pool[n + 1:] = parent_hist, small
+        parent_lists = [(lists, p) for p in range(n - 1)] + [None]
+        subtract_listed_histograms(
+            pool, np.arange(1, n + 1), np.arange(n + 1, 2 * n + 1),
+            parent_lists, bin_ptr, flags, n_threads)
+        np.testing.assert_array_equal(pool[1:n + 1], expected)
+        assert np.all(pool[0] == 7)
+
+
+def test_listed_subtraction_rejects_bad_rows_and_layouts():
+    hist = np.zeros((4, 5, 2), dtype=np.int64)
+    bin_ptr = np.array([0, 5], dtype=np.int64)
+    flags = np.ones(1, np.uint8)
+    lists = NodeCategoryLists([None], bin_ptr, flags)
+    for parents, children, bins, parent_lists in (
+            ([0], [0], bin_ptr, [None]),                 # not distinct
+            ([0], [4], bin_ptr, [None]),                 # outside hist
+            ([0], [1], np.array([0, 6]), [None]),        # not hist's bins
+            ([0], [1], bin_ptr, []),                     # one per node
+            ([0], [1], bin_ptr, [(lists, 1)]),           # not a node
+            ([0], [1], np.array([0, 2, 5]), [(lists, 0)])):  # layout
+        with pytest.raises(ValueError):
+            subtract_listed_histograms(hist, parents, children, parent_lists,
+                                       bins, np.ones(len(bins) - 1, np.uint8),
+                                       1)

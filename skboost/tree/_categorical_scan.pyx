@@ -34,7 +34,8 @@ from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from .._parallel cimport capped
+from .._parallel cimport capped, threads_for_work
+from ._checks cimport distinct_in_range
 from ._common cimport (fixed_point, int32_t, int64_t, uint8_t,
                       weight_pointer)
 from ._context cimport SplitContext, reg_params
@@ -151,34 +152,37 @@ cdef void sort_entries(CatEntry* a, CatEntry* tmp,
         memcpy(a, src, n * sizeof(CatEntry))
 
 
-cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
-                                int64_t first_bin, int64_t n_categories,
-                                const int32_t* codes, Py_ssize_t n_codes,
-                                double scale_g, double scale_h,
-                                const RegParams* p, CatEntry* out,
-                                int64_t* totals,
-                                int32_t* present) noexcept nogil:
-    """The node's non-empty categories in ``out``, in the order they are
-    visited, each keyed by its own optimal leaf weight (``leaf_weight``:
-    -G / (H + lambda) with L1, max_delta_step, and 0 for a category
-    lighter than min_child_weight, as XGBoost orders them); returns how
-    many there are. ``totals[0:2]`` receives the categories' summed (G, H)
-    in fixed point.
+ctypedef struct KeyCounts:
+    # how many of a node's non-empty categories have each sign of key
+    Py_ssize_t negative, zero, positive
 
-    The categories visited are ``codes[0:n_codes]`` (a superset of the
-    node's non-empty categories, ``NodeCategoryLists``), or every code
-    ``0 .. n_categories - 1`` when ``codes`` is NULL; a listed code
-    outside that range is skipped (never read out of bounds). Everything
-    after is the same whichever superset is visited and in whatever order:
-    the sums are integers, and the ends and sort below follow a strict
-    total order. ``present`` (unless NULL) receives the non-empty codes in
-    visiting order: the list the node's children may visit."""
-    cdef Py_ssize_t m = 0, i
-    # at most n_categories listed codes: out has room for no more
-    cdef Py_ssize_t n = (min(n_codes, n_categories) if codes != NULL
-                         else n_categories)
+
+cdef inline Py_ssize_t _visit_room(const int32_t* codes, Py_ssize_t n_codes,
+                                   int64_t n_categories) noexcept nogil:
+    """How many categories a walk visits at most: the listed codes (no more
+    than n_categories), or every category without a list."""
+    return min(n_codes, n_categories) if codes != NULL else n_categories
+
+
+cdef void _walk_categories(const int64_t[:, ::1] hist,
+                           int64_t first_bin, int64_t n_categories,
+                           const int32_t* codes, Py_ssize_t n_codes,
+                           double scale_g, double scale_h,
+                           const RegParams* p, CatEntry* out,
+                           int64_t* totals, int32_t* present,
+                           KeyCounts* counts) noexcept nogil:
+    """The node's non-empty categories, each keyed by its own optimal leaf
+    weight: those of a non-zero key at ``out[0:nz]`` in visiting order,
+    those of key 0 (±0.0) at the back of the room, ``out[room - z:room]``
+    in reverse visiting order (``room``: ``_visit_room``), so that the
+    ends' selection can pass over them (``ordered_categories``).
+    ``totals``, ``present``: as ``node_categories``; ``counts`` receives
+    the numbers of each sign."""
+    cdef Py_ssize_t i, n = _visit_room(codes, n_codes, n_categories)
+    cdef Py_ssize_t nz = 0, z = 0, negative = 0
     cdef int64_t c, g, h, G = 0, H = 0
     cdef double key
+    cdef CatEntry* slot
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
     # rest" at prediction, see categorical_left_set)
@@ -193,14 +197,72 @@ cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
         G += g
         H += h
         key = leaf_weight(g / scale_g, h / scale_h, p)
-        out[m].key = key if key == key else 0.0   # NaN only if H < 0
-        out[m].code = <int32_t> c
+        if key == 0.0 or key != key:   # NaN only if H < 0: key 0
+            slot = &out[n - 1 - z]
+            slot.key = 0.0 if key != key else key
+            z += 1
+        else:
+            slot = &out[nz]
+            slot.key = key
+            negative += key < 0.0
+            nz += 1
+        slot.code = <int32_t> c
         if present != NULL:
-            present[m] = <int32_t> c
-        m += 1
+            present[nz + z - 1] = <int32_t> c
     totals[0] = G
     totals[1] = H
-    return m
+    counts.negative, counts.zero = negative, z
+    counts.positive = nz - negative
+
+
+cdef void _gather_zeros(CatEntry* out, Py_ssize_t room,
+                        const KeyCounts* counts) noexcept nogil:
+    """Move the key-0 entries of ``_walk_categories`` from the back of
+    the room to just after the others, back in visiting order."""
+    cdef Py_ssize_t nz = counts.negative + counts.positive, j
+    cdef CatEntry x
+    # the block out[room - z:room] reversed into out[nz:nz + z]; the two
+    # overlap when the room is nearly full, so swap from both ends in place
+    # first, then move the (now ordered) block down
+    cdef Py_ssize_t lo = room - counts.zero, hi = room - 1
+    while lo < hi:
+        x = out[lo]
+        out[lo] = out[hi]
+        out[hi] = x
+        lo += 1
+        hi -= 1
+    if nz != room - counts.zero:
+        for j in range(counts.zero):
+            out[nz + j] = out[room - counts.zero + j]
+
+
+cdef Py_ssize_t node_categories(const int64_t[:, ::1] hist,
+                                int64_t first_bin, int64_t n_categories,
+                                const int32_t* codes, Py_ssize_t n_codes,
+                                double scale_g, double scale_h,
+                                const RegParams* p, CatEntry* out,
+                                int64_t* totals,
+                                int32_t* present) noexcept nogil:
+    """The node's non-empty categories in ``out``, each keyed by its own
+    optimal leaf weight (``leaf_weight``: -G / (H + lambda) with L1,
+    max_delta_step, and 0 for a category lighter than min_child_weight,
+    as XGBoost orders them); returns how many there are. ``totals[0:2]``
+    receives the categories' summed (G, H) in fixed point.
+
+    The categories visited are ``codes[0:n_codes]`` (a superset of the
+    node's non-empty categories, ``NodeCategoryLists``), or every code
+    ``0 .. n_categories - 1`` when ``codes`` is NULL; a listed code
+    outside that range is skipped (never read out of bounds). ``out`` has
+    room for ``_visit_room`` entries. Everything after is the same
+    whichever superset is visited and in whatever order: the sums are
+    integers, and the ends and sort below follow a strict total order.
+    ``present`` (unless NULL) receives the non-empty codes in visiting
+    order: the list the node's children may visit."""
+    cdef KeyCounts counts
+    _walk_categories(hist, first_bin, n_categories, codes, n_codes, scale_g,
+                     scale_h, p, out, totals, present, &counts)
+    _gather_zeros(out, _visit_room(codes, n_codes, n_categories), &counts)
+    return counts.negative + counts.zero + counts.positive
 
 
 cdef inline void sift_down(CatEntry* heap, Py_ssize_t n, bint max_heap,
@@ -229,24 +291,46 @@ cdef void select_ends(const CatEntry* entries, Py_ssize_t m,
                       CatEntry* high) noexcept nogil:
     """The ``keep`` least entries of ``entries[0:m]`` into ``low`` and the
     ``keep`` greatest into ``high`` (``1 <= keep <= m``; neither sorted).
-    Two bounded heaps in one pass: under the strict total order of
-    ``entry_before`` the selected sets are exactly a full sort's ends."""
+    A bounded heap each: under the strict total order of ``entry_before``
+    the selected sets are exactly a full sort's ends, whatever order the
+    entries are visited in."""
+    _select_least(entries, m, keep, low)
+    _select_greatest(entries, m, keep, high)
+
+
+cdef void _select_least(const CatEntry* entries, Py_ssize_t m,
+                        Py_ssize_t keep, CatEntry* low) noexcept nogil:
+    """The ``keep`` least entries into the max-heap ``low`` (its top the
+    greatest of the least so far), visiting the entries first to last."""
     cdef Py_ssize_t i
-    # heaps of the first keep entries: low a max-heap (its top the
-    # greatest of the least so far), high a min-heap
     memcpy(low, entries, keep * sizeof(CatEntry))
-    memcpy(high, entries, keep * sizeof(CatEntry))
     for i in range(keep // 2 - 1, -1, -1):
         sift_down(low, keep, True, i)
-        sift_down(high, keep, False, i)
     for i in range(keep, m):
-        # most entries fall strictly between both tops: two comparisons of
-        # keys tell (a tie of keys goes on to the full order below)
-        if low[0].key < entries[i].key < high[0].key:
+        # most entries have a greater key than the top: one comparison
+        if entries[i].key > low[0].key:
             continue
         if entry_before(&entries[i], &low[0]):
             low[0] = entries[i]
             sift_down(low, keep, True, 0)
+
+
+cdef void _select_greatest(const CatEntry* entries, Py_ssize_t m,
+                           Py_ssize_t keep, CatEntry* high) noexcept nogil:
+    """The ``keep`` greatest entries into the min-heap ``high``, visiting
+    the entries last to first. A node's entries come in rising codes (the
+    codes of a scan, and the lists handed down, are in rising order), and
+    many share one key (0: the categories lighter than min_child_weight).
+    Visited first to last, each such entry was greater than the top it
+    tied and replaced it (a sift per entry); last to first, it is less
+    and stays out on two comparisons."""
+    cdef Py_ssize_t i
+    memcpy(high, entries + m - keep, keep * sizeof(CatEntry))
+    for i in range(keep // 2 - 1, -1, -1):
+        sift_down(high, keep, False, i)
+    for i in range(m - keep - 1, -1, -1):
+        if entries[i].key < high[0].key:
+            continue
         if entry_before(&high[0], &entries[i]):
             high[0] = entries[i]
             sift_down(high, keep, False, 0)
@@ -274,15 +358,26 @@ cdef Py_ssize_t ordered_categories(const int64_t[:, ::1] hist,
     m)). ``out`` and ``tmp`` have room for the entries visited each
     (``n_codes``, or ``n_categories`` without a list).
     """
-    cdef Py_ssize_t m = node_categories(hist, first_bin, n_categories, codes,
-                                        n_codes, scale_g, scale_h, p, out,
-                                        totals, present)
-    if keep < 1 or m <= 2 * keep + 1:
-        sort_entries(out, tmp, m)
-        return m
+    cdef KeyCounts counts
+    _walk_categories(hist, first_bin, n_categories, codes, n_codes, scale_g,
+                     scale_h, p, out, totals, present, &counts)
+    cdef Py_ssize_t nz = counts.negative + counts.positive
+    cdef Py_ssize_t m = nz + counts.zero
+    if keep >= 1 and m > 2 * keep + 1 and counts.negative >= keep and (
+            counts.positive >= keep):
+        # both ends hold keys of one sign each: the key-0 entries (most
+        # of a deep node's, its light categories) sit in the middle of the
+        # order and are never selected, so the selection skips them
+        select_ends(out, nz, keep, tmp, tmp + keep)
+    else:
+        _gather_zeros(out, _visit_room(codes, n_codes, n_categories),
+                      &counts)
+        if keep < 1 or m <= 2 * keep + 1:
+            sort_entries(out, tmp, m)
+            return m
+        select_ends(out, m, keep, tmp, tmp + keep)
     # m >= 2 keep + 2: both ends into tmp, each sorted through the (now
     # free) front of out, then copied to the front of out
-    select_ends(out, m, keep, tmp, tmp + keep)
     sort_entries(tmp, out, keep)
     sort_entries(tmp + keep, out, keep)
     memcpy(out, tmp, 2 * keep * sizeof(CatEntry))
@@ -305,102 +400,9 @@ cdef inline void offer_category_split(HistCandidate* best, int32_t feature,
         best.cat_kind = kind
 
 
-cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
-                           int32_t feature, int64_t first_bin,
-                           int64_t n_categories, int64_t Gq, int64_t Hq,
-                           double parent_score, double scale_g,
-                           double scale_h, const RegParams* p,
-                           int max_cat_to_onehot, int max_cat_threshold,
-                           CatEntry* scratch,       # room for 2 n_categories
-                           const NodeBounds* bounds,  # NULL: unconstrained
-                           const CategoryList* visit,   # NULL: every category
-                           HistCandidate* best) noexcept nogil:
-    """The categorical candidates of one feature in one node (see the
-    module docstring), in both directions of missing values. ``visit``
-    (unless NULL) lists a superset of the node's non-empty categories to
-    visit instead of all of them, and receives the node's own non-empty
-    ones (``NodeCategoryLists``) from the sorted scan."""
-    cdef int64_t missing = first_bin + n_categories
-    cdef int64_t Gq_miss = hist[missing, 0], Hq_miss = hist[missing, 1]
-    cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
-    cdef bint l2_only = is_l2_only(p)
-    cdef int64_t c, g, h, Gq_left = 0, Hq_left = 0
-    cdef Py_ssize_t i, m, last
-    # few categories: one candidate per category against the rest (what
-    # a one-hot encoding would allow), linear in the categories
-    if n_categories <= max_cat_to_onehot:
-        for c in range(n_categories):
-            g = hist[first_bin + c, 0]
-            h = hist[first_bin + c, 1]
-            if g == 0 and h == 0:
-                continue
-            # category c right, every other category left; missing right
-            offer_category_split(best, feature, ONE_HOT_SPLIT, <int32_t> c,
-                                 Gq - g - Gq_miss, Hq - h - Hq_miss, Gq, Hq,
-                                 parent_score, scale_g, scale_h, p, l2_only,
-                                 not has_missing, bounds)
-            if has_missing:
-                offer_category_split(best, feature, ONE_HOT_SPLIT,
-                                     <int32_t> c, Gq - g, Hq - h, Gq, Hq,
-                                     parent_score, scale_g, scale_h, p,
-                                     l2_only, True, bounds)
-        return
-    # many: the prefixes of the categories sorted by leaf weight, walked
-    # as a numeric feature's bins; scratch holds the ordered entries and
-    # the sort's buffer, per thread
-    cdef Py_ssize_t keep = max(max_cat_threshold, 0)
-    cdef int64_t totals[2]
-    cdef const int32_t* codes = NULL
-    cdef Py_ssize_t n_codes = 0
-    cdef int32_t* present = NULL
-    if visit != NULL:
-        codes, n_codes = visit.codes, visit.n_codes
-        present = visit.present
-    m = ordered_categories(hist, first_bin, n_categories, codes, n_codes,
-                           scale_g, scale_h, p, keep, scratch,
-                           scratch + n_categories, totals, present)
-    if visit != NULL and present != NULL:
-        visit.n_present[0] = m
-    last = m if has_missing else m - 1
-    cdef SortedCuts cuts
-    cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
-    cuts.row_stride = hist.strides[0] // sizeof(int64_t)
-    cuts.first_bin = first_bin
-    cuts.m = m
-    cuts.keep = keep
-    cuts.has_missing = has_missing
-    cuts.Gq_miss, cuts.Hq_miss = Gq_miss, Hq_miss
-    cuts.Gq, cuts.Hq = Gq, Hq
-    cuts.parent_score = parent_score
-    cuts.scale_g, cuts.scale_h = scale_g, scale_h
-    cuts.p = p
-    cuts.l2_only = l2_only
-    cuts.bounds = bounds
-    cuts.feature = feature
-    if keep < 1 or m <= 2 * keep + 1:
-        # the whole order: position i is scratch[i]
-        if last > 0:
-            _offer_sorted_cuts(&cuts, scratch, 0, 0, last,
-                               _bin_g(&cuts, scratch[0].code),
-                               _bin_h(&cuts, scratch[0].code), best)
-        return
-    # both ends: the first keep positions, then the last ones from m - 1 -
-    # keep, whose prefix is the categories' total minus the last keep
-    # (integer sums: the same bits as adding the prefix up)
-    _offer_sorted_cuts(&cuts, scratch, 0, 0, keep,
-                       _bin_g(&cuts, scratch[0].code),
-                       _bin_h(&cuts, scratch[0].code), best)
-    Gq_left, Hq_left = totals[0], totals[1]
-    for i in range(keep, 2 * keep):
-        Gq_left -= _bin_g(&cuts, scratch[i].code)
-        Hq_left -= _bin_h(&cuts, scratch[i].code)
-    # position j (> m - 1 - keep) is scratch[j - (m - 2 keep)]
-    _offer_sorted_cuts(&cuts, scratch, m - 2 * keep, m - 1 - keep, last,
-                       Gq_left, Hq_left, best)
-
-
 ctypedef struct SortedCuts:
-    # what every candidate of one sorted categorical scan shares
+    # what every candidate of one categorical scan (one feature, one
+    # node) shares
     const int64_t* hist         # the node's (n_bins, 2) histogram
     Py_ssize_t row_stride       # its rows' stride, in int64s
     int64_t first_bin
@@ -420,6 +422,118 @@ cdef inline int64_t _bin_g(const SortedCuts* c, int32_t code) noexcept nogil:
 
 cdef inline int64_t _bin_h(const SortedCuts* c, int32_t code) noexcept nogil:
     return c.hist[c.row_stride * (c.first_bin + code) + 1]
+
+
+cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
+                           int32_t feature, int64_t first_bin,
+                           int64_t n_categories, int64_t Gq, int64_t Hq,
+                           double parent_score, double scale_g,
+                           double scale_h, const RegParams* p,
+                           int max_cat_to_onehot, int max_cat_threshold,
+                           CatEntry* scratch,       # room for 2 n_categories
+                           const NodeBounds* bounds,  # NULL: unconstrained
+                           const CategoryList* visit,   # NULL: every category
+                           HistCandidate* best) noexcept nogil:
+    """The categorical candidates of one feature in one node (see the
+    module docstring), in both directions of missing values. ``visit``
+    (unless NULL) lists a superset of the node's non-empty categories to
+    visit instead of all of them, and receives the node's own non-empty
+    ones (``NodeCategoryLists``) from the sorted scan."""
+    cdef int64_t missing = first_bin + n_categories
+    cdef SortedCuts cuts
+    cuts.hist = &hist[0, 0] if hist.shape[0] else NULL
+    cuts.row_stride = hist.strides[0] // sizeof(int64_t)
+    cuts.first_bin = first_bin
+    cuts.m = 0
+    cuts.keep = max(max_cat_threshold, 0)
+    cuts.Gq_miss, cuts.Hq_miss = hist[missing, 0], hist[missing, 1]
+    cuts.has_missing = cuts.Gq_miss != 0 or cuts.Hq_miss != 0
+    cuts.Gq, cuts.Hq = Gq, Hq
+    cuts.parent_score = parent_score
+    cuts.scale_g, cuts.scale_h = scale_g, scale_h
+    cuts.p = p
+    cuts.l2_only = is_l2_only(p)
+    cuts.bounds = bounds
+    cuts.feature = feature
+    if n_categories <= max_cat_to_onehot:
+        _scan_one_hot(&cuts, n_categories, best)
+    else:
+        _scan_sorted(&cuts, hist, n_categories, scratch, visit, best)
+
+
+cdef void _scan_one_hot(const SortedCuts* c, int64_t n_categories,
+                        HistCandidate* best) noexcept nogil:
+    """Few categories: one candidate per non-empty category against the
+    rest (what a one-hot encoding would allow), linear in the categories."""
+    cdef int64_t code, g, h
+    for code in range(n_categories):
+        g = _bin_g(c, <int32_t> code)
+        h = _bin_h(c, <int32_t> code)
+        if g == 0 and h == 0:
+            continue
+        # category code right, every other category left; missing right
+        offer_category_split(best, c.feature, ONE_HOT_SPLIT, <int32_t> code,
+                             c.Gq - g - c.Gq_miss, c.Hq - h - c.Hq_miss,
+                             c.Gq, c.Hq, c.parent_score, c.scale_g,
+                             c.scale_h, c.p, c.l2_only, not c.has_missing,
+                             c.bounds)
+        if c.has_missing:
+            offer_category_split(best, c.feature, ONE_HOT_SPLIT,
+                                 <int32_t> code, c.Gq - g, c.Hq - h, c.Gq,
+                                 c.Hq, c.parent_score, c.scale_g, c.scale_h,
+                                 c.p, c.l2_only, True, c.bounds)
+
+
+cdef void _scan_sorted(SortedCuts* c, const int64_t[:, ::1] hist,
+                       int64_t n_categories, CatEntry* scratch,
+                       const CategoryList* visit,
+                       HistCandidate* best) noexcept nogil:
+    """Many categories: the prefixes of the node's categories sorted by
+    leaf weight, walked as a numeric feature's bins (``scratch`` holds the
+    ordered entries and the sort's buffer); sets ``c.m``, and the node's
+    non-empty categories in ``visit`` (unless NULL)."""
+    cdef int64_t totals[2]
+    cdef const int32_t* codes = NULL
+    cdef Py_ssize_t n_codes = 0
+    cdef int32_t* present = NULL
+    if visit != NULL:
+        codes, n_codes = visit.codes, visit.n_codes
+        present = visit.present
+    c.m = ordered_categories(hist, c.first_bin, n_categories, codes, n_codes,
+                             c.scale_g, c.scale_h, c.p, c.keep, scratch,
+                             scratch + n_categories, totals, present)
+    if visit != NULL and present != NULL:
+        visit.n_present[0] = c.m
+    _offer_sorted_order(c, scratch, totals, best)
+
+
+cdef void _offer_sorted_order(const SortedCuts* c, const CatEntry* order,
+                              const int64_t* totals,
+                              HistCandidate* best) noexcept nogil:
+    """The sorted candidates of ``order`` (``ordered_categories``: the
+    whole order, or both ends of it); ``totals``: the categories' sums."""
+    cdef Py_ssize_t i, m = c.m, keep = c.keep
+    cdef Py_ssize_t last = m if c.has_missing else m - 1
+    cdef int64_t Gq_left, Hq_left
+    if keep < 1 or m <= 2 * keep + 1:
+        # the whole order: position i is order[i]
+        if last > 0:
+            _offer_sorted_cuts(c, order, 0, 0, last,
+                               _bin_g(c, order[0].code),
+                               _bin_h(c, order[0].code), best)
+        return
+    # both ends: the first keep positions, then the last ones from m - 1 -
+    # keep, whose prefix is the categories' total minus the last keep
+    # (integer sums: the same bits as adding the prefix up)
+    _offer_sorted_cuts(c, order, 0, 0, keep, _bin_g(c, order[0].code),
+                       _bin_h(c, order[0].code), best)
+    Gq_left, Hq_left = totals[0], totals[1]
+    for i in range(keep, 2 * keep):
+        Gq_left -= _bin_g(c, order[i].code)
+        Hq_left -= _bin_h(c, order[i].code)
+    # position j (> m - 1 - keep) is order[j - (m - 2 keep)]
+    _offer_sorted_cuts(c, order, m - 2 * keep, m - 1 - keep, last,
+                       Gq_left, Hq_left, best)
 
 
 cdef void _offer_sorted_cuts(const SortedCuts* c, const CatEntry* entries,
@@ -511,9 +625,6 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
     categories ordered again exactly as the scan ordered them (same keys,
     same total order, the same ends of it), then cut after position
     ``split_bin``."""
-    cdef RegParams p = reg_params(context)
-    cdef double scale_g = context.scale_g, scale_h = context.scale_h
-    cdef Py_ssize_t keep = context.max_cat_threshold
     # the listed codes (out-of-range ones skipped by node_categories)
     cdef const int32_t* codes = NULL
     cdef Py_ssize_t n_codes = 0, room = n_categories
@@ -527,44 +638,72 @@ cdef object _sorted_left_set(const int64_t[:, ::1] node_hist,
         2 * max(room, 1) * sizeof(CatEntry))
     if entries == NULL:
         raise MemoryError()
-    cdef Py_ssize_t m, i, shift = 0
-    cdef int64_t totals[2]
-    cdef bint left_smaller
+    cdef Py_ssize_t m = 0, shift
     try:
-        with nogil:
-            m = ordered_categories(node_hist, first_bin, n_categories,
-                                   codes, n_codes, scale_g, scale_h, &p,
-                                   keep, entries, entries + room, totals,
-                                   NULL)
-        if not 0 <= split_bin < m:
-            raise ValueError("split_bin is beyond the node's categories")
-        left_smaller = split_bin + 1 <= m - split_bin - 1
-        if keep >= 1 and m > 2 * keep + 1:
-            # only both ends are ordered: the last keep positions sit at
-            # entries[keep:2 keep]. A cut the scan cannot have offered (a
-            # smaller side beyond keep) gets the whole order
-            shift = m - 2 * keep
-            if (split_bin + 1 if left_smaller else m - split_bin - 1) > keep:
-                with nogil:
-                    m = node_categories(node_hist, first_bin, n_categories,
-                                        codes, n_codes, scale_g, scale_h, &p,
-                                        entries, totals, NULL)
-                    sort_entries(entries, entries + room, m)
-                shift = 0
-        # The smaller side of the partition is its set; every other category
-        # (those absent from the node too) goes the other way, with "the
-        # rest", as the one-hot splits send them.
-        if left_smaller:
-            left = np.zeros(n_categories, dtype=bool)
-            for i in range(split_bin + 1):
-                left[entries[i].code] = True
-            return left, False
-        left = np.ones(n_categories, dtype=bool)
-        for i in range(split_bin + 1, m):
-            left[entries[i - shift].code] = False
-        return left, True
+        shift = _order_for_cut(node_hist, first_bin, n_categories, codes,
+                               n_codes, room, split_bin, context, entries,
+                               &m)
+        return _cut_left_set(entries, m, shift, split_bin, n_categories)
     finally:
         free(entries)
+
+
+cdef Py_ssize_t _order_for_cut(const int64_t[:, ::1] node_hist,
+                               int64_t first_bin, int64_t n_categories,
+                               const int32_t* codes, Py_ssize_t n_codes,
+                               Py_ssize_t room, int32_t split_bin,
+                               SplitContext context, CatEntry* entries,
+                               Py_ssize_t* m) except -1:
+    """The node's categories into ``entries`` (room for ``2 room``) in the
+    scan's order, their number into ``m``; returns the shift: 0 when
+    ``entries[0:m]`` is the whole order, else ``m - 2 keep`` (only both
+    ends ordered: position j of the last keep is ``entries[j - shift]``)."""
+    cdef RegParams p = reg_params(context)
+    cdef double scale_g = context.scale_g, scale_h = context.scale_h
+    cdef Py_ssize_t keep = context.max_cat_threshold, smaller
+    cdef int64_t totals[2]
+    with nogil:
+        m[0] = ordered_categories(node_hist, first_bin, n_categories, codes,
+                                  n_codes, scale_g, scale_h, &p, keep,
+                                  entries, entries + room, totals, NULL)
+    if not 0 <= split_bin < m[0]:
+        raise ValueError("split_bin is beyond the node's categories")
+    if keep < 1 or m[0] <= 2 * keep + 1:
+        return 0
+    smaller = min(split_bin + 1, m[0] - split_bin - 1)
+    if smaller <= keep:
+        return m[0] - 2 * keep
+    # a cut the scan cannot have offered (a smaller side beyond keep)
+    # gets the whole order
+    with nogil:
+        m[0] = node_categories(node_hist, first_bin, n_categories, codes,
+                               n_codes, scale_g, scale_h, &p, entries,
+                               totals, NULL)
+        sort_entries(entries, entries + room, m[0])
+    return 0
+
+
+cdef object _cut_left_set(const CatEntry* entries, Py_ssize_t m,
+                          Py_ssize_t shift, int32_t split_bin,
+                          int64_t n_categories):
+    """The left set of the cut after position ``split_bin`` of the order
+    in ``entries`` (``_order_for_cut``), and whether "the rest" goes left.
+    The smaller side of the partition is its set; every other category
+    (those absent from the node too) goes the other way, with "the rest",
+    as the one-hot splits send them."""
+    cdef Py_ssize_t i
+    cdef uint8_t[::1] flags
+    if split_bin + 1 <= m - split_bin - 1:
+        left = np.zeros(n_categories, dtype=bool)
+        flags = left.view(np.uint8)
+        for i in range(split_bin + 1):
+            flags[entries[i].code] = True
+        return left, False
+    left = np.ones(n_categories, dtype=bool)
+    flags = left.view(np.uint8)
+    for i in range(split_bin + 1, m):
+        flags[entries[i - shift].code] = False
+    return left, True
 
 
 cdef class NodeCategoryLists:
@@ -705,6 +844,162 @@ cdef class NodeCategoryLists:
         """Whether the rooms were sized for this histogram layout."""
         return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
 
+
+
+ctypedef struct SubtractSpan:
+    # the bins of one (node, feature) that subtract_listed_histograms
+    # subtracts: the listed categories and the missing bin, or (codes NULL)
+    # the feature's every bin
+    const int32_t* codes
+    Py_ssize_t n_codes
+
+
+def subtract_listed_histograms(
+        int64_t[:, :, ::1] hist not None,   # IN/OUT (n_hist, n_bins, 2)
+        parent_rows, child_rows, parent_lists, bin_ptr, categorical,
+        int n_threads):
+    """``hist[parent_rows[k]] -= hist[child_rows[k]]`` for every k (as
+    ``_histogram.subtract_histograms``), where a categorical feature the
+    parent's sorted scan listed is subtracted on its listed categories and
+    its missing bin only.
+
+    The parent's other categories are empty (0 in its histogram; the lists
+    nest, ``NodeCategoryLists``), hence empty in its child, and 0 - 0 is
+    already in place: the same histogram, without streaming a
+    high-cardinality feature's every bin for a deep node's few categories.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_hist, n_bins, 2), int64
+    parent_rows, child_rows : ndarray of shape (n_nodes,), int64
+        Distinct rows of ``hist``.
+    parent_lists : list of (NodeCategoryLists, int) or None
+        Per node, its parent's scan lists and the parent's index in them
+        (``CategoryListKeeper.split``), or None: every bin subtracted.
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        The histogram layout.
+    categorical : ndarray of shape (n_features,), uint8
+    n_threads : int
+    """
+    rows, bins = _checked_subtraction(hist, parent_rows, child_rows,
+                                      parent_lists, bin_ptr)
+    flags = _categorical_flags(categorical, bins.shape[0] - 1)
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
+    cdef Py_ssize_t n_features = flags.shape[0]
+    cdef SubtractSpan* spans = <SubtractSpan*> malloc(
+        max(n_nodes * n_features, 1) * sizeof(SubtractSpan))
+    if spans == NULL:
+        raise MemoryError()
+    try:
+        _subtract_spans(hist, rows, bins, spans, parent_lists, flags,
+                        capped(n_threads))
+    finally:
+        free(spans)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _checked_subtraction(hist, parent_rows, child_rows, parent_lists,
+                         bin_ptr):
+    """The parent then child rows (int64, checked distinct rows of hist)
+    and the layout (checked against hist and every parent's lists)."""
+    cdef Py_ssize_t n_nodes = len(parent_rows)
+    rows = np.concatenate([
+        np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(child_rows, dtype=np.int64).reshape(-1)])
+    if rows.shape[0] != 2 * n_nodes or distinct_in_range(
+            rows, hist.shape[0]) != 1:
+        raise ValueError("parent_rows and child_rows must be one each per "
+                         "node, distinct rows of hist")
+    bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or (
+            bins[-1] != hist.shape[1]) or np.any(np.diff(bins) < 1) or (
+            hist.shape[2] != 2):
+        raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
+    if len(parent_lists) != n_nodes:
+        raise ValueError("parent_lists must have one entry per node")
+    for parent in parent_lists:
+        if parent is None:
+            continue
+        lists, kp = parent
+        if not isinstance(lists, NodeCategoryLists) or not (
+                lists.same_layout(bins)) or not 0 <= kp < lists.n_nodes:
+            raise ValueError("a parent's lists must be (NodeCategoryLists, "
+                             "node index) of the same histogram layout")
+    return rows, bins
+
+
+cdef void _subtract_spans(int64_t[:, :, ::1] hist,
+                          const int64_t[::1] rows,
+                          const int64_t[::1] bin_ptr,
+                          SubtractSpan* spans, parent_lists,
+                          const uint8_t[::1] is_cat, int n_threads):
+    """Each node's spans from its parent's lists, then the subtractions,
+    in parallel over the nodes (distinct rows: disjoint writes)."""
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
+    cdef Py_ssize_t n_features = is_cat.shape[0], k
+    cdef int64_t n_values = 0
+    for k in range(n_nodes):
+        n_values += _node_spans(&spans[k * n_features], parent_lists[k],
+                                bin_ptr, is_cat)
+    cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
+    cdef Py_ssize_t row_values = hist.shape[1] * 2
+    for k in prange(n_nodes, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads, n_values)):
+        _subtract_node(base + rows[k] * row_values,
+                       base + rows[n_nodes + k] * row_values, bin_ptr,
+                       &spans[k * n_features])
+
+
+cdef int64_t _node_spans(SubtractSpan* spans, parent,
+                         const int64_t[::1] bin_ptr,
+                         const uint8_t[::1] is_cat):
+    """One node's spans (its parent's present codes for the listed
+    categorical features); returns how many values they subtract."""
+    cdef Py_ssize_t f, kp = 0
+    cdef int64_t n_values = 0
+    cdef NodeCategoryLists lists = None
+    cdef const int32_t[::1] codes
+    cdef const int64_t[:, ::1] start, count
+    if parent is not None:
+        lists, kp = parent
+        codes, start, count = (lists.present_codes, lists.present_start,
+                               lists.present_count)
+    for f in range(is_cat.shape[0]):
+        spans[f].codes, spans[f].n_codes = NULL, 0
+        if lists is not None and is_cat[f] and count[kp, f] >= 0:
+            spans[f].n_codes = count[kp, f]
+            spans[f].codes = (&codes[start[kp, f]] if count[kp, f]
+                              else &_NO_CODE)
+            n_values += 2 * (count[kp, f] + 1)
+        else:
+            n_values += 2 * (bin_ptr[f + 1] - bin_ptr[f])
+    return n_values
+
+
+cdef void _subtract_node(int64_t* parent, const int64_t* child,
+                         const int64_t[::1] bin_ptr,
+                         const SubtractSpan* spans) noexcept nogil:
+    """``parent -= child`` on one node's spans: a whole feature streams
+    (vectorised by the compiler), a listed one goes category by category
+    (a code outside the feature is skipped: never a bin of another)."""
+    cdef Py_ssize_t f, i, b
+    cdef int64_t c, n_categories
+    for f in range(bin_ptr.shape[0] - 1):
+        if spans[f].codes == NULL:
+            for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
+                parent[i] = parent[i] - child[i]
+            continue
+        n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
+        for i in range(spans[f].n_codes):
+            c = spans[f].codes[i]
+            if 0 <= c < n_categories:
+                b = 2 * (bin_ptr[f] + c)
+                parent[b] = parent[b] - child[b]
+                parent[b + 1] = parent[b + 1] - child[b + 1]
+        b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
+        parent[b] = parent[b] - child[b]
+        parent[b + 1] = parent[b + 1] - child[b + 1]
 
 
 @cython.boundscheck(True)

@@ -126,11 +126,15 @@ def category_bitset(left):
     """uint32 words of the left set given as a bool array over the
     categories: bit c % 32 of word c // 32 for category c, up to the word of
     the highest category in the set."""
-    codes = np.flatnonzero(left)
-    n_words = int(codes[-1]) // 32 + 1 if codes.size else 1
-    bits = np.zeros(32 * n_words, dtype=np.uint8)
-    bits[codes] = 1
-    return np.packbits(bits, bitorder="little").view("<u4").astype(np.uint32)
+    left = np.asarray(left).reshape(-1).astype(bool, copy=False)
+    # every word packed, then the trailing empty ones dropped: no index
+    # array of the set (tens of thousands of codes for "the rest")
+    bits = np.zeros(max(-(-left.shape[0] // 32), 1) * 32, dtype=bool)
+    bits[:left.shape[0]] = left
+    words = np.packbits(bits, bitorder="little").view("<u4")
+    used = np.flatnonzero(words)
+    n_words = int(used[-1]) + 1 if used.size else 1
+    return words[:n_words].astype(np.uint32)
 
 
 def category_goes_left(value, n_categories, words, default_left):

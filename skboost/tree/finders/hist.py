@@ -14,7 +14,8 @@ import numpy as np
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
 from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
-                                 positive_hessians)
+                                 positive_hessians,
+                                 subtract_listed_histograms)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
@@ -171,6 +172,7 @@ class HistFinder(PooledHistogramFinder):
         # by distributed training (skboost.dask), chosen over every worker
         self.fixed_scales = None
         self._category_lists = CategoryListKeeper()
+        self._parent_lists = None   # the splitting parents' (apply_splits)
 
     def start_tree(self, gpair, active):
         self.gradients = FixedPointGradients(gpair, self.weight, active,
@@ -234,9 +236,14 @@ class HistFinder(PooledHistogramFinder):
                           self._left_sets(batch.nodes, records, lists))
 
     def apply_splits(self, nodes, splits, left, right, find_next):
-        # the parents' lists go to their children's scans
-        self._category_lists.split(nodes, left, right)
-        return super().apply_splits(nodes, splits, left, right, find_next)
+        # the parents' lists go to their children's scans, and to the
+        # subtraction of their larger children's histograms
+        self._parent_lists = self._category_lists.split(nodes, left, right)
+        try:
+            return super().apply_splits(nodes, splits, left, right,
+                                        find_next)
+        finally:
+            self._parent_lists = None
 
     def retire(self, nodes):
         self._category_lists.forget(nodes)
@@ -276,8 +283,15 @@ class HistFinder(PooledHistogramFinder):
             left_sets=splits.left_sets)
 
     def _subtract(self, parent_rows, small_rows):
-        subtract_histograms(self.pool.array, parent_rows, small_rows,
-                            self.n_threads)
+        if self._parent_lists is None:
+            subtract_histograms(self.pool.array, parent_rows, small_rows,
+                                self.n_threads)
+            return
+        # the parents' lists nest (CategoryListKeeper): a listed feature's
+        # other categories are 0 in parent and child alike
+        subtract_listed_histograms(
+            self.pool.array, parent_rows, small_rows, self._parent_lists,
+            self.binned.bin_ptr, self.categorical, self.n_threads)
 
     def _left_sums(self, splits):
         return np.column_stack([splits.records["Gq_left"],
