@@ -4,7 +4,9 @@ and the boosting loop the client runs over them.
 One ``Shard`` per worker holds that worker's partitions, binned with the
 global cut points, and everything per row: labels, weights, margins,
 gradients, the row sample and the row partition of the tree being grown
-(a ``HistFinder`` over the local rows). Every shard runs its own copy of
+(a ``HistFinder`` over the local rows; for CSR partitions a
+``SparseHistFinder``: only the stored entries are binned, never a code
+per row and feature). Every shard runs its own copy of
 the one growth driver (``tree.driver.GrowthDriver``) over a
 ``reduce.ShardFinder``, in step with the other shards: histograms
 are reduce-scattered among the shards by feature range and the
