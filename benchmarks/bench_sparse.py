@@ -11,8 +11,8 @@ scikit-learn's HistGradientBoosting does not take sparse input.
 sparse instead: ``skboost.dask.DaskBoostClassifier`` on a
 ``distributed.LocalCluster`` of 2 worker processes x 1 thread (CSR
 chunks, persisted on the workers before the clock starts) against
-single-node ``BoostClassifier`` with 2 threads in this process, both
-``tree_method="hist"``: fit time, the peak memory a fit adds (this
+single-node ``BoostClassifier`` (and XGBoost, the docs' reference) with
+2 threads in this process, all ``tree_method="hist"``: fit time, the peak memory a fit adds (this
 process for single node, each worker for Dask: resident memory sampled
 every 10 ms, minus its level when the fit starts), the bytes of each
 worker's binned rows against what dense bin codes of its rows would take,
@@ -178,6 +178,17 @@ def main_dask(args):
                         task="classification", fit_s=single_s,
                         peak_mb=memory.added_mb()[0],
                         metric=_auc(y_test, single_p), threads=2))
+    import xgboost   # the docs' reference: single node, 2 threads
+
+    with PeakMemory([os.getpid()]) as memory:
+        start = time.perf_counter()
+        xgb = xgboost.XGBClassifier(**params, n_jobs=2).fit(X, y)
+        xgb_s = time.perf_counter() - start
+    records.append(dict(library="xgboost", method="single node, 2 threads",
+                        task="classification", fit_s=xgb_s,
+                        peak_mb=memory.added_mb()[0], metric=_auc(
+                            y_test, xgb.predict_proba(X_test)[:, 1]),
+                        threads=2))
     cluster = LocalCluster(n_workers=2, threads_per_worker=1,
                            processes=True, dashboard_address=None)
     client = Client(cluster)
