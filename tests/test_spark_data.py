@@ -120,6 +120,63 @@ def test_sparse_regressor_absent_entries_as_single_node(spark, absent):
                                       dense.predict(X.toarray()))
 
 
+def _sparse_only_rows(n=1200, n_features=40, seed=0):
+    """Rows of a VectorUDT column, every one a sparse vector (4 stored
+    entries of few distinct values, some stored NaN), their CSR matrix
+    and a binary label."""
+    from pyspark.ml.linalg import Vectors
+
+    rng = np.random.default_rng(seed)
+    indptr, indices, data = [0], [], []
+    for _ in range(n):
+        cols = np.sort(rng.choice(n_features, size=4, replace=False))
+        row = rng.integers(-2, 6, size=4).astype(np.float64)
+        row[rng.random(4) < 0.05] = np.nan
+        indices += cols.tolist()
+        data += row.tolist()
+        indptr.append(len(indices))
+    X = sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)),
+                      shape=(n, n_features))
+    vectors = [Vectors.sparse(n_features, X.indices[a:b].tolist(),
+                              X.data[a:b].tolist())
+               for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+    score = np.nan_to_num(X[:, :6].toarray()) @ [1.0, -1.0, 0.5, 2.0, -2.0,
+                                                 1.0]
+    labels = (score + rng.normal(size=n) > 0).astype(float)
+    return vectors, X, labels
+
+
+@pytest.mark.parametrize("absent", ["missing", "zero"])
+@pytest.mark.parametrize("tree_method", ["hist", "approx"])
+def test_sparse_shards_predict_as_single_node_on_one_or_two_tasks(
+        spark, absent, tree_method):
+    """Sparse vectors trained sparse (``enable_sparse_data_optim``): the
+    tasks bin the stored entries only, and one or two tasks predict bit
+    for bit as single-node skboost on the CSR matrix, for both readings
+    of an absent entry, with ``hist`` and with ``approx`` (cuts proposed
+    per tree over every task's rows)."""
+    vectors, X, labels = _sparse_only_rows(seed=5)
+    frame = _vector_frame(spark, vectors, labels, 4)
+    params = dict(PARAMS, sparse_absent=absent, tree_method=tree_method)
+    local = BoostClassifier(**params).fit(X, labels)
+    for workers in (1, 2):
+        model = SparkBoostClassifier(num_workers=workers,
+                                     enable_sparse_data_optim=True,
+                                     **params).fit(frame)
+        np.testing.assert_array_equal(model.to_local().predict_proba(X),
+                                      local.predict_proba(X))
+        profile = model._task_profile
+        assert len(profile) == workers
+        # a code and a column index per stored entry, a row pointer per
+        # row, a few arrays per feature: never a byte per row and feature
+        bound = (X.nnz * 5 + (X.shape[0] + workers) * 8
+                 + workers * (X.shape[1] * 16 + 8))
+        assert sum(task["binned_bytes"] for task in profile) <= bound
+    out = model.transform(frame).toPandas()
+    proba = np.stack(out["probability"].map(lambda v: v.toArray()))
+    np.testing.assert_array_equal(proba, local.predict_proba(X))
+
+
 def _vector_table(n_rows, width, seed=0):
     """An Arrow table as a barrier task receives it: row ids, VectorUDT's
     struct (sparse rows of ``width`` features, 5 stored each) and labels."""

@@ -4,7 +4,9 @@ and the boosting loop the client runs over them.
 One ``Shard`` per worker holds that worker's partitions, binned with the
 global cut points, and everything per row: labels, weights, margins,
 gradients, the row sample and the row partition of the tree being grown
-(a ``HistFinder`` over the local rows). Every shard runs its own copy of
+(a ``HistFinder`` over the local rows; for CSR partitions a
+``SparseHistFinder``: only the stored entries are binned, never a code
+per row and feature). Every shard runs its own copy of
 the one growth driver (``tree.driver.GrowthDriver``) over a
 ``reduce.ShardFinder``, in step with the other shards: histograms
 are reduce-scattered among the shards by feature range and the
@@ -54,7 +56,7 @@ from ..tree._presort import presort_dense
 from ..tree._sketch import (WeightedQuantileSummary, chunk_orders,
                            sketch_column)
 from ..tree.binning import BinMapper, category_cuts, value_bin_caps
-from ..tree.finders import HistFinder, LeafRows
+from ..tree.finders import HistFinder, LeafRows, SparseHistFinder
 from ..tree.finders.hist import weighted_hessians
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
@@ -158,23 +160,6 @@ def _sparse_summaries(X, weight, max_bin, n_categories, absent):
             absent == "missing" else np.ascontiguousarray(w),
             max_bin=max_bin, summary_size=size))
     return has_missing, summaries
-
-
-def sparse_codes(mapper, X, absent_value, n_threads):
-    """The bin codes of canonical CSR X (as ``mapper.transform`` bins its
-    dense form), a block of rows at a time: no dense float copy of X is
-    ever made; the codes themselves are one byte (two past 256 bins) per
-    cell, as the shards' histogram finder reads them."""
-    n_rows, n_features = X.shape
-    codes = np.empty((n_rows, n_features), dtype=mapper.code_dtype_)
-    block = max(1, (1 << 20) // max(1, n_features))
-    for start in range(0, n_rows, block):
-        rows = X[start:start + block].tocoo()
-        dense = np.full(rows.shape, absent_value, dtype=np.float32)
-        dense[rows.row, rows.col] = rows.data
-        codes[start:start + rows.shape[0]] = mapper.transform(dense,
-                                                              n_threads)
-    return codes
 
 
 def column_orders(X, n_categories=None):
@@ -449,10 +434,6 @@ class Shard:
         self.objective = objective
         self.y = objective.prepare_labels(self.y)
         self.train_weight = objective.training_weight(self.y, self.weight)
-        if spec.approx and sp.issparse(self.X):
-            raise ValueError(
-                "tree_method='approx' does not support sparse X in "
-                "distributed training yet: use tree_method='hist'")
         if hasattr(objective, "set_row_keys"):   # ranking: ties move with rows
             objective.set_row_keys(self._predictor_rows(), self.train_weight,
                                    spec.tie_salt, spec.n_threads)
@@ -512,16 +493,17 @@ class Shard:
         trees = spec.init_booster if resume is None else resume
         self._start_trees = trees   # DART's forest starts from them
         self.weight_sum = weight_sum
-        codes = (sparse_codes(mapper, self.X, self._absent_value(),
-                              spec.n_threads) if sp.issparse(self.X)
-                 else mapper.transform(self.X, spec.n_threads))
-        binned = BinnedData(codes, mapper.bin_ptr_)
         categorical = (None if spec.n_categories is None
                        else spec.n_categories > 0)
-        self.finder = HistFinder(binned, mapper.split_thresholds_,
-                                 spec.tree_params, spec.n_threads,
-                                 weight=self.weights.in_sums,
-                                 categorical=categorical)
+        # sparse rows: only the stored entries are binned (a dense code
+        # matrix would be a byte per row and feature)
+        finder_class = (SparseHistFinder if sp.issparse(self.X)
+                        else HistFinder)
+        self.finder = finder_class(self._binned(mapper),
+                                   mapper.split_thresholds_,
+                                   spec.tree_params, spec.n_threads,
+                                   weight=self.weights.in_sums,
+                                   categorical=categorical)
         self.raw = _start_margins(trees, self._predictor_rows(),
                                   self.base_margin, base_margin,
                                   spec.n_threads)
@@ -535,6 +517,27 @@ class Shard:
             part.margin = _start_margins(trees, part.X, part.base_margin,
                                          base_margin, spec.n_threads)
             part.base_margin = None
+
+    def _binned(self, mapper):
+        """The rows binned on ``mapper``'s cuts: dense codes, or for
+        sparse X the codes of its stored entries (``BinnedRows``)."""
+        if sp.issparse(self.X):
+            return mapper.transform_sparse(self._predictor_rows(),
+                                           self.spec.n_threads)
+        return BinnedData(mapper.transform(self.X, self.spec.n_threads),
+                          mapper.bin_ptr_)
+
+    def binned_bytes(self):
+        """Bytes of the binned rows the shard trains on, and what dense
+        codes of its rows would take (``BinnedData``: one code per row and
+        feature, in two layouts)."""
+        binned = self.finder.binned
+        n_rows, n_features = self.X.shape
+        dense = 2 * n_rows * n_features * np.dtype(
+            binned.codes.dtype).itemsize
+        if isinstance(binned, BinnedData):
+            return binned.codes.nbytes + binned.codes_by_feature.nbytes, dense
+        return binned.nbytes, dense
 
     def eval_labels(self):
         """(set, partition, labels, weights) of the eval_set partitions."""
@@ -631,7 +634,8 @@ class Shard:
         hess = weighted_hessians(self.gpair[self._group(slot)],
                                  self.weights.in_sums, self.active[slot])
         max_bin = spec.tree_params.max_bin
-        if self._orders is None:   # the values stay: sorted once per fit
+        sparse = sp.issparse(self.X)
+        if self._orders is None and not sparse:   # sorted once per fit
             self._sorted = presort_dense(self.X, spec.n_threads)
             self._orders = [column_orders(
                 self.X[self._part_rows[k]:self._part_rows[k + 1]],
@@ -646,12 +650,16 @@ class Shard:
         merged = time.perf_counter()
         local = self.finder
         local.binned = None   # the old codes go before the new arrive
-        # by walking the presorted columns (no search per value), feature
-        # by feature, as single-node GlobalApproxFinder re-bins
-        codes = np.empty((self.X.shape[1], self.X.shape[0]),
-                         dtype=mapper.code_dtype_)
-        codes_from_sorted(self._sorted, mapper.cuts_, codes, spec.n_threads)
-        local.binned = BinnedData(codes.T, mapper.bin_ptr_)
+        if sparse:   # the stored entries' codes only
+            local.binned = self._binned(mapper)
+        else:
+            # by walking the presorted columns (no search per value),
+            # feature by feature, as single-node GlobalApproxFinder
+            codes = np.empty((self.X.shape[1], self.X.shape[0]),
+                             dtype=mapper.code_dtype_)
+            codes_from_sorted(self._sorted, mapper.cuts_, codes,
+                              spec.n_threads)
+            local.binned = BinnedData(codes.T, mapper.bin_ptr_)
         local.thresholds = mapper.split_thresholds_
         ranges = feature_ranges(mapper.bin_ptr_, self._n_shards)
         self.exchange.bin_ranges = [bin_range(mapper.bin_ptr_, r)
@@ -780,7 +788,9 @@ class Shard:
         other shards, the scans of its features), and the bytes of
         histograms it sent to the other shards: where the time of a fit
         goes (``benchmarks/bench_dask.py``)."""
+        binned, dense = self.binned_bytes()
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
+                    binned_bytes=binned, dense_code_bytes=dense,
                     links=self.exchange.kind,
                     transport=getattr(self.exchange, "transport",
                                       self.exchange.kind))

@@ -199,3 +199,52 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     if missing_overflow_arr.any():
         raise ValueError("a feature's missing code does not fit the code "
                          "dtype")
+
+
+def map_entries_to_bins(const float[::1] values not None,     # IN (nnz,)
+                        const int32_t[::1] features not None,  # IN (nnz,)
+                        const double[::1] cuts not None,       # IN all cuts
+                        const int64_t[::1] cut_ptr not None,   # IN (n_features + 1,)
+                        code_t[::1] codes not None,            # OUT (nnz,)
+                        int n_threads):
+    """Bin code of each stored entry of a sparse matrix (value
+    ``values[k]`` of feature ``features[k]``), as ``map_to_bins`` codes
+    the same value in a dense matrix: no dense copy is made, the cost is
+    one search per stored entry. NaN gets its feature's missing code."""
+    n_threads = check_n_threads(n_threads)
+    cdef Py_ssize_t n_entries = values.shape[0]
+    cdef Py_ssize_t n_features = cut_ptr.shape[0] - 1
+    if features.shape[0] != n_entries or codes.shape[0] != n_entries:
+        raise ValueError("values, features and codes must have one entry "
+                         "each per stored entry")
+    if n_features < 0 or cut_ptr[0] != 0 or cut_ptr[n_features] != (
+            cuts.shape[0]) or np.any(np.diff(np.asarray(cut_ptr)) < 0):
+        raise ValueError("cut_ptr does not describe cuts")
+    feature_array = np.asarray(features)
+    if n_entries and (feature_array.min() < 0
+                      or feature_array.max() >= n_features):
+        raise ValueError("an entry's feature is outside [0, n_features)")
+    max_code = np.iinfo(np.asarray(codes).dtype).max
+    if n_features and np.diff(np.asarray(cut_ptr)).max() > max_code:
+        raise ValueError("too many bins for the code dtype")
+    cdef const float[::1] cuts32 = float32_cuts(cuts)
+    cdef Py_ssize_t k, overflow = 0
+    cdef int32_t f, n_cuts
+    cdef int32_t largest = <int32_t> max_code
+    cdef float x
+    for k in prange(n_entries, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads, 8 * n_entries)):
+        f = features[k]
+        x = values[k]
+        n_cuts = <int32_t> (cut_ptr[f + 1] - cut_ptr[f])
+        if isnan(x):
+            if n_cuts + 1 > largest:
+                overflow += 1
+            codes[k] = <code_t> (n_cuts + 1)   # the missing bin
+        elif n_cuts == 0:
+            codes[k] = 0
+        else:
+            codes[k] = <code_t> upper_bound(&cuts32[cut_ptr[f]], n_cuts, x)
+    if overflow:
+        raise ValueError("a feature's missing code does not fit the code "
+                         "dtype")

@@ -32,6 +32,7 @@ from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
+from ._sparse cimport BinnedRows
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
                        prefetch, uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
@@ -719,3 +720,126 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
             if touched[tid, k]:
                 hist[node, j, 0] += scratch[tid, k, w, 0]
                 hist[node, j, 1] += scratch[tid, k, w, 1]
+
+
+# Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored
+# entries only), for distributed training on sparse shards:
+#
+#     rows of node k, each row's stored entries only
+#       -> hist[bin_ptr[f] + code] += (g, h) per stored entry (f, code)
+#       -> per feature f: the absent entries' sums are the node's totals
+#          minus what f's stored entries added, into f's absent bin
+#          (missing, or the bin of 0.0)
+#
+# so the histogram is, integer for integer, the one ``build_histograms``
+# builds from the dense codes of the same rows, at a cost of the stored
+# entries plus one pass over the bins (never rows x features).
+
+def build_sparse_histograms(BinnedRows data,
+                            RowPartition partition,
+                            FixedPointGradients gradients,
+                            node_begin,             # IN (n_nodes,) int64
+                            node_end,               # IN (n_nodes,) int64
+                            hist,                   # OUT (n_hist, n_bins, 2)
+                            int n_threads,
+                            hist_rows=None):        # IN (n_nodes,) int64
+    """``build_histograms`` for sparse rows: node k's histogram (rows
+    ``partition.row_index[node_begin[k]:node_end[k]]``) into
+    ``hist[hist_rows[k]]`` (or ``hist[k]``), from the stored entries, in
+    parallel over the nodes (one thread builds a node)."""
+    n_threads = check_n_threads(n_threads)
+    if partition.n_rows != data.n_rows:
+        raise ValueError("data and partition have different row counts")
+    if gradients.gpair.shape[0] != data.n_rows:
+        raise ValueError("gradients must have one pair per row of the data")
+    node_begin = np.ascontiguousarray(node_begin, dtype=np.int64)
+    node_end = np.ascontiguousarray(node_end, dtype=np.int64)
+    n_nodes = node_begin.shape[0]
+    hist_rows = _check_hist_rows(hist_rows, n_nodes, hist, data.n_bins)
+    if node_end.shape[0] != n_nodes or not valid_slices(
+            node_begin, node_end, partition.row_index.shape[0]):
+        raise ValueError("node ranges outside the partition")
+    n_updates = int((node_end - node_begin).sum()) + n_nodes * data.n_bins
+    n_threads = min(max(1, n_nodes), threads_for_work(n_threads, n_updates))
+    if data.codes.dtype == np.uint8:
+        _build_sparse[uint8_t](data.codes, data, gradients,
+                               partition.row_index, node_begin, node_end,
+                               hist, hist_rows, n_threads)
+    else:
+        _build_sparse[uint16_t](data.codes, data, gradients,
+                                partition.row_index, node_begin, node_end,
+                                hist, hist_rows, n_threads)
+
+
+cdef struct SparseLayout:
+    # the stored entries and the bins of ``BinnedRows`` as pointers
+    const int64_t* indptr
+    const int32_t* indices
+    const int64_t* bin_ptr
+    const int32_t* absent_code
+    Py_ssize_t n_features
+    Py_ssize_t n_bins
+
+
+cdef void _build_sparse(const code_t[::1] codes, BinnedRows data,
+                        FixedPointGradients gradients,
+                        const int32_t[::1] row_index,
+                        const int64_t[::1] node_begin,
+                        const int64_t[::1] node_end,
+                        int64_t[:, :, ::1] hist,
+                        const int64_t[::1] hist_rows, int n_threads):
+    cdef const int64_t[::1] indptr = data.rows.indptr
+    cdef const int32_t[::1] indices = data.rows.indices
+    cdef const int64_t[::1] bin_ptr = data.bin_ptr
+    cdef const int32_t[::1] absent_code = data.absent_code
+    cdef const float[:, ::1] gpair = gradients.gpair
+    cdef SparseLayout layout
+    layout.indptr = &indptr[0]
+    layout.indices = &indices[0] if indices.shape[0] else NULL
+    layout.bin_ptr = &bin_ptr[0]
+    layout.absent_code = &absent_code[0] if absent_code.shape[0] else NULL
+    layout.n_features = data.n_features
+    layout.n_bins = data.n_bins
+    cdef const code_t* code_pointer = &codes[0] if codes.shape[0] else NULL
+    cdef const double* weight = weight_pointer(gradients.weight)
+    cdef double scale_g = gradients.scale_g, scale_h = gradients.scale_h
+    cdef Py_ssize_t k
+    # dynamic: nodes differ in rows and stored entries
+    for k in prange(node_begin.shape[0], nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        _sparse_node(code_pointer, &layout, gpair, weight, scale_g, scale_h,
+                     row_index, node_begin[k], node_end[k],
+                     &hist[hist_rows[k], 0, 0])
+
+
+cdef void _sparse_node(const code_t* codes, const SparseLayout* layout,
+                       const float[:, ::1] gpair, const double* weight,
+                       double scale_g, double scale_h,
+                       const int32_t[::1] row_index, int64_t begin,
+                       int64_t end, int64_t* hist) noexcept nogil:
+    """One node's histogram: its rows' stored entries, then each
+    feature's absent entries (the node's totals minus the feature's
+    stored sums) into the feature's absent bin."""
+    cdef SparseLayout L = layout[0]
+    cdef int64_t i, k, g, h, total_g = 0, total_h = 0, stored_g, stored_h
+    cdef int64_t b
+    cdef int32_t row
+    cdef Py_ssize_t f
+    memset(hist, 0, L.n_bins * 2 * sizeof(int64_t))
+    for i in range(begin, end):
+        row = row_index[i]
+        g = fixed_point(gpair[row, 0], weight, row, scale_g)
+        h = fixed_point(gpair[row, 1], weight, row, scale_h)
+        total_g += g
+        total_h += h
+        for k in range(L.indptr[row], L.indptr[row + 1]):
+            add_pair(&hist[2 * (L.bin_ptr[L.indices[k]] + codes[k])], g, h)
+    for f in range(L.n_features):
+        stored_g = 0
+        stored_h = 0
+        for b in range(L.bin_ptr[f], L.bin_ptr[f + 1]):
+            stored_g += hist[2 * b]
+            stored_h += hist[2 * b + 1]
+        b = L.bin_ptr[f] + L.absent_code[f]
+        hist[2 * b] += total_g - stored_g
+        hist[2 * b + 1] += total_h - stored_h

@@ -13,7 +13,7 @@ from libc.math cimport isnan
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
-from ._sparse cimport CSRView, SparseRows, csr_view, row_value
+from ._sparse cimport BinnedRows, CSRView, SparseRows, csr_view, row_value
 from ._common cimport (NO_FEATURE, NO_SLOT, PREFETCH_ROWS, int32_t, int64_t,
                        prefetch, uint8_t)
 from .._parallel cimport threads_for_work
@@ -327,6 +327,51 @@ cdef class RowPartition:
                                       self._scratch, n_threads)
 
 
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def split_nodes_sparse(self, BinnedRows data, begin, end, feature,
+                           split_bin, default_left, *, int n_threads,
+                           left_sets=None):
+        """``split_nodes`` on sparse rows (``_sparse.BinnedRows``): a row's
+        code of the split feature is its stored entry's, found by binary
+        search among the row's entries, or the feature's absent code."""
+        n_threads = check_n_threads(n_threads)
+        if data.n_rows != self.n_rows:
+            raise ValueError("data and partition have different row counts")
+        begin = np.ascontiguousarray(begin, dtype=np.int64)
+        end = np.ascontiguousarray(end, dtype=np.int64)
+        feature = np.ascontiguousarray(feature, dtype=np.int32)
+        split_bin = np.ascontiguousarray(split_bin, dtype=np.int32)
+        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
+        n_nodes = begin.shape[0]
+        if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
+                == default_left.shape[0] == n_nodes):
+            raise ValueError("one begin, end, feature, bin, default per node")
+        if not valid_slices(begin, end, self.row_index.shape[0]):
+            raise ValueError("node slices outside the partition")
+        if not all_in_range[int32_t](feature, 0, data.n_features):
+            raise ValueError("split feature outside [0, n_features)")
+        if not disjoint_slices(begin, end, _begin_order(begin)):
+            raise ValueError("node slices must not overlap")
+        if left_sets is None:
+            cat_ptr, cat_left = np.zeros(n_nodes + 1, np.int64), _NO_SETS
+        else:
+            cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
+                                                 data.missing_code)
+        tasks = _make_tasks(begin, end)
+        n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
+                        threads_for_work(n_threads,
+                                         3 * int((end - begin).sum())))
+        split = SplitArrays(tasks, begin, end, feature, split_bin,
+                            default_left, cat_ptr, cat_left)
+        if data.codes.dtype == np.uint8:
+            return _split_sparse_nodes[uint8_t](data.codes, data,
+                                                self.row_index, split,
+                                                self._scratch, n_threads)
+        return _split_sparse_nodes[uint16_t](data.codes, data,
+                                             self.row_index, split,
+                                             self._scratch, n_threads)
+
 # the flat left sets of a batch without categorical splits
 _NO_SETS = np.zeros(1, dtype=np.uint8)
 
@@ -605,3 +650,105 @@ def _check_leaf_slices(partition, begin, end, value, raw, column):
     order = np.argsort(b, kind="stable")
     if np.any(e[order][:-1] > b[order][1:]):
         raise ValueError("leaf slices outside the partition or overlapping")
+
+
+class SplitArrays:
+    """A batch of splits as the partition kernels read them (validated
+    by the caller): the tasks (``_make_tasks``), each node's slice, split
+    feature, bin, default direction and categorical left set."""
+
+    def __init__(self, tasks, begin, end, feature, split_bin, default_left,
+                 cat_ptr, cat_left):
+        self.tasks = tasks
+        self.begin, self.end = begin, end
+        self.feature, self.split_bin = feature, split_bin
+        self.default_left = default_left
+        self.cat_ptr, self.cat_left = cat_ptr, cat_left
+
+
+cdef inline int64_t _sort_sparse_task(const code_t* codes,
+                                      const int64_t* indptr,
+                                      const int32_t* indices,
+                                      const int32_t[::1] row_index,
+                                      int32_t[::1] scratch,
+                                      int64_t begin, int64_t end, int32_t f,
+                                      int32_t absent, int32_t missing,
+                                      bint missing_left, int32_t split_bin,
+                                      const uint8_t* left_set) noexcept nogil:
+    """``_sort_task`` on sparse rows: each row's code of feature f is its
+    stored entry's (a binary search in the row's sorted columns) or
+    ``absent``."""
+    cdef int64_t i, l = begin, r = end - 1, lo, hi, mid
+    cdef int32_t row, code, g
+    for i in range(begin, end):
+        row = row_index[i]
+        lo = indptr[row]
+        hi = indptr[row + 1]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if indices[mid] < f:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < indptr[row + 1] and indices[lo] == f:
+            code = codes[lo]
+        else:
+            code = absent
+        if code == missing:
+            g = missing_left
+        elif left_set != NULL:
+            g = left_set[code]
+        else:
+            g = code <= split_bin
+        scratch[l] = row
+        scratch[r] = row
+        l = l + g
+        r = r - 1 + g
+    return l - begin
+
+
+cdef object _split_sparse_nodes(const code_t[::1] codes, BinnedRows data,
+                                int32_t[::1] row_index,      # IN/OUT
+                                split, int32_t[::1] scratch, int n_threads):
+    """``_split_nodes`` on sparse rows: the same two passes."""
+    cdef const int64_t[::1] task_node = split.tasks[0]
+    cdef const int64_t[::1] task_begin = split.tasks[1]
+    cdef const int64_t[::1] task_end = split.tasks[2]
+    cdef const int64_t[::1] begin = split.begin
+    cdef const int32_t[::1] feature = split.feature
+    cdef const int32_t[::1] split_bin = split.split_bin
+    cdef const uint8_t[::1] default_left = split.default_left
+    cdef const int64_t[::1] cat_ptr = split.cat_ptr
+    cdef const uint8_t[::1] cat_left = split.cat_left
+    cdef const int64_t[::1] indptr = data.rows.indptr
+    cdef const int32_t[::1] indices = data.rows.indices
+    cdef const int32_t[::1] absent_code = data.absent_code
+    cdef const int32_t[::1] missing_code = data.missing_code
+    cdef const code_t* code_pointer = &codes[0] if codes.shape[0] else NULL
+    cdef const int32_t* index_pointer = (&indices[0] if indices.shape[0]
+                                         else NULL)
+    cdef Py_ssize_t n_tasks = task_node.shape[0], t
+    cdef int64_t[::1] task_left = np.zeros(n_tasks, dtype=np.int64)
+    cdef int64_t node
+    cdef int32_t f
+    cdef const uint8_t* left_set
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        node = task_node[t]
+        f = feature[node]
+        left_set = (&cat_left[cat_ptr[node]]
+                    if cat_ptr[node + 1] > cat_ptr[node] else NULL)
+        task_left[t] = _sort_sparse_task(
+            code_pointer, &indptr[0], index_pointer, row_index, scratch,
+            task_begin[t], task_end[t], f, absent_code[f], missing_code[f],
+            default_left[node], split_bin[node], left_set)
+    cdef int64_t[::1] n_left = np.zeros(begin.shape[0], dtype=np.int64)
+    cdef int64_t[::1] left_dest = np.empty(n_tasks, dtype=np.int64)
+    cdef int64_t[::1] right_dest = np.empty(n_tasks, dtype=np.int64)
+    _task_destinations(task_node, task_begin, task_end, task_left, begin,
+                       n_left, left_dest, right_dest)
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        _place_task(scratch, row_index, task_begin[t], task_end[t],
+                    task_left[t], left_dest[t], right_dest[t])
+    return np.asarray(n_left)

@@ -40,3 +40,18 @@ cdef inline float row_value(const int64_t* indptr, const int32_t* indices,
     if lo < indptr[row + 1] and indices[lo] == feature:
         return data[lo]
     return absent
+
+
+cdef class BinnedRows:
+    # The bin codes of a SparseRows' stored entries only (never a dense
+    # code matrix), validated once at construction: every stored code and
+    # every feature's absent code is one of its feature's bins. Kernels
+    # that take a BinnedRows rely on it.
+    cdef readonly SparseRows rows     # the entries' rows and features
+    cdef readonly object codes        # (nnz,) uint8 or uint16
+    cdef readonly object bin_ptr      # (n_features + 1,) int64
+    cdef readonly object missing_code  # (n_features,) int32
+    cdef readonly object absent_code  # (n_features,) int32
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_features
+    cdef readonly Py_ssize_t n_bins

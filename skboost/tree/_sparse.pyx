@@ -11,7 +11,8 @@ cimport cython
 
 from libc.math cimport isnan
 
-from ._common cimport int32_t, int64_t
+from ._common cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport uint16_t
 
 
 # CSR: row r's stored entries are indices/data[indptr[r]:indptr[r + 1]],
@@ -168,3 +169,95 @@ cdef CSRView csr_view(SparseRows X):
     view.data = &data[0] if data.shape[0] else NULL
     view.absent = X.absent_value
     return view
+
+
+cdef class BinnedRows:
+    """Bin codes of the stored entries of sparse rows, with the histogram
+    layout they index into: the histogram finder's input for sparse data
+    in distributed training (``skboost.dask``, ``skboost.spark``), where a
+    dense code matrix (a byte per row and feature) is what must never be
+    made. Memory: one code per stored entry, the rows' structure shared
+    with ``rows``.
+
+    An entry that is not stored has its feature's ``absent_code``: the
+    missing bin when absent entries are missing, the bin of 0.0 when they
+    are 0.0 (``SparseRows.absent_value``).
+
+    Parameters
+    ----------
+    rows : SparseRows
+    codes : ndarray of shape (nnz,), uint8 or uint16
+        Bin code of each stored entry (NaN: its feature's missing code).
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        Feature f owns bins ``bin_ptr[f] .. bin_ptr[f+1]-1``, the last its
+        missing bin (``binning.HistogramLayout``).
+    absent_code : ndarray of shape (n_features,), int32
+    """
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def __init__(self, SparseRows rows not None, codes, bin_ptr,
+                 absent_code):
+        codes = np.asarray(codes)
+        if codes.dtype not in (np.uint8, np.uint16) or codes.shape != (
+                np.asarray(rows.indices).shape[0],):
+            raise ValueError("codes must be uint8 or uint16, one per stored "
+                             "entry")
+        bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+        if bin_ptr.shape != (rows.n_features + 1,) or bin_ptr[0] != 0:
+            raise ValueError("bin_ptr must have n_features + 1 entries "
+                             "from 0")
+        widths = np.diff(bin_ptr)
+        if np.any(widths < 1):
+            raise ValueError("every feature needs at least its missing bin")
+        absent_code = np.ascontiguousarray(absent_code, dtype=np.int32)
+        if absent_code.shape != (rows.n_features,) or (
+                absent_code.size and (absent_code.min() < 0
+                                      or np.any(absent_code >= widths))):
+            raise ValueError("absent_code must be a bin of each feature")
+        codes = np.ascontiguousarray(codes)
+        # every code inside its own feature's bins: the kernels add at
+        # bin_ptr[f] + code with no check
+        if codes.dtype == np.uint8:
+            inside = _codes_inside[uint8_t](codes, rows.indices, widths)
+        else:
+            inside = _codes_inside[uint16_t](codes, rows.indices, widths)
+        if not inside:
+            raise ValueError("a bin code is beyond its feature's bins")
+        self.rows = rows
+        self.codes = codes
+        self.bin_ptr = bin_ptr
+        self.missing_code = (widths - 1).astype(np.int32)
+        self.absent_code = absent_code
+        self.n_rows = rows.n_rows
+        self.n_features = rows.n_features
+        self.n_bins = int(bin_ptr[-1])
+
+    @property
+    def nbytes(self):
+        """Bytes of the binned rows: the codes, the per-feature arrays,
+        and the stored entries' structure they read (the column index of
+        each entry and the row pointers, shared with ``rows``)."""
+        return int(self.codes.nbytes + self.bin_ptr.nbytes
+                   + self.missing_code.nbytes + self.absent_code.nbytes
+                   + self.rows.indices.nbytes + self.rows.indptr.nbytes)
+
+
+ctypedef fused entry_code_t:
+    uint8_t
+    uint16_t
+
+
+cdef bint _codes_inside(const entry_code_t[::1] codes,
+                        const int32_t[::1] indices,
+                        const int64_t[::1] widths):
+    """Every code below its feature's number of bins (the indices are
+    SparseRows', inside [0, n_features))."""
+    cdef Py_ssize_t k
+    cdef bint inside = True
+    with nogil:
+        for k in range(codes.shape[0]):
+            if codes[k] >= widths[indices[k]]:
+                inside = False
+                break
+    return inside

@@ -13,9 +13,10 @@ bin (all present values left, only missing values right).
 import numpy as np
 
 from .._threads import map_columns
-from ._binning import map_to_bins
+from ._binning import map_entries_to_bins, map_to_bins
 from ._presorted import SortedColumns
 from ._sketch import sketch_column
+from ._sparse import BinnedRows
 
 # One byte per code when every feature's codes (value bins + missing bin)
 # fit in it: with max_bin=256, a feature that has missing values keeps at
@@ -213,6 +214,26 @@ class BinMapper:
         flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
         map_to_bins(X, flat, self.cut_ptr_, codes, n_threads)
         return codes
+
+    def transform_sparse(self, rows, n_threads=1):
+        """The ``_sparse.BinnedRows`` of sparse rows (``SparseRows``): the
+        code of each stored entry, as ``transform`` codes its value, and
+        each feature's code of the entries not stored (its missing code,
+        or its code of 0.0 when ``rows.absent_value`` is 0.0). Memory: one
+        code per stored entry, never one per row and feature."""
+        codes = np.empty(np.asarray(rows.indices).shape[0],
+                         dtype=self.code_dtype_)
+        flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
+        map_entries_to_bins(rows.data, rows.indices, flat, self.cut_ptr_,
+                            codes, n_threads)
+        if np.isnan(rows.absent_value):
+            absent = self.n_value_bins_
+        else:   # the number of cuts <= 0.0: the bin of 0.0
+            feature = np.repeat(np.arange(len(self.cuts_)),
+                                np.diff(self.cut_ptr_))
+            absent = np.bincount(feature[flat <= 0.0],
+                                 minlength=len(self.cuts_))
+        return BinnedRows(rows, codes, self.bin_ptr_, absent)
 
 
 def category_cuts(n_categories):

@@ -4,9 +4,11 @@
 import importlib
 
 from .base import LeafRows, RowLeaves, SplitFinder
-from .hist import GlobalApproxFinder, HistFinder, HistogramPool
+from .hist import (GlobalApproxFinder, HistFinder, HistogramPool,
+                   SparseHistFinder)
 
-__all__ = ["SplitFinder", "ExactFinder", "HistFinder", "GlobalApproxFinder",
+__all__ = ["SplitFinder", "ExactFinder", "HistFinder", "SparseHistFinder",
+           "GlobalApproxFinder",
            "LocalApproxFinder", "ColumnScanFinder", "HistogramPool",
            "LeafRows", "RowLeaves"]
 

@@ -19,7 +19,7 @@ from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
-                           subtract_histograms)
+                           build_sparse_histograms, subtract_histograms)
 from .._partition import RowPartition
 from ..memory import check_histogram_pool
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
@@ -296,6 +296,32 @@ class HistFinder(PooledHistogramFinder):
     def _left_sums(self, splits):
         return np.column_stack([splits.records["Gq_left"],
                                 splits.records["Hq_left"]])
+
+
+class SparseHistFinder(HistFinder):
+    """``HistFinder`` on sparse rows whose stored entries alone are
+    binned (``binned``: a ``_sparse.BinnedRows``, one code per stored
+    entry): each histogram is built from the node's stored entries, its
+    absent entries' sums from the node's totals
+    (``build_sparse_histograms``), and rows move by their stored entry of
+    the split feature (``RowPartition.split_nodes_sparse``). The
+    histograms, hence the splits, are integer for integer those of
+    ``HistFinder`` on the dense codes of the same rows. Distributed
+    training of sparse shards grows on it (``skboost.dask``,
+    ``skboost.spark``): the histograms are summed across processes as
+    the dense ones are."""
+
+    def build_histograms(self, begin, end, hist_rows):
+        build_sparse_histograms(self.binned, self.partition, self.gradients,
+                                begin, end, self.pool.array, self.n_threads,
+                                hist_rows=hist_rows)
+
+    def _split_rows(self, begin, end, splits):
+        r = splits.records
+        return self.partition.split_nodes_sparse(
+            self.binned, begin, end, r["feature"], r["split_bin"],
+            r["default_left"], n_threads=self.n_threads,
+            left_sets=splits.left_sets)
 
 
 class CategoryListKeeper:
