@@ -13,7 +13,7 @@ and categorical splits (which are partitioned as before).
 import numpy as np
 import pytest
 
-from skboost.tree.driver import GrowthDriver, TreeParams
+from skboost.tree.driver import TreeParams
 from skboost.tree.finders import LeafRows
 from skboost.tree.finders.base import SplitLeafRows
 from skboost.tree.methods import make_grower
