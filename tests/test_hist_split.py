@@ -416,6 +416,48 @@ def test_threads_give_identical_results():
             check_against_naive(problem, reg, 2)
 
 
+def test_nodes_without_a_split_leave_the_same_record_on_any_thread_count():
+    # nodes with no admissible split (no allowed feature; children too
+    # light for min_child_weight; an empty node) beside nodes with one, in
+    # a batch large enough for two threads: the whole output, byte for
+    # byte, is the same on 1 and 2 threads, and a node without a split
+    # holds the record of no split in every field (the left sums were
+    # left as the allocator gave them)
+    hist, sums, bin_ptr, thresholds, allowed, scales = random_problem(
+        78, n_nodes=12, n_features=40, max_width=600, n_rows=5000)
+    assert hist.shape[0] * hist.shape[1] >= 2 * 32768
+    allowed[[1, 5, 9]] = 0
+    hist[[3, 7]] = 0
+    sums[[3, 7]] = 0
+    no_split = np.zeros(1, dtype=SPLIT_RECORD)
+    no_split["feature"], no_split["split_bin"] = -1, -1
+    no_split["gain"] = run_kernel(hist[:1], sums[:1], bin_ptr,
+                                  thresholds[:1], np.zeros_like(allowed[:1]),
+                                  scales, REG_GRID[0])["gain"]
+    for reg in [REG_GRID[1], (1.0, 0.0, 0.0, 1e30)]:
+        outputs = []
+        for n_threads in (1, 2, 1, 2):
+            # the same scan with every feature allowed just before: its
+            # freed candidates (a split in every node) are the memory the
+            # next scan's candidates are likely to be given
+            run_kernel(hist, sums, bin_ptr, thresholds, np.ones_like(allowed),
+                       scales, reg, n_threads=n_threads)
+            outputs.append(run_kernel(hist, sums, bin_ptr, thresholds,
+                                      allowed, scales, reg,
+                                      n_threads=n_threads))
+        for out in outputs[1:]:
+            assert out.tobytes() == outputs[0].tobytes(), reg
+        empty = outputs[0]["feature"] < 0
+        assert empty[[1, 3, 5, 7, 9]].all()
+        assert np.all(outputs[0][empty] == no_split[0])
+        if reg[3] < 1e30:
+            assert (~empty).sum() == 7
+        for k in np.flatnonzero(empty):
+            assert naive_best(hist[k], sums[k], bin_ptr,
+                              thresholds_of(thresholds, k), allowed[k],
+                              scales, reg) is None
+
+
 # --------------------------------------------------------------------------
 # Invalid inputs: a ValueError, never a crash or a silent out-of-bounds read.
 # Each case runs in a child process so that a crash fails its own case only.

@@ -156,8 +156,10 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
                            Gq_left + Gq_miss, Hq_left + Hq_miss, True)
 
 
-# (one function: the public entry point, whose docstring is the kernel's
-# contract; the code sets up the scan, _scan_tasks runs it)
+# (the public entry point, whose docstring is the kernel's contract: it
+# checks the inputs (_check_inputs), fixes the scan's constants
+# (_scan_setup), allocates its buffers (_allocate_buffers), runs the
+# parallel scan (_scan_tasks) and merges the threads' bests)
 def find_best_splits_hist(
         const int64_t[:, :, ::1] hist not None,         # IN (n_hist, n_bins, 2)
         const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2) exact totals
@@ -213,51 +215,83 @@ def find_best_splits_hist(
         a prefix of the sorted categories left; see
         ``_categorical_scan.categorical_left_set``).
     """
-    cdef Py_ssize_t n_nodes = node_sums.shape[0], n_bins = hist.shape[1]
-    cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
     cdef const int64_t[::1] rows = _check_inputs(
-        hist, node_sums, bin_ptr, thresholds, feature_allowed, hist_rows)
-    cdef const uint8_t[::1] is_cat = _categorical_flags(categorical,
-                                                        n_features)
-    cdef RegParams p = reg_params(context)
-    cdef double scale_g = context.scale_g, scale_h = context.scale_h
-    cdef int max_cat_to_onehot = context.max_cat_to_onehot
-    cdef int max_cat_threshold = context.max_cat_threshold
-    # a bin of the scan (both directions, the gains of a full bin) counts as
-    # SCAN_WORK_PER_BIN units of work
-    cdef int n_threads = threads_for_work(context.n_threads,
-                                          SCAN_WORK_PER_BIN * n_nodes * n_bins)
-    cdef double[::1] parent_score = _parent_scores(node_sums, scale_g,
-                                                   scale_h, &p, bounds)
-    cdef const signed char[::1] direction = feature_directions(monotone, n_features)
-    # per thread: twice the categories of the widest categorical feature
-    cdef Py_ssize_t cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
-    cdef CatEntry* scratch = <CatEntry*> malloc(
-        n_threads * max(cat_room, 1) * sizeof(CatEntry))   # 2 per category
-    if scratch == NULL:
-        raise MemoryError()
-    cdef HistCandidate* best = NULL
-    cdef NodeBounds* node_bounds = NULL
+        hist, node_sums, bin_ptr, thresholds, feature_allowed, hist_rows,
+        category_lists)
+    cdef const uint8_t[::1] is_cat = _categorical_flags(
+        categorical, bin_ptr.shape[0] - 1)
+    cdef ScanSetup setup = _scan_setup(context, n_nodes, hist.shape[1],
+                                       bin_ptr, is_cat)
+    cdef double[::1] parent_score = _parent_scores(
+        node_sums, setup.scale_g, setup.scale_h, &setup.p, bounds)
+    cdef const signed char[::1] direction = feature_directions(
+        monotone, bin_ptr.shape[0] - 1)
+    cdef ScanBuffers buffers = ScanBuffers(NULL, NULL, NULL)
     try:
-        # (inside the try: the scratch above is freed on the error too)
-        if category_lists is not None and (
-                category_lists.n_nodes != n_nodes
-                or category_lists.n_features != n_features
-                or not category_lists.same_layout(bin_ptr)):
-            raise ValueError("category_lists must be of these nodes and bins")
-        best = _fresh_bests(n_threads * n_nodes)
-        node_bounds = node_bounds_array(bounds, n_nodes)
+        # (inside the try: what was allocated is freed on an error too)
+        _allocate_buffers(&buffers, &setup, n_nodes, bounds)
         _scan_tasks(hist, rows, node_sums, bin_ptr, thresholds,
-                    feature_allowed, is_cat, direction, parent_score, &p,
-                    scale_g, scale_h, max_cat_to_onehot, max_cat_threshold,
-                    node_bounds, scratch, cat_room,
+                    feature_allowed, is_cat, direction, parent_score,
+                    &setup, buffers.node_bounds, buffers.scratch,
                     NULL if category_lists is None else category_lists.entries,
-                    best, n_threads)
-        return _merged_to_records(best, n_threads, n_nodes)
+                    buffers.best)
+        return _merged_to_records(buffers.best, setup.n_threads, n_nodes)
     finally:
-        free(best)
-        free(scratch)
-        free(node_bounds)
+        free(buffers.best)
+        free(buffers.scratch)
+        free(buffers.node_bounds)
+
+
+# What a scan call fixes before its parallel loop (``_scan_setup``): the
+# regularisation and scales of its context, its thread count and the
+# per-thread room of the categorical scratch.
+cdef struct ScanSetup:
+    RegParams p
+    double scale_g
+    double scale_h
+    int max_cat_to_onehot
+    int max_cat_threshold
+    int n_threads
+    Py_ssize_t cat_room          # CatEntry slots per thread
+
+
+# The C buffers of a scan call (NULL until allocated; the caller frees them).
+cdef struct ScanBuffers:
+    HistCandidate* best          # n_threads * n_nodes per-thread bests
+    CatEntry* scratch            # n_threads * cat_room categorical entries
+    NodeBounds* node_bounds      # NULL without monotone bounds
+
+
+cdef ScanSetup _scan_setup(SplitContext context, Py_ssize_t n_nodes,
+                           Py_ssize_t n_bins, const int64_t[::1] bin_ptr,
+                           const uint8_t[::1] is_cat) except *:
+    """The constants of a scan of ``n_nodes`` histograms of ``n_bins``."""
+    cdef ScanSetup setup
+    setup.p = reg_params(context)
+    setup.scale_g, setup.scale_h = context.scale_g, context.scale_h
+    setup.max_cat_to_onehot = context.max_cat_to_onehot
+    setup.max_cat_threshold = context.max_cat_threshold
+    # a bin of the scan (both directions, the gains of a full bin) counts
+    # as SCAN_WORK_PER_BIN units of work
+    setup.n_threads = threads_for_work(context.n_threads,
+                                       SCAN_WORK_PER_BIN * n_nodes * n_bins)
+    # per thread: twice the categories of the widest categorical feature
+    setup.cat_room = 2 * _widest_categorical(bin_ptr, is_cat)
+    return setup
+
+
+cdef int _allocate_buffers(ScanBuffers* buffers, const ScanSetup* setup,
+                           Py_ssize_t n_nodes, bounds) except -1:
+    """The per-thread bests (holding no split yet), the categorical
+    scratch (2 entries a category) and the nodes' bounds."""
+    buffers.best = _fresh_bests(setup.n_threads * n_nodes)
+    buffers.scratch = <CatEntry*> malloc(
+        setup.n_threads * max(setup.cat_room, 1) * sizeof(CatEntry))
+    if buffers.scratch == NULL:
+        raise MemoryError()
+    buffers.node_bounds = node_bounds_array(bounds, n_nodes)
+    return 0
 
 
 cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
@@ -268,17 +302,20 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
                       const uint8_t[:, ::1] feature_allowed,
                       const uint8_t[::1] is_cat,
                       const signed char[::1] direction,
-                      const double[::1] parent_score, const RegParams* p,
-                      double scale_g, double scale_h, int max_cat_to_onehot,
-                      int max_cat_threshold, const NodeBounds* node_bounds,
-                      CatEntry* scratch, Py_ssize_t cat_room,
+                      const double[::1] parent_score,
+                      const ScanSetup* setup,
+                      const NodeBounds* node_bounds,
+                      CatEntry* scratch,
                       CategoryList* lists,   # (n_nodes, n_features) or NULL
-                      HistCandidate* best, int n_threads) noexcept nogil:
+                      HistCandidate* best) noexcept nogil:
     """Every (node, feature) task of find_best_splits_hist, in parallel:
     thread t's candidates go to ``best[t * n_nodes + k]``, its categorical
-    scratch is ``scratch[t * cat_room:]``; ``lists`` (NULL: none) holds
-    the categories each (node, feature)'s sorted scan visits."""
+    scratch is ``scratch[t * setup.cat_room:]``; ``lists`` (NULL: none)
+    holds the categories each (node, feature)'s sorted scan visits."""
     cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t cat_room = setup.cat_room
+    cdef const RegParams* p = &setup.p
+    cdef double scale_g = setup.scale_g, scale_h = setup.scale_h
     cdef Py_ssize_t n_features = bin_ptr.shape[0] - 1
     cdef Py_ssize_t k, task, n_tasks = n_nodes * n_features
     cdef int tid
@@ -288,7 +325,8 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
     # read feature after feature, each feature's bins contiguous (n_bins x 2
     # int64 per node). Dynamic: categorical features cost a sort, and
     # column sampling leaves some tasks empty
-    for task in prange(n_tasks, schedule="dynamic", num_threads=n_threads):
+    for task in prange(n_tasks, schedule="dynamic",
+                       num_threads=setup.n_threads):
         tid = threadid()
         k = task // n_features
         f = <int32_t> (task % n_features)
@@ -299,7 +337,8 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
                              bin_ptr[f + 1] - bin_ptr[f] - 1,
                              node_sums[k, 0], node_sums[k, 1],
                              parent_score[k], scale_g, scale_h, p,
-                             max_cat_to_onehot, max_cat_threshold,
+                             setup.max_cat_to_onehot,
+                             setup.max_cat_threshold,
                              &scratch[tid * cat_room], _at(node_bounds, k),
                              NULL if lists == NULL
                              else &lists[k * n_features + f],
@@ -351,10 +390,19 @@ cdef HistCandidate* _fresh_bests(Py_ssize_t count) except NULL:
         raise MemoryError()
     cdef Py_ssize_t k
     for k in range(count):
-        reset_candidate(&best[k].split)
-        best[k].split_bin = -1
-        best[k].cat_kind = NUMERIC_SPLIT
+        _reset_best(&best[k])
     return best
+
+
+cdef inline void _reset_best(HistCandidate* best) noexcept nogil:
+    """A candidate holding no split, every field set: a node without an
+    admissible split leaves the scan with these values whatever the
+    thread count (the left sums were left as malloc gave them)."""
+    reset_candidate(&best.split)
+    best.split_bin = -1
+    best.Gq_left = 0
+    best.Hq_left = 0
+    best.cat_kind = NUMERIC_SPLIT
 
 
 cdef object _merged_to_records(HistCandidate* best, int n_threads,
@@ -427,14 +475,20 @@ cdef object _to_records(const HistCandidate* best, Py_ssize_t n):
 @cython.boundscheck(True)
 @cython.wraparound(True)
 def _check_inputs(hist, node_sums, bin_ptr, thresholds, feature_allowed,
-                  hist_rows):
+                  hist_rows, NodeCategoryLists category_lists):
     """Validates the inputs; returns the int64 histogram row of each node."""
     n_nodes, n_bins = node_sums.shape[0], hist.shape[1]
     if hist.shape[2] != 2 or node_sums.shape[1] != 2:
         raise ValueError("hist must be (n_hist, n_bins, 2), node_sums (n_nodes, 2)")
     if thresholds.shape[1] != n_bins or thresholds.shape[0] not in (1, n_nodes):
         raise ValueError("thresholds must be (1 or n_nodes, n_bins)")
-    return scan_layout(hist, hist_rows, n_nodes, bin_ptr, feature_allowed)
+    rows = scan_layout(hist, hist_rows, n_nodes, bin_ptr, feature_allowed)
+    if category_lists is not None and (
+            category_lists.n_nodes != n_nodes
+            or category_lists.n_features != bin_ptr.shape[0] - 1
+            or not category_lists.same_layout(bin_ptr)):
+        raise ValueError("category_lists must be of these nodes and bins")
+    return rows
 
 
 def scan_layout(hist, hist_rows, Py_ssize_t n_nodes, bin_ptr, feature_allowed):

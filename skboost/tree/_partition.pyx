@@ -752,3 +752,98 @@ cdef object _split_sparse_nodes(const code_t[::1] codes, BinnedRows data,
         _place_task(scratch, row_index, task_begin[t], task_end[t],
                     task_left[t], left_dest[t], right_dest[t])
     return np.asarray(n_left)
+
+
+def add_split_leaf_values(RowPartition partition not None,
+                          BinnedData data not None,
+                          begin, end,                  # IN (n_nodes,) slices
+                          feature, split_bin, default_left,  # IN the splits
+                          value_left, value_right,     # IN (n_nodes,) leaves
+                          double[:, ::1] raw not None,  # IN/OUT (n_rows, K)
+                          *, Py_ssize_t column, int n_threads):
+    """``raw[row, column] +=`` the value of the leaf each row of node k's
+    slice goes to under node k's numeric split (``value_left[k]`` when its
+    code is ``<= split_bin[k]``, or it is missing and ``default_left[k]``;
+    else ``value_right[k]``): the last level's partition and the margin
+    update in one pass. Its children being leaves, their rows need no
+    slices of their own, only their leaf's value (each row gets the value
+    ``split_nodes`` then ``add_leaf_values`` would give it). Slices must
+    not overlap."""
+    n_threads = check_n_threads(n_threads)
+    if data.n_rows != partition.n_rows:
+        raise ValueError("data and partition have different row counts")
+    begin = np.ascontiguousarray(begin, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    cdef const int32_t[::1] f = np.ascontiguousarray(feature, dtype=np.int32)
+    cdef const int32_t[::1] b = np.ascontiguousarray(split_bin,
+                                                     dtype=np.int32)
+    cdef const uint8_t[::1] d = np.ascontiguousarray(default_left,
+                                                     dtype=np.uint8)
+    cdef const double[::1] vl = np.ascontiguousarray(value_left,
+                                                     dtype=np.float64)
+    cdef const double[::1] vr = np.ascontiguousarray(value_right,
+                                                     dtype=np.float64)
+    n_nodes = begin.shape[0]
+    if not (end.shape[0] == f.shape[0] == b.shape[0] == d.shape[0]
+            == vl.shape[0] == vr.shape[0] == n_nodes):
+        raise ValueError("one begin, end, feature, bin, default and two "
+                         "values per node")
+    if not all_in_range[int32_t](f, 0, data.n_features):
+        raise ValueError("split feature outside [0, n_features)")
+    _check_leaf_slices(partition, begin, end, vl, raw, column)
+    tasks = _make_tasks(begin, end)
+    n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
+                    threads_for_work(n_threads, 3 * int((end - begin).sum())))
+    if data.codes.dtype == np.uint8:
+        _add_split_values[uint8_t](data.codes_by_feature, partition.row_index,
+                                   data.missing_code, tasks, f, b, d, vl, vr,
+                                   raw, column, n_threads)
+    else:
+        _add_split_values[uint16_t](data.codes_by_feature,
+                                    partition.row_index, data.missing_code,
+                                    tasks, f, b, d, vl, vr, raw, column,
+                                    n_threads)
+
+
+cdef void _add_split_values(const code_t[:, ::1] codes_by_feature,
+                            const int32_t[::1] row_index,
+                            const int32_t[::1] missing_code,
+                            tuple tasks,
+                            const int32_t[::1] feature,
+                            const int32_t[::1] split_bin,
+                            const uint8_t[::1] default_left,
+                            const double[::1] value_left,
+                            const double[::1] value_right,
+                            double[:, ::1] raw, Py_ssize_t column,
+                            int n_threads) noexcept:
+    """``add_split_leaf_values`` in parallel over tasks of at most
+    ROWS_PER_TASK rows (rows are distinct: no two tasks add to one
+    margin)."""
+    cdef const int64_t[::1] task_node = tasks[0]
+    cdef const int64_t[::1] task_begin = tasks[1]
+    cdef const int64_t[::1] task_end = tasks[2]
+    cdef Py_ssize_t t, n_tasks = task_node.shape[0]
+    cdef Py_ssize_t n_columns = raw.shape[1]
+    cdef double* margins = &raw[0, 0] if raw.shape[0] else NULL
+    cdef int64_t node, i
+    cdef int32_t f, row, code
+    cdef bint left
+    # the rows of a node are increasing: the codes (one feature's column)
+    # and the margins are read forward, prefetched as in _sort_task
+    for t in prange(n_tasks, nogil=True, schedule="static",
+                    num_threads=n_threads):
+        node = task_node[t]
+        f = feature[node]
+        for i in range(task_begin[t], task_end[t]):
+            if i + PARTITION_PREFETCH < task_end[t]:
+                row = row_index[i + PARTITION_PREFETCH]
+                prefetch(&codes_by_feature[f, row])
+                prefetch(&margins[<Py_ssize_t> row * n_columns + column])
+            row = row_index[i]
+            code = codes_by_feature[f, row]
+            if code == missing_code[f]:
+                left = default_left[node]
+            else:
+                left = code <= split_bin[node]
+            margins[<Py_ssize_t> row * n_columns + column] += (
+                value_left[node] if left else value_right[node])

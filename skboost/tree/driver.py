@@ -403,6 +403,8 @@ def _renumbered_rows(rows, new_id):
     the leaves' new ids."""
     if rows is None:
         return None
+    if hasattr(rows, "renumbered"):   # SplitLeafRows
+        return rows.renumbered(new_id)
     if hasattr(rows, "node"):
         return replace(rows, node=new_id[rows.node])
     leaf = rows.leaf

@@ -191,9 +191,11 @@ def _dense_hist(X, params, n_threads, *, weight, n_categories, **_):
 def _binned_hist(X, mapper, params, n_threads, weight, n_categories):
     binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_,
                         n_threads)
+    # the last level's rows go straight to their leaves' margins
+    # (SplitLeafRows): no partition of the last level
     return HistFinder(binned, mapper.split_thresholds_, params, n_threads,
                       weight=weight, categorical=None if n_categories is None
-                      else n_categories > 0)
+                      else n_categories > 0, defer_last_partition=True)
 
 
 def _dense_global_approx(X, params, n_threads, *, weight, n_categories,

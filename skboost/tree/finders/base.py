@@ -9,11 +9,12 @@ in ``tree/methods.py``); ``doc/user_guide/split_finders.rst`` shows how.
 """
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._partition import RowPartition, add_leaf_values
+from .._partition import (RowPartition, add_leaf_values,
+                          add_split_leaf_values)
 
 
 class SplitFinder(ABC):
@@ -90,6 +91,91 @@ class LeafRows:
         add_leaf_values(self.partition, self.begin, self.end,
                         tree.value[self.node], raw, column=column,
                         n_threads=n_threads)
+
+
+@dataclass
+class LastSplits:
+    """Numeric splits of a tree's last level whose rows were not
+    partitioned: node k's rows, ``partition.row_index[begin[k]:end[k]]``,
+    go to leaf ``left[k]`` when their code of ``feature[k]`` is at most
+    ``split_bin[k]`` (missing: when ``default_left[k]``), else to leaf
+    ``right[k]``."""
+
+    begin: np.ndarray
+    end: np.ndarray
+    feature: np.ndarray
+    split_bin: np.ndarray
+    default_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+
+
+@dataclass
+class SplitLeafRows:
+    """Where the active rows of a grown tree ended when its last level was
+    not partitioned (``HistFinder(defer_last_partition=True)``): the
+    leaves with a slice of the partition (``sliced``, a ``LeafRows``) and
+    the last level's splits (``last``, ``LastSplits``) over ``binned``.
+
+    ``add_values`` reads each row's leaf off its split and adds the leaf's
+    value in the same pass (``_partition.add_split_leaf_values``): the
+    margins the partition then ``LeafRows.add_values`` would give, without
+    the partition's passes. ``partition``, ``begin``, ``end`` and ``node``
+    are those of the equivalent ``LeafRows``, partitioned on first use."""
+
+    sliced: LeafRows
+    binned: object
+    last: LastSplits
+    n_threads: int
+
+    def add_values(self, tree, raw, column, n_threads):
+        """raw[row, column] += the tree's value at the row, for these rows."""
+        self.sliced.add_values(tree, raw, column, n_threads)
+        last = self.last
+        add_split_leaf_values(
+            self.sliced.partition, self.binned, last.begin, last.end,
+            last.feature, last.split_bin, last.default_left,
+            tree.value[last.left], tree.value[last.right], raw,
+            column=column, n_threads=n_threads)
+
+    def renumbered(self, new_id):
+        """The same rows with leaf ids ``new_id[old id]``."""
+        return replace(self, sliced=replace(self.sliced,
+                                            node=new_id[self.sliced.node]),
+                       last=replace(self.last, left=new_id[self.last.left],
+                                    right=new_id[self.last.right]))
+
+    def leaf_rows(self):
+        """The equivalent ``LeafRows`` (the last level partitioned now;
+        valid until the partition's next tree)."""
+        if getattr(self, "_leaf_rows", None) is None:
+            last, sliced = self.last, self.sliced
+            n_left = sliced.partition.split_nodes(
+                self.binned, last.begin, last.end, last.feature,
+                last.split_bin, last.default_left, n_threads=self.n_threads)
+            mid = last.begin + n_left
+            self._leaf_rows = LeafRows(
+                sliced.partition,
+                np.concatenate([sliced.begin, last.begin, mid]),
+                np.concatenate([sliced.end, mid, last.end]),
+                np.concatenate([sliced.node, last.left, last.right]))
+        return self._leaf_rows
+
+    @property
+    def partition(self):
+        return self.leaf_rows().partition
+
+    @property
+    def begin(self):
+        return self.leaf_rows().begin
+
+    @property
+    def end(self):
+        return self.leaf_rows().end
+
+    @property
+    def node(self):
+        return self.leaf_rows().node
 
 
 class NodeTable:

@@ -24,7 +24,8 @@ from .._partition import RowPartition
 from ..memory import check_histogram_pool
 from ..binning import HistogramLayout, category_cuts, value_bin_caps
 from ..splits import SplitBatch
-from .base import LeafRows, NodeTable, SplitFinder
+from .base import (LastSplits, LeafRows, NodeTable, SplitFinder,
+                   SplitLeafRows)
 
 
 class HistogramPool:
@@ -93,9 +94,16 @@ class PooledHistogramFinder(SplitFinder):
     split, how histograms are built and subtracted, and where the left
     sums of a split come from."""
 
+    # Whether a last level of numeric splits is left unpartitioned, its
+    # rows' leaves read off the splits when the margins are updated
+    # (``SplitLeafRows``); set by HistFinder's ``defer_last_partition``.
+    defers_last_partition = False
+
     def apply_splits(self, nodes, splits, left, right, find_next):
         t = self.table
         t.reserve(int(right.max()) + 1)
+        if not find_next and self._can_defer(splits):
+            return self._defer_last_splits(nodes, splits, left, right)
         begin, end = t["begin"][nodes], t["end"][nodes]
         n_left = self._split_rows(begin, end, splits)
         mid = begin + n_left
@@ -126,6 +134,32 @@ class PooledHistogramFinder(SplitFinder):
         t["sums"][left] = left_sums
         return np.concatenate([small, large])
 
+    def _can_defer(self, splits):
+        """The children of these splits are leaves: their rows need no
+        partition when every split is numeric (``SplitLeafRows``)."""
+        return self.defers_last_partition and (
+            splits.left_sets is None
+            or all(s is None for s in splits.left_sets))
+
+    def _defer_last_splits(self, nodes, splits, left, right):
+        """``apply_splits`` of a last level without its partition: the
+        splits are kept for ``finish_tree`` (the children's slices stay
+        unknown; they are leaves, and only their rows' values are needed)."""
+        t, r = self.table, splits.records
+        self.pool.give_back(t["hist_row"][nodes])
+        t["hist_row"][nodes] = t["hist_row"][left] = t["hist_row"][right] = -1
+        self._last_splits.append(LastSplits(
+            begin=t["begin"][nodes].copy(), end=t["end"][nodes].copy(),
+            feature=r["feature"].astype(np.int32),
+            split_bin=r["split_bin"].astype(np.int32),
+            default_left=r["default_left"].astype(np.uint8),
+            left=np.asarray(left, dtype=np.int64),
+            right=np.asarray(right, dtype=np.int64)))
+        left_sums = self._left_sums(splits)
+        t["sums"][right] = t["sums"][nodes] - left_sums
+        t["sums"][left] = left_sums
+        return np.concatenate([left, right])
+
     def retire(self, nodes):
         self.pool.give_back(self.table["hist_row"][nodes])
         self.table["hist_row"][nodes] = -1
@@ -134,8 +168,18 @@ class PooledHistogramFinder(SplitFinder):
         self.gradients = None
         leaves = np.flatnonzero(tree.left_child == -1)
         t = self.table
-        return LeafRows(self.partition, t["begin"][leaves].copy(),
-                        t["end"][leaves].copy(), leaves)
+        last, self._last_splits = getattr(self, "_last_splits", []), []
+        if last:
+            last = LastSplits(*(np.concatenate(parts) for parts in zip(
+                *[(s.begin, s.end, s.feature, s.split_bin, s.default_left,
+                   s.left, s.right) for s in last])))
+            leaves = leaves[~np.isin(leaves, np.concatenate([last.left,
+                                                             last.right]))]
+        sliced = LeafRows(self.partition, t["begin"][leaves].copy(),
+                          t["end"][leaves].copy(), leaves)
+        if not last:
+            return sliced
+        return SplitLeafRows(sliced, self.binned, last, self.n_threads)
 
 
 class HistFinder(PooledHistogramFinder):
@@ -156,8 +200,10 @@ class HistFinder(PooledHistogramFinder):
     """
 
     def __init__(self, binned, thresholds, params, n_threads, weight=None,
-                 categorical=None):
+                 categorical=None, defer_last_partition=False):
         self.binned = binned
+        self.defers_last_partition = defer_last_partition
+        self._last_splits = []
         self.thresholds = thresholds
         self.categorical = (None if categorical is None or not np.any(
             categorical) else np.asarray(categorical, dtype=np.uint8))
@@ -189,6 +235,7 @@ class HistFinder(PooledHistogramFinder):
             self.partition = RowPartition([], self.binned.n_rows)
         self.partition.reset_to_active(active, self.n_threads)
         self._start_pool()
+        self._last_splits = []
         n_active = self.partition.row_index.shape[0]
         root_row = self.pool.take(1)
         self.build_histograms([0], [n_active], root_row)
