@@ -91,6 +91,8 @@ def profiled_fit(args, data):
     timers.wrap(methods, "presort_sparse", "set-up: presort")
     timers.wrap(binning.BinMapper, "fit_columns", "set-up: cuts")
     timers.wrap(local, "find_best_splits_columns", "level scans", keep)
+    if hasattr(local, "find_best_splits_groups"):   # entries grouped by node
+        timers.wrap(local, "find_best_splits_groups", "level scans")
     timers.wrap(level, "apply_level_splits", "row moves")
     model = BoostClassifier(n_estimators=args.n_rounds,
                             max_depth=args.max_depth, learning_rate=0.1,
