@@ -36,12 +36,15 @@ def make_sparse_data(n_rows, n_features, density=0.005, n_test=50_000,
             "X_test": X[n_rows:], "y_test": y[n_rows:]}
 
 
+SKBOOST_METHODS = ["exact", "hist", "approx"]
+
+
 def contenders(args):
     common = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
                   learning_rate=0.1, n_jobs=args.n_jobs, reg_lambda=1.0)
     out = [Contender("skboost", method, "skboost", "BoostClassifier",
                      dict(common, tree_method=method, max_bin=256))
-           for method in ("exact", "hist", "approx")]
+           for method in args.methods]
     out.append(Contender("xgboost", "hist", "xgboost", "XGBClassifier",
                          dict(common, tree_method="hist", max_bin=256)))
     out.append(Contender(
@@ -62,6 +65,11 @@ def parse_args(argv=None):
                          task="classification")
     parser.set_defaults(n_features=5000)
     parser.add_argument("--density", type=float, default=0.005)
+    parser.add_argument("--methods", nargs="+", metavar="METHOD",
+                        choices=SKBOOST_METHODS, default=SKBOOST_METHODS,
+                        help="skboost's tree methods to run (default: all; "
+                             "e.g. --methods hist with --only skboost "
+                             "lightgbm for a short run of the hist case)")
     return parser.parse_args(argv)
 
 
