@@ -21,8 +21,7 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 from .._parallel cimport capped
-from ._common cimport (NO_SLOT, PREFETCH_ROWS, int32_t, int64_t, prefetch,
-                       uint8_t)
+from ._common cimport PREFETCH_ROWS, int32_t, int64_t, prefetch, uint8_t
 from ._context cimport SplitContext, reg_params
 from ._gain cimport (NodeBounds, RegParams, feature_directions, is_l2_only,
                      node_bounds_array)
@@ -30,8 +29,7 @@ from ._hist_split cimport (HistCandidate, _at, _fresh_bests,
                            _merged_to_records, _parent_scores, offer_boundary,
                            with_direction)
 from ._node_blocks cimport (BlockData, GroupData, NodeBlocks, SplitStep,
-                            _block_data, _group_data, close_child_groups,
-                            split_step_feature)
+                            _block_data, _group_data, split_step_feature)
 from ._presorted cimport SortedColumns
 
 
@@ -708,16 +706,9 @@ cdef object _scan_groups_level(NodeBlocks grouped, bin_ptr_array,
         for f in prange(scan.n_features, nogil=True, schedule="dynamic",
                         num_threads=n_threads):
             tid = threadid()
-            if splitting and used[f]:
-                split_and_scan_feature(&step, <int32_t> f, tid, &scan, level,
-                                       _feature_scan(<int32_t> f, bin_ptr,
-                                                     no_zero_codes,
-                                                     thresholds, direction),
-                                       &gathered[tid * room],
-                                       &best[tid * n_nodes])
-            elif splitting:
+            if splitting:
                 split_step_feature(&step, <int32_t> f, tid)
-            elif used[f]:
+            if used[f]:
                 scan_feature_groups(&scan, level,
                                     _feature_scan(<int32_t> f, bin_ptr,
                                                   no_zero_codes, thresholds,
@@ -788,8 +779,14 @@ cdef void scan_node_group(const LevelScoring* level, const FeatureScan F,
                           const int64_t* quantized, ColumnEntry* gathered,
                           HistCandidate* best) noexcept nogil:
     """One node's group of feature F (n >= 1 entries in value order): its
-    entries gathered with their gradients, then walked."""
-    cdef int32_t row
+    entries gathered with their gradients (summed: the node's missing sums
+    are its totals minus them), then walked as ``scan_column`` walks the
+    node's entries, ending with every present entry left."""
+    # by value: see scan_column
+    cdef LevelScoring L = level[0]
+    cdef int64_t s[STATE_SIZE]
+    cdef int64_t Gq_present = 0, Hq_present = 0, Gq_miss, Hq_miss
+    cdef int32_t row, last = -2
     cdef Py_ssize_t k
     # the rows are in value order, i.e. scattered: prefetched ahead
     for k in range(n):
@@ -799,23 +796,6 @@ cdef void scan_node_group(const LevelScoring* level, const FeatureScan F,
         gathered[k].qg = quantized[2 * row]
         gathered[k].qh = quantized[2 * row + 1]
         gathered[k].code = <int32_t> codes[k]
-    walk_gathered(level, F, node, gathered, n, best)
-
-
-cdef void walk_gathered(const LevelScoring* level, const FeatureScan F,
-                        int32_t node, const ColumnEntry* gathered,
-                        Py_ssize_t n, HistCandidate* best) noexcept nogil:
-    """A node's gathered entries of feature F (n >= 1, in value order),
-    summed (the node's missing sums are its totals minus them), then
-    walked as ``scan_column`` walks the node's entries, ending with every
-    present entry left."""
-    # by value: see scan_column
-    cdef LevelScoring L = level[0]
-    cdef int64_t s[STATE_SIZE]
-    cdef int64_t Gq_present = 0, Hq_present = 0, Gq_miss, Hq_miss
-    cdef int32_t last = -2
-    cdef Py_ssize_t k
-    for k in range(n):
         Gq_present += gathered[k].qg
         Hq_present += gathered[k].qh
     Gq_miss = L.node_sums[2 * node] - Gq_present
@@ -827,116 +807,6 @@ cdef void walk_gathered(const LevelScoring* level, const FeatureScan F,
                   gathered[k].qg, gathered[k].qh, Gq_miss, Hq_miss)
     if Gq_miss != 0 or Hq_miss != 0:
         _offer_missing_apart(best, L, F, node, s, last, Gq_miss, Hq_miss)
-
-
-# split_and_scan_feature routes each group into its children's groups and
-# walks both while they are in cache (as the exact scan does):
-#
-#     block:     [ node s: e0 e1 e2 e3 e4 ]           (value order)
-#     dst:       [ left: e0 e3 | right: e1 e2 e4 ]    (still value order)
-#     gathered:  [ e0 e3 ->        <- e4 e2 e1 ]      (the right's reversed
-#                                                      before its walk)
-cdef void split_and_scan_feature(const SplitStep* step, int32_t f, int tid,
-                                 const GroupScan* groups,
-                                 const LevelScoring* level,
-                                 const FeatureScan F, ColumnEntry* gathered,
-                                 HistCandidate* best) noexcept nogil:
-    """``split_feature_groups`` and ``scan_feature_groups`` in one pass:
-    each entry's row is read once, for its child and its gradient pair."""
-    cdef const BlockData* src = &step.src
-    cdef const BlockData* dst = &step.dst
-    cdef const GroupData* now = &step.now
-    cdef const GroupData* out = &step.out
-    cdef float* spare_values = step.spare_values + tid * step.spare_stride
-    cdef int32_t* spare_rows = step.spare_rows + tid * step.spare_stride
-    cdef const uint8_t* allowed = groups.allowed + f
-    cdef Py_ssize_t n_features = groups.n_features
-    cdef int64_t i, n, n_left, n_right, left_start, end
-    cdef int64_t written = src.col_ptr[f], group_begin = src.col_ptr[f]
-    cdef int64_t n_groups = 0, first_out = out.ptr[f]
-    cdef int32_t left
-    for i in range(now.ptr[f], now.ptr[f] + now.count[f]):
-        left = step.left_slot[now.slot[i]]
-        end = now.end[i]
-        if left == NO_SLOT:     # a leaf now: its entries leave
-            group_begin = end
-            continue
-        n = end - group_begin
-        left_start = written
-        route_group(src, dst, group_begin, end, step.row_slot, left,
-                    groups.quantized, &written, spare_values, spare_rows,
-                    gathered, &n_left, &n_right)
-        n_groups = close_child_groups(dst, out, first_out + n_groups, left,
-                                      n_left, &written, spare_values,
-                                      spare_rows, n_right) - first_out
-        if n_left and allowed[left * n_features]:
-            walk_gathered(level, F, left, gathered, n_left, &best[left])
-        if n_right and allowed[(left + 1) * n_features]:
-            _reverse_entries(&gathered[n - n_right], n_right)
-            walk_gathered(level, F, left + 1, &gathered[n - n_right],
-                          n_right, &best[left + 1])
-        group_begin = end
-    out.count[f] = n_groups
-
-
-cdef void route_group(const BlockData* src, const BlockData* dst,
-                      int64_t begin, int64_t end, const int32_t* row_slot,
-                      int32_t left, const int64_t* quantized,
-                      int64_t* written, float* spare_values,
-                      int32_t* spare_rows, ColumnEntry* gathered,
-                      int64_t* n_left, int64_t* n_right) noexcept nogil:
-    """The entries [begin, end) of a split node's group to its children
-    (an entry whose row is in neither drops out): the left child's
-    written from ``written`` on, the right child's to the spare buffers;
-    each entry's bin and gradient pair to ``gathered``, the left child's
-    from the front, the right child's from the back. Branch-free: each
-    entry is written to both sides and the cursor of its side moves on (a
-    write to the other side lands on a free position, or on the one both
-    sides would take next, then with the same entry)."""
-    cdef int64_t k, n = end - begin, ahead
-    cdef int64_t to = written[0], lefts = 0, rights = 0, is_left, is_right
-    cdef int32_t row, slot
-    cdef float code
-    cdef ColumnEntry e
-    for k in range(begin, end):
-        # the rows are in value order, i.e. scattered: their slots and
-        # gradients a few entries ahead are fetched now
-        ahead = k + PREFETCH_ROWS
-        if ahead < end:
-            prefetch(&row_slot[src.rows[ahead]])
-            prefetch(&quantized[2 * src.rows[ahead]])
-        row = src.rows[k]
-        code = src.values[k]
-        slot = row_slot[row]
-        is_left = slot == left
-        is_right = slot == left + 1
-        e.qg = quantized[2 * row]
-        e.qh = quantized[2 * row + 1]
-        e.code = <int32_t> code
-        dst.values[to] = code
-        dst.rows[to] = row
-        spare_values[rights] = code
-        spare_rows[rights] = row
-        gathered[lefts] = e
-        gathered[n - 1 - rights] = e
-        to += is_left
-        lefts += is_left
-        rights += is_right
-    written[0] = to
-    n_left[0] = lefts
-    n_right[0] = rights
-
-
-cdef inline void _reverse_entries(ColumnEntry* x, Py_ssize_t n) noexcept nogil:
-    """Reverse x[0:n] in place."""
-    cdef Py_ssize_t a = 0, b = n - 1
-    cdef ColumnEntry t
-    while a < b:
-        t = x[a]
-        x[a] = x[b]
-        x[b] = t
-        a += 1
-        b -= 1
 
 
 @cython.boundscheck(True)
