@@ -217,7 +217,10 @@ class ColumnScanFinder(FixedPointLevelFinder):
                 self.row_slot, self.slot_node.shape[0], self.n_threads)
 
     def _route(self, level, n_next, find_next):
-        self._move_rows_by_value(level, n_next)
+        if self.code_blocks is not None and self.categories is None:
+            self._route_from_groups(level, n_next)
+        else:
+            self._move_rows_by_value(level, n_next)
         if self.code_blocks is not None and n_next and find_next:
             # the groups follow the rows to their children's slots
             self.code_blocks.blocks.split(self.row_slot, level.left_slot,
@@ -232,6 +235,18 @@ class ColumnScanFinder(FixedPointLevelFinder):
                                           self.n_threads)
         self._set_cuts(HistogramLayout.from_flat(flat, cut_ptr,
                                                  self.has_missing))
+
+    def _route_from_groups(self, level, n_next):
+        """Rows to their children from the split features' groups, by
+        bin (no lookup of a row's value in the CSR rows): bins up to the
+        split's go left, as the values below its threshold do."""
+        tracked = self.row_leaf is not None
+        self.code_blocks.blocks.route_rows(
+            self.row_slot, level.feature, level.split_bin + 0.5,
+            level.default_left, level.left_slot, n_next=n_next,
+            n_threads=self.n_threads,
+            slot_node=self.slot_node.astype(np.int32) if tracked else None,
+            row_leaf=self.row_leaf)
 
     def _find_numeric(self, sums, allowed, constraints):
         if self.code_blocks is not None:
