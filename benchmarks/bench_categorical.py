@@ -1,6 +1,6 @@
 """Native categorical features side by side: skboost, XGBoost
-(``enable_categorical``), LightGBM and scikit-learn on high-cardinality
-categorical columns.
+(``enable_categorical``), LightGBM, hessboost and scikit-learn on
+high-cardinality categorical columns.
 
 The case of issue 7: 500,000 training rows (50,000 test rows) with four
 categorical columns of 100, 1,000, 10,000 and 30,000 categories (Zipf-like
@@ -12,7 +12,11 @@ categorical settings (skboost and XGBoost: ``max_cat_to_onehot=4``,
 ``max_cat_threshold=64``). Categories reach each library as integer codes
 in a float32 matrix, named categorical its own way: skboost
 ``categorical_features``, XGBoost ``feature_types="c"``, LightGBM
-``categorical_feature`` at fit. scikit-learn's HistGradientBoosting takes at
+``categorical_feature`` at fit, hessboost (which takes categorical
+features from a DataFrame's ``category`` columns only) a pandas DataFrame
+built from the codes inside ``fit`` and ``predict_proba``
+(``Categorical.from_codes``: a few milliseconds, inside its timed fit).
+scikit-learn's HistGradientBoosting takes at
 most 255 categories per feature: it gets the 100-category column as
 categorical and the others as ordinal numbers ("cat <= 255" in the table).
 """
@@ -69,6 +73,36 @@ except ImportError:   # pragma: no cover - LightGBM is optional
     pass
 
 
+try:
+    import pandas as pd
+    from hessboost.sklearn import HessboostClassifier
+
+    def _category_frame(X):
+        """X's columns as a DataFrame, the categorical ones as pandas
+        ``category`` columns of codes 0 .. k-1 (NaN: missing)."""
+        columns = {}
+        for j in range(X.shape[1]):
+            if j < len(CARDINALITIES):
+                codes = np.nan_to_num(X[:, j], nan=-1).astype(np.int32)
+                columns[f"c{j}"] = pd.Categorical.from_codes(
+                    codes, categories=np.arange(CARDINALITIES[j]))
+            else:
+                columns[f"x{j}"] = X[:, j]
+        return pd.DataFrame(columns)
+
+    class HessboostCategoricalClassifier(HessboostClassifier):
+        """hessboost given the categorical columns as ``category``
+        columns of a DataFrame."""
+
+        def fit(self, X, y, **kwargs):
+            return super().fit(_category_frame(X), y, **kwargs)
+
+        def predict_proba(self, X, *args, **kwargs):
+            return super().predict_proba(_category_frame(X), *args, **kwargs)
+except ImportError:   # pragma: no cover - hessboost is optional
+    pass
+
+
 def contenders(args):
     n_categorical = len(CARDINALITIES)
     common = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
@@ -84,6 +118,11 @@ def contenders(args):
         "lightgbm", "hist", "bench_categorical", "LGBMCategoricalClassifier",
         dict(common, num_leaves=2 ** args.max_depth - 1, max_bin=256,
              min_child_weight=1.0, min_child_samples=0, verbose=-1)))
+    out.append(Contender(
+        "hessboost", "hist", "bench_categorical",
+        "HessboostCategoricalClassifier",
+        dict(common, tree_method="hist", max_bin=256,
+             params={"max_cat_to_onehot": 4, "max_cat_threshold": 64})))
     small = [k <= 255 for k in CARDINALITIES] + [False] * N_NUMERIC
     out.append(Contender(
         "sklearn", "hist, cat <= 255", "_adapters", "HGBClassifier",
@@ -99,7 +138,8 @@ def comparison_table(results):
     methods = {r.library: r.method for r in results}
     return fit_ratio_table(results, {
         "fit / xgb": ("xgboost", methods.get("xgboost")),
-        "fit / lightgbm": ("lightgbm", methods.get("lightgbm"))})
+        "fit / lightgbm": ("lightgbm", methods.get("lightgbm")),
+        "fit / hessboost": ("hessboost", methods.get("hessboost"))})
 
 
 def parse_args(argv=None):

@@ -1,5 +1,5 @@
-"""Monotone and interaction constraints side by side with XGBoost and
-LightGBM: the cost of the constraints in fit time and in accuracy.
+"""Monotone and interaction constraints side by side with XGBoost, LightGBM
+and hessboost: the cost of the constraints in fit time and in accuracy.
 
     python benchmarks/bench_constraints.py                      # 200,000 x 28, both tasks
     python benchmarks/bench_constraints.py --n-rows 50000 --n-rounds 20   # smoke run
@@ -11,7 +11,8 @@ directions from the sign of their correlation with the training target, so
 the constraints are plausible but not true), and with interaction
 constraints (the features in four disjoint sets of seven). 50 rounds,
 max_depth 8, learning rate 0.1, 256 bins, 2 threads; LightGBM num_leaves
-255 (depth binding), its default ``"basic"`` monotone method. Each fit runs
+255 (depth binding), its default ``"basic"`` monotone method; hessboost
+(hist only) XGBoost's parameters. Each fit runs
 in its own fresh process. Ratios are to XGBoost's fit with the same method
 and constraint.
 """
@@ -64,6 +65,11 @@ def contenders(task, data, args):
             out.append(Contender("xgboost", label, "xgboost", "XGB" + suffix,
                                  xgb_params))
     for name, constraint in variants.items():
+        # hessboost (XGBoost's parameter names): hist only
+        out.append(Contender(
+            "hessboost", f"hist/{name}", "hessboost.sklearn",
+            "Hessboost" + suffix,
+            dict(common, tree_method="hist", max_bin=256, **constraint)))
         out.append(Contender(
             "lightgbm", f"hist/{name}", "lightgbm", "LGBM" + suffix,
             dict(common, num_leaves=2 ** args.max_depth - 1, max_bin=256,

@@ -1,5 +1,5 @@
 """Best-first (lossguide) growth without a leaf or depth limit, side by side
-with XGBoost and LightGBM.
+with XGBoost, LightGBM and hessboost.
 
     python benchmarks/bench_lossguide.py                  # 30,000 x 20, 10 trees, both tasks
     python benchmarks/bench_lossguide.py --task classification --repeat 3
@@ -8,7 +8,9 @@ with XGBoost and LightGBM.
 Every library grows leaf-wise until no split is worth making: skboost and
 XGBoost with ``grow_policy="lossguide"``, ``max_leaves=0``, ``max_depth=0``
 (hist, 256 bins, learning rate 0.1, L2 regularisation 1,
-``min_child_weight`` 1, 2 threads); LightGBM (always leaf-wise) with
+``min_child_weight`` 1, 2 threads); hessboost the same but
+``max_leaves=4096`` (it refuses lossguide without a bound); LightGBM
+(always leaf-wise) with
 ``num_leaves=4096``, no depth limit, ``min_child_weight`` 1 and
 ``min_child_samples`` 0 (the trees have about 750 leaves, so 4,096 does not
 bind; LightGBM's largest ``num_leaves``, 131,072, makes it reserve
@@ -35,6 +37,10 @@ def contenders(task, args):
                   lossguide),
         Contender("xgboost", "lossguide", "xgboost", "XGB" + suffix,
                   lossguide),
+        # hessboost refuses lossguide without a bound: 4,096 leaves, as
+        # LightGBM's, which the trees do not reach
+        Contender("hessboost", "lossguide", "hessboost.sklearn",
+                  "Hessboost" + suffix, dict(lossguide, max_leaves=4096)),
         Contender("lightgbm", "leaf-wise", "lightgbm", "LGBM" + suffix,
                   dict(common, num_leaves=4096, max_depth=-1, max_bin=256,
                        reg_lambda=1.0, min_child_weight=1.0,

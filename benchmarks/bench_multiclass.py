@@ -1,5 +1,5 @@
-"""Many classes side by side: skboost ``multi:softprob`` against XGBoost and
-LightGBM, and the cost of a class's tree against one binary tree.
+"""Many classes side by side: skboost ``multi:softprob`` against XGBoost,
+LightGBM and hessboost, and the cost of a class's tree against one binary tree.
 
     python benchmarks/bench_multiclass.py                     # 10 classes, 200,000 x 28, 30 rounds
     python benchmarks/bench_multiclass.py --repeat 3 --json benchmarks/results/multiclass.json
@@ -29,6 +29,10 @@ import sys
 import numpy as np
 from _common import (Contender, PeakRSS, Timer, environment, format_table,
                      run_contenders, select, write_records)
+
+
+# the libraries skboost is compared with
+PEERS = ("xgboost", "lightgbm", "hessboost")
 
 
 def make_data(n_rows, n_features, n_classes, n_test=50_000):
@@ -95,6 +99,9 @@ def contenders(args):
                       dict(params, tree_method="hist", max_bin=256)),
             Contender("lightgbm", method, "lightgbm", "LGBMClassifier",
                       dict(params, **lightgbm)),
+            Contender("hessboost", method, "hessboost.sklearn",
+                      "HessboostClassifier",
+                      dict(params, tree_method="hist", max_bin=256)),
         ]
     return out
 
@@ -104,7 +111,7 @@ def multiclass_table(results):
     method, and each library's multiclass / binary fit time."""
     fastest = {}
     for r in results:
-        if r.library in ("xgboost", "lightgbm"):
+        if r.library in PEERS:
             best = fastest.get(r.method)
             fastest[r.method] = r if best is None or r.fit_s < best.fit_s \
                 else best

@@ -1,5 +1,7 @@
 """LambdaMART ranking side by side: skboost ``rank:ndcg`` against XGBoost's
-``XGBRanker`` (``rank:ndcg``) and LightGBM's ``LGBMRanker`` (``lambdarank``).
+``XGBRanker`` (``rank:ndcg``), hessboost's ``HessboostRanker``
+(``rank:ndcg``, XGBoost's parameters) and LightGBM's ``LGBMRanker``
+(``lambdarank``).
 
     python benchmarks/bench_ranking.py                        # 8,000 queries, 60 trees of depth 6
     python benchmarks/bench_ranking.py --repeat 3 --json benchmarks/results/ranking.json
@@ -17,7 +19,7 @@ Every library: 60 rounds, ``max_depth=6``, 256 bins, L2 regularisation 1,
 2 threads, its default pairs (skboost and XGBoost: the top 32 ranks against
 every lower one; LightGBM: the top 30); LightGBM ``num_leaves=63``,
 ``min_child_weight=1``, ``min_child_samples=0`` so that depth binds as for
-the others. Learning rates: 0.6 for skboost and XGBoost
+the others. Learning rates: 0.6 for skboost, XGBoost and hessboost
 (``--learning-rate``), 0.3 for LightGBM (``--lightgbm-learning-rate``).
 XGBoost's LambdaMART hessian is ``2 sigma (1 - sigma) |delta|``,
 LightGBM's ``sigma (1 - sigma) |delta|``, so at one learning rate XGBoost's
@@ -138,6 +140,10 @@ def contenders(args):
         Contender("xgboost", "rank:ndcg", "xgboost", "XGBRanker",
                   dict(common, objective="rank:ndcg", tree_method="hist",
                        max_bin=256)),
+        Contender("hessboost", "rank:ndcg", "hessboost.sklearn",
+                  "HessboostRanker",
+                  dict(common, objective="rank:ndcg", tree_method="hist",
+                       max_bin=256)),
         Contender("lightgbm", "lambdarank", "lightgbm", "LGBMRanker",
                   dict(common, **lightgbm_rate, objective="lambdarank",
                        num_leaves=2 ** args.max_depth - 1, max_bin=255,
@@ -149,16 +155,17 @@ def contenders(args):
 def ranking_table(results):
     """Fit time, NDCG@10, and the fit time as a ratio to each peer and to
     the fastest peer."""
-    peers = [r for r in results if r.library in ("xgboost", "lightgbm")]
+    peers = [r for r in results
+             if r.library in ("xgboost", "lightgbm", "hessboost")]
     fastest = min(peers, key=lambda r: r.fit_s) if peers else None
     by = {r.library: r for r in peers}
     header = ["library", "objective", "fit s", "fit CPU", "others",
               "predict s", "peak MB", "NDCG@10", "/ xgboost", "/ lightgbm",
-              "/ fastest peer"]
+              "/ hessboost", "/ fastest peer"]
     rows = [[r.library, r.method, r.fit_s, r.fit_cores, r.fit_other_cores,
              r.predict_s, r.peak_mb, f"{r.metric:.5f}"]
             + [r.fit_s / by[name].fit_s if name in by else None
-               for name in ("xgboost", "lightgbm")]
+               for name in ("xgboost", "lightgbm", "hessboost")]
             + [r.fit_s / fastest.fit_s if fastest else None]
             for r in results]
     return format_table(header, rows)

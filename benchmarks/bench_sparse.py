@@ -1,5 +1,5 @@
-"""Sparse input side by side: skboost (exact, hist, approx), XGBoost hist
-and LightGBM on a scipy.sparse CSR matrix.
+"""Sparse input side by side: skboost (exact, hist, approx), XGBoost hist,
+LightGBM and hessboost hist on a scipy.sparse CSR matrix.
 
 The case of issue 4: 200,000 x 5,000 CSR with 0.5% of the entries stored
 (standard normal values), a logistic target drawn from 10% of the columns,
@@ -51,13 +51,19 @@ def contenders(args):
         "lightgbm", "hist", "lightgbm", "LGBMClassifier",
         dict(common, num_leaves=2 ** args.max_depth - 1, max_bin=256,
              min_child_weight=1.0, min_child_samples=0, verbose=-1)))
+    # hessboost (Rust; XGBoost's parameter names; the bench extra) reads
+    # scipy.sparse with absent entries missing
+    out.append(Contender("hessboost", "hist", "hessboost.sklearn",
+                         "HessboostClassifier",
+                         dict(common, tree_method="hist", max_bin=256)))
     return out
 
 
 def comparison_table(results):
     return fit_ratio_table(results, {
         "fit / xgb hist": ("xgboost", "hist"),
-        "fit / lightgbm": ("lightgbm", "hist")})
+        "fit / lightgbm": ("lightgbm", "hist"),
+        "fit / hessboost": ("hessboost", "hist")})
 
 
 def parse_args(argv=None):

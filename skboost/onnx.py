@@ -21,7 +21,12 @@ The graph is the model's own arithmetic in standard operators:
   for scikit-learn classifiers: outputs ``label`` (int64, or string for
   string classes) and ``probabilities``, turned into a list of
   ``{class: probability}`` maps by ``ZipMap`` unless the option
-  ``zipmap=False`` is given.
+  ``zipmap=False`` is given;
+- for a multi-label classifier (fitted on a 2-D y), each label's
+  probability through the link of its own margin and the 0/1 indicator of
+  the labels whose margin is positive, both of shape (N, n_labels), as
+  ``predict_proba`` and ``predict`` give them (and as skl2onnx writes
+  scikit-learn's multi-label ``MLPClassifier``: no ``ZipMap``).
 
 Splits map exactly: skboost's ``x < t`` is ``BRANCH_LT`` with the smallest
 float32 at or above ``t`` (the same float32 comparison skboost's predictor
@@ -109,7 +114,10 @@ def to_onnx(estimator, X_sample, *, target_opset=None, options=None):
         Input ``X``. Outputs: ``variable`` (float32, shape (N, n_outputs):
         the regressor's predictions, one column per quantile, or the
         ranker's scores); for a classifier its labels (int64, or string for
-        string classes) and probabilities (see ``options``).
+        string classes) and probabilities (see ``options``); for a
+        multi-label classifier ``label`` (int64, shape (N, n_labels), the
+        0/1 indicator ``predict`` gives) and ``probabilities`` (float32,
+        shape (N, n_labels)), whatever ``zipmap`` says.
 
     Raises
     ------
@@ -124,7 +132,7 @@ def to_onnx(estimator, X_sample, *, target_opset=None, options=None):
     graph = _ProtoGraph(ml)
     outputs = _proto_outputs(graph, model, zipmap)
     predict_graph(graph, model, "X", outputs)
-    if model.kind == "classifier" and zipmap:
+    if model.kind == "classifier" and zipmap and not model.multilabel:
         _add_zipmap(graph, model.classes)
     return graph.model(model.n_features, main)
 
@@ -133,7 +141,8 @@ def _proto_outputs(graph, model, zipmap):
     """The graph's outputs: a classifier's labels and probabilities, else
     one float tensor ``variable`` of shape (N, n_outputs)."""
     if model.kind == "classifier":
-        return _proto_classifier_outputs(graph, model, zipmap)
+        return _proto_classifier_outputs(graph, model,
+                                         zipmap and not model.multilabel)
     graph.outputs.append(helper.make_tensor_value_info(
         "variable", TensorProto.FLOAT, [None, model.n_outputs]))
     return ["variable"]
@@ -186,9 +195,10 @@ def _proto_classifier_outputs(graph, model, zipmap):
                   if _label_type(model.classes) is Int64TensorType
                   else TensorProto.STRING)
     n_classes = len(model.classes)
+    label_shape = [None, n_classes] if model.multilabel else [None]
     if not zipmap:
         graph.outputs += [
-            helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("label", label_type, label_shape),
             helper.make_tensor_value_info("probabilities", TensorProto.FLOAT,
                                           [None, n_classes])]
         return ["label", "probabilities"]
@@ -255,7 +265,8 @@ def _label_type(classes):
 
 def _classifier_parser(scope, model, inputs, custom_parsers=None):
     """The classifier's two outputs, ``label`` and ``probabilities``, with
-    skl2onnx's ZipMap after them unless ``zipmap=False``."""
+    skl2onnx's ZipMap after them unless ``zipmap=False`` or the model is
+    multi-label."""
     options = scope.get_options(model, dict(zipmap=True))
     operator = scope.declare_local_operator(
         _get_sklearn_operator_name(type(model)), model)
@@ -265,7 +276,8 @@ def _classifier_parser(scope, model, inputs, custom_parsers=None):
                                                          label_type()))
     operator.outputs.append(scope.declare_local_variable(
         "probabilities", FloatTensorType()))
-    if isinstance(options["zipmap"], bool) and not options["zipmap"]:
+    if ((isinstance(options["zipmap"], bool) and not options["zipmap"])
+            or _is_multilabel(model)):
         return operator.outputs
     return _apply_zipmap(options["zipmap"], scope, model, inputs[0].type,
                          operator.outputs)
@@ -295,8 +307,15 @@ def _classifier_shapes(operator):
     model = operator.raw_operator
     n_rows = operator.inputs[0].type.shape[0]
     # the label type the parser declared (int64 indices with nocl=True)
-    operator.outputs[0].type = type(operator.outputs[0].type)([n_rows])
+    label_shape = ([n_rows, len(model.classes_)] if _is_multilabel(model)
+                   else [n_rows])
+    operator.outputs[0].type = type(operator.outputs[0].type)(label_shape)
     operator.outputs[1].type = FloatTensorType([n_rows, len(model.classes_)])
+
+
+def _is_multilabel(estimator):
+    """A classifier fitted on a 2-D y: one binary output per label."""
+    return estimator.booster_.n_targets > 1
 
 
 def convert_skboost(scope, operator, container):
@@ -312,7 +331,8 @@ def convert_skboost(scope, operator, container):
 
 def predict_graph(graph, model, X, outputs):
     """Add the nodes from float32 ``X`` to ``outputs``: [predictions] of a
-    regressor or ranker, [label, probabilities] of a classifier."""
+    regressor or ranker, [label, probabilities] of a classifier (one column
+    of each per label for a multi-label one)."""
     X = _apply_missing_marker(graph, X, model)
     columns = category_columns(model)
     X = _append_category_codes(graph, X, model, columns)
@@ -321,6 +341,9 @@ def predict_graph(graph, model, X, outputs):
         _link(graph, margins, model.link, outputs[0])
         return
     label, proba = outputs
+    if model.multilabel:
+        _multilabel_outputs(graph, margins, model.link, label, proba)
+        return
     if model.link == "softmax":
         _link(graph, margins, "softmax", proba)
     else:   # one margin: the positive class's probability p, then [1-p, p]
@@ -332,6 +355,15 @@ def predict_graph(graph, model, X, outputs):
     best = graph.node("ArgMax", [proba], axis=1, keepdims=0)
     graph.node("Gather", [graph.constant(_label_values(model.classes)), best],
                label, axis=0)
+
+
+def _multilabel_outputs(graph, margins, link, label, proba):
+    """Each label's probability and the 0/1 indicator of the labels whose
+    margin is positive (``predict``'s rule: probability above 1/2)."""
+    _link(graph, margins, link, proba)
+    positive = graph.node("Greater", [margins, graph.constant(
+        np.array([0.0], dtype=np.float32))])
+    graph.node("Cast", [positive], label, to=TensorProto.INT64)
 
 
 def _label_values(classes):

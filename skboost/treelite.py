@@ -57,7 +57,8 @@ def to_treelite(estimator):
         ``treelite.gtil.predict(model, X)`` (shape ``(n, n_targets,
         n_classes)``) gives the regressor's ``predict`` (one target per
         quantile), the ranker's scores, and the classifier's probability
-        of ``classes_[1]`` (two classes) or ``predict_proba`` (more).
+        of ``classes_[1]`` (two classes) or ``predict_proba`` (more, and
+        for a multi-label classifier: one target per label).
         X holds NaN for missing values and the raw category values of
         categorical features.
 
@@ -92,9 +93,14 @@ def to_treelite(estimator):
     return builder.commit()
 
 
+def _is_multiclass(model):
+    return (model.kind == "classifier" and model.n_outputs > 1
+            and not model.multilabel)
+
+
 def _metadata(model):
     n_outputs = model.n_outputs
-    if model.kind == "classifier" and n_outputs > 1:
+    if _is_multiclass(model):
         task, n_targets, n_classes = "kMultiClf", 1, [n_outputs]
     else:
         task = {"classifier": "kBinaryClf", "regressor": "kRegressor",
@@ -107,10 +113,10 @@ def _metadata(model):
 
 def _annotation(model):
     """Each tree adds to its output: a class of a multiclass model, else a
-    target (one per quantile)."""
+    target (one per quantile or label)."""
     groups = [int(g) for g in model.groups]
     zeros = [0] * len(groups)
-    if model.kind == "classifier" and model.n_outputs > 1:
+    if _is_multiclass(model):
         return TreeAnnotation(num_tree=len(groups), target_id=zeros,
                               class_id=groups)
     return TreeAnnotation(num_tree=len(groups), target_id=groups,

@@ -73,6 +73,23 @@ def fit_classifier(objective, labels, seed=0, **params):
     return model, test_rows(X, rng)
 
 
+MULTILABEL_OBJECTIVES = ["binary:logistic", "binary:hinge"]
+
+
+def fit_multilabel(objective, seed=0, **params):
+    """A multi-label classifier (a 2-D 0/1 y of three labels, each from
+    its own function of the features, missing values included)."""
+    X, score, rng = make_data(seed)
+    filled = np.nan_to_num(X, nan=-1.5)
+    Y = np.column_stack([score > np.median(score), filled[:, 3] > 0.2,
+                         filled[:, 1] * filled[:, 4] > 0]).astype(int)
+    weight = rng.uniform(0.5, 2.0, size=X.shape[0])
+    model = BoostClassifier(objective=objective, n_estimators=20,
+                            max_depth=4, **params).fit(X, Y,
+                                                       sample_weight=weight)
+    return model, test_rows(X, rng)
+
+
 def fit_ranker(seed=0, **params):
     X, score, rng = make_data(seed)
     y = np.digitize(score, np.quantile(score, [0.5, 0.8, 0.95]))

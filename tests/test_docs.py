@@ -5,6 +5,7 @@ gallery with every example executed and its figures, an API page per public
 class and function, the benchmarks page's charts, and formulas rendered by
 a MathJax served from the built site itself (no CDN)."""
 
+import fcntl
 import html
 import os
 import re
@@ -36,20 +37,50 @@ API_PAGES = ["skboost.BoostClassifier", "skboost.BoostRegressor",
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """Build the documentation once (every example executed again)."""
+    """Build the documentation once per test session (every example
+    executed again).
+
+    Under pytest-xdist each worker process asks for this fixture, but the
+    build writes into the source tree (the gallery's ``doc/auto_examples``,
+    ``doc/_build_charts``): two builds at once would write the same files
+    together. The first worker builds, under a lock on a file in the
+    directory the workers share (pytest-xdist's own recipe); the others wait
+    and read the same site.
+    """
     for module in ("sphinx", "numpydoc", "sphinx_gallery",
                    "pydata_sphinx_theme", "mathjax", "matplotlib", "pandas",
                    "shap", "onnx", "skl2onnx", "onnxruntime", "treelite"):
         pytest.importorskip(module)
-    tmp = tmp_path_factory.mktemp("docs")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent   # the workers' common base directory
+    tmp = shared / "docs_site"
+    with open(shared / "docs_site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _built_site(tmp)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _built_site(tmp):
+    """The site built into ``tmp/html``, built now unless an earlier call
+    (another worker) did; a failed build is reported to every caller."""
     out = tmp / "html"
-    env = {**os.environ, "SKBOOST_GALLERY_RERUN": "1", "MPLBACKEND": "Agg"}
-    result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-n", "-W", "--keep-going", "-q",
-         "-b", "html", "-d", str(tmp / "doctrees"),
-         str(ROOT / "doc"), str(out)],
-        capture_output=True, text=True, timeout=900, env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
+    failure = tmp / "build_failure.txt"
+    if not (tmp / "built").exists():
+        tmp.mkdir(exist_ok=True)
+        env = {**os.environ, "SKBOOST_GALLERY_RERUN": "1",
+               "MPLBACKEND": "Agg"}
+        result = subprocess.run(
+            [sys.executable, "-m", "sphinx", "-n", "-W", "--keep-going", "-q",
+             "-b", "html", "-d", str(tmp / "doctrees"),
+             str(ROOT / "doc"), str(out)],
+            capture_output=True, text=True, timeout=900, env=env)
+        if result.returncode != 0:
+            failure.write_text(result.stdout + result.stderr)
+        (tmp / "built").touch()
+    assert not failure.exists(), failure.read_text()
     return out
 
 

@@ -1,6 +1,7 @@
 """The quick-start example runs and prints sensible metrics."""
 
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -23,6 +24,56 @@ def test_quickstart_runs_and_prints_metrics():
     accuracy = float(re.search(r"classifier test accuracy:\s*([0-9.]+)",
                                out).group(1))
     assert accuracy > 0.9, out
+
+
+def _quickstart_output_on_the_page():
+    """The lines of the quick-start page's "Output" code block."""
+    page = (ROOT / "doc" / "quickstart.rst").read_text()
+    block = page.split("Output\n------", 1)[1].split(".. code-block:: text",
+                                                     1)[1]
+    lines = []
+    for line in block.splitlines()[1:]:
+        if line.strip() and not line.startswith("   "):
+            break
+        lines.append(line[3:])
+    return [line for line in lines if line.strip()]
+
+
+@pytest.mark.skipif(not (sys.platform == "linux"
+                         and platform.machine() == "x86_64"),
+                    reason="the page shows the output on Linux x86-64")
+def test_quickstart_page_shows_what_the_script_prints():
+    """The output typed on the quick-start page is the script's output,
+    line for line (the gallery page shows it too, executed; this keeps the
+    hand-written page from going stale), and the figures its prose quotes
+    round the printed ones; the linear model's R^2 it quotes is computed
+    here with scikit-learn on the same split."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    printed = [line for line in result.stdout.splitlines()
+               if line.strip() and not line.startswith("plot skipped")]
+    assert printed == _quickstart_output_on_the_page()
+
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import LinearRegression
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_diabetes(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.25, random_state=0)
+    linear_r2 = LinearRegression().fit(X_train, y_train).score(X_test, y_test)
+    rmse = float(re.search(r"regressor test RMSE: ([0-9.]+)",
+                           result.stdout).group(1))
+    r2 = float(re.search(r"regressor test R\^2:\s*([0-9.]+)",
+                         result.stdout).group(1))
+    prose = " ".join((ROOT / "doc" / "quickstart.rst").read_text().split())
+    assert (f"the test R² is about {r2:.2f} and RMSE about {rmse:.0f} "
+            f"(a linear model reaches R² {linear_r2:.2f}") in prose
+    script = (ROOT / "examples" / "quickstart.py").read_text()
+    assert f"R^2 {linear_r2:.2f}." in script
 
 
 def test_pandas_workflow_runs_and_saves_a_model(tmp_path):

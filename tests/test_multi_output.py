@@ -234,7 +234,7 @@ def test_callable_objective_per_target():
     np.testing.assert_allclose(model.predict(X), named.predict(X), atol=1e-6)
 
 
-def test_export_multi_target_regressor_and_refuse_multilabel():
+def test_export_multi_target_regressor():
     pytest.importorskip("onnxruntime")
     pytest.importorskip("skl2onnx")
     import onnxruntime as ort
@@ -246,10 +246,6 @@ def test_export_multi_target_regressor_and_refuse_multilabel():
     session = ort.InferenceSession(to_onnx(model, X).SerializeToString())
     got = session.run(None, {session.get_inputs()[0].name: X})[0]
     np.testing.assert_allclose(got, model.predict(X), rtol=1e-5, atol=1e-5)
-    Xc, Yc = _multilabel_data()
-    clf = BoostClassifier(n_estimators=2).fit(Xc, Yc)
-    with pytest.raises(NotImplementedError, match="multi-label"):
-        to_onnx(clf, Xc.astype(np.float32))
 
 
 def test_forest_with_2d_targets():

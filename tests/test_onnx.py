@@ -10,8 +10,9 @@ pytest.importorskip("skl2onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from _export_cases import (CLASSIFICATION_OBJECTIVES,  # noqa: E402
-                           REGRESSION_OBJECTIVES, default_directions_hit,
-                           fit_classifier, fit_ranker, fit_regressor,
+                           MULTILABEL_OBJECTIVES, REGRESSION_OBJECTIVES,
+                           default_directions_hit, fit_classifier,
+                           fit_multilabel, fit_ranker, fit_regressor,
                            make_categorical_data, make_data)
 
 from skboost import BoostClassifier, BoostRegressor  # noqa: E402
@@ -85,6 +86,49 @@ def test_classifier_zipmap_by_default():
     for row, probabilities in zip(proba, maps):
         assert list(probabilities) == ["a", "b", "c"]
         np.testing.assert_allclose(list(probabilities.values()), row, **TOL)
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree",
+                                      "multi_output_tree"])
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("objective", MULTILABEL_OBJECTIVES)
+def test_multilabel_classifier(objective, opset, strategy):
+    """A classifier fitted on a 2-D y: labels (N, n_labels) int64 as
+    predict gives them and probabilities as predict_proba, with or without
+    the zipmap option (no ZipMap for multi-label, as skl2onnx for
+    scikit-learn's); vector-leaf trees too (oracle: the fitted model)."""
+    model, X = fit_multilabel(objective, multi_strategy=strategy)
+    for options in (None, {"zipmap": False}):
+        onnx_model = to_onnx(model, X, target_opset=OPSETS[opset],
+                             options=options)
+        assert [o.name for o in onnx_model.graph.output] == [
+            "label", "probabilities"]
+        label, proba = run(onnx_model, X)
+        assert label.dtype == np.int64 and label.shape == (X.shape[0], 3)
+        np.testing.assert_allclose(proba, model.predict_proba(X), **TOL)
+        margins = model.decision_function(X)
+        clear = np.abs(margins) > 1e-5   # float32 margins agree on sign
+        assert clear.mean() > 0.9
+        np.testing.assert_array_equal(label[clear], model.predict(X)[clear])
+
+
+def test_multilabel_classifier_in_a_pipeline():
+    """skl2onnx.to_onnx(pipeline) with skl2onnx's defaults, as for
+    scikit-learn's multi-label MLPClassifier: no ZipMap, (N, n_labels)
+    labels and probabilities (oracle: the fitted pipeline)."""
+    import skl2onnx
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+
+    model, X = fit_multilabel("binary:logistic")
+    Y = model.predict(X)
+    pipeline = make_pipeline(SimpleImputer(), BoostClassifier(
+        **model.get_params())).fit(X, Y)
+    label, proba = run(skl2onnx.to_onnx(pipeline, X[:1]), X)
+    np.testing.assert_allclose(proba, pipeline.predict_proba(X), **TOL)
+    margins = pipeline.decision_function(X)
+    clear = np.abs(margins) > 1e-5
+    np.testing.assert_array_equal(label[clear], pipeline.predict(X)[clear])
 
 
 @pytest.mark.parametrize("opset", OPSETS)

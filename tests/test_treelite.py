@@ -7,7 +7,8 @@ import pytest
 treelite = pytest.importorskip("treelite")
 
 from _export_cases import (CLASSIFICATION_OBJECTIVES,  # noqa: E402
-                           REGRESSION_OBJECTIVES, fit_classifier, fit_ranker,
+                           MULTILABEL_OBJECTIVES, REGRESSION_OBJECTIVES,
+                           fit_classifier, fit_multilabel, fit_ranker,
                            fit_regressor, make_categorical_data, make_data)
 
 from skboost import BoostRegressor  # noqa: E402
@@ -38,6 +39,15 @@ def test_classifier(objective):
     proba = model.predict_proba(X)
     expected = proba[:, 1:] if binary else proba
     np.testing.assert_allclose(gtil(model, X), expected, **TOL)
+
+
+@pytest.mark.parametrize("strategy", ["one_output_per_tree",
+                                      "multi_output_tree"])
+@pytest.mark.parametrize("objective", MULTILABEL_OBJECTIVES)
+def test_multilabel_classifier(objective, strategy):
+    """One Treelite target per label: predict_proba's (N, n_labels)."""
+    model, X = fit_multilabel(objective, multi_strategy=strategy)
+    np.testing.assert_allclose(gtil(model, X), model.predict_proba(X), **TOL)
 
 
 def test_ranker():

@@ -67,6 +67,9 @@ class ExportedModel:
         ``{feature: None}`` when its categories are not numbers.
     feature_labels : list of str
         Names of the features for messages (column names, else ``f<i>``).
+    multilabel : bool
+        A multi-label classifier (fitted on a 2-D y): one output per label,
+        each label's probability through ``link`` on its own margin.
     """
 
     kind: str
@@ -80,6 +83,7 @@ class ExportedModel:
     marker_features: np.ndarray
     category_values: dict
     feature_labels: list
+    multilabel: bool = False
 
     @property
     def n_outputs(self):
@@ -96,8 +100,6 @@ def exported_model(estimator):
     ValueError
         For a model trained with a callable objective (its link function
         is not known to the exporters).
-    NotImplementedError
-        For a multi-label classifier.
     """
     from .base import _BoostBase
     from .ranker import BoostRanker
@@ -112,11 +114,6 @@ def exported_model(estimator):
             "this model was trained with a callable objective: its link "
             "from margins to predictions is not known, so it can not be "
             "exported; train it with a named objective")
-    if is_classifier(estimator) and booster.n_targets > 1:
-        raise NotImplementedError(
-            "exporting a multi-label classifier (fitted on a 2-D y) is not "
-            "supported: ONNX's and Treelite's classifiers have one label per "
-            "row; export one BoostClassifier per label instead")
     first, last = booster.scalar_slice(
         *booster._tree_slice(estimator._iteration_range(None)))
     trees, groups = booster.scalar_trees()
@@ -136,7 +133,8 @@ def exported_model(estimator):
         missing=float(estimator.missing),
         marker_features=_marker_features(category_map, booster.n_features),
         category_values=_category_values(category_map),
-        feature_labels=labels)
+        feature_labels=labels,
+        multilabel=is_classifier(estimator) and booster.n_targets > 1)
 
 
 def _feature_labels(estimator):

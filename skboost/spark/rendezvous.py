@@ -3,9 +3,9 @@
 ``BarrierTaskContext.allGather`` does it, but Spark's barrier waits in
 steps of one second (its tasks poll the coordinator's answer every
 second), which is a second of every fit. The driver instead serves one
-short exchange over TCP: each task connects, sends its index, its stage, its endpoint and its failure so far (JSON, one line), and once
-every task of the stage has sent its line, each gets all of them
-back. Tasks that cannot reach the driver (a firewall between executors
+short exchange over TCP: each task connects, sends its index, its stage,
+its endpoint and its failure so far (JSON, one line), and once every task
+of the stage has sent its line, each gets all of them back. Tasks that cannot reach the driver (a firewall between executors
 and driver) fall back to ``allGather``.
 """
 

@@ -1427,8 +1427,9 @@ cdef small_margins(PackedForest forest, const RowValue[:, ::1] X,
     return out_arr
 
 
-def has_infinity(const float[:, ::1] X not None):
-    """Whether X holds +-inf (NaN does not count)."""
+cdef bint has_infinity(const float[:, ::1] X):
+    """Whether X holds +-inf (NaN does not count): for a call that walks
+    no tree, so that no block read finds it."""
     if X.shape[0] == 0 or X.shape[1] == 0:
         return False
     cdef bint finite
