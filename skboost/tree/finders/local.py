@@ -178,6 +178,11 @@ class ColumnScanFinder(FixedPointLevelFinder):
         self.propose = mapper is None
         self._proposed_for = None   # (hessians, active rows) of the cuts
         self.code_blocks = None     # the bins grouped by node, if grouped
+        # rows routed from the groups (numeric splits, absent = missing)
+        # also tell each row's leaf, so the margins need no prediction
+        self.routes_from_groups = (not sorted_columns.zero_absent
+                                   and self.categories is None)
+        self.track_leaves = self.track_leaves or self.routes_from_groups
         if not self.propose:
             self._set_cuts(HistogramLayout(mapper.cuts_, mapper.has_missing_))
 
@@ -217,7 +222,7 @@ class ColumnScanFinder(FixedPointLevelFinder):
                 self.row_slot, self.slot_node.shape[0], self.n_threads)
 
     def _route(self, level, n_next, find_next):
-        if self.code_blocks is not None and self.categories is None:
+        if self.routes_from_groups:
             self._route_from_groups(level, n_next)
         else:
             self._move_rows_by_value(level, n_next)
