@@ -12,8 +12,9 @@ sparse instead: ``skboost.dask.DaskBoostClassifier`` on a
 ``distributed.LocalCluster`` of 2 worker processes x 1 thread (CSR
 chunks, persisted on the workers before the clock starts) against
 single-node ``BoostClassifier`` (and XGBoost, the docs' reference) with
-2 threads in this process, all ``tree_method="hist"``: fit time, the peak memory a fit adds (this
-process for single node, each worker for Dask: resident memory sampled
+2 threads in this process, all ``tree_method="hist"``: fit time, the peak
+memory a fit adds (this process for single node, each worker for Dask:
+resident memory sampled
 every 10 ms, minus its level when the fit starts), the bytes of each
 worker's binned rows against what dense bin codes of its rows would take,
 and whether the predictions are the single-node model's. The data of
@@ -54,12 +55,15 @@ def make_sparse_data(n_rows, n_features, density=0.005, n_test=50_000,
             "X_test": X[n_rows:], "y_test": y[n_rows:]}
 
 
+SKBOOST_METHODS = ["exact", "hist", "approx"]
+
+
 def contenders(args):
     common = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
                   learning_rate=0.1, n_jobs=args.n_jobs, reg_lambda=1.0)
     out = [Contender("skboost", method, "skboost", "BoostClassifier",
                      dict(common, tree_method=method, max_bin=256))
-           for method in ("exact", "hist", "approx")]
+           for method in args.methods]
     out.append(Contender("xgboost", "hist", "xgboost", "XGBClassifier",
                          dict(common, tree_method="hist", max_bin=256)))
     out.append(Contender(
@@ -89,6 +93,11 @@ def parse_args(argv=None):
     parser.add_argument("--dask", action="store_true",
                         help="sparse training on Dask (2 workers) against "
                         "single node: time, peak memory, binned bytes")
+    parser.add_argument("--methods", nargs="+", metavar="METHOD",
+                        choices=SKBOOST_METHODS, default=SKBOOST_METHODS,
+                        help="skboost's tree methods to run (default: all; "
+                             "e.g. --methods hist with --only skboost "
+                             "lightgbm for a short run of the hist case)")
     return parser.parse_args(argv)
 
 

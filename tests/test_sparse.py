@@ -435,3 +435,27 @@ def test_presorted_sparse_columns_equal_a_naive_sort(with_nan):
         # no -0.0 left among the stored values
         assert not np.any(np.signbit(np.asarray(columns.values)[stored])
                           & (np.asarray(columns.values)[stored] == 0))
+
+
+@pytest.mark.parametrize("method", ["hist", "approx"])
+@pytest.mark.parametrize("params", [
+    dict(grow_policy="lossguide", max_leaves=12, max_depth=0),
+    dict(monotone_constraints=(1, 0, -1) + (0,) * 22, reg_alpha=0.5,
+         max_delta_step=0.8, min_child_weight=3.0, max_depth=6),
+    dict(max_depth=7, min_child_weight=20.0)],
+    ids=["lossguide", "monotone-l1", "early-leaves"])
+def test_grouped_sparse_scan_equals_dense_model(method, params):
+    # sparse hist and global approx keep the entries' bins grouped by node
+    # (regrouped when lossguide re-slots rows, shrinking as leaves close);
+    # oracle: the dense hist grower on the matrix with NaN
+    X, dense, y, weight = sparse_problem(8)
+
+    def fit(data, n_jobs=2):
+        return BoostClassifier(**{"n_estimators": 8, "max_depth": 4,
+                                  **params}, tree_method=method,
+                               n_jobs=n_jobs).fit(data, y,
+                                                  sample_weight=weight)
+
+    on_sparse = fit(X)
+    assert_same_trees(on_sparse, fit(dense))
+    assert_same_trees(on_sparse, fit(X, n_jobs=1))

@@ -28,6 +28,8 @@ from ._gain cimport (NodeBounds, RegParams, feature_directions, is_l2_only,
 from ._hist_split cimport (HistCandidate, _at, _fresh_bests,
                            _merged_to_records, _parent_scores, offer_boundary,
                            with_direction)
+from ._node_blocks cimport (BlockData, GroupData, NodeBlocks, SplitStep,
+                            _block_data, _group_data, split_step_feature)
 from ._presorted cimport SortedColumns
 
 
@@ -366,13 +368,14 @@ cdef inline void walk_step(HistCandidate* best, const LevelScoring L,
                            int64_t Hq_miss) noexcept nogil:
     """The node's next entries in value order (bin ``code``, sums qg, qh):
     offer the boundaries the histogram scan would see below them, then
-    add them to the left side."""
+    add them to the left side. ``last_bin`` points to the node's last bin
+    walked (-2 before its first entry)."""
     cdef NodeBounds feature_bounds
     cdef const NodeBounds* bounds = with_direction(
         &feature_bounds, _at(L.node_bounds, node), F.direction)
     cdef int64_t Gq = L.node_sums[2 * node], Hq = L.node_sums[2 * node + 1]
     cdef bint has_missing = Gq_miss != 0 or Hq_miss != 0
-    cdef int32_t b = last_bin[node]
+    cdef int32_t b = last_bin[0]
     # a boundary is offered when the bin changes: entries of one bin are
     # one histogram bin, which no histogram split can cut
     if b == -2:
@@ -393,7 +396,7 @@ cdef inline void walk_step(HistCandidate* best, const LevelScoring L,
                            L.l2_only, True, bounds)
     s[LEFT_G] += qg
     s[LEFT_H] += qh
-    last_bin[node] = code
+    last_bin[0] = code
 
 
 cdef void scan_column(const ColumnScan* columns, const LevelScoring* level,
@@ -427,7 +430,7 @@ cdef void scan_column(const ColumnScan* columns, const LevelScoring* level,
         if s[ZERO_PENDING] and code > F.zero_code:
             _add_zero_block(&best[node], L, F, node, s, last_bin, Gq_miss,
                             Hq_miss)
-        walk_step(&best[node], L, F, node, s, last_bin, code,
+        walk_step(&best[node], L, F, node, s, &last_bin[node], code,
                   gathered[i].qg, gathered[i].qh, Gq_miss, Hq_miss)
     # after each node's last entry: every present entry left, missing right
     for i in range(n_touched):
@@ -534,8 +537,8 @@ cdef inline void _add_zero_block(HistCandidate* best, const LevelScoring L,
     s[ZERO_PENDING] = 0
     if zero_g == 0 and zero_h == 0:
         return
-    walk_step(best, L, F, node, s, last_bin, F.zero_code, zero_g, zero_h,
-              Gq_miss, Hq_miss)
+    walk_step(best, L, F, node, s, &last_bin[node], F.zero_code, zero_g,
+              zero_h, Gq_miss, Hq_miss)
 
 
 @cython.boundscheck(True)
@@ -554,6 +557,274 @@ def _check_columns_inputs(BinnedColumns binned, thresholds, row_slot,
         raise ValueError("row_slot holds a slot outside [-1, n_nodes)")
     if node_sums.shape[1] != 2:
         raise ValueError("node_sums must be (n_nodes, 2)")
+    if feature_allowed.shape[0] != n_nodes or (
+            feature_allowed.shape[1] != columns.n_features):
+        raise ValueError("feature_allowed must be (n_nodes, n_features)")
+
+
+# --------------------------------------------------------------------------
+# The same scan over the entries grouped by node
+# --------------------------------------------------------------------------
+
+# ``find_best_splits_columns`` walks every entry of a column at every level
+# and reads each entry's node and gradients at its (random) row, keeping
+# every node's walk state in a table. Here the entries' bins are kept in
+# per-node groups (``_node_blocks.NodeBlocks``, as the exact finder keeps
+# its values; the bins stand in for the values, ``CodeBlocks``):
+#
+#     block of feature j:  [ node 2: b0 <= b3 ... ][ node 0: b1 <= b2 ... ]
+#
+# so a node's walk reads its own entries contiguously, with its state in
+# registers, and the entries of finished leaves drop out as the tree grows.
+# A group is gathered once (gradients at its rows, prefetched), summed for
+# the node's missing sums, then walked with the same steps (``walk_step``)
+# in the same order as the column walk: the same candidates, the same
+# splits. After a level the groups are split into the children's groups
+# (one stable pass per feature, done just before the feature's scan while
+# its entries come into cache).
+
+cdef class CodeBlocks:
+    """The value bins of presorted columns, grouped by the open nodes of a
+    level (``NodeBlocks`` over the bins as float32 values: exact below
+    2**24): the input of ``find_best_splits_groups``. Made from validated
+    ``BinnedColumns``; the groups only ever permute or drop a feature's
+    entries, so every bin stays a value bin of its feature. Absent entries
+    must be missing (not 0.0): the zero blocks have no group.
+
+    Parameters
+    ----------
+    binned : BinnedColumns
+    """
+
+    cdef readonly NodeBlocks blocks
+    cdef readonly object bin_ptr
+
+    @cython.boundscheck(True)
+    @cython.wraparound(True)
+    def __init__(self, BinnedColumns binned not None):
+        columns = binned.columns
+        if columns.zero_absent:
+            raise ValueError("CodeBlocks needs absent entries missing, "
+                             "not 0.0 (use BinnedColumns)")
+        if binned.bin_ptr[-1] >= 2 ** 24:
+            raise ValueError("more bins than float32 holds exactly")
+        codes = SortedColumns(columns.col_ptr,
+                              binned.entry_codes.astype(np.float32),
+                              columns.rows, columns.n_rows)
+        self.blocks = NodeBlocks(codes)
+        self.bin_ptr = binned.bin_ptr
+
+
+ctypedef struct GroupScan:
+    # a level's groups (the current ones, or those a planned split writes)
+    const int64_t* col_ptr
+    const float* codes              # the entries' bins, as float32
+    const int32_t* rows
+    const int64_t* group_ptr
+    const int64_t* group_count
+    const int32_t* group_slot
+    const int64_t* group_end
+    const int64_t* quantized        # (n_rows, 2) fixed-point gradient pairs
+    const uint8_t* allowed          # (n_nodes, n_features) feature masks
+    Py_ssize_t n_features
+
+
+def find_best_splits_groups(
+        CodeBlocks code_blocks not None,                # IN grouped for the level
+        const double[::1] thresholds not None,          # IN (n_bins,)
+        const int64_t[:, ::1] quantized not None,       # IN (n_rows, 2)
+        const int64_t[:, ::1] node_sums not None,       # IN (n_nodes, 2)
+        const uint8_t[:, ::1] feature_allowed not None,  # IN (n_nodes, n_features)
+        *, SplitContext context not None, bounds=None, monotone=None):
+    """``find_best_splits_columns`` on the entries grouped by node: the
+    same records. ``code_blocks.blocks`` must be grouped (``start`` or
+    ``split``) for the level's rows, node k in slot k; a planned split is
+    carried out here, feature by feature, before each feature's scan."""
+    cdef NodeBlocks grouped = code_blocks.blocks
+    cdef Py_ssize_t n_nodes = node_sums.shape[0]
+    cdef Py_ssize_t n_features = grouped.columns.n_features
+    _check_group_inputs(code_blocks, thresholds, quantized, node_sums,
+                        feature_allowed)
+    cdef int n_threads = capped(context.n_threads)
+    cdef RegParams p = reg_params(context)
+    cdef double[::1] parent_score = _parent_scores(
+        node_sums, context.scale_g, context.scale_h, &p, bounds)
+    cdef const signed char[::1] direction = feature_directions(monotone,
+                                                               n_features)
+    cdef LevelScoring level
+    level.node_sums = &node_sums[0, 0] if n_nodes else NULL
+    level.parent_score = &parent_score[0]
+    level.scale_g = context.scale_g
+    level.scale_h = context.scale_h
+    level.p = &p
+    level.l2_only = is_l2_only(&p)
+    level.node_bounds = node_bounds_array(bounds, n_nodes)
+    try:
+        return _scan_groups_level(grouped, code_blocks.bin_ptr, &level,
+                                  thresholds, direction, quantized,
+                                  feature_allowed, n_nodes, n_threads)
+    finally:
+        free(level.node_bounds)
+
+
+cdef object _scan_groups_level(NodeBlocks grouped, bin_ptr_array,
+                               const LevelScoring* level,
+                               const double[::1] thresholds,
+                               const signed char[::1] direction,
+                               const int64_t[:, ::1] quantized,
+                               const uint8_t[:, ::1] feature_allowed,
+                               Py_ssize_t n_nodes, int n_threads):
+    """Every feature's groups split (if planned) and walked, in parallel
+    over features, each thread into its own bests; then merged."""
+    cdef bint splitting = grouped._pending is not None
+    cdef SplitStep step
+    if splitting:
+        step = grouped._split_step(n_threads)
+    cdef GroupScan scan
+    _group_scan(&scan, grouped, &step if splitting else NULL, quantized,
+                feature_allowed)
+    cdef const int64_t[::1] bin_ptr = bin_ptr_array
+    cdef const int32_t[::1] no_zero_codes = np.zeros(
+        max(scan.n_features, 1), dtype=np.int32)
+    # the features no open node may split on are only moved, not walked
+    cdef const uint8_t[::1] used = np.asarray(feature_allowed).any(
+        axis=0).astype(np.uint8) if n_nodes else np.zeros(
+            max(scan.n_features, 1), dtype=np.uint8)
+    cdef Py_ssize_t f, room = max(grouped.longest, 1)
+    cdef int tid
+    cdef ColumnEntry* gathered = <ColumnEntry*> malloc(
+        n_threads * room * sizeof(ColumnEntry))
+    if gathered == NULL:
+        raise MemoryError()
+    cdef HistCandidate* best = NULL
+    try:
+        best = _fresh_bests(n_threads * n_nodes)
+        # one feature per task (dynamic: features differ in entries): its
+        # block and groups are the task's own, its candidates go to the
+        # thread's own bests, and the merge's total order makes the result
+        # thread-independent
+        for f in prange(scan.n_features, nogil=True, schedule="dynamic",
+                        num_threads=n_threads):
+            tid = threadid()
+            if splitting:
+                split_step_feature(&step, <int32_t> f, tid)
+            if used[f]:
+                scan_feature_groups(&scan, level,
+                                    _feature_scan(<int32_t> f, bin_ptr,
+                                                  no_zero_codes, thresholds,
+                                                  direction),
+                                    &gathered[tid * room],
+                                    &best[tid * n_nodes])
+        records = _merged_to_records(best, n_threads, n_nodes)
+    finally:
+        free(best)
+        free(gathered)
+    if splitting:
+        grouped._commit()
+    return records
+
+
+cdef void _group_scan(GroupScan* scan, NodeBlocks grouped,
+                      const SplitStep* step,
+                      const int64_t[:, ::1] quantized,
+                      const uint8_t[:, ::1] feature_allowed):
+    """Pointers into validated arrays (kept alive by the caller): the
+    groups a planned split (``step``, NULL if none) writes, else the
+    current ones."""
+    cdef BlockData data
+    cdef GroupData groups
+    if step != NULL:
+        data = step.dst
+        groups = step.out
+    else:
+        data = _block_data(grouped.columns.col_ptr, grouped.values,
+                           grouped.rows)
+        groups = _group_data(grouped.group_ptr, grouped.group_count,
+                             grouped.group_slot, grouped.group_end)
+    scan.col_ptr = data.col_ptr
+    scan.codes = data.values
+    scan.rows = data.rows
+    scan.group_ptr = groups.ptr
+    scan.group_count = groups.count
+    scan.group_slot = groups.slot
+    scan.group_end = groups.end
+    scan.quantized = &quantized[0, 0] if quantized.shape[0] else NULL
+    scan.allowed = (&feature_allowed[0, 0] if feature_allowed.shape[0]
+                    and feature_allowed.shape[1] else NULL)
+    scan.n_features = grouped.columns.n_features
+
+
+cdef void scan_feature_groups(const GroupScan* groups,
+                              const LevelScoring* level, const FeatureScan F,
+                              ColumnEntry* gathered,
+                              HistCandidate* best) noexcept nogil:
+    """Feature F's candidates for every open node allowed to use it: one
+    walk per group (a group spans [previous end, its end))."""
+    cdef GroupScan S = groups[0]
+    cdef int64_t i, begin = S.col_ptr[F.index], end
+    cdef int32_t node
+    for i in range(S.group_ptr[F.index],
+                   S.group_ptr[F.index] + S.group_count[F.index]):
+        node = S.group_slot[i]
+        end = S.group_end[i]
+        if S.allowed[node * S.n_features + F.index]:
+            scan_node_group(level, F, node, &S.codes[begin], &S.rows[begin],
+                            end - begin, S.quantized, gathered, &best[node])
+        begin = end
+
+
+cdef void scan_node_group(const LevelScoring* level, const FeatureScan F,
+                          int32_t node, const float* codes,
+                          const int32_t* rows, Py_ssize_t n,
+                          const int64_t* quantized, ColumnEntry* gathered,
+                          HistCandidate* best) noexcept nogil:
+    """One node's group of feature F (n >= 1 entries in value order): its
+    entries gathered with their gradients (summed: the node's missing sums
+    are its totals minus them), then walked as ``scan_column`` walks the
+    node's entries, ending with every present entry left."""
+    # by value: see scan_column
+    cdef LevelScoring L = level[0]
+    cdef int64_t s[STATE_SIZE]
+    cdef int64_t Gq_present = 0, Hq_present = 0, Gq_miss, Hq_miss
+    cdef int32_t row, last = -2
+    cdef Py_ssize_t k
+    # the rows are in value order, i.e. scattered: prefetched ahead
+    for k in range(n):
+        if k + PREFETCH_ROWS < n:
+            prefetch(&quantized[2 * rows[k + PREFETCH_ROWS]])
+        row = rows[k]
+        gathered[k].qg = quantized[2 * row]
+        gathered[k].qh = quantized[2 * row + 1]
+        gathered[k].code = <int32_t> codes[k]
+        Gq_present += gathered[k].qg
+        Hq_present += gathered[k].qh
+    Gq_miss = L.node_sums[2 * node] - Gq_present
+    Hq_miss = L.node_sums[2 * node + 1] - Hq_present
+    s[LEFT_G] = 0
+    s[LEFT_H] = 0
+    for k in range(n):
+        walk_step(best, L, F, node, s, &last, gathered[k].code,
+                  gathered[k].qg, gathered[k].qh, Gq_miss, Hq_miss)
+    if Gq_miss != 0 or Hq_miss != 0:
+        _offer_missing_apart(best, L, F, node, s, last, Gq_miss, Hq_miss)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _check_group_inputs(CodeBlocks code_blocks, thresholds, quantized,
+                        node_sums, feature_allowed):
+    blocks = code_blocks.blocks
+    columns = blocks.columns
+    n_nodes = node_sums.shape[0]
+    if thresholds.shape[0] != code_blocks.bin_ptr[-1]:
+        raise ValueError("one threshold per bin")
+    if quantized.shape[0] != columns.n_rows or quantized.shape[1] != 2:
+        raise ValueError("quantized must be (n_rows, 2)")
+    if node_sums.shape[1] != 2:
+        raise ValueError("node_sums must be (n_nodes, 2)")
+    if blocks.n_slots != n_nodes:
+        raise ValueError(f"the blocks are grouped for {blocks.n_slots} "
+                         f"slots, not {n_nodes}")
     if feature_allowed.shape[0] != n_nodes or (
             feature_allowed.shape[1] != columns.n_features):
         raise ValueError("feature_allowed must be (n_nodes, n_features)")

@@ -124,7 +124,9 @@ class _LevelSplits:
         self.threshold = np.zeros(n_slots)
         self.default_left = np.zeros(n_slots, dtype=np.uint8)
         self.left_slot = np.full(n_slots, -1, dtype=np.int32)
+        self.split_bin = np.full(n_slots, -1, dtype=np.int32)
         self.feature[slot] = r["feature"]
+        self.split_bin[slot] = r["split_bin"]
         self.threshold[slot] = r["threshold"]
         self.default_left[slot] = r["default_left"]
         self.left_sets = None

@@ -11,7 +11,9 @@ a batch is linear in the stored entries.
 import numpy as np
 
 from .._approx import entry_codes, local_histograms, propose_cuts_flat
-from .._column_scan import BinnedColumns, find_best_splits_columns
+from .._column_scan import (BinnedColumns, CodeBlocks,
+                            find_best_splits_columns,
+                            find_best_splits_groups)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import quantize_gradients
@@ -146,6 +148,13 @@ class ColumnScanFinder(FixedPointLevelFinder):
     cost is linear in the stored entries. The splits are those the
     histogram finder would choose on the same bins.
 
+    When absent entries are missing (the default), the entries' bins are
+    kept grouped by the level's nodes (``CodeBlocks``, the exact finder's
+    ``NodeBlocks``): a node's walk reads its own entries contiguously, and
+    the entries of finished leaves drop out (``find_best_splits_groups``,
+    the same splits). Absent entries read as 0.0 walk whole columns
+    (``find_best_splits_columns``), whose zero blocks have no group.
+
     Parameters
     ----------
     As ``FixedPointLevelFinder``, plus:
@@ -168,11 +177,18 @@ class ColumnScanFinder(FixedPointLevelFinder):
                             if sorted_columns.zero_absent else None)
         self.propose = mapper is None
         self._proposed_for = None   # (hessians, active rows) of the cuts
+        self.code_blocks = None     # the bins grouped by node, if grouped
+        # rows routed from the groups (numeric splits, absent = missing)
+        # also tell each row's leaf, so the margins need no prediction
+        self.routes_from_groups = (not sorted_columns.zero_absent
+                                   and self.categories is None)
+        self.track_leaves = self.track_leaves or self.routes_from_groups
         if not self.propose:
             self._set_cuts(HistogramLayout(mapper.cuts_, mapper.has_missing_))
 
     def _set_cuts(self, layout):
-        self.binned = None   # the old codes go before the new arrive
+        # the old codes go before the new arrive
+        self.binned = self.code_blocks = None
         # the bin of 0.0 in each feature (the zero block's, if any)
         zero_codes = np.bincount(
             np.repeat(np.arange(self.sorted.n_features),
@@ -182,6 +198,10 @@ class ColumnScanFinder(FixedPointLevelFinder):
             self.sorted, entry_codes(self.sorted, layout.flat_cuts,
                                      layout.cut_ptr, self.n_threads),
             layout.bin_ptr, zero_codes)
+        if not self.sorted.zero_absent:
+            # grouped by node: the bins live on in the groups only
+            self.code_blocks = CodeBlocks(self.binned)
+            self.binned = None
         self.thresholds = layout.split_thresholds
 
     def start_tree(self, gpair, active):
@@ -191,7 +211,25 @@ class ColumnScanFinder(FixedPointLevelFinder):
                 and np.array_equal(active, self._proposed_for[1]))):
             self._proposed_for = (gpair[:, 1].copy(), active.copy())
             self._propose_cuts(weighted_hessians(gpair, self.weight, active))
-        return super().start_tree(gpair, active)
+        G, H = super().start_tree(gpair, active)
+        if self.code_blocks is not None:
+            self.code_blocks.blocks.start(self.row_slot, 1, self.n_threads)
+        return G, H
+
+    def _slots_changed(self):
+        if self.code_blocks is not None:
+            self.code_blocks.blocks.start(
+                self.row_slot, self.slot_node.shape[0], self.n_threads)
+
+    def _route(self, level, n_next, find_next):
+        if self.routes_from_groups:
+            self._route_from_groups(level, n_next)
+        else:
+            self._move_rows_by_value(level, n_next)
+        if self.code_blocks is not None and n_next and find_next:
+            # the groups follow the rows to their children's slots
+            self.code_blocks.blocks.split(self.row_slot, level.left_slot,
+                                          n_next, self.n_threads)
 
     def _propose_cuts(self, hess):
         columns = self.sorted
@@ -203,7 +241,23 @@ class ColumnScanFinder(FixedPointLevelFinder):
         self._set_cuts(HistogramLayout.from_flat(flat, cut_ptr,
                                                  self.has_missing))
 
+    def _route_from_groups(self, level, n_next):
+        """Rows to their children from the split features' groups, by
+        bin (no lookup of a row's value in the CSR rows): bins up to the
+        split's go left, as the values below its threshold do."""
+        tracked = self.row_leaf is not None
+        self.code_blocks.blocks.route_rows(
+            self.row_slot, level.feature, level.split_bin + 0.5,
+            level.default_left, level.left_slot, n_next=n_next,
+            n_threads=self.n_threads,
+            slot_node=self.slot_node.astype(np.int32) if tracked else None,
+            row_leaf=self.row_leaf)
+
     def _find_numeric(self, sums, allowed, constraints):
+        if self.code_blocks is not None:
+            return find_best_splits_groups(
+                self.code_blocks, self.thresholds, self.quantized, sums,
+                allowed, context=self.context, **constraints)
         return find_best_splits_columns(
             self.binned, self.thresholds, self.row_slot, self.quantized, sums,
             allowed, context=self.context, **constraints)
