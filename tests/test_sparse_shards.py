@@ -243,6 +243,27 @@ def test_dask_sparse_classifier_predicts_as_single_node(client, absent,
         X, n_workers)
 
 
+@pytest.mark.parametrize("sampling", [
+    dict(colsample_bynode=0.5), dict(colsample_bylevel=0.6),
+    dict(colsample_bynode=0.6, grow_policy="lossguide", max_leaves=9)],
+    ids=["bynode", "bylevel", "bynode lossguide"])
+def test_dask_sparse_column_sampling_per_node_is_single_nodes(client,
+                                                              sampling):
+    """Masks drawn per node or level: the shards hand the children to the
+    sampler in the order single-node sparse training does (each split's
+    left child, then its right), so the same masks, the same model."""
+    X = _sparse_matrix(n=1200, n_features=15, density=0.2, seed=11)
+    dense = np.nan_to_num(_dense_form(X, "zero"))
+    y = (dense[:, :5].sum(axis=1) > 0).astype(int)
+    params = dict(n_estimators=5, max_depth=4, learning_rate=0.3,
+                  random_state=5, n_jobs=1, **sampling)
+    model = DaskBoostClassifier(**params).fit(_chunks(X, 3),
+                                              da.from_array(y, chunks=400))
+    local = BoostClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(model.to_local().predict_proba(X),
+                                  local.predict_proba(X))
+
+
 def test_dask_wide_sparse_shard_memory_is_bounded_by_the_stored_entries(
         client):
     """50,000 x 20,000 at 0.2% stored: each shard's binned rows within the

@@ -534,9 +534,9 @@ class ShardFinder(SplitFinder):
                                      np.concatenate([left, right])), axis=0)
         n_right = t["count"][nodes] - n_left
         t["count"][left], t["count"][right] = n_left, n_right
-        left_smaller = n_left <= n_right
-        return np.concatenate([np.where(left_smaller, left, right),
-                               np.where(left_smaller, right, left)])
+        # by the global row counts, in the order the local finder's kind
+        # gives them on one machine
+        return self.local.children_order(left, right, n_left <= n_right)
 
     def _split_local(self, nodes, splits, left, right, designated):
         """This shard's rows of ``nodes`` split, and the local histograms

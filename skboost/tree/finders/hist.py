@@ -132,7 +132,15 @@ class PooledHistogramFinder(SplitFinder):
         t["begin"][right], t["end"][right] = mid, end
         t["sums"][right] = t["sums"][nodes] - left_sums
         t["sums"][left] = left_sums
-        return np.concatenate([small, large])
+        return self.children_order(left, right, left_smaller)
+
+    def children_order(self, left, right, left_smaller):
+        """The children of a level's splits in the order their splits are
+        to be found (the column sampler draws per-node masks in it): the
+        smaller child of each split first (``left_smaller``: by row
+        count), then the larger ones."""
+        small = np.where(left_smaller, left, right)
+        return np.concatenate([small, left + right - small])
 
     def _can_defer(self, splits):
         """The children of these splits are leaves: their rows need no
@@ -362,6 +370,12 @@ class SparseHistFinder(HistFinder):
         build_sparse_histograms(self.binned, self.partition, self.gradients,
                                 begin, end, self.pool.array, self.n_threads,
                                 hist_rows=hist_rows)
+
+    def children_order(self, left, right, left_smaller):
+        """Each split's left child, then its right: the order single-node
+        training on sparse rows finds them in (``finders.level``), so that
+        a column sampler drawing a mask per node draws the same masks."""
+        return np.column_stack([left, right]).ravel()
 
     def _split_rows(self, begin, end, splits):
         r = splits.records
