@@ -325,6 +325,7 @@ class SocketExchange:
         # the step of the last reduce whose pieces went through them
         self.outbox, self.inboxes = None, {}
         self._shared_seq = -1
+        self.shared_bytes = 0   # of sent_bytes, those through the outbox
 
     def abort(self, reason):
         """Stop the step under way (called from the event loop)."""
@@ -413,6 +414,7 @@ class SocketExchange:
                 for k, r in enumerate(rows):
                     piece[k] = hists[r, a:b]
                 self.sent_bytes += piece.nbytes
+                self.shared_bytes += piece.nbytes
                 sends[j] = _NOTE_TAG + _NOTE.pack(offset, rows.shape[0],
                                                   b - a)
                 offset += piece.nbytes

@@ -800,6 +800,7 @@ class Shard:
         histograms it sent to the other shards: where the time of a fit
         goes (``benchmarks/bench_dask.py``)."""
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
+                    shared_bytes=getattr(self.exchange, "shared_bytes", 0),
                     links=self.exchange.kind,
                     transport=getattr(self.exchange, "transport",
                                       self.exchange.kind))
