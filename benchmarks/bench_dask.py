@@ -19,11 +19,20 @@ the proposals is split into sketching, exchanging the summaries, merging
 them and re-binning the rows); the default is hist.
 
 Every fit is timed ``--repeat`` times (default 2), the fastest kept.
+
+``--baseline PATH`` measures a build of another commit beside this one
+(library "skboost-base", as the other benchmarks' option): the script
+runs in child processes, alternately with skboost imported from this
+checkout and from PATH (the Dask workers too), ``--repeat`` times each
+with one fit per measurement, and keeps each build's fastest; XGBoost
+runs in the first child only.
+
 Run it alone (``flock /tmp/skboost-bench.lock python
 benchmarks/bench_dask.py``); ``--json PATH`` writes the figures.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -31,7 +40,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, make_data, write_records  # noqa: E402
+from _common import (BASELINE, _baseline_dir, environment,  # noqa: E402
+                     make_data, write_records)
 
 
 def _parse():
@@ -49,6 +59,11 @@ def _parse():
                         "proposed again for every tree)")
     parser.add_argument("--no-xgboost", action="store_true")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--baseline", metavar="PATH", type=_baseline_dir,
+                        help="also measure skboost imported from PATH (a "
+                        "checkout of another commit, extensions built in "
+                        "place), in child processes alternating with this "
+                        "build (library skboost-base)")
     return parser.parse_args()
 
 
@@ -86,6 +101,8 @@ def _persisted(client, da, array, chunk, workers):
 
 def main():
     args = _parse()
+    if args.baseline:
+        return side_by_side(args)
     import dask.array as da
     from distributed import Client, LocalCluster
 
@@ -98,7 +115,10 @@ def main():
     params = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
                   learning_rate=0.1, max_bin=256, random_state=0,
                   tree_method=args.tree_method)
+    import skboost
+
     print("  ".join(f"{k} {v}" for k, v in environment(None).items()))
+    print(f"skboost from {os.path.dirname(skboost.__file__)}")
     print(f"{args.n_rows} x {args.n_features}, {args.n_rounds} rounds, "
           f"depth {args.max_depth}, {args.partitions} partitions, "
           f"tree_method={args.tree_method!r}, "
@@ -129,6 +149,7 @@ def main():
                            dashboard_address=None)
     client = Client(cluster)
     workers = sorted(client.scheduler_info()["workers"])
+    _check_workers_import(client, skboost.__file__)
     chunk = -(-args.n_rows // args.partitions)
     dX, kx = _persisted(client, da, X, chunk, workers)
     dy, ky = _persisted(client, da, y, chunk, workers)
@@ -233,6 +254,107 @@ def write_json(args, rows):
     records = [dict({renamed.get(k, k): v for k, v in row.items()},
                     task="classification") for row in rows]
     write_records(args.json, args, records)
+
+
+def _check_workers_import(client, path):
+    """The workers import skboost from where this process does (a
+    baseline run sets PYTHONPATH for both)."""
+    def where():
+        import skboost
+
+        return skboost.__file__
+
+    found = set(client.run(where).values())
+    if found != {path}:
+        raise RuntimeError(f"the workers import skboost from {found}, this "
+                           f"process from {path}")
+
+
+def side_by_side(args):
+    """``--baseline``: this script in child processes, alternately with
+    skboost from this checkout and from ``args.baseline`` (PYTHONPATH,
+    which the Dask workers inherit), ``args.repeat`` times each with one
+    fit per measurement; each build's fastest figures kept, the
+    baseline's as library skboost-base. XGBoost runs in the first child
+    only."""
+    import subprocess
+    import tempfile
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    builds = (("skboost", here), (BASELINE, args.baseline))
+    runs = {library: [] for library, _ in builds}
+    for k in range(args.repeat):
+        for library, path in builds:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "run.json")
+                command = [sys.executable, os.path.abspath(__file__),
+                           "--n-rows", str(args.n_rows),
+                           "--n-features", str(args.n_features),
+                           "--n-rounds", str(args.n_rounds),
+                           "--max-depth", str(args.max_depth),
+                           "--partitions", str(args.partitions),
+                           "--tree-method", args.tree_method,
+                           "--repeat", "1", "--json", out]
+                if args.no_xgboost or k or library != "skboost":
+                    command.append("--no-xgboost")
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                    [path] + [p for p in os.environ.get(
+                        "PYTHONPATH", "").split(os.pathsep) if p]))
+                print(f"--- {library} from {path}", flush=True)
+                subprocess.run(command, env=env, check=True)
+                with open(out) as f:
+                    runs[library].append(json.load(f)["results"])
+    records = _fastest(runs)
+    _print_side_by_side(records)
+    if args.json:
+        write_records(args.json, args, records)
+
+
+def _fastest(runs):
+    """Per build and method, the record of the fastest run (XGBoost's
+    from the run that has them); the ratios to each build's own single
+    node, the current build's to xgboost.dask, recomputed."""
+    records = []
+    for library, results in runs.items():
+        best = {}
+        for result in results:
+            for record in result:
+                key = (record["library"], record["method"])
+                if key not in best or record["fit_s"] < best[key]["fit_s"]:
+                    best[key] = record
+        for (name, _), record in best.items():
+            if name == "skboost" and library != "skboost":
+                record = dict(record, library=library)
+            elif name != "skboost" and library != "skboost":
+                continue   # XGBoost: from the current build's runs
+            records.append(record)
+    single = {r["library"]: r["fit_s"] for r in records
+              if r["method"] == "single node, 2 threads"}
+    dask_xgb = next((r["fit_s"] for r in records
+                     if r["library"] == "xgboost.dask"
+                     and r["method"] == "dask, 2 workers"), None)
+    for record in records:
+        reference = single.get(record["library"], single.get("skboost"))
+        if record["method"] != "single node, 2 threads" and reference:
+            record["ratio"] = record["fit_s"] / reference
+        if ("vs_xgboost_dask" in record and dask_xgb
+                and record["method"] == "dask, 2 workers"):
+            record["vs_xgboost_dask"] = record["fit_s"] / dask_xgb
+    return records
+
+
+def _print_side_by_side(records):
+    print("\nside by side (each build's fastest):")
+    for r in records:
+        ratio = f"x{r['ratio']:5.2f}" if r.get("ratio") else " " * 6
+        print(f"{r['method']:<24} {r['library']:<14} {r['fit_s']:6.2f} s "
+              f"{ratio}")
+    by = {(r["library"], r["method"]): r["fit_s"] for r in records}
+    for method in ("single node, 2 threads", "dask, 2 workers",
+                   "dask, 1 worker"):
+        if ("skboost", method) in by and (BASELINE, method) in by:
+            ratio = by["skboost", method] / by[BASELINE, method]
+            print(f"skboost {method}: {ratio:.2f}x baseline")
 
 
 def _warm_up(client, da, X, y, with_xgboost):

@@ -738,6 +738,91 @@ def test_socket_exchange_reduce_scatter_and_allgather():
         ex.close()
 
 
+def _unix_linked_exchanges(n_shards, bin_ranges):
+    """``n_shards`` SocketExchanges in this process linked pairwise by
+    Unix socket pairs (shards of one machine), tuned as ``open_links``
+    tunes its links."""
+    import socket
+
+    from skboost.dask.links import SocketExchange, _tune
+
+    links = [[None] * n_shards for _ in range(n_shards)]
+    for i in range(n_shards):
+        for j in range(i + 1, n_shards):
+            links[i][j], links[j][i] = socket.socketpair(socket.AF_UNIX)
+            _tune(links[i][j])
+            _tune(links[j][i])
+    names = [f"tcp://127.0.0.1:{1000 + k}" for k in range(n_shards)]
+    return [SocketExchange(k, names, bin_ranges, links[k])
+            for k in range(n_shards)]
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"),
+                    reason="shared outboxes need Linux's memfd_create")
+def test_socket_exchange_shares_memory_between_unix_linked_shards():
+    """Three shards over Unix sockets (one owning no bins) share memory:
+    each reduce sums exactly the pieces every shard put in its outbox
+    (naive sum as the oracle), for reduces after an all-gather (through
+    the outboxes) and right after another reduce (through the sockets:
+    a peer may still read the outbox); outboxes too small: the sockets."""
+    rng = np.random.default_rng(1)
+    ranges = [(0, 70), (70, 70), (70, 200)]
+    exchanges = _unix_linked_exchanges(3, ranges)
+    shared = _run_on_shards(exchanges,
+                            lambda k, ex: ex.share_memory(5 * 200 * 16))
+    assert shared == [True] * 3
+    assert all(ex.outbox is not None and len(ex.inboxes) == 2
+               for ex in exchanges)
+    pools = [rng.integers(-2**60, 2**60, size=(9, 200, 2)) // 4
+             for _ in range(3)]
+    last_shared = False
+    for n_rows, gather_first in ((1, True), (3, True), (4, False),
+                                 (5, True), (7, True), (2, False),
+                                 (3, False)):
+        rows = rng.choice(9, size=n_rows, replace=False)
+        if gather_first:
+            _run_on_shards(exchanges, lambda k, ex: ex.allgather(k))
+        before = [ex.sent_bytes for ex in exchanges]
+        shared_before = [ex.shared_bytes for ex in exchanges]
+        summed = _run_on_shards(
+            exchanges, lambda k, ex: ex.reduce(pools[k], rows).copy())
+        total = sum(pool[rows] for pool in pools)
+        for k, (first, stop) in enumerate(ranges):
+            assert np.array_equal(summed[k], total[:, first:stop]), summed[k]
+        # the histogram bytes each shard passed on, whichever the path
+        assert [ex.sent_bytes - b for ex, b in zip(exchanges, before)] == [
+            n_rows * (200 - (stop - first)) * 16 for first, stop in ranges]
+        # the outbox when it fits and the step before was no reduce
+        # through it
+        through_outbox = n_rows <= 5 and (gather_first or not last_shared)
+        last_shared = through_outbox
+        assert [ex.shared_bytes - b for ex, b in zip(
+            exchanges, shared_before)] == [
+            ex.sent_bytes - b if through_outbox else 0
+            for ex, b in zip(exchanges, before)]
+        for pool in pools:   # the next reduce's histograms are new ones
+            pool += rng.integers(-2**40, 2**40, size=pool.shape)
+    for ex in exchanges:
+        ex.close()
+
+
+def test_socket_exchange_shares_no_memory_over_tcp():
+    """Shards linked over TCP (other machines) keep the sockets: no
+    outbox, and the reduces still exact."""
+    ranges = [(0, 3), (3, 8)]
+    exchanges = _linked_exchanges(2, ranges)
+    assert _run_on_shards(exchanges, lambda k, ex: ex.share_memory(
+        1 << 20)) == [False, False]
+    assert all(ex.outbox is None for ex in exchanges)
+    pools = [np.full((2, 8, 2), k + 1, dtype=np.int64) for k in range(2)]
+    summed = _run_on_shards(
+        exchanges, lambda k, ex: ex.reduce(pools[k], [1]).copy())
+    assert (summed[0] == 3).all() and summed[0].shape == (1, 3, 2)
+    assert (summed[1] == 3).all() and summed[1].shape == (1, 5, 2)
+    for ex in exchanges:
+        ex.close()
+
+
 def test_socket_exchange_lost_peer_abort_and_silent_peer():
     """A peer whose connection closes: an error naming its worker at once;
     an abort ends the wait; a silent peer: an error after the timeout."""

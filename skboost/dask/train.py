@@ -246,6 +246,13 @@ def _features_restricted(params):
             or params.interaction_sets is not None)
 
 
+def _level_capacity(params):
+    """The histograms a level of a tree keeps at most (as ``HistFinder``'s
+    pool): the capacity of the scanner's pool and of the outbox."""
+    depth_bound = 2 ** (params.max_depth - 1) if params.max_depth else 64
+    return min(depth_bound, params.max_leaves or depth_bound, 1024)
+
+
 def _worker_threads():
     """Threads of the worker this runs on (1 outside a worker)."""
     try:
@@ -585,6 +592,7 @@ class Shard:
         bin_ptr = local.binned.bin_ptr
         bin_ranges = [bin_range(bin_ptr, r) for r in ranges]
         self.exchange = self._open_exchange(index, peers, bin_ranges)
+        self._share_memory(bin_ptr)
         self._index, self._n_shards = index, len(peers)
         self._cuts_proposed = False
         self._orders = self._sorted = None
@@ -607,17 +615,28 @@ class Shard:
                                   bin_ranges, self._links)
         return PeerExchange(index, peers, bin_ranges)
 
+    def _share_memory(self, bin_ptr):
+        """Shards of one machine pass their histograms through shared
+        memory (``SocketExchange.share_memory``): an outbox of the largest
+        reduce of a level (every node's histograms over every bin, the
+        bins of ``tree_method="approx"``'s cuts included; larger reduces
+        go by the sockets), whose pages are only allocated when written."""
+        share = getattr(self.exchange, "share_memory", None)
+        if share is None:   # Dask's comms
+            return
+        p = self.spec.tree_params
+        n_bins = max(int(bin_ptr[-1]), (bin_ptr.shape[0] - 1) * (
+            p.max_bin + 1))
+        share(_level_capacity(p) * n_bins * 2 * 8)
+
     def _scanner(self, bin_ptr, thresholds, features):
         """The SliceScanner of this shard's ``features``."""
         spec = self.spec
         categorical = (None if spec.n_categories is None
                        else spec.n_categories > 0)
-        p = spec.tree_params
-        depth_bound = 2 ** (p.max_depth - 1) if p.max_depth else 64
         return SliceScanner(
             bin_ptr, thresholds, features,
-            min(depth_bound, p.max_leaves or depth_bound, 1024),
-            categorical, spec.n_threads)
+            _level_capacity(spec.tree_params), categorical, spec.n_threads)
 
     def _propose_cuts(self, slot):
         """tree_method="approx": the cuts of the tree of ``slot``, proposed
@@ -791,6 +810,7 @@ class Shard:
         binned, dense = self.binned_bytes()
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
                     binned_bytes=binned, dense_code_bytes=dense,
+                    shared_bytes=getattr(self.exchange, "shared_bytes", 0),
                     links=self.exchange.kind,
                     transport=getattr(self.exchange, "transport",
                                       self.exchange.kind))
