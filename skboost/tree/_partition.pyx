@@ -285,33 +285,11 @@ cdef class RowPartition:
         n_threads = check_n_threads(n_threads)
         if data.n_rows != self.n_rows:
             raise ValueError("data and partition have different row counts")
-        begin = np.ascontiguousarray(begin, dtype=np.int64)
-        end = np.ascontiguousarray(end, dtype=np.int64)
-        feature = np.ascontiguousarray(feature, dtype=np.int32)
-        split_bin = np.ascontiguousarray(split_bin, dtype=np.int32)
-        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
-        n_nodes = begin.shape[0]
-        if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
-                == default_left.shape[0] == n_nodes):
-            raise ValueError("one begin, end, feature, bin, default per node")
-        if not valid_slices(begin, end, self.row_index.shape[0]):
-            raise ValueError("node slices outside the partition")
-        if not all_in_range[int32_t](feature, 0, data.n_features):
-            raise ValueError("split feature outside [0, n_features)")
-        if not disjoint_slices(begin, end, _begin_order(begin)):
-            raise ValueError("node slices must not overlap")
-        if left_sets is None:   # every split numeric (no per-node sets)
-            cat_ptr, cat_left = np.zeros(n_nodes + 1, np.int64), _NO_SETS
-        else:
-            cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
-                                                 data.missing_code)
-        # the nodes' slices cut into tasks of at most ROWS_PER_TASK rows
-        tasks = _make_tasks(begin, end)
-        # work units of a row (see _split_nodes; set for its earlier three
-        # passes, kept so the thread counts of small nodes stay as tuned)
-        n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
-                        threads_for_work(n_threads,
-                                         3 * int((end - begin).sum())))
+        (tasks, begin, end, feature, split_bin, default_left, cat_ptr,
+         cat_left) = _checked_splits(
+            self.row_index.shape[0], data.n_features, data.missing_code,
+            begin, end, feature, split_bin, default_left, left_sets)
+        n_threads = _split_threads(tasks, begin, end, n_threads)
         # uint8 codes for up to 256 bins a feature, uint16 beyond: one
         # specialisation each, so the inner loop reads its codes directly
         if data.codes.dtype == np.uint8:
@@ -338,30 +316,11 @@ cdef class RowPartition:
         n_threads = check_n_threads(n_threads)
         if data.n_rows != self.n_rows:
             raise ValueError("data and partition have different row counts")
-        begin = np.ascontiguousarray(begin, dtype=np.int64)
-        end = np.ascontiguousarray(end, dtype=np.int64)
-        feature = np.ascontiguousarray(feature, dtype=np.int32)
-        split_bin = np.ascontiguousarray(split_bin, dtype=np.int32)
-        default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
-        n_nodes = begin.shape[0]
-        if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
-                == default_left.shape[0] == n_nodes):
-            raise ValueError("one begin, end, feature, bin, default per node")
-        if not valid_slices(begin, end, self.row_index.shape[0]):
-            raise ValueError("node slices outside the partition")
-        if not all_in_range[int32_t](feature, 0, data.n_features):
-            raise ValueError("split feature outside [0, n_features)")
-        if not disjoint_slices(begin, end, _begin_order(begin)):
-            raise ValueError("node slices must not overlap")
-        if left_sets is None:
-            cat_ptr, cat_left = np.zeros(n_nodes + 1, np.int64), _NO_SETS
-        else:
-            cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
-                                                 data.missing_code)
-        tasks = _make_tasks(begin, end)
-        n_threads = min(threads_for_tasks(tasks[0].shape[0], n_threads),
-                        threads_for_work(n_threads,
-                                         3 * int((end - begin).sum())))
+        (tasks, begin, end, feature, split_bin, default_left, cat_ptr,
+         cat_left) = _checked_splits(
+            self.row_index.shape[0], data.n_features, data.missing_code,
+            begin, end, feature, split_bin, default_left, left_sets)
+        n_threads = _split_threads(tasks, begin, end, n_threads)
         split = SplitArrays(tasks, begin, end, feature, split_bin,
                             default_left, cat_ptr, cat_left)
         if data.codes.dtype == np.uint8:
@@ -374,6 +333,48 @@ cdef class RowPartition:
 
 # the flat left sets of a batch without categorical splits
 _NO_SETS = np.zeros(1, dtype=np.uint8)
+
+
+def _split_threads(tasks, begin, end, int n_threads):
+    """Threads for a batch of splits: by its tasks and its rows' work (3
+    units a row: see _split_nodes; set for its earlier three passes, kept
+    so the thread counts of small nodes stay as tuned)."""
+    return min(threads_for_tasks(tasks[0].shape[0], n_threads),
+               threads_for_work(n_threads, 3 * int((end - begin).sum())))
+
+
+def _checked_splits(Py_ssize_t n_positions, Py_ssize_t n_features,
+                    missing_code, begin, end, feature, split_bin,
+                    default_left, left_sets):
+    """A batch of splits checked and laid out for the partition kernels
+    (``split_nodes``, ``split_nodes_sparse``): the nodes' slices within
+    the partition's ``n_positions`` and not overlapping, one feature, bin
+    and default direction per node, the features in range. Returns the
+    tasks (the slices cut into tasks of at most ROWS_PER_TASK rows), the
+    arrays as the kernels type them, and the flat categorical left sets
+    (``cat_ptr``, ``cat_left``)."""
+    begin = np.ascontiguousarray(begin, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    feature = np.ascontiguousarray(feature, dtype=np.int32)
+    split_bin = np.ascontiguousarray(split_bin, dtype=np.int32)
+    default_left = np.ascontiguousarray(default_left, dtype=np.uint8)
+    n_nodes = begin.shape[0]
+    if not (end.shape[0] == feature.shape[0] == split_bin.shape[0]
+            == default_left.shape[0] == n_nodes):
+        raise ValueError("one begin, end, feature, bin, default per node")
+    if not valid_slices(begin, end, n_positions):
+        raise ValueError("node slices outside the partition")
+    if not all_in_range[int32_t](feature, 0, n_features):
+        raise ValueError("split feature outside [0, n_features)")
+    if not disjoint_slices(begin, end, _begin_order(begin)):
+        raise ValueError("node slices must not overlap")
+    if left_sets is None:   # every split numeric (no per-node sets)
+        cat_ptr, cat_left = np.zeros(n_nodes + 1, np.int64), _NO_SETS
+    else:
+        cat_ptr, cat_left = _left_set_arrays(left_sets, feature,
+                                             missing_code)
+    return (_make_tasks(begin, end), begin, end, feature, split_bin,
+            default_left, cat_ptr, cat_left)
 
 
 def _begin_order(begin):
