@@ -94,7 +94,7 @@ def apply_level_splits(
     ptr_arr, left_arr = _slot_left_sets(left_sets, split_feature.shape[0])
     cdef const int64_t[::1] cat_ptr = ptr_arr
     cdef const uint8_t[::1] cat_left = left_arr
-    cdef bint any_categorical = ptr_arr[-1] > 0
+    cdef bint any_categorical = ptr_arr[len(ptr_arr) - 1] > 0
     cdef CSRView csr
     if sparse:
         csr = csr_view(X)
