@@ -730,3 +730,22 @@ def test_every_summary_is_on_a_page():
     page = (ROOT / "doc" / "benchmarks.rst").read_text()
     for table in re.findall(r"_build_charts/(\w+)_table\.inc", page):
         assert f"_build_charts/{table}_summary.inc" in page, table
+
+
+def test_a_chart_without_an_xgboost_record_is_a_clear_error(tmp_path):
+    """The charts are ratios to XGBoost's record of the task: a result file
+    without one names itself instead of failing inside matplotlib."""
+    pytest.importorskip("matplotlib")
+    sys.path.insert(0, str(ROOT / "doc" / "_scripts"))
+    try:
+        import plot_benchmarks
+    finally:
+        sys.path.remove(str(ROOT / "doc" / "_scripts"))
+    records = [{"library": "skboost", "method": "hist", "fit_s": 1.0}]
+    with pytest.raises(ValueError, match="sparse_dask classification"):
+        plot_benchmarks.draw_case(records, "sparse_dask classification",
+                                  tmp_path / "chart.png")
+    records.append({"library": "xgboost", "method": "hist", "fit_s": 2.0})
+    plot_benchmarks.draw_case(records, "sparse_dask classification",
+                              tmp_path / "chart.png")
+    assert (tmp_path / "chart.png").stat().st_size > 1000

@@ -91,6 +91,11 @@ def draw_case(records, title, path):
     panels = [(ratios(records, "fit_s"), "fit time / XGBoost's")]
     if not panels[0][0]:   # a prediction benchmark: no fits timed
         panels = [(ratios(records, "predict_s"), "predict time / XGBoost's")]
+    if not panels[0][0]:
+        raise ValueError(
+            f"{title}: no record to chart relative to XGBoost's (the charts "
+            "are ratios to an XGBoost record of the same task: run the "
+            "benchmark with XGBoost among its libraries)")
     latency = ratios(records, "latency_s")
     if latency:   # prediction of a batch and of one row
         panels = [(panels[0][0], "batch predict time / XGBoost's"),
