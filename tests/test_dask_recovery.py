@@ -423,10 +423,11 @@ def test_killed_worker_resumes_xendcg_distributions_and_cox(client):
     fits = [
         (DaskBoostRanker, dict(objective="rank:xendcg"),
          lambda m: m.fit(dX, da.from_array(relevance, 300),
-                         qid=da.from_array(qid, 300))),
-        (DaskBoostDistributionRegressor, {}, lambda m: m.fit(dX, dy)),
+                         qid=da.from_array(qid, 300), client=client)),
+        (DaskBoostDistributionRegressor, {},
+         lambda m: m.fit(dX, dy, client=client)),
         (DaskBoostRegressor, dict(objective="survival:cox"),
-         lambda m: m.fit(dX, da.from_array(signed, 300)))]
+         lambda m: m.fit(dX, da.from_array(signed, 300), client=client))]
     for k, (estimator, extra, fit) in enumerate(fits):
         params = dict(SHORT, **extra)
         reference = fit(estimator(**params, callbacks=[_Quiet()]))

@@ -222,7 +222,7 @@ def test_dask_sparse_classifier_predicts_as_single_node(client, absent,
                   n_jobs=1)
     model = DaskBoostClassifier(**params).fit(
         _chunks(X, 4), da.from_array(y, chunks=375),
-        sample_weight=da.from_array(w, chunks=375))
+        sample_weight=da.from_array(w, chunks=375), client=client)
     n_workers = len(client.scheduler_info()["workers"])
     stats = model._dask_stats
     assert len(stats) == n_workers
@@ -257,8 +257,8 @@ def test_dask_sparse_column_sampling_per_node_is_single_nodes(client,
     y = (dense[:, :5].sum(axis=1) > 0).astype(int)
     params = dict(n_estimators=5, max_depth=4, learning_rate=0.3,
                   random_state=5, n_jobs=1, **sampling)
-    model = DaskBoostClassifier(**params).fit(_chunks(X, 3),
-                                              da.from_array(y, chunks=400))
+    model = DaskBoostClassifier(**params).fit(
+        _chunks(X, 3), da.from_array(y, chunks=400), client=client)
     local = BoostClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(model.to_local().predict_proba(X),
                                   local.predict_proba(X))
@@ -282,7 +282,8 @@ def test_dask_wide_sparse_shard_memory_is_bounded_by_the_stored_entries(
     y = np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(size=n)
     n_chunks = 2
     model = DaskBoostRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(
-        _chunks(X, n_chunks), da.from_array(y, chunks=-(-n // n_chunks)))
+        _chunks(X, n_chunks), da.from_array(y, chunks=-(-n // n_chunks)),
+        client=client)
     stats = model._dask_stats
     n_shards = len(stats)
     held = sum(s["binned_bytes"] for s in stats)
@@ -310,4 +311,5 @@ def test_dask_sparse_chunk_of_another_width_is_a_clear_error(client):
     with pytest.raises(ValueError, match="partition 1 of X does not match "
                        "partition 0"):
         DaskBoostRegressor(n_estimators=2).fit(
-            da.concatenate(parts), da.from_array(np.zeros(400), chunks=200))
+            da.concatenate(parts), da.from_array(np.zeros(400), chunks=200),
+            client=client)
