@@ -337,6 +337,51 @@ def test_wide_features_with_mostly_empty_bins_match_the_naive_scan():
             check_against_naive(problem, reg, n_threads=1 + seed % 2)
 
 
+def chunk_boundary_problem(seed, widths, n_rows=3000):
+    """``random_problem``'s histograms with features of the given widths
+    (value bins and the missing bin), real magnitudes of quantised sums,
+    most rows in a few bins so that the best split can sit anywhere."""
+    rng = np.random.default_rng(seed)
+    widths = np.asarray(widths)
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([
+        np.minimum(rng.geometric(rng.uniform(0.01, 0.2), n_rows) - 1,
+                   w - (2 if rng.random() < 0.5 else 1)) for w in widths])
+    q = np.column_stack([rng.integers(-2**45, 2**45, n_rows),
+                         rng.integers(0, 2**45, n_rows)]).astype(np.int64)
+    hist = np.zeros((1, int(bin_ptr[-1]), 2), dtype=np.int64)
+    for f, w in enumerate(widths):
+        for c in range(2):
+            np.add.at(hist[0, :, c], bin_ptr[f] + codes[:, f], q[:, c])
+    sums = q.sum(axis=0, keepdims=True)
+    thresholds = np.concatenate([np.concatenate(
+        [np.arange(w - 2, dtype=np.float64), [np.inf], [np.nan]])
+        for w in widths])[None, :]
+    allowed = np.ones((1, len(widths)), np.uint8)
+    return hist, sums, bin_ptr, thresholds, allowed, (2.0**40, 2.0**40)
+
+
+def test_scans_across_pretest_chunks_match_the_naive_scan():
+    """The L2 scan pre-tests its candidates in chunks of 64 bins
+    (``PRETEST_BINS``): on features whose bins end just before, at and
+    after a chunk boundary, with and without missing values (the
+    missing-left candidate of the last value bin is never offered), on any
+    thread count, the splits are the naive scan's."""
+    widths = [2, 63, 64, 65, 66, 129, 130, 257]
+    for seed in range(12):
+        problem = chunk_boundary_problem(seed, widths)
+        for reg in [(1.0, 0, 0, 0), (0.0, 0, 0, 0), (1.0, 0, 0, 200.0)]:
+            for n_threads in (1, 2):
+                check_against_naive(problem, reg, n_threads)
+            # each feature alone: its own best, wherever it falls
+            hist, sums, bin_ptr, thresholds, allowed, scales = problem
+            for f in range(len(widths)):
+                only = np.zeros_like(allowed)
+                only[0, f] = 1
+                check_against_naive((hist, sums, bin_ptr, thresholds, only,
+                                     scales), reg, 1)
+
+
 def test_min_child_weight_rejects_light_children():
     value_bins = [[-4, 1], [2, 3], [2, 3]]
     got = one_feature(value_bins, [0, 0], reg=(1.0, 0, 0, 0.0))
