@@ -127,7 +127,8 @@ cdef inline void scan_bins(const int64_t[:, ::1] hist, int32_t feature,
 # test drops could not have been taken, so the splits are those of the
 # candidate-by-candidate scan, bit for bit.
 cdef enum:
-    PRETEST_BINS = 64     # bins a chunk: 4 KB of sums and flags on the stack
+    # bins a chunk: about 1 KB of sums and flags on the stack
+    PRETEST_BINS = 64
 
 
 cdef extern from *:
