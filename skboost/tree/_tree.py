@@ -137,6 +137,36 @@ def category_bitset(left):
     return words[:n_words].astype(np.uint32)
 
 
+def category_bitsets(left_sets):
+    """``category_bitset`` of each of ``left_sets``, as the words of all
+    back to back and each one's word count (int64): one bool buffer, one
+    pack and one trim for a tree's sets instead of a handful of numpy
+    calls per set (a tree of a high-cardinality feature has a hundred of
+    them, tens of thousands of categories each)."""
+    sizes = np.array([np.asarray(s).size for s in left_sets], dtype=np.int64)
+    room = np.maximum(-(-sizes // 32), 1)   # words each, before the trim
+    start = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(room, out=start[1:])
+    bits = np.zeros(int(start[-1]) * 32, dtype=bool)
+    for k, left in enumerate(left_sets):
+        # each set at its first word's first bit (a 32-bit boundary)
+        b = int(start[k]) * 32
+        np.not_equal(np.asarray(left).reshape(-1), 0,
+                     out=bits[b:b + int(sizes[k])])
+    words = np.packbits(bits, bitorder="little").view("<u4")
+    # each set's words up to its last non-zero one (at least one word):
+    # the last non-zero word before a set's end (-1: none), if its own
+    used = np.concatenate([[-1], np.flatnonzero(words)])
+    last = used[np.searchsorted(used[1:], start[1:])]
+    n_words = np.where(last >= start[:-1], last + 1 - start[:-1], 1)
+    # the kept words' positions: set k's are start[k] .. start[k] +
+    # n_words[k] - 1
+    first_out = np.cumsum(n_words) - n_words
+    keep = np.arange(int(n_words.sum())) + np.repeat(start[:-1] - first_out,
+                                                      n_words)
+    return words[keep].astype(np.uint32), n_words.astype(np.int64)
+
+
 def category_goes_left(value, n_categories, words, default_left):
     """Where a categorical split sends ``value`` (naive form of the
     predictor's rule): a category code in [0, n_categories) goes left when
@@ -292,15 +322,14 @@ class TreeBuilder:
         if not self._left_sets:
             return {}
         cat_node = np.array(sorted(self._left_sets), dtype=np.int32)
-        words = [category_bitset(self._left_sets[n]) for n in cat_node]
-        cat_ptr = np.zeros(len(words) + 1, dtype=np.int64)
-        cat_ptr[1:] = np.cumsum(np.array([w.shape[0] for w in words],
-                                         dtype=np.int64))
+        sets = [self._left_sets[n] for n in cat_node.tolist()]
+        words, n_words = category_bitsets(sets)
+        cat_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum(n_words, out=cat_ptr[1:])
         return dict(
             cat_node=cat_node,
-            cat_size=np.array([self._left_sets[n].shape[0] for n in cat_node],
-                              dtype=np.int32),
-            cat_ptr=cat_ptr, cat_bits=np.concatenate(words))
+            cat_size=np.array([s.shape[0] for s in sets], dtype=np.int32),
+            cat_ptr=cat_ptr, cat_bits=words)
 
 
 class VectorTreeBuilder(TreeBuilder):
