@@ -140,31 +140,39 @@ def category_bitset(left):
 def category_bitsets(left_sets):
     """``category_bitset`` of each of ``left_sets``, as the words of all
     back to back and each one's word count (int64): one bool buffer, one
-    pack and one trim for a tree's sets instead of a handful of numpy
-    calls per set (a tree of a high-cardinality feature has a hundred of
-    them, tens of thousands of categories each)."""
-    sizes = np.array([np.asarray(s).size for s in left_sets], dtype=np.int64)
-    room = np.maximum(-(-sizes // 32), 1)   # words each, before the trim
-    start = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    pack and one vectorised trim for a tree's sets instead of a handful of
+    numpy calls per set (a tree of a high-cardinality feature has a
+    hundred of them, tens of thousands of categories each)."""
+    sets = [_as_flags(left) for left in left_sets]
+    room = np.array([max(-(-f.shape[0] // 32), 1) for f in sets],
+                    dtype=np.int64)   # each set's words before the trim
+    start = np.zeros(len(sets) + 1, dtype=np.int64)
     np.cumsum(room, out=start[1:])
     bits = np.zeros(int(start[-1]) * 32, dtype=bool)
-    for k, left in enumerate(left_sets):
-        # each set at its first word's first bit (a 32-bit boundary)
+    for k, flags in enumerate(sets):
+        # each set from its first word's first bit (a 32-bit boundary)
         b = int(start[k]) * 32
-        np.not_equal(np.asarray(left).reshape(-1), 0,
-                     out=bits[b:b + int(sizes[k])])
+        bits[b:b + flags.shape[0]] = flags
     words = np.packbits(bits, bitorder="little").view("<u4")
-    # each set's words up to its last non-zero one (at least one word):
-    # the last non-zero word before a set's end (-1: none), if its own
-    used = np.concatenate([[-1], np.flatnonzero(words)])
-    last = used[np.searchsorted(used[1:], start[1:])]
-    n_words = np.where(last >= start[:-1], last + 1 - start[:-1], 1)
-    # the kept words' positions: set k's are start[k] .. start[k] +
-    # n_words[k] - 1
+    if not sets:
+        return words.astype(np.uint32), room
+    # each set's words up to its last non-zero one (one word at least):
+    # the greatest position of a non-zero word in each set's room
+    position = np.where(words != 0, np.arange(words.shape[0]), -1)
+    last = np.maximum.reduceat(position, start[:-1])
+    n_words = np.where(last >= 0, last + 1 - start[:-1], 1)
+    # the kept words: set k's are start[k] .. start[k] + n_words[k] - 1
     first_out = np.cumsum(n_words) - n_words
     keep = np.arange(int(n_words.sum())) + np.repeat(start[:-1] - first_out,
                                                       n_words)
     return words[keep].astype(np.uint32), n_words.astype(np.int64)
+
+
+def _as_flags(left):
+    """A left set as a flat bool array (a bool one as it is: a copy costs
+    a tenth of ``!= 0``)."""
+    left = np.asarray(left).reshape(-1)
+    return left if left.dtype == np.bool_ else left != 0
 
 
 def category_goes_left(value, n_categories, words, default_left):
