@@ -36,7 +36,7 @@ from libc.string cimport memcpy
 
 from .._parallel cimport capped, threads_for_work
 from ._checks cimport distinct_in_range
-from ._common cimport (fixed_point, int32_t, int64_t, uint8_t,
+from ._common cimport (fixed_point, int32_t, int64_t, prefetch, uint8_t,
                       weight_pointer)
 from ._context cimport SplitContext, reg_params
 from ._gain cimport NodeBounds, RegParams, is_l2_only, leaf_weight
@@ -157,6 +157,14 @@ ctypedef struct KeyCounts:
     Py_ssize_t negative, zero, positive
 
 
+# How many listed codes ahead the walks over a list (_walk_categories,
+# _subtract_node) prefetch their bins: enough to cover a miss to memory
+# at a few nanoseconds an entry (a deep node's 64-node level of a
+# 30,000-category feature: its scan 3.8 -> 3.0 ms on one thread).
+cdef enum:
+    WALK_AHEAD = 16
+
+
 cdef inline Py_ssize_t _visit_room(const int32_t* codes, Py_ssize_t n_codes,
                                    int64_t n_categories) noexcept nogil:
     """How many categories a walk visits at most: the listed codes (no more
@@ -188,6 +196,11 @@ cdef void _walk_categories(const int64_t[:, ::1] hist,
     # rest" at prediction, see categorical_left_set)
     for i in range(n):
         c = codes[i] if codes != NULL else i
+        if codes != NULL and i + WALK_AHEAD < n:
+            # a listed walk reads scattered bins of a histogram too large
+            # for the cache: ask for the bin WALK_AHEAD codes on early
+            # (a hint only: an out-of-range code faults nothing)
+            prefetch(&hist[0, 0] + 2 * (first_bin + codes[i + WALK_AHEAD]))
         if codes != NULL and not 0 <= c < n_categories:
             continue
         g = hist[first_bin + c, 0]
@@ -1075,6 +1088,12 @@ cdef void _subtract_node(int64_t* parent, const int64_t* child,
         n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
         for i in range(spans[f].n_codes):
             c = spans[f].codes[i]
+            if i + WALK_AHEAD < spans[f].n_codes:
+                # scattered bins, as in _walk_categories: both rows' bin
+                # WALK_AHEAD codes on asked for early (hints only)
+                b = 2 * (bin_ptr[f] + spans[f].codes[i + WALK_AHEAD])
+                prefetch(parent + b)
+                prefetch(child + b)
             if 0 <= c < n_categories:
                 b = 2 * (bin_ptr[f] + c)
                 parent[b] = parent[b] - child[b]
