@@ -20,7 +20,8 @@ from skboost import BoostClassifier, BoostRegressor
 from skboost.tree._categorical_scan import categorical_left_set
 from skboost.tree._hist_split import find_best_splits_hist
 from skboost.tree._predictor import PackedForest
-from skboost.tree._tree import Tree, category_bitset, category_goes_left
+from skboost.tree._tree import (Tree, category_bitset, category_bitsets,
+                                category_goes_left)
 from _oracles import REG_GRID, score, split_context
 
 pd = pytest.importorskip("pandas")
@@ -337,6 +338,38 @@ def test_left_set_rejects_bad_arguments():
     with pytest.raises(ValueError):
         categorical_left_set(hist, first_bin=0, n_categories=3, cat_kind=0,
                              split_bin=0, context=split_context(reg))
+
+
+def naive_bitset(left):
+    """uint32 words with bit c % 32 of word c // 32 set for each c in the
+    set, up to the last word holding one (one word for an empty set)."""
+    members = [c for c, x in enumerate(left) if x]
+    words = [0] * (max(members) // 32 + 1 if members else 1)
+    for c in members:
+        words[c // 32] |= 1 << (c % 32)
+    return np.array(words, dtype=np.uint32)
+
+
+def test_bitsets_of_a_tree_against_naive_words():
+    """``category_bitsets`` (a tree's sets packed together) and
+    ``category_bitset`` (one set) against setting the bits one by one:
+    sets of every length around a word, empty ones, ones whose set words
+    end early, full ones, int and bool inputs."""
+    rng = np.random.default_rng(3)
+    sets = [np.zeros(1, bool), np.ones(1, bool), np.zeros(64, bool),
+            np.ones(32, bool), np.ones(33, bool), np.arange(70) == 3,
+            np.arange(300) == 299, (np.arange(100) % 7 == 0).astype(int)]
+    sets += [rng.random(k) < p for k in (5, 31, 32, 33, 95, 2000)
+             for p in (0.0, 0.01, 0.5)]
+    order = rng.permutation(len(sets))
+    sets = [sets[i] for i in order]
+    words, n_words = category_bitsets(sets)
+    naive = [naive_bitset(s) for s in sets]
+    np.testing.assert_array_equal(n_words, [w.shape[0] for w in naive])
+    np.testing.assert_array_equal(words, np.concatenate(naive))
+    assert words.dtype == np.uint32
+    for s, w in zip(sets, naive):
+        np.testing.assert_array_equal(category_bitset(s), w)
 
 
 # --------------------------------------------------------------------------

@@ -338,3 +338,84 @@ def test_listed_subtraction_rejects_bad_rows_and_layouts():
             subtract_listed_histograms(hist, parents, children, parent_lists,
                                        bins, np.ones(len(bins) - 1, np.uint8),
                                        1)
+
+
+def naive_left_set(order, split_bin, k):
+    """The left set of the cut after ``split_bin`` of the full order: the
+    smaller side's categories as the set, every other category (absent
+    ones too) with the larger side; and whether "the rest" goes left."""
+    m = len(order)
+    left = np.zeros(k, dtype=bool)
+    if split_bin + 1 <= m - split_bin - 1:
+        left[order[:split_bin + 1]] = True
+        return left, False
+    left[:] = True
+    left[order[split_bin + 1:]] = False
+    return left, True
+
+
+@pytest.mark.parametrize("threshold", [1, 8, 40, 400])
+def test_left_set_from_the_kept_order_against_the_naive_order(threshold):
+    """Level after level (children visiting their parents' lists, on 1
+    and 2 threads), each node's left set read off the order its scan kept
+    equals the cut of the naive full sort (``naive_prefix_scan``'s order),
+    for the chosen cut and every cut the scan could offer; a cut beyond
+    ``max_cat_threshold`` on both sides, a one-hot kind, or lists kept
+    without orders give None (the caller orders anew)."""
+    from test_categorical import naive_prefix_scan
+    rng = np.random.default_rng(threshold)
+    k = 600
+    codes, g, h, levels = grow_levels(rng, k=k, n_rows=3000, depth=4)
+    bin_ptr = np.array([0, k + 1], dtype=np.int64)
+    flags = np.ones(1, np.uint8)
+    parents = [None]
+    for nodes in levels:
+        hist = node_histograms(codes, g, h, nodes, k)
+        for n_threads in (1, 2):
+            lists = NodeCategoryLists(parents, bin_ptr, flags,
+                                      max_cat_threshold=threshold)
+            records = scan_level(hist, k, lists, n_threads, threshold)
+        for n, split in enumerate(records):
+            if split["feature"] < 0:
+                continue
+            order = naive_prefix_scan(hist[n], REG, threshold, (4.0, 8.0))[3]
+            m = len(order)
+            offered = [i for i in range(m)
+                       if min(i + 1, m - i - 1) <= threshold]
+            assert int(split["split_bin"]) in offered
+            for i in offered:
+                kept = lists.left_set(n, 0, cat_kind=2, split_bin=i,
+                                      n_categories=k)
+                expected = naive_left_set(order, i, k)
+                np.testing.assert_array_equal(kept[0], expected[0])
+                assert kept[1] == expected[1]
+            beyond = [i for i in range(m) if i not in offered]
+            for i in beyond[:3]:
+                assert lists.left_set(n, 0, cat_kind=2, split_bin=i,
+                                      n_categories=k) is None
+            assert lists.left_set(n, 0, cat_kind=1, split_bin=0,
+                                  n_categories=k) is None
+        parents = [(lists, n // 2) for n in range(2 * len(nodes))]
+    plain = NodeCategoryLists([None], bin_ptr, flags)
+    scan_level(hist[:1], k, plain, 1, threshold)
+    assert plain.left_set(0, 0, cat_kind=2, split_bin=0,
+                          n_categories=k) is None
+
+
+def test_left_set_from_the_kept_order_rejects_bad_arguments():
+    k = 50
+    hist = np.zeros((1, k + 1, 2), dtype=np.int64)
+    hist[0, :k, 0] = np.arange(k) - 25
+    hist[0, :k, 1] = 3
+    lists = NodeCategoryLists([None], np.array([0, k + 1]), np.ones(1, np.uint8),
+                              max_cat_threshold=4)
+    split = scan_level(hist, k, lists, 1, 4)[0]
+    args = dict(cat_kind=2, split_bin=int(split["split_bin"]))
+    with pytest.raises(IndexError):
+        lists.left_set(1, 0, n_categories=k, **args)
+    with pytest.raises(IndexError):
+        lists.left_set(0, 1, n_categories=k, **args)
+    with pytest.raises(ValueError, match="split_bin"):
+        lists.left_set(0, 0, cat_kind=2, split_bin=k, n_categories=k)
+    with pytest.raises(ValueError, match="n_categories"):
+        lists.left_set(0, 0, n_categories=10, **args)

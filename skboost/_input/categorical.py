@@ -280,12 +280,39 @@ def checked_categories(array, name):
     return array
 
 
+# Columns whose values are all whole numbers below this are counted
+# (np.bincount) instead of sorted: the usual categorical column holds codes
+# 0 .. k-1, and a sort of 500,000 values cost more than the rest of the
+# input check. The count's array (8 bytes a value below the bound) stays
+# small.
+_COUNTED_BELOW = 1 << 20
+
+
 def value_categories(column, name):
     """Categories of a numeric column named categorical: its sorted
     distinct non-missing float32 values."""
-    categories = np.unique(column[~np.isnan(column)]).astype(np.float64)
+    values = column[~np.isnan(column)]
+    whole = _whole_values(values)
+    if whole is not None:
+        # the same sorted distinct values as np.unique, by counting
+        categories = np.flatnonzero(np.bincount(whole)).astype(np.float64)
+    else:
+        categories = np.unique(values).astype(np.float64)
     _check_count(categories.shape[0], name)
     return categories
+
+
+def _whole_values(values):
+    """int64 copies of float ``values`` when every one is a whole number in
+    [0, _COUNTED_BELOW) and none is -0.0 (np.unique would keep -0.0 as the
+    category's value), else None."""
+    if values.shape[0] == 0:
+        return None
+    low, high = values.min(), values.max()
+    if not (low >= 0 and high < _COUNTED_BELOW) or np.signbit(values).any():
+        return None
+    whole = values.astype(np.int64)
+    return whole if np.array_equal(whole, values) else None
 
 
 def _check_count(n, name):
@@ -318,11 +345,42 @@ def dtype_codes(column, categories):
 def value_codes(column, categories):
     """float32 codes of a float32 column against sorted numeric
     ``categories`` (values not among them, and NaN: NaN)."""
+    table = _code_table(categories)
+    if table is not None:
+        return _table_codes(column, table)
     position = np.searchsorted(categories, column)
     inside = position < categories.shape[0]
     found = np.zeros(column.shape[0], dtype=bool)
     found[inside] = categories[position[inside]] == column[inside]
     return np.where(found, position, np.nan).astype(np.float32)
+
+
+def _code_table(categories):
+    """float32 code of each whole number 0 .. max(categories) (NaN for
+    those that are not categories) when the sorted ``categories`` are all
+    whole numbers in [0, _COUNTED_BELOW), else None: a lookup instead of a
+    binary search per value."""
+    categories = np.asarray(categories)
+    if categories.shape[0] == 0 or categories.dtype.kind != "f" or not (
+            categories[0] >= 0 and categories[-1] < _COUNTED_BELOW):
+        return None
+    whole = categories.astype(np.int64)
+    if not np.array_equal(whole, categories):
+        return None
+    table = np.full(int(whole[-1]) + 1, np.nan, dtype=np.float32)
+    table[whole] = np.arange(whole.shape[0], dtype=np.float32)
+    return table
+
+
+def _table_codes(column, table):
+    """``value_codes`` through ``_code_table``'s table: a value is a
+    category exactly when it is a whole number inside the table with a
+    code there (NaN, other values: NaN). -0.0 reads as 0, as it equals
+    the category 0.0 under searchsorted's comparison."""
+    inside = (column >= 0) & (column < table.shape[0])   # NaN: outside
+    index = np.where(inside, column, 0).astype(np.int64)
+    found = inside & (index == column)
+    return np.where(found, table[index], np.float32(np.nan))
 
 
 # --------------------------------------------------------------- sparse

@@ -19,6 +19,10 @@ ctypedef struct CategoryList:
     Py_ssize_t n_codes
     int32_t* present        # OUT the non-empty ones (room for the visited)
     int64_t* n_present      # OUT how many (stays -1 when not scanned)
+    int32_t* order          # OUT the sorted order's codes (whole, or both
+                            # ends: ordered_categories); NULL: not kept
+    Py_ssize_t order_room
+    int64_t* n_order        # OUT how many (stays -1 when not kept)
 
 
 cdef class NodeCategoryLists:
@@ -29,6 +33,11 @@ cdef class NodeCategoryLists:
     cdef object present_start       # int64 (n_nodes, n_features)
     cdef object present_count       # int64 (n_nodes, n_features), -1: none
     cdef object parents             # the parents' lists, kept alive
+    cdef readonly object keep       # max_cat_threshold of the kept orders
+    cdef object order_codes         # int32: every entry's order codes
+    cdef object order_start         # int64 (n_nodes, n_features)
+    cdef object order_room          # int64 (n_nodes, n_features)
+    cdef object order_count         # int64 (n_nodes, n_features), -1: none
 
 
 cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node

@@ -147,21 +147,31 @@ def _flat_left_sets(left_sets, Py_ssize_t n, what, widths=None):
         raise ValueError(f"left_sets must have one entry per {what}")
     # CSR-like layout: the sets back to back in one uint8 array, cat_ptr
     # their offsets, so a nogil kernel reads slot k's set without Python
-    parts = []
+    sets = [None] * n
     for k, left in enumerate(left_sets):
         if left is None:
             continue
-        left = (np.asarray(left).ravel() != 0).astype(np.uint8)
+        left = np.asarray(left).reshape(-1)
         if widths is not None and left.shape[0] != widths[k]:
             raise ValueError("a left set must have one entry per value bin "
                              "of its feature")
         if left.shape[0] < 1:
             raise ValueError("a left set needs at least one category")
-        parts.append(left)
+        sets[k] = left
         cat_ptr[k + 1] = left.shape[0]
     np.cumsum(cat_ptr, out=cat_ptr)
-    cat_left = np.concatenate(parts) if parts else np.zeros(1, np.uint8)
-    return cat_ptr, np.ascontiguousarray(cat_left, dtype=np.uint8)
+    # each set written once into its place (a high-cardinality feature's
+    # sets are tens of thousands of entries: one pass each, not a cast, a
+    # copy and a concatenation)
+    cat_left = np.zeros(max(int(cat_ptr[n]), 1), dtype=np.uint8)
+    flags = cat_left.view(bool)
+    for k, left in enumerate(sets):
+        if left is not None:
+            # a bool set copies as it is (np.not_equal's pass costs ten
+            # times a copy's)
+            flags[cat_ptr[k]:cat_ptr[k + 1]] = (
+                left if left.dtype == np.bool_ else left != 0)
+    return cat_ptr, cat_left
 
 
 @cython.boundscheck(True)

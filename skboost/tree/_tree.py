@@ -137,6 +137,44 @@ def category_bitset(left):
     return words[:n_words].astype(np.uint32)
 
 
+def category_bitsets(left_sets):
+    """``category_bitset`` of each of ``left_sets``, as the words of all
+    back to back and each one's word count (int64): one bool buffer, one
+    pack and one vectorised trim for a tree's sets instead of a handful of
+    numpy calls per set (a tree of a high-cardinality feature has a
+    hundred of them, tens of thousands of categories each)."""
+    sets = [_as_flags(left) for left in left_sets]
+    room = np.array([max(-(-f.shape[0] // 32), 1) for f in sets],
+                    dtype=np.int64)   # each set's words before the trim
+    start = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum(room, out=start[1:])
+    bits = np.zeros(int(start[-1]) * 32, dtype=bool)
+    for k, flags in enumerate(sets):
+        # each set from its first word's first bit (a 32-bit boundary)
+        b = int(start[k]) * 32
+        bits[b:b + flags.shape[0]] = flags
+    words = np.packbits(bits, bitorder="little").view("<u4")
+    if not sets:
+        return words.astype(np.uint32), room
+    # each set's words up to its last non-zero one (one word at least):
+    # the greatest position of a non-zero word in each set's room
+    position = np.where(words != 0, np.arange(words.shape[0]), -1)
+    last = np.maximum.reduceat(position, start[:-1])
+    n_words = np.where(last >= 0, last + 1 - start[:-1], 1)
+    # the kept words: set k's are start[k] .. start[k] + n_words[k] - 1
+    first_out = np.cumsum(n_words) - n_words
+    keep = np.arange(int(n_words.sum())) + np.repeat(start[:-1] - first_out,
+                                                      n_words)
+    return words[keep].astype(np.uint32), n_words.astype(np.int64)
+
+
+def _as_flags(left):
+    """A left set as a flat bool array (a bool one as it is: a copy costs
+    a tenth of ``!= 0``)."""
+    left = np.asarray(left).reshape(-1)
+    return left if left.dtype == np.bool_ else left != 0
+
+
 def category_goes_left(value, n_categories, words, default_left):
     """Where a categorical split sends ``value`` (naive form of the
     predictor's rule): a category code in [0, n_categories) goes left when
@@ -292,15 +330,14 @@ class TreeBuilder:
         if not self._left_sets:
             return {}
         cat_node = np.array(sorted(self._left_sets), dtype=np.int32)
-        words = [category_bitset(self._left_sets[n]) for n in cat_node]
-        cat_ptr = np.zeros(len(words) + 1, dtype=np.int64)
-        cat_ptr[1:] = np.cumsum(np.array([w.shape[0] for w in words],
-                                         dtype=np.int64))
+        sets = [self._left_sets[n] for n in cat_node.tolist()]
+        words, n_words = category_bitsets(sets)
+        cat_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum(n_words, out=cat_ptr[1:])
         return dict(
             cat_node=cat_node,
-            cat_size=np.array([self._left_sets[n].shape[0] for n in cat_node],
-                              dtype=np.int32),
-            cat_ptr=cat_ptr, cat_bits=np.concatenate(words))
+            cat_size=np.array([s.shape[0] for s in sets], dtype=np.int32),
+            cat_ptr=cat_ptr, cat_bits=words)
 
 
 class VectorTreeBuilder(TreeBuilder):

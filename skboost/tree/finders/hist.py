@@ -278,7 +278,8 @@ class HistFinder(PooledHistogramFinder):
     def find_splits(self, batch):
         sums = self.table["sums"][batch.nodes]
         lists = self._category_lists.for_batch(
-            batch.nodes, self.binned.bin_ptr, self.categorical)
+            batch.nodes, self.binned.bin_ptr, self.categorical,
+            max_cat_threshold=self.context.max_cat_threshold)
         records = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
             np.atleast_2d(self.thresholds), batch.allowed, context=self.context,
@@ -317,18 +318,30 @@ class HistFinder(PooledHistogramFinder):
         if categorical.shape[0] == 0:
             return None
         left_sets = [None] * nodes.shape[0]
-        for k in categorical:
+        for k in categorical.tolist():
             f = int(records["feature"][k])
             first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
             hist = self.pool.array[self.table["hist_row"][nodes[k]]]
-            left_sets[k], rest_left = categorical_left_set(
-                hist, first_bin=first, n_categories=stop - first - 1,
-                cat_kind=int(records["cat_kind"][k]),
-                split_bin=int(records["split_bin"][k]), context=self.context,
-                codes=None if lists is None else lists.node_list(k, f))
+            left_sets[k], rest_left = self._left_set(
+                hist, records[k], k, f, first, stop - first - 1, lists)
             if not hist[stop - 1].any():   # the missing bin is empty
                 records["default_left"][k] = rest_left
         return left_sets
+
+    def _left_set(self, hist, record, k, f, first, n_categories, lists):
+        """Node k's left set and whether "the rest" goes left: read off the
+        order its scan kept (a sorted split), else ordered anew from its
+        histogram (``categorical_left_set``)."""
+        kind, split_bin = int(record["cat_kind"]), int(record["split_bin"])
+        if lists is not None:
+            kept = lists.left_set(k, f, cat_kind=kind, split_bin=split_bin,
+                                  n_categories=n_categories)
+            if kept is not None:
+                return kept
+        return categorical_left_set(
+            hist, first_bin=first, n_categories=n_categories, cat_kind=kind,
+            split_bin=split_bin, context=self.context,
+            codes=None if lists is None else lists.node_list(k, f))
 
     def _split_rows(self, begin, end, splits):
         r = splits.records
@@ -407,13 +420,15 @@ class CategoryListKeeper:
         self._scanned.clear()
         self._parent.clear()
 
-    def for_batch(self, nodes, bin_ptr, categorical):
+    def for_batch(self, nodes, bin_ptr, categorical, max_cat_threshold=None):
         """The lists of a batch's scan (None without categorical
-        features)."""
+        features); with ``max_cat_threshold``, they keep each sorted
+        scan's order for the left set of the node's split."""
         if categorical is None:
             return None
         parents = [self._parent.pop(int(n), None) for n in nodes]
-        return NodeCategoryLists(parents, bin_ptr, categorical)
+        return NodeCategoryLists(parents, bin_ptr, categorical,
+                                 max_cat_threshold=max_cat_threshold)
 
     def scanned(self, nodes, lists):
         if lists is not None and self.nested:
