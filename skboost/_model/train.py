@@ -282,7 +282,7 @@ class InProcessRounds:
         self.objective.gradient(self.y, margin, self.weights.in_gradients,
                                 self.gpair, self.n_threads)
         check_gradients(self.gpair, self.weight_sum, self.objective.name,
-                        iteration)
+                        iteration, n_threads=self.n_threads)
         _boost_round(self.grower, self.booster, self.objective, self.gpair,
                      margin, self.X, self.y, self.weight, self.weights,
                      self.boost_params, self.rng, self.n_threads)
