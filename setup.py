@@ -71,6 +71,7 @@ EXTENSIONS = {
     "skboost.tree._vector_hist": "skboost/tree/_vector_hist.pyx",
     "skboost.tree._approx": "skboost/tree/_approx.pyx",
     "skboost.tree._partition": "skboost/tree/_partition.pyx",
+    "skboost.tree._leaf_margins": "skboost/tree/_leaf_margins.pyx",
     "skboost.tree._paged": "skboost/tree/_paged.pyx",
     "skboost.tree._predictor": "skboost/tree/_predictor.pyx",
     "skboost.tree._sparse": "skboost/tree/_sparse.pyx",

@@ -24,7 +24,7 @@ cimport cython
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
-from libc.math cimport exp, fmax, log1p, sqrt
+from libc.math cimport exp, fabsf, fmax, log1p, sqrt
 
 from ._math cimport sigmoid
 from ._parallel cimport threads_for_work
@@ -73,6 +73,8 @@ cdef enum:
     # A row's gradient pair (an exp or a log, a division) counts as this
     # many units of work (skboost/_parallel.pxd).
     ELEMENTWISE_WORK = 8
+    # values per block of largest_magnitude (a block's maximum each)
+    MAGNITUDE_BLOCK = 65536
 
 
 @cython.boundscheck(True)
@@ -299,3 +301,37 @@ def elementwise_gradient(const double[::1] y not None,        # IN (n,)
         pair = elementwise_pair(loss, y[i], raw[i], param)
         gpair[i, 0] = <float> times_weight(pair.g, w, i)
         gpair[i, 1] = <float> times_weight(pair.h, w, i)
+
+
+def largest_magnitude(const float[::1] values not None, int n_threads):
+    """``max |values|`` as a float, NaN when one of them is NaN (0.0 for
+    none): the bound of a round's gradient check (``limits.check_gradients``)
+    in one parallel pass, where ``np.max`` and ``np.min`` took two. Each
+    block of values keeps its own maximum and NaN flag; the maximum of
+    the maxima is exact, so the result does not depend on the threads."""
+    n_threads = check_n_threads(n_threads)
+    cdef Py_ssize_t n = values.shape[0]
+    cdef Py_ssize_t n_blocks = (n + MAGNITUDE_BLOCK - 1) // MAGNITUDE_BLOCK
+    if n_blocks == 0:
+        return 0.0
+    block_max = np.zeros(n_blocks, dtype=np.float32)
+    block_nan = np.zeros(n_blocks, dtype=np.uint8)
+    cdef float[::1] maxima = block_max
+    cdef uint8_t[::1] nans = block_nan
+    cdef Py_ssize_t block, i
+    cdef float largest, magnitude
+    cdef uint8_t nan
+    for block in prange(n_blocks, nogil=True, schedule="static",
+                        num_threads=threads_for_work(n_threads, n)):
+        largest = 0.0
+        nan = 0
+        for i in range(block * MAGNITUDE_BLOCK,
+                       min((block + 1) * MAGNITUDE_BLOCK, n)):
+            magnitude = fabsf(values[i])
+            nan = nan | (magnitude != magnitude)
+            largest = magnitude if magnitude > largest else largest
+        maxima[block] = largest
+        nans[block] = nan
+    if block_nan.any():
+        return float("nan")
+    return float(block_max.max())

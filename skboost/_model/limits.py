@@ -27,6 +27,8 @@ constraints); any finite value gives finite gains.
 
 import numpy as np
 
+from .._objectives import largest_magnitude
+
 MAX_WEIGHT_SUM = 1e100
 MAX_ABS_LABEL = 1e36
 # exp(88.7) is the largest float32: leave room for the margin
@@ -80,13 +82,18 @@ def check_poisson_delta_step(objective, max_delta_step):
             "is exp(margin + max_delta_step) in float32")
 
 
-def check_gradients(gpair, weight_sum, objective_name, iteration):
+def check_gradients(gpair, weight_sum, objective_name, iteration,
+                    n_threads=1):
     """After a round's gradients: all finite, and the weighted sums bounded
     by ``MAX_GRADIENT_SUM`` (``max |g| * sum of weights``, a bound that
-    does not depend on the order of the rows)."""
-    # max and -min: no |gpair| temporary (as large as the gradients)
-    largest = (float(max(np.max(gpair), -np.min(gpair))) if gpair.size
-               else 0.0)
+    does not depend on the order of the rows), on up to ``n_threads``."""
+    # max |g| in one parallel pass, no |gpair| temporary (as large as the
+    # gradients); NaN when one is NaN
+    if gpair.dtype == np.float32 and gpair.flags.c_contiguous:
+        largest = largest_magnitude(gpair.reshape(-1), n_threads)
+    else:
+        largest = (float(max(np.max(gpair), -np.min(gpair))) if gpair.size
+                   else 0.0)
     if np.isfinite(largest) and largest * weight_sum <= MAX_GRADIENT_SUM:
         return
     what = ("non-finite gradients or hessians" if not np.isfinite(largest)

@@ -26,6 +26,7 @@ from ..callback import call_callback, check_callbacks
 from ..metrics import get_metric
 from ..objectives import RANKING_OBJECTIVES, Objective, get_objective
 from ..tree._predictor import predict_raw
+from ..tree.leaf_margins import add_leaf_margins
 from ..tree.methods import make_grower
 
 
@@ -281,7 +282,7 @@ class InProcessRounds:
         self.objective.gradient(self.y, margin, self.weights.in_gradients,
                                 self.gpair, self.n_threads)
         check_gradients(self.gpair, self.weight_sum, self.objective.name,
-                        iteration)
+                        iteration, n_threads=self.n_threads)
         _boost_round(self.grower, self.booster, self.objective, self.gpair,
                      margin, self.X, self.y, self.weight, self.weights,
                      self.boost_params, self.rng, self.n_threads)
@@ -616,9 +617,11 @@ def update_margins(tree, leaf_rows, active, X, weighted, raw, group,
     if leaf_rows is None:
         add_tree_output(tree, X, raw, group, n_threads)
         return
-    leaf_rows.add_values(tree, raw, group, n_threads)
+    add_leaf_margins(leaf_rows, tree, raw, group, n_threads)
     if getattr(leaf_rows, "covers_every_row", False):
         return    # out of core: every row's leaf is known (PositionLeaves)
+    if active is weighted:
+        return    # every row of positive weight was in the tree
     rest = np.flatnonzero(~active & weighted)
     if rest.size:
         column = raw[rest, group:group + 1].copy()

@@ -248,3 +248,26 @@ def map_entries_to_bins(const float[::1] values not None,     # IN (nnz,)
     if overflow:
         raise ValueError("a feature's missing code does not fit the code "
                          "dtype")
+
+
+def columns_with_nan(const float[:, ::1] X not None, int n_threads):
+    """Which columns of X hold a NaN: bool (n_features,). One pass over
+    the rows in order, in parallel over blocks of rows (each block's
+    flags OR-ed into its thread's row of flags: no shared writes)."""
+    n_threads = check_n_threads(n_threads)
+    cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
+    cdef Py_ssize_t n_blocks = (n_rows + TRANSPOSE_ROWS - 1) // TRANSPOSE_ROWS
+    n_threads = threads_for_work(n_threads, n_rows * n_features)
+    flag_array = np.zeros((n_blocks, n_features), dtype=np.uint8)
+    cdef uint8_t[:, ::1] flags = flag_array
+    cdef Py_ssize_t block, r, f
+    cdef float x
+    # a NaN is the one value unequal to itself; a block's flags are its own
+    for block in prange(n_blocks, nogil=True, schedule="static",
+                        num_threads=n_threads):
+        for r in range(block * TRANSPOSE_ROWS,
+                       min((block + 1) * TRANSPOSE_ROWS, n_rows)):
+            for f in range(n_features):
+                x = X[r, f]
+                flags[block, f] |= x != x
+    return flag_array.any(axis=0)

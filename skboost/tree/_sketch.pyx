@@ -279,12 +279,33 @@ cdef double error_bound(const double[::1] rmin,   # IN (n,)
     return e
 
 
+cdef inline Py_ssize_t furthest_in_reach(const double* high, Py_ssize_t n,
+                                         Py_ssize_t p, double reach,
+                                         Py_ssize_t guess) noexcept nogil:
+    """The q of greedy_walk's scan from p (the largest q in [p + 1, n - 1]
+    with q == p + 1 or b_q <= reach), found from ``guess`` when b is
+    nondecreasing: then b_j <= reach holds for a prefix of j >= p + 2, so
+    any start finds its end. From the previous jump's length as the guess,
+    two comparisons a kept entry when the jumps are even (as a chunk of
+    distinct values gives), against a comparison per entry for the scan."""
+    cdef Py_ssize_t q = min(max(guess, p + 1), n - 1)
+    if q > p + 1 and high[q] > reach:    # past the end of the prefix
+        q -= 1
+        while q > p + 1 and high[q] > reach:
+            q -= 1
+        return q
+    while q + 1 < n and high[q + 1] <= reach:
+        q += 1
+    return q
+
+
 cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
                             const double* high,    # IN (n,) b_i
                             Py_ssize_t n,
                             double tau,
                             Py_ssize_t limit,
                             Py_ssize_t* keep,          # OUT (limit,) or NULL
+                            bint high_sorted,      # b nondecreasing
                             ) noexcept nogil:
     """Entries kept by prune's greedy walk for threshold ``tau`` (Theorem 3).
 
@@ -295,7 +316,9 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
     ``limit + 1`` as soon as it exceeds ``limit``. (Galloping was slower
     than the scan: its branches are unpredictable.) ``low`` and ``high``
     hold every entry's a_i and b_i (``rank_up_low``, ``rank_down_high``),
-    computed once for all the walks of a prune.
+    computed once for all the walks of a prune. With ``high_sorted`` (b
+    nondecreasing, checked by the caller) the scan starts at the previous
+    jump's length (``furthest_in_reach``: the same q).
     """
     # The walk over the entries, keeping p and jumping as far as tau
     # allows:
@@ -305,15 +328,19 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
     #               b_q <= a_p + tau, b_{q+1} > a_p + tau
     #
     # The first and the last entries are always kept (invariant (E)).
-    cdef Py_ssize_t p = 0, q, count = 1
+    cdef Py_ssize_t p = 0, q, count = 1, jump = 1
     cdef double reach
     if keep != NULL:
         keep[0] = 0
     while p < n - 1:
-        q = p + 1
         reach = low[p] + tau
-        while q + 1 < n and high[q + 1] <= reach:
-            q += 1
+        if high_sorted:
+            q = furthest_in_reach(high, n, p, reach, p + jump)
+            jump = q - p
+        else:
+            q = p + 1
+            while q + 1 < n and high[q + 1] <= reach:
+                q += 1
         p = q
         # the bisection only needs to know "too many": stop counting early
         if count == limit:
@@ -322,6 +349,36 @@ cdef Py_ssize_t greedy_walk(const double* low,     # IN (n,) a_i
             keep[count] = p
         count += 1
     return count
+
+
+def _walks(const double[::1] low not None, const double[::1] high not None,
+           double tau, Py_ssize_t limit):
+    """The entries greedy_walk keeps by its scan and, when ``high`` is
+    nondecreasing, from the previous jump (None otherwise): for tests."""
+    n = low.shape[0]
+    if high.shape[0] != n or n < 1 or limit < 1:
+        raise ValueError("low and high of one length >= 1, limit >= 1")
+    out = []
+    cdef Py_ssize_t[::1] keep
+    for fast in (False, True):
+        if fast and not nondecreasing(&high[0], n):
+            out.append(None)
+            continue
+        kept = np.empty(limit, dtype=np.intp)
+        keep = kept
+        count = greedy_walk(&low[0], &high[0], n, tau, limit, &keep[0], fast)
+        out.append(kept[:count] if count <= limit else None)
+    return out
+
+
+cdef bint nondecreasing(const double* values, Py_ssize_t n) noexcept nogil:
+    """Whether values[0] <= values[1] <= ... (False with a NaN)."""
+    cdef Py_ssize_t i
+    cdef bint sorted_so_far = True
+    # no early exit: a reduction the compiler can vectorise
+    for i in range(1, n):
+        sorted_so_far &= values[i - 1] <= values[i]
+    return sorted_so_far
 
 
 cdef double _tau_too_small(const double* low, const double* high,
@@ -367,6 +424,9 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     for i in range(n):
         low[i] = rank_up_low(rmin[i], wmin[i])
         high[i] = rank_down_high(rmax[i], wmin[i])
+    # (M) holds in exact arithmetic; where rounding broke it, the walks
+    # scan entry by entry
+    cdef bint high_sorted = nondecreasing(high, n)
     cdef double tau
     cdef double tau_low = _tau_too_small(low, high, rmin, rmax, total_weight,
                                          max_size)
@@ -374,12 +434,13 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
                                tau_low)
     cdef double span = high[n - 1] - low[0]
-    if greedy_walk(low, high, n, tau_low, max_size, NULL) <= max_size:
+    if greedy_walk(low, high, n, tau_low, max_size, NULL,
+                   high_sorted) <= max_size:
         tau = tau_low
     else:
         # Rounding may leave tau_high infeasible by a hair: widen it.
         while greedy_walk(low, high, n, tau_high, max_size,
-                          NULL) > max_size:
+                          NULL, high_sorted) > max_size:
             tau_high = max(2.0 * tau_high, max(span, total_weight))
         # each walk is O(n): the bisection costs about
         # log2(1 / TAU_RELATIVE_PRECISION) = 8 walks, and ends feasible
@@ -390,12 +451,12 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
             if tau <= tau_low or tau >= tau_high:
                 break
             if greedy_walk(low, high, n, tau, max_size,
-                           NULL) <= max_size:
+                           NULL, high_sorted) <= max_size:
                 tau_high = tau
             else:
                 tau_low = tau
         tau = tau_high
-    return greedy_walk(low, high, n, tau, max_size, keep)
+    return greedy_walk(low, high, n, tau, max_size, keep, high_sorted)
 
 
 cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
@@ -1136,4 +1197,60 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
                              None if orders is None or weights is None
                              else orders[start // chunk_size])
         running = running.merge(part).prune(summary_size)
+    return running
+
+
+def sketch_columns(X, features, max_bins, weights=None, chunk_size=65536):
+    """``sketch_column(X[:, f], weights, max_bin=max_bins[j])`` for every
+    ``f = features[j]``, the same summaries bit for bit, in one pass over
+    the rows of X.
+
+    ``sketch_column`` of a column of a row-major X first needs the column
+    copied out: a gather that reads every cache line of X, once per
+    feature. Here the rows are taken a chunk at a time (``chunk_size``,
+    as sketch_column's chunks), and each feature's chunk is summarised and
+    merged into its running summary before the next chunk: the chunk's
+    rows are read from memory once, and from cache by the other features.
+    Each feature's chunks are the same values, built, merged and pruned in
+    the same order as sketch_column's, so nothing changes but the order
+    in which the features take turns.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+    features : sequence of int
+        The columns to sketch.
+    max_bins : sequence of int
+        Each one's ``max_bin`` (summary size ``8 * max_bin``).
+    weights : array-like of shape (n_rows,), default=None
+    chunk_size : int, default=65536
+
+    Returns
+    -------
+    list of WeightedQuantileSummary, one per feature.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    features = [operator.index(f) for f in features]
+    max_bins = [_check_max("max_bin", b, 1) for b in max_bins]
+    if len(max_bins) != len(features):
+        raise ValueError("one max_bin per feature")
+    if any(not 0 <= f < X.shape[1] for f in features):
+        raise ValueError("a feature is outside [0, n_features)")
+    chunk_size = _check_max("chunk_size", chunk_size, 1)
+    sizes = [max(8 * b, 2) for b in max_bins]
+    cdef Py_ssize_t n = X.shape[0]
+    if weights is not None:
+        weights = _check_weights(weights, n)
+    running = [WeightedQuantileSummary.empty() for _ in features]
+    if n == 0:
+        return running
+    builder = _ExactBuilder(min(chunk_size, n), X.dtype)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        rows = X[start:stop]
+        w = None if weights is None else weights[start:stop]
+        for j, f in enumerate(features):
+            part = builder.build(rows[:, f], w, sizes[j])
+            running[j] = running[j].merge(part).prune(sizes[j])
     return running

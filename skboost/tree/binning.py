@@ -13,9 +13,9 @@ bin (all present values left, only missing values right).
 import numpy as np
 
 from .._threads import map_columns
-from ._binning import map_entries_to_bins, map_to_bins
+from ._binning import columns_with_nan, map_entries_to_bins, map_to_bins
 from ._presorted import SortedColumns
-from ._sketch import sketch_column
+from ._sketch import sketch_column, sketch_columns
 from ._sparse import BinnedRows
 
 # One byte per code when every feature's codes (value bins + missing bin)
@@ -113,27 +113,38 @@ class BinMapper:
     def fit(self, X, weight=None, n_threads=1, n_categories=None):
         """Cut points of every column of float32 X (NaN = missing).
 
-        Features are sketched independently, ``n_threads`` at a time (the
-        sort and the sketch's loops release the GIL); the result does not
-        depend on ``n_threads``. A categorical feature (``n_categories[f]
-        > 0``, values that are category codes) gets one value bin per
-        category, whatever ``max_bin``: cuts at 0.5, 1.5, ...
+        Features are sketched independently (``sketch_columns``: a chunk
+        of rows at a time, each feature's summary in turn), in up to
+        ``n_threads`` groups of features side by side (the sort and the
+        sketch's loops release the GIL); the result does not depend on
+        ``n_threads``. A categorical feature (``n_categories[f] > 0``,
+        values that are category codes) gets one value bin per category,
+        whatever ``max_bin``: cuts at 0.5, 1.5, ...
         """
-        def sketch(f):
-            # one column at a time: no (n_rows, n_features) temporary
-            column = np.ascontiguousarray(X[:, f])
-            missing = bool(np.isnan(column).any())
-            if n_categories is not None and n_categories[f] > 0:
-                return missing, category_cuts(n_categories[f])
-            n_bins = int(value_bin_caps(self.max_bin, np.array([missing]))[0])
-            summary = sketch_column(column, weight, max_bin=n_bins)
-            return missing, np.asarray(summary.cut_points(n_bins),
-                                       dtype=np.float64)
+        missing = _columns_with_nan(X, n_threads)
+        categorical = (np.zeros(X.shape[1], dtype=bool) if n_categories is None
+                       else np.asarray(n_categories) > 0)
+        caps = value_bin_caps(self.max_bin, missing)
+        numeric = np.flatnonzero(~categorical)
+        # contiguous groups of features, one per thread: each group's pass
+        # reads X's rows once (the features of a group share the chunks)
+        n_groups = max(1, min(n_threads, numeric.shape[0]))
+        groups = [g for g in np.array_split(numeric, n_groups) if g.size]
 
-        results = map_columns(sketch, range(X.shape[1]), n_threads,
-                              n_rows=X.shape[0])
-        self.has_missing_ = np.array([m for m, _ in results], dtype=bool)
-        self._set_cuts([c for _, c in results])
+        def sketch(group):
+            summaries = sketch_columns(X, group, caps[group], weight)
+            return [np.asarray(s.cut_points(int(caps[f])), dtype=np.float64)
+                    for f, s in zip(group, summaries)]
+
+        cuts = [None] * X.shape[1]
+        for group, group_cuts in zip(groups, map_columns(
+                sketch, groups, n_threads, n_rows=X.shape[0])):
+            for f, c in zip(group, group_cuts):
+                cuts[f] = c
+        for f in np.flatnonzero(categorical):
+            cuts[f] = category_cuts(n_categories[f])
+        self.has_missing_ = missing
+        self._set_cuts(cuts)
         return self
 
     def fit_columns(self, columns, weight=None, n_threads=1):
@@ -234,6 +245,15 @@ class BinMapper:
             absent = np.bincount(feature[flat <= 0.0],
                                  minlength=len(self.cuts_))
         return BinnedRows(rows, codes, self.bin_ptr_, absent)
+
+
+def _columns_with_nan(X, n_threads):
+    """Which columns of X hold a NaN (bool, one per column): one pass over
+    the rows of a C-ordered float32 X, else a column at a time."""
+    if X.dtype == np.float32 and X.flags.c_contiguous:
+        return columns_with_nan(X, n_threads)
+    return np.array([bool(np.isnan(X[:, f]).any())
+                     for f in range(X.shape[1])], dtype=bool)
 
 
 def category_cuts(n_categories):
