@@ -1,6 +1,6 @@
 """The last level of a dense ``hist`` tree is not partitioned: its rows go
 straight to their leaf's margin (``HistFinder(defer_last_partition=True)``,
-``finders.SplitLeafRows``, ``_partition.add_split_leaf_values``).
+``finders.SplitLeafRows``, ``_leaf_margins.add_group_values``).
 
 Oracle: the same grower with the last level partitioned
 (``defer_last_partition=False``, the ``LeafRows`` path), on the same data

@@ -1,14 +1,14 @@
-"""The row-order margin update (tree/_leaf_margins.pyx, tree/leaf_margins.py)
-against a naive numpy oracle and against the slice walks it replaces
-(_partition.add_leaf_values, add_split_leaf_values), bit for bit."""
+"""The row-order margin update (tree/_leaf_margins.pyx, used by
+finders.SplitLeafRows.add_values) against a naive numpy oracle and, for
+leaves without a split, against the slice walk of
+_partition.add_leaf_values, bit for bit."""
 
 import numpy as np
 import pytest
 
 from skboost.tree._binning import BinnedData
 from skboost.tree._leaf_margins import add_group_values
-from skboost.tree._partition import (RowPartition, add_leaf_values,
-                                     add_split_leaf_values)
+from skboost.tree._partition import RowPartition, add_leaf_values
 
 
 def _binned(rng, n_rows, n_features, dtype):
@@ -87,27 +87,18 @@ def test_equals_the_naive_oracle(n_rows, dtype, n_threads):
                                   expected.view(np.uint64))
 
 
-def test_equals_the_slice_walks_bit_for_bit():
-    """The margins of add_leaf_values (leaves) + add_split_leaf_values
-    (the last level's splits), on one partition, for 1 and 2 threads."""
+def test_leaves_equal_the_slice_walk_bit_for_bit():
+    """Groups without a split (every row to its leaf) give the margins of
+    add_leaf_values' walk of the slices, for 1 and 2 threads."""
     rng = np.random.default_rng(7)
     binned = _binned(rng, 50_000, 6, np.uint8)
     partition, begin, end = _partitioned(rng, binned, 6)
     groups = _groups(rng, begin, 6)
-    leaf = groups["feature"] < 0
+    groups["feature"][:] = -1
     start = rng.normal(size=(50_000, 1)) * 1e3
     walked = start.copy()
-    add_leaf_values(partition, begin[leaf], end[leaf],
-                    groups["value_left"][leaf], walked, column=0,
-                    n_threads=2)
-    split = ~leaf
-    add_split_leaf_values(partition, binned, begin[split], end[split],
-                          groups["feature"][split],
-                          groups["split_bin"][split],
-                          groups["default_left"][split],
-                          groups["value_left"][split],
-                          groups["value_right"][split], walked, column=0,
-                          n_threads=2)
+    add_leaf_values(partition, begin, end, groups["value_left"], walked,
+                    column=0, n_threads=2)
     for n_threads in (1, 2):
         raw = start.copy()
         add_group_values(partition.row_index, begin, end, **groups,

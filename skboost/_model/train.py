@@ -26,7 +26,6 @@ from ..callback import call_callback, check_callbacks
 from ..metrics import get_metric
 from ..objectives import RANKING_OBJECTIVES, Objective, get_objective
 from ..tree._predictor import predict_raw
-from ..tree.leaf_margins import add_leaf_margins
 from ..tree.methods import make_grower
 
 
@@ -617,7 +616,7 @@ def update_margins(tree, leaf_rows, active, X, weighted, raw, group,
     if leaf_rows is None:
         add_tree_output(tree, X, raw, group, n_threads)
         return
-    add_leaf_margins(leaf_rows, tree, raw, group, n_threads)
+    leaf_rows.add_values(tree, raw, group, n_threads)
     if getattr(leaf_rows, "covers_every_row", False):
         return    # out of core: every row's leaf is known (PositionLeaves)
     if active is weighted:

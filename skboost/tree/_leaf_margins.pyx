@@ -7,8 +7,8 @@ partition is stable), or, for the last level, which is not partitioned
 (``SplitLeafRows``), node k's slice and its numeric split decide between
 two leaves per row.
 
-Walking the slices (``_partition.add_leaf_values`` and
-``add_split_leaf_values``) reads and writes one margin per row at
+Walking the slices (as ``_partition.add_leaf_values`` does, and the
+last level's kernel did before this one) reads and writes one margin per row at
 scattered places, and one code per row of a scattered column: a cache
 line of memory each, about 200 MB of traffic a tree for 1,000,000 rows.
 This kernel visits the rows in row order instead, in blocks of

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._partition import (RowPartition, add_leaf_values,
-                          add_split_leaf_values)
+from .._leaf_margins import add_group_values
+from .._partition import RowPartition, add_leaf_values
 
 
 class SplitFinder(ABC):
@@ -118,9 +118,11 @@ class SplitLeafRows:
     the last level's splits (``last``, ``LastSplits``) over ``binned``.
 
     ``add_values`` reads each row's leaf off its split and adds the leaf's
-    value in the same pass (``_partition.add_split_leaf_values``): the
-    margins the partition then ``LeafRows.add_values`` would give, without
-    the partition's passes. ``partition``, ``begin``, ``end`` and ``node``
+    value in the same pass, visiting the rows in row order
+    (``_leaf_margins.add_group_values``: a walk of the slices would read
+    a scattered margin and code per row): the margins the partition then
+    ``LeafRows.add_values`` would give, bit for bit, without the
+    partition's passes. ``partition``, ``begin``, ``end`` and ``node``
     are those of the equivalent ``LeafRows``, partitioned on first use."""
 
     sliced: LeafRows
@@ -129,13 +131,26 @@ class SplitLeafRows:
     n_threads: int
 
     def add_values(self, tree, raw, column, n_threads):
-        """raw[row, column] += the tree's value at the row, for these rows."""
-        self.sliced.add_values(tree, raw, column, n_threads)
-        last = self.last
-        add_split_leaf_values(
-            self.sliced.partition, self.binned, last.begin, last.end,
-            last.feature, last.split_bin, last.default_left,
-            tree.value[last.left], tree.value[last.right], raw,
+        """raw[row, column] += the tree's value at the row, for these rows.
+
+        The leaves finished above the last level are groups without a
+        split (feature -1), the last level's nodes groups with their
+        split; each row is added once, in row order."""
+        sliced, last = self.sliced, self.last
+        n_leaves = sliced.begin.shape[0]
+        leaf_value = tree.value[sliced.node]
+        unused = np.zeros(n_leaves, dtype=np.int32)
+        add_group_values(
+            sliced.partition.row_index,
+            np.concatenate([sliced.begin, last.begin]),
+            np.concatenate([sliced.end, last.end]),
+            np.concatenate([np.full(n_leaves, -1, dtype=np.int32),
+                            last.feature]),
+            np.concatenate([unused, last.split_bin]),
+            np.concatenate([unused.astype(np.uint8), last.default_left]),
+            np.concatenate([leaf_value, tree.value[last.left]]),
+            np.concatenate([leaf_value, tree.value[last.right]]),
+            self.binned.codes, self.binned.missing_code, raw,
             column=column, n_threads=n_threads)
 
     def renumbered(self, new_id):
