@@ -58,7 +58,9 @@ class ActorShard(Shard):
                 1, thread_name_prefix="skboost-shard")
         return self._thread
 
+    # only methods the shard never calls itself (a call from within
+    # would get a coroutine)
     grow_rounds = _on_own_thread(Shard.grow_rounds)
     grow_dart_rounds = _on_own_thread(Shard.grow_dart_rounds)
-    summaries = _on_own_thread(Shard.summaries)
+    start_fit = _on_own_thread(Shard.start_fit)
     setup = _on_own_thread(Shard.setup)
