@@ -927,6 +927,21 @@ def test_rounds_run_off_the_profiled_actor_thread(client):
     profile = repr(client.profile(start=start))
     assert "_busy_task" in profile
     assert "grow_round" not in profile and "driver.py" not in profile
+    # the shards' threads end with their shards (no thread left per fit)
+    deadline = time.monotonic() + 10
+    while any(client.run(_shard_threads).values()):
+        assert time.monotonic() < deadline, client.run(_shard_threads)
+        time.sleep(0.1)
+
+
+def _shard_threads():
+    """The names of this worker's shard threads (``ActorShard``), after a
+    garbage collection."""
+    import gc
+
+    gc.collect()
+    return [t.name for t in threading.enumerate()
+            if t.name.startswith("skboost-shard")]
 
 
 def test_socket_exchange_lost_peer_abort_and_silent_peer():
