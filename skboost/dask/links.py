@@ -313,16 +313,13 @@ class SocketExchange:
     kind = "tcp"   # direct links (over TCP, or Unix sockets on one host)
     # A step first polls its sockets without sleeping (yielding the core
     # to any other runnable thread) for up to this long before it sleeps
-    # in poll(): the peers run in step, so their message mostly comes
-    # within it (the shards' arrivals at a step differ by ~0.5 ms on
-    # average on two local workers). A shard that sleeps instead must be
-    # woken at every step (~17 a tree), which on a virtual machine costs
-    # tens to hundreds of microseconds, and its idle core may be taken
-    # from it meanwhile. Measured on the 2-core benchmark machine
-    # (bench_dask.py's fit, quiet moments): 2.06-2.10 s with 2 ms against
-    # 2.12-2.37 s with 0.1 ms; the waits after the last shard's arrival
-    # at a step halved.
-    spin_seconds = 2e-3
+    # in poll(): when the peers arrive together (the shards run in step)
+    # their messages come within it, and no wake-up is paid (two local
+    # shards in lock step: ~26 us a step against ~31 us). Kept short: on
+    # the 2-core benchmark machine a 2 ms spin halved the waits after the
+    # last shard's arrival but gave no fit time that beat the noise, and
+    # it burns the core of a shard that waits long.
+    spin_seconds = 100e-6
 
     def __init__(self, index, addresses, bin_ranges, links, timeout=600.0):
         self.index = index
