@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -821,6 +822,126 @@ def test_socket_exchange_shares_no_memory_over_tcp():
     assert (summed[1] == 3).all() and summed[1].shape == (1, 5, 2)
     for ex in exchanges:
         ex.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"),
+                    reason="shared outboxes need Linux's memfd_create")
+def test_socket_exchange_reduces_histograms_built_in_the_outbox():
+    """Histograms written straight into the outbox (as the shards' local
+    finders build them there) reach the reduce without a copy: each shard
+    gets the exact sum of its bins over the shards (naive sum of copies
+    as the oracle), into a pool's rows too; the outbox is writable only
+    once a step followed the last reduce through it."""
+    rng = np.random.default_rng(2)
+    ranges = [(0, 70), (70, 70), (70, 200)]
+    exchanges = _unix_linked_exchanges(3, ranges)
+    assert _run_on_shards(exchanges, lambda k, ex: ex.share_memory(
+        10 * 200 * 16)) == [True] * 3
+    outboxes = [ex.outbox_histograms(200) for ex in exchanges]
+    assert all(o.shape == (10, 200, 2) for o in outboxes)
+    assert all(ex.outbox_histograms(200) is o
+               for ex, o in zip(exchanges, outboxes))
+    for n_rows in (1, 4, 10, 3):
+        assert all(ex.outbox_writable() for ex in exchanges)
+        rows = rng.choice(10, size=n_rows, replace=False)
+        written = [rng.integers(-2**60, 2**60, size=(n_rows, 200, 2)) // 4
+                   for _ in range(3)]
+        for outbox, values in zip(outboxes, written):
+            outbox[rows] = values
+        before = [ex.shared_bytes for ex in exchanges]
+        summed = _run_on_shards(
+            exchanges, lambda k, ex: ex.reduce(outboxes[k], rows).copy())
+        total = sum(written)
+        for k, (first, stop) in enumerate(ranges):
+            assert np.array_equal(summed[k], total[:, first:stop])
+        assert [ex.shared_bytes - b for ex, b in zip(exchanges, before)] \
+            == [n_rows * (200 - (stop - first)) * 16 for first, stop in ranges]
+        # the peers may still be reading: not writable until the next step
+        assert not any(ex.outbox_writable() for ex in exchanges)
+        _run_on_shards(exchanges, lambda k, ex: ex.allgather(k))
+    # into given rows of a pool (the scanner's)
+    rows = np.array([7, 2])
+    for outbox in outboxes:
+        outbox[rows] = rng.integers(-2**40, 2**40, size=(2, 200, 2))
+    total = sum(o[rows] for o in outboxes)
+    outs = [np.zeros((4, stop - first, 2), dtype=np.int64)
+            for first, stop in ranges]
+    _run_on_shards(exchanges, lambda k, ex: ex.reduce(
+        outboxes[k], rows, out=outs[k], out_rows=[3, 0]))
+    for k, (first, stop) in enumerate(ranges):
+        assert np.array_equal(outs[k][[3, 0]], total[:, first:stop])
+    for ex in exchanges:
+        ex.close()
+
+
+def test_socket_exchange_refuses_a_note_outside_the_outbox():
+    """A note of histograms built in a peer's outbox that points outside
+    it (or at other bins) is an error naming the peer, never a read out
+    of bounds."""
+    import struct
+
+    from skboost.dask.links import _ROWS_NOTE, _ROWS_NOTE_TAG
+
+    ranges = [(0, 5), (5, 10)]
+    exchanges = _unix_linked_exchanges(2, ranges)
+    assert _run_on_shards(exchanges, lambda k, ex: ex.share_memory(
+        4 * 10 * 16)) == [True, True]
+    receiver = exchanges[1]
+
+    def note(rows, n_bins=10, first=5, width=5):
+        return (_ROWS_NOTE_TAG + _ROWS_NOTE.pack(n_bins, first, width)
+                + np.asarray(rows, dtype="<i8").tobytes())
+
+    pieces = receiver._inbox_piece(0, note([3, 0]), 2, 5)
+    assert [p.shape for p in pieces] == [(5, 2), (5, 2)]
+    for bad in (note([4]), note([-1]), note([0], first=0),
+                note([0], width=4), note([0], n_bins=4, first=5),
+                note([0, 1]), note([0])[:-3],
+                note([0]) + struct.pack("<q", 1)):
+        with pytest.raises(RuntimeError, match="tcp://127.0.0.1:1000"):
+            receiver._inbox_piece(0, bad, 1, 5)
+    for ex in exchanges:
+        ex.close()
+
+
+def _busy_task(seconds):
+    """A plain task that runs Python for ``seconds``."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        sum(range(1000))
+    return True
+
+
+def test_rounds_run_off_the_profiled_actor_thread(client):
+    """The shards' rounds run on a thread of their own, outside the
+    worker's active threads whose stacks Dask's profiler walks every
+    10 ms (oracle: the workers' profile itself): a fit of ~1 s of rounds
+    leaves no sample of the growth driver, while a plain task of half a
+    second shows in the same profile (the profiler stays on)."""
+    X, y = _discrete_data(n=20000, seed=3)
+    start = time.time()
+    DaskBoostRegressor(n_estimators=80, max_depth=6).fit(
+        da.from_array(X, chunks=(5000, 5)), da.from_array(y, chunks=5000),
+        client=client)
+    assert client.submit(_busy_task, 0.5, pure=False).result()
+    profile = repr(client.profile(start=start))
+    assert "_busy_task" in profile
+    assert "grow_round" not in profile and "driver.py" not in profile
+    # the shards' threads end with their shards (no thread left per fit)
+    deadline = time.monotonic() + 10
+    while any(client.run(_shard_threads).values()):
+        assert time.monotonic() < deadline, client.run(_shard_threads)
+        time.sleep(0.1)
+
+
+def _shard_threads():
+    """The names of this worker's shard threads (``ActorShard``), after a
+    garbage collection."""
+    import gc
+
+    gc.collect()
+    return [t.name for t in threading.enumerate()
+            if t.name.startswith("skboost-shard")]
 
 
 def test_socket_exchange_lost_peer_abort_and_silent_peer():

@@ -28,7 +28,8 @@ from .._input.arrays import check_X
 from .fit import (ShardClassification, ShardRanking, ShardRegression,
                   ShardTraining, check_queries_in_partitions,
                   check_signatures)
-from .train import Shard, ShardGroup
+from .actor import ActorShard
+from .train import ShardGroup
 from .._estimators import (BoostClassifier, BoostDistributionRegressor,
                            BoostRanker, BoostRegressor)
 from .._estimators.base import (eval_set_entries, fit_or_restore,
@@ -205,7 +206,8 @@ def _place_shards(client, parts, eval_sets=()):
     for address in addresses:
         mine = [(index, *parts[index]) for index in by_worker[address]]
         futures.append(client.submit(
-            Shard, mine, evals[address], actor=True, workers=[address],
+            ActorShard, mine, evals[address], actor=True,
+            workers=[address],
             allow_other_workers=False, pure=False,
             key=f"skboost-shard-{uuid.uuid4().hex}"))
     actors = _actors(client, futures, addresses)

@@ -216,22 +216,27 @@ class ShardTraining:
     def _set_up(self, shards, resolved, objective, n_outputs, init, n_evals):
         """The shards prepared (labels, weights), the cuts merged from
         their summaries and the rows binned on them; the booster the
-        rounds add to: a ``FitState``."""
+        rounds add to: a ``FitState``. Two calls of the shards (their
+        labels, when the base score is estimated from them, and their
+        summaries come with ``start_fit``; the eval sets' labels with
+        ``setup``): every call is a round trip."""
         seed = self._draw_seed()
         spec = self._shard_spec(objective, n_outputs, seed, init)
-        prepared = shards.call("prepare", spec)
-        weight_sum = float(sum(s for s, _ in prepared))
+        with_labels = self.base_score is None and init is None
+        started = shards.call("start_fit", spec, self.max_bin, with_labels)
+        weight_sum = float(sum(prepared[0] for prepared, _, _ in started))
         if not weight_sum > 0:
             raise ValueError("sample_weight must have a positive sum")
-        booster = self._first_booster(shards, resolved, n_outputs, init)
+        booster = self._first_booster(
+            [labels for _, labels, _ in started] if with_labels else None,
+            resolved, n_outputs, init)
         mapper = merged_bin_mapper(
-            ordered_summaries(shards.call("summaries", self.max_bin,
-                                 spec.n_categories)),
+            ordered_summaries([summaries for _, _, summaries in started]),
             self.max_bin, spec.n_categories)
-        shards.call("setup", mapper, booster.base_margin, weight_sum)
-        evaluator = ShardEvaluator(
-            booster, resolved, shards.call("eval_labels"), n_evals,
-            metric_list(self.eval_metric))
+        eval_labels = shards.call("setup", mapper, booster.base_margin,
+                                  weight_sum)
+        evaluator = ShardEvaluator(booster, resolved, eval_labels, n_evals,
+                                   metric_list(self.eval_metric))
         return FitState(spec=spec, mapper=mapper, weight_sum=weight_sum,
                          seed=seed, init=init, booster=booster,
                          evaluator=evaluator)
@@ -329,13 +334,13 @@ class ShardTraining:
                 resolved, None, None, n_outputs, self.n_features_in_,
                 self._boost_params(), init)))
 
-    def _first_booster(self, shards, objective, n_outputs, init=None):
+    def _first_booster(self, labels, objective, n_outputs, init=None):
         """The Booster the rounds add to: ``init``'s base margin and trees
         when continuing it; else estimating ``base_score`` reads the labels
-        and training weights of every row, in row order."""
+        and training weights of every row (``labels``: every shard's
+        ``Shard.labels``, None when not needed), in row order."""
         y = weight = None
-        if self.base_score is None and init is None:
-            labels = shards.call("labels")
+        if labels is not None:
             rows = np.concatenate([r for r, _, _ in labels])
             order = np.argsort(rows, kind="stable")
             y = np.concatenate([v for _, v, _ in labels])[order]

@@ -382,6 +382,19 @@ class PeerExchange:
 _GLOBAL_NODE = {"sums": (np.int64, (2,)), "count": (np.int64, ())}
 
 
+class _OutboxPool(HistogramPool):
+    """A ``HistogramPool`` over the exchange's outbox
+    (``SocketExchange.outbox_histograms``): the local histograms built
+    where the peers read them (no copy before a reduce). Should it fill
+    up, it grows into memory of its own, and the reduces copy again."""
+
+    def __init__(self, array):
+        self.n_bins = array.shape[1]
+        self.entry_shape = (2,)
+        self.array = array
+        self.clear()
+
+
 class ShardFinder(SplitFinder):
     """The split finder every shard's copy of the growth driver calls: the
     hist method over the rows of every shard.
@@ -427,6 +440,7 @@ class ShardFinder(SplitFinder):
         self.table = NodeTable(_GLOBAL_NODE)
         self.bests = None
         self.n_active = 0
+        self._own_pool = None   # the local finder's, while in the outbox
 
     def set_tree(self, scales, n_active):
         """The next tree's fixed-point scales and rows, over every shard."""
@@ -436,6 +450,7 @@ class ShardFinder(SplitFinder):
     def start_tree(self, gpair, active):
         start = time.perf_counter()
         f = self.local
+        self._place_local_pool()
         f.start_tree(gpair, active)
         self.scales = f.scales
         summed = self._reduce(f.pool.array, f.table["hist_row"][:1], start)
@@ -556,11 +571,35 @@ class ShardFinder(SplitFinder):
         t["begin"][right], t["end"][right] = mid, end
         t["hist_row"][left] = t["hist_row"][right] = -1
         if designated is not None:
+            self._place_local_pool()
             rows = f.pool.take(nodes.shape[0])
             t["hist_row"][designated] = rows
             is_left = designated == left
             f.build_histograms(np.where(is_left, begin, mid),
                                np.where(is_left, mid, end), rows)
+
+    def _place_local_pool(self):
+        """Before a build: the local finder's pool in the exchange's
+        outbox when the peers are done reading it (the histograms built
+        there go to the reduce without a copy), else in memory of its
+        own. The local pool holds no histogram between builds (each is
+        retired after its reduce), so it may change at every one."""
+        f = self.local
+        n_bins = f.binned.n_bins
+        hists = None
+        if getattr(self.exchange, "outbox_histograms", None) is not None \
+                and self.exchange.outbox_writable():
+            hists = self.exchange.outbox_histograms(n_bins)
+        if hists is not None:
+            if not (isinstance(f.pool, _OutboxPool) and f.pool.array is hists):
+                if not isinstance(f.pool, _OutboxPool):
+                    self._own_pool = f.pool
+                f.pool = _OutboxPool(hists)
+        elif isinstance(f.pool, _OutboxPool):
+            own = self._own_pool
+            f.pool = (own if own is not None and own.n_bins == n_bins
+                      else HistogramPool(n_bins, f.pool.array.shape[0]))
+            f.pool.clear()
 
     def retire(self, nodes):
         self.local.retire(nodes)

@@ -467,6 +467,15 @@ class Shard:
                 f"base_margin_eval_set[{part.set}]")
         return float(np.sum(self.train_weight)), self.weights.in_sums is None
 
+    def start_fit(self, spec, max_bin, with_labels):
+        """The first call of a fit (one round trip for three): ``prepare``
+        with ``spec``, this shard's ``labels`` (when the client estimates
+        the base score from them: ``with_labels``, else None) and its
+        ``summaries``."""
+        prepared = self.prepare(spec)
+        labels = self.labels() if with_labels else None
+        return prepared, labels, self.summaries(max_bin, spec.n_categories)
+
     @keeps_freed_memory
     def summaries(self, max_bin, n_categories):
         """``partition_summaries`` of every partition, with its index (the
@@ -495,7 +504,8 @@ class Shard:
         one) plus the trees of the model continued, or of ``resume`` (a
         fit resumed after a lost worker: the trees so far, the model
         continued's included), added in the order the rounds added them,
-        so the margins are bit for bit those of the uninterrupted fit."""
+        so the margins are bit for bit those of the uninterrupted fit.
+        Returns ``eval_labels()`` (the client's evaluator reads them)."""
         spec = self.spec
         trees = spec.init_booster if resume is None else resume
         self._start_trees = trees   # DART's forest starts from them
@@ -524,6 +534,7 @@ class Shard:
             part.margin = _start_margins(trees, part.X, part.base_margin,
                                          base_margin, spec.n_threads)
             part.base_margin = None
+        return self.eval_labels()
 
     def _binned(self, mapper):
         """The rows binned on ``mapper``'s cuts: dense codes, or for
