@@ -60,7 +60,11 @@ class HistogramPool:
         """Rows for n new histograms (int64 array)."""
         while len(self._free) < n:
             self._grow()
-        return np.array([self._free.pop() for _ in range(n)], dtype=np.int64)
+        # the last n free rows, last first: the rows n pops would give,
+        # in one slice (a level takes up to 2**(max_depth - 2) at once)
+        taken = self._free[len(self._free) - n:]
+        del self._free[len(self._free) - n:]
+        return np.array(taken[::-1], dtype=np.int64)
 
     def give_back(self, rows):
         rows = np.asarray(rows)
@@ -181,8 +185,10 @@ class PooledHistogramFinder(SplitFinder):
             last = LastSplits(*(np.concatenate(parts) for parts in zip(
                 *[(s.begin, s.end, s.feature, s.split_bin, s.default_left,
                    s.left, s.right) for s in last])))
-            leaves = leaves[~np.isin(leaves, np.concatenate([last.left,
-                                                             last.right]))]
+            # a mask over the tree's node ids (np.isin sorts both arrays)
+            deferred = np.zeros(tree.left_child.shape[0], dtype=bool)
+            deferred[last.left] = deferred[last.right] = True
+            leaves = leaves[~deferred[leaves]]
         sliced = LeafRows(self.partition, t["begin"][leaves].copy(),
                           t["end"][leaves].copy(), leaves)
         if not last:
@@ -282,7 +288,7 @@ class HistFinder(PooledHistogramFinder):
             max_cat_threshold=self.context.max_cat_threshold)
         records = find_best_splits_hist(
             self.pool.array, sums, self.binned.bin_ptr,
-            np.atleast_2d(self.thresholds), batch.allowed, context=self.context,
+            _as_2d(self.thresholds), batch.allowed, context=self.context,
             hist_rows=self.table["hist_row"][batch.nodes],
             categorical=self.categorical, category_lists=lists,
             **batch.constraint_arguments())
@@ -362,8 +368,22 @@ class HistFinder(PooledHistogramFinder):
             self.binned.bin_ptr, self.categorical, self.n_threads)
 
     def _left_sums(self, splits):
-        return np.column_stack([splits.records["Gq_left"],
-                                splits.records["Hq_left"]])
+        # two column writes into one (n, 2) array: np.column_stack's
+        # checks and temporaries cost more than the copy at a level's size
+        r = splits.records
+        sums = np.empty((r.shape[0], 2), dtype=np.int64)
+        sums[:, 0] = r["Gq_left"]
+        sums[:, 1] = r["Hq_left"]
+        return sums
+
+
+def _as_2d(thresholds):
+    """``np.atleast_2d`` of the finder's thresholds (an ndarray, or None
+    for a finder whose binning is not set yet), as a plain view: the scan
+    of every level takes it."""
+    if isinstance(thresholds, np.ndarray) and thresholds.ndim == 1:
+        return thresholds[np.newaxis]
+    return np.atleast_2d(thresholds)
 
 
 class SparseHistFinder(HistFinder):
