@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from skboost.tree._binning import BinnedData
-from skboost.tree._partition import (RowPartition, add_leaf_values,
-                                     add_split_leaf_values)
+from skboost.tree._leaf_margins import add_group_values
+from skboost.tree._partition import RowPartition, add_leaf_values
 from _isolation import snippet_input_tests
 
 
@@ -363,19 +363,19 @@ def test_add_leaf_values_rejects_bad_slices(begin, end):
 
 
 # --------------------------------------------------------------------------
-# add_split_leaf_values: the last level's partition and margin update in
-# one pass, against the naive split (naive_split) then a loop adding each
-# row's leaf value
+# The last level's margin update without its partition
+# (_leaf_margins.add_group_values, which SplitLeafRows.add_values calls),
+# against the naive split (naive_split) then a loop adding each row's leaf
+# value; its bad inputs are in test_leaf_margins.py
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("seed", range(0, 40, 8))
-def test_add_split_leaf_values_matches_split_then_leaf_values(dtype,
-                                                              n_threads,
-                                                              seed):
+def test_split_group_values_match_split_then_leaf_values(dtype, n_threads,
+                                                         seed):
     rng = np.random.default_rng(seed)
-    # large enough for several tasks of a node on two threads
+    # large enough for several blocks of rows on two threads
     data, partition, begin, end, feature, split_bin, default_left = (
         random_problem(seed, dtype, n_rows=int(rng.integers(1, 70_000))))
     value_left = rng.normal(size=begin.shape[0])
@@ -392,39 +392,9 @@ def test_add_split_leaf_values_matches_split_then_leaf_values(dtype,
         expected[rows_after[begin[k]:mid], 1] += value_left[k]
         expected[rows_after[mid:end[k]], 1] += value_right[k]
     row_index_before = np.asarray(partition.row_index).copy()
-    add_split_leaf_values(partition, data, begin, end, feature, split_bin,
-                          default_left, value_left, value_right, raw,
-                          column=1, n_threads=n_threads)
+    add_group_values(partition.row_index, begin, end, feature, split_bin,
+                     default_left, value_left, value_right, data.codes,
+                     data.missing_code, raw, column=1, n_threads=n_threads)
     np.testing.assert_array_equal(raw, expected)
     # the partition is only read
     np.testing.assert_array_equal(partition.row_index, row_index_before)
-
-
-def test_add_split_leaf_values_rejects_bad_inputs():
-    data, partition, begin, end, feature, split_bin, default_left = (
-        random_problem(1, np.uint8, n_rows=200))
-    n = begin.shape[0]
-    raw = np.zeros((200, 1))
-
-    def call(**change):
-        args = dict(begin=begin, end=end, feature=feature,
-                    split_bin=split_bin, default_left=default_left,
-                    value_left=np.ones(n), value_right=np.ones(n))
-        args.update(change)
-        add_split_leaf_values(partition, data, args["begin"], args["end"],
-                              args["feature"], args["split_bin"],
-                              args["default_left"], args["value_left"],
-                              args["value_right"], raw, column=0,
-                              n_threads=1)
-
-    with pytest.raises(ValueError, match="split feature outside"):
-        call(feature=np.full(n, data.n_features, dtype=np.int32))
-    with pytest.raises(ValueError, match="one begin, end"):
-        call(value_right=np.ones(n + 1))
-    with pytest.raises(ValueError, match="outside the partition"):
-        call(end=np.full(n, partition.row_index.shape[0] + 1))
-    with pytest.raises(ValueError, match="different row counts"):
-        add_split_leaf_values(RowPartition([0], 1), data, begin, end, feature,
-                              split_bin, default_left, np.ones(n), np.ones(n),
-                              raw, column=0, n_threads=1)
-    assert not raw.any()
