@@ -1139,6 +1139,12 @@ def chunk_orders(values, chunk_size=65536):
             for start in range(0, values.shape[0], chunk_size)]
 
 
+def default_summary_size(max_bin):
+    """Entries a summary keeps after each prune for ``max_bin`` cut points:
+    ``8 * max_bin`` (as XGBoost), at least 2."""
+    return max(8 * max_bin, 2)
+
+
 def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
                   summary_size=None, orders=None):
     """Weighted quantile summary of one column, streamed in chunks.
@@ -1177,7 +1183,7 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
     max_bin = _check_max("max_bin", max_bin, 1)
     chunk_size = _check_max("chunk_size", chunk_size, 1)
     if summary_size is None:
-        summary_size = max(8 * max_bin, 2)
+        summary_size = default_summary_size(max_bin)
     summary_size = _check_max("summary_size", summary_size, 2)
     values = _as_column(values)
     cdef Py_ssize_t n = values.shape[0]
@@ -1238,7 +1244,7 @@ def sketch_columns(X, features, max_bins, weights=None, chunk_size=65536):
     if any(not 0 <= f < X.shape[1] for f in features):
         raise ValueError("a feature is outside [0, n_features)")
     chunk_size = _check_max("chunk_size", chunk_size, 1)
-    sizes = [max(8 * b, 2) for b in max_bins]
+    sizes = [default_summary_size(b) for b in max_bins]
     cdef Py_ssize_t n = X.shape[0]
     if weights is not None:
         weights = _check_weights(weights, n)
