@@ -148,7 +148,7 @@ def main():
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.nthreads())
     _check_workers_import(client, skboost.__file__)
     chunk = -(-args.n_rows // args.partitions)
     dX, kx = _persisted(client, da, X, chunk, workers)
@@ -210,7 +210,7 @@ def main():
     cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.nthreads())
     dX, kx = _persisted(client, da, X, chunk, workers)
     dy, ky = _persisted(client, da, y, chunk, workers)
     _warm_up(client, da, X, y, not args.no_xgboost)

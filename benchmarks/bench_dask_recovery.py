@@ -99,7 +99,7 @@ def _case(client, name, make, fit):
     reference = fit(make([watch]))
     fit_s = time.perf_counter() - start
     rounds = np.diff([start] + watch.times)
-    victim = sorted(client.scheduler_info()["workers"])[1]
+    victim = sorted(client.nthreads())[1]
     killer = _Watch(client, victim, ARGS.kill_at)
     start = time.perf_counter()
     killed = fit(make([killer]))

@@ -207,7 +207,7 @@ def main_dask(args):
     cluster = LocalCluster(n_workers=2, threads_per_worker=1,
                            processes=True, dashboard_address=None)
     client = Client(cluster)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(client.nthreads())
     chunk = -(-args.n_rows // 4)
     dX = da.from_array(X, chunks=(chunk, X.shape[1]), asarray=False)
     dy = da.from_array(y, chunks=chunk)

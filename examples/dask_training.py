@@ -78,7 +78,7 @@ def main():
     class KillAWorker:
         def after_iteration(self, booster, iteration, evals_log):
             if iteration + 1 == 20:
-                victim = sorted(client.scheduler_info()["workers"])[1]
+                victim = sorted(client.nthreads())[1]
                 pid = client.run(os.getpid, workers=[victim])[victim]
                 os.kill(pid, signal.SIGKILL)
             return False

@@ -223,7 +223,7 @@ def test_dask_sparse_classifier_predicts_as_single_node(client, absent,
     model = DaskBoostClassifier(**params).fit(
         _chunks(X, 4), da.from_array(y, chunks=375),
         sample_weight=da.from_array(w, chunks=375), client=client)
-    n_workers = len(client.scheduler_info()["workers"])
+    n_workers = len(client.nthreads())
     stats = model._dask_stats
     assert len(stats) == n_workers
     local = BoostClassifier(**params).fit(X, y, sample_weight=w)

@@ -29,7 +29,7 @@ from .fit import (ShardClassification, ShardRanking, ShardRegression,
                   ShardTraining, check_queries_in_partitions,
                   check_signatures)
 from .actor import ActorShard
-from .train import ShardGroup
+from .train import ShardGroup, cluster_workers
 from .._estimators import (BoostClassifier, BoostDistributionRegressor,
                            BoostRanker, BoostRegressor)
 from .._estimators.base import (eval_set_entries, fit_or_restore,
@@ -226,7 +226,7 @@ def _actors(client, futures, addresses, poll_seconds=0.5):
                 actors.append(future.result(timeout=poll_seconds))
                 break
             except (TimeoutError, DaskTimeout):
-                if address not in client.scheduler_info()["workers"]:
+                if address not in cluster_workers(client):
                     raise WorkerLost(
                         f"skboost.dask: lost the worker {address} while "
                         "placing the shards") from None
@@ -270,7 +270,7 @@ def _await_partitions(client, named):
         if not missing:
             return
         now = time.monotonic()
-        if client.scheduler_info()["workers"]:
+        if cluster_workers(client):
             alone_since = None
         elif alone_since is None:
             alone_since = now

@@ -1045,6 +1045,24 @@ def _column(values, n_rows, name, index, dtype=np.float64):
 # seconds a failed call waits for the scheduler to notice that a shard's
 # worker is gone (a survivor sees its peer's sockets close first)
 LOSS_GRACE_SECONDS = 5.0
+# seconds a failed call waits at most for the answers of the calls it made
+# (the other shards' calls, ended by the abort, and the aborts) before it
+# raises; only a worker that is there but does not answer makes it wait
+# that long
+SETTLE_SECONDS = 5.0
+
+
+def cluster_workers(client):
+    """The addresses of the workers the scheduler has now, asked of it
+    (``Client.nthreads``). Not ``Client.scheduler_info()["workers"]``:
+    that returns the client's cached identity, which the client's own
+    refresh (every ``distributed.client.scheduler-info-interval``, 2 s)
+    replaces with one that lists no worker, racing with the copy the
+    call has just fetched: every live worker then looked gone (a
+    spurious ``WorkerLost``, one run in ~25 of
+    ``test_dask_wide_sparse_shard_memory_is_bounded_by_the_stored_entries``,
+    whose calls are long enough to be checked on many times)."""
+    return set(client.nthreads())
 
 
 class ShardGroup:
@@ -1075,8 +1093,14 @@ class ShardGroup:
     def call(self, method, *args, per_shard=None):
         """``method(*args)`` on every shard (with ``per_shard[k]``'s
         arguments added for shard k); the results, in shard order. A
-        failure on one shard ends the call at once (the others, which may
-        be waiting for its histograms, are told to stop)."""
+        failure on one shard ends the call (the others, which may be
+        waiting for its histograms, are told to stop), once every shard
+        has answered, or its worker is gone (``settle``): the fit releases
+        its shards after, and a call still on its way to a released shard
+        fails inside Dask (a ``KeyError`` logged on the client, whose
+        traceback, formatted on Dask's thread while the fit's error is
+        formatted on the caller's, can break the caller's report: CPython
+        3.11.7's ``ast`` is not thread-safe, gh-106905)."""
         futures = []
         for k, actor in enumerate(self.actors):
             extra = () if per_shard is None else per_shard[k]
@@ -1084,7 +1108,10 @@ class ShardGroup:
         try:
             return self._results(futures, method)
         except BaseException as error:
-            self.abort(f"{type(error).__name__} during {method!r}")
+            aborts = self.abort(f"{type(error).__name__} during {method!r}")
+            if not isinstance(error, KeyboardInterrupt):
+                self.settle(list(zip(self.addresses, futures)) + aborts)
+                self._note_answers(error, futures, method)
             if isinstance(error, (WorkerLost, ValueError, TypeError,
                                   KeyboardInterrupt)):
                 raise   # a data error is not a lost worker
@@ -1115,12 +1142,51 @@ class ShardGroup:
         return results
 
     def abort(self, reason):
-        """Tell every shard still there to stop waiting for the others
-        (fire and forget: a lost worker's shard does not answer)."""
-        for actor in self.actors:
+        """Tell every shard still there to stop waiting for the others;
+        the (worker address, future) of each abort sent, for ``settle``
+        (a lost worker's shard does not answer)."""
+        sent = []
+        for address, actor in zip(self.addresses, self.actors):
             try:
-                actor.abort(reason)
+                sent.append((address, actor.abort(reason)))
             except Exception:   # noqa: BLE001 - best effort
+                pass
+        return sent
+
+    def _note_answers(self, error, futures, method):
+        """What every other shard answered to the failed call, as notes
+        on ``error`` (the report of a failed fit names each shard's
+        outcome: stopped by the abort, failed too, or silent)."""
+        for k, (address, future) in enumerate(zip(self.addresses, futures)):
+            if not future.done():
+                answer = "no answer yet"
+            else:
+                try:
+                    future.result(timeout=self.poll_seconds)
+                    continue   # it finished its part
+                except BaseException as other:   # noqa: BLE001 - reported
+                    if other is error:
+                        continue
+                    answer = f"{type(other).__name__}: {other}"
+            error.add_note(f"skboost.dask: shard {k} ({address}) answered "
+                           f"{method!r} with {answer}")
+
+    def settle(self, calls, timeout=SETTLE_SECONDS):
+        """Wait until each of ``calls`` ((worker address, future) pairs)
+        is answered, whatever the answer, or its worker has left the
+        cluster; ``timeout`` seconds at most. Returns the addresses of
+        the workers whose calls are still unanswered."""
+        deadline = time.monotonic() + timeout
+        while True:
+            waiting = [(a, f) for a, f in calls if not f.done()]
+            if waiting:
+                gone = set(self._gone(0.0))
+                waiting = [(a, f) for a, f in waiting if a not in gone]
+            if not waiting or time.monotonic() > deadline:
+                return sorted({a for a, _ in waiting})
+            try:
+                waiting[0][1].result(timeout=self.poll_seconds)
+            except Exception:   # noqa: BLE001 - the answer does not matter
                 pass
 
     def _gone(self, grace):
@@ -1129,7 +1195,7 @@ class ShardGroup:
         deadline = time.monotonic() + grace
         while True:
             try:
-                workers = self.client.scheduler_info()["workers"]
+                workers = cluster_workers(self.client)
             except OSError:   # the scheduler itself is gone
                 return []
             gone = [a for a in self.addresses if a not in workers]
