@@ -11,6 +11,9 @@ entry, a row pointer per row, a few arrays per feature), against what
 dense codes of the same rows would take.
 """
 
+import linecache
+import traceback
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -191,6 +194,56 @@ def client(request):
     cluster.close()
 
 
+def _plain_traceback(error):
+    """``error``'s chain (causes first), its notes and its frames,
+    formatted without ``ast``: Python 3.11's ``traceback`` and pytest
+    parse source for their reports, and CPython 3.11.7's ``ast`` is not
+    thread-safe (gh-106905: "AST constructor recursion depth mismatch"),
+    so a report formatted while Dask's loop thread formats a traceback of
+    its own can be lost (it was, in CI, for this module's wide fit)."""
+    chain = []
+    while error is not None and error not in chain:
+        chain.insert(0, error)
+        error = error.__cause__ or error.__context__
+    lines = []
+    for error in chain:
+        lines.append("Traceback (most recent call last):")
+        for frame, line in traceback.walk_tb(error.__traceback__):
+            code = frame.f_code
+            lines.append(f'  File "{code.co_filename}", line {line}, in '
+                         f"{code.co_name}")
+            lines.append("    " + linecache.getline(code.co_filename,
+                                                    line).strip())
+        lines.append(f"{type(error).__name__}: {error}")
+        lines += getattr(error, "__notes__", [])
+    return lines
+
+
+def _worker_logs(client, n=30):
+    """The last ``n`` log lines of every worker, oldest first (what the
+    shards' workers saw of a failed fit)."""
+    try:
+        logs = client.get_worker_logs(n=n)
+    except Exception as error:   # noqa: BLE001 - reported instead
+        return [f"(no worker logs: {type(error).__name__}: {error})"]
+    return [f"{address}: {level} {message}"
+            for address, entries in sorted(logs.items())
+            for level, message in reversed(entries)]
+
+
+def _fit_or_report(client, estimator, *args, **kwargs):
+    """``estimator.fit(*args, client=client, **kwargs)``; if it raises, a
+    failure whose report names the cause: the exception (chain, notes,
+    frames: ``_plain_traceback``) and the workers' last log lines, as
+    plain text (pytest formats no traceback of it)."""
+    try:
+        return estimator.fit(*args, client=client, **kwargs)
+    except Exception as error:   # noqa: BLE001 - reported below
+        report = ["the Dask fit failed:"] + _plain_traceback(error)
+        report += ["", "the workers' logs:"] + _worker_logs(client)
+    pytest.fail("\n".join(report), pytrace=False)
+
+
 def _stored_bound(X, n_shards):
     """Bytes of the binned rows of X over ``n_shards`` shards at most: per
     stored entry a one-byte code and an int32 column index; per row an
@@ -281,16 +334,20 @@ def test_dask_wide_sparse_shard_memory_is_bounded_by_the_stored_entries(
     X.sum_duplicates()
     y = np.asarray(X[:, :50].sum(axis=1)).ravel() + rng.normal(size=n)
     n_chunks = 2
-    model = DaskBoostRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(
-        _chunks(X, n_chunks), da.from_array(y, chunks=-(-n // n_chunks)),
-        client=client)
+    # its calls are long (summaries and cuts of 20,000 features), the
+    # workers' liveness checked many times: a fit once failed here with
+    # a live worker seen gone (``cluster_workers``)
+    model = _fit_or_report(
+        client, DaskBoostRegressor(n_estimators=2, max_depth=3, n_jobs=1),
+        _chunks(X, n_chunks), da.from_array(y, chunks=-(-n // n_chunks)))
     stats = model._dask_stats
     n_shards = len(stats)
+    assert n_shards >= 1, "no shard statistics (a worker lost at the end?)"
     held = sum(s["binned_bytes"] for s in stats)
-    assert held <= _stored_bound(X, n_shards)
+    assert held <= _stored_bound(X, n_shards), (held, n_shards)
     dense = sum(s["dense_code_bytes"] for s in stats)
     assert dense == 2 * n * width
-    assert held * 100 < dense
+    assert held * 100 < dense, (held, dense)
     # the model is single node's
     local = BoostRegressor(n_estimators=2, max_depth=3, n_jobs=1).fit(X, y)
     np.testing.assert_array_equal(model.to_local().predict(X[:2000]),

@@ -1157,10 +1157,10 @@ class ShardGroup:
         """What every other shard answered to the failed call, as notes
         on ``error`` (the report of a failed fit names each shard's
         outcome: stopped by the abort, failed too, or silent)."""
+        frames = error.__traceback__   # raised again below: kept as is
         for k, (address, future) in enumerate(zip(self.addresses, futures)):
-            if not future.done():
-                answer = "no answer yet"
-            else:
+            answer = "no answer yet"
+            if future.done():
                 try:
                     future.result(timeout=self.poll_seconds)
                     continue   # it finished its part
@@ -1168,6 +1168,8 @@ class ShardGroup:
                     if other is error:
                         continue
                     answer = f"{type(other).__name__}: {other}"
+                finally:
+                    error.__traceback__ = frames
             error.add_note(f"skboost.dask: shard {k} ({address}) answered "
                            f"{method!r} with {answer}")
 
