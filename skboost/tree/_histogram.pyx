@@ -254,22 +254,6 @@ def quantize_gradients(gpair, weight, active, int n_threads, out=None):
     return fixed.quantized(active, n_threads, out), fixed.scales
 
 
-cdef inline void prefetch_row(const code_t* codes, Py_ssize_t n_features,
-                              const float[:, ::1] gpair,
-                              const double* weight, const float* ordered,
-                              int32_t row) noexcept nogil:
-    """Prefetch what accumulating ``row`` reads at random: its codes (a
-    row of 28 codes often straddles two cache lines: the line of its last
-    code too), its weight, and its gradient pair unless the pairs are
-    read in order (``ordered``)."""
-    prefetch(&codes[row * n_features])
-    prefetch(&codes[row * n_features + n_features - 1])
-    if ordered == NULL:
-        prefetch(&gpair[row, 0])
-    if weight != NULL:
-        prefetch(&weight[row])
-
-
 cdef inline void add_row(int64_t* hist, const int64_t* bin_ptr,
                          const code_t* row_codes, Py_ssize_t n_features,
                          int64_t g, int64_t h) noexcept nogil:
@@ -296,30 +280,30 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
                                  const int32_t[::1] row_index,
                                  int64_t begin, int64_t end,
                                  const int64_t[::1] bin_ptr,
-                                 int64_t* hist,
-                                 const float* ordered) noexcept nogil:
+                                 int64_t* hist) noexcept nogil:
     """hist[bin] += (g, h) for the rows row_index[begin:end], all features,
     each pair quantised on the fly (a few instructions, against 2 x
-    n_features scattered additions). The pairs are read from ``ordered``
-    (the partition's carried pairs: position i is row row_index[i]'s)
-    when not NULL, else from ``gpair`` by row."""
+    n_features scattered additions)."""
     cdef Py_ssize_t n_features = codes.shape[1], f
     cdef int64_t i, g, h
-    cdef int32_t row
-    cdef const float* pair
+    cdef int32_t row, ahead
     for i in range(begin, end):
-        # Rows of a deep node are scattered: fetch the codes (and the
-        # gradients, unless carried in order) of a row PREFETCH_ROWS ahead
-        # while accumulating this one (paper section 4.2, cache-aware
-        # access).
+        # Rows of a deep node are scattered: fetch the codes and gradients
+        # of a row PREFETCH_ROWS ahead while accumulating this one (paper
+        # section 4.2, cache-aware access).
         if i + PREFETCH_ROWS < end:
-            prefetch_row(&codes[0, 0], n_features, gpair, weight, ordered,
-                         row_index[i + PREFETCH_ROWS])
+            ahead = row_index[i + PREFETCH_ROWS]
+            prefetch(&codes[ahead, 0])
+            # a row of codes (28 bytes in the benchmarks) often straddles
+            # two cache lines: fetch the line of its last code too
+            prefetch(&codes[ahead, n_features - 1])
+            prefetch(&gpair[ahead, 0])
+            if weight != NULL:
+                prefetch(&weight[ahead])
         row = row_index[i]
-        pair = &ordered[2 * i] if ordered != NULL else &gpair[row, 0]
         # rounded once per row, used by every feature of the row
-        g = fixed_point(pair[0], weight, row, scale_g)
-        h = fixed_point(pair[1], weight, row, scale_h)
+        g = fixed_point(gpair[row, 0], weight, row, scale_g)
+        h = fixed_point(gpair[row, 1], weight, row, scale_h)
         # the bins of consecutive features are consecutive slices of hist:
         # the writes of one row move forward through the histogram
         add_row(hist, &bin_ptr[0], &codes[row, 0], n_features, g, h)
@@ -368,22 +352,23 @@ cdef inline void accumulate_rows_wide(const uint8_t[:, ::1] codes,
                                       double scale_g, double scale_h,
                                       const int32_t[::1] row_index,
                                       int64_t begin, int64_t end,
-                                      int64_t* wide,
-                                      const float* ordered) noexcept nogil:
+                                      int64_t* wide) noexcept nogil:
     """``accumulate_rows`` into a wide-layout histogram (same prefetches,
-    same pairs, same rounding)."""
+    same rounding)."""
     cdef Py_ssize_t n_features = codes.shape[1]
     cdef int64_t i, g, h
-    cdef int32_t row
-    cdef const float* pair
+    cdef int32_t row, ahead
     for i in range(begin, end):
         if i + PREFETCH_ROWS < end:
-            prefetch_row(&codes[0, 0], n_features, gpair, weight, ordered,
-                         row_index[i + PREFETCH_ROWS])
+            ahead = row_index[i + PREFETCH_ROWS]
+            prefetch(&codes[ahead, 0])
+            prefetch(&codes[ahead, n_features - 1])
+            prefetch(&gpair[ahead, 0])
+            if weight != NULL:
+                prefetch(&weight[ahead])
         row = row_index[i]
-        pair = &ordered[2 * i] if ordered != NULL else &gpair[row, 0]
-        g = fixed_point(pair[0], weight, row, scale_g)
-        h = fixed_point(pair[1], weight, row, scale_h)
+        g = fixed_point(gpair[row, 0], weight, row, scale_g)
+        h = fixed_point(gpair[row, 1], weight, row, scale_h)
         add_row_wide(wide, &codes[row, 0], n_features, g, h)
 
 
@@ -451,18 +436,14 @@ def build_histograms(BinnedData data,
                     threads_for_work(n_threads, n_updates))
     wide_of_bin = _wide_layout(data)
     node_rows = node_end - node_begin
-    # the pairs in partition order when the partition carries this tree's
-    # (RowPartition.reset_to_active with gpair): read in sequence
-    ordered = (partition.ordered_gpair
-               if partition.carries(gradients.gpair) else None)
     if data.codes.dtype == np.uint8:
         _build[uint8_t](data.codes, gradients, partition.row_index, tasks,
                         data.bin_ptr, hist, hist_rows, n_threads,
-                        wide_of_bin, node_rows, ordered)
+                        wide_of_bin, node_rows)
     else:
         _build[uint16_t](data.codes, gradients, partition.row_index, tasks,
                          data.bin_ptr, hist, hist_rows, n_threads,
-                         wide_of_bin, node_rows, ordered)
+                         wide_of_bin, node_rows)
 
 
 def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
@@ -548,7 +529,7 @@ def _wide_layout(data):
 
 cdef struct Accumulation:
     # what every task of a build reads
-    const float* ordered        # the partition's carried pairs, or NULL
+    const float* gpair          # (n_rows, 2) float32
     const double* weight        # NULL: unit weights
     double scale_g
     double scale_h
@@ -569,11 +550,10 @@ cdef inline void _accumulate(const code_t[:, ::1] codes,
     if code_t is uint8_t:
         if wide:
             accumulate_rows_wide(codes, gpair, acc.weight, acc.scale_g,
-                                 acc.scale_h, row_index, begin, end, target,
-                                 acc.ordered)
+                                 acc.scale_h, row_index, begin, end, target)
             return
     accumulate_rows(codes, gpair, acc.weight, acc.scale_g, acc.scale_h,
-                    row_index, begin, end, bin_ptr, target, acc.ordered)
+                    row_index, begin, end, bin_ptr, target)
 
 
 cdef void _build_serial(const code_t[:, ::1] codes,
@@ -620,8 +600,7 @@ cdef void _build(const code_t[:, ::1] codes,
                  const int64_t[::1] hist_rows,
                  int n_threads,
                  wide_of_bin_arr,
-                 node_rows_arr,
-                 ordered_arr):
+                 node_rows_arr):
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
@@ -630,12 +609,7 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef Py_ssize_t n_nodes = hist_rows.shape[0], n_bins = hist.shape[1]
     cdef const float[:, ::1] gpair = gradients.gpair
     cdef const int64_t[::1] wide_of_bin
-    cdef const float[:, ::1] ordered
     cdef Accumulation acc
-    acc.ordered = NULL
-    if ordered_arr is not None and ordered_arr.shape[0]:
-        ordered = ordered_arr
-        acc.ordered = &ordered[0, 0]
     acc.weight = weight_pointer(gradients.weight)
     acc.scale_g, acc.scale_h = gradients.scale_g, gradients.scale_h
     acc.wide_of_bin = NULL

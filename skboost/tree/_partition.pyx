@@ -10,7 +10,7 @@ cimport cython
 from cython.parallel cimport prange
 from libc.math cimport isnan
 
-from libc.stdint cimport uint16_t, uint64_t
+from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
 from ._sparse cimport BinnedRows, CSRView, SparseRows, csr_view, row_value
@@ -231,29 +231,16 @@ cdef class RowPartition:
         self.row_index = None
         self.reset(rows)
 
-    def reset_to_active(self, active, int n_threads=1, gpair=None):
+    def reset_to_active(self, active, int n_threads=1):
         """Start again (a new tree) from the rows where ``active`` (one
         entry per row of the data) is true, without an index temporary
         (all rows active: filled on up to ``n_threads`` threads).
         (The rows buffer has exactly as many entries as ``active`` has
-        true values, so the fill stays inside it.)
-
-        With ``gpair`` (C-contiguous float32 of shape (n_rows, 2)), the
-        partition also carries the active rows' pairs in its own order
-        (``ordered_gpair``), moved with the rows by every ``split_nodes``:
-        the histogram kernel then reads a node's pairs in sequence instead
-        of one scattered cache line per row."""
+        true values, so the fill stays inside it.)"""
         cdef const uint8_t[::1] mask = np.ascontiguousarray(active).view(
             np.uint8)
         if mask.shape[0] != self.n_rows:
             raise ValueError("active must have one entry per row")
-        if gpair is not None:
-            gpair = np.asarray(gpair)
-            if (gpair.dtype != np.float32 or gpair.shape != (self.n_rows, 2)
-                    or not gpair.flags.c_contiguous):
-                raise ValueError("gpair must be a C-contiguous float32 array "
-                                 "of shape (n_rows, 2)")
-        self._drop_gradients()
         cdef Py_ssize_t n_active = np.count_nonzero(mask), i, k = 0
         # a sequential compaction: the rows come out in increasing order,
         # which the stable partition keeps in every node
@@ -266,43 +253,12 @@ cdef class RowPartition:
                             num_threads=threads_for_work(n_threads,
                                                          n_active)):
                 rows[i] = <int32_t> i
-        else:
-            with nogil:
-                for i in range(self.n_rows):
-                    if mask[i]:
-                        rows[k] = <int32_t> i
-                        k += 1
-        if gpair is not None:
-            self._gather_gradients(gpair, n_threads)
-
-    def _gather_gradients(self, gpair, int n_threads):
-        """``ordered_gpair[i] = gpair[row_index[i]]`` (buffers reused while
-        the number of active rows is unchanged); the rows are increasing,
-        so the reads move forward through ``gpair``."""
-        cdef Py_ssize_t n_active = self.row_index.shape[0], i
-        if (self._ordered_buffer is None
-                or self._ordered_buffer.shape[0] != n_active):
-            self._ordered_buffer = np.empty((n_active, 2), dtype=np.float32)
-            self._gpair_scratch = np.empty((n_active, 2), dtype=np.float32)
-        cdef const uint64_t[::1] source = _pair_words(gpair)
-        cdef uint64_t[::1] ordered = _pair_words(self._ordered_buffer)
-        cdef const int32_t[::1] rows = self.row_index
-        for i in prange(n_active, nogil=True, schedule="static",
-                        num_threads=threads_for_work(n_threads, n_active)):
-            ordered[i] = source[rows[i]]
-        self.ordered_gpair = self._ordered_buffer
-        self.gpair_source = gpair
-
-    def _drop_gradients(self):
-        """Carry no gradient pairs (until the next ``reset_to_active`` with
-        ``gpair``); the buffers are kept for reuse."""
-        self.ordered_gpair = None
-        self.gpair_source = None
-
-    def carries(self, gpair):
-        """Whether ``ordered_gpair`` holds the pairs of ``gpair`` (the very
-        array given to ``reset_to_active``) in partition order."""
-        return self.ordered_gpair is not None and gpair is self.gpair_source
+            return
+        with nogil:
+            for i in range(self.n_rows):
+                if mask[i]:
+                    rows[k] = <int32_t> i
+                    k += 1
 
     def _reserve(self, Py_ssize_t n_active):
         """Buffers for n_active rows, reused when the size is unchanged."""
@@ -323,7 +279,6 @@ cdef class RowPartition:
             raise ValueError("rows must be increasing (each row once)")
         self._reserve(rows.shape[0])
         self.row_index[:] = rows
-        self._drop_gradients()
 
     @cython.boundscheck(True)
     @cython.wraparound(True)
@@ -345,7 +300,6 @@ cdef class RowPartition:
             self.row_index.shape[0], data.n_features, data.missing_code,
             begin, end, feature, split_bin, default_left, left_sets)
         n_threads = _split_threads(tasks, begin, end, n_threads)
-        carried = self._carried_words()
         # uint8 codes for up to 256 bins a feature, uint16 beyond: one
         # specialisation each, so the inner loop reads its codes directly
         if data.codes.dtype == np.uint8:
@@ -353,20 +307,12 @@ cdef class RowPartition:
                                          data.missing_code, tasks, begin, end,
                                          feature, split_bin, default_left,
                                          cat_ptr, cat_left,
-                                         self._scratch, carried, n_threads)
+                                         self._scratch, n_threads)
         return _split_nodes[uint16_t](data.codes_by_feature, self.row_index,
                                       data.missing_code, tasks, begin, end,
                                       feature, split_bin, default_left,
                                       cat_ptr, cat_left,
-                                      self._scratch, carried, n_threads)
-
-    def _carried_words(self):
-        """The carried pairs and their scratch as uint64 words (a pair of
-        float32 moves as one 8-byte word), or None."""
-        if self.ordered_gpair is None:
-            return None
-        return (_pair_words(self.ordered_gpair),
-                _pair_words(self._gpair_scratch))
+                                      self._scratch, n_threads)
 
 
     @cython.boundscheck(True)
@@ -385,8 +331,6 @@ cdef class RowPartition:
             self.row_index.shape[0], data.n_features, data.missing_code,
             begin, end, feature, split_bin, default_left, left_sets)
         n_threads = _split_threads(tasks, begin, end, n_threads)
-        # the sparse kernel moves rows only: carried pairs would go stale
-        self._drop_gradients()
         split = SplitArrays(tasks, begin, end, feature, split_bin,
                             default_left, cat_ptr, cat_left)
         if data.codes.dtype == np.uint8:
@@ -396,12 +340,6 @@ cdef class RowPartition:
         return _split_sparse_nodes[uint16_t](data.codes, data,
                                              self.row_index, split,
                                              self._scratch, n_threads)
-
-def _pair_words(pairs):
-    """A C-contiguous (n, 2) float32 array as n uint64 words (one pair
-    each), a view."""
-    return pairs.view(np.uint64).reshape(pairs.shape[0])
-
 
 # the flat left sets of a batch without categorical splits
 _NO_SETS = np.zeros(1, dtype=np.uint8)
@@ -551,17 +489,9 @@ cdef void _task_destinations(const int64_t[::1] task_node,
         next_right += (task_end[t] - task_begin[t]) - task_left[t]
 
 
-# The carried gradient pairs of a partition (``RowPartition.ordered_gpair``
-# as uint64 words) and their scratch, or two NULLs.
-cdef struct CarriedPairs:
-    uint64_t* ordered
-    uint64_t* scratch
-
-
 cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
                                const int32_t[::1] row_index,
                                int32_t[::1] scratch,
-                               const CarriedPairs* carried,
                                int64_t begin, int64_t end, int32_t f,
                                int32_t missing, bint missing_left,
                                int32_t split_bin,
@@ -569,9 +499,7 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
     """One task's rows ``row_index[begin:end]`` into the same range of
     ``scratch``: its left rows forward from ``begin``, its right rows
     backward from ``end - 1`` (so in reverse order). Returns the number
-    of left rows. (``left_set``: NULL for a numeric split.) Carried
-    gradient pairs (``carried.ordered`` not NULL) go the same way into
-    ``carried.scratch``: read in sequence, written next to their rows.
+    of left rows. (``left_set``: NULL for a numeric split.)
 
     Every row is written to both ends, the row's own end then advancing
     (a mask, not a branch: rows go left or right at random, and a
@@ -580,8 +508,6 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
     row (or this one) overwrites: ``l <= r`` until the last row."""
     cdef int64_t i, l = begin, r = end - 1
     cdef int32_t row, code, g
-    cdef uint64_t* pair_scratch = carried.scratch
-    cdef const uint64_t* pairs = carried.ordered
     # The task's range of scratch fills from both ends:
     #
     #     row_index[begin:end]:  r0 r1 r2 r3 r4 r5   (r1, r3, r4 go left)
@@ -605,9 +531,6 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
             g = code <= split_bin
         scratch[l] = row
         scratch[r] = row
-        if pairs != NULL:   # the same for every row: a predicted branch
-            pair_scratch[l] = pairs[i]
-            pair_scratch[r] = pairs[i]
         l = l + g
         r = r - 1 + g
     return l - begin
@@ -615,14 +538,12 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
 
 cdef inline void _place_task(const int32_t[::1] scratch,
                              int32_t[::1] row_index,
-                             const CarriedPairs* carried,
                              int64_t begin, int64_t end, int64_t n_left,
                              int64_t left_dest,
                              int64_t right_dest) noexcept nogil:
     """A task's sorted rows (``_sort_task``) from ``scratch`` to their
     node's slice of ``row_index``: the left rows as they are, the right
-    rows reversed back into row order (the partition stays stable); the
-    carried pairs likewise."""
+    rows reversed back into row order (the partition stays stable)."""
     cdef int64_t k, n_right = end - begin - n_left
     # two sequential copies; tasks write disjoint ranges of row_index
     # (_task_destinations), so the tasks run in parallel without locks
@@ -630,12 +551,6 @@ cdef inline void _place_task(const int32_t[::1] scratch,
         row_index[left_dest + k] = scratch[begin + k]
     for k in range(n_right):
         row_index[right_dest + k] = scratch[end - 1 - k]
-    if carried.ordered == NULL:
-        return
-    for k in range(n_left):
-        carried.ordered[left_dest + k] = carried.scratch[begin + k]
-    for k in range(n_right):
-        carried.ordered[right_dest + k] = carried.scratch[end - 1 - k]
 
 
 cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
@@ -650,12 +565,10 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                          const int64_t[::1] cat_ptr,        # (n_nodes + 1,)
                          const uint8_t[::1] cat_left,       # flat left sets
                          int32_t[::1] scratch,              # work buffer
-                         carried_words,                     # None or 2 arrays
                          int n_threads):
     """Two passes over the rows: each task sorts its rows into its own
     range of ``scratch`` (``_sort_task``), then, once every task's count
-    of left rows gives where its rows go, puts them in place (with the
-    carried gradient pairs, if any)."""
+    of left rows gives where its rows go, puts them in place."""
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
@@ -664,7 +577,6 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int64_t node
     cdef int32_t f
     cdef const uint8_t* left_set
-    cdef CarriedPairs carried = _carried_pairs(carried_words)
     # pass 1, in parallel over tasks: each task sorts its rows into its own
     # range of scratch (disjoint ranges: no two threads share a write)
     for t in prange(n_tasks, nogil=True, schedule="static",
@@ -676,7 +588,7 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
         left_set = (&cat_left[cat_ptr[node]]
                     if cat_ptr[node + 1] > cat_ptr[node] else NULL)
         task_left[t] = _sort_task(codes_by_feature, row_index, scratch,
-                                  &carried, task_begin[t], task_end[t], f,
+                                  task_begin[t], task_end[t], f,
                                   missing_code[f], default_left[node],
                                   split_bin[node], left_set)
     cdef int64_t[::1] n_left = np.zeros(begin.shape[0], dtype=np.int64)
@@ -691,23 +603,9 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     # count: every position is decided by the counts alone
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
-        _place_task(scratch, row_index, &carried, task_begin[t], task_end[t],
+        _place_task(scratch, row_index, task_begin[t], task_end[t],
                     task_left[t], left_dest[t], right_dest[t])
     return np.asarray(n_left)
-
-
-cdef CarriedPairs _carried_pairs(carried_words):
-    """``CarriedPairs`` of ``RowPartition._carried_words()`` (NULLs for
-    None; the arrays have one word per position of the partition)."""
-    cdef CarriedPairs carried
-    cdef uint64_t[::1] ordered, scratch
-    carried.ordered = NULL
-    carried.scratch = NULL
-    if carried_words is not None and carried_words[0].shape[0]:
-        ordered, scratch = carried_words
-        carried.ordered = &ordered[0]
-        carried.scratch = &scratch[0]
-    return carried
 
 
 def add_leaf_values(RowPartition partition not None,
@@ -860,9 +758,8 @@ cdef object _split_sparse_nodes(const code_t[::1] codes, BinnedRows data,
     cdef int64_t[::1] right_dest = np.empty(n_tasks, dtype=np.int64)
     _task_destinations(task_node, task_begin, task_end, task_left, begin,
                        n_left, left_dest, right_dest)
-    cdef CarriedPairs no_pairs = _carried_pairs(None)
     for t in prange(n_tasks, nogil=True, schedule="static",
                     num_threads=n_threads):
-        _place_task(scratch, row_index, &no_pairs, task_begin[t],
-                    task_end[t], task_left[t], left_dest[t], right_dest[t])
+        _place_task(scratch, row_index, task_begin[t], task_end[t],
+                    task_left[t], left_dest[t], right_dest[t])
     return np.asarray(n_left)

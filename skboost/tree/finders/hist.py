@@ -213,12 +213,6 @@ class HistFinder(PooledHistogramFinder):
         splits send a set of categories left.
     """
 
-    # The row partition carries the tree's gradient pairs in its order
-    # (``RowPartition.reset_to_active``): 8 bytes a row, twice (the pairs
-    # and the partition's scratch for them), for histograms that read a
-    # node's pairs in sequence.
-    carries_gradients = True
-
     def __init__(self, binned, thresholds, params, n_threads, weight=None,
                  categorical=None, defer_last_partition=False):
         self.binned = binned
@@ -253,11 +247,7 @@ class HistFinder(PooledHistogramFinder):
         if self.partition is None or (
                 self.partition.n_rows != self.binned.n_rows):
             self.partition = RowPartition([], self.binned.n_rows)
-        # the partition carries the pairs in its own order for the
-        # histogram kernel (read in sequence, not one line per row)
-        self.partition.reset_to_active(
-            active, self.n_threads,
-            gpair=self.gradients.gpair if self.carries_gradients else None)
+        self.partition.reset_to_active(active, self.n_threads)
         self._start_pool()
         self._last_splits = []
         n_active = self.partition.row_index.shape[0]
@@ -408,9 +398,6 @@ class SparseHistFinder(HistFinder):
     training of sparse shards grows on it (``skboost.dask``,
     ``skboost.spark``): the histograms are summed across processes as
     the dense ones are."""
-
-    # the sparse kernels read the pairs by row
-    carries_gradients = False
 
     def build_histograms(self, begin, end, hist_rows):
         build_sparse_histograms(self.binned, self.partition, self.gradients,
