@@ -199,6 +199,51 @@ def test_wide_layout_matches_naive_histograms(n_features, n_threads):
         np.testing.assert_array_equal(got, expected)
 
 
+def split_levels(rng, data, partition, n_levels):
+    """The slices of ``n_levels`` levels of random splits of every node
+    (as a depth-wise tree grows): a deep node's rows are scattered over
+    the data, the rows the kernel prefetches a few dozen ahead."""
+    begin = np.array([0], np.int64)
+    end = np.array([partition.row_index.shape[0]], np.int64)
+    for _ in range(n_levels):
+        k = begin.shape[0]
+        n_left = partition.split_nodes(
+            data, begin, end, rng.integers(0, data.n_features, k),
+            rng.integers(0, 200, k), rng.integers(0, 2, k), n_threads=2)
+        mid = begin + n_left
+        begin = np.column_stack([begin, mid]).ravel()
+        end = np.column_stack([mid, end]).ravel()
+    return begin, end
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_scattered_deep_nodes_match_naive_histograms(n_threads):
+    # the nodes of a fourth level of splits (16 nodes of scattered rows,
+    # odd sizes, some above WIDE_MIN_ROWS and some below), a node of two
+    # siblings' rows and the root (several tasks), weighted and not
+    rng = np.random.default_rng(7 + n_threads)
+    n_rows = 70_001
+    data = wide_binned(rng, n_rows, 28)
+    active = rng.random(n_rows) < 0.97
+    partition = RowPartition(np.flatnonzero(active), n_rows)
+    begin, end = split_levels(rng, data, partition, 4)
+    sizes = end - begin
+    assert sizes.min() < 4096 < sizes.max()   # narrow and wide nodes
+    begin = np.concatenate([begin, [begin[0], 0]])
+    end = np.concatenate([end, [end[1], end[-1]]])
+    gpair = np.column_stack([rng.normal(0, 10, n_rows),
+                             rng.uniform(0, 3, n_rows)]).astype(np.float32)
+    for weight in (None, rng.uniform(0, 5, n_rows)):
+        gradients = FixedPointGradients(gpair, weight, active.astype(np.uint8),
+                                        n_threads)
+        quantized = gradients.quantized(active.astype(np.uint8), 1)
+        got = run_kernel(data, partition, gradients, begin, end, n_threads)
+        expected = naive_histograms(data.codes, data.bin_ptr, quantized,
+                                    np.asarray(partition.row_index), begin,
+                                    end)
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_wide_layout_only_where_it_pays():
     # narrow features (a few bins each) and uint16 codes keep the narrow
     # layout; the wide map sends a bin no uint8 code reaches to the zero

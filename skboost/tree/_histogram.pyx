@@ -34,7 +34,7 @@ from libc.stdint cimport uint16_t
 from ._binning cimport BinnedData
 from ._sparse cimport BinnedRows
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
-                       prefetch, uint8_t, weight_pointer)
+                       prefetch_outer, uint8_t, weight_pointer)
 from .._parallel cimport threads_for_work
 from ._checks cimport distinct_in_range, valid_slices
 from ._partition cimport RowPartition
@@ -290,16 +290,16 @@ cdef inline void accumulate_rows(const code_t[:, ::1] codes,
     for i in range(begin, end):
         # Rows of a deep node are scattered: fetch the codes and gradients
         # of a row PREFETCH_ROWS ahead while accumulating this one (paper
-        # section 4.2, cache-aware access).
+        # section 4.2, cache-aware access), into L2 (prefetch_outer).
         if i + PREFETCH_ROWS < end:
             ahead = row_index[i + PREFETCH_ROWS]
-            prefetch(&codes[ahead, 0])
+            prefetch_outer(&codes[ahead, 0])
             # a row of codes (28 bytes in the benchmarks) often straddles
             # two cache lines: fetch the line of its last code too
-            prefetch(&codes[ahead, n_features - 1])
-            prefetch(&gpair[ahead, 0])
+            prefetch_outer(&codes[ahead, n_features - 1])
+            prefetch_outer(&gpair[ahead, 0])
             if weight != NULL:
-                prefetch(&weight[ahead])
+                prefetch_outer(&weight[ahead])
         row = row_index[i]
         # rounded once per row, used by every feature of the row
         g = fixed_point(gpair[row, 0], weight, row, scale_g)
@@ -361,11 +361,11 @@ cdef inline void accumulate_rows_wide(const uint8_t[:, ::1] codes,
     for i in range(begin, end):
         if i + PREFETCH_ROWS < end:
             ahead = row_index[i + PREFETCH_ROWS]
-            prefetch(&codes[ahead, 0])
-            prefetch(&codes[ahead, n_features - 1])
-            prefetch(&gpair[ahead, 0])
+            prefetch_outer(&codes[ahead, 0])
+            prefetch_outer(&codes[ahead, n_features - 1])
+            prefetch_outer(&gpair[ahead, 0])
             if weight != NULL:
-                prefetch(&weight[ahead])
+                prefetch_outer(&weight[ahead])
         row = row_index[i]
         g = fixed_point(gpair[row, 0], weight, row, scale_g)
         h = fixed_point(gpair[row, 1], weight, row, scale_h)
