@@ -731,6 +731,19 @@ def test_socket_exchange_reduce_scatter_and_allgather():
         for k, (first, stop) in enumerate(ranges):
             assert np.array_equal(outs[k][targets], total[:, first:stop])
             assert (outs[k][untouched] == -7).all()
+        # and taken off other rows (the parents') in the same pass
+        parents = np.setdiff1d(np.arange(2 * n_rows + 3), targets)[:n_rows]
+        outs = [rng.integers(-2**58, 2**58, size=(2 * n_rows + 3,
+                                                  stop - first, 2))
+                for first, stop in ranges]
+        expected = [o.copy() for o in outs]
+        for k, (first, stop) in enumerate(ranges):
+            expected[k][targets] = total[:, first:stop]
+            expected[k][parents] -= total[:, first:stop]
+        _run_on_shards(exchanges, lambda k, ex: ex.reduce(
+            pools[k], rows, out=outs[k], out_rows=targets,
+            subtract_from=parents))
+        assert all(np.array_equal(o, e) for o, e in zip(outs, expected))
         gathered = _run_on_shards(
             exchanges, lambda k, ex: ex.allgather({"shard": k, "n": n_rows}))
         assert all(g == [{"shard": j, "n": n_rows} for j in range(3)]
@@ -866,10 +879,18 @@ def test_socket_exchange_reduces_histograms_built_in_the_outbox():
     total = sum(o[rows] for o in outboxes)
     outs = [np.zeros((4, stop - first, 2), dtype=np.int64)
             for first, stop in ranges]
+    parents = [rng.integers(-2**40, 2**40, size=(2, stop - first, 2))
+               for first, stop in ranges]
+    for out, parent in zip(outs, parents):
+        out[[1, 2]] = parent
     _run_on_shards(exchanges, lambda k, ex: ex.reduce(
-        outboxes[k], rows, out=outs[k], out_rows=[3, 0]))
+        outboxes[k], rows, out=outs[k], out_rows=[3, 0],
+        subtract_from=[1, 2]))
     for k, (first, stop) in enumerate(ranges):
         assert np.array_equal(outs[k][[3, 0]], total[:, first:stop])
+        # taken off the parents' rows in the same pass
+        assert np.array_equal(outs[k][[1, 2]],
+                              parents[k] - total[:, first:stop])
     for ex in exchanges:
         ex.close()
 
@@ -892,8 +913,10 @@ def test_socket_exchange_refuses_a_note_outside_the_outbox():
         return (_ROWS_NOTE_TAG + _ROWS_NOTE.pack(n_bins, first, width)
                 + np.asarray(rows, dtype="<i8").tobytes())
 
-    pieces = receiver._inbox_piece(0, note([3, 0]), 2, 5)
-    assert [p.shape for p in pieces] == [(5, 2), (5, 2)]
+    # the peer's outbox as histograms (4 rows of 10 bins fit), the rows
+    # noted and this shard's first bin
+    hists, rows, first = receiver._inbox_piece(0, note([3, 0]), 2, 5)
+    assert hists.shape == (4, 10, 2) and list(rows) == [3, 0] and first == 5
     for bad in (note([4]), note([-1]), note([0], first=0),
                 note([0], width=4), note([0], n_bins=4, first=5),
                 note([0, 1]), note([0])[:-3],

@@ -112,12 +112,18 @@ class SliceScanner:
         exchange)."""
         return self.pool.take(n)
 
+    def rows_of(self, nodes):
+        """The pool's rows of the summed histograms of ``nodes``."""
+        return self.table["hist_row"][nodes]
+
     def split(self, op, designated=None, built_rows=None):
         """A level's splits (``op``: nodes, records, left, right): the
         children's sums, and with ``designated`` their histograms, the
         designated children's summed ones in the pool's ``built_rows``
-        (``take``), the others' by subtraction from their parents'; without
-        (the children will be leaves) the parents' rows are given back."""
+        (``take``), the others' in their parents' rows, from which the
+        exchange took the designated ones off (``reduce``'s
+        ``subtract_from``); without (the children will be leaves) the
+        parents' rows are given back."""
         nodes, records, left, right, _ = op
         t = self.table
         t.reserve(int(right.max()) + 1)
@@ -131,8 +137,6 @@ class SliceScanner:
             t["hist_row"][left] = t["hist_row"][right] = -1
             return
         other = np.where(designated == left, right, left)
-        subtract_histograms(self.pool.array, parent_rows, built_rows,
-                            self.n_threads)
         t["hist_row"][designated], t["hist_row"][other] = (built_rows,
                                                            parent_rows)
 
@@ -263,10 +267,13 @@ class PeerExchange:
             self.aborted = reason
             self.condition.notify_all()
 
-    def reduce(self, hists, rows, out=None, out_rows=None):
+    def reduce(self, hists, rows, out=None, out_rows=None,
+               subtract_from=None):
         """The sum over every shard of ``hists[rows]`` (this shard's
         histograms, shape (n, n_bins, 2)) on this shard's bins (with
-        ``out``: written into ``out[out_rows]``, and ``out`` returned)."""
+        ``out``: written into ``out[out_rows]``, and ``out`` returned;
+        with ``subtract_from`` too, each sum is then taken off
+        ``out[subtract_from[k]]``, as ``SocketExchange.reduce``)."""
         hists = hists[rows]
         self.seq += 1
         sends = []
@@ -286,6 +293,8 @@ class PeerExchange:
         if out is None:
             return total
         out[out_rows] = total
+        if subtract_from is not None:
+            subtract_histograms(out, subtract_from, out_rows, 1)
         return out
 
     def allgather(self, obj):
@@ -463,11 +472,14 @@ class ShardFinder(SplitFinder):
         G, H = t["sums"][0] / self.scales
         return G, H
 
-    def _reduce(self, hists, rows, start, out=None, out_rows=None):
+    def _reduce(self, hists, rows, start, out=None, out_rows=None,
+                subtract_from=None):
         """The histograms ``hists[rows]`` summed over the shards on this
-        shard's features (into ``out[out_rows]`` when given)."""
+        shard's features (into ``out[out_rows]`` when given, and taken
+        off ``out[subtract_from]``)."""
         built = time.perf_counter()
-        summed = self.exchange.reduce(hists, rows, out, out_rows)
+        summed = self.exchange.reduce(hists, rows, out, out_rows,
+                                      subtract_from=subtract_from)
         self.stats["build_seconds"] += built - start
         self.stats["exchange_seconds"] += time.perf_counter() - built
         return summed
@@ -541,8 +553,11 @@ class ShardFinder(SplitFinder):
         self._split_local(nodes, splits, left, right, designated)
         lt = self.local.table
         summed_rows = self.scanner.take(nodes.shape[0])
+        # the designated children's sums, taken off their parents' in
+        # the same pass: the parents' rows then hold the other children's
         self._reduce(self.local.pool.array, lt["hist_row"][designated],
-                     start, out=self.scanner.pool.array, out_rows=summed_rows)
+                     start, out=self.scanner.pool.array, out_rows=summed_rows,
+                     subtract_from=self.scanner.rows_of(nodes))
         self.local.retire(designated)   # the summed copies live on
         self.scanner.split(op, designated, summed_rows)
         n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],

@@ -623,7 +623,8 @@ class Shard:
         every shard opened them, else through Dask's worker RPC."""
         if self._links is not None:
             return SocketExchange(index, [address for address, _ in peers],
-                                  bin_ranges, self._links)
+                                  bin_ranges, self._links,
+                                  n_threads=self.spec.n_threads)
         return PeerExchange(index, peers, bin_ranges)
 
     def _share_memory(self, bin_ptr):
