@@ -543,8 +543,8 @@ class ShardFinder(SplitFinder):
         right_sums = t["sums"][nodes] - left_sums
         t["sums"][left], t["sums"][right] = left_sums, right_sums
         op = (nodes, records, left, right, splits.left_sets)
-        if not find_next:
-            self._split_local(nodes, splits, left, right, None)
+        if not find_next:   # the children will be leaves
+            self._split_last(nodes, splits, left, right)
             self.scanner.split(op)
             return np.concatenate([left, right])
         # the child of smaller hessian sum is built, the other subtracted
@@ -567,6 +567,17 @@ class ShardFinder(SplitFinder):
         # by the global row counts, in the order the local finder's kind
         # gives them on one machine
         return self.local.children_order(left, right, n_left <= n_right)
+
+    def _split_last(self, nodes, splits, left, right):
+        """The last level's splits on this shard's rows: unpartitioned
+        when the local finder defers them (its ``finish_tree`` gives
+        ``SplitLeafRows``), else partitioned."""
+        f = self.local
+        if f._can_defer(splits):
+            f.table.reserve(int(right.max()) + 1)
+            f._defer_last_splits(nodes, splits, left, right)
+        else:
+            self._split_local(nodes, splits, left, right, None)
 
     def _split_local(self, nodes, splits, left, right, designated):
         """This shard's rows of ``nodes`` split, and the local histograms

@@ -56,7 +56,8 @@ from ..tree._presort import presort_dense
 from ..tree._sketch import (WeightedQuantileSummary, chunk_orders,
                            sketch_column)
 from ..tree.binning import BinMapper, category_cuts, value_bin_caps
-from ..tree.finders import HistFinder, LeafRows, SparseHistFinder
+from ..tree.finders import (HistFinder, LeafRows, SparseHistFinder,
+                            SplitLeafRows)
 from ..tree.finders.hist import weighted_hessians
 
 # entries kept per feature of a partition's sketch summary (as sketch_column)
@@ -514,13 +515,16 @@ class Shard:
                        else spec.n_categories > 0)
         # sparse rows: only the stored entries are binned (a dense code
         # matrix would be a byte per row and feature)
-        finder_class = (SparseHistFinder if sp.issparse(self.X)
-                        else HistFinder)
+        # dense rows: the last level's rows go straight to their leaves'
+        # margins, unpartitioned (``SplitLeafRows``), as on one process
+        finder_class, deferred = (
+            (SparseHistFinder, {}) if sp.issparse(self.X)
+            else (HistFinder, {"defer_last_partition": True}))
         self.finder = finder_class(self._binned(mapper),
                                    mapper.split_thresholds_,
                                    spec.tree_params, spec.n_threads,
                                    weight=self.weights.in_sums,
-                                   categorical=categorical)
+                                   categorical=categorical, **deferred)
         self.raw = _start_margins(trees, self._predictor_rows(),
                                   self.base_margin, base_margin,
                                   spec.n_threads)
@@ -831,11 +835,7 @@ class Shard:
         """The tree's outputs added to the margins of the rows and of the
         eval sets."""
         spec, group = self.spec, self._group(slot)
-        # a leaf may hold none of this worker's rows (never on one
-        # process): drop the empty slices, which may share a begin
-        kept = leaf_rows.end > leaf_rows.begin
-        leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
-                             leaf_rows.end[kept], leaf_rows.node[kept])
+        leaf_rows = _without_empty_slices(leaf_rows)
         update_margins(tree, leaf_rows, self.active[slot],
                         self._predictor_rows(), self.weights.positive,
                         self.raw, group,
@@ -869,6 +869,25 @@ class Shard:
     # ---- prediction on the training rows
     def margins(self):
         return self.raw
+
+
+def _without_empty_slices(leaf_rows):
+    """``leaf_rows`` (``LeafRows``, or ``SplitLeafRows``: the last level
+    unpartitioned) without the leaves, or last-level splits, that hold
+    none of this worker's rows (never on one process): their empty
+    slices may share a begin."""
+    if isinstance(leaf_rows, SplitLeafRows):
+        last = leaf_rows.last
+        kept = last.end > last.begin
+        return replace(
+            leaf_rows, sliced=_without_empty_slices(leaf_rows.sliced),
+            last=replace(last, **{name: getattr(last, name)[kept]
+                                  for name in ("begin", "end", "feature",
+                                               "split_bin", "default_left",
+                                               "left", "right")}))
+    kept = leaf_rows.end > leaf_rows.begin
+    return LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
+                    leaf_rows.end[kept], leaf_rows.node[kept])
 
 
 class _Forest:
