@@ -397,11 +397,8 @@ class _OutboxPool(HistogramPool):
     where the peers read them (no copy before a reduce). Should it fill
     up, it grows into memory of its own, and the reduces copy again."""
 
-    def __init__(self, array):
-        self.n_bins = array.shape[1]
-        self.entry_shape = (2,)
-        self.array = array
-        self.clear()
+    def __init__(self, outbox):
+        super().__init__(outbox.shape[1], outbox.shape[0], array=outbox)
 
 
 class ShardFinder(SplitFinder):
@@ -611,21 +608,37 @@ class ShardFinder(SplitFinder):
         own. The local pool holds no histogram between builds (each is
         retired after its reduce), so it may change at every one."""
         f = self.local
-        n_bins = f.binned.n_bins
-        hists = None
-        if getattr(self.exchange, "outbox_histograms", None) is not None \
-                and self.exchange.outbox_writable():
-            hists = self.exchange.outbox_histograms(n_bins)
-        if hists is not None:
-            if not (isinstance(f.pool, _OutboxPool) and f.pool.array is hists):
-                if not isinstance(f.pool, _OutboxPool):
-                    self._own_pool = f.pool
-                f.pool = _OutboxPool(hists)
-        elif isinstance(f.pool, _OutboxPool):
-            own = self._own_pool
-            f.pool = (own if own is not None and own.n_bins == n_bins
-                      else HistogramPool(n_bins, f.pool.array.shape[0]))
-            f.pool.clear()
+        outbox = self._writable_outbox(f.binned.n_bins)
+        if outbox is None:
+            if isinstance(f.pool, _OutboxPool):
+                f.pool = self._memory_pool(f.binned.n_bins,
+                                           f.pool.array.shape[0])
+            return
+        if isinstance(f.pool, _OutboxPool) and f.pool.array is outbox:
+            return   # already there
+        if not isinstance(f.pool, _OutboxPool):
+            self._own_pool = f.pool   # kept for when the outbox is busy
+        f.pool = _OutboxPool(outbox)
+
+    def _writable_outbox(self, n_bins):
+        """The exchange's outbox as histograms of ``n_bins`` when the
+        local ones may be built there now; None without an outbox (Dask's
+        comms, shards on other hosts), when not one fits, or while the
+        peers may still read it."""
+        exchange = self.exchange
+        if (getattr(exchange, "outbox_histograms", None) is None
+                or not exchange.outbox_writable()):
+            return None
+        return exchange.outbox_histograms(n_bins)
+
+    def _memory_pool(self, n_bins, capacity):
+        """The local pool in memory of its own (all rows free): the one
+        kept from before the outbox when its bins still fit."""
+        own = self._own_pool
+        pool = (own if own is not None and own.n_bins == n_bins
+                else HistogramPool(n_bins, capacity))
+        pool.clear()
+        return pool
 
     def retire(self, nodes):
         self.local.retire(nodes)
