@@ -1068,8 +1068,33 @@ def test_rounds_in_batches_with_eval_set_equal_single_node(client):
     local = BoostRegressor(**params).fit(X[:900], y[:900],
                                          eval_set=[(X[900:], y[900:])])
     assert {s["links"] for s in model._dask_stats} == {"tcp"}
+    # the eval set's margins come back for every round of a call: batches
+    # of ROUNDS_PER_CALL
+    assert {s["round_calls"] for s in model._dask_stats} == {2}
     assert len(model.evals_result_["validation_0"]["rmse"]) == n_rounds
     assert model.evals_result_ == local.evals_result_
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+def test_fast_rounds_without_eval_set_take_fewer_calls(client):
+    """Without eval sets, after a first call of ROUNDS_PER_CALL rounds the
+    calls grow the rounds of about CALL_SECONDS at the measured pace:
+    fewer calls than batches of ROUNDS_PER_CALL (rounds of a few ms
+    here, 256 per call at most), the same trees as single-node training."""
+    from skboost.dask.train import CALL_SECONDS, ROUNDS_PER_CALL
+
+    X, y = _discrete_data(n=900, seed=22)
+    n_rounds = ROUNDS_PER_CALL * 5
+    params = dict(PARAMS, n_estimators=n_rounds, max_depth=3)
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+        client=client)
+    calls = [s["round_calls"] for s in model._dask_stats]
+    assert len(set(calls)) == 1
+    # the rounds after the first call take more than one call only if
+    # each took over CALL_SECONDS / (4 * ROUNDS_PER_CALL)
+    assert 2 <= calls[0] < 5, (calls, CALL_SECONDS)
+    local = BoostRegressor(**params).fit(X, y)
     assert _trees_equal(model.booster_, local.booster_)
 
 
