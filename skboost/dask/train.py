@@ -1093,6 +1093,10 @@ class ShardGroup:
         The worker of each actor.
     """
 
+    # one caller (the client) decides every call of the shards: the
+    # rounds per call may follow the pace it measures (``ShardRounds``)
+    one_caller = True
+
     def __init__(self, client, actors, addresses, poll_seconds=0.5):
         self.client = client
         self.actors = actors
@@ -1243,9 +1247,13 @@ class ShardRounds:
     @property
     def max_batch(self):
         """Rounds the next call may grow: ``ROUNDS_PER_CALL``, or without
-        eval sets those of about ``CALL_SECONDS`` (see there)."""
-        if (self._round_seconds is None or self.evaluator is not None
-                and self.evaluator.n_sets):
+        eval sets those of about ``CALL_SECONDS`` (see there) when one
+        caller decides every call (``one_caller`` of the shard group:
+        Dask's client; every Spark task runs this loop itself, and the
+        tasks' batches must agree, which their own clocks would not)."""
+        if (self._round_seconds is None
+                or not getattr(self.shards, "one_caller", False)
+                or self.evaluator is not None and self.evaluator.n_sets):
             return ROUNDS_PER_CALL
         paced = int(CALL_SECONDS / max(self._round_seconds, 1e-6))
         return min(MAX_ROUNDS_PER_CALL, max(ROUNDS_PER_CALL, paced))
