@@ -64,6 +64,7 @@ EXTENSIONS = {
     "skboost.tree._exact_scan": "skboost/tree/_exact_scan.pyx",
     "skboost.tree._binning": "skboost/tree/_binning.pyx",
     "skboost.tree._histogram": "skboost/tree/_histogram.pyx",
+    "skboost.tree._histogram_sums": "skboost/tree/_histogram_sums.pyx",
     "skboost.tree._bounded_offer": "skboost/tree/_bounded_offer.pyx",
     "skboost.tree._hist_split": "skboost/tree/_hist_split.pyx",
     "skboost.tree._categorical_scan": "skboost/tree/_categorical_scan.pyx",

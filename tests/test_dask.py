@@ -846,6 +846,19 @@ def test_socket_exchange_reduce_scatter_and_allgather():
         for k, (first, stop) in enumerate(ranges):
             assert np.array_equal(outs[k][targets], total[:, first:stop])
             assert (outs[k][untouched] == -7).all()
+        # and taken off other rows (the parents') in the same pass
+        parents = np.setdiff1d(np.arange(2 * n_rows + 3), targets)[:n_rows]
+        outs = [rng.integers(-2**58, 2**58, size=(2 * n_rows + 3,
+                                                  stop - first, 2))
+                for first, stop in ranges]
+        expected = [o.copy() for o in outs]
+        for k, (first, stop) in enumerate(ranges):
+            expected[k][targets] = total[:, first:stop]
+            expected[k][parents] -= total[:, first:stop]
+        _run_on_shards(exchanges, lambda k, ex: ex.reduce(
+            pools[k], rows, out=outs[k], out_rows=targets,
+            subtract_from=parents))
+        assert all(np.array_equal(o, e) for o, e in zip(outs, expected))
         gathered = _run_on_shards(
             exchanges, lambda k, ex: ex.allgather({"shard": k, "n": n_rows}))
         assert all(g == [{"shard": j, "n": n_rows} for j in range(3)]
@@ -981,10 +994,18 @@ def test_socket_exchange_reduces_histograms_built_in_the_outbox():
     total = sum(o[rows] for o in outboxes)
     outs = [np.zeros((4, stop - first, 2), dtype=np.int64)
             for first, stop in ranges]
+    parents = [rng.integers(-2**40, 2**40, size=(2, stop - first, 2))
+               for first, stop in ranges]
+    for out, parent in zip(outs, parents):
+        out[[1, 2]] = parent
     _run_on_shards(exchanges, lambda k, ex: ex.reduce(
-        outboxes[k], rows, out=outs[k], out_rows=[3, 0]))
+        outboxes[k], rows, out=outs[k], out_rows=[3, 0],
+        subtract_from=[1, 2]))
     for k, (first, stop) in enumerate(ranges):
         assert np.array_equal(outs[k][[3, 0]], total[:, first:stop])
+        # taken off the parents' rows in the same pass
+        assert np.array_equal(outs[k][[1, 2]],
+                              parents[k] - total[:, first:stop])
     for ex in exchanges:
         ex.close()
 
@@ -1007,8 +1028,10 @@ def test_socket_exchange_refuses_a_note_outside_the_outbox():
         return (_ROWS_NOTE_TAG + _ROWS_NOTE.pack(n_bins, first, width)
                 + np.asarray(rows, dtype="<i8").tobytes())
 
-    pieces = receiver._inbox_piece(0, note([3, 0]), 2, 5)
-    assert [p.shape for p in pieces] == [(5, 2), (5, 2)]
+    # the peer's outbox as histograms (4 rows of 10 bins fit), the rows
+    # noted and this shard's first bin
+    hists, rows, first = receiver._inbox_piece(0, note([3, 0]), 2, 5)
+    assert hists.shape == (4, 10, 2) and list(rows) == [3, 0] and first == 5
     for bad in (note([4]), note([-1]), note([0], first=0),
                 note([0], width=4), note([0], n_bins=4, first=5),
                 note([0, 1]), note([0])[:-3],
@@ -1160,8 +1183,33 @@ def test_rounds_in_batches_with_eval_set_equal_single_node(client):
     local = BoostRegressor(**params).fit(X[:900], y[:900],
                                          eval_set=[(X[900:], y[900:])])
     assert {s["links"] for s in model._dask_stats} == {"tcp"}
+    # the eval set's margins come back for every round of a call: batches
+    # of ROUNDS_PER_CALL
+    assert {s["round_calls"] for s in model._dask_stats} == {2}
     assert len(model.evals_result_["validation_0"]["rmse"]) == n_rounds
     assert model.evals_result_ == local.evals_result_
+    assert _trees_equal(model.booster_, local.booster_)
+
+
+def test_fast_rounds_without_eval_set_take_fewer_calls(client):
+    """Without eval sets, after a first call of ROUNDS_PER_CALL rounds the
+    calls grow the rounds of about CALL_SECONDS at the measured pace:
+    fewer calls than batches of ROUNDS_PER_CALL (rounds of a few ms
+    here, 256 per call at most), the same trees as single-node training."""
+    from skboost.dask.train import CALL_SECONDS, ROUNDS_PER_CALL
+
+    X, y = _discrete_data(n=900, seed=22)
+    n_rounds = ROUNDS_PER_CALL * 5
+    params = dict(PARAMS, n_estimators=n_rounds, max_depth=3)
+    model = DaskBoostRegressor(**params).fit(
+        da.from_array(X, chunks=(300, 5)), da.from_array(y, chunks=300),
+        client=client)
+    calls = [s["round_calls"] for s in model._dask_stats]
+    assert len(set(calls)) == 1
+    # the rounds after the first call take more than one call only if
+    # each took over CALL_SECONDS / (4 * ROUNDS_PER_CALL)
+    assert 2 <= calls[0] < 5, (calls, CALL_SECONDS)
+    local = BoostRegressor(**params).fit(X, y)
     assert _trees_equal(model.booster_, local.booster_)
 
 

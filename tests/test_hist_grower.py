@@ -324,6 +324,26 @@ def test_histogram_pool_keeps_rows_when_it_grows():
     assert len(pool.take(8)) == 8 and pool.array.shape[0] == 8
 
 
+def test_histogram_pool_over_given_memory():
+    """A pool over a given array (a shared outbox) writes its rows there;
+    when full it grows into memory of its own, its rows kept; an array of
+    another shape or dtype is refused."""
+    from skboost.tree.finders import HistogramPool
+    given = np.zeros((2, 3, 2), dtype=np.int64)
+    pool = HistogramPool(n_bins=3, capacity=2, array=given)
+    rows = pool.take(2)
+    pool.array[rows[0]] = 5
+    assert pool.array is given and (given[rows[0]] == 5).all()
+    pool.take(1)                              # full: grows, copies
+    assert pool.array is not given and pool.array.shape == (4, 3, 2)
+    assert (pool.array[rows[0]] == 5).all()
+    for bad in (np.zeros((2, 4, 2), dtype=np.int64),
+                np.zeros((2, 3, 2), dtype=np.float64),
+                np.zeros((3, 3, 2), dtype=np.int64)):
+        with pytest.raises(ValueError, match="array must be int64"):
+            HistogramPool(n_bins=3, capacity=2, array=bad)
+
+
 @pytest.mark.parametrize("max_depth", [1, 3, 6])
 def test_depthwise_needs_half_a_level_of_histograms(max_depth, monkeypatch):
     # the larger child reuses its parent's histogram row: growing full trees

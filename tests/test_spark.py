@@ -139,6 +139,22 @@ def test_regressor_with_weights_equals_single_node(spark):
     np.testing.assert_array_equal(out["prediction"], local.predict(X))
 
 
+def test_tasks_grow_rounds_in_fixed_batches(spark):
+    """Every task runs the boosting loop itself, so the rounds per call
+    must agree among the tasks: without eval sets they stay batches of
+    ROUNDS_PER_CALL (a pace measured by each task's clock could differ;
+    skboost.dask's one client paces its calls), the trees single-node's."""
+    from skboost.dask.train import ROUNDS_PER_CALL
+
+    X, y = _discrete_data(n=600, seed=6)
+    frame = _frame(spark, X, y, 2)
+    params = dict(PARAMS, n_estimators=2 * ROUNDS_PER_CALL + 3, max_depth=2)
+    model = SparkBoostRegressor(num_workers=2, **params).fit(frame)
+    assert [task["round_calls"] for task in model._task_profile] == [3, 3]
+    local = BoostRegressor(**params).fit(X, y)
+    assert _trees_equal(model.get_booster(), local.get_booster())
+
+
 # -- equal to skboost.dask on the same partitions ---------------------------
 
 def test_equals_dask_on_the_same_partitions(spark):

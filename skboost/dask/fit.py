@@ -7,7 +7,10 @@ results).
 
 A *shard group* is anything with ``call(method, *args, per_shard=None)``
 returning every shard's result in shard order, ``len()``, and for
-``connect_shards`` ``addresses`` and ``actors`` (each with a ``key``).
+``connect_shards`` ``addresses`` and ``actors`` (each with a ``key``);
+``one_caller`` True when one caller decides every call (Dask's client:
+the rounds per call may then follow the pace it measures; Spark's tasks
+each run the loop, without it, and keep fixed batches).
 ``ShardTraining`` is mixed into an estimator (before the single-node
 class whose parameters and fitted attributes it keeps): its ``_train_on``
 runs the boosting loop (``run_rounds``) over a loaded group.

@@ -41,6 +41,8 @@ import time
 
 import numpy as np
 
+from ..tree._histogram_sums import sum_histogram_rows
+
 # every message: sequence number of the step, then the payload's length
 _HEADER = struct.Struct("<QQ")
 _HELLO = struct.Struct("<16sQ")      # the fit's token, the sender's index
@@ -307,6 +309,8 @@ class SocketExchange:
         The connection to every other shard (``open_links``).
     timeout : float
         Seconds a step waits for a silent peer.
+    n_threads : int
+        Threads summing the histograms of a reduce.
     """
 
     poll_seconds = 0.5
@@ -321,8 +325,10 @@ class SocketExchange:
     # it burns the core of a shard that waits long.
     spin_seconds = 100e-6
 
-    def __init__(self, index, addresses, bin_ranges, links, timeout=600.0):
+    def __init__(self, index, addresses, bin_ranges, links, timeout=600.0,
+                 n_threads=1):
         self.index = index
+        self.n_threads = n_threads
         self.addresses = addresses
         self.bin_ranges = bin_ranges
         self.links = links
@@ -354,13 +360,16 @@ class SocketExchange:
         self.outbox, self.inboxes = None, {}
         self._outbox_hists = None
 
-    def reduce(self, hists, rows, out=None, out_rows=None):
+    def reduce(self, hists, rows, out=None, out_rows=None,
+               subtract_from=None):
         """The sum over every shard of ``hists[rows]`` (this shard's
         histograms: ``hists`` of shape (n_rows, n_bins, 2), int64) on this
         shard's bins; valid until the next call (its buffer is reused).
         With ``out``, the sum of ``rows[k]`` goes into ``out[out_rows[k]]``
         instead (rows of the scanner's pool: no further copy) and ``out``
-        is returned.
+        is returned; with ``subtract_from`` too, each sum is also taken
+        off ``out[subtract_from[k]]`` (its parent's summed histogram,
+        which becomes the other child's) in the same pass.
 
         Over shared memory (``share_memory``) the pieces are copied into
         this shard's outbox (or, built there, ``outbox_histograms``, stay
@@ -389,18 +398,17 @@ class SocketExchange:
             received = {j: self._inbox_piece(j, note, rows.shape[0],
                                              stop - first)
                         for j, note in received.items()}
+        else:   # the messages' buffers: row k is node k's, from bin 0
+            received = {j: (buffer, None, 0)
+                        for j, buffer in received.items()}
         if out is None:
             out = self._buffer(self.index, rows.shape[0], stop - first)
-            out_rows = range(rows.shape[0])
-        received = [received[j] for j in sorted(received)]
-        # row by row (np.take is slow here); int64: exact in any order
-        for k, (row, target) in enumerate(zip(rows, out_rows)):
-            if not received:
-                out[target] = hists[row, first:stop]
-                continue
-            np.add(hists[row, first:stop], received[0][k], out=out[target])
-            for more in received[1:]:
-                out[target] += more[k]
+            out_rows = np.arange(rows.shape[0])
+        # int64: exact in any order; one pass per node over every piece
+        sum_histogram_rows(
+            out, out_rows,
+            [(hists, rows, first)] + [received[j] for j in sorted(received)],
+            parent_rows=subtract_from, n_threads=self.n_threads)
         return out
 
     def _socket_sends(self, hists, rows):
@@ -481,7 +489,9 @@ class SocketExchange:
 
     def _inbox_piece(self, j, note, n_rows, width):
         """Peer j's piece of this reduce, in its outbox mapped here,
-        where its note says (checked against what this step expects)."""
+        where its note says (checked against what this step expects):
+        a source of ``sum_histogram_rows``, (histograms, their rows, their
+        first bin)."""
         note = bytes(note)
         if note.startswith(_ROWS_NOTE_TAG):
             return self._inbox_rows(j, note, n_rows, width)
@@ -495,13 +505,13 @@ class SocketExchange:
             raise self._lost(j, ConnectionError(
                 f"shared histograms ({n} x {w} at {offset}) where "
                 f"{n_rows} x {width} were expected"))
-        return inbox.array(offset, n, w)
+        return inbox.array(offset, n, w), None, 0
 
     def _inbox_rows(self, j, note, n_rows, width):
         """Peer j's piece of this reduce where it built its histograms
-        (a ``_pooled_sends`` note): the rows of its outbox, on this
-        shard's bins, as a list of (width, 2) views (checked: the rows
-        inside the outbox, the bins this shard's)."""
+        (a ``_pooled_sends`` note): its outbox as histograms, the rows
+        and this shard's first bin (checked: the rows inside the outbox,
+        the bins this shard's)."""
         head = len(_ROWS_NOTE_TAG) + _ROWS_NOTE.size
         if len(note) != head + 8 * n_rows:
             raise self._lost(j, ConnectionError(
@@ -517,8 +527,7 @@ class SocketExchange:
                 f"shared histograms (rows {rows.tolist()} of {n_bins} bins, "
                 f"bins {first}+{w}) where {n_rows} x {width} from bin "
                 f"{self.bin_ranges[self.index][0]} were expected"))
-        hists = inbox.array(0, capacity, n_bins)
-        return [hists[r, first:first + w] for r in rows.tolist()]
+        return inbox.array(0, capacity, n_bins), rows, first
 
     def _buffer(self, key, n, width):
         """A kept int64 buffer of shape (n, width, 2)."""

@@ -112,12 +112,18 @@ class SliceScanner:
         exchange)."""
         return self.pool.take(n)
 
+    def rows_of(self, nodes):
+        """The pool's rows of the summed histograms of ``nodes``."""
+        return self.table["hist_row"][nodes]
+
     def split(self, op, designated=None, built_rows=None):
         """A level's splits (``op``: nodes, records, left, right): the
         children's sums, and with ``designated`` their histograms, the
         designated children's summed ones in the pool's ``built_rows``
-        (``take``), the others' by subtraction from their parents'; without
-        (the children will be leaves) the parents' rows are given back."""
+        (``take``), the others' in their parents' rows, from which the
+        exchange took the designated ones off (``reduce``'s
+        ``subtract_from``); without (the children will be leaves) the
+        parents' rows are given back."""
         nodes, records, left, right, _ = op
         t = self.table
         t.reserve(int(right.max()) + 1)
@@ -131,8 +137,6 @@ class SliceScanner:
             t["hist_row"][left] = t["hist_row"][right] = -1
             return
         other = np.where(designated == left, right, left)
-        subtract_histograms(self.pool.array, parent_rows, built_rows,
-                            self.n_threads)
         t["hist_row"][designated], t["hist_row"][other] = (built_rows,
                                                            parent_rows)
 
@@ -263,10 +267,13 @@ class PeerExchange:
             self.aborted = reason
             self.condition.notify_all()
 
-    def reduce(self, hists, rows, out=None, out_rows=None):
+    def reduce(self, hists, rows, out=None, out_rows=None,
+               subtract_from=None):
         """The sum over every shard of ``hists[rows]`` (this shard's
         histograms, shape (n, n_bins, 2)) on this shard's bins (with
-        ``out``: written into ``out[out_rows]``, and ``out`` returned)."""
+        ``out``: written into ``out[out_rows]``, and ``out`` returned;
+        with ``subtract_from`` too, each sum is then taken off
+        ``out[subtract_from[k]]``, as ``SocketExchange.reduce``)."""
         hists = hists[rows]
         self.seq += 1
         sends = []
@@ -286,6 +293,8 @@ class PeerExchange:
         if out is None:
             return total
         out[out_rows] = total
+        if subtract_from is not None:
+            subtract_histograms(out, subtract_from, out_rows, 1)
         return out
 
     def allgather(self, obj):
@@ -388,11 +397,8 @@ class _OutboxPool(HistogramPool):
     where the peers read them (no copy before a reduce). Should it fill
     up, it grows into memory of its own, and the reduces copy again."""
 
-    def __init__(self, array):
-        self.n_bins = array.shape[1]
-        self.entry_shape = (2,)
-        self.array = array
-        self.clear()
+    def __init__(self, outbox):
+        super().__init__(outbox.shape[1], outbox.shape[0], array=outbox)
 
 
 class ShardFinder(SplitFinder):
@@ -463,11 +469,14 @@ class ShardFinder(SplitFinder):
         G, H = t["sums"][0] / self.scales
         return G, H
 
-    def _reduce(self, hists, rows, start, out=None, out_rows=None):
+    def _reduce(self, hists, rows, start, out=None, out_rows=None,
+                subtract_from=None):
         """The histograms ``hists[rows]`` summed over the shards on this
-        shard's features (into ``out[out_rows]`` when given)."""
+        shard's features (into ``out[out_rows]`` when given, and taken
+        off ``out[subtract_from]``)."""
         built = time.perf_counter()
-        summed = self.exchange.reduce(hists, rows, out, out_rows)
+        summed = self.exchange.reduce(hists, rows, out, out_rows,
+                                      subtract_from=subtract_from)
         self.stats["build_seconds"] += built - start
         self.stats["exchange_seconds"] += time.perf_counter() - built
         return summed
@@ -531,8 +540,8 @@ class ShardFinder(SplitFinder):
         right_sums = t["sums"][nodes] - left_sums
         t["sums"][left], t["sums"][right] = left_sums, right_sums
         op = (nodes, records, left, right, splits.left_sets)
-        if not find_next:
-            self._split_local(nodes, splits, left, right, None)
+        if not find_next:   # the children will be leaves
+            self._split_last(nodes, splits, left, right)
             self.scanner.split(op)
             return np.concatenate([left, right])
         # the child of smaller hessian sum is built, the other subtracted
@@ -541,8 +550,11 @@ class ShardFinder(SplitFinder):
         self._split_local(nodes, splits, left, right, designated)
         lt = self.local.table
         summed_rows = self.scanner.take(nodes.shape[0])
+        # the designated children's sums, taken off their parents' in
+        # the same pass: the parents' rows then hold the other children's
         self._reduce(self.local.pool.array, lt["hist_row"][designated],
-                     start, out=self.scanner.pool.array, out_rows=summed_rows)
+                     start, out=self.scanner.pool.array, out_rows=summed_rows,
+                     subtract_from=self.scanner.rows_of(nodes))
         self.local.retire(designated)   # the summed copies live on
         self.scanner.split(op, designated, summed_rows)
         n_left = np.sum(self._gather(lt["end"][left] - lt["begin"][left],
@@ -552,6 +564,17 @@ class ShardFinder(SplitFinder):
         # by the global row counts, in the order the local finder's kind
         # gives them on one machine
         return self.local.children_order(left, right, n_left <= n_right)
+
+    def _split_last(self, nodes, splits, left, right):
+        """The last level's splits on this shard's rows: unpartitioned
+        when the local finder defers them (its ``finish_tree`` gives
+        ``SplitLeafRows``), else partitioned."""
+        f = self.local
+        if f._can_defer(splits):
+            f.table.reserve(int(right.max()) + 1)
+            f._defer_last_splits(nodes, splits, left, right)
+        else:
+            self._split_local(nodes, splits, left, right, None)
 
     def _split_local(self, nodes, splits, left, right, designated):
         """This shard's rows of ``nodes`` split, and the local histograms
@@ -585,21 +608,37 @@ class ShardFinder(SplitFinder):
         own. The local pool holds no histogram between builds (each is
         retired after its reduce), so it may change at every one."""
         f = self.local
-        n_bins = f.binned.n_bins
-        hists = None
-        if getattr(self.exchange, "outbox_histograms", None) is not None \
-                and self.exchange.outbox_writable():
-            hists = self.exchange.outbox_histograms(n_bins)
-        if hists is not None:
-            if not (isinstance(f.pool, _OutboxPool) and f.pool.array is hists):
-                if not isinstance(f.pool, _OutboxPool):
-                    self._own_pool = f.pool
-                f.pool = _OutboxPool(hists)
-        elif isinstance(f.pool, _OutboxPool):
-            own = self._own_pool
-            f.pool = (own if own is not None and own.n_bins == n_bins
-                      else HistogramPool(n_bins, f.pool.array.shape[0]))
-            f.pool.clear()
+        outbox = self._writable_outbox(f.binned.n_bins)
+        if outbox is None:
+            if isinstance(f.pool, _OutboxPool):
+                f.pool = self._memory_pool(f.binned.n_bins,
+                                           f.pool.array.shape[0])
+            return
+        if isinstance(f.pool, _OutboxPool) and f.pool.array is outbox:
+            return   # already there
+        if not isinstance(f.pool, _OutboxPool):
+            self._own_pool = f.pool   # kept for when the outbox is busy
+        f.pool = _OutboxPool(outbox)
+
+    def _writable_outbox(self, n_bins):
+        """The exchange's outbox as histograms of ``n_bins`` when the
+        local ones may be built there now; None without an outbox (Dask's
+        comms, shards on other hosts), when not one fits, or while the
+        peers may still read it."""
+        exchange = self.exchange
+        if (getattr(exchange, "outbox_histograms", None) is None
+                or not exchange.outbox_writable()):
+            return None
+        return exchange.outbox_histograms(n_bins)
+
+    def _memory_pool(self, n_bins, capacity):
+        """The local pool in memory of its own (all rows free): the one
+        kept from before the outbox when its bins still fit."""
+        own = self._own_pool
+        pool = (own if own is not None and own.n_bins == n_bins
+                else HistogramPool(n_bins, capacity))
+        pool.clear()
+        return pool
 
     def retire(self, nodes):
         self.local.retire(nodes)

@@ -54,13 +54,13 @@ from ..tree._binning import BinnedData
 from ..tree._histogram import active_maxima, quantization_scale
 from ..tree._presort import presort_dense
 from ..tree._sketch import (WeightedQuantileSummary, chunk_orders,
-                           sketch_column)
+                           default_summary_size, sketch_column,
+                           sketch_columns)
 from ..tree.binning import BinMapper, category_cuts, value_bin_caps
-from ..tree.finders import HistFinder, LeafRows, SparseHistFinder
+from ..tree.finders import (HistFinder, LeafRows, SparseHistFinder,
+                            SplitLeafRows)
 from ..tree.finders.hist import weighted_hessians
 
-# entries kept per feature of a partition's sketch summary (as sketch_column)
-SUMMARY_SIZE_PER_BIN = 8
 
 
 # -- row sampling independent of the partitioning ---------------------------
@@ -110,16 +110,24 @@ def partition_summaries(X, weight, max_bin, n_categories=None,
     summarises them again with other weights (None: sorted here). X may
     be canonical CSR (``check_X``'s): ``absent`` says what its entries
     that are not stored are (``sparse_absent``)."""
-    size = SUMMARY_SIZE_PER_BIN * max_bin
+    size = default_summary_size(max_bin)
     if sp.issparse(X):
         return _sparse_summaries(X, weight, max_bin, n_categories, absent)
     has_missing = np.isnan(X).any(axis=0)
-    summaries = [None if n_categories is not None and n_categories[f] > 0
-                 else sketch_column(np.ascontiguousarray(X[:, f]), weight,
-                                    max_bin=max_bin, summary_size=size,
-                                    orders=None if orders is None
-                                    else orders[f])
-                 for f in range(X.shape[1])]
+    numeric = [f for f in range(X.shape[1])
+               if n_categories is None or n_categories[f] <= 0]
+    summaries = [None] * X.shape[1]
+    if orders is None and X.dtype == np.float32 and X.flags.c_contiguous:
+        # every feature in one pass over the rows, a chunk at a time (no
+        # column copied out): the summaries of sketch_column, bit for bit
+        for f, summary in zip(numeric, sketch_columns(
+                X, numeric, [max_bin] * len(numeric), weight)):
+            summaries[f] = summary
+        return has_missing, summaries
+    for f in numeric:
+        summaries[f] = sketch_column(
+            np.ascontiguousarray(X[:, f]), weight, max_bin=max_bin,
+            summary_size=size, orders=None if orders is None else orders[f])
     return has_missing, summaries
 
 
@@ -131,7 +139,7 @@ def _sparse_summaries(X, weight, max_bin, n_categories, absent):
     one 0.0 of the absent rows' weight joins the stored values; the
     stored NaN are the missing ones), as the single-node sparse finders
     see the column."""
-    size = SUMMARY_SIZE_PER_BIN * max_bin
+    size = default_summary_size(max_bin)
     columns = sp.csc_matrix(X)
     columns.sort_indices()
     n_rows = X.shape[0]
@@ -181,7 +189,7 @@ def merged_bin_mapper(parts, max_bin, n_categories=None):
     """
     has_missing = np.logical_or.reduce([m for m, _ in parts])
     caps = value_bin_caps(max_bin, has_missing)
-    size = SUMMARY_SIZE_PER_BIN * max_bin
+    size = default_summary_size(max_bin)
     cuts = []
     for f in range(has_missing.shape[0]):
         if n_categories is not None and n_categories[f] > 0:
@@ -285,7 +293,7 @@ class Shard:
                        "propose_seconds": 0.0, "propose_sketch_seconds": 0.0,
                        "propose_exchange_seconds": 0.0,
                        "propose_merge_seconds": 0.0,
-                       "propose_rebin_seconds": 0.0}
+                       "propose_rebin_seconds": 0.0, "round_calls": 0}
         self.exchange = None
         self._servers, self._links = [], None   # the direct links
 
@@ -514,13 +522,16 @@ class Shard:
                        else spec.n_categories > 0)
         # sparse rows: only the stored entries are binned (a dense code
         # matrix would be a byte per row and feature)
-        finder_class = (SparseHistFinder if sp.issparse(self.X)
-                        else HistFinder)
+        # dense rows: the last level's rows go straight to their leaves'
+        # margins, unpartitioned (``SplitLeafRows``), as on one process
+        finder_class, deferred = (
+            (SparseHistFinder, {}) if sp.issparse(self.X)
+            else (HistFinder, {"defer_last_partition": True}))
         self.finder = finder_class(self._binned(mapper),
                                    mapper.split_thresholds_,
                                    spec.tree_params, spec.n_threads,
                                    weight=self.weights.in_sums,
-                                   categorical=categorical)
+                                   categorical=categorical, **deferred)
         self.raw = _start_margins(trees, self._predictor_rows(),
                                   self.base_margin, base_margin,
                                   spec.n_threads)
@@ -623,7 +634,8 @@ class Shard:
         every shard opened them, else through Dask's worker RPC."""
         if self._links is not None:
             return SocketExchange(index, [address for address, _ in peers],
-                                  bin_ranges, self._links)
+                                  bin_ranges, self._links,
+                                  n_threads=self.spec.n_threads)
         return PeerExchange(index, peers, bin_ranges)
 
     def _share_memory(self, bin_ptr):
@@ -729,6 +741,7 @@ class Shard:
         each); their results in a list. The client asks for several rounds
         at once when it needs nothing between them (no callbacks): one
         client round trip for them all."""
+        self._stats["round_calls"] += 1
         return [self.grow_round(first + k) for k in range(n_rounds)]
 
     def grow_round(self, iteration):
@@ -767,6 +780,7 @@ class Shard:
         """DART rounds ``first, ...``, one per plan ``(dropped, their
         weights, factor, new weight)`` (the client's ``Dropout``); the
         results of ``grow_round``."""
+        self._stats["round_calls"] += 1
         return [self._dart_round(first + k, *plan)
                 for k, plan in enumerate(plans)]
 
@@ -815,9 +829,10 @@ class Shard:
     def stats(self):
         """Seconds this shard spent growing trees (``round_seconds``) and
         in its parts (building its histograms, the exchanges with the
-        other shards, the scans of its features), and the bytes of
-        histograms it sent to the other shards: where the time of a fit
-        goes (``benchmarks/bench_dask.py``)."""
+        other shards, the scans of its features), the client calls that
+        grew them (``round_calls``), and the bytes of histograms it sent
+        to the other shards: where the time of a fit goes
+        (``benchmarks/bench_dask.py``)."""
         binned, dense = self.binned_bytes()
         return dict(self._stats, sent_bytes=self.exchange.sent_bytes,
                     binned_bytes=binned, dense_code_bytes=dense,
@@ -830,11 +845,7 @@ class Shard:
         """The tree's outputs added to the margins of the rows and of the
         eval sets."""
         spec, group = self.spec, self._group(slot)
-        # a leaf may hold none of this worker's rows (never on one
-        # process): drop the empty slices, which may share a begin
-        kept = leaf_rows.end > leaf_rows.begin
-        leaf_rows = LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
-                             leaf_rows.end[kept], leaf_rows.node[kept])
+        leaf_rows = _without_empty_slices(leaf_rows)
         update_margins(tree, leaf_rows, self.active[slot],
                         self._predictor_rows(), self.weights.positive,
                         self.raw, group,
@@ -868,6 +879,25 @@ class Shard:
     # ---- prediction on the training rows
     def margins(self):
         return self.raw
+
+
+def _without_empty_slices(leaf_rows):
+    """``leaf_rows`` (``LeafRows``, or ``SplitLeafRows``: the last level
+    unpartitioned) without the leaves, or last-level splits, that hold
+    none of this worker's rows (never on one process): their empty
+    slices may share a begin."""
+    if isinstance(leaf_rows, SplitLeafRows):
+        last = leaf_rows.last
+        kept = last.end > last.begin
+        return replace(
+            leaf_rows, sliced=_without_empty_slices(leaf_rows.sliced),
+            last=replace(last, **{name: getattr(last, name)[kept]
+                                  for name in ("begin", "end", "feature",
+                                               "split_bin", "default_left",
+                                               "left", "right")}))
+    kept = leaf_rows.end > leaf_rows.begin
+    return LeafRows(leaf_rows.partition, leaf_rows.begin[kept],
+                    leaf_rows.end[kept], leaf_rows.node[kept])
 
 
 class _Forest:
@@ -1081,6 +1111,10 @@ class ShardGroup:
         The worker of each actor.
     """
 
+    # one caller (the client) decides every call of the shards: the
+    # rounds per call may follow the pace it measures (``ShardRounds``)
+    one_caller = True
+
     def __init__(self, client, actors, addresses, poll_seconds=0.5):
         self.client = client
         self.actors = actors
@@ -1226,6 +1260,14 @@ def _root_cause(error):
 # rounds the shards grow per client call when no callback needs to see
 # every round (the eval sets' margins of each come back with the batch)
 ROUNDS_PER_CALL = 16
+# without eval sets a call returns only its trees: after the first call,
+# one grows the rounds of about CALL_SECONDS at the pace measured so far
+# (a call costs a client round trip, a few milliseconds: fast rounds are
+# grown in fewer calls), within [ROUNDS_PER_CALL, MAX_ROUNDS_PER_CALL]; a
+# worker lost during a call costs that call's rounds (the fit resumes
+# after the last call completed)
+CALL_SECONDS = 2.0
+MAX_ROUNDS_PER_CALL = 256
 
 
 def sampler_state(sampler):
@@ -1259,17 +1301,38 @@ def connect_shards(shards, mapper, spec, booster, sampler, evaluator,
 class ShardRounds:
     """The round executor of a Dask fit: one client call grows a batch of
     rounds on every shard (one round when callbacks watch each, else up to
-    ``ROUNDS_PER_CALL``); each round's trees, checked equal on every
+    ``max_batch``); each round's trees, checked equal on every
     shard, go into the booster and its eval margins into the metrics.
     ``resume_state()``: the column sampler's state after the last round
     completed (``_model.recovery``)."""
-
-    max_batch = ROUNDS_PER_CALL
 
     def __init__(self, shards, spec, booster, evaluator, state=None):
         self.shards, self.spec = shards, spec
         self.booster, self.evaluator = booster, evaluator
         self._state = state
+        self._round_seconds = None   # per round, in the last call
+
+    @property
+    def max_batch(self):
+        """Rounds the next call may grow: ``ROUNDS_PER_CALL``, or without
+        eval sets those of about ``CALL_SECONDS`` (see there) when one
+        caller decides every call (``one_caller`` of the shard group:
+        Dask's client; every Spark task runs this loop itself, and the
+        tasks' batches must agree, which their own clocks would not)."""
+        if (self._round_seconds is None
+                or not getattr(self.shards, "one_caller", False)
+                or self.evaluator is not None and self.evaluator.n_sets):
+            return ROUNDS_PER_CALL
+        paced = int(CALL_SECONDS / max(self._round_seconds, 1e-6))
+        return min(MAX_ROUNDS_PER_CALL, max(ROUNDS_PER_CALL, paced))
+
+    def _timed_call(self, method, first, batch):
+        """``shards.call(method, first, batch)``, its pace kept."""
+        start = time.perf_counter()
+        per_shard = self.shards.call(method, first, batch)
+        self._round_seconds = (time.perf_counter() - start) / max(
+            1, len(batch) if isinstance(batch, list) else batch)
+        return per_shard
 
     def set_learning_rate(self, learning_rate):
         """Every shard grows the following rounds with this learning rate
@@ -1278,7 +1341,7 @@ class ShardRounds:
                          learning_rate / self.spec.n_parallel)
 
     def grow(self, first, n_rounds):
-        per_shard = self.shards.call("grow_rounds", first, n_rounds)
+        per_shard = self._timed_call("grow_rounds", first, n_rounds)
         for offset, results in enumerate(zip(*per_shard)):
             self._add_round(first + offset, results)
             yield first + offset
@@ -1317,7 +1380,7 @@ class DartShardRounds(ShardRounds):
 
     def grow(self, first, n_rounds):
         plans = self._plans(n_rounds)
-        per_shard = self.shards.call("grow_dart_rounds", first, plans)
+        per_shard = self._timed_call("grow_dart_rounds", first, plans)
         for offset, results in enumerate(zip(*per_shard)):
             self._add_round(first + offset, results)
             dropped, _, factor, new_weight = plans[offset]

@@ -318,6 +318,7 @@ class TaskShard(Shard):
 
     def _open_exchange(self, index, peers, bin_ranges):
         self.task_exchange.bin_ranges = bin_ranges
+        self.task_exchange.n_threads = self.spec.n_threads
         return self.task_exchange
 
 

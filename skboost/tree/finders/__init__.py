@@ -3,14 +3,14 @@
 
 import importlib
 
-from .base import LeafRows, RowLeaves, SplitFinder
+from .base import LeafRows, RowLeaves, SplitFinder, SplitLeafRows
 from .hist import (GlobalApproxFinder, HistFinder, HistogramPool,
                    SparseHistFinder)
 
 __all__ = ["SplitFinder", "ExactFinder", "HistFinder", "SparseHistFinder",
            "GlobalApproxFinder",
            "LocalApproxFinder", "ColumnScanFinder", "HistogramPool",
-           "LeafRows", "RowLeaves"]
+           "LeafRows", "RowLeaves", "SplitLeafRows"]
 
 # Finders of the other methods, imported when first asked for: a fit with
 # the default method (hist on dense data) never loads their modules and

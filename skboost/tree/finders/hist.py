@@ -39,17 +39,26 @@ class HistogramPool:
     ``2**(max_depth - 1)`` rows at most, a third of keeping a level and its
     parents, and no allocation after the first tree. The array doubles when
     full (lossguide, or no depth limit).
+
+    ``array``: memory given to the pool (int64 of shape ``(capacity,
+    n_bins) + entry_shape``), e.g. a distributed fit's shared outbox,
+    where the histograms are built for the other workers to read; None:
+    allocated. When full, the pool grows into memory of its own.
     """
 
-    def __init__(self, n_bins, capacity, entry_shape=(2,)):
+    def __init__(self, n_bins, capacity, entry_shape=(2,), array=None):
         self.n_bins = n_bins
         # a bin's entry: (gradient, hessian), or (n_outputs, 2) for the
         # vector histograms of vector-leaf trees
         self.entry_shape = tuple(entry_shape)
-        capacity = max(1, capacity)
-        check_histogram_pool(capacity, n_bins * self._pairs_per_bin())
-        self.array = np.empty((capacity, n_bins) + self.entry_shape,
-                              dtype=np.int64)
+        shape = (max(1, capacity), n_bins) + self.entry_shape
+        if array is None:
+            check_histogram_pool(shape[0], n_bins * self._pairs_per_bin())
+            array = np.empty(shape, dtype=np.int64)
+        elif array.shape != shape or array.dtype != np.int64:
+            raise ValueError(f"array must be int64 of shape {shape}, got "
+                             f"{array.dtype} {array.shape}")
+        self.array = array
         self._free = list(range(self.array.shape[0] - 1, -1, -1))
 
     def _pairs_per_bin(self):
