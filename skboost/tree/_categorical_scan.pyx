@@ -31,6 +31,7 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange
+from libc.math cimport frexp
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -172,6 +173,42 @@ cdef inline Py_ssize_t _visit_room(const int32_t* codes, Py_ssize_t n_codes,
     return min(n_codes, n_categories) if codes != NULL else n_categories
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* x where keep, else +0.0, through a mask of its bits: compilers turn
+       the plain conditional into a branch, which mispredicts half the
+       time on a node's categories (the walk below) */
+    static inline double skb_keep_if(double x, int keep) {
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        bits &= (uint64_t) 0 - (uint64_t) (keep != 0);
+        memcpy(&x, &bits, sizeof x);
+        return x;
+    }
+    """
+    double keep_if "skb_keep_if"(double x, int keep) noexcept nogil
+
+
+cdef inline double _unscale(int64_t q, double scale, double inverse,
+                           bint exact_inverse) noexcept nogil:
+    """``q / scale`` (a fixed-point sum as a float), as a product when the
+    scale is a power of two: ``inverse`` (1 / scale) is then exact, and
+    ``q * inverse`` is the same exact quotient rounded once, bit for bit,
+    without a division's latency."""
+    if exact_inverse:
+        return q * inverse
+    return q / scale
+
+
+cdef inline bint _is_power_of_two(double scale) noexcept nogil:
+    """Whether ``scale`` is a positive power of two (``FixedPointGradients``'
+    scales are; scales given by distributed training need not be)."""
+    cdef int exponent
+    return scale > 0.0 and frexp(scale, &exponent) == 0.5
+
+
 cdef void _walk_categories(const int64_t[:, ::1] hist,
                            int64_t first_bin, int64_t n_categories,
                            const int32_t* codes, Py_ssize_t n_codes,
@@ -185,12 +222,25 @@ cdef void _walk_categories(const int64_t[:, ::1] hist,
     in reverse visiting order (``room``: ``_visit_room``), so that the
     ends' selection can pass over them (``ordered_categories``).
     ``totals``, ``present``: as ``node_categories``; ``counts`` receives
-    the numbers of each sign."""
+    the numbers of each sign.
+
+    Without a branch on the data: whether a category is empty, and the
+    sign of its key, are as good as random from one category to the next
+    (a mispredicted branch each, behind a scattered load and a division,
+    cost most of a walk). Every visited category is written to the slot
+    it would take (the next front or back one) and the counts advance by
+    the flags; an empty category's write lands on a slot no later entry
+    has taken, and the next one overwrites it."""
     cdef Py_ssize_t i, n = _visit_room(codes, n_codes, n_categories)
-    cdef Py_ssize_t nz = 0, z = 0, negative = 0
+    cdef Py_ssize_t nz = 0, z = 0, negative = 0, at
     cdef int64_t c, g, h, G = 0, H = 0
-    cdef double key
-    cdef CatEntry* slot
+    cdef int filled, zero
+    cdef double key, Gd, Hd
+    cdef bint l2_only = is_l2_only(p)
+    cdef bint exact_g = _is_power_of_two(scale_g)
+    cdef bint exact_h = _is_power_of_two(scale_h)
+    cdef double to_g = 1.0 / scale_g, to_h = 1.0 / scale_h
+    cdef double reg_lambda = p.reg_lambda, min_weight = p.min_child_weight
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
     # rest" at prediction, see categorical_left_set)
@@ -205,23 +255,28 @@ cdef void _walk_categories(const int64_t[:, ::1] hist,
             continue
         g = hist[first_bin + c, 0]
         h = hist[first_bin + c, 1]
-        if g == 0 and h == 0:
-            continue
+        Gd = _unscale(g, scale_g, to_g, exact_g)
+        Hd = _unscale(h, scale_h, to_h, exact_h)
+        if l2_only:
+            # leaf_weight without its branches: min_child_weight > 0, so
+            # a heavy enough category has H > 0; no L1, no clipping
+            key = keep_if(-Gd / (Hd + reg_lambda), Hd >= min_weight)
+        else:
+            key = leaf_weight(Gd, Hd, p)
+            key = 0.0 if key != key else key   # NaN only if H < 0: key 0
+        filled = (g != 0) | (h != 0)
+        zero = key == 0.0
+        # the next front slot, or (key 0) the next back one
+        at = nz + zero * (n - 1 - z - nz)
+        out[at].key = key
+        out[at].code = <int32_t> c
+        if present != NULL:
+            present[nz + z] = <int32_t> c
         G += g
         H += h
-        key = leaf_weight(g / scale_g, h / scale_h, p)
-        if key == 0.0 or key != key:   # NaN only if H < 0: key 0
-            slot = &out[n - 1 - z]
-            slot.key = 0.0 if key != key else key
-            z += 1
-        else:
-            slot = &out[nz]
-            slot.key = key
-            negative += key < 0.0
-            nz += 1
-        slot.code = <int32_t> c
-        if present != NULL:
-            present[nz + z - 1] = <int32_t> c
+        nz += filled & (1 - zero)
+        z += filled & zero
+        negative += filled & (1 - zero) & (key < 0.0)
     totals[0] = G
     totals[1] = H
     counts.negative, counts.zero = negative, z

@@ -515,6 +515,11 @@ cdef enum:
     WIDE_MIN_ROWS = 4096
 
 
+# Bins of a shared node's histogram one task of _add_partials adds up.
+cdef enum:
+    ADD_BLOCK_BINS = 2048
+
+
 def _wide_layout(data):
     """The wide layout's bin map for ``data`` (see WIDE_BINS), or None
     where the narrow one is kept: uint16 codes, or features so much
@@ -701,25 +706,30 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
     histograms it touched, in one parallel region over (shared node, bin);
     bin j of a wide partial is its pair ``wide_of_bin[j]``."""
     cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
-    cdef Py_ssize_t cell, k, j, w
-    cdef int64_t node
+    cdef Py_ssize_t n_blocks = (n_bins + ADD_BLOCK_BINS - 1) // ADD_BLOCK_BINS
+    cdef Py_ssize_t block, k, j, w
+    cdef int64_t node, g, h
     cdef int tid, n_partials = n_threads
-    # one (node, bin) cell per iteration: each cell has one writer, and
-    # the partials are added in thread order (integers: any order would
-    # give the same sums)
-    for cell in prange(n_shared * n_bins, nogil=True, schedule="static",
-                       num_threads=threads_for_work(
-                           n_threads, n_shared * n_bins * n_partials)):
-        k = cell // n_bins
-        j = cell % n_bins
-        w = wide_of_bin[j] if wide_of_bin != NULL else j
+    # one block of a (node, bins) row per iteration: each bin has one
+    # writer, and the partials are added in thread order (integers: any
+    # order would give the same sums). Blocks, not single bins: a division
+    # per bin to find its node cost more than the additions
+    for block in prange(n_shared * n_blocks, nogil=True, schedule="static",
+                        num_threads=threads_for_work(
+                            n_threads, n_shared * n_bins * n_partials)):
+        k = block // n_blocks
         node = hist_rows[shared_node[k]]
-        hist[node, j, 0] = 0
-        hist[node, j, 1] = 0
-        for tid in range(n_partials):
-            if touched[tid, k]:
-                hist[node, j, 0] += scratch[tid, k, w, 0]
-                hist[node, j, 1] += scratch[tid, k, w, 1]
+        for j in range((block % n_blocks) * ADD_BLOCK_BINS,
+                       min((block % n_blocks + 1) * ADD_BLOCK_BINS, n_bins)):
+            w = wide_of_bin[j] if wide_of_bin != NULL else j
+            g = 0
+            h = 0
+            for tid in range(n_partials):
+                if touched[tid, k]:
+                    g = g + scratch[tid, k, w, 0]
+                    h = h + scratch[tid, k, w, 1]
+            hist[node, j, 0] = g
+            hist[node, j, 1] = h
 
 
 # Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored
