@@ -322,6 +322,54 @@ def test_listed_subtraction_equals_numpy_subtraction():
         assert np.all(pool[0] == 7)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_subtraction_of_short_and_long_lists_equals_numpy(n_threads):
+    """A parent's list holding few of a feature's categories is subtracted
+    code by code, one holding many the whole feature (streaming): both
+    give numpy's parent - smaller child on every bin. Two categorical
+    features: 300 categories (long lists) and 30,000 (short ones); bins
+    off the lists are 0 in parent and child, as the fit keeps them."""
+    rng = np.random.default_rng(5)
+    n_rows, wide = 3000, 30_000
+    narrow_codes = rng.integers(0, 300, size=n_rows)
+    wide_codes = rng.integers(0, wide, size=n_rows)
+    g = rng.integers(-40, 41, size=n_rows)
+    h = rng.integers(1, 9, size=n_rows)
+    bin_ptr = np.array([0, 301, 301 + wide + 1], dtype=np.int64)
+    flags = np.ones(2, np.uint8)
+    parents_rows = np.array_split(rng.permutation(n_rows), 4)
+
+    def histogram(rows):
+        out = np.zeros((bin_ptr[-1], 2), dtype=np.int64)
+        for first, column in ((0, narrow_codes), (301, wide_codes)):
+            np.add.at(out[:, 0], first + column[rows], g[rows])
+            np.add.at(out[:, 1], first + column[rows], h[rows])
+        return out
+
+    parent_hist = np.stack([histogram(rows) for rows in parents_rows])
+    n = len(parents_rows)
+    lists = NodeCategoryLists([None] * n, bin_ptr, flags)
+    find_best_splits_hist(
+        parent_hist, parent_hist[:, :301].sum(axis=1), bin_ptr,
+        np.zeros((1, bin_ptr[-1])), np.ones((n, 2), dtype=np.uint8),
+        context=split_context(REG, 1, scale_g=4.0, scale_h=8.0,
+                              max_cat_to_onehot=1, max_cat_threshold=8),
+        categorical=flags, category_lists=lists)
+    counts = lists.present_counts()
+    # the narrow feature's lists hold most of its categories, the wide
+    # one's a few percent of them: both ways of subtracting are taken
+    assert np.all(counts[:, 0] > 150) and np.all(counts[:, 1] < 1000)
+    small = np.stack([histogram(rows[: rows.shape[0] // 3])
+                      for rows in parents_rows])
+    pool = np.full((2 * n + 1, bin_ptr[-1], 2), 7, dtype=np.int64)
+    pool[1:n + 1], pool[n + 1:] = parent_hist, small
+    subtract_listed_histograms(
+        pool, np.arange(1, n + 1), np.arange(n + 1, 2 * n + 1),
+        [(lists, p) for p in range(n)], bin_ptr, flags, n_threads)
+    np.testing.assert_array_equal(pool[1:n + 1], parent_hist - small)
+    assert np.all(pool[0] == 7)
+
+
 def test_listed_subtraction_rejects_bad_rows_and_layouts():
     hist = np.zeros((4, 5, 2), dtype=np.int64)
     bin_ptr = np.array([0, 5], dtype=np.int64)
