@@ -18,6 +18,7 @@ from skboost.tree._categorical_scan import (NodeCategoryLists,
                                             positive_hessians,
                                             subtract_listed_histograms)
 from skboost.tree._hist_split import find_best_splits_hist
+from skboost.tree._histogram import FixedPointGradients
 from _oracles import split_context
 from test_categorical import assert_scan_is_naive
 
@@ -189,6 +190,60 @@ def test_positive_hessians_against_numpy_rounding():
                 oracle(gp, w, active))
         assert positive_hessians(gp, None, active, scale, 2) == oracle(
             gp, None, active)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fixed_point_gradients_know_whether_hessians_are_positive(weighted):
+    """``FixedPointGradients.hessians_positive`` (the least h w of its
+    scales' pass, rounded) against numpy's rounding of every active row's
+    h w scale_h, and against ``positive_hessians``' pass over the rows:
+    tiny, half-unit (ties to even: 0), zero-weight, negative and inactive
+    rows, the scales given or the rows' own, 1 and 2 threads."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    gpair = rng.normal(size=(n, 2)).astype(np.float32)
+    gpair[:, 1] = np.abs(gpair[:, 1]) + 1e-3
+    weight = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    active = rng.random(n) < 0.9
+    scale = 2.0 ** 10
+    inactive = np.flatnonzero(~active)[0]
+
+    def oracle(gp, w, act, scale_h):
+        h = gp[:, 1].astype(np.float64) * (1.0 if w is None else w) * scale_h
+        return bool(np.all(np.rint(h[act]) > 0))
+
+    cases = ("none", "tiny", "half unit", "zero weight", "inactive zero",
+             "negative", "no active row")
+    for change in cases:
+        gp = gpair.copy()
+        w = None if weight is None else weight.copy()
+        act = active.copy()
+        row = inactive if change == "inactive zero" else 17
+        if change == "tiny":
+            gp[row, 1] = 0.4 / scale
+        elif change == "half unit":
+            gp[row, 1] = 0.5 / scale
+            if w is not None:
+                w[row] = 1.0
+        elif change == "zero weight":
+            if w is None:
+                continue
+            w[row] = 0.0
+        elif change == "inactive zero":
+            gp[row, 1] = 0.0
+        elif change == "negative":
+            gp[row, 1] = -1.0
+        elif change == "no active row":
+            act[:] = False
+        for threads in (1, 2):
+            given = FixedPointGradients(gp, w, act.view(np.uint8), threads,
+                                        scales=(1.0, scale))
+            assert given.hessians_positive() == oracle(gp, w, act, scale), (
+                change)
+            own = FixedPointGradients(gp, w, act.view(np.uint8), threads)
+            assert own.hessians_positive() == positive_hessians(
+                gp, w, act, own.scales[1], threads) == oracle(
+                gp, w, act, own.scales[1]), change
 
 
 def high_cardinality_data(seed=0, n=6000):
