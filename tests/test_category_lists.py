@@ -18,6 +18,7 @@ from skboost.tree._categorical_scan import (NodeCategoryLists,
                                             positive_hessians,
                                             subtract_listed_histograms)
 from skboost.tree._hist_split import find_best_splits_hist
+from skboost.tree._histogram import FixedPointGradients
 from _oracles import split_context
 from test_categorical import assert_scan_is_naive
 
@@ -191,6 +192,60 @@ def test_positive_hessians_against_numpy_rounding():
             gp, None, active)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fixed_point_gradients_know_whether_hessians_are_positive(weighted):
+    """``FixedPointGradients.hessians_positive`` (the least h w of its
+    scales' pass, rounded) against numpy's rounding of every active row's
+    h w scale_h, and against ``positive_hessians``' pass over the rows:
+    tiny, half-unit (ties to even: 0), zero-weight, negative and inactive
+    rows, the scales given or the rows' own, 1 and 2 threads."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    gpair = rng.normal(size=(n, 2)).astype(np.float32)
+    gpair[:, 1] = np.abs(gpair[:, 1]) + 1e-3
+    weight = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    active = rng.random(n) < 0.9
+    scale = 2.0 ** 10
+    inactive = np.flatnonzero(~active)[0]
+
+    def oracle(gp, w, act, scale_h):
+        h = gp[:, 1].astype(np.float64) * (1.0 if w is None else w) * scale_h
+        return bool(np.all(np.rint(h[act]) > 0))
+
+    cases = ("none", "tiny", "half unit", "zero weight", "inactive zero",
+             "negative", "no active row")
+    for change in cases:
+        gp = gpair.copy()
+        w = None if weight is None else weight.copy()
+        act = active.copy()
+        row = inactive if change == "inactive zero" else 17
+        if change == "tiny":
+            gp[row, 1] = 0.4 / scale
+        elif change == "half unit":
+            gp[row, 1] = 0.5 / scale
+            if w is not None:
+                w[row] = 1.0
+        elif change == "zero weight":
+            if w is None:
+                continue
+            w[row] = 0.0
+        elif change == "inactive zero":
+            gp[row, 1] = 0.0
+        elif change == "negative":
+            gp[row, 1] = -1.0
+        elif change == "no active row":
+            act[:] = False
+        for threads in (1, 2):
+            given = FixedPointGradients(gp, w, act.view(np.uint8), threads,
+                                        scales=(1.0, scale))
+            assert given.hessians_positive() == oracle(gp, w, act, scale), (
+                change)
+            own = FixedPointGradients(gp, w, act.view(np.uint8), threads)
+            assert own.hessians_positive() == positive_hessians(
+                gp, w, act, own.scales[1], threads) == oracle(
+                gp, w, act, own.scales[1]), change
+
+
 def high_cardinality_data(seed=0, n=6000):
     """Categorical columns only (2,000 and 300 codes, Zipf-like, NaN in
     both): deep nodes hold a small part of the categories."""
@@ -320,6 +375,54 @@ def test_listed_subtraction_equals_numpy_subtraction():
             parent_lists, bin_ptr, flags, n_threads)
         np.testing.assert_array_equal(pool[1:n + 1], expected)
         assert np.all(pool[0] == 7)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_subtraction_of_short_and_long_lists_equals_numpy(n_threads):
+    """A parent's list holding few of a feature's categories is subtracted
+    code by code, one holding many the whole feature (streaming): both
+    give numpy's parent - smaller child on every bin. Two categorical
+    features: 300 categories (long lists) and 30,000 (short ones); bins
+    off the lists are 0 in parent and child, as the fit keeps them."""
+    rng = np.random.default_rng(5)
+    n_rows, wide = 3000, 30_000
+    narrow_codes = rng.integers(0, 300, size=n_rows)
+    wide_codes = rng.integers(0, wide, size=n_rows)
+    g = rng.integers(-40, 41, size=n_rows)
+    h = rng.integers(1, 9, size=n_rows)
+    bin_ptr = np.array([0, 301, 301 + wide + 1], dtype=np.int64)
+    flags = np.ones(2, np.uint8)
+    parents_rows = np.array_split(rng.permutation(n_rows), 4)
+
+    def histogram(rows):
+        out = np.zeros((bin_ptr[-1], 2), dtype=np.int64)
+        for first, column in ((0, narrow_codes), (301, wide_codes)):
+            np.add.at(out[:, 0], first + column[rows], g[rows])
+            np.add.at(out[:, 1], first + column[rows], h[rows])
+        return out
+
+    parent_hist = np.stack([histogram(rows) for rows in parents_rows])
+    n = len(parents_rows)
+    lists = NodeCategoryLists([None] * n, bin_ptr, flags)
+    find_best_splits_hist(
+        parent_hist, parent_hist[:, :301].sum(axis=1), bin_ptr,
+        np.zeros((1, bin_ptr[-1])), np.ones((n, 2), dtype=np.uint8),
+        context=split_context(REG, 1, scale_g=4.0, scale_h=8.0,
+                              max_cat_to_onehot=1, max_cat_threshold=8),
+        categorical=flags, category_lists=lists)
+    counts = lists.present_counts()
+    # the narrow feature's lists hold most of its categories, the wide
+    # one's a few percent of them: both ways of subtracting are taken
+    assert np.all(counts[:, 0] > 150) and np.all(counts[:, 1] < 1000)
+    small = np.stack([histogram(rows[: rows.shape[0] // 3])
+                      for rows in parents_rows])
+    pool = np.full((2 * n + 1, bin_ptr[-1], 2), 7, dtype=np.int64)
+    pool[1:n + 1], pool[n + 1:] = parent_hist, small
+    subtract_listed_histograms(
+        pool, np.arange(1, n + 1), np.arange(n + 1, 2 * n + 1),
+        [(lists, p) for p in range(n)], bin_ptr, flags, n_threads)
+    np.testing.assert_array_equal(pool[1:n + 1], parent_hist - small)
+    assert np.all(pool[0] == 7)
 
 
 def test_listed_subtraction_rejects_bad_rows_and_layouts():

@@ -152,6 +152,32 @@ def test_large_nodes_split_into_tasks(dtype):
     np.testing.assert_array_equal(two, expected)
 
 
+def test_large_nodes_of_many_bins_add_their_partials_exactly():
+    """Nodes of several tasks over a histogram of several thousand bins
+    (a 5,000-category-like feature beside narrow ones): the threads'
+    partial histograms are added block by block of bins; every bin, the
+    last partial block's included, equals the naive histogram."""
+    rng = np.random.default_rng(17)
+    n_rows = 70_000
+    widths = np.array([5001, 9, 300, 2])
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    codes = np.column_stack([rng.integers(0, w, n_rows) for w in widths])
+    data = BinnedData(codes.astype(np.uint16), bin_ptr)
+    active = rng.random(n_rows) < 0.9
+    partition = RowPartition(np.flatnonzero(active), n_rows)
+    gradients, quantized = random_gradients(rng, active)
+    n_active = int(active.sum())
+    # two nodes of several tasks each, a small one, an empty one
+    begin = np.array([0, 20_000, 61_000, 5], dtype=np.int64)
+    end = np.array([20_000, 61_000, n_active, 5], dtype=np.int64)
+    expected = naive_histograms(codes, bin_ptr, quantized,
+                                np.asarray(partition.row_index), begin, end)
+    for n_threads in (1, 2):
+        np.testing.assert_array_equal(
+            run_kernel(data, partition, gradients, begin, end, n_threads),
+            expected)
+
+
 def wide_binned(rng, n_rows, n_features):
     """uint8 codes of features wide enough for the wide layout
     (``_wide_layout``): 200 to 256 value bins, some with a missing bin no

@@ -31,6 +31,7 @@ import numpy as np
 cimport cython
 
 from cython.parallel cimport prange
+from libc.math cimport frexp
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -172,6 +173,24 @@ cdef inline Py_ssize_t _visit_room(const int32_t* codes, Py_ssize_t n_codes,
     return min(n_codes, n_categories) if codes != NULL else n_categories
 
 
+cdef inline double _unscale(int64_t q, double scale, double inverse,
+                           bint exact_inverse) noexcept nogil:
+    """``q / scale`` (a fixed-point sum as a float), as a product when the
+    scale is a power of two: ``inverse`` (1 / scale) is then exact, and
+    ``q * inverse`` is the same exact quotient rounded once, bit for bit,
+    without a division's latency."""
+    if exact_inverse:
+        return q * inverse
+    return q / scale
+
+
+cdef inline bint _is_power_of_two(double scale) noexcept nogil:
+    """Whether ``scale`` is a positive power of two (``FixedPointGradients``'
+    scales are; scales given by distributed training need not be)."""
+    cdef int exponent
+    return scale > 0.0 and frexp(scale, &exponent) == 0.5
+
+
 cdef void _walk_categories(const int64_t[:, ::1] hist,
                            int64_t first_bin, int64_t n_categories,
                            const int32_t* codes, Py_ssize_t n_codes,
@@ -191,6 +210,9 @@ cdef void _walk_categories(const int64_t[:, ::1] hist,
     cdef int64_t c, g, h, G = 0, H = 0
     cdef double key
     cdef CatEntry* slot
+    cdef bint exact_g = _is_power_of_two(scale_g)
+    cdef bint exact_h = _is_power_of_two(scale_h)
+    cdef double to_g = 1.0 / scale_g, to_h = 1.0 / scale_h
     # empty categories of the node are left out: they would sit anywhere
     # in the order and add no candidate (absent categories follow "the
     # rest" at prediction, see categorical_left_set)
@@ -209,7 +231,8 @@ cdef void _walk_categories(const int64_t[:, ::1] hist,
             continue
         G += g
         H += h
-        key = leaf_weight(g / scale_g, h / scale_h, p)
+        key = leaf_weight(_unscale(g, scale_g, to_g, exact_g),
+                          _unscale(h, scale_h, to_h, exact_h), p)
         if key == 0.0 or key != key:   # NaN only if H < 0: key 0
             slot = &out[n - 1 - z]
             slot.key = 0.0 if key != key else key
@@ -737,6 +760,26 @@ cdef object _cut_left_set(const CatEntry* entries, Py_ssize_t m,
     return left, True
 
 
+# A parent's list of categories serves its larger child's subtraction
+# (subtract_listed_histograms) code by code only while it holds fewer than
+# 1 / DENSE_LIST of the feature's categories: a listed bin is a scattered
+# access (a few ns each, prefetched), while the feature's every bin
+# streams in order (vectorised) at a fraction of that, so a longer list
+# (the top levels of a tree) is subtracted faster whole. The bins off the
+# list are 0 in parent and child alike: the same histogram either way.
+# (The scan's walk keeps its list however long: visiting every category
+# in order was slower, its empty bins a branch each.)
+cdef enum:
+    DENSE_LIST = 4
+
+
+cdef inline bint subtract_listed(int64_t n_listed,
+                                 int64_t n_categories) noexcept nogil:
+    """Whether a list of ``n_listed`` codes (-1: none) of a feature of
+    ``n_categories`` is subtracted code by code (else the whole feature)."""
+    return n_listed >= 0 and n_listed * DENSE_LIST < n_categories
+
+
 cdef class NodeCategoryLists:
     """Per node of a batch and categorical feature, the categories its
     sorted scan visits, and (filled by the scan) the node's non-empty
@@ -1013,15 +1056,40 @@ def _checked_subtraction(hist, parent_rows, child_rows, parent_lists,
         raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
     if len(parent_lists) != n_nodes:
         raise ValueError("parent_lists must have one entry per node")
+    checked = set()   # the layout checked once per lists object (a
+    # level's parents share their batch's: a comparison of bin_ptr each
+    # cost more than the subtraction of a deep level)
     for parent in parent_lists:
         if parent is None:
             continue
         lists, kp = parent
         if not isinstance(lists, NodeCategoryLists) or not (
-                lists.same_layout(bins)) or not 0 <= kp < lists.n_nodes:
+                id(lists) in checked or lists.same_layout(bins)) or not (
+                0 <= kp < lists.n_nodes):
             raise ValueError("a parent's lists must be (NodeCategoryLists, "
                              "node index) of the same histogram layout")
+        checked.add(id(lists))
     return rows, bins
+
+
+ctypedef struct PresentLists:
+    # a NodeCategoryLists' present codes, as _node_spans reads them
+    const int32_t* codes
+    const int64_t* start        # (n_nodes, n_features), row-major
+    const int64_t* count        # (n_nodes, n_features), -1: none
+
+
+cdef PresentLists _present_lists(NodeCategoryLists lists):
+    """Pointers into ``lists``' present codes (``lists``, which the caller
+    holds, keeps them alive)."""
+    cdef PresentLists view
+    cdef const int32_t[::1] codes = lists.present_codes
+    cdef const int64_t[:, ::1] start = lists.present_start
+    cdef const int64_t[:, ::1] count = lists.present_count
+    view.codes = &codes[0]
+    view.start = &start[0, 0] if start.shape[0] * start.shape[1] else NULL
+    view.count = &count[0, 0] if count.shape[0] * count.shape[1] else NULL
+    return view
 
 
 cdef void _subtract_spans(int64_t[:, :, ::1] hist,
@@ -1032,11 +1100,22 @@ cdef void _subtract_spans(int64_t[:, :, ::1] hist,
     """Each node's spans from its parent's lists, then the subtractions,
     in parallel over the nodes (distinct rows: disjoint writes)."""
     cdef Py_ssize_t n_nodes = rows.shape[0] // 2
-    cdef Py_ssize_t n_features = is_cat.shape[0], k
+    cdef Py_ssize_t n_features = is_cat.shape[0], k, kp
     cdef int64_t n_values = 0
+    cdef NodeCategoryLists lists, viewed = None
+    cdef PresentLists view
     for k in range(n_nodes):
-        n_values += _node_spans(&spans[k * n_features], parent_lists[k],
-                                bin_ptr, is_cat)
+        if parent_lists[k] is None:
+            n_values += _node_spans(&spans[k * n_features], NULL, 0,
+                                    bin_ptr, is_cat)
+            continue
+        lists, kp = parent_lists[k]
+        if lists is not viewed:
+            # a level's parents share their batch's lists: their arrays
+            # are taken once, not once a node
+            view, viewed = _present_lists(lists), lists
+        n_values += _node_spans(&spans[k * n_features], &view, kp, bin_ptr,
+                                is_cat)
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef Py_ssize_t row_values = hist.shape[1] * 2
     for k in prange(n_nodes, nogil=True, schedule="static",
@@ -1046,27 +1125,23 @@ cdef void _subtract_spans(int64_t[:, :, ::1] hist,
                        &spans[k * n_features])
 
 
-cdef int64_t _node_spans(SubtractSpan* spans, parent,
-                         const int64_t[::1] bin_ptr,
-                         const uint8_t[::1] is_cat):
-    """One node's spans (its parent's present codes for the listed
-    categorical features); returns how many values they subtract."""
-    cdef Py_ssize_t f, kp = 0
-    cdef int64_t n_values = 0
-    cdef NodeCategoryLists lists = None
-    cdef const int32_t[::1] codes
-    cdef const int64_t[:, ::1] start, count
-    if parent is not None:
-        lists, kp = parent
-        codes, start, count = (lists.present_codes, lists.present_start,
-                               lists.present_count)
-    for f in range(is_cat.shape[0]):
+cdef int64_t _node_spans(SubtractSpan* spans, const PresentLists* parent,
+                         Py_ssize_t kp, const int64_t[::1] bin_ptr,
+                         const uint8_t[::1] is_cat) noexcept:
+    """One node's spans (its parent's present codes, node ``kp`` of
+    ``parent`` (NULL: none), for the listed categorical features); returns
+    how many values they subtract."""
+    cdef Py_ssize_t f, n_features = is_cat.shape[0]
+    cdef int64_t n_values = 0, count
+    for f in range(n_features):
         spans[f].codes, spans[f].n_codes = NULL, 0
-        if lists is not None and is_cat[f] and count[kp, f] >= 0:
-            spans[f].n_codes = count[kp, f]
-            spans[f].codes = (&codes[start[kp, f]] if count[kp, f]
-                              else &_NO_CODE)
-            n_values += 2 * (count[kp, f] + 1)
+        count = parent.count[kp * n_features + f] if (
+            parent != NULL and is_cat[f]) else -1
+        if subtract_listed(count, bin_ptr[f + 1] - bin_ptr[f] - 1):
+            spans[f].n_codes = count
+            spans[f].codes = (parent.codes + parent.start[kp * n_features + f]
+                              if count else &_NO_CODE)
+            n_values += 2 * (count + 1)
         else:
             n_values += 2 * (bin_ptr[f + 1] - bin_ptr[f])
     return n_values

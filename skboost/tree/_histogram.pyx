@@ -27,14 +27,15 @@ import numpy as np
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport fabs, frexp, isfinite, ldexp
+from libc.math cimport INFINITY, fabs, frexp, isfinite, ldexp
 from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
 from ._binning cimport BinnedData
 from ._sparse cimport BinnedRows
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
-                       prefetch_outer, uint8_t, weight_pointer)
+                       prefetch_outer, round_to_int64, uint8_t,
+                       weight_pointer)
 from .._parallel cimport threads_for_work
 from ._checks cimport distinct_in_range, valid_slices
 from ._partition cimport RowPartition
@@ -113,6 +114,7 @@ cdef class FixedPointGradients:
     cdef readonly object scales       # (2,) float64: scale_g, scale_h
     cdef readonly Py_ssize_t n_active
     cdef double scale_g, scale_h
+    cdef double least_h               # least h w of the active rows
 
     def __init__(self, gpair, weight, active, int n_threads, scales=None):
         n_threads = check_n_threads(n_threads)
@@ -132,14 +134,27 @@ cdef class FixedPointGradients:
         # from sums: they do not depend on the order of the rows or threads
         self.gpair = gpair
         self.weight = weight
-        max_g, max_h, self.n_active = active_maxima(gpair, weight, active,
-                                                     n_threads)
+        cdef ChunkMaxima totals = _active_maxima(gpair, weight, active,
+                                                 n_threads)
+        max_g, max_h, self.n_active = totals.g, totals.h, totals.n_active
+        self.least_h = totals.least_h
         if scales is None:
             self.scale_g = quantization_scale(max_g, self.n_active)
             self.scale_h = quantization_scale(max_h, self.n_active)
         else:
             self.scale_g, self.scale_h = _checked_scales(scales)
         self.scales = np.array([self.scale_g, self.scale_h])
+
+    def hessians_positive(self):
+        """Whether every active row's fixed-point hessian (``round(h w
+        scale_h)``, the histograms' own rounding) is positive: what
+        ``_categorical_scan.positive_hessians`` answers, from the least
+        ``h w`` the scales' pass found (the rounding of ``h w scale_h`` never
+        decreases as ``h w`` grows) instead of another pass over the
+        rows."""
+        if self.n_active == 0:
+            return True
+        return round_to_int64(self.least_h * self.scale_h) > 0
 
     def quantized(self, active, int n_threads, out=None):
         """The fixed-point pairs as an (n_rows, 2) int64 array, 0 for the
@@ -182,7 +197,8 @@ ctypedef struct ChunkMaxima:
     double h              # largest |h w|
     int64_t n_active
     int64_t bad           # a non-finite |g w| or |h w| was seen
-    char padding[32]      # a cache line per chunk: no false sharing
+    double least_h        # least h w (signed; +inf without active rows)
+    char padding[24]      # a cache line per chunk: no false sharing
 
 
 cdef inline void _chunk_maxima(const float[:, ::1] gpair, const double* w,
@@ -192,14 +208,18 @@ cdef inline void _chunk_maxima(const float[:, ::1] gpair, const double* w,
     """The maxima of rows ``start .. stop``, kept in locals (registers)
     and written once: a running total in memory made every row wait on the
     previous row's store."""
-    cdef double g, h, max_g = 0.0, max_h = 0.0
+    cdef double g, h, hw, max_g = 0.0, max_h = 0.0, least_h = INFINITY
     cdef int64_t count = 0
     cdef bint finite = True
     cdef Py_ssize_t i
     for i in range(start, stop):
         if active[i]:
             g = fabs(gpair[i, 0] * (w[i] if w != NULL else 1.0))
-            h = fabs(gpair[i, 1] * (w[i] if w != NULL else 1.0))
+            # h w as fixed_point forms it ((double) h * w, then * scale)
+            hw = gpair[i, 1] * w[i] if w != NULL else <double> gpair[i, 1]
+            h = fabs(hw)
+            if hw < least_h:
+                least_h = hw
             finite = finite and isfinite(g) and isfinite(h)
             count += 1
             if g > max_g:
@@ -207,6 +227,7 @@ cdef inline void _chunk_maxima(const float[:, ::1] gpair, const double* w,
             if h > max_h:
                 max_h = h
     out.g, out.h, out.n_active, out.bad = max_g, max_h, count, not finite
+    out.least_h = least_h
 
 
 def active_maxima(const float[:, ::1] gpair, weight,
@@ -215,6 +236,15 @@ def active_maxima(const float[:, ::1] gpair, weight,
 
     Maxima are order-independent, so the scales (and everything after) do
     not depend on the threads (nor on the chunks)."""
+    cdef ChunkMaxima totals = _active_maxima(gpair, weight, active,
+                                             n_threads)
+    return totals.g, totals.h, totals.n_active
+
+
+cdef ChunkMaxima _active_maxima(const float[:, ::1] gpair, weight,
+                                const uint8_t[::1] active,
+                                int n_threads) except *:
+    """``active_maxima``'s figures, and the least ``h w``, in one pass."""
     cdef Py_ssize_t n = gpair.shape[0], c
     cdef const double* w = weight_pointer(weight)
     n_threads = threads_for_work(n_threads, 2 * n)
@@ -223,20 +253,22 @@ def active_maxima(const float[:, ::1] gpair, weight,
         n_chunks * sizeof(ChunkMaxima), dtype=np.uint8)
     cdef ChunkMaxima* chunks = <ChunkMaxima*> &chunk_bytes[0]
     # one contiguous chunk of rows per thread, each writing its own padded
-    # ChunkMaxima; maxima and counts combine alike in any order
+    # ChunkMaxima; maxima, minima and counts combine alike in any order
     for c in prange(n_chunks, nogil=True, schedule="static",
                     num_threads=n_threads):
         _chunk_maxima(gpair, w, active, c * n // n_chunks,
                       (c + 1) * n // n_chunks, &chunks[c])
-    cdef double max_g = 0.0, max_h = 0.0
-    cdef int64_t count = 0
+    cdef ChunkMaxima totals
+    totals.g, totals.h, totals.n_active = 0.0, 0.0, 0
+    totals.bad, totals.least_h = 0, INFINITY
     for c in range(n_chunks):
         if chunks[c].bad:
             raise ValueError("gradients, hessians and weights must be finite")
-        max_g = max(max_g, chunks[c].g)
-        max_h = max(max_h, chunks[c].h)
-        count += chunks[c].n_active
-    return max_g, max_h, count
+        totals.g = max(totals.g, chunks[c].g)
+        totals.h = max(totals.h, chunks[c].h)
+        totals.least_h = min(totals.least_h, chunks[c].least_h)
+        totals.n_active += chunks[c].n_active
+    return totals
 
 
 def quantize_gradients(gpair, weight, active, int n_threads, out=None):
@@ -515,6 +547,11 @@ cdef enum:
     WIDE_MIN_ROWS = 4096
 
 
+# Bins of a shared node's histogram one task of _add_partials adds up.
+cdef enum:
+    ADD_BLOCK_BINS = 2048
+
+
 def _wide_layout(data):
     """The wide layout's bin map for ``data`` (see WIDE_BINS), or None
     where the narrow one is kept: uint16 codes, or features so much
@@ -701,25 +738,30 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
     histograms it touched, in one parallel region over (shared node, bin);
     bin j of a wide partial is its pair ``wide_of_bin[j]``."""
     cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
-    cdef Py_ssize_t cell, k, j, w
-    cdef int64_t node
+    cdef Py_ssize_t n_blocks = (n_bins + ADD_BLOCK_BINS - 1) // ADD_BLOCK_BINS
+    cdef Py_ssize_t block, k, j, w
+    cdef int64_t node, g, h
     cdef int tid, n_partials = n_threads
-    # one (node, bin) cell per iteration: each cell has one writer, and
-    # the partials are added in thread order (integers: any order would
-    # give the same sums)
-    for cell in prange(n_shared * n_bins, nogil=True, schedule="static",
-                       num_threads=threads_for_work(
-                           n_threads, n_shared * n_bins * n_partials)):
-        k = cell // n_bins
-        j = cell % n_bins
-        w = wide_of_bin[j] if wide_of_bin != NULL else j
+    # one block of a (node, bins) row per iteration: each bin has one
+    # writer, and the partials are added in thread order (integers: any
+    # order would give the same sums). Blocks, not single bins: a division
+    # per bin to find its node cost more than the additions
+    for block in prange(n_shared * n_blocks, nogil=True, schedule="static",
+                        num_threads=threads_for_work(
+                            n_threads, n_shared * n_bins * n_partials)):
+        k = block // n_blocks
         node = hist_rows[shared_node[k]]
-        hist[node, j, 0] = 0
-        hist[node, j, 1] = 0
-        for tid in range(n_partials):
-            if touched[tid, k]:
-                hist[node, j, 0] += scratch[tid, k, w, 0]
-                hist[node, j, 1] += scratch[tid, k, w, 1]
+        for j in range((block % n_blocks) * ADD_BLOCK_BINS,
+                       min((block % n_blocks + 1) * ADD_BLOCK_BINS, n_bins)):
+            w = wide_of_bin[j] if wide_of_bin != NULL else j
+            g = 0
+            h = 0
+            for tid in range(n_partials):
+                if touched[tid, k]:
+                    g = g + scratch[tid, k, w, 0]
+                    h = h + scratch[tid, k, w, 1]
+            hist[node, j, 0] = g
+            hist[node, j, 1] = h
 
 
 # Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored

@@ -14,7 +14,6 @@ import numpy as np
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
 from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
-                                 positive_hessians,
                                  subtract_listed_histograms)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
@@ -251,8 +250,7 @@ class HistFinder(PooledHistogramFinder):
         self.context = self.fit_context.with_scales(*self.scales)
         self._category_lists.start_tree(
             self.categorical is not None and self.fixed_scales is None
-            and positive_hessians(gpair, self.weight, active,
-                                  self.scales[1], self.n_threads))
+            and self.gradients.hessians_positive())
         if self.partition is None or (
                 self.partition.n_rows != self.binned.n_rows):
             self.partition = RowPartition([], self.binned.n_rows)
