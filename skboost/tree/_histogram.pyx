@@ -106,6 +106,12 @@ cdef class FixedPointGradients:
         training (``skboost.dask``) chooses them from the maxima and row
         count of every worker's rows, so that every worker quantises alike
         (and as one process would on all rows).
+    maxima : sequence of 2 floats, default=None
+        ``max |g|`` and ``max |h|`` of every row, when they are known
+        already (the round's gradient check found them:
+        ``limits.check_gradients``), for unit weights only: when every
+        row is active, the scales are those of the pass over the rows
+        this saves (otherwise that pass is made).
     """
 
     cdef readonly object gpair        # (n_rows, 2) float32
@@ -114,7 +120,8 @@ cdef class FixedPointGradients:
     cdef readonly Py_ssize_t n_active
     cdef double scale_g, scale_h
 
-    def __init__(self, gpair, weight, active, int n_threads, scales=None):
+    def __init__(self, gpair, weight, active, int n_threads, scales=None,
+                 maxima=None):
         n_threads = check_n_threads(n_threads)
         gpair = np.asarray(gpair)
         if (gpair.dtype != np.float32 or gpair.ndim != 2
@@ -132,8 +139,12 @@ cdef class FixedPointGradients:
         # from sums: they do not depend on the order of the rows or threads
         self.gpair = gpair
         self.weight = weight
-        max_g, max_h, self.n_active = active_maxima(gpair, weight, active,
-                                                     n_threads)
+        if maxima is not None and np.count_nonzero(active) == active.shape[0]:
+            max_g, max_h = _checked_maxima(maxima, weight)
+            self.n_active = active.shape[0]
+        else:
+            max_g, max_h, self.n_active = active_maxima(gpair, weight, active,
+                                                         n_threads)
         if scales is None:
             self.scale_g = quantization_scale(max_g, self.n_active)
             self.scale_h = quantization_scale(max_h, self.n_active)
@@ -167,6 +178,17 @@ cdef class FixedPointGradients:
                 q[i, 0] = 0
                 q[i, 1] = 0
         return out
+
+
+def _checked_maxima(maxima, weight):
+    """Given maxima (``FixedPointGradients``): two finite values >= 0, for
+    unit weights."""
+    if weight is not None:
+        raise ValueError("maxima are for unit weights (weight None)")
+    max_g, max_h = (float(m) for m in maxima)
+    if not (0.0 <= max_g < np.inf and 0.0 <= max_h < np.inf):
+        raise ValueError("gradients, hessians and weights must be finite")
+    return max_g, max_h
 
 
 def _checked_scales(scales):

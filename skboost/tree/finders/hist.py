@@ -225,10 +225,17 @@ class HistFinder(PooledHistogramFinder):
         self._category_lists = CategoryListKeeper()
         self._parent_lists = None   # the splitting parents' (apply_splits)
 
-    def start_tree(self, gpair, active):
-        self.gradients = FixedPointGradients(gpair, self.weight, active,
-                                             self.n_threads,
-                                             scales=self.fixed_scales)
+    # start_tree takes the maxima of the gradients (GrowthDriver.grow)
+    takes_gradient_maxima = True
+
+    def start_tree(self, gpair, active, gradient_maxima=None):
+        """The root's totals; ``gradient_maxima`` (max |g|, max |h| of
+        every row, when known) save the fixed-point scales a pass over
+        the rows, for unit weights (``FixedPointGradients``)."""
+        self.gradients = FixedPointGradients(
+            gpair, self.weight, active, self.n_threads,
+            scales=self.fixed_scales,
+            maxima=gradient_maxima if self.weight is None else None)
         self.scales = self.gradients.scales
         self.context = self.fit_context.with_scales(*self.scales)
         self._category_lists.start_tree(
@@ -493,7 +500,7 @@ class GlobalApproxFinder(HistFinder):
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
         self._proposed_for = None   # (hessians, active rows) of the binning
 
-    def start_tree(self, gpair, active):
+    def start_tree(self, gpair, active, gradient_maxima=None):
         # the same hessians on the same rows propose the same cuts
         # (constant-hessian objectives without row sampling): keep the
         # binning, checked on the inputs without building the weighted copy
@@ -502,7 +509,7 @@ class GlobalApproxFinder(HistFinder):
                 and np.array_equal(active, self._proposed_for[1])):
             self._proposed_for = (gpair[:, 1].copy(), active.copy())
             self._rebin(weighted_hessians(gpair, self.weight, active))
-        return super().start_tree(gpair, active)
+        return super().start_tree(gpair, active, gradient_maxima)
 
     def _rebin(self, hess):
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)
