@@ -456,6 +456,8 @@ class CategoryListKeeper:
     def split(self, nodes, left, right):
         """Hand the parents' lists to their children; returns them, one
         per parent, or None when no parent has one."""
+        if not self._scanned:   # no list kept (no categorical feature)
+            return None
         found = [self._scanned.pop(node, None) for node in nodes.tolist()]
         for lists, l, r in zip(found, left.tolist(), right.tolist()):
             if lists is not None:
@@ -463,6 +465,8 @@ class CategoryListKeeper:
         return found if any(f is not None for f in found) else None
 
     def forget(self, nodes):
+        if not self._scanned:
+            return
         for node in np.asarray(nodes).tolist():
             self._scanned.pop(node, None)
 
