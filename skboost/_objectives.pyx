@@ -303,6 +303,51 @@ def elementwise_gradient(const double[::1] y not None,        # IN (n,)
         gpair[i, 1] = <float> times_weight(pair.h, w, i)
 
 
+def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads):
+    """``max |g|`` and ``max |h|`` of gradient pairs ``gpair`` (n_rows, 2),
+    each a float, NaN when one of its column is NaN (0.0 for no row): the
+    round's gradient check (``limits.check_gradients``) in one parallel
+    pass, whose maxima the histogram finders' fixed-point scales take
+    (``FixedPointGradients``) instead of a pass of their own. Blocks of
+    rows keep their own maxima and NaN flags; maxima of maxima are exact,
+    so the result does not depend on the threads."""
+    n_threads = check_n_threads(n_threads)
+    _check_pairs(gpair.shape[1])
+    cdef Py_ssize_t n = gpair.shape[0]
+    cdef Py_ssize_t n_blocks = (n + MAGNITUDE_BLOCK - 1) // MAGNITUDE_BLOCK
+    if n_blocks == 0:
+        return 0.0, 0.0
+    block_max = np.zeros((n_blocks, 2), dtype=np.float32)
+    block_nan = np.zeros((n_blocks, 2), dtype=np.uint8)
+    cdef float[:, ::1] maxima = block_max
+    cdef uint8_t[:, ::1] nans = block_nan
+    cdef Py_ssize_t block, i
+    cdef float largest_g, largest_h, g, h
+    cdef uint8_t nan_g, nan_h
+    for block in prange(n_blocks, nogil=True, schedule="static",
+                        num_threads=threads_for_work(n_threads, 2 * n)):
+        largest_g = 0.0
+        largest_h = 0.0
+        nan_g = 0
+        nan_h = 0
+        for i in range(block * MAGNITUDE_BLOCK,
+                       min((block + 1) * MAGNITUDE_BLOCK, n)):
+            g = fabsf(gpair[i, 0])
+            h = fabsf(gpair[i, 1])
+            nan_g = nan_g | (g != g)
+            nan_h = nan_h | (h != h)
+            largest_g = g if g > largest_g else largest_g
+            largest_h = h if h > largest_h else largest_h
+        maxima[block, 0] = largest_g
+        maxima[block, 1] = largest_h
+        nans[block, 0] = nan_g
+        nans[block, 1] = nan_h
+    column_nan = block_nan.any(axis=0)
+    column_max = block_max.max(axis=0)
+    return tuple(float("nan") if column_nan[c] else float(column_max[c])
+                 for c in range(2))
+
+
 def largest_magnitude(const float[::1] values not None, int n_threads):
     """``max |values|`` as a float, NaN when one of them is NaN (0.0 for
     none): the bound of a round's gradient check (``limits.check_gradients``)

@@ -318,6 +318,63 @@ def test_map_to_bins_with_given_cuts(seed, dtype):
     np.testing.assert_array_equal(codes.astype(np.int64), naive_codes(X, cuts))
 
 
+# cut counts of consecutive features: runs of four or more with one
+# count are searched four side by side (map_to_bins' lockstep groups),
+# the rest one by one; runs cut short, counts of 0 and 1, a group
+# starting past feature 0
+LOCKSTEP_COUNTS = {
+    "all equal": [255] * 9,
+    "runs and breaks": [7, 7, 7, 7, 7, 3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1,
+                        5, 5, 5, 9, 9, 9, 9],
+    "one feature": [31],
+    "short runs": [4, 4, 4, 2, 2, 2, 6],
+    "many cuts": [1000] * 5 + [999],
+}
+
+
+@pytest.mark.parametrize("counts", list(LOCKSTEP_COUNTS.values()),
+                         ids=list(LOCKSTEP_COUNTS))
+@pytest.mark.parametrize("seed", range(3))
+def test_map_to_bins_side_by_side_searches_match_searchsorted(counts, seed):
+    """Codes of features searched side by side (groups of four with as
+    many cuts) and one by one: the number of cuts <= the value
+    (np.searchsorted in float64), NaN the missing code, values on the
+    cuts, beyond them and infinite included."""
+    rng = np.random.default_rng(seed)
+    cuts = [np.sort(rng.choice(np.unique(rng.normal(size=3 * n + 10).astype(
+        np.float32)), size=n, replace=False)).astype(np.float64)
+        for n in counts]
+    n_rows = 3000
+    X = rng.normal(scale=1.5, size=(n_rows, len(counts))).astype(np.float32)
+    for f, c in enumerate(cuts):
+        if c.size:
+            on_cut = rng.random(n_rows) < 0.2
+            X[on_cut, f] = rng.choice(c, on_cut.sum())
+    X[rng.random(X.shape) < 0.05] = np.inf
+    X[rng.random(X.shape) < 0.05] = -np.inf
+    X[rng.random(X.shape) < 0.1] = np.nan
+    dtype = np.uint16 if max(counts) > 254 else np.uint8
+    codes = np.full(X.shape, 77, dtype=dtype)
+    cut_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    map_to_bins(X, np.concatenate(cuts), cut_ptr, codes, 1 + seed % 2)
+    np.testing.assert_array_equal(codes.astype(np.int64), naive_codes(X, cuts))
+
+
+def test_map_to_bins_side_by_side_missing_code_overflow():
+    """Four features of 255 cuts share a search: a NaN among them (missing
+    code 256) does not fit uint8 codes, a ValueError; without NaN their
+    codes fit."""
+    cuts = np.tile(np.arange(255.0), 4)
+    cut_ptr = np.arange(0, 5 * 255, 255, dtype=np.int64)
+    X = np.full((3, 4), 300.0, dtype=np.float32)
+    codes = np.zeros(X.shape, dtype=np.uint8)
+    map_to_bins(X, cuts, cut_ptr, codes, 1)
+    assert np.all(codes == 255)
+    X[1, 2] = np.nan
+    with pytest.raises(ValueError, match="missing code does not fit"):
+        map_to_bins(X, cuts, cut_ptr, codes, 1)
+
+
 def test_map_to_bins_threads_give_identical_codes():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(50_000, 6)).astype(np.float32)

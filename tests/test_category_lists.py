@@ -214,6 +214,7 @@ def test_fixed_point_gradients_know_whether_hessians_are_positive(weighted):
 
     cases = ("none", "tiny", "half unit", "zero weight", "inactive zero",
              "negative", "no active row")
+    answers = []
     for change in cases:
         gp = gpair.copy()
         w = None if weight is None else weight.copy()
@@ -244,6 +245,18 @@ def test_fixed_point_gradients_know_whether_hessians_are_positive(weighted):
             assert own.hessians_positive() == positive_hessians(
                 gp, w, act, own.scales[1], threads) == oracle(
                 gp, w, act, own.scales[1]), change
+            if w is None:
+                # maxima given (the round's gradient check; every row
+                # active): no pass made yet, the least h w found when asked
+                every = np.ones(n, dtype=bool)
+                told = FixedPointGradients(
+                    gp, None, every.view(np.uint8), threads,
+                    maxima=np.abs(gp.astype(np.float64)).max(axis=0))
+                answers.append(told.hessians_positive())
+                assert answers[-1] == oracle(
+                    gp, None, every, told.scales[1]), change
+    if not weighted:
+        assert True in answers and False in answers
 
 
 def high_cardinality_data(seed=0, n=6000):

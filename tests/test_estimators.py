@@ -2,13 +2,17 @@
 output shapes and links, missing values, input validation and its errors."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skboost import BoostClassifier, BoostRegressor
+from skboost._estimators.classifier import _classes_and_encoder
 
 
 def _data(seed=0, n=300, d=5, missing_fraction=0.0):
@@ -119,6 +123,66 @@ def test_continuous_labels_for_classifier_are_an_error():
     X, signal = _data()
     with pytest.raises(ValueError, match="[Uu]nknown label type|continuous"):
         _clf().fit(X, signal)
+
+
+def _sklearn_label_outcome(y):
+    """What scikit-learn's checks and LabelEncoder make of labels y: the
+    classes, the class indices (float64) and the warnings, or the error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            check_classification_targets(y)
+            encoder = LabelEncoder().fit(y)
+            out = (encoder.classes_, encoder.transform(y).astype(np.float64))
+        except ValueError as exc:
+            out = (type(exc), str(exc))
+    return out, [str(w.message) for w in caught]
+
+
+def _skboost_label_outcome(y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            classes, encode = _classes_and_encoder(y, np.zeros((len(y), 1)))
+            out = (classes, encode())
+        except ValueError as exc:
+            out = (type(exc), str(exc))
+    return out, [str(w.message) for w in caught]
+
+
+_rng = np.random.default_rng(0)
+LABELS = {
+    "int binary": _rng.integers(0, 2, 500),
+    "negative ints": _rng.integers(-3, 3, 500),
+    "uint8": _rng.integers(0, 7, 500).astype(np.uint8),
+    "bool": _rng.random(500) < 0.3,
+    "integral floats": _rng.integers(0, 4, 500) * 2.0 - 1.0,
+    "float32": _rng.integers(0, 3, 500).astype(np.float32),
+    "continuous": _rng.normal(size=500),
+    "nan": np.where(_rng.random(500) < 0.1, np.nan, 1.0),
+    "inf": np.where(_rng.random(500) < 0.1, np.inf, 0.0),
+    "more classes than half the rows": np.arange(40) % 30,
+    "as many classes as a third": np.arange(60) % 20,
+    "strings": np.array(["b", "a", "c"])[_rng.integers(0, 3, 500)],
+}
+
+
+@pytest.mark.parametrize("y", list(LABELS.values()), ids=list(LABELS))
+def test_classes_and_indices_as_scikit_learn_makes_them(y):
+    """One np.unique pass for numeric labels: the classes, indices,
+    warnings and errors of check_classification_targets and LabelEncoder
+    (the warning about more classes than half the rows counted on the rows,
+    not on the distinct labels)."""
+    (expected, expected_warnings) = _sklearn_label_outcome(y)
+    (got, got_warnings) = _skboost_label_outcome(y)
+    assert got_warnings == expected_warnings
+    if isinstance(expected[0], type):
+        assert got == expected
+        return
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[0].dtype == expected[0].dtype
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert got[1].dtype == np.float64
 
 
 # --------------------------------------------------------------------------

@@ -52,6 +52,34 @@ def chunked(*arrays, bounds):
 BOUNDS = [0, 1000, 1001, 3500, 6000]
 
 
+@pytest.mark.parametrize("n_classes", [25, 3100])
+def test_many_classes_warning_counts_the_rows(tmp_path, n_classes):
+    """Out of core the classes are checked on the distinct labels; the
+    warning about more classes than half the samples counts the samples,
+    as scikit-learn's check of every label does (the oracle)."""
+    import warnings
+
+    from sklearn.utils.multiclass import check_classification_targets
+
+    X, _, _ = make_data()
+    y = np.arange(X.shape[0]) % n_classes
+
+    def warned(fit):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit()
+        return any("unique classes" in str(w.message) for w in caught)
+
+    expected = warned(lambda: check_classification_targets(y))
+    assert expected == (n_classes > X.shape[0] / 2)
+    with ExternalData(chunked(X, y, bounds=BOUNDS), cache_dir=tmp_path,
+                      page_bytes=1 << 20) as data:
+        assert warned(lambda: BoostClassifier(
+            n_estimators=1, max_depth=1).fit(data)) == expected
+    assert warned(lambda: BoostClassifier(
+        n_estimators=1, max_depth=1).fit(X, y)) == expected
+
+
 @pytest.mark.parametrize("max_bin", [256, 32])
 @pytest.mark.parametrize("params", [
     dict(),

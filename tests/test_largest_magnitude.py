@@ -1,12 +1,15 @@
-"""The one-pass bound of the round's gradient check
-(``_objectives.largest_magnitude``, used by ``limits.check_gradients``)
-against numpy's max of the absolute values."""
+"""The one-pass bounds of the round's gradient check
+(``_objectives.largest_magnitude`` and ``pair_magnitudes``, used by
+``limits.check_gradients``) against numpy's max of the absolute values,
+and ``FixedPointGradients`` taking the check's maxima against its own
+pass."""
 
 import numpy as np
 import pytest
 
 from skboost._model.limits import check_gradients
-from skboost._objectives import largest_magnitude
+from skboost._objectives import largest_magnitude, pair_magnitudes
+from skboost.tree._histogram import FixedPointGradients
 
 
 @pytest.mark.parametrize("n", [0, 1, 65535, 65536, 200_001])
@@ -39,3 +42,94 @@ def test_check_gradients_stops_on_bad_gradients(bad):
         check_gradients(gpair, 1e120, "reg:squarederror", 3, n_threads=2)
     gpair[1, 500, 0] = 1.0
     check_gradients(gpair, 1e120, "reg:squarederror", 3, n_threads=2)
+
+
+# --------------------------------------------------------------------------
+# pair_magnitudes: max |g| and max |h|, which the fixed-point scales take
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [0, 1, 65535, 65536, 200_001])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_pair_magnitudes_equal_numpy_column_max_abs(n, n_threads):
+    rng = np.random.default_rng(n + 7)
+    gpair = (rng.normal(size=(n, 2))
+             * 10.0 ** rng.integers(-30, 30, (n, 2))).astype(np.float32)
+    expected = (tuple(float(m) for m in np.max(np.abs(gpair), axis=0)) if n
+                else (0.0, 0.0))
+    assert pair_magnitudes(gpair, n_threads) == expected
+
+
+@pytest.mark.parametrize("column", [0, 1])
+@pytest.mark.parametrize("where", [0, 65536, 199_998])
+def test_pair_magnitudes_nan_in_its_column_only(column, where):
+    gpair = np.ones((200_000, 2), dtype=np.float32)
+    gpair[where, column] = np.nan
+    gpair[-1, column] = np.inf       # a larger value after the NaN
+    maxima = pair_magnitudes(gpair, 2)
+    assert np.isnan(maxima[column])
+    assert maxima[1 - column] == 1.0
+
+
+def test_pair_magnitudes_needs_pairs():
+    with pytest.raises(ValueError, match="last axis of length 2"):
+        pair_magnitudes(np.ones((10, 3), dtype=np.float32), 1)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_check_gradients_returns_each_outputs_maxima(n_outputs):
+    rng = np.random.default_rng(n_outputs)
+    gpair = rng.normal(size=(n_outputs, 5000, 2)).astype(np.float32)
+    maxima = check_gradients(gpair, 5000.0, "reg:squarederror", 0)
+    np.testing.assert_array_equal(
+        maxima, np.max(np.abs(gpair), axis=1).astype(np.float64))
+    # other layouts: checked, no maxima
+    assert check_gradients(gpair.astype(np.float64), 5000.0,
+                           "reg:squarederror", 0) is None
+
+
+# --------------------------------------------------------------------------
+# FixedPointGradients with the check's maxima: the scales of its own pass
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fixed_point_scales_from_given_maxima_are_its_own(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 100_000))
+    gpair = (rng.normal(size=(n, 2))
+             * 10.0 ** rng.integers(-20, 20, 2)).astype(np.float32)
+    every_row = np.ones(n, dtype=bool)
+    own = FixedPointGradients(gpair, None, every_row, 2)
+    given = FixedPointGradients(gpair, None, every_row, 2,
+                                maxima=pair_magnitudes(gpair, 2))
+    np.testing.assert_array_equal(given.scales, own.scales)
+    assert given.n_active == own.n_active == n
+    np.testing.assert_array_equal(given.quantized(every_row, 1),
+                                  own.quantized(every_row, 1))
+
+
+def test_fixed_point_given_maxima_with_inactive_rows_make_the_pass():
+    """Maxima of every row do not describe a subset: with inactive rows
+    the scales and count are those of the active rows, as without."""
+    rng = np.random.default_rng(3)
+    gpair = rng.normal(size=(1000, 2)).astype(np.float32)
+    gpair[0] = 1e6    # the largest pair, inactive below
+    active = np.ones(1000, dtype=bool)
+    active[0] = False
+    given = FixedPointGradients(gpair, None, active, 1,
+                                maxima=pair_magnitudes(gpair, 1))
+    own = FixedPointGradients(gpair, None, active, 1)
+    np.testing.assert_array_equal(given.scales, own.scales)
+    assert given.n_active == own.n_active == 999
+
+
+@pytest.mark.parametrize("maxima, weight, message", [
+    ((np.nan, 1.0), None, "finite"),
+    ((1.0, np.inf), None, "finite"),
+    ((-1.0, 1.0), None, "finite"),
+    ((1.0, 1.0), np.ones(10), "unit weights"),
+])
+def test_fixed_point_bad_given_maxima(maxima, weight, message):
+    gpair = np.ones((10, 2), dtype=np.float32)
+    with pytest.raises(ValueError, match=message):
+        FixedPointGradients(gpair, weight, np.ones(10, dtype=bool), 1,
+                            maxima=maxima)

@@ -27,7 +27,7 @@ constraints); any finite value gives finite gains.
 
 import numpy as np
 
-from .._objectives import largest_magnitude
+from .._objectives import largest_magnitude, pair_magnitudes
 
 MAX_WEIGHT_SUM = 1e100
 MAX_ABS_LABEL = 1e36
@@ -86,16 +86,28 @@ def check_gradients(gpair, weight_sum, objective_name, iteration,
                     n_threads=1):
     """After a round's gradients: all finite, and the weighted sums bounded
     by ``MAX_GRADIENT_SUM`` (``max |g| * sum of weights``, a bound that
-    does not depend on the order of the rows), on up to ``n_threads``."""
-    # max |g| in one parallel pass, no |gpair| temporary (as large as the
-    # gradients); NaN when one is NaN
-    if gpair.dtype == np.float32 and gpair.flags.c_contiguous:
+    does not depend on the order of the rows), on up to ``n_threads``.
+
+    Returns the maxima it found, ``(max |g|, max |h|)`` per output (an
+    (n_outputs, 2) array) for float32 C-ordered pairs of shape
+    (n_outputs, n_rows, 2), else None: the histogram finders' fixed-point
+    scales take them instead of another pass (``GrowthDriver.grow``)."""
+    maxima = None
+    # max |g| and max |h| in one parallel pass, no |gpair| temporary (as
+    # large as the gradients); NaN when one is NaN
+    if (gpair.dtype == np.float32 and gpair.flags.c_contiguous
+            and gpair.ndim == 3 and gpair.shape[2] == 2):
+        maxima = np.array([pair_magnitudes(pairs, n_threads)
+                           for pairs in gpair]).reshape(-1, 2)
+        largest = (float("nan") if np.isnan(maxima).any()
+                   else float(maxima.max(initial=0.0)))
+    elif gpair.dtype == np.float32 and gpair.flags.c_contiguous:
         largest = largest_magnitude(gpair.reshape(-1), n_threads)
     else:
         largest = (float(max(np.max(gpair), -np.min(gpair))) if gpair.size
                    else 0.0)
     if np.isfinite(largest) and largest * weight_sum <= MAX_GRADIENT_SUM:
-        return
+        return maxima
     what = ("non-finite gradients or hessians" if not np.isfinite(largest)
             else f"gradients up to {largest:.3g} which, times the sum of "
                  f"sample_weight {weight_sum:.3g}, pass the limit of "

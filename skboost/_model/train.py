@@ -280,11 +280,13 @@ class InProcessRounds:
         the booster and to ``margin``."""
         self.objective.gradient(self.y, margin, self.weights.in_gradients,
                                 self.gpair, self.n_threads)
-        check_gradients(self.gpair, self.weight_sum, self.objective.name,
-                        iteration, n_threads=self.n_threads)
+        maxima = check_gradients(self.gpair, self.weight_sum,
+                                 self.objective.name, iteration,
+                                 n_threads=self.n_threads)
         _boost_round(self.grower, self.booster, self.objective, self.gpair,
                      margin, self.X, self.y, self.weight, self.weights,
-                     self.boost_params, self.rng, self.n_threads)
+                     self.boost_params, self.rng, self.n_threads,
+                     gradient_maxima=maxima)
 
     def _dart_round(self, iteration):
         """A DART round (``dart.py``): the gradients at the margins
@@ -352,7 +354,7 @@ def _check_out_of_core(objective, init_booster):
 
 
 def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
-                 weights, boost_params, rng, n_threads):
+                 weights, boost_params, rng, n_threads, gradient_maxima=None):
     """Grow the trees of one round on the gradients ``gpair`` and add them
     to ``booster`` and the margins ``raw``.
 
@@ -360,7 +362,9 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     sample (and column sample, drawn by the grower), all from the same
     gradients; their leaf values carry the grower's learning rate,
     ``learning_rate / num_parallel_tree``, so the round adds
-    ``learning_rate`` times their mean, as XGBoost does."""
+    ``learning_rate`` times their mean, as XGBoost does.
+    ``gradient_maxima`` (``check_gradients``: max |g|, max |h| of each
+    output's pairs, or None) go to the grower of a tree on every row."""
     n_parallel = boost_params.num_parallel_tree
     learning_rate = grower.params.learning_rate
     if booster.vector_leaf:
@@ -387,7 +391,10 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
         for _ in range(n_parallel):
             active = _tree_rows(weights.positive, boost_params.subsample,
                                 rng)
-            tree, leaf_rows = grower.grow(gpair[group], active)
+            tree, leaf_rows = grower.grow(
+                gpair[group], active, gradient_maxima=(
+                    None if gradient_maxima is None
+                    else gradient_maxima[group]))
             if objective.refit_leaves():
                 _refit_leaf_values(tree, X, labels, start[:, group], weight,
                                    active, objective, group, learning_rate,

@@ -27,7 +27,7 @@ import numpy as np
 from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, fabs, frexp, isfinite, ldexp
+from libc.math cimport INFINITY, NAN, fabs, frexp, isfinite, isnan, ldexp
 from libc.string cimport memset
 from libc.stdint cimport uint16_t
 
@@ -107,6 +107,12 @@ cdef class FixedPointGradients:
         training (``skboost.dask``) chooses them from the maxima and row
         count of every worker's rows, so that every worker quantises alike
         (and as one process would on all rows).
+    maxima : sequence of 2 floats, default=None
+        ``max |g|`` and ``max |h|`` of every row, when they are known
+        already (the round's gradient check found them:
+        ``limits.check_gradients``), for unit weights only: when every
+        row is active, the scales are those of the pass over the rows
+        this saves (otherwise that pass is made).
     """
 
     cdef readonly object gpair        # (n_rows, 2) float32
@@ -115,8 +121,12 @@ cdef class FixedPointGradients:
     cdef readonly Py_ssize_t n_active
     cdef double scale_g, scale_h
     cdef double least_h               # least h w of the active rows
+    # given maxima: the rows (all active) and threads of a later least_h
+    cdef object _all_rows
+    cdef int _n_threads
 
-    def __init__(self, gpair, weight, active, int n_threads, scales=None):
+    def __init__(self, gpair, weight, active, int n_threads, scales=None,
+                 maxima=None):
         n_threads = check_n_threads(n_threads)
         gpair = np.asarray(gpair)
         if (gpair.dtype != np.float32 or gpair.ndim != 2
@@ -134,10 +144,17 @@ cdef class FixedPointGradients:
         # from sums: they do not depend on the order of the rows or threads
         self.gpair = gpair
         self.weight = weight
-        cdef ChunkMaxima totals = _active_maxima(gpair, weight, active,
-                                                 n_threads)
-        max_g, max_h, self.n_active = totals.g, totals.h, totals.n_active
-        self.least_h = totals.least_h
+        cdef ChunkMaxima totals
+        if maxima is not None and np.count_nonzero(active) == active.shape[0]:
+            max_g, max_h = _checked_maxima(maxima, weight)
+            self.n_active = active.shape[0]
+            # the least h w is found only if hessians_positive asks for it
+            self.least_h = NAN
+            self._all_rows, self._n_threads = active, n_threads
+        else:
+            totals = _active_maxima(gpair, weight, active, n_threads)
+            max_g, max_h, self.n_active = totals.g, totals.h, totals.n_active
+            self.least_h = totals.least_h
         if scales is None:
             self.scale_g = quantization_scale(max_g, self.n_active)
             self.scale_h = quantization_scale(max_h, self.n_active)
@@ -154,6 +171,12 @@ cdef class FixedPointGradients:
         rows."""
         if self.n_active == 0:
             return True
+        cdef ChunkMaxima totals
+        if isnan(self.least_h):
+            # maxima were given (no pass over the rows made yet)
+            totals = _active_maxima(self.gpair, self.weight, self._all_rows,
+                                    self._n_threads)
+            self.least_h = totals.least_h
         return round_to_int64(self.least_h * self.scale_h) > 0
 
     def quantized(self, active, int n_threads, out=None):
@@ -182,6 +205,17 @@ cdef class FixedPointGradients:
                 q[i, 0] = 0
                 q[i, 1] = 0
         return out
+
+
+def _checked_maxima(maxima, weight):
+    """Given maxima (``FixedPointGradients``): two finite values >= 0, for
+    unit weights."""
+    if weight is not None:
+        raise ValueError("maxima are for unit weights (weight None)")
+    max_g, max_h = (float(m) for m in maxima)
+    if not (0.0 <= max_g < np.inf and 0.0 <= max_h < np.inf):
+        raise ValueError("gradients, hessians and weights must be finite")
+    return max_g, max_h
 
 
 def _checked_scales(scales):

@@ -260,17 +260,26 @@ class GrowthDriver:
         self.constraints = NodeConstraints(monotone, params.interaction_sets,
                                            sampler.n_features, self.context)
 
-    def grow(self, gpair, active):
+    def grow(self, gpair, active, gradient_maxima=None):
         """Grow one tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
         float32 (for a vector-leaf finder: (n_outputs, n_rows, 2), and the
         tree has a value per output) with the rows where ``active`` is
         True. Returns the tree
         and where the rows ended (``add_values(tree, raw, column,
-        n_threads)``), or None when the finder does not track them."""
+        n_threads)``), or None when the finder does not track them.
+        ``gradient_maxima`` (max |g|, max |h| over every row of gpair),
+        when known, go to a finder that takes them
+        (``takes_gradient_maxima``: the histogram finders' fixed-point
+        scales, which then need no pass over the rows)."""
         p = self.params
         self.sampler.start_tree()
         self.constraints.start_tree()
-        G, H = self.finder.start_tree(gpair, active)
+        if gradient_maxima is not None and getattr(
+                self.finder, "takes_gradient_maxima", False):
+            G, H = self.finder.start_tree(gpair, active,
+                                          gradient_maxima=gradient_maxima)
+        else:
+            G, H = self.finder.start_tree(gpair, active)
         # per-output totals: a vector-leaf tree (VectorHistFinder)
         builder = (TreeBuilder if np.ndim(G) == 0 else VectorTreeBuilder)(G, H)
         by_levels = self._unlimited_lossguide()

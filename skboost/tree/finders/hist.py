@@ -17,6 +17,7 @@ from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
                                  subtract_listed_histograms)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
+from .._node_table import split_level
 from .._histogram import (FixedPointGradients, build_histograms,
                            build_sparse_histograms, subtract_histograms)
 from .._partition import RowPartition
@@ -118,32 +119,22 @@ class PooledHistogramFinder(SplitFinder):
             return self._defer_last_splits(nodes, splits, left, right)
         begin, end = t["begin"][nodes], t["end"][nodes]
         n_left = self._split_rows(begin, end, splits)
-        mid = begin + n_left
-        left_smaller = n_left <= end - mid
-        small = np.where(left_smaller, left, right)
-        large = left + right - small
-        hist_row = t["hist_row"]
-        parent_rows = hist_row[nodes]
-        hist_row[nodes] = -1
+        # The smaller children's histograms are built into new rows; each
+        # larger child's is its parent's minus the smaller one's, computed
+        # in the parent's row (exact in fixed point). Children that will
+        # be leaves need no histogram (small_rows None).
+        small_rows = self.pool.take(nodes.shape[0]) if find_next else None
+        sums = t["sums"]
+        left_sums = self._left_sums(splits)
+        left_smaller, small_begin, small_end, parent_rows = split_level(
+            t["begin"], t["end"], t["hist_row"],
+            sums.reshape(sums.shape[0], -1), nodes, left, right, n_left,
+            left_sums.reshape(left_sums.shape[0], -1), small_rows)
         if find_next:
-            # The smaller children's histograms are built into new rows; each
-            # larger child's is its parent's minus the smaller one, computed
-            # in the parent's row (exact in fixed point).
-            small_rows = self.pool.take(nodes.shape[0])
-            hist_row[small], hist_row[large] = small_rows, parent_rows
-            self.build_histograms(np.where(left_smaller, begin, mid),
-                                  np.where(left_smaller, mid, end),
-                                  small_rows)
+            self.build_histograms(small_begin, small_end, small_rows)
             self._subtract(parent_rows, small_rows)
         else:
-            # the children will be leaves: no histogram is needed
             self.pool.give_back(parent_rows)
-            hist_row[left] = hist_row[right] = -1
-        left_sums = self._left_sums(splits)
-        t["begin"][left], t["end"][left] = begin, mid
-        t["begin"][right], t["end"][right] = mid, end
-        t["sums"][right] = t["sums"][nodes] - left_sums
-        t["sums"][left] = left_sums
         return self.children_order(left, right, left_smaller)
 
     def children_order(self, left, right, left_smaller):
@@ -242,10 +233,17 @@ class HistFinder(PooledHistogramFinder):
         self._category_lists = CategoryListKeeper()
         self._parent_lists = None   # the splitting parents' (apply_splits)
 
-    def start_tree(self, gpair, active):
-        self.gradients = FixedPointGradients(gpair, self.weight, active,
-                                             self.n_threads,
-                                             scales=self.fixed_scales)
+    # start_tree takes the maxima of the gradients (GrowthDriver.grow)
+    takes_gradient_maxima = True
+
+    def start_tree(self, gpair, active, gradient_maxima=None):
+        """The root's totals; ``gradient_maxima`` (max |g|, max |h| of
+        every row, when known) save the fixed-point scales a pass over
+        the rows, for unit weights (``FixedPointGradients``)."""
+        self.gradients = FixedPointGradients(
+            gpair, self.weight, active, self.n_threads,
+            scales=self.fixed_scales,
+            maxima=gradient_maxima if self.weight is None else None)
         self.scales = self.gradients.scales
         self.context = self.fit_context.with_scales(*self.scales)
         self._category_lists.start_tree(
@@ -465,6 +463,8 @@ class CategoryListKeeper:
     def split(self, nodes, left, right):
         """Hand the parents' lists to their children; returns them, one
         per parent, or None when no parent has one."""
+        if not self._scanned:   # no list kept (no categorical feature)
+            return None
         found = [self._scanned.pop(node, None) for node in nodes.tolist()]
         for lists, l, r in zip(found, left.tolist(), right.tolist()):
             if lists is not None:
@@ -472,6 +472,8 @@ class CategoryListKeeper:
         return found if any(f is not None for f in found) else None
 
     def forget(self, nodes):
+        if not self._scanned:
+            return
         for node in np.asarray(nodes).tolist():
             self._scanned.pop(node, None)
 
@@ -509,7 +511,7 @@ class GlobalApproxFinder(HistFinder):
         self.max_bins = value_bin_caps(max_bin, self.has_missing)
         self._proposed_for = None   # (hessians, active rows) of the binning
 
-    def start_tree(self, gpair, active):
+    def start_tree(self, gpair, active, gradient_maxima=None):
         # the same hessians on the same rows propose the same cuts
         # (constant-hessian objectives without row sampling): keep the
         # binning, checked on the inputs without building the weighted copy
@@ -518,7 +520,7 @@ class GlobalApproxFinder(HistFinder):
                 and np.array_equal(active, self._proposed_for[1])):
             self._proposed_for = (gpair[:, 1].copy(), active.copy())
             self._rebin(weighted_hessians(gpair, self.weight, active))
-        return super().start_tree(gpair, active)
+        return super().start_tree(gpair, active, gradient_maxima)
 
     def _rebin(self, hess):
         cuts = propose_cuts(self.sorted, hess, self.max_bins, self.n_threads)

@@ -62,6 +62,9 @@ class PagedHistFinder(HistFinder):
     weight : ndarray of shape (n_rows,) or None
     """
 
+    # its start_tree makes its own pass over the pages
+    takes_gradient_maxima = False
+
     def __init__(self, paged, params, n_threads, weight=None):
         super().__init__(paged, paged.split_thresholds, params, n_threads,
                          weight=weight)
