@@ -589,6 +589,8 @@ CONFIGURATION = [
     ("dask.rst", "opened within 10 s"),
     ("dask.rst", "up to 32 MiB are kept for reuse"),
     ("dask.rst", "every block above 128 KiB"),
+    ("dask.rst", "is refreshed every 2 s"),    # distributed's own refresh
+    ("dask.rst", "at most 5 s more"),          # train.SETTLE_SECONDS
     ("out_of_core.rst", "1.5 MiB by default"),
     ("threads.rst", "windows of at least 0.1 s"),
     ("random_forests.rst", "within 2% of XGBoost's"),
