@@ -825,13 +825,12 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
     return left_sets, missing_left
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
 def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
                    lists):
     """``batch_left_sets``' inputs as contiguous arrays, checked: the rows
     in ``hist``, the layout ``hist``'s, the categorical splits' features
-    in it with at least one category, and ``lists`` of the batch."""
+    in it with at least one category, and ``lists`` of the batch. (Typed
+    loops, not numpy calls: this runs once a batch, on a few values.)"""
     if not isinstance(hist, np.ndarray) or hist.dtype != np.int64 or (
             hist.ndim != 3) or hist.shape[2] != 2 or (
             not hist.flags.c_contiguous):
@@ -841,27 +840,55 @@ def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
     features = np.ascontiguousarray(feature, dtype=np.int32).reshape(-1)
     kinds = np.ascontiguousarray(cat_kind, dtype=np.uint8).reshape(-1)
     bins = np.ascontiguousarray(split_bin, dtype=np.int32).reshape(-1)
-    n = rows.shape[0]
-    if not features.shape[0] == kinds.shape[0] == bins.shape[0] == n:
+    if not features.shape[0] == kinds.shape[0] == bins.shape[0] == (
+            rows.shape[0]):
         raise ValueError("hist_rows, feature, cat_kind and split_bin must "
                          "have one entry per node")
-    if n and (rows.min() < 0 or rows.max() >= hist.shape[0]):
-        raise ValueError("hist_rows must be rows of hist")
     ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
-    if ptr.ndim != 1 or ptr.shape[0] < 1 or ptr[0] != 0 or (
-            ptr[-1] != hist.shape[1]) or np.any(np.diff(ptr) < 1):
+    if ptr.ndim != 1 or not _rises_to(ptr, hist.shape[1]):
         raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
-    split = (features >= 0) & (kinds > 0)
-    if np.any(split & (features >= ptr.shape[0] - 1)):
-        raise ValueError("feature is outside bin_ptr's features")
-    widths = np.diff(ptr)[features[split]]
-    if np.any(widths < 2):
-        raise ValueError("a categorical split's feature has no category")
+    cdef const int64_t[::1] row = rows
+    cdef const int32_t[::1] f_of = features
+    cdef const uint8_t[::1] kind_of = kinds
+    cdef const int64_t[::1] first = ptr
+    cdef Py_ssize_t k, f, n_hist = hist.shape[0]
+    for k in range(row.shape[0]):
+        if not 0 <= row[k] < n_hist:
+            raise ValueError("hist_rows must be rows of hist")
+        f = f_of[k]
+        if f < 0 or kind_of[k] == 0:
+            continue
+        if f >= first.shape[0] - 1:
+            raise ValueError("feature is outside bin_ptr's features")
+        if first[f + 1] - first[f] < 2:
+            raise ValueError("a categorical split's feature has no category")
     if lists is not None and not (isinstance(lists, NodeCategoryLists) and (
-            lists.n_nodes == n and lists.same_layout(ptr))):
+            lists.n_nodes == row.shape[0]) and _same_values(
+                (<NodeCategoryLists> lists).bin_ptr, ptr)):
         raise ValueError("lists must be NodeCategoryLists of the batch's "
                          "nodes and histogram layout")
     return rows, features, kinds, bins, ptr
+
+
+cdef bint _rises_to(const int64_t[::1] ptr, Py_ssize_t n_bins):
+    """Whether ``ptr`` rises (by at least 1) from 0 to ``n_bins``."""
+    cdef Py_ssize_t i
+    if ptr.shape[0] < 1 or ptr[0] != 0 or ptr[ptr.shape[0] - 1] != n_bins:
+        return False
+    for i in range(ptr.shape[0] - 1):
+        if ptr[i + 1] - ptr[i] < 1:
+            return False
+    return True
+
+
+cdef bint _same_values(const int64_t[::1] a, const int64_t[::1] b):
+    cdef Py_ssize_t i
+    if a.shape[0] != b.shape[0]:
+        return False
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return False
+    return True
 
 
 cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
