@@ -535,3 +535,124 @@ def test_left_set_from_the_kept_order_rejects_bad_arguments():
         lists.left_set(0, 0, cat_kind=2, split_bin=k, n_categories=k)
     with pytest.raises(ValueError, match="n_categories"):
         lists.left_set(0, 0, n_categories=10, **args)
+
+
+def per_split_left_sets(pool, rows, records, bin_ptr, context, lists):
+    """The left sets one split at a time, as ``HistFinder`` read them
+    before ``batch_left_sets``: the kept order (``left_set``), else
+    ``categorical_left_set``; "the rest"'s side where the node's missing
+    bin is empty (numpy), else -1."""
+    n = records.shape[0]
+    left_sets, missing_left = [None] * n, np.full(n, -1, dtype=np.int8)
+    for k in np.flatnonzero((records["feature"] >= 0)
+                            & (records["cat_kind"] > 0)):
+        f = int(records["feature"][k])
+        first, stop = bin_ptr[f], bin_ptr[f + 1]
+        kind, cut = int(records["cat_kind"][k]), int(records["split_bin"][k])
+        kept = None if lists is None else lists.left_set(
+            k, f, cat_kind=kind, split_bin=cut, n_categories=stop - first - 1)
+        if kept is None:
+            kept = categorical_left_set(
+                pool[rows[k]], first_bin=first, n_categories=stop - first - 1,
+                cat_kind=kind, split_bin=cut, context=context,
+                codes=None if lists is None else lists.node_list(k, f))
+        left_sets[k] = kept[0]
+        if not pool[rows[k], stop - 1].any():
+            missing_left[k] = kept[1]
+    return left_sets, missing_left
+
+
+def two_feature_level(rng, codes, g, h, nodes, k):
+    """The nodes' histograms of a numeric feature (4 value bins and a
+    missing one) then the categorical codes, each node in a random row of
+    a larger pool; half the nodes have their categorical missing bin
+    emptied (its rows dropped from both features)."""
+    numeric = rng.integers(0, 5, size=codes.shape[0])
+    kept_nodes = [rows[codes[rows] != k] if n % 2 else rows
+                  for n, rows in enumerate(nodes)]
+    hist = np.concatenate([node_histograms(numeric, g, h, kept_nodes, 4),
+                           node_histograms(codes, g, h, kept_nodes, k)],
+                          axis=1)
+    pool = np.zeros((2 * len(nodes) + 1,) + hist.shape[1:], dtype=np.int64)
+    rows = rng.permutation(pool.shape[0])[:len(nodes)]
+    pool[rows] = hist
+    return pool, rows, hist[:, :5].sum(axis=1)
+
+
+@pytest.mark.parametrize("threshold,onehot,keep_orders", [
+    (1, 1, True), (8, 1, True), (400, 1, True), (8, 1, False),
+    (8, 5000, True)])
+def test_batch_left_sets_equal_the_per_split_calls(threshold, onehot,
+                                                   keep_orders):
+    """Level after level of a numeric and a categorical feature (pool
+    rows shuffled, some nodes without missing values): ``batch_left_sets``
+    gives each node the left set and missing direction of the per-split
+    calls it replaces (themselves held to the naive order above), with the
+    batch's lists, with lists kept without orders, with one-hot splits,
+    and without lists."""
+    from skboost.tree._categorical_scan import batch_left_sets
+    rng = np.random.default_rng(threshold + onehot)
+    k = 600
+    codes, g, h, levels = grow_levels(rng, k=k, n_rows=3000, depth=4)
+    bin_ptr = np.array([0, 5, k + 6], dtype=np.int64)
+    flags = np.array([0, 1], np.uint8)
+    context = split_context(REG, 2, scale_g=4.0, scale_h=8.0,
+                            max_cat_to_onehot=onehot,
+                            max_cat_threshold=threshold)
+    parents, n_categorical = [None], 0
+    for nodes in levels:
+        pool, rows, sums = two_feature_level(rng, codes, g, h, nodes, k)
+        lists = NodeCategoryLists(
+            parents, bin_ptr, flags,
+            max_cat_threshold=threshold if keep_orders else None)
+        records = find_best_splits_hist(
+            pool, sums, bin_ptr, np.zeros((1, k + 6)),
+            np.ones((len(nodes), 2), dtype=np.uint8), context=context,
+            hist_rows=rows, categorical=flags, category_lists=lists)
+        for given in (lists, None):
+            got = batch_left_sets(pool, rows, records["feature"],
+                                  records["cat_kind"], records["split_bin"],
+                                  bin_ptr, context, given)
+            want = per_split_left_sets(pool, rows, records, bin_ptr,
+                                       context, given)
+            np.testing.assert_array_equal(got[1], want[1])
+            for a, b in zip(got[0], want[0]):
+                assert (a is None) == (b is None)
+                if a is not None:
+                    assert a.dtype == bool
+                    np.testing.assert_array_equal(a, b)
+        n_categorical += sum(s is not None for s in got[0])
+        parents = [(lists, n // 2) for n in range(2 * len(nodes))]
+    assert n_categorical >= 5   # the case exercises categorical splits
+
+
+def test_batch_left_sets_reject_bad_arguments():
+    from skboost.tree._categorical_scan import batch_left_sets
+    k = 6
+    pool = np.zeros((3, k + 1, 2), dtype=np.int64)
+    bin_ptr = np.array([0, k + 1], dtype=np.int64)
+    context = split_context(REG, 1)
+    lists = NodeCategoryLists([None, None], bin_ptr, np.ones(1, np.uint8))
+    good = dict(hist=pool, hist_rows=[0, 1], feature=[0, 0],
+                cat_kind=[2, 1], split_bin=[0, 0], bin_ptr=bin_ptr)
+    for change in (dict(hist=pool.astype(np.int32)),        # dtype
+                   dict(hist=pool[:, :, :1]),               # not (.., 2)
+                   dict(hist_rows=[0, 3]),                  # outside
+                   dict(hist_rows=[-1, 0]),
+                   dict(feature=[0]),                       # one per node
+                   dict(feature=[0, 1]),                    # no feature 1
+                   dict(bin_ptr=np.array([0, k])),          # not hist's
+                   dict(bin_ptr=np.array([0, 1, k + 1]),    # no category
+                        feature=[0, 0])):
+        with pytest.raises(ValueError):
+            batch_left_sets(context=context, **dict(good, **change))
+    with pytest.raises(ValueError):   # lists of another batch
+        batch_left_sets(context=context, lists=NodeCategoryLists(
+            [None], bin_ptr, np.ones(1, np.uint8)), **good)
+    with pytest.raises(ValueError):   # split_bin beyond the categories
+        batch_left_sets(context=context, **dict(good, cat_kind=[1, 1],
+                                                split_bin=[k, 0]))
+    # no categorical split: no set, no direction
+    sets, missing = batch_left_sets(context=context, lists=lists,
+                                    **dict(good, cat_kind=[0, 0]))
+    assert sets == [None, None] and missing.tolist() == [-1, -1]

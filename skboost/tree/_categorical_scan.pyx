@@ -32,6 +32,7 @@ cimport cython
 
 from cython.parallel cimport prange
 from libc.math cimport frexp
+from libc.stdint cimport int8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -757,6 +758,173 @@ cdef object _cut_left_set(const CatEntry* entries, Py_ssize_t m,
     flags = left.view(np.uint8)
     for i in range(split_bin + 1, m):
         flags[entries[i - shift].code] = False
+    return left, True
+
+
+def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
+                    SplitContext context not None, lists=None):
+    """The left sets of a batch's categorical best splits, in one call:
+    what ``NodeCategoryLists.left_set`` (read off the order a node's
+    sorted scan kept) or else ``categorical_left_set`` (ordered anew from
+    the node's histogram) gives each, without a Python call per split.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_hist, n_bins, 2), int64
+        The histogram pool (``HistogramPool.array``).
+    hist_rows : ndarray of shape (n_nodes,), int64
+        Each node's row of ``hist``.
+    feature, cat_kind, split_bin : ndarray of shape (n_nodes,)
+        The nodes' best splits (``find_best_splits_hist`` records); a
+        split is categorical where ``feature >= 0`` and ``cat_kind > 0``.
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        The histogram layout.
+    context : SplitContext
+        As given to the scan.
+    lists : NodeCategoryLists, default=None
+        The batch's scan lists (one node each), or None.
+
+    Returns
+    -------
+    left_sets : list of (ndarray of shape (n_categories,), bool) or None
+        Per node, the categories its split sends left; None for a numeric
+        split or none.
+    missing_left : ndarray of shape (n_nodes,), int8
+        For a categorical split whose node holds no missing value of the
+        feature, whether "the rest" (which missing values then join) goes
+        left (0 or 1); -1 elsewhere (the record's ``default_left`` stands).
+    """
+    rows, features, kinds, bins, ptr = _checked_batch(
+        hist, hist_rows, feature, cat_kind, split_bin, bin_ptr, lists)
+    cdef const int64_t[:, :, ::1] h = hist
+    cdef const int64_t[::1] row = rows, first = ptr
+    cdef const int32_t[::1] f_of = features, bin_of = bins
+    cdef const uint8_t[::1] kind_of = kinds
+    cdef Py_ssize_t n = rows.shape[0], k, f, stop
+    missing_left = np.full(n, -1, dtype=np.int8)
+    cdef int8_t[::1] rest = missing_left
+    left_sets = [None] * n
+    for k in range(n):
+        f = f_of[k]
+        if f < 0 or kind_of[k] == 0:
+            continue
+        stop = first[f + 1]
+        left = None
+        if lists is not None:
+            left = _kept_left_set(lists, k, f, kind_of[k], bin_of[k],
+                                  stop - first[f] - 1)
+        if left is None:
+            left = categorical_left_set(
+                hist[row[k]], first_bin=first[f],
+                n_categories=stop - first[f] - 1, cat_kind=kind_of[k],
+                split_bin=bin_of[k], context=context,
+                codes=None if lists is None else lists.node_list(k, f))
+        left_sets[k] = left[0]
+        if h[row[k], stop - 1, 0] == 0 and h[row[k], stop - 1, 1] == 0:
+            rest[k] = left[1]   # the missing bin is empty
+    return left_sets, missing_left
+
+
+def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
+                   lists):
+    """``batch_left_sets``' inputs as contiguous arrays, checked: the rows
+    in ``hist``, the layout ``hist``'s, the categorical splits' features
+    in it with at least one category, and ``lists`` of the batch. (Typed
+    loops, not numpy calls: this runs once a batch, on a few values.)"""
+    if not isinstance(hist, np.ndarray) or hist.dtype != np.int64 or (
+            hist.ndim != 3) or hist.shape[2] != 2 or (
+            not hist.flags.c_contiguous):
+        raise ValueError("hist must be a C-contiguous int64 array of shape "
+                         "(n_hist, n_bins, 2)")
+    rows = np.ascontiguousarray(hist_rows, dtype=np.int64).reshape(-1)
+    features = np.ascontiguousarray(feature, dtype=np.int32).reshape(-1)
+    kinds = np.ascontiguousarray(cat_kind, dtype=np.uint8).reshape(-1)
+    bins = np.ascontiguousarray(split_bin, dtype=np.int32).reshape(-1)
+    if not features.shape[0] == kinds.shape[0] == bins.shape[0] == (
+            rows.shape[0]):
+        raise ValueError("hist_rows, feature, cat_kind and split_bin must "
+                         "have one entry per node")
+    ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    if ptr.ndim != 1 or not _rises_to(ptr, hist.shape[1]):
+        raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
+    cdef const int64_t[::1] row = rows
+    cdef const int32_t[::1] f_of = features
+    cdef const uint8_t[::1] kind_of = kinds
+    cdef const int64_t[::1] first = ptr
+    cdef Py_ssize_t k, f, n_hist = hist.shape[0]
+    for k in range(row.shape[0]):
+        if not 0 <= row[k] < n_hist:
+            raise ValueError("hist_rows must be rows of hist")
+        f = f_of[k]
+        if f < 0 or kind_of[k] == 0:
+            continue
+        if f >= first.shape[0] - 1:
+            raise ValueError("feature is outside bin_ptr's features")
+        if first[f + 1] - first[f] < 2:
+            raise ValueError("a categorical split's feature has no category")
+    if lists is not None and not (isinstance(lists, NodeCategoryLists) and (
+            lists.n_nodes == row.shape[0]) and _same_values(
+                (<NodeCategoryLists> lists).bin_ptr, ptr)):
+        raise ValueError("lists must be NodeCategoryLists of the batch's "
+                         "nodes and histogram layout")
+    return rows, features, kinds, bins, ptr
+
+
+cdef bint _rises_to(const int64_t[::1] ptr, Py_ssize_t n_bins):
+    """Whether ``ptr`` rises (by at least 1) from 0 to ``n_bins``."""
+    cdef Py_ssize_t i
+    if ptr.shape[0] < 1 or ptr[0] != 0 or ptr[ptr.shape[0] - 1] != n_bins:
+        return False
+    for i in range(ptr.shape[0] - 1):
+        if ptr[i + 1] - ptr[i] < 1:
+            return False
+    return True
+
+
+cdef bint _same_values(const int64_t[::1] a, const int64_t[::1] b):
+    cdef Py_ssize_t i
+    if a.shape[0] != b.shape[0]:
+        return False
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
+                           Py_ssize_t f, int cat_kind, int32_t split_bin,
+                           int64_t n_categories):
+    """``lists.left_set(k, f, ...)`` (the same set, the same None and the
+    same errors) read through the lists' entries, with no numpy call but
+    the new array: the batch's hot path (``batch_left_sets``)."""
+    if cat_kind != SORTED_SPLIT or lists.order_codes is None:
+        return None
+    cdef CategoryList* e = &lists.entries[k * lists.n_features + f]
+    cdef Py_ssize_t n = e.n_order[0], m = e.n_present[0], i, start
+    if n < 0:
+        return None
+    if not 0 <= split_bin < m:
+        raise ValueError("split_bin is beyond the node's categories")
+    if n < m and min(split_bin + 1, m - split_bin - 1) > lists.keep:
+        return None
+    for i in range(n):
+        if not 0 <= e.order[i] < n_categories:
+            raise ValueError("the kept order is not of n_categories")
+    cdef uint8_t[::1] flags
+    # position i of the order is order[i - (m - n)] (as left_set slices)
+    if split_bin + 1 <= m - split_bin - 1:   # the left side is smaller
+        left = np.zeros(n_categories, dtype=bool)
+        flags = left.view(np.uint8)
+        for i in range(min(split_bin + 1, n)):
+            flags[e.order[i]] = True
+        return left, False
+    start = split_bin + 1 - (m - n)
+    if start < 0:   # Python's slice of a negative start
+        start = max(start + n, 0)
+    left = np.ones(n_categories, dtype=bool)
+    flags = left.view(np.uint8)
+    for i in range(start, n):
+        flags[e.order[i]] = False
     return left, True
 
 

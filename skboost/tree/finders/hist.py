@@ -13,7 +13,7 @@ import numpy as np
 
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
-from .._categorical_scan import (NodeCategoryLists, categorical_left_set,
+from .._categorical_scan import (NodeCategoryLists, batch_left_sets,
                                  subtract_listed_histograms)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
@@ -321,38 +321,20 @@ class HistFinder(PooledHistogramFinder):
         its node's histogram (None for a batch without one). When the node
         has no missing value of the feature, missing values (and unseen
         categories) go with "the rest", the side the categories absent
-        from the node take."""
+        from the node take. One call for the batch (``batch_left_sets``):
+        the order its scan kept (a sorted split), else ordered anew from
+        its histogram (``categorical_left_set``)."""
         if self.categorical is None:   # no categorical feature
             return None
-        categorical = np.flatnonzero((records["feature"] >= 0)
-                                     & (records["cat_kind"] > 0))
-        if categorical.shape[0] == 0:
+        if not np.any((records["feature"] >= 0) & (records["cat_kind"] > 0)):
             return None
-        left_sets = [None] * nodes.shape[0]
-        for k in categorical.tolist():
-            f = int(records["feature"][k])
-            first, stop = self.binned.bin_ptr[f], self.binned.bin_ptr[f + 1]
-            hist = self.pool.array[self.table["hist_row"][nodes[k]]]
-            left_sets[k], rest_left = self._left_set(
-                hist, records[k], k, f, first, stop - first - 1, lists)
-            if not hist[stop - 1].any():   # the missing bin is empty
-                records["default_left"][k] = rest_left
+        left_sets, missing_left = batch_left_sets(
+            self.pool.array, self.table["hist_row"][nodes],
+            records["feature"], records["cat_kind"], records["split_bin"],
+            self.binned.bin_ptr, self.context, lists)
+        empty = missing_left >= 0   # the node's missing bin is empty
+        records["default_left"][empty] = missing_left[empty]
         return left_sets
-
-    def _left_set(self, hist, record, k, f, first, n_categories, lists):
-        """Node k's left set and whether "the rest" goes left: read off the
-        order its scan kept (a sorted split), else ordered anew from its
-        histogram (``categorical_left_set``)."""
-        kind, split_bin = int(record["cat_kind"]), int(record["split_bin"])
-        if lists is not None:
-            kept = lists.left_set(k, f, cat_kind=kind, split_bin=split_bin,
-                                  n_categories=n_categories)
-            if kept is not None:
-                return kept
-        return categorical_left_set(
-            hist, first_bin=first, n_categories=n_categories, cat_kind=kind,
-            split_bin=split_bin, context=self.context,
-            codes=None if lists is None else lists.node_list(k, f))
 
     def _split_rows(self, begin, end, splits):
         r = splits.records
