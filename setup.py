@@ -61,7 +61,6 @@ EXTENSIONS = {
     "skboost.tree._candidate_order": "skboost/tree/_candidate_order.pyx",
     "skboost.tree._presorted": "skboost/tree/_presorted.pyx",
     "skboost.tree._node_blocks": "skboost/tree/_node_blocks.pyx",
-    "skboost.tree._node_table": "skboost/tree/_node_table.pyx",
     "skboost.tree._exact_scan": "skboost/tree/_exact_scan.pyx",
     "skboost.tree._binning": "skboost/tree/_binning.pyx",
     "skboost.tree._histogram": "skboost/tree/_histogram.pyx",

@@ -17,7 +17,6 @@ from .._categorical_scan import (NodeCategoryLists, batch_left_sets,
                                  subtract_listed_histograms)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
-from .._node_table import split_level
 from .._histogram import (FixedPointGradients, build_histograms,
                            build_sparse_histograms, subtract_histograms)
 from .._partition import RowPartition
@@ -119,22 +118,32 @@ class PooledHistogramFinder(SplitFinder):
             return self._defer_last_splits(nodes, splits, left, right)
         begin, end = t["begin"][nodes], t["end"][nodes]
         n_left = self._split_rows(begin, end, splits)
-        # The smaller children's histograms are built into new rows; each
-        # larger child's is its parent's minus the smaller one's, computed
-        # in the parent's row (exact in fixed point). Children that will
-        # be leaves need no histogram (small_rows None).
-        small_rows = self.pool.take(nodes.shape[0]) if find_next else None
-        sums = t["sums"]
-        left_sums = self._left_sums(splits)
-        left_smaller, small_begin, small_end, parent_rows = split_level(
-            t["begin"], t["end"], t["hist_row"],
-            sums.reshape(sums.shape[0], -1), nodes, left, right, n_left,
-            left_sums.reshape(left_sums.shape[0], -1), small_rows)
+        mid = begin + n_left
+        left_smaller = n_left <= end - mid
+        small = np.where(left_smaller, left, right)
+        large = left + right - small
+        hist_row = t["hist_row"]
+        parent_rows = hist_row[nodes]
+        hist_row[nodes] = -1
         if find_next:
-            self.build_histograms(small_begin, small_end, small_rows)
+            # The smaller children's histograms are built into new rows; each
+            # larger child's is its parent's minus the smaller one, computed
+            # in the parent's row (exact in fixed point).
+            small_rows = self.pool.take(nodes.shape[0])
+            hist_row[small], hist_row[large] = small_rows, parent_rows
+            self.build_histograms(np.where(left_smaller, begin, mid),
+                                  np.where(left_smaller, mid, end),
+                                  small_rows)
             self._subtract(parent_rows, small_rows)
         else:
+            # the children will be leaves: no histogram is needed
             self.pool.give_back(parent_rows)
+            hist_row[left] = hist_row[right] = -1
+        left_sums = self._left_sums(splits)
+        t["begin"][left], t["end"][left] = begin, mid
+        t["begin"][right], t["end"][right] = mid, end
+        t["sums"][right] = t["sums"][nodes] - left_sums
+        t["sums"][left] = left_sums
         return self.children_order(left, right, left_smaller)
 
     def children_order(self, left, right, left_smaller):
