@@ -274,8 +274,7 @@ class GrowthDriver:
         p = self.params
         self.sampler.start_tree()
         self.constraints.start_tree()
-        if gradient_maxima is not None and getattr(
-                self.finder, "takes_gradient_maxima", False):
+        if gradient_maxima is not None and self.finder.takes_gradient_maxima:
             G, H = self.finder.start_tree(gpair, active,
                                           gradient_maxima=gradient_maxima)
         else:

@@ -32,6 +32,11 @@ class SplitFinder(ABC):
     children of a split get the ids the driver passes to ``apply_splits``.
     """
 
+    # whether start_tree takes ``gradient_maxima=`` (max |g|, max |h| of the
+    # round's gradients, which the objective's check already found): the
+    # histogram finders' fixed-point scales then need no pass over the rows
+    takes_gradient_maxima = False
+
     @abstractmethod
     def start_tree(self, gpair, active):
         """Start a tree on unweighted gradient pairs ``gpair`` (n_rows, 2)
