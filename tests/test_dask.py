@@ -175,6 +175,46 @@ def test_row_sample_is_independent_of_partitioning():
     assert not np.array_equal(whole, row_uniforms(11, 4, 0, rows))
 
 
+@pytest.mark.parametrize("case", ["classes", "grouped", "special", "empty",
+                                  "bounds", "weights"])
+def test_packed_labels_give_back_every_bit(case):
+    """``pack_labels`` (what a shard sends the client for the base score)
+    against the arrays themselves: rows, labels and weights back bit for
+    bit (dtype, shape, -0.0, NaN, inf), in fewer bytes for class labels
+    with unit weights (a byte a row instead of 24)."""
+    import pickle
+
+    from skboost.dask.train import pack_labels, unpack_labels
+
+    rng = np.random.default_rng(5)
+    n = 50_000
+    rows, y, weight = (np.arange(7, 7 + n), rng.integers(0, 3, n) * 1.0,
+                       np.ones(n))
+    if case == "grouped":   # rows grouped by query: runs out of order
+        rows = rng.permutation(n)
+        y = rng.normal(size=n)
+    elif case == "special":
+        y = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300, 2.5, 255.0,
+                      256.0, -1.0])
+        rows, weight = np.arange(10) * 2, np.r_[np.ones(9), -0.0]
+    elif case == "empty":
+        rows, y, weight = np.arange(0), np.zeros(0), np.zeros(0)
+    elif case == "bounds":   # survival:aft's [lower, upper]
+        y = np.column_stack([rng.random(n), np.full(n, np.inf)])
+    elif case == "weights":
+        weight = rng.integers(1, 4, n) / 2.0
+    packed = pickle.loads(pickle.dumps(pack_labels(rows, y, weight)))
+    rows_back, y_back, weight_back = unpack_labels(packed)
+    for original, back in ((rows, rows_back), (y, y_back),
+                           (weight, weight_back)):
+        original = np.ascontiguousarray(original)
+        assert back.dtype == original.dtype
+        assert back.shape == original.shape
+        assert back.tobytes() == original.tobytes()
+    if case == "classes":
+        assert len(pickle.dumps(packed)) < 1.1 * n
+
+
 def test_subsample_matches_single_node_rate(client):
     """With subsample < 1 the rows differ from single-node's draw (which
     depends on the row order), but the fit is as good."""
