@@ -215,6 +215,31 @@ def test_packed_labels_give_back_every_bit(case):
         assert len(pickle.dumps(packed)) < 1.1 * n
 
 
+def test_gradient_check_maxima_are_the_active_maxima_of_every_row():
+    """A shard takes a tree's quantisation maxima from the round's gradient
+    check when the tree has every row and unit weights
+    (``Shard._tree_maxima``): they must be the floats ``active_maxima``
+    finds in its own pass (the oracle), per output, for gradients of any
+    sign and magnitude (subnormal to 1e30)."""
+    from skboost._model.limits import check_gradients
+    from skboost.tree._histogram import active_maxima
+
+    rng = np.random.default_rng(8)
+    n = 30_011
+    gpair = (rng.standard_normal((3, n, 2)) * 10.0 ** rng.integers(
+        -40, 30, (3, n, 2))).astype(np.float32)
+    gpair[1, rng.integers(0, n, 50), 0] = -3e30   # the largest |g| negative
+    gpair[2] = 0.0
+    everyone = np.ones(n, dtype=np.uint8)
+    for n_threads in (1, 2):
+        magnitudes = check_gradients(gpair, 1.0, "test", 0, n_threads)
+        for k in range(3):
+            g, h, count = active_maxima(gpair[k], None, everyone, n_threads)
+            assert (float(magnitudes[k][0]), float(magnitudes[k][1])) == (g, h)
+            assert count == n
+    assert magnitudes[1][0] == np.float32(3e30)
+
+
 def test_subsample_matches_single_node_rate(client):
     """With subsample < 1 the rows differ from single-node's draw (which
     depends on the row order), but the fit is as good."""
