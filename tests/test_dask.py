@@ -211,8 +211,11 @@ def test_packed_labels_give_back_every_bit(case):
         assert back.dtype == original.dtype
         assert back.shape == original.shape
         assert back.tobytes() == original.tobytes()
+    size = len(pickle.dumps(packed))
     if case == "classes":
-        assert len(pickle.dumps(packed)) < 1.1 * n
+        assert size < 1.1 * n
+    elif case == "grouped":   # rows in no order: never more than 8 a row
+        assert size < 8 * n + 8 * n + 1000
 
 
 def test_gradient_check_maxima_are_the_active_maxima_of_every_row():
