@@ -175,6 +175,74 @@ def test_row_sample_is_independent_of_partitioning():
     assert not np.array_equal(whole, row_uniforms(11, 4, 0, rows))
 
 
+@pytest.mark.parametrize("case", ["classes", "grouped", "special", "empty",
+                                  "bounds", "weights"])
+def test_packed_labels_give_back_every_bit(case):
+    """``pack_labels`` (what a shard sends the client for the base score)
+    against the arrays themselves: rows, labels and weights back bit for
+    bit (dtype, shape, -0.0, NaN, inf), in fewer bytes for class labels
+    with unit weights (a byte a row instead of 24)."""
+    import pickle
+
+    from skboost.dask.train import pack_labels, unpack_labels
+
+    rng = np.random.default_rng(5)
+    n = 50_000
+    rows, y, weight = (np.arange(7, 7 + n), rng.integers(0, 3, n) * 1.0,
+                       np.ones(n))
+    if case == "grouped":   # rows grouped by query: runs out of order
+        rows = rng.permutation(n)
+        y = rng.normal(size=n)
+    elif case == "special":
+        y = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e300, 2.5, 255.0,
+                      256.0, -1.0])
+        rows, weight = np.arange(10) * 2, np.r_[np.ones(9), -0.0]
+    elif case == "empty":
+        rows, y, weight = np.arange(0), np.zeros(0), np.zeros(0)
+    elif case == "bounds":   # survival:aft's [lower, upper]
+        y = np.column_stack([rng.random(n), np.full(n, np.inf)])
+    elif case == "weights":
+        weight = rng.integers(1, 4, n) / 2.0
+    packed = pickle.loads(pickle.dumps(pack_labels(rows, y, weight)))
+    rows_back, y_back, weight_back = unpack_labels(packed)
+    for original, back in ((rows, rows_back), (y, y_back),
+                           (weight, weight_back)):
+        original = np.ascontiguousarray(original)
+        assert back.dtype == original.dtype
+        assert back.shape == original.shape
+        assert back.tobytes() == original.tobytes()
+    size = len(pickle.dumps(packed))
+    if case == "classes":
+        assert size < 1.1 * n
+    elif case == "grouped":   # rows in no order: never more than 8 a row
+        assert size < 8 * n + 8 * n + 1000
+
+
+def test_gradient_check_maxima_are_the_active_maxima_of_every_row():
+    """A shard takes a tree's quantisation maxima from the round's gradient
+    check when the tree has every row and unit weights
+    (``Shard._tree_maxima``): they must be the floats ``active_maxima``
+    finds in its own pass (the oracle), per output, for gradients of any
+    sign and magnitude (subnormal to 1e30)."""
+    from skboost._model.limits import check_gradients
+    from skboost.tree._histogram import active_maxima
+
+    rng = np.random.default_rng(8)
+    n = 30_011
+    gpair = (rng.standard_normal((3, n, 2)) * 10.0 ** rng.integers(
+        -40, 30, (3, n, 2))).astype(np.float32)
+    gpair[1, rng.integers(0, n, 50), 0] = -3e30   # the largest |g| negative
+    gpair[2] = 0.0
+    everyone = np.ones(n, dtype=np.uint8)
+    for n_threads in (1, 2):
+        magnitudes = check_gradients(gpair, 1.0, "test", 0, n_threads)
+        for k in range(3):
+            g, h, count = active_maxima(gpair[k], None, everyone, n_threads)
+            assert (float(magnitudes[k][0]), float(magnitudes[k][1])) == (g, h)
+            assert count == n
+    assert magnitudes[1][0] == np.float32(3e30)
+
+
 def test_subsample_matches_single_node_rate(client):
     """With subsample < 1 the rows differ from single-node's draw (which
     depends on the row order), but the fit is as good."""

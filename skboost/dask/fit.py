@@ -32,7 +32,7 @@ from ..callback import check_callbacks
 from ..objectives import SURVIVAL_OBJECTIVES
 from ..tree._column_sampler import ColumnSampler
 from .train import (ShardEvaluator, ShardSpec, connect_shards,
-                    merged_bin_mapper, ordered_summaries)
+                    merged_bin_mapper, ordered_summaries, unpack_labels)
 
 __all__ = ["FitState", "ShardTraining", "ShardRegression",
            "ShardClassification", "ShardRanking", "check_signatures",
@@ -344,6 +344,7 @@ class ShardTraining:
         ``Shard.labels``, None when not needed), in row order."""
         y = weight = None
         if labels is not None:
+            labels = [unpack_labels(packed) for packed in labels]
             rows = np.concatenate([r for r, _, _ in labels])
             order = np.argsort(rows, kind="stable")
             y = np.concatenate([v for _, v, _ in labels])[order]

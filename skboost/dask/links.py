@@ -317,13 +317,18 @@ class SocketExchange:
     kind = "tcp"   # direct links (over TCP, or Unix sockets on one host)
     # A step first polls its sockets without sleeping (yielding the core
     # to any other runnable thread) for up to this long before it sleeps
-    # in poll(): when the peers arrive together (the shards run in step)
-    # their messages come within it, and no wake-up is paid (two local
-    # shards in lock step: ~26 us a step against ~31 us). Kept short: on
-    # the 2-core benchmark machine a 2 ms spin halved the waits after the
-    # last shard's arrival but gave no fit time that beat the noise, and
-    # it burns the core of a shard that waits long.
-    spin_seconds = 100e-6
+    # in poll(): when the peers arrive within it (the shards run in step)
+    # no wake-up is paid. A wake-up from poll() is dear where an idle core
+    # halts (a virtual machine's vCPU): on the 2-core benchmark machine
+    # (a VM) the step of a shard that arrived over 300 us before its peer
+    # ended a median 90 us (mean 320-840 us) after the peer's arrival with
+    # a 100 us spin, against 37 us (mean 45 us) with 2 ms; the waits of a
+    # fit (two workers, benchmarks/bench_dask.py) went from 0.23 s to
+    # 0.16 s a worker. The shards' arrivals at a step are a few hundred
+    # microseconds apart (median; 90% within 1.1 ms); a shard that waits
+    # longer sleeps after the spin, which yields the core to any other
+    # runnable thread at every turn.
+    spin_seconds = 2e-3
 
     def __init__(self, index, addresses, bin_ranges, links, timeout=600.0,
                  n_threads=1):

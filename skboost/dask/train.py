@@ -215,6 +215,71 @@ def ordered_summaries(summaries_per_shard):
     return [summary for _, summary in parts]
 
 
+# -- the labels the client estimates the base score from -------------------
+
+# narrower dtypes a shard's float64 labels or weights travel in when every
+# value survives the round trip bit for bit (class indices: one byte)
+_NARROW_DTYPES = (np.uint8, np.int16, np.int32, np.float32)
+
+
+def pack_labels(rows, y, weight):
+    """A shard's global row indices, labels and training weights in few
+    bytes, exactly (``unpack_labels`` gives the very arrays back): the
+    rows as runs of consecutive indices, each run's first row and length
+    (the rows of a partition are one run; rows in no order, a ranker's
+    grouped by query, as they are); labels and weights in the
+    narrowest dtype of ``_NARROW_DTYPES`` that gives back every value bit
+    for bit; weights that are all 1.0 as None. Saves the client most of
+    a fit's set-up transfer (24 bytes a row unpacked)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if 2 * breaks.shape[0] >= rows.shape[0]:   # runs would not save bytes
+        runs = rows
+    else:
+        starts = np.r_[0, breaks]
+        lengths = np.diff(np.r_[starts, rows.shape[0]])
+        runs = (rows[starts[lengths > 0]], lengths[lengths > 0])
+    if weight is not None:
+        weight = np.asarray(weight)
+        if weight.dtype == np.float64 and np.all(
+                weight.view(np.uint64) == np.float64(1.0).view(np.uint64)):
+            weight = None
+    return runs, _narrowed(y), None if weight is None else _narrowed(weight)
+
+
+def _narrowed(values):
+    """``values`` as (narrow array, original dtype): the first dtype of
+    ``_NARROW_DTYPES`` whose values convert back to ``values`` bit for bit
+    (same bytes: -0.0 and NaN payloads kept), or ``values`` themselves."""
+    values = np.ascontiguousarray(values)
+    if values.dtype == np.float64:
+        bits = values.view(np.uint64)
+        for dtype in _NARROW_DTYPES:
+            with np.errstate(invalid="ignore", over="ignore"):
+                narrow = values.astype(dtype)
+            if np.array_equal(narrow.astype(np.float64).view(np.uint64),
+                              bits):
+                return narrow, values.dtype
+    return values, values.dtype
+
+
+def unpack_labels(packed):
+    """The (rows, labels, weights) ``pack_labels`` packed: the same
+    values, dtypes and shapes (weights all 1.0 where they were)."""
+    runs, (y, y_dtype), weight = packed
+    if isinstance(runs, tuple):   # each run's first row and length
+        firsts, lengths = runs
+        n = int(lengths.sum())
+        offsets = np.repeat(firsts - np.r_[0, np.cumsum(lengths)[:-1]],
+                            lengths)
+        rows = np.arange(n, dtype=np.int64) + offsets
+    else:
+        rows, n = runs, runs.shape[0]
+    y = y.astype(y_dtype)
+    weight = (np.ones(n) if weight is None else weight[0].astype(weight[1]))
+    return rows, y, weight
+
+
 # -- the worker side --------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -434,8 +499,10 @@ class Shard:
 
     def labels(self):
         """Global row indices, labels and training weights (for the base
-        score, estimated on the client)."""
-        return self.rows, self.y, self.train_weight
+        score, estimated on the client), packed (``pack_labels``: what
+        reaches the client is bit for bit what the shard holds, in a
+        fraction of the bytes)."""
+        return pack_labels(self.rows, self.y, self.train_weight)
 
     @keeps_freed_memory
     def prepare(self, spec):
@@ -863,18 +930,33 @@ class Shard:
         spec = self.spec
         self.objective.gradient(self.y, self.raw, self.weights.in_gradients,
                                 self.gpair, spec.n_threads)
-        check_gradients(self.gpair, self.weight_sum, self.objective.name,
-                        iteration)
+        # max |g|, max |h| of every row, per output (or None)
+        magnitudes = check_gradients(self.gpair, self.weight_sum,
+                                     self.objective.name, iteration,
+                                     spec.n_threads)
         self.active = []
         maxima = np.zeros((spec.trees_per_round, 3))
         for slot in range(spec.trees_per_round):
             active = self.weights.positive & row_sample(
                 spec.seed, iteration, slot, self.rows, spec.subsample)
             self.active.append(active)
-            maxima[slot] = active_maxima(
-                self.gpair[self._group(slot)], self.weights.in_sums,
-                np.ascontiguousarray(active).view(np.uint8), spec.n_threads)
+            maxima[slot] = self._tree_maxima(slot, active, magnitudes)
         return maxima
+
+    def _tree_maxima(self, slot, active, magnitudes):
+        """max |g w|, max |h w| over the rows of the tree of ``slot``
+        (``active``) and their number. Unit weights, every row in the
+        tree: the round's gradient check found the maxima already
+        (``magnitudes``: the same floats, |g| of a float32 exact in
+        float64), no second pass over the rows."""
+        group = self._group(slot)
+        if (magnitudes is not None and self.weights.in_sums is None
+                and active.all()):
+            g, h = magnitudes[group]
+            return g, h, active.shape[0]
+        return active_maxima(
+            self.gpair[group], self.weights.in_sums,
+            np.ascontiguousarray(active).view(np.uint8), self.spec.n_threads)
 
     # ---- prediction on the training rows
     def margins(self):
