@@ -24,7 +24,7 @@ cimport cython
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
-from libc.math cimport exp, fabsf, fmax, log1p, sqrt
+from libc.math cimport INFINITY, exp, fabsf, fmax, log1p, sqrt
 
 from ._math cimport sigmoid
 from ._parallel cimport threads_for_work
@@ -303,31 +303,42 @@ def elementwise_gradient(const double[::1] y not None,        # IN (n,)
         gpair[i, 1] = <float> times_weight(pair.h, w, i)
 
 
-def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads):
+def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads, *,
+                    bint least_hessian=False):
     """``max |g|`` and ``max |h|`` of gradient pairs ``gpair`` (n_rows, 2),
     each a float, NaN when one of its column is NaN (0.0 for no row): the
     round's gradient check (``limits.check_gradients``) in one parallel
     pass, whose maxima the histogram finders' fixed-point scales take
     (``FixedPointGradients``) instead of a pass of their own. Blocks of
     rows keep their own maxima and NaN flags; maxima of maxima are exact,
-    so the result does not depend on the threads."""
+    so the result does not depend on the threads.
+
+    With ``least_hessian``, a third float: the least h (signed; +inf for
+    no row, meaningless when h holds a NaN), which tells the histogram
+    finders whether every fixed-point hessian is positive
+    (``FixedPointGradients.hessians_positive``) without another pass."""
     n_threads = check_n_threads(n_threads)
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t n = gpair.shape[0]
     cdef Py_ssize_t n_blocks = (n + MAGNITUDE_BLOCK - 1) // MAGNITUDE_BLOCK
     if n_blocks == 0:
+        if least_hessian:
+            return 0.0, 0.0, float("inf")
         return 0.0, 0.0
     block_max = np.zeros((n_blocks, 2), dtype=np.float32)
     block_nan = np.zeros((n_blocks, 2), dtype=np.uint8)
+    block_least = np.empty(n_blocks, dtype=np.float32)
     cdef float[:, ::1] maxima = block_max
     cdef uint8_t[:, ::1] nans = block_nan
+    cdef float[::1] leasts = block_least
     cdef Py_ssize_t block, i
-    cdef float largest_g, largest_h, g, h
+    cdef float largest_g, largest_h, least_h, g, h
     cdef uint8_t nan_g, nan_h
     for block in prange(n_blocks, nogil=True, schedule="static",
                         num_threads=threads_for_work(n_threads, 2 * n)):
         largest_g = 0.0
         largest_h = 0.0
+        least_h = INFINITY
         nan_g = 0
         nan_h = 0
         for i in range(block * MAGNITUDE_BLOCK,
@@ -338,14 +349,20 @@ def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads):
             nan_h = nan_h | (h != h)
             largest_g = g if g > largest_g else largest_g
             largest_h = h if h > largest_h else largest_h
+            least_h = gpair[i, 1] if gpair[i, 1] < least_h else least_h
         maxima[block, 0] = largest_g
         maxima[block, 1] = largest_h
+        leasts[block] = least_h
         nans[block, 0] = nan_g
         nans[block, 1] = nan_h
     column_nan = block_nan.any(axis=0)
     column_max = block_max.max(axis=0)
-    return tuple(float("nan") if column_nan[c] else float(column_max[c])
-                 for c in range(2))
+    found = tuple(float("nan") if column_nan[c] else float(column_max[c])
+                  for c in range(2))
+    # the least of the blocks' leasts: exact, whatever the threads
+    if least_hessian:
+        return found + (float(block_least.min()),)
+    return found
 
 
 def largest_magnitude(const float[::1] values not None, int n_threads):

@@ -23,11 +23,14 @@ import os
 
 __all__ = ["SPIN_COUNT", "PRIVATE_RUNTIME", "load_private_runtime"]
 
-# Polls before an idle thread sleeps: enough to bridge the gap between the
-# back-to-back regions of one tree level on an idle machine, short enough
-# that a busy machine does not collapse (measured in
-# benchmarks/contention.py).
-SPIN_COUNT = 3000
+# Polls before an idle thread sleeps: enough to bridge the gaps between the
+# regions of a tree level (the Python between two kernels, up to a few
+# hundred microseconds) on an idle machine, a tenth of libgomp's default so
+# that a busy machine does not collapse (benchmarks/contention.py; a busy
+# machine's fit also drops to fewer threads: ThreadTuner). At 3,000 polls
+# the threads slept between most regions and every region paid a wake-up:
+# bench_categorical's fit ran on ~1.65 cores and took ~10-15% longer.
+SPIN_COUNT = 30000
 
 PRIVATE_RUNTIME = os.path.join(os.path.dirname(__file__), ".libs",
                                "libgomp-skboost.so.1")

@@ -155,6 +155,14 @@ LABELS = {
     "int binary": _rng.integers(0, 2, 500),
     "negative ints": _rng.integers(-3, 3, 500),
     "uint8": _rng.integers(0, 7, 500).astype(np.uint8),
+    # integer labels counted rather than sorted (_unique_labels): offsets
+    # wider than the labels' type, 64-bit extremes, and a range too wide
+    # to count
+    "int8 spanning the type": _rng.integers(-128, 128, 900).astype(np.int8),
+    "int64 near the minimum": np.iinfo(np.int64).min + _rng.integers(0, 5, 90),
+    "uint64 near the maximum": (np.iinfo(np.uint64).max
+                                - _rng.integers(0, 5, 90).astype(np.uint64)),
+    "int64 too wide to count": _rng.integers(0, 5, 90) * 10**12 - 7,
     "bool": _rng.random(500) < 0.3,
     "integral floats": _rng.integers(0, 4, 500) * 2.0 - 1.0,
     "float32": _rng.integers(0, 3, 500).astype(np.float32),
@@ -169,7 +177,8 @@ LABELS = {
 
 @pytest.mark.parametrize("y", list(LABELS.values()), ids=list(LABELS))
 def test_classes_and_indices_as_scikit_learn_makes_them(y):
-    """One np.unique pass for numeric labels: the classes, indices,
+    """One pass for numeric labels (a count for integers of a small
+    range, np.unique otherwise): the classes, indices,
     warnings and errors of check_classification_targets and LabelEncoder
     (the warning about more classes than half the rows counted on the rows,
     not on the distinct labels)."""

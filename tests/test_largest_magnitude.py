@@ -57,6 +57,10 @@ def test_pair_magnitudes_equal_numpy_column_max_abs(n, n_threads):
     expected = (tuple(float(m) for m in np.max(np.abs(gpair), axis=0)) if n
                 else (0.0, 0.0))
     assert pair_magnitudes(gpair, n_threads) == expected
+    # and the least (signed) h, +inf for no row
+    least = float(np.min(gpair[:, 1])) if n else np.inf
+    assert pair_magnitudes(gpair, n_threads, least_hessian=True) == (
+        expected + (least,))
 
 
 @pytest.mark.parametrize("column", [0, 1])
@@ -81,7 +85,10 @@ def test_check_gradients_returns_each_outputs_maxima(n_outputs):
     gpair = rng.normal(size=(n_outputs, 5000, 2)).astype(np.float32)
     maxima = check_gradients(gpair, 5000.0, "reg:squarederror", 0)
     np.testing.assert_array_equal(
-        maxima, np.max(np.abs(gpair), axis=1).astype(np.float64))
+        maxima[:, :2], np.max(np.abs(gpair), axis=1).astype(np.float64))
+    # and each output's least h
+    np.testing.assert_array_equal(
+        maxima[:, 2], np.min(gpair[:, :, 1], axis=1).astype(np.float64))
     # other layouts: checked, no maxima
     assert check_gradients(gpair.astype(np.float64), 5000.0,
                            "reg:squarederror", 0) is None
@@ -122,7 +129,36 @@ def test_fixed_point_given_maxima_with_inactive_rows_make_the_pass():
     assert given.n_active == own.n_active == 999
 
 
+@pytest.mark.parametrize("hessians", [
+    "positive", "one rounds to zero", "one zero", "one negative"])
+def test_fixed_point_given_least_hessian_answers_as_its_own_pass(hessians):
+    """Given the least h (the check's third figure), hessians_positive
+    answers without a pass what the pass over the rows answers: whether
+    every fixed-point hessian is positive."""
+    rng = np.random.default_rng(4)
+    gpair = np.abs(rng.normal(size=(50_000, 2))).astype(np.float32) + 0.1
+    if hessians == "one rounds to zero":
+        gpair[123, 1] = 1e-30
+    elif hessians == "one zero":
+        gpair[7, 1] = 0.0
+    elif hessians == "one negative":
+        gpair[49_999, 1] = -0.5
+    every_row = np.ones(50_000, dtype=bool)
+    own = FixedPointGradients(gpair, None, every_row, 2)
+    expected = hessians == "positive"
+    assert own.hessians_positive() == expected
+    for maxima in (pair_magnitudes(gpair, 2),
+                   pair_magnitudes(gpair, 2, least_hessian=True)):
+        given = FixedPointGradients(gpair, None, every_row, 2, maxima=maxima)
+        assert given.hessians_positive() == expected
+        np.testing.assert_array_equal(given.scales, own.scales)
+
+
 @pytest.mark.parametrize("maxima, weight, message", [
+    ((1.0, 1.0, np.nan), None, "least h"),
+    ((1.0, 1.0, -2.0), None, "least h"),
+    ((1.0, 1.0, 2.0), None, "least h"),
+    ((1.0, 1.0, 0.5, 0.1), None, "maxima must be"),
     ((np.nan, 1.0), None, "finite"),
     ((1.0, np.inf), None, "finite"),
     ((-1.0, 1.0), None, "finite"),

@@ -185,14 +185,20 @@ def _code_sparse_categories(estimator, X, reset, absent):
 def _code_categories(estimator, X, reset, dtype_categories):
     """X with the categorical features named by value (not by dtype) coded;
     at fit, records the CategoryMap on the estimator."""
+    # the columns coded by value, each read out of the row-major matrix
+    # once (a strided read touches every cache line of X), then searched
+    # and coded contiguous
+    columns = {}
     if reset:
         named = resolve_categorical_features(
             getattr(estimator, "categorical_features", None), X.shape[1],
             getattr(estimator, "feature_names_in_", None))
         features = np.union1d(named, list(dtype_categories)).astype(np.int64)
         names = _feature_labels(estimator, X.shape[1])
+        columns = {f: np.ascontiguousarray(X[:, f]) for f in features
+                   if f not in dtype_categories}
         categories = [dtype_categories[f] if f in dtype_categories
-                      else value_categories(X[:, f], names[f])
+                      else value_categories(columns[f], names[f])
                       for f in features]
         estimator._category_map_ = None if not features.size else CategoryMap(
             features, categories,
@@ -213,7 +219,10 @@ def _code_categories(estimator, X, reset, dtype_categories):
     if by_value:
         X = X.copy()   # never the caller's array
         for f, categories in by_value:
-            X[:, f] = value_codes(X[:, f], categories)
+            column = columns.get(f)
+            if column is None:
+                column = np.ascontiguousarray(X[:, f])
+            X[:, f] = value_codes(column, categories)
     return X
 
 

@@ -88,19 +88,21 @@ def check_gradients(gpair, weight_sum, objective_name, iteration,
     by ``MAX_GRADIENT_SUM`` (``max |g| * sum of weights``, a bound that
     does not depend on the order of the rows), on up to ``n_threads``.
 
-    Returns the maxima it found, ``(max |g|, max |h|)`` per output (an
-    (n_outputs, 2) array) for float32 C-ordered pairs of shape
+    Returns the extremes it found, ``(max |g|, max |h|, least h)`` per
+    output (an (n_outputs, 3) array) for float32 C-ordered pairs of shape
     (n_outputs, n_rows, 2), else None: the histogram finders' fixed-point
-    scales take them instead of another pass (``GrowthDriver.grow``)."""
+    scales (and their test of positive hessians) take them instead of
+    another pass (``GrowthDriver.grow``)."""
     maxima = None
-    # max |g| and max |h| in one parallel pass, no |gpair| temporary (as
-    # large as the gradients); NaN when one is NaN
+    # max |g|, max |h| (and the least h) in one parallel pass, no |gpair|
+    # temporary (as large as the gradients); NaN when one is NaN
     if (gpair.dtype == np.float32 and gpair.flags.c_contiguous
             and gpair.ndim == 3 and gpair.shape[2] == 2):
-        maxima = np.array([pair_magnitudes(pairs, n_threads)
-                           for pairs in gpair]).reshape(-1, 2)
-        largest = (float("nan") if np.isnan(maxima).any()
-                   else float(maxima.max(initial=0.0)))
+        maxima = np.array([pair_magnitudes(pairs, n_threads,
+                                           least_hessian=True)
+                           for pairs in gpair]).reshape(-1, 3)
+        largest = (float("nan") if np.isnan(maxima[:, :2]).any()
+                   else float(maxima[:, :2].max(initial=0.0)))
     elif gpair.dtype == np.float32 and gpair.flags.c_contiguous:
         largest = largest_magnitude(gpair.reshape(-1), n_threads)
     else:

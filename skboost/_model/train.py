@@ -363,8 +363,8 @@ def _boost_round(grower, booster, objective, gpair, raw, X, y, weight,
     gradients; their leaf values carry the grower's learning rate,
     ``learning_rate / num_parallel_tree``, so the round adds
     ``learning_rate`` times their mean, as XGBoost does.
-    ``gradient_maxima`` (``check_gradients``: max |g|, max |h| of each
-    output's pairs, or None) go to the grower of a tree on every row."""
+    ``gradient_maxima`` (``check_gradients``: max |g|, max |h| and the
+    least h of each output's pairs, or None) go to the grower of a tree on every row."""
     n_parallel = boost_params.num_parallel_tree
     learning_rate = grower.params.learning_rate
     if booster.vector_leaf:

@@ -1286,7 +1286,9 @@ cdef void _subtract_spans(int64_t[:, :, ::1] hist,
                                 is_cat)
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef Py_ssize_t row_values = hist.shape[1] * 2
-    for k in prange(n_nodes, nogil=True, schedule="static",
+    # dynamic: a node's cost is its spans' (a listed feature's few codes or
+    # a whole feature), which vary widely from node to node
+    for k in prange(n_nodes, nogil=True, schedule="dynamic",
                     num_threads=threads_for_work(n_threads, n_values)):
         _subtract_node(base + rows[k] * row_values,
                        base + rows[n_nodes + k] * row_values, bin_ptr,

@@ -107,12 +107,13 @@ cdef class FixedPointGradients:
         training (``skboost.dask``) chooses them from the maxima and row
         count of every worker's rows, so that every worker quantises alike
         (and as one process would on all rows).
-    maxima : sequence of 2 floats, default=None
+    maxima : sequence of 2 or 3 floats, default=None
         ``max |g|`` and ``max |h|`` of every row, when they are known
         already (the round's gradient check found them:
         ``limits.check_gradients``), for unit weights only: when every
         row is active, the scales are those of the pass over the rows
-        this saves (otherwise that pass is made).
+        this saves (otherwise that pass is made). A third, the least h
+        of every row, answers ``hessians_positive`` without a pass.
     """
 
     cdef readonly object gpair        # (n_rows, 2) float32
@@ -146,10 +147,12 @@ cdef class FixedPointGradients:
         self.weight = weight
         cdef ChunkMaxima totals
         if maxima is not None and np.count_nonzero(active) == active.shape[0]:
-            max_g, max_h = _checked_maxima(maxima, weight)
+            max_g, max_h, least_h = _checked_maxima(maxima, weight)
             self.n_active = active.shape[0]
-            # the least h w is found only if hessians_positive asks for it
-            self.least_h = NAN
+            # the least h w (all rows active, unit weights: the least h,
+            # the same double) if given, else found only if
+            # hessians_positive asks for it
+            self.least_h = least_h
             self._all_rows, self._n_threads = active, n_threads
         else:
             totals = _active_maxima(gpair, weight, active, n_threads)
@@ -209,13 +212,23 @@ cdef class FixedPointGradients:
 
 def _checked_maxima(maxima, weight):
     """Given maxima (``FixedPointGradients``): two finite values >= 0, for
-    unit weights."""
+    unit weights, and the least h when given as a third (NaN if not)."""
     if weight is not None:
         raise ValueError("maxima are for unit weights (weight None)")
-    max_g, max_h = (float(m) for m in maxima)
+    values = [float(m) for m in maxima]
+    if len(values) not in (2, 3):
+        raise ValueError("maxima must be (max |g|, max |h|) or (max |g|, "
+                         "max |h|, least h)")
+    max_g, max_h = values[:2]
     if not (0.0 <= max_g < np.inf and 0.0 <= max_h < np.inf):
         raise ValueError("gradients, hessians and weights must be finite")
-    return max_g, max_h
+    if len(values) == 2:
+        return max_g, max_h, NAN
+    # within [-max |h|, max |h|], or +inf for no row
+    least_h = values[2]
+    if not (-max_h <= least_h <= max_h or least_h == np.inf):
+        raise ValueError("the least h must lie within [-max |h|, max |h|]")
+    return max_g, max_h, least_h
 
 
 def _checked_scales(scales):

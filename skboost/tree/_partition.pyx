@@ -578,8 +578,11 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
     cdef int32_t f
     cdef const uint8_t* left_set
     # pass 1, in parallel over tasks: each task sorts its rows into its own
-    # range of scratch (disjoint ranges: no two threads share a write)
-    for t in prange(n_tasks, nogil=True, schedule="static",
+    # range of scratch (disjoint ranges: no two threads share a write).
+    # Tasks are handed out as threads come free (dynamic): a thread that
+    # wakes late, or a node whose rows cost more (scattered codes, a
+    # categorical set), then leaves the others no idle wait at the end
+    for t in prange(n_tasks, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         node = task_node[t]
         f = feature[node]
@@ -600,8 +603,9 @@ cdef object _split_nodes(const code_t[:, ::1] codes_by_feature,
                        n_left, left_dest, right_dest)
     # pass 2, in parallel over tasks: the rows back into row_index at their
     # destinations. The result is the stable partition whatever the thread
-    # count: every position is decided by the counts alone
-    for t in prange(n_tasks, nogil=True, schedule="static",
+    # count and whichever thread takes a task: every position is decided by
+    # the counts alone
+    for t in prange(n_tasks, nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         _place_task(scratch, row_index, task_begin[t], task_end[t],
                     task_left[t], left_dest[t], right_dest[t])

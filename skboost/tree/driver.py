@@ -267,7 +267,8 @@ class GrowthDriver:
         True. Returns the tree
         and where the rows ended (``add_values(tree, raw, column,
         n_threads)``), or None when the finder does not track them.
-        ``gradient_maxima`` (max |g|, max |h| over every row of gpair),
+        ``gradient_maxima`` (max |g|, max |h| over every row of gpair, and
+        the least h: ``check_gradients``),
         when known, go to a finder that takes them
         (``takes_gradient_maxima``: the histogram finders' fixed-point
         scales, which then need no pass over the rows)."""

@@ -246,9 +246,10 @@ class HistFinder(PooledHistogramFinder):
     takes_gradient_maxima = True
 
     def start_tree(self, gpair, active, gradient_maxima=None):
-        """The root's totals; ``gradient_maxima`` (max |g|, max |h| of
-        every row, when known) save the fixed-point scales a pass over
-        the rows, for unit weights (``FixedPointGradients``)."""
+        """The root's totals; ``gradient_maxima`` (max |g|, max |h| and
+        the least h of every row, when known) save the fixed-point scales,
+        and the test that the category lists nest, a pass over the rows,
+        for unit weights (``FixedPointGradients``)."""
         self.gradients = FixedPointGradients(
             gpair, self.weight, active, self.n_threads,
             scales=self.fixed_scales,
