@@ -952,7 +952,7 @@ class Shard:
         group = self._group(slot)
         if (magnitudes is not None and self.weights.in_sums is None
                 and active.all()):
-            g, h = magnitudes[group]
+            g, h = magnitudes[group, :2]   # (its third: the least h)
             return g, h, active.shape[0]
         return active_maxima(
             self.gpair[group], self.weights.in_sums,
