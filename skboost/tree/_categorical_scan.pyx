@@ -1366,16 +1366,21 @@ cdef void _subtract_spans(int64_t[:, :, ::1] hist,
                           const int64_t[::1] bin_ptr,
                           const SubtractSpan* spans, Py_ssize_t n_features,
                           int64_t n_values, int n_threads):
-    """The subtractions on each node's spans, in parallel over the nodes
-    (distinct rows: disjoint writes)."""
-    cdef Py_ssize_t n_nodes = rows.shape[0] // 2, k
+    """The subtractions on each node's spans, in parallel over the (node,
+    feature) pairs (distinct rows, and a feature's own bins: disjoint
+    writes). Dynamic: a high-cardinality feature streamed whole costs
+    thousands of times a listed one of a deep node, and one level's nodes
+    hold both."""
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2, task, k, f
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef Py_ssize_t row_values = hist.shape[1] * 2
-    for k in prange(n_nodes, nogil=True, schedule="static",
-                    num_threads=threads_for_work(n_threads, n_values)):
-        _subtract_node(base + rows[k] * row_values,
-                       base + rows[n_nodes + k] * row_values, bin_ptr,
-                       &spans[k * n_features])
+    for task in prange(n_nodes * n_features, nogil=True, schedule="dynamic",
+                       num_threads=threads_for_work(n_threads, n_values)):
+        k = task // n_features
+        f = task % n_features
+        _subtract_feature(base + rows[k] * row_values,
+                          base + rows[n_nodes + k] * row_values, bin_ptr, f,
+                          &spans[task])
 
 
 cdef int64_t _node_spans(SubtractSpan* spans, const PresentLists* parent,
@@ -1400,35 +1405,35 @@ cdef int64_t _node_spans(SubtractSpan* spans, const PresentLists* parent,
     return n_values
 
 
-cdef void _subtract_node(int64_t* parent, const int64_t* child,
-                         const int64_t[::1] bin_ptr,
-                         const SubtractSpan* spans) noexcept nogil:
-    """``parent -= child`` on one node's spans: a whole feature streams
-    (vectorised by the compiler), a listed one goes category by category
-    (a code outside the feature is skipped: never a bin of another)."""
-    cdef Py_ssize_t f, i, b
+cdef void _subtract_feature(int64_t* parent, const int64_t* child,
+                            const int64_t[::1] bin_ptr, Py_ssize_t f,
+                            const SubtractSpan* span) noexcept nogil:
+    """``parent -= child`` on one node's span of feature f: a whole
+    feature streams (vectorised by the compiler), a listed one goes
+    category by category (a code outside the feature is skipped: never a
+    bin of another)."""
+    cdef Py_ssize_t i, b
     cdef int64_t c, n_categories
-    for f in range(bin_ptr.shape[0] - 1):
-        if spans[f].codes == NULL:
-            for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
-                parent[i] = parent[i] - child[i]
-            continue
-        n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
-        for i in range(spans[f].n_codes):
-            c = spans[f].codes[i]
-            if i + WALK_AHEAD < spans[f].n_codes:
-                # scattered bins, as in _walk_categories: both rows' bin
-                # WALK_AHEAD codes on asked for early (hints only)
-                b = 2 * (bin_ptr[f] + spans[f].codes[i + WALK_AHEAD])
-                prefetch(parent + b)
-                prefetch(child + b)
-            if 0 <= c < n_categories:
-                b = 2 * (bin_ptr[f] + c)
-                parent[b] = parent[b] - child[b]
-                parent[b + 1] = parent[b + 1] - child[b + 1]
-        b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
-        parent[b] = parent[b] - child[b]
-        parent[b + 1] = parent[b + 1] - child[b + 1]
+    if span.codes == NULL:
+        for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
+            parent[i] = parent[i] - child[i]
+        return
+    n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
+    for i in range(span.n_codes):
+        c = span.codes[i]
+        if i + WALK_AHEAD < span.n_codes:
+            # scattered bins, as in _walk_categories: both rows' bin
+            # WALK_AHEAD codes on asked for early (hints only)
+            b = 2 * (bin_ptr[f] + span.codes[i + WALK_AHEAD])
+            prefetch(parent + b)
+            prefetch(child + b)
+        if 0 <= c < n_categories:
+            b = 2 * (bin_ptr[f] + c)
+            parent[b] = parent[b] - child[b]
+            parent[b + 1] = parent[b + 1] - child[b + 1]
+    b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
+    parent[b] = parent[b] - child[b]
+    parent[b + 1] = parent[b + 1] - child[b + 1]
 
 
 cdef void clear_spans(int64_t* hist, const int64_t* bin_ptr,
