@@ -29,7 +29,7 @@ from skboost._openmp_helpers import check_n_threads
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, NAN, fabs, frexp, isfinite, isnan, ldexp
 from libc.string cimport memset
-from libc.stdint cimport uint16_t
+from libc.stdint cimport uint16_t, uint64_t
 
 from ._binning cimport BinnedData
 from ._categorical_scan cimport ListedSpans, SubtractSpan, clear_spans
@@ -765,7 +765,9 @@ cdef void _build(const code_t[:, ::1] codes,
             wide = acc.wide_of_bin != NULL
             target = &scratch[tid, s, 0, 0]
             if not touched[tid, s]:
-                memset(target, 0, partial_pairs * 2 * sizeof(int64_t))
+                # (a partial zeroed on the node's spans: its other bins add
+                # up to bins of the node that are never read)
+                _zero_target(&acc, node, target, wide)
                 touched[tid, s] = 1
         _accumulate(codes, gpair, &acc, row_index, task_begin[t],
                     task_end[t], bin_ptr, target, wide)
@@ -800,11 +802,15 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
                         const int64_t* wide_of_bin) noexcept:
     """Each shared node's histogram as the sum of the threads' partial
     histograms it touched, in one parallel region over (shared node, bin);
-    bin j of a wide partial is its pair ``wide_of_bin[j]``."""
+    bin j of a wide partial is its pair ``wide_of_bin[j]``. The sums are
+    unsigned (wrapping) additions: the same bits as the int64 sums where
+    the partials were zeroed, and defined on the bins a listed build
+    (``build_histograms(listed=)``) left holding anything."""
     cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
     cdef Py_ssize_t n_blocks = (n_bins + ADD_BLOCK_BINS - 1) // ADD_BLOCK_BINS
     cdef Py_ssize_t block, k, j, w
-    cdef int64_t node, g, h
+    cdef int64_t node
+    cdef uint64_t g, h
     cdef int tid, n_partials = n_threads
     # one block of a (node, bins) row per iteration: each bin has one
     # writer, and the partials are added in thread order (integers: any
@@ -822,10 +828,10 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
             h = 0
             for tid in range(n_partials):
                 if touched[tid, k]:
-                    g = g + scratch[tid, k, w, 0]
-                    h = h + scratch[tid, k, w, 1]
-            hist[node, j, 0] = g
-            hist[node, j, 1] = h
+                    g = g + <uint64_t> scratch[tid, k, w, 0]
+                    h = h + <uint64_t> scratch[tid, k, w, 1]
+            hist[node, j, 0] = <int64_t> g
+            hist[node, j, 1] = <int64_t> h
 
 
 # Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored
