@@ -1056,15 +1056,19 @@ cdef class NodeCategoryLists:
         cdef const int64_t[:, ::1] order_room = self.order_room
         cdef const int32_t[::1] parent_codes
         cdef const int64_t[:, ::1] parent_start, parent_count
-        cdef NodeCategoryLists lists
+        cdef NodeCategoryLists lists, viewed = None
         cdef Py_ssize_t k, f, kp
         cdef CategoryList* e
         for k in range(self.n_nodes):
             if parent_of[k] is not None:
                 lists, kp = parent_of[k]
-                parent_codes = lists.present_codes
-                parent_start = lists.present_start
-                parent_count = lists.present_count
+                if lists is not viewed:
+                    # a batch's parents share their batch's lists: their
+                    # arrays are viewed once, not once a node
+                    parent_codes = lists.present_codes
+                    parent_start = lists.present_start
+                    parent_count = lists.present_count
+                    viewed = lists
             for f in range(self.n_features):
                 e = &self.entries[k * self.n_features + f]
                 e.codes, e.n_codes = NULL, 0
