@@ -40,6 +40,27 @@ cdef class NodeCategoryLists:
     cdef object order_count         # int64 (n_nodes, n_features), -1: none
 
 
+ctypedef struct SubtractSpan:
+    # the bins of one (node, feature) that a level's listed subtraction and
+    # the clearing of its built children touch (ListedSpans): the listed
+    # categories and the missing bin, or (codes NULL) the feature's every bin
+    const int32_t* codes
+    Py_ssize_t n_codes
+
+
+cdef class ListedSpans:
+    cdef SubtractSpan* spans        # (n_nodes, n_features), row-major
+    cdef readonly Py_ssize_t n_nodes, n_features
+    cdef readonly int64_t n_values  # int64 values the spans cover
+    cdef readonly object bin_ptr    # the layout the spans are of
+    cdef object parent_lists        # the lists the codes point into
+
+
+cdef void clear_spans(int64_t* hist, const int64_t* bin_ptr,
+                      Py_ssize_t n_features,
+                      const SubtractSpan* spans) noexcept nogil
+
+
 cdef void scan_categorical(const int64_t[:, ::1] hist,  # (n_bins, 2) one node
                            int32_t feature, int64_t first_bin,
                            int64_t n_categories, int64_t Gq, int64_t Hq,

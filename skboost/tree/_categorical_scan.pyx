@@ -34,7 +34,7 @@ from cython.parallel cimport prange
 from libc.math cimport frexp
 from libc.stdint cimport int8_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from .._parallel cimport capped, threads_for_work
 from ._checks cimport distinct_in_range
@@ -160,7 +160,7 @@ ctypedef struct KeyCounts:
 
 
 # How many listed codes ahead the walks over a list (_walk_categories,
-# _subtract_node) prefetch their bins: enough to cover a miss to memory
+# _subtract_feature) prefetch their bins: enough to cover a miss to memory
 # at a few nanoseconds an entry (a deep node's 64-node level of a
 # 30,000-category feature: its scan 3.8 -> 3.0 ms on one thread).
 cdef enum:
@@ -1056,15 +1056,19 @@ cdef class NodeCategoryLists:
         cdef const int64_t[:, ::1] order_room = self.order_room
         cdef const int32_t[::1] parent_codes
         cdef const int64_t[:, ::1] parent_start, parent_count
-        cdef NodeCategoryLists lists
+        cdef NodeCategoryLists lists, viewed = None
         cdef Py_ssize_t k, f, kp
         cdef CategoryList* e
         for k in range(self.n_nodes):
             if parent_of[k] is not None:
                 lists, kp = parent_of[k]
-                parent_codes = lists.present_codes
-                parent_start = lists.present_start
-                parent_count = lists.present_count
+                if lists is not viewed:
+                    # a batch's parents share their batch's lists: their
+                    # arrays are viewed once, not once a node
+                    parent_codes = lists.present_codes
+                    parent_start = lists.present_start
+                    parent_count = lists.present_count
+                    viewed = lists
             for f in range(self.n_features):
                 e = &self.entries[k * self.n_features + f]
                 e.codes, e.n_codes = NULL, 0
@@ -1150,14 +1154,131 @@ cdef class NodeCategoryLists:
         """Whether the rooms were sized for this histogram layout."""
         return np.array_equal(np.asarray(bin_ptr), self.bin_ptr)
 
+    def pass_on_unscanned(self):
+        """The list each (node, feature) with one to visit but no sorted
+        scan of its own (column sampling left the feature out) passes on
+        as its non-empty categories: the visited list itself, a superset
+        of them. Then a node's children always read a listed feature's
+        histogram on its parent's list or a sublist of it, the bins a
+        built child's histogram is zeroed on (``ListedSpans``); with no
+        list they would read every bin of the feature, some never zeroed."""
+        cdef Py_ssize_t k
+        cdef CategoryList* e
+        for k in range(self.n_nodes * self.n_features):
+            e = &self.entries[k]
+            if e.codes != NULL and e.n_present[0] < 0:
+                # the room of present is the visited list's length
+                memcpy(e.present, e.codes, e.n_codes * sizeof(int32_t))
+                e.n_present[0] = e.n_codes
 
 
-ctypedef struct SubtractSpan:
-    # the bins of one (node, feature) that subtract_listed_histograms
-    # subtracts: the listed categories and the missing bin, or (codes NULL)
-    # the feature's every bin
-    const int32_t* codes
-    Py_ssize_t n_codes
+
+cdef class ListedSpans:
+    """Per node of a level's splits and feature, the bins its children's
+    histograms are read on: the categories the node's sorted scan listed
+    (and the missing bin), or the feature's every bin (``SubtractSpan``).
+
+    The parents' lists nest (``NodeCategoryLists``): a child's non-empty
+    categories of a listed feature are among its parent's, and the
+    children's scans, left sets and own children read no other bin of it.
+    So the larger child's histogram is subtracted on these bins only
+    (``subtract_listed_spans``), and the smaller child's is zeroed on them
+    only before it is built (``_histogram.build_histograms(listed=)``):
+    the other bins of a listed feature are never read, whatever they hold.
+    A list of at least 1 / DENSE_LIST of its feature's categories spans
+    the whole feature (streamed, cheaper than its scattered bins).
+
+    Parameters
+    ----------
+    parent_lists : list of (NodeCategoryLists, int) or None
+        Per node, its scan lists and its index in them
+        (``CategoryListKeeper.split``), or None: every bin.
+    bin_ptr : ndarray of shape (n_features + 1,), int64
+        The histogram layout.
+    categorical : ndarray of shape (n_features,), uint8
+    """
+
+    def __cinit__(self):
+        self.spans = NULL
+
+    def __init__(self, parent_lists, bin_ptr, categorical):
+        bins = _checked_layout(bin_ptr)
+        flags = _categorical_flags(categorical, bins.shape[0] - 1)
+        _check_parent_lists(parent_lists, bins)
+        self.n_nodes, self.n_features = len(parent_lists), flags.shape[0]
+        self.bin_ptr, self.parent_lists = bins, list(parent_lists)
+        self.spans = <SubtractSpan*> malloc(
+            max(self.n_nodes * self.n_features, 1) * sizeof(SubtractSpan))
+        if self.spans == NULL:
+            raise MemoryError()
+        self.n_values = _fill_spans(self.spans, self.parent_lists, bins,
+                                    flags)
+
+    def __dealloc__(self):
+        free(self.spans)
+
+    def listed_counts(self):
+        """int64 (n_nodes, n_features): the listed codes of each span, -1
+        where it is the feature's every bin."""
+        counts = np.full((self.n_nodes, self.n_features), -1, dtype=np.int64)
+        cdef Py_ssize_t k, f
+        for k in range(self.n_nodes):
+            for f in range(self.n_features):
+                if self.spans[k * self.n_features + f].codes != NULL:
+                    counts[k, f] = self.spans[k * self.n_features + f].n_codes
+        return counts
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+def _checked_layout(bin_ptr):
+    """bin_ptr as int64, checked: rising by at least 1 from 0."""
+    bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or np.any(
+            np.diff(bins) < 1):
+        raise ValueError("bin_ptr must rise from 0 by at least 1 a feature")
+    return bins
+
+
+def _check_parent_lists(parent_lists, bins):
+    """Each parent: None or (NodeCategoryLists of the layout, a node)."""
+    checked = set()   # the layout checked once per lists object (a
+    # level's parents share their batch's: a comparison of bin_ptr each
+    # cost more than the subtraction of a deep level)
+    for parent in parent_lists:
+        if parent is None:
+            continue
+        lists, kp = parent
+        if not isinstance(lists, NodeCategoryLists) or not (
+                id(lists) in checked or lists.same_layout(bins)) or not (
+                0 <= kp < lists.n_nodes):
+            raise ValueError("a parent's lists must be (NodeCategoryLists, "
+                             "node index) of the same histogram layout")
+        checked.add(id(lists))
+
+
+cdef int64_t _fill_spans(SubtractSpan* spans, list parent_lists,
+                         const int64_t[::1] bin_ptr,
+                         const uint8_t[::1] is_cat) except -1:
+    """Each node's spans from its parent's lists; returns how many int64
+    values they cover in all."""
+    cdef Py_ssize_t n_features = is_cat.shape[0], k, kp
+    cdef int64_t n_values = 0
+    cdef NodeCategoryLists lists, viewed = None
+    cdef PresentLists view
+    for k in range(len(parent_lists)):
+        if parent_lists[k] is None:
+            n_values += _node_spans(&spans[k * n_features], NULL, 0,
+                                    bin_ptr, is_cat)
+            continue
+        lists, kp = parent_lists[k]
+        if lists is not viewed:
+            # a level's parents share their batch's lists: their arrays
+            # are taken once, not once a node
+            view, viewed = _present_lists(lists), lists
+        n_values += _node_spans(&spans[k * n_features], &view, kp, bin_ptr,
+                                is_cat)
+    return n_values
 
 
 def subtract_listed_histograms(
@@ -1187,28 +1308,32 @@ def subtract_listed_histograms(
     categorical : ndarray of shape (n_features,), uint8
     n_threads : int
     """
-    rows, bins = _checked_subtraction(hist, parent_rows, child_rows,
-                                      parent_lists, bin_ptr)
-    flags = _categorical_flags(categorical, bins.shape[0] - 1)
-    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
-    cdef Py_ssize_t n_features = flags.shape[0]
-    cdef SubtractSpan* spans = <SubtractSpan*> malloc(
-        max(n_nodes * n_features, 1) * sizeof(SubtractSpan))
-    if spans == NULL:
-        raise MemoryError()
-    try:
-        _subtract_spans(hist, rows, bins, spans, parent_lists, flags,
-                        capped(n_threads))
-    finally:
-        free(spans)
+    if len(parent_lists) != len(parent_rows):
+        raise ValueError("parent_lists must have one entry per node")
+    subtract_listed_spans(hist, parent_rows, child_rows,
+                          ListedSpans(parent_lists, bin_ptr, categorical),
+                          n_threads)
 
 
-@cython.boundscheck(True)
-@cython.wraparound(True)
-def _checked_subtraction(hist, parent_rows, child_rows, parent_lists,
-                         bin_ptr):
-    """The parent then child rows (int64, checked distinct rows of hist)
-    and the layout (checked against hist and every parent's lists)."""
+def subtract_listed_spans(int64_t[:, :, ::1] hist not None,  # IN/OUT
+                          parent_rows, child_rows,
+                          ListedSpans spans not None, int n_threads):
+    """``subtract_listed_histograms`` on spans made once for a level (which
+    its built children's clearing shares): ``hist[parent_rows[k]] -=
+    hist[child_rows[k]]`` on node k's spans."""
+    rows = _checked_rows(hist, parent_rows, child_rows)
+    # spans.bin_ptr rises from 0 (checked when the spans were made)
+    if spans.n_nodes != rows.shape[0] // 2 or (
+            spans.bin_ptr[spans.bin_ptr.shape[0] - 1] != hist.shape[1]) or (
+            hist.shape[2] != 2):
+        raise ValueError("spans must be one per node, of hist's layout "
+                         "(bin_ptr must rise from 0 to hist's n_bins)")
+    _subtract_spans(hist, rows, spans.bin_ptr, spans.spans,
+                    spans.n_features, spans.n_values, capped(n_threads))
+
+
+def _checked_rows(hist, parent_rows, child_rows):
+    """The parent then child rows (int64), checked distinct rows of hist."""
     cdef Py_ssize_t n_nodes = len(parent_rows)
     rows = np.concatenate([
         np.ascontiguousarray(parent_rows, dtype=np.int64).reshape(-1),
@@ -1217,27 +1342,7 @@ def _checked_subtraction(hist, parent_rows, child_rows, parent_lists,
             rows, hist.shape[0]) != 1:
         raise ValueError("parent_rows and child_rows must be one each per "
                          "node, distinct rows of hist")
-    bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
-    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or (
-            bins[-1] != hist.shape[1]) or np.any(np.diff(bins) < 1) or (
-            hist.shape[2] != 2):
-        raise ValueError("bin_ptr must rise from 0 to hist's n_bins")
-    if len(parent_lists) != n_nodes:
-        raise ValueError("parent_lists must have one entry per node")
-    checked = set()   # the layout checked once per lists object (a
-    # level's parents share their batch's: a comparison of bin_ptr each
-    # cost more than the subtraction of a deep level)
-    for parent in parent_lists:
-        if parent is None:
-            continue
-        lists, kp = parent
-        if not isinstance(lists, NodeCategoryLists) or not (
-                id(lists) in checked or lists.same_layout(bins)) or not (
-                0 <= kp < lists.n_nodes):
-            raise ValueError("a parent's lists must be (NodeCategoryLists, "
-                             "node index) of the same histogram layout")
-        checked.add(id(lists))
-    return rows, bins
+    return rows
 
 
 ctypedef struct PresentLists:
@@ -1263,36 +1368,23 @@ cdef PresentLists _present_lists(NodeCategoryLists lists):
 cdef void _subtract_spans(int64_t[:, :, ::1] hist,
                           const int64_t[::1] rows,
                           const int64_t[::1] bin_ptr,
-                          SubtractSpan* spans, parent_lists,
-                          const uint8_t[::1] is_cat, int n_threads):
-    """Each node's spans from its parent's lists, then the subtractions,
-    in parallel over the nodes (distinct rows: disjoint writes)."""
-    cdef Py_ssize_t n_nodes = rows.shape[0] // 2
-    cdef Py_ssize_t n_features = is_cat.shape[0], k, kp
-    cdef int64_t n_values = 0
-    cdef NodeCategoryLists lists, viewed = None
-    cdef PresentLists view
-    for k in range(n_nodes):
-        if parent_lists[k] is None:
-            n_values += _node_spans(&spans[k * n_features], NULL, 0,
-                                    bin_ptr, is_cat)
-            continue
-        lists, kp = parent_lists[k]
-        if lists is not viewed:
-            # a level's parents share their batch's lists: their arrays
-            # are taken once, not once a node
-            view, viewed = _present_lists(lists), lists
-        n_values += _node_spans(&spans[k * n_features], &view, kp, bin_ptr,
-                                is_cat)
+                          const SubtractSpan* spans, Py_ssize_t n_features,
+                          int64_t n_values, int n_threads):
+    """The subtractions on each node's spans, in parallel over the (node,
+    feature) pairs (distinct rows, and a feature's own bins: disjoint
+    writes). Dynamic: a high-cardinality feature streamed whole costs
+    thousands of times a listed one of a deep node, and one level's nodes
+    hold both."""
+    cdef Py_ssize_t n_nodes = rows.shape[0] // 2, task, k, f
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef Py_ssize_t row_values = hist.shape[1] * 2
-    # dynamic: a node's cost is its spans' (a listed feature's few codes or
-    # a whole feature), which vary widely from node to node
-    for k in prange(n_nodes, nogil=True, schedule="dynamic",
-                    num_threads=threads_for_work(n_threads, n_values)):
-        _subtract_node(base + rows[k] * row_values,
-                       base + rows[n_nodes + k] * row_values, bin_ptr,
-                       &spans[k * n_features])
+    for task in prange(n_nodes * n_features, nogil=True, schedule="dynamic",
+                       num_threads=threads_for_work(n_threads, n_values)):
+        k = task // n_features
+        f = task % n_features
+        _subtract_feature(base + rows[k] * row_values,
+                          base + rows[n_nodes + k] * row_values, bin_ptr, f,
+                          &spans[task])
 
 
 cdef int64_t _node_spans(SubtractSpan* spans, const PresentLists* parent,
@@ -1317,35 +1409,61 @@ cdef int64_t _node_spans(SubtractSpan* spans, const PresentLists* parent,
     return n_values
 
 
-cdef void _subtract_node(int64_t* parent, const int64_t* child,
-                         const int64_t[::1] bin_ptr,
-                         const SubtractSpan* spans) noexcept nogil:
-    """``parent -= child`` on one node's spans: a whole feature streams
-    (vectorised by the compiler), a listed one goes category by category
-    (a code outside the feature is skipped: never a bin of another)."""
-    cdef Py_ssize_t f, i, b
+cdef void _subtract_feature(int64_t* parent, const int64_t* child,
+                            const int64_t[::1] bin_ptr, Py_ssize_t f,
+                            const SubtractSpan* span) noexcept nogil:
+    """``parent -= child`` on one node's span of feature f: a whole
+    feature streams (vectorised by the compiler), a listed one goes
+    category by category (a code outside the feature is skipped: never a
+    bin of another)."""
+    cdef Py_ssize_t i, b
     cdef int64_t c, n_categories
-    for f in range(bin_ptr.shape[0] - 1):
+    if span.codes == NULL:
+        for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
+            parent[i] = parent[i] - child[i]
+        return
+    n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
+    for i in range(span.n_codes):
+        c = span.codes[i]
+        if i + WALK_AHEAD < span.n_codes:
+            # scattered bins, as in _walk_categories: both rows' bin
+            # WALK_AHEAD codes on asked for early (hints only)
+            b = 2 * (bin_ptr[f] + span.codes[i + WALK_AHEAD])
+            prefetch(parent + b)
+            prefetch(child + b)
+        if 0 <= c < n_categories:
+            b = 2 * (bin_ptr[f] + c)
+            parent[b] = parent[b] - child[b]
+            parent[b + 1] = parent[b + 1] - child[b + 1]
+    b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
+    parent[b] = parent[b] - child[b]
+    parent[b + 1] = parent[b + 1] - child[b + 1]
+
+
+cdef void clear_spans(int64_t* hist, const int64_t* bin_ptr,
+                      Py_ssize_t n_features,
+                      const SubtractSpan* spans) noexcept nogil:
+    """Zero one node's histogram (``n_bins`` pairs) on its spans
+    (``ListedSpans``): a whole feature is one memset, a listed one its
+    listed categories (a code outside the feature is skipped) and its
+    missing bin. The bins left alone are never read (``ListedSpans``)."""
+    cdef Py_ssize_t f, i
+    cdef int64_t c, b, n_categories
+    for f in range(n_features):
         if spans[f].codes == NULL:
-            for i in range(2 * bin_ptr[f], 2 * bin_ptr[f + 1]):
-                parent[i] = parent[i] - child[i]
+            memset(hist + 2 * bin_ptr[f], 0,
+                   2 * (bin_ptr[f + 1] - bin_ptr[f]) * sizeof(int64_t))
             continue
         n_categories = bin_ptr[f + 1] - bin_ptr[f] - 1
         for i in range(spans[f].n_codes):
             c = spans[f].codes[i]
-            if i + WALK_AHEAD < spans[f].n_codes:
-                # scattered bins, as in _walk_categories: both rows' bin
-                # WALK_AHEAD codes on asked for early (hints only)
-                b = 2 * (bin_ptr[f] + spans[f].codes[i + WALK_AHEAD])
-                prefetch(parent + b)
-                prefetch(child + b)
             if 0 <= c < n_categories:
                 b = 2 * (bin_ptr[f] + c)
-                parent[b] = parent[b] - child[b]
-                parent[b + 1] = parent[b + 1] - child[b + 1]
+                hist[b] = 0
+                hist[b + 1] = 0
         b = 2 * (bin_ptr[f + 1] - 1)     # the missing bin
-        parent[b] = parent[b] - child[b]
-        parent[b + 1] = parent[b + 1] - child[b + 1]
+        hist[b] = 0
+        hist[b + 1] = 0
 
 
 @cython.boundscheck(True)

@@ -29,9 +29,10 @@ from skboost._openmp_helpers import check_n_threads
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, NAN, fabs, frexp, isfinite, isnan, ldexp
 from libc.string cimport memset
-from libc.stdint cimport uint16_t
+from libc.stdint cimport uint16_t, uint64_t
 
 from ._binning cimport BinnedData
+from ._categorical_scan cimport ListedSpans, SubtractSpan, clear_spans
 from ._sparse cimport BinnedRows
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
                        prefetch_outer, round_to_int64, uint8_t,
@@ -484,12 +485,18 @@ def build_histograms(BinnedData data,
                      node_end,                   # IN (n_nodes,) int64
                      hist,                       # OUT (n_hist, n_bins, 2) int64
                      int n_threads,
-                     hist_rows=None):            # IN (n_nodes,) int64
+                     hist_rows=None,             # IN (n_nodes,) int64
+                     ListedSpans listed=None):
     """Histograms of a batch of nodes, node k owning the rows
     ``partition.row_index[node_begin[k]:node_end[k]]``.
 
     Node k's histogram is written to ``hist[hist_rows[k]]`` (rows of a pool
     of histograms, distinct), or to ``hist[k]`` without ``hist_rows``.
+    With ``listed`` (``_categorical_scan.ListedSpans``, one node's spans
+    per node k: its parent's), a histogram built by one thread alone is
+    zeroed on node k's spans only, not whole: a listed categorical
+    feature's other bins keep what the row held before (never read, and
+    no row adds to them: a node's categories are among its parent's).
 
     Tasks of at most ROWS_PER_TASK rows of one node run in parallel; each
     thread accumulates into its own copy of the node's histogram, zeroed on
@@ -515,14 +522,18 @@ def build_histograms(BinnedData data,
                     threads_for_work(n_threads, n_updates))
     wide_of_bin = _wide_layout(data)
     node_rows = node_end - node_begin
+    if listed is not None and (listed.n_nodes != n_nodes or not np.array_equal(
+            listed.bin_ptr, data.bin_ptr)):
+        raise ValueError("listed must hold the spans of every node, of the "
+                         "data's histogram layout")
     if data.codes.dtype == np.uint8:
         _build[uint8_t](data.codes, gradients, partition.row_index, tasks,
                         data.bin_ptr, hist, hist_rows, n_threads,
-                        wide_of_bin, node_rows)
+                        wide_of_bin, node_rows, listed)
     else:
         _build[uint16_t](data.codes, gradients, partition.row_index, tasks,
                          data.bin_ptr, hist, hist_rows, n_threads,
-                         wide_of_bin, node_rows)
+                         wide_of_bin, node_rows, listed)
 
 
 def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
@@ -620,6 +631,23 @@ cdef struct Accumulation:
     const int64_t* wide_of_bin  # NULL: the narrow layout throughout
     Py_ssize_t n_bins
     Py_ssize_t n_wide           # pairs of a wide histogram
+    const int64_t* bin_ptr
+    Py_ssize_t n_features
+    const SubtractSpan* listed  # (n_nodes, n_features); NULL: zero whole
+
+
+cdef inline void _zero_target(const Accumulation* acc, int64_t node,
+                              int64_t* target, bint wide) noexcept nogil:
+    """Zero the histogram a node built by one thread adds into: a wide
+    buffer or a narrow one whole, or a narrow one on the node's spans
+    (``acc.listed``: what its histogram is read on)."""
+    if wide:
+        memset(target, 0, acc.n_wide * 2 * sizeof(int64_t))
+    elif acc.listed != NULL:
+        clear_spans(target, acc.bin_ptr, acc.n_features,
+                    &acc.listed[node * acc.n_features])
+    else:
+        memset(target, 0, acc.n_bins * 2 * sizeof(int64_t))
 
 
 cdef inline void _accumulate(const code_t[:, ::1] codes,
@@ -666,8 +694,7 @@ cdef void _build_serial(const code_t[:, ::1] codes,
         wide = acc.wide_of_bin != NULL and node_rows[node] >= WIDE_MIN_ROWS
         target = wide_buffer if wide else &hist[hist_rows[node], 0, 0]
         if t == 0 or node != task_node[t - 1]:
-            memset(target, 0, (acc.n_wide if wide else acc.n_bins)
-                   * 2 * sizeof(int64_t))
+            _zero_target(acc, node, target, wide)
         _accumulate(codes, gpair, acc, row_index, task_begin[t], task_end[t],
                     bin_ptr, target, wide)
         if wide and (t + 1 == n_tasks or task_node[t + 1] != node):
@@ -684,7 +711,8 @@ cdef void _build(const code_t[:, ::1] codes,
                  const int64_t[::1] hist_rows,
                  int n_threads,
                  wide_of_bin_arr,
-                 node_rows_arr):
+                 node_rows_arr,
+                 ListedSpans listed):
     cdef const int64_t[::1] task_node = tasks[0]
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
@@ -700,6 +728,9 @@ cdef void _build(const code_t[:, ::1] codes,
     acc.n_bins = n_bins
     # every feature's WIDE_BINS pairs, then the zero pair (_wide_of_bin)
     acc.n_wide = codes.shape[1] * WIDE_BINS + 1
+    acc.bin_ptr = &bin_ptr[0]
+    acc.n_features = bin_ptr.shape[0] - 1
+    acc.listed = NULL if listed is None else listed.spans
     if wide_of_bin_arr is not None:
         wide_of_bin = wide_of_bin_arr
         acc.wide_of_bin = &wide_of_bin[0]
@@ -742,13 +773,14 @@ cdef void _build(const code_t[:, ::1] codes,
             wide = (acc.wide_of_bin != NULL
                     and node_rows[node] >= WIDE_MIN_ROWS)
             target = &alone[tid, 0, 0] if wide else &hist[hist_rows[node], 0, 0]
-            memset(target, 0, (acc.n_wide if wide else n_bins)
-                   * 2 * sizeof(int64_t))
+            _zero_target(&acc, node, target, wide)
         else:
             wide = acc.wide_of_bin != NULL
             target = &scratch[tid, s, 0, 0]
             if not touched[tid, s]:
-                memset(target, 0, partial_pairs * 2 * sizeof(int64_t))
+                # (a partial zeroed on the node's spans: its other bins add
+                # up to bins of the node that are never read)
+                _zero_target(&acc, node, target, wide)
                 touched[tid, s] = 1
         _accumulate(codes, gpair, &acc, row_index, task_begin[t],
                     task_end[t], bin_ptr, target, wide)
@@ -783,11 +815,15 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
                         const int64_t* wide_of_bin) noexcept:
     """Each shared node's histogram as the sum of the threads' partial
     histograms it touched, in one parallel region over (shared node, bin);
-    bin j of a wide partial is its pair ``wide_of_bin[j]``."""
+    bin j of a wide partial is its pair ``wide_of_bin[j]``. The sums are
+    unsigned (wrapping) additions: the same bits as the int64 sums where
+    the partials were zeroed, and defined on the bins a listed build
+    (``build_histograms(listed=)``) left holding anything."""
     cdef Py_ssize_t n_shared = shared_node.shape[0], n_bins = hist.shape[1]
     cdef Py_ssize_t n_blocks = (n_bins + ADD_BLOCK_BINS - 1) // ADD_BLOCK_BINS
     cdef Py_ssize_t block, k, j, w
-    cdef int64_t node, g, h
+    cdef int64_t node
+    cdef uint64_t g, h
     cdef int tid, n_partials = n_threads
     # one block of a (node, bins) row per iteration: each bin has one
     # writer, and the partials are added in thread order (integers: any
@@ -805,10 +841,10 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
             h = 0
             for tid in range(n_partials):
                 if touched[tid, k]:
-                    g = g + scratch[tid, k, w, 0]
-                    h = h + scratch[tid, k, w, 1]
-            hist[node, j, 0] = g
-            hist[node, j, 1] = h
+                    g = g + <uint64_t> scratch[tid, k, w, 0]
+                    h = h + <uint64_t> scratch[tid, k, w, 1]
+            hist[node, j, 0] = <int64_t> g
+            hist[node, j, 1] = <int64_t> h
 
 
 # Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored

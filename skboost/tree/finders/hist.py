@@ -13,8 +13,8 @@ import numpy as np
 
 from .._approx import codes_from_sorted, propose_cuts
 from .._binning import BinnedData
-from .._categorical_scan import (NodeCategoryLists, batch_left_sets,
-                                 subtract_listed_histograms)
+from .._categorical_scan import (ListedSpans, NodeCategoryLists,
+                                 batch_left_sets, subtract_listed_spans)
 from .._context import SplitContext
 from .._hist_split import find_best_splits_hist
 from .._histogram import (FixedPointGradients, build_histograms,
@@ -240,7 +240,9 @@ class HistFinder(PooledHistogramFinder):
         # by distributed training (skboost.dask), chosen over every worker
         self.fixed_scales = None
         self._category_lists = CategoryListKeeper()
-        self._parent_lists = None   # the splitting parents' (apply_splits)
+        # the splitting parents' lists, as the spans of bins their
+        # children's histograms are zeroed and subtracted on (apply_splits)
+        self._parent_spans = None
 
     # start_tree takes the maxima of the gradients (GrowthDriver.grow)
     takes_gradient_maxima = True
@@ -283,7 +285,7 @@ class HistFinder(PooledHistogramFinder):
         would be summed across processes)."""
         build_histograms(self.binned, self.partition, self.gradients, begin,
                          end, self.pool.array, self.n_threads,
-                         hist_rows=hist_rows)
+                         hist_rows=hist_rows, listed=self._parent_spans)
 
     def _start_pool(self):
         """Every histogram row free; a new pool when the bins changed."""
@@ -313,14 +315,18 @@ class HistFinder(PooledHistogramFinder):
                           self._left_sets(batch.nodes, records, lists))
 
     def apply_splits(self, nodes, splits, left, right, find_next):
-        # the parents' lists go to their children's scans, and to the
-        # subtraction of their larger children's histograms
-        self._parent_lists = self._category_lists.split(nodes, left, right)
+        # the parents' lists go to their children's scans, and (as spans)
+        # to the zeroing of their smaller children's histograms and the
+        # subtraction of their larger children's
+        parent_lists = self._category_lists.split(nodes, left, right)
+        if parent_lists is not None and find_next:
+            self._parent_spans = ListedSpans(
+                parent_lists, self.binned.bin_ptr, self.categorical)
         try:
             return super().apply_splits(nodes, splits, left, right,
                                         find_next)
         finally:
-            self._parent_lists = None
+            self._parent_spans = None
 
     def retire(self, nodes):
         self._category_lists.forget(nodes)
@@ -354,15 +360,14 @@ class HistFinder(PooledHistogramFinder):
             left_sets=splits.left_sets)
 
     def _subtract(self, parent_rows, small_rows):
-        if self._parent_lists is None:
+        if self._parent_spans is None:
             subtract_histograms(self.pool.array, parent_rows, small_rows,
                                 self.n_threads)
             return
         # the parents' lists nest (CategoryListKeeper): a listed feature's
-        # other categories are 0 in parent and child alike
-        subtract_listed_histograms(
-            self.pool.array, parent_rows, small_rows, self._parent_lists,
-            self.binned.bin_ptr, self.categorical, self.n_threads)
+        # children are read on their parent's list only (ListedSpans)
+        subtract_listed_spans(self.pool.array, parent_rows, small_rows,
+                              self._parent_spans, self.n_threads)
 
     def _left_sums(self, splits):
         # two column writes into one (n, 2) array: np.column_stack's
@@ -449,6 +454,8 @@ class CategoryListKeeper:
 
     def scanned(self, nodes, lists):
         if lists is not None and self.nested:
+            # a feature a node did not scan passes its visited list on
+            lists.pass_on_unscanned()
             for k, node in enumerate(nodes.tolist()):
                 self._scanned[node] = (lists, k)
 
