@@ -321,10 +321,6 @@ def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads, *,
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t n = gpair.shape[0]
     cdef Py_ssize_t n_blocks = (n + MAGNITUDE_BLOCK - 1) // MAGNITUDE_BLOCK
-    if n_blocks == 0:
-        if least_hessian:
-            return 0.0, 0.0, float("inf")
-        return 0.0, 0.0
     block_max = np.zeros((n_blocks, 2), dtype=np.float32)
     block_nan = np.zeros((n_blocks, 2), dtype=np.uint8)
     block_least = np.empty(n_blocks, dtype=np.float32)
@@ -355,14 +351,21 @@ def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads, *,
         leasts[block] = least_h
         nans[block, 0] = nan_g
         nans[block, 1] = nan_h
-    column_nan = block_nan.any(axis=0)
-    column_max = block_max.max(axis=0)
-    found = tuple(float("nan") if column_nan[c] else float(column_max[c])
-                  for c in range(2))
-    # the least of the blocks' leasts: exact, whatever the threads
+    found = _blocks_combined(block_max, block_nan)
     if least_hessian:
-        return found + (float(block_least.min()),)
+        # the least of the blocks' leasts: exact, whatever the threads
+        return found + (float(block_least.min(initial=INFINITY)),)
     return found
+
+
+def _blocks_combined(block_max, block_nan):
+    """``pair_magnitudes``' (max |g|, max |h|) from its blocks' maxima and
+    NaN flags: the maxima of the maxima (exact), NaN where a block saw
+    one, 0.0 for no block."""
+    column_nan = block_nan.any(axis=0)
+    column_max = block_max.max(axis=0, initial=0.0)
+    return tuple(float("nan") if column_nan[c] else float(column_max[c])
+                 for c in range(2))
 
 
 def largest_magnitude(const float[::1] values not None, int n_threads):

@@ -809,20 +809,30 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
         if f < 0 or kind_of[k] == 0:
             continue
         stop = first[f + 1]
-        left = None
-        if lists is not None:
-            left = _kept_left_set(lists, k, f, kind_of[k], bin_of[k],
-                                  stop - first[f] - 1)
-        if left is None:
-            left = categorical_left_set(
-                hist[row[k]], first_bin=first[f],
-                n_categories=stop - first[f] - 1, cat_kind=kind_of[k],
-                split_bin=bin_of[k], context=context,
-                codes=None if lists is None else lists.node_list(k, f))
+        left = _left_set_of(hist[row[k]], lists, k, f, kind_of[k], bin_of[k],
+                            first[f], stop, context)
         left_sets[k] = left[0]
         if h[row[k], stop - 1, 0] == 0 and h[row[k], stop - 1, 1] == 0:
             rest[k] = left[1]   # the missing bin is empty
     return left_sets, missing_left
+
+
+cdef object _left_set_of(node_hist, lists, Py_ssize_t k, Py_ssize_t f,
+                         uint8_t cat_kind, int32_t split_bin,
+                         int64_t first_bin, int64_t stop, context):
+    """Node k's categorical split on feature f (bins ``first_bin`` to
+    ``stop``, the missing bin last): (left set, "the rest" goes left), read
+    off the order its sorted scan kept (``lists``), else ordered anew from
+    its histogram ``node_hist``."""
+    cdef Py_ssize_t n_categories = stop - first_bin - 1
+    if lists is not None:
+        left = _kept_left_set(lists, k, f, cat_kind, split_bin, n_categories)
+        if left is not None:
+            return left
+    return categorical_left_set(
+        node_hist, first_bin=first_bin, n_categories=n_categories,
+        cat_kind=cat_kind, split_bin=split_bin, context=context,
+        codes=None if lists is None else lists.node_list(k, f))
 
 
 def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,

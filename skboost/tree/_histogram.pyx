@@ -717,25 +717,11 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef const int64_t[::1] task_begin = tasks[1]
     cdef const int64_t[::1] task_end = tasks[2]
     cdef const int64_t[::1] node_rows = node_rows_arr
-    cdef Py_ssize_t n_tasks = task_node.shape[0]
-    cdef Py_ssize_t n_nodes = hist_rows.shape[0], n_bins = hist.shape[1]
+    cdef const int64_t[::1] wide_of_bin = wide_of_bin_arr
     cdef const float[:, ::1] gpair = gradients.gpair
-    cdef const int64_t[::1] wide_of_bin
-    cdef Accumulation acc
-    acc.weight = weight_pointer(gradients.weight)
-    acc.scale_g, acc.scale_h = gradients.scale_g, gradients.scale_h
-    acc.wide_of_bin = NULL
-    acc.n_bins = n_bins
-    # every feature's WIDE_BINS pairs, then the zero pair (_wide_of_bin)
-    acc.n_wide = codes.shape[1] * WIDE_BINS + 1
-    acc.bin_ptr = &bin_ptr[0]
-    acc.n_features = bin_ptr.shape[0] - 1
-    acc.listed = NULL if listed is None else listed.spans
-    if wide_of_bin_arr is not None:
-        wide_of_bin = wide_of_bin_arr
-        acc.wide_of_bin = &wide_of_bin[0]
+    cdef Accumulation acc = _accumulation(gradients, bin_ptr, hist.shape[1],
+                                          codes.shape[1], wide_of_bin, listed)
     # a wide buffer per thread for the nodes one thread builds alone
-    cdef Py_ssize_t partial_pairs = acc.n_wide if acc.wide_of_bin else n_bins
     alone_arr = np.empty((n_threads if acc.wide_of_bin else 1,
                           max(acc.n_wide, 1), 2), dtype=np.int64)
     cdef int64_t[:, :, ::1] alone = alone_arr
@@ -747,12 +733,55 @@ cdef void _build(const code_t[:, ::1] codes,
                           task_begin, task_end, bin_ptr, hist, hist_rows,
                           node_rows, &alone[0, 0, 0])
         return
-    # A node of one task is built by one thread straight into ``hist`` (or
-    # through its wide buffer); only nodes split into several tasks need
-    # per-thread partial histograms (scratch[thread, shared node, pair,
-    # 2], wide or narrow), added up at the end.
+    _build_parallel(codes, gpair, &acc, row_index, tasks, bin_ptr,
+                    hist, hist_rows, node_rows, alone, n_threads)
+
+
+cdef Accumulation _accumulation(FixedPointGradients gradients,
+                                const int64_t[::1] bin_ptr,
+                                Py_ssize_t n_bins, Py_ssize_t n_columns,
+                                const int64_t[::1] wide_of_bin,
+                                ListedSpans listed):
+    """What every task of a build reads: the weights and scales, the
+    layout, the wide layout (``wide_of_bin``, None: narrow throughout) and
+    the spans a built node is zeroed on (``listed``, None: whole). The
+    pointers are into arrays the caller keeps alive for the build."""
+    cdef Accumulation acc
+    acc.weight = weight_pointer(gradients.weight)
+    acc.scale_g, acc.scale_h = gradients.scale_g, gradients.scale_h
+    acc.wide_of_bin = NULL if wide_of_bin is None else &wide_of_bin[0]
+    acc.n_bins = n_bins
+    # every feature's WIDE_BINS pairs, then the zero pair (_wide_of_bin)
+    acc.n_wide = n_columns * WIDE_BINS + 1
+    acc.bin_ptr = &bin_ptr[0]
+    acc.n_features = bin_ptr.shape[0] - 1
+    acc.listed = NULL if listed is None else listed.spans
+    return acc
+
+
+cdef void _build_parallel(const code_t[:, ::1] codes,
+                          const float[:, ::1] gpair,
+                          const Accumulation* acc,
+                          const int32_t[::1] row_index,
+                          tuple tasks,
+                          const int64_t[::1] bin_ptr,
+                          int64_t[:, :, ::1] hist,
+                          const int64_t[::1] hist_rows,
+                          const int64_t[::1] node_rows,
+                          int64_t[:, :, ::1] alone,
+                          int n_threads):
+    """``_build`` on ``n_threads``. A node of one task is built by one
+    thread straight into ``hist`` (or through its wide buffer in
+    ``alone``); only nodes split into several tasks need per-thread
+    partial histograms (scratch[thread, shared node, pair, 2], wide or
+    narrow), added up at the end."""
+    cdef const int64_t[::1] task_node = tasks[0]
+    cdef const int64_t[::1] task_begin = tasks[1]
+    cdef const int64_t[::1] task_end = tasks[2]
+    cdef Py_ssize_t partial_pairs = acc.n_wide if acc.wide_of_bin else acc.n_bins
     shared_index_arr, shared_nodes, scratch_arr, touched_arr = (
-        _shared_partials(task_node, n_nodes, partial_pairs, n_threads))
+        _shared_partials(task_node, hist_rows.shape[0], partial_pairs,
+                         n_threads))
     cdef int64_t[:, :, :, ::1] scratch = scratch_arr
     cdef uint8_t[:, ::1] touched = touched_arr
     cdef const int64_t[::1] shared_index = shared_index_arr
@@ -764,7 +793,7 @@ cdef void _build(const code_t[:, ::1] codes,
     cdef bint wide
     # dynamic: the tasks' rows are scattered differently in memory, so
     # equal row counts do not mean equal times
-    for t in prange(n_tasks, nogil=True, schedule="dynamic",
+    for t in prange(task_node.shape[0], nogil=True, schedule="dynamic",
                     num_threads=n_threads):
         tid = threadid()
         node = task_node[t]
@@ -773,20 +802,20 @@ cdef void _build(const code_t[:, ::1] codes,
             wide = (acc.wide_of_bin != NULL
                     and node_rows[node] >= WIDE_MIN_ROWS)
             target = &alone[tid, 0, 0] if wide else &hist[hist_rows[node], 0, 0]
-            _zero_target(&acc, node, target, wide)
+            _zero_target(acc, node, target, wide)
         else:
             wide = acc.wide_of_bin != NULL
             target = &scratch[tid, s, 0, 0]
             if not touched[tid, s]:
                 # (a partial zeroed on the node's spans: its other bins add
                 # up to bins of the node that are never read)
-                _zero_target(&acc, node, target, wide)
+                _zero_target(acc, node, target, wide)
                 touched[tid, s] = 1
-        _accumulate(codes, gpair, &acc, row_index, task_begin[t],
+        _accumulate(codes, gpair, acc, row_index, task_begin[t],
                     task_end[t], bin_ptr, target, wide)
         if s < 0 and wide:
             narrow_from_wide(&hist[hist_rows[node], 0, 0], target,
-                             acc.wide_of_bin, n_bins)
+                             acc.wide_of_bin, acc.n_bins)
     _add_partials(hist, hist_rows, shared_node, scratch, touched, n_threads,
                   acc.wide_of_bin)
 
