@@ -424,8 +424,8 @@ def pack_gathered(mine, bests):
         return _GATHER_HEAD.pack(n_values, -1, 0, 0) + values
     records, sets = bests
     records = np.ascontiguousarray(records, dtype=SPLIT_RECORD)
-    pickled = pickle.dumps(sets, protocol=pickle.HIGHEST_PROTOCOL) \
-        if sets else b""
+    pickled = (pickle.dumps(sets, protocol=pickle.HIGHEST_PROTOCOL)
+               if sets else b"")
     n, width = records.shape
     return (_GATHER_HEAD.pack(n_values, n, width, len(pickled)) + values
             + records.tobytes() + pickled)
