@@ -175,6 +175,17 @@ def test_row_sample_is_independent_of_partitioning():
     assert not np.array_equal(whole, row_uniforms(11, 4, 0, rows))
 
 
+def test_packed_gather_refuses_values_it_would_not_give_back():
+    """Values that are not integers (they would come back as int64, not
+    as themselves) raise TypeError instead of being rounded."""
+    from skboost.dask.reduce import pack_gathered
+
+    with pytest.raises(TypeError):
+        pack_gathered(np.array([1.5, 2.0]), None)
+    assert pack_gathered(np.array([3], dtype=np.int32), None) == \
+        pack_gathered(np.array([3], dtype=np.int64), None)
+
+
 @pytest.mark.parametrize("case", ["root", "counts", "bests", "no_values",
                                   "categorical", "empty_range", "no_nodes"])
 def test_packed_gather_gives_back_what_pickle_does(case):

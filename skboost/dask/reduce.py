@@ -417,8 +417,9 @@ def pack_gathered(mine, bests):
     (``unpack_gathered`` gives them back): ``mine`` None or int64 values,
     ``bests`` None or (records of SPLIT_RECORD, shape (n, width), their
     left sets: a dict)."""
-    values = (b"" if mine is None
-              else np.ascontiguousarray(mine, dtype=np.int64).tobytes())
+    # "safe": integers only (a float would not come back as itself)
+    values = (b"" if mine is None else np.asarray(mine).astype(
+        np.int64, casting="safe").tobytes())
     n_values = -1 if mine is None else len(values) // 8
     if bests is None:
         return _GATHER_HEAD.pack(n_values, -1, 0, 0) + values
