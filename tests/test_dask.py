@@ -175,6 +175,72 @@ def test_row_sample_is_independent_of_partitioning():
     assert not np.array_equal(whole, row_uniforms(11, 4, 0, rows))
 
 
+def test_packed_gather_refuses_values_it_would_not_give_back():
+    """Values that are not integers (they would come back as int64, not
+    as themselves) raise TypeError instead of being rounded."""
+    from skboost.dask.reduce import pack_gathered
+
+    with pytest.raises(TypeError):
+        pack_gathered(np.array([1.5, 2.0]), None)
+    assert pack_gathered(np.array([3], dtype=np.int32), None) == \
+        pack_gathered(np.array([3], dtype=np.int64), None)
+
+
+@pytest.mark.parametrize("case", ["root", "counts", "bests", "no_values",
+                                  "categorical", "empty_range", "no_nodes"])
+def test_packed_gather_gives_back_what_pickle_does(case):
+    """A level's all-gather payload (``pack_gathered``: raw bytes instead
+    of a pickle) against pickle's round trip of the same objects: the
+    values and records back byte for byte (dtype, shape, NaN gains,
+    -0.0), the left sets equal, and arrays that can be written to."""
+    import pickle
+
+    from skboost.dask.reduce import pack_gathered, unpack_gathered
+    from skboost.tree.splits import empty_records
+
+    rng = np.random.default_rng(3)
+    mine, bests = None, None
+    if case == "root":
+        mine = np.array([-(2 ** 62), 2 ** 61 + 5], dtype=np.int64)
+    if case in ("counts", "bests", "categorical", "empty_range"):
+        mine = rng.integers(0, 10 ** 12, 7)
+    if case in ("bests", "no_values", "categorical", "empty_range",
+                "no_nodes"):
+        n, width = {"empty_range": (7, 0), "no_nodes": (0, 3)}.get(
+            case, (7, 3))
+        records = empty_records(n * width)
+        records["feature"] = rng.integers(-1, 28, n * width)
+        records["gain"] = rng.normal(size=n * width)
+        records["gain"][:1] = np.nan
+        records["threshold"][1:2] = -0.0
+        records["Gq_left"] = rng.integers(-2 ** 62, 2 ** 62, n * width)
+        records["cat_kind"] = rng.integers(0, 3, n * width)
+        sets = ({(2, 5): rng.random(9) < 0.5, (4, 1): np.array([True])}
+                if case == "categorical" else {})
+        bests = (records.reshape(n, width), sets)
+    expected = pickle.loads(pickle.dumps((mine, bests)))
+    packed = pack_gathered(mine, bests)
+    assert isinstance(packed, bytes)
+    got_mine, got_bests = unpack_gathered(packed)
+    if mine is None:
+        assert got_mine is None
+    else:
+        assert got_mine.dtype == np.int64 and got_mine.flags.writeable
+        assert got_mine.tobytes() == expected[0].tobytes()
+    if bests is None:
+        assert got_bests is None
+        return
+    records, sets = got_bests
+    assert records.dtype == expected[1][0].dtype
+    assert records.shape == expected[1][0].shape
+    assert records.tobytes() == expected[1][0].tobytes()
+    assert records.flags.writeable
+    assert sets.keys() == expected[1][1].keys()
+    for key, value in expected[1][1].items():
+        assert np.array_equal(sets[key], value)
+
+
+
 @pytest.mark.parametrize("case", ["classes", "grouped", "special", "empty",
                                   "bounds", "weights"])
 def test_packed_labels_give_back_every_bit(case):

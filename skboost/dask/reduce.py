@@ -24,6 +24,7 @@ time: with them the client asks for the scan in a second call per level
 
 import asyncio
 import pickle
+import struct
 import threading
 import time
 
@@ -34,7 +35,7 @@ from ..tree._hist_split import find_best_splits_hist
 from ..tree._histogram import subtract_histograms
 from ..tree.finders.base import NodeTable, SplitFinder
 from ..tree.finders.hist import HistogramPool
-from ..tree.splits import SplitBatch, empty_records
+from ..tree.splits import SPLIT_RECORD, SplitBatch, empty_records
 
 _SLICE_NODE = {"hist_row": (np.int64, ()), "sums": (np.int64, (2,))}
 
@@ -401,6 +402,56 @@ class _OutboxPool(HistogramPool):
         super().__init__(outbox.shape[1], outbox.shape[0], array=outbox)
 
 
+# A level's all-gather (``ShardFinder._gather``) as raw bytes: a shard's
+# int64 values (its root sums, or its row counts of the level's left
+# children; or none) and its per-feature bests (SPLIT_RECORD, (n_nodes,
+# width); or none), then the categorical left sets (pickled, only when
+# there are any). Pickling the records, their dtype included, and
+# unpickling them cost more than the rest of a step's own work (the
+# shards know the dtypes: they run the same code).
+_GATHER_HEAD = struct.Struct("<qqqq")   # values, nodes, width, set bytes
+
+
+def pack_gathered(mine, bests):
+    """``(mine, bests)`` of ``ShardFinder._gather`` as bytes
+    (``unpack_gathered`` gives them back): ``mine`` None or int64 values,
+    ``bests`` None or (records of SPLIT_RECORD, shape (n, width), their
+    left sets: a dict)."""
+    # "safe": integers only (a float would not come back as itself)
+    values = (b"" if mine is None else np.asarray(mine).astype(
+        np.int64, casting="safe").tobytes())
+    n_values = -1 if mine is None else len(values) // 8
+    if bests is None:
+        return _GATHER_HEAD.pack(n_values, -1, 0, 0) + values
+    records, sets = bests
+    records = np.ascontiguousarray(records, dtype=SPLIT_RECORD)
+    pickled = (pickle.dumps(sets, protocol=pickle.HIGHEST_PROTOCOL)
+               if sets else b"")
+    n, width = records.shape
+    return (_GATHER_HEAD.pack(n_values, n, width, len(pickled)) + values
+            + records.tobytes() + pickled)
+
+
+def unpack_gathered(payload):
+    """The ``(mine, bests)`` ``pack_gathered`` packed (the arrays are
+    copies: writable, the payload not kept)."""
+    n_values, n, width, n_pickled = _GATHER_HEAD.unpack_from(payload)
+    offset = _GATHER_HEAD.size
+    mine = None
+    if n_values >= 0:
+        mine = np.frombuffer(payload, dtype=np.int64, count=n_values,
+                             offset=offset).copy()
+        offset += 8 * n_values
+    if n < 0:
+        return mine, None
+    records = np.frombuffer(payload, dtype=SPLIT_RECORD, count=n * width,
+                            offset=offset).reshape(n, width).copy()
+    offset += records.nbytes
+    sets = (pickle.loads(payload[offset:offset + n_pickled]) if n_pickled
+            else {})
+    return mine, (records, sets)
+
+
 class ShardFinder(SplitFinder):
     """The split finder every shard's copy of the growth driver calls: the
     hist method over the rows of every shard.
@@ -491,7 +542,8 @@ class ShardFinder(SplitFinder):
             bests = self.scanner.scan(nodes, self.local.context, bounds,
                                       monotone, self.per_feature)
         scanned = time.perf_counter()
-        gathered = self.exchange.allgather((mine, bests))
+        gathered = [unpack_gathered(p) for p in self.exchange.allgather(
+            pack_gathered(mine, bests))]
         self.stats["scan_seconds"] += scanned - start
         self.stats["exchange_seconds"] += time.perf_counter() - scanned
         self.bests = None
