@@ -15,7 +15,8 @@ import pytest
 
 from skboost.tree._binning import BinnedData
 from skboost.tree._leaf_margins import add_group_values
-from skboost.tree._partition import RowPartition, add_leaf_values
+from skboost.tree._partition import (RowPartition, add_leaf_values,
+                                     set_vector_partition)
 from _isolation import snippet_input_tests
 
 
@@ -110,6 +111,52 @@ def test_large_nodes_split_into_tasks(dtype):
                             np.array([0, 1, 2, 3], np.int32),
                             np.array([3, 0, 1, 2], np.int32),
                             np.array([1, 0, 0, 1], np.uint8), n_threads)
+
+
+@pytest.mark.parametrize("vector", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_vector_steps_and_scalar_loop_match_naive(vector, seed):
+    # byte codes up to 255 (a 256-code feature, whose missing code is 255),
+    # nodes of 0 to ~300 rows: the AVX-512 steps (where the CPU has them)
+    # take 16 rows at a time, the scalar loop the rest; the last node ends
+    # at the last row, split on the last feature, whose last rows' 4-byte
+    # reads would pass the codes' end (those steps go to the scalar loop)
+    previous = set_vector_partition(vector)
+    try:
+        rng = np.random.default_rng(seed)
+        n_rows = 3000
+        widths = np.array([256, 7, 200])
+        codes = np.column_stack([rng.integers(0, w, n_rows) for w in widths])
+        codes[rng.random(codes.shape) < 0.1] = 0
+        codes = np.where(rng.random(codes.shape) < 0.2, widths - 1,
+                         codes).astype(np.uint8)
+        data = BinnedData(codes, np.concatenate([[0], np.cumsum(widths)]))
+        rows = np.flatnonzero(rng.random(n_rows) < 0.9)
+        rows = np.union1d(rows, np.arange(n_rows - 40, n_rows))
+        partition = RowPartition(rows, n_rows)
+        cuts = np.sort(rng.integers(0, rows.size, 12))
+        begin = np.concatenate([[0], cuts]).astype(np.int64)
+        end = np.concatenate([cuts, [rows.size]]).astype(np.int64)
+        feature = rng.integers(0, 3, begin.size).astype(np.int32)
+        feature[-1] = 2
+        split_bin = np.array([rng.integers(-1, w + 1) for w in
+                              widths[feature]], dtype=np.int32)
+        default_left = rng.integers(0, 2, begin.size).astype(np.uint8)
+        for n_threads in (1, 2):
+            check_against_naive(data, partition, begin, end, feature,
+                                split_bin, default_left, n_threads)
+    finally:
+        set_vector_partition(previous)
+
+
+def test_set_vector_partition_returns_the_previous_setting():
+    previous = set_vector_partition(False)
+    try:
+        assert set_vector_partition(True) is False
+        # True only where the CPU has the vector steps
+        assert set_vector_partition(True) in (True, False)
+    finally:
+        set_vector_partition(previous)
 
 
 def test_repeated_splits_keep_nodes_contiguous():
