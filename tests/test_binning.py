@@ -375,6 +375,69 @@ def test_map_to_bins_side_by_side_missing_code_overflow():
         map_to_bins(X, cuts, cut_ptr, codes, 1)
 
 
+# features whose cuts are a unit apart (categories' cuts, 0.5 .. n - 1.5,
+# and shifted ones) are counted without a search (``unit_step_count``,
+# checked against the two cuts around its guess): the codes must still be
+# the number of cuts <= x for every float32, near the cuts or far away
+UNIT_STEP_CUTS = {
+    "categories": [np.arange(29_999) + 0.5],
+    "too few to count": [np.arange(15) + 0.5, np.arange(16) + 0.5],
+    "negative and large offsets": [np.arange(300) - 150.25,
+                                   np.arange(40) + 1e6 + 0.5,
+                                   np.arange(20) + 2.0 ** 23],
+    "four alike beside a search group": [np.arange(99) + 0.5] * 4
+    + [np.linspace(-1, 1, 99)] * 4,
+    "a gap breaks the step": [np.r_[np.arange(20), 21.0] + 0.5],
+}
+
+
+@pytest.mark.parametrize("cuts", list(UNIT_STEP_CUTS.values()),
+                         ids=list(UNIT_STEP_CUTS))
+@pytest.mark.parametrize("seed", range(3))
+def test_map_to_bins_unit_step_cuts_match_searchsorted(cuts, seed):
+    """Codes of features of unit-step cuts: ``searchsorted`` (float64) of
+    integers, values on the cuts and one float32 step either side of
+    them, random reals, values far outside, +-inf, -0.0 and NaN."""
+    rng = np.random.default_rng(seed)
+    n_rows = 4000
+    X = np.empty((n_rows, len(cuts)), dtype=np.float32)
+    for f, c in enumerate(cuts):
+        lo, hi = c[0] - 3, c[-1] + 3
+        c32 = c.astype(np.float32)
+        kinds = [np.floor(rng.uniform(lo, hi, n_rows)),
+                 rng.choice(c32, n_rows),
+                 np.nextafter(rng.choice(c32, n_rows), np.float32(np.inf)),
+                 np.nextafter(rng.choice(c32, n_rows), np.float32(-np.inf)),
+                 rng.uniform(lo, hi, n_rows),
+                 rng.choice([-3e38, -1e9, 1e9, 3e38, np.inf, -np.inf, -0.0,
+                             0.0, np.nan], n_rows)]
+        X[:, f] = np.asarray(kinds)[rng.integers(0, len(kinds), n_rows),
+                                    np.arange(n_rows)]
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])])
+    codes = np.full(X.shape, 77, dtype=np.uint16)
+    map_to_bins(X, np.concatenate(cuts), cut_ptr.astype(np.int64), codes,
+                1 + seed % 2)
+    np.testing.assert_array_equal(codes.astype(np.int64),
+                                  naive_codes(X, cuts))
+
+
+def test_unit_step_features_flags():
+    """Which features are counted directly: unit-step finite cuts, at
+    least UNIT_STEP_MIN_CUTS (16) of them, exact in float32."""
+    from skboost.tree._binning import _unit_step_features
+    cuts = [np.arange(16) + 0.5, np.arange(15) + 0.5,
+            np.r_[np.arange(20), 21.0], np.arange(16) * 2.0,
+            np.full(16, np.inf), np.arange(16) + 0.1, np.arange(16) - 4.0]
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])])
+    cuts32 = np.concatenate(cuts).astype(np.float32)
+    # 0.1 + j is no float32 unit step (0.1 rounds differently from 15.1)
+    expected = [1, 0, 0, 0, 0, int(np.array_equal(
+        cuts[5].astype(np.float32).astype(np.float64),
+        np.float64(np.float32(0.1)) + np.arange(16))), 1]
+    np.testing.assert_array_equal(_unit_step_features(cuts32, cut_ptr),
+                                  expected)
+
+
 def test_map_to_bins_threads_give_identical_codes():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(50_000, 6)).astype(np.float32)

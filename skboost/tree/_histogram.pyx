@@ -857,10 +857,14 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
     # one block of a (node, bins) row per iteration: each bin has one
     # writer, and the partials are added in thread order (integers: any
     # order would give the same sums). Blocks, not single bins: a division
-    # per bin to find its node cost more than the additions
+    # per bin to find its node cost more than the additions. The work: the
+    # int64s a bin moves, 2 read from each partial and 2 written (the
+    # root's single shared node of a 42,000-bin histogram then takes both
+    # threads; counted as n_partials a bin, it ran on one)
     for block in prange(n_shared * n_blocks, nogil=True, schedule="static",
                         num_threads=threads_for_work(
-                            n_threads, n_shared * n_bins * n_partials)):
+                            n_threads,
+                            n_shared * n_bins * 2 * (n_partials + 1))):
         k = block // n_blocks
         node = hist_rows[shared_node[k]]
         for j in range((block % n_blocks) * ADD_BLOCK_BINS,
