@@ -363,10 +363,11 @@ def test_map_to_bins_side_by_side_searches_match_searchsorted(counts, seed):
 def test_map_to_bins_side_by_side_missing_code_overflow():
     """Four features of 255 cuts share a search: a NaN among them (missing
     code 256) does not fit uint8 codes, a ValueError; without NaN their
-    codes fit."""
-    cuts = np.tile(np.arange(255.0), 4)
+    codes fit. (Cuts two apart: a unit apart they would be counted, not
+    searched side by side.)"""
+    cuts = np.tile(np.arange(255.0) * 2, 4)
     cut_ptr = np.arange(0, 5 * 255, 255, dtype=np.int64)
-    X = np.full((3, 4), 300.0, dtype=np.float32)
+    X = np.full((3, 4), 600.0, dtype=np.float32)
     codes = np.zeros(X.shape, dtype=np.uint8)
     map_to_bins(X, cuts, cut_ptr, codes, 1)
     assert np.all(codes == 255)
