@@ -374,18 +374,30 @@ def summarize(contender, task, runs):
         prediction=runs[0]["prediction"])
 
 
+def interleaved_order(n, repeat_index):
+    """The order of ``n`` contenders in repeat ``repeat_index``: as given
+    in even repeats, reversed in odd ones. A fixed order charged one
+    position's bias to the same library every time: the same build run as
+    both "skboost" and "skboost-base" took 1.17x, 1.04x, 1.02x as long in
+    the first place of its pairs (categorical benchmark, 2026-11-27)."""
+    order = range(n)
+    return order if repeat_index % 2 == 0 else order[::-1]
+
+
 def run_contenders(contenders, data, task, repeat=1, log=print, child=None,
                    metric_name=None):
     """Save ``data`` once and run every contender on it, one process at a
-    time. Repeats are interleaved (A B A B ...), so that a slow phase of a
-    shared machine does not hit one library only. ``child`` and
+    time. Repeats are interleaved, so that a slow phase of a shared
+    machine does not hit one library only, and in alternating order (A B
+    C, then C B A, ...: ``interleaved_order``). ``child`` and
     ``metric_name``: a script's own child function (see ``run_once``) and
     the name of its metric."""
     runs = [[] for _ in contenders]
     with tempfile.TemporaryDirectory(prefix="skboost-bench-") as data_dir:
         save_data(data, data_dir)
         for i in range(repeat):
-            for c, c_runs in zip(contenders, runs):
+            for k in interleaved_order(len(contenders), i):
+                c, c_runs = contenders[k], runs[k]
                 log(f"  {c.library} ({c.method}), run {i + 1}/{repeat} ...",
                     flush=True)
                 r = run_once(c, data_dir, task, child)

@@ -41,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (BASELINE, _baseline_dir, environment,  # noqa: E402
-                     make_data, write_records)
+                     interleaved_order, make_data, write_records)
 
 
 def _parse():
@@ -272,7 +272,8 @@ def _check_workers_import(client, path):
 
 def side_by_side(args):
     """``--baseline``: this script in child processes, alternately with
-    skboost from this checkout and from ``args.baseline`` (PYTHONPATH,
+    skboost from this checkout and from ``args.baseline`` (which goes
+    first alternates too: ``interleaved_order``; PYTHONPATH,
     which the Dask workers inherit), ``args.repeat`` times each with one
     fit per measurement; each build's fastest figures kept, the
     baseline's as library skboost-base. XGBoost runs in the first child
@@ -284,7 +285,8 @@ def side_by_side(args):
     builds = (("skboost", here), (BASELINE, args.baseline))
     runs = {library: [] for library, _ in builds}
     for k in range(args.repeat):
-        for library, path in builds:
+        for b in interleaved_order(len(builds), k):
+            library, path = builds[b]
             with tempfile.TemporaryDirectory() as tmp:
                 out = os.path.join(tmp, "run.json")
                 command = [sys.executable, os.path.abspath(__file__),
