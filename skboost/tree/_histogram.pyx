@@ -759,6 +759,20 @@ cdef Accumulation _accumulation(FixedPointGradients gradients,
     return acc
 
 
+cdef inline int64_t* _node_target(const Accumulation* acc, int64_t node,
+                                  int64_t n_rows, int64_t* alone,
+                                  int64_t* node_hist,
+                                  bint* wide) noexcept nogil:
+    """Where a node built by one task accumulates, zeroed: the thread's
+    wide buffer ``alone`` for a node of many rows (narrowed into
+    ``node_hist`` after), else ``node_hist`` itself; ``wide`` says
+    which."""
+    wide[0] = acc.wide_of_bin != NULL and n_rows >= WIDE_MIN_ROWS
+    cdef int64_t* target = alone if wide[0] else node_hist
+    _zero_target(acc, node, target, wide[0])
+    return target
+
+
 cdef void _build_parallel(const code_t[:, ::1] codes,
                           const float[:, ::1] gpair,
                           const Accumulation* acc,
@@ -799,10 +813,8 @@ cdef void _build_parallel(const code_t[:, ::1] codes,
         node = task_node[t]
         s = shared_index[node]
         if s < 0:
-            wide = (acc.wide_of_bin != NULL
-                    and node_rows[node] >= WIDE_MIN_ROWS)
-            target = &alone[tid, 0, 0] if wide else &hist[hist_rows[node], 0, 0]
-            _zero_target(acc, node, target, wide)
+            target = _node_target(acc, node, node_rows[node], &alone[tid, 0, 0],
+                                  &hist[hist_rows[node], 0, 0], &wide)
         else:
             wide = acc.wide_of_bin != NULL
             target = &scratch[tid, s, 0, 0]
