@@ -439,6 +439,67 @@ def test_unit_step_features_flags():
                                   expected)
 
 
+def naive_unit_step_flags(cuts32, cut_ptr, min_cuts=16):
+    """One feature at a time: finite first and last cut, at least
+    min_cuts of them, each cut its first + j in float64."""
+    cuts = np.asarray(cuts32, dtype=np.float64)
+    flags = []
+    for f in range(len(cut_ptr) - 1):
+        c = cuts[cut_ptr[f]:cut_ptr[f + 1]]
+        flags.append(int(c.size >= min_cuts and np.isfinite(c[0])
+                         and np.isfinite(c[-1]) and all(
+                             c[j] == c[0] + float(j) for j in range(c.size))))
+    return flags
+
+
+def naive_lockstep_starts(n_cuts, unit_step, lanes=4):
+    """Greedy from feature 0: a group of `lanes` searched features with
+    the same number of cuts (at least one) starts at f, then f += lanes."""
+    starts = [0] * len(n_cuts)
+    f = 0
+    while f + lanes <= len(n_cuts):
+        group = range(f, f + lanes)
+        if n_cuts[f] >= 1 and all(n_cuts[g] == n_cuts[f]
+                                  and not unit_step[g] for g in group):
+            starts[f] = 1
+            f += lanes
+        else:
+            f += 1
+    return starts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_feature_plans_match_one_feature_at_a_time(seed):
+    """The unit-step flags and the side-by-side groups, computed over
+    whole arrays, against the naive per-feature walk: random layouts of
+    empty, short, unit-step (some broken by a gap, a NaN or an
+    infinity) and equal-sized features."""
+    from skboost.tree._binning import _lockstep_features, _unit_step_features
+    rng = np.random.default_rng(seed)
+    cuts, n = [], 0
+    for _ in range(int(rng.integers(0, 40))):
+        kind = rng.integers(0, 6)
+        # runs of features with as many cuts (the side-by-side groups)
+        if rng.random() < 0.4:
+            n = int(rng.choice([0, 1, 3, 15, 16, 17, 40]))
+        c = (rng.integers(-5, 5) + 0.5 + np.arange(n, dtype=np.float64)
+             if kind < 3 else np.sort(rng.normal(size=n)))
+        if kind == 1 and n:
+            c[rng.integers(0, n)] += rng.choice([1.0, np.nan, np.inf])
+        cuts.append(c.astype(np.float32))
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])]
+                             ).astype(np.int64)
+    cuts32 = (np.concatenate(cuts) if cuts else np.empty(0, np.float32))
+    unit_step = _unit_step_features(cuts32, cut_ptr)
+    assert unit_step.dtype == np.uint8
+    assert unit_step.tolist() == naive_unit_step_flags(cuts32, cut_ptr)
+    n_cuts = np.diff(cut_ptr).tolist()
+    for flags in (unit_step, None):
+        expected = naive_lockstep_starts(
+            n_cuts, [0] * len(n_cuts) if flags is None else flags.tolist())
+        assert _lockstep_features(cut_ptr, flags).tolist() == expected
+
+
 def test_map_to_bins_threads_give_identical_codes():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(50_000, 6)).astype(np.float32)

@@ -77,16 +77,31 @@ cdef inline int32_t unit_step_count(const float* cuts, int32_t n,
 def _unit_step_features(cuts32, cut_ptr):
     """Which features' float32 cuts are a unit apart, each exactly
     ``cuts[0] + j`` (at least UNIT_STEP_MIN_CUTS of them; uint8, one per
-    feature): their values are counted directly (``unit_step_count``)."""
-    cuts32 = np.asarray(cuts32, dtype=np.float64)
-    ptr = np.asarray(cut_ptr)
-    flags = np.zeros(ptr.shape[0] - 1, dtype=np.uint8)
-    for f in range(flags.shape[0]):
-        c = cuts32[ptr[f]:ptr[f + 1]]
-        if c.shape[0] >= UNIT_STEP_MIN_CUTS and np.isfinite(c[0]) and (
-                np.isfinite(c[c.shape[0] - 1])) and np.array_equal(
-                c, c[0] + np.arange(c.shape[0], dtype=np.float64)):
-            flags[f] = 1
+    feature): their values are counted directly (``unit_step_count``).
+    Whole-array steps, no loop over features (this runs on every chunk of
+    out-of-core data, which may have thousands of features): the first
+    and last cuts rule out most features, the others are checked cut by
+    cut."""
+    cuts = np.asarray(cuts32)
+    ptr = np.asarray(cut_ptr, dtype=np.int64)
+    sizes = np.diff(ptr)
+    flags = np.zeros(sizes.shape[0], dtype=np.uint8)
+    features = np.flatnonzero(sizes >= UNIT_STEP_MIN_CUTS)
+    first = cuts[ptr[features]].astype(np.float64)
+    last = cuts[ptr[features + 1] - 1].astype(np.float64)
+    ends_fit = np.isfinite(first) & np.isfinite(last) & (
+        last == first + (sizes[features] - 1))
+    features, first = features[ends_fit], first[ends_fit]
+    # cut j of each such feature against its first cut + j, in float64
+    # (a NaN cut differs from everything)
+    n_cuts = sizes[features]
+    step = np.arange(int(n_cuts.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(n_cuts) - n_cuts, n_cuts)
+    values = cuts[np.repeat(ptr[features], n_cuts) + step].astype(np.float64)
+    off_step = values != np.repeat(first, n_cuts) + step
+    n_off_step = np.bincount(np.repeat(np.arange(features.shape[0]), n_cuts)
+                             [off_step], minlength=features.shape[0])
+    flags[features[n_off_step == 0]] = 1
     return flags
 
 
@@ -132,13 +147,24 @@ def _lockstep_features(cut_ptr, unit_step=None):
     feature 0: a group's features start no other group. Features flagged
     in ``unit_step`` join no group (they are counted, not searched)."""
     n_cuts = np.diff(np.asarray(cut_ptr))
-    starts = np.zeros(n_cuts.shape[0], dtype=np.uint8)
-    searched = (np.ones(n_cuts.shape[0], dtype=bool) if unit_step is None
+    n_features = n_cuts.shape[0]
+    starts = np.zeros(n_features, dtype=np.uint8)
+    if n_features < LANES:
+        return starts
+    searched = (np.ones(n_features, dtype=bool) if unit_step is None
                 else np.asarray(unit_step) == 0)
+    # could_start[f]: features f .. f+LANES-1 searched, with the same
+    # number of cuts (at least one); whole-array steps, then the greedy
+    # walk over plain Python bools
+    n_starts = n_features - LANES + 1
+    could_start = (n_cuts[:n_starts] >= 1) & searched[:n_starts]
+    for k in range(1, LANES):
+        could_start &= (n_cuts[k:k + n_starts] == n_cuts[:n_starts]) & (
+            searched[k:k + n_starts])
+    could = could_start.tolist()
     f = 0
-    while f + LANES <= n_cuts.shape[0]:
-        if n_cuts[f] >= 1 and np.all(n_cuts[f:f + LANES] == n_cuts[f]) and (
-                np.all(searched[f:f + LANES])):
+    while f < n_starts:
+        if could[f]:
             starts[f] = 1
             f += LANES
         else:
