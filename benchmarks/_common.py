@@ -512,14 +512,42 @@ def environment(baseline=None):
             info[name] = f"{importlib.metadata.version(dist)}"
             if dist != name:
                 info[name] += f" ({dist})"
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f
-                               if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    info.update(_cpu_identity())
     if baseline:
         info["baseline"] = f"{baseline} ({_git_commit(baseline)})"
+    return info
+
+
+# the vector units the kernels (skboost's and the other libraries') pick
+# from at run time: two machines with one model name may differ in them
+_VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw",
+                 "avx512vl", "avx512_bf16", "amx_tile", "asimd", "sve")
+
+
+def _cpu_identity():
+    """The CPU's model name, family/model/stepping numbers (a generic name
+    such as "Intel(R) Xeon(R) Processor" names no generation) and its
+    vector units, from the first processor of /proc/cpuinfo (empty where
+    there is none)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break   # the first processor's block only
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        return {}
+    info = {}
+    if "model name" in fields:
+        info["cpu"] = fields["model name"]
+    numbers = [fields.get(k) for k in ("cpu family", "model", "stepping")]
+    if all(numbers):
+        info["cpu_id"] = "family {} model {} stepping {}".format(*numbers)
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    if flags:
+        info["cpu_vector"] = [f for f in _VECTOR_FLAGS if f in flags]
     return info
 
 

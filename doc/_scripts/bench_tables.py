@@ -183,11 +183,23 @@ def table_columns(records, task, metric_title=None):
             if any(cell(r) is not None for r in records)]
 
 
+def _widest_vector_unit(env):
+    """AVX-512, AVX2 or None: the widest of the benchmark's CPU's vector
+    units that the libraries' kernels choose between."""
+    units = env.get("cpu_vector") or []
+    for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"),
+                       ("sve", "SVE"), ("asimd", "NEON")):
+        if flag in units:
+            return name
+    return None
+
+
 def caption(meta, task):
     """One line: task, command, session or date, machine, transcribed."""
     env = meta.get("environment", {})
     machine = ", ".join(str(part) for part in (
-        env.get("cpu"), env.get("cpus") and f"{env['cpus']} CPUs",
+        env.get("cpu"), env.get("cpu_id"), _widest_vector_unit(env),
+        env.get("cpus") and f"{env['cpus']} CPUs",
         env.get("python") and f"Python {env['python']}",
         env.get("xgboost") and f"XGBoost {env['xgboost']}",
         env.get("lightgbm") and f"LightGBM {env['lightgbm']}",
