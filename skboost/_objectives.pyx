@@ -24,7 +24,7 @@ cimport cython
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
-from libc.math cimport INFINITY, exp, fabsf, fmax, log1p, sqrt
+from libc.math cimport INFINITY, NAN, exp, fabsf, fmax, log1p, sqrt
 
 from ._math cimport sigmoid
 from ._parallel cimport threads_for_work
@@ -367,19 +367,30 @@ def logistic_gradient(const label_t[::1] y not None,
                       const double[::1] weight,
                       float[:, ::1] gpair not None,
                       int n_threads):
+    """Logistic pairs of margins ``raw`` and labels ``y`` (module
+    docstring), times ``weight``, into ``gpair`` (n_rows, 2). Returns
+    ``pair_magnitudes(gpair, least_hessian=True)`` of the pairs written,
+    taken while they are in cache (the round's gradient check needs no
+    pass of its own)."""
     n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
-    cdef const double* w = weight_pointer(weight)
-    cdef int threads = threads_for_work(n_threads,
-                                        ELEMENTWISE_WORK * y.shape[0])
-    cdef Py_ssize_t i
-    if _vector_exp:
-        _logistic_by_chunks(y, raw, w, gpair, threads)
-        return
-    for i in prange(y.shape[0], nogil=True, schedule="static",
-                    num_threads=threads):
-        logistic_pair(gpair, i, sigmoid(raw[i]), y[i], w)
+    cdef Py_ssize_t n = y.shape[0]
+    cdef Py_ssize_t n_chunks = (n + SIGMOID_CHUNK - 1) // SIGMOID_CHUNK
+    chunk_max = np.zeros((n_chunks, 2), dtype=np.float32)
+    chunk_nan = np.zeros((n_chunks, 2), dtype=np.uint8)
+    chunk_least = np.empty(n_chunks, dtype=np.float32)
+    cdef float[:, ::1] maxima = chunk_max
+    cdef uint8_t[:, ::1] nans = chunk_nan
+    cdef float[::1] leasts = chunk_least
+    if _logistic_by_chunks(y, raw, weight_pointer(weight), gpair,
+                           maxima, nans, leasts,
+                           threads_for_work(n_threads,
+                                            ELEMENTWISE_WORK * n),
+                           _vector_exp):
+        raise MemoryError("no memory for a chunk of probabilities")
+    return _blocks_combined(chunk_max, chunk_nan) + (
+        float(chunk_least.min(initial=INFINITY)),)
 
 
 cdef inline void logistic_pair(float[:, ::1] gpair, Py_ssize_t i, double p,
@@ -392,40 +403,49 @@ cdef inline void logistic_pair(float[:, ::1] gpair, Py_ssize_t i, double p,
 
 cdef enum:
     # rows a thread's sigmoid_lanes takes at a time (its probabilities,
-    # 8 KB, stay in L1 for the pairs' loop)
+    # 8 KB, and its pairs stay in L1 for the pairs' loop and their
+    # extremes)
     SIGMOID_CHUNK = 1024
 
 
-cdef void _logistic_by_chunks(const label_t[::1] y, const double[::1] raw,
-                              const double* w, float[:, ::1] gpair,
-                              int threads):
-    """logistic_gradient with the probabilities eight at a time: a chunk's
-    sigmoids by sigmoid_lanes, then its pairs, libm's sigmoid for the rows
-    the lanes leave (|m| < 2^-54, |m| >= 512, NaN). The same bits as the
-    scalar loop; chunks split statically among threads."""
+cdef int _logistic_by_chunks(const label_t[::1] y, const double[::1] raw,
+                             const double* w, float[:, ::1] gpair,
+                             float[:, ::1] chunk_max,
+                             uint8_t[:, ::1] chunk_nan,
+                             float[::1] chunk_least,
+                             int threads, bint lanes) except -1:
+    """logistic_gradient by chunks of rows, split statically among
+    threads: a chunk's sigmoids eight at a time by sigmoid_lanes (with
+    ``lanes``; else every one left to libm), libm's sigmoid for the rows
+    the lanes leave (|m| < 2^-54, |m| >= 512, NaN); then its pairs, and
+    their extremes (pair_extremes) into the chunk's row of chunk_max,
+    chunk_nan, chunk_least. The same bits as one sigmoid a row. Returns 1
+    when out of memory."""
     cdef Py_ssize_t n = y.shape[0]
-    cdef Py_ssize_t n_chunks = (n + SIGMOID_CHUNK - 1) // SIGMOID_CHUNK
     cdef Py_ssize_t chunk, start, stop, i
     cdef double p
     cdef double* probabilities = NULL
     cdef int out_of_memory = 0
     with nogil, parallel(num_threads=threads):
         probabilities = <double*> malloc(SIGMOID_CHUNK * sizeof(double))
-        for chunk in prange(n_chunks, schedule="static"):
+        for chunk in prange(chunk_least.shape[0], schedule="static"):
             if probabilities == NULL:
                 out_of_memory = 1
                 continue
             start = chunk * SIGMOID_CHUNK
             stop = min(start + SIGMOID_CHUNK, n)
-            sigmoid_lanes(&raw[start], probabilities, stop - start)
+            if lanes:
+                sigmoid_lanes(&raw[start], probabilities, stop - start)
             for i in range(start, stop):
-                p = probabilities[i - start]
+                p = probabilities[i - start] if lanes else NAN
                 if p != p:   # a row for libm's exp
                     p = sigmoid(raw[i])
                 logistic_pair(gpair, i, p, y[i], w)
+            pair_extremes(&gpair[start, 0], stop - start,
+                          &chunk_max[chunk, 0], &chunk_nan[chunk, 0],
+                          &chunk_least[chunk])
         free(probabilities)
-    if out_of_memory:
-        raise MemoryError("no memory for a chunk of probabilities")
+    return out_of_memory
 
 
 def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class index
@@ -626,35 +646,44 @@ def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads, *,
     cdef float[:, ::1] maxima = block_max
     cdef uint8_t[:, ::1] nans = block_nan
     cdef float[::1] leasts = block_least
-    cdef Py_ssize_t block, i
-    cdef float largest_g, largest_h, least_h, g, h
-    cdef uint8_t nan_g, nan_h
+    cdef Py_ssize_t block, start
     for block in prange(n_blocks, nogil=True, schedule="static",
                         num_threads=threads_for_work(n_threads, 2 * n)):
-        largest_g = 0.0
-        largest_h = 0.0
-        least_h = INFINITY
-        nan_g = 0
-        nan_h = 0
-        for i in range(block * MAGNITUDE_BLOCK,
-                       min((block + 1) * MAGNITUDE_BLOCK, n)):
-            g = fabsf(gpair[i, 0])
-            h = fabsf(gpair[i, 1])
-            nan_g = nan_g | (g != g)
-            nan_h = nan_h | (h != h)
-            largest_g = g if g > largest_g else largest_g
-            largest_h = h if h > largest_h else largest_h
-            least_h = gpair[i, 1] if gpair[i, 1] < least_h else least_h
-        maxima[block, 0] = largest_g
-        maxima[block, 1] = largest_h
-        leasts[block] = least_h
-        nans[block, 0] = nan_g
-        nans[block, 1] = nan_h
+        start = block * MAGNITUDE_BLOCK
+        pair_extremes(&gpair[start, 0], min(MAGNITUDE_BLOCK, n - start),
+                      &maxima[block, 0], &nans[block, 0], &leasts[block])
     found = _blocks_combined(block_max, block_nan)
     if least_hessian:
         # the least of the blocks' leasts: exact, whatever the threads
         return found + (float(block_least.min(initial=INFINITY)),)
     return found
+
+
+cdef inline void pair_extremes(const float* pairs,     # IN (n, 2)
+                               Py_ssize_t n,
+                               float* largest,         # OUT (2,)
+                               uint8_t* nan,           # OUT (2,)
+                               float* least) noexcept nogil:
+    """``max |g|``, ``max |h|`` (``largest``; 0 for no pair), whether
+    either holds a NaN (``nan``), and the least h (signed; +inf for no
+    pair) of ``n`` (g, h) pairs."""
+    cdef float largest_g = 0.0, largest_h = 0.0, least_h = INFINITY
+    cdef float g, h
+    cdef uint8_t nan_g = 0, nan_h = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        g = fabsf(pairs[2 * i])
+        h = fabsf(pairs[2 * i + 1])
+        nan_g = nan_g | (g != g)
+        nan_h = nan_h | (h != h)
+        largest_g = g if g > largest_g else largest_g
+        largest_h = h if h > largest_h else largest_h
+        least_h = pairs[2 * i + 1] if pairs[2 * i + 1] < least_h else least_h
+    largest[0] = largest_g
+    largest[1] = largest_h
+    nan[0] = nan_g
+    nan[1] = nan_h
+    least[0] = least_h
 
 
 def _blocks_combined(block_max, block_nan):

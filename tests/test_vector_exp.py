@@ -210,3 +210,56 @@ def test_lanes_are_taken_on_glibc_with_avx512():
     # the load-time check against libm passed: a lane differing from libm
     # would turn the vector path off and skip the tests above
     assert lanes_available()
+
+
+@pytest.mark.parametrize("n", [0, 1, 1025, 70_000])
+@pytest.mark.parametrize("vector", [True, False])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_logistic_kernel_returns_its_pairs_extremes(n, vector, n_threads):
+    # the gradient check's (max |g|, max |h|, least h), taken by the kernel
+    # as it writes the pairs, against numpy's of the pairs written (NaN
+    # where a NaN margin made one)
+    rng = np.random.default_rng(n + 20)
+    raw = rng.standard_normal(n) * 8
+    y = (rng.random(n) < 0.5).astype(np.float64)
+    weight = rng.uniform(0.1, 3.0, n)
+    previous = _objectives.set_vector_exp(vector)
+    try:
+        for margins in (raw, margins_with_a_nan(raw)):
+            pairs = np.empty((n, 2), dtype=np.float32)
+            found = _objectives.logistic_gradient(y, margins, weight, pairs,
+                                                  n_threads)
+            g, h = np.abs(pairs[:, 0]), np.abs(pairs[:, 1])
+            expected = (float(g.max(initial=0.0)), float(h.max(initial=0.0)))
+            # exact (NaN where a column holds one)
+            np.testing.assert_array_equal(np.array(found[:2]),
+                                          np.array(expected))
+            assert found[2] == float(pairs[:, 1].min(initial=np.inf))
+    finally:
+        _objectives.set_vector_exp(previous)
+
+
+def margins_with_a_nan(raw):
+    out = raw.copy()
+    if out.size:
+        out[out.size // 2] = np.nan
+    return out
+
+
+def test_gradient_check_takes_the_kernels_extremes():
+    # check_gradients with the objective's extremes gives the array its own
+    # pass gives; the binary objective returns them
+    from skboost._model.limits import check_gradients
+    from skboost.objectives import get_objective
+    rng = np.random.default_rng(30)
+    n = 3000
+    y = (rng.random(n) < 0.5).astype(np.float64)
+    raw = rng.standard_normal((n, 1)) * 4
+    gpair = np.empty((1, n, 2), dtype=np.float32)
+    extremes = get_objective("binary:logistic").gradient(y, raw, None,
+                                                          gpair, 2)
+    assert extremes is not None and len(extremes) == 1
+    own = check_gradients(gpair, float(n), "binary:logistic", 0, 2)
+    taken = check_gradients(gpair, float(n), "binary:logistic", 0, 2,
+                            extremes=extremes)
+    np.testing.assert_array_equal(taken, own)
