@@ -376,10 +376,7 @@ def logistic_gradient(const label_t[::1] y not None,
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t n = y.shape[0]
-    cdef Py_ssize_t n_chunks = (n + SIGMOID_CHUNK - 1) // SIGMOID_CHUNK
-    chunk_max = np.zeros((n_chunks, 2), dtype=np.float32)
-    chunk_nan = np.zeros((n_chunks, 2), dtype=np.uint8)
-    chunk_least = np.empty(n_chunks, dtype=np.float32)
+    chunk_max, chunk_nan, chunk_least = _extremes_arrays(n, SIGMOID_CHUNK)
     cdef float[:, ::1] maxima = chunk_max
     cdef uint8_t[:, ::1] nans = chunk_nan
     cdef float[::1] leasts = chunk_least
@@ -639,10 +636,8 @@ def pair_magnitudes(const float[:, ::1] gpair not None, int n_threads, *,
     n_threads = check_n_threads(n_threads)
     _check_pairs(gpair.shape[1])
     cdef Py_ssize_t n = gpair.shape[0]
-    cdef Py_ssize_t n_blocks = (n + MAGNITUDE_BLOCK - 1) // MAGNITUDE_BLOCK
-    block_max = np.zeros((n_blocks, 2), dtype=np.float32)
-    block_nan = np.zeros((n_blocks, 2), dtype=np.uint8)
-    block_least = np.empty(n_blocks, dtype=np.float32)
+    block_max, block_nan, block_least = _extremes_arrays(n, MAGNITUDE_BLOCK)
+    cdef Py_ssize_t n_blocks = block_least.shape[0]
     cdef float[:, ::1] maxima = block_max
     cdef uint8_t[:, ::1] nans = block_nan
     cdef float[::1] leasts = block_least
@@ -684,6 +679,16 @@ cdef inline void pair_extremes(const float* pairs,     # IN (n, 2)
     nan[0] = nan_g
     nan[1] = nan_h
     least[0] = least_h
+
+
+def _extremes_arrays(Py_ssize_t n, Py_ssize_t rows_per_block):
+    """Where pair_extremes writes the extremes of n rows' pairs, a block of
+    ``rows_per_block`` rows a row: maxima (n_blocks, 2) float32, NaN flags
+    (n_blocks, 2) uint8, least hessians (n_blocks,) float32."""
+    n_blocks = (n + rows_per_block - 1) // rows_per_block
+    return (np.zeros((n_blocks, 2), dtype=np.float32),
+            np.zeros((n_blocks, 2), dtype=np.uint8),
+            np.empty(n_blocks, dtype=np.float32))
 
 
 def _blocks_combined(block_max, block_nan):
