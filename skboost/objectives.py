@@ -161,7 +161,10 @@ class Objective(ABC):
     @abstractmethod
     def gradient(self, y, raw, weight, gpair, n_threads):
         """Fill ``gpair`` of shape (n_outputs, n_rows, 2) at margins ``raw``,
-        the pairs multiplied by ``weight`` (None: unit weights)."""
+        the pairs multiplied by ``weight`` (None: unit weights). May return
+        the pairs' extremes, ``(max |g|, max |h|, least h)`` per output as
+        ``_objectives.pair_magnitudes`` gives them, for the gradient check
+        (``limits.check_gradients``); None otherwise."""
 
     def transform(self, raw):
         """Predictions (n_rows, n_outputs) from margins."""
@@ -385,8 +388,10 @@ class _LogisticBase(_Elementwise):
         return np.array([logit(base_score)])
 
     def gradient(self, y, raw, weight, gpair, n_threads):
-        _objectives.logistic_gradient(y, np.ascontiguousarray(raw[:, 0]),
-                                      weight, gpair[0], n_threads)
+        # the kernel returns the pairs' extremes: the gradient check's
+        return [_objectives.logistic_gradient(
+            y, np.ascontiguousarray(raw[:, 0]), weight, gpair[0],
+            n_threads)]
 
     def transform(self, raw):
         return expit(raw)

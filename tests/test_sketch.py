@@ -12,6 +12,7 @@ import pickle
 import numpy as np
 import pytest
 
+from skboost.tree import _sketch
 from skboost.tree._sketch import WeightedQuantileSummary, sketch_column
 
 try:
@@ -555,8 +556,19 @@ def _entries(summary):
         summary.total_weight, summary.eps]
 
 
+@pytest.fixture(params=["radix sort", "numpy sort"])
+def float32_sort(request):
+    """Each sort of unweighted float32 chunks: the radix sort, and np.sort
+    where numpy sorts them in AVX-512 (elsewhere both are the radix
+    sort)."""
+    previous = _sketch.set_numpy_sort(request.param == "numpy sort")
+    yield request.param
+    _sketch.set_numpy_sort(previous)
+
+
 @pytest.mark.parametrize("chunk_size", [50, 997, 65536])
-def test_float32_radix_sort_gives_the_float64_sort_summary(chunk_size):
+def test_float32_radix_sort_gives_the_float64_sort_summary(chunk_size,
+                                                           float32_sort):
     """An unweighted float32 column (its chunks radix-sorted) has the
     summary, bit for bit, of the same values as float64, whose chunks
     numpy sorts: the same doubles in the same order either way."""
@@ -569,7 +581,7 @@ def test_float32_radix_sort_gives_the_float64_sort_summary(chunk_size):
     assert a.size > 2
 
 
-def test_float32_radix_sort_exact_summary_matches_unique():
+def test_float32_radix_sort_exact_summary_matches_unique(float32_sort):
     """Without pruning, the summary of radix-sorted chunks is np.unique's
     values and counts (NaNs of either sign left out)."""
     rng = np.random.default_rng(12)
@@ -583,7 +595,7 @@ def test_float32_radix_sort_exact_summary_matches_unique():
     np.testing.assert_array_equal(s.rmin, np.cumsum(counts) - counts)
 
 
-def test_float32_chunks_with_negative_zero_sort_like_numpy():
+def test_float32_chunks_with_negative_zero_sort_like_numpy(float32_sort):
     """A chunk holding -0.0 is sorted by np.sort (which of -0.0 and 0.0
     an entry keeps is np.sort's choice): the summary's entries equal the
     values and counts of the zeros and the rest."""
@@ -593,3 +605,26 @@ def test_float32_chunks_with_negative_zero_sort_like_numpy():
     np.testing.assert_array_equal(s.values, [-1.0, 0.0, 2.0, 3.0])
     np.testing.assert_array_equal(s.wmin, [1.0, 4.0, 1.0, 1.0])
     assert s.values[1] == 0.0
+
+
+def test_both_float32_sorts_give_the_same_summaries():
+    """The radix sort and np.sort give every chunk's summary bit for bit
+    (the same floats in the same order, NaN left out or last), chunks with
+    -0.0 included; the set_numpy_sort switch returns the previous
+    setting."""
+    rng = np.random.default_rng(13)
+    values = _float32_edge_values(rng, 30_000)
+    values[5::4001] = np.float32(-0.0)    # some chunks with -0.0
+    values[6::8001] = np.float32(0.0)
+    out = {}
+    previous = _sketch.set_numpy_sort(False)
+    try:
+        for numpy_sort in (False, True):
+            _sketch.set_numpy_sort(numpy_sort)
+            out[numpy_sort] = [
+                _entries(sketch_column(values, max_bin=64, chunk_size=c))
+                for c in (100, 4000, 65536)]
+        assert _sketch.set_numpy_sort(False) is _sketch._numpy_sorts_in_avx512()
+    finally:
+        _sketch.set_numpy_sort(previous)
+    assert out[False] == out[True]

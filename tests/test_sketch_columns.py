@@ -133,6 +133,27 @@ def test_columns_with_nan_equal_numpy(n_threads, n_rows):
                                   np.isnan(X).any(axis=0))
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("where", ["none", "last", "block start",
+                                   "negative nan"])
+def test_columns_with_nan_where_the_flat_scan_finds_one(n_threads, where):
+    # a block is scanned flat first: NaN-free blocks, a NaN as the very
+    # last float, the first row of the second block, a NaN with its sign
+    # bit set; and no features at all
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5000, 7)).astype(np.float32)
+    if where == "last":
+        X[-1, -1] = np.nan
+    elif where == "block start":
+        X[2048, 2] = np.nan
+    elif where == "negative nan":
+        X[4000, 0] = -np.float32(np.nan)
+    np.testing.assert_array_equal(columns_with_nan(X, n_threads),
+                                  np.isnan(X).any(axis=0))
+    empty = np.empty((10, 0), dtype=np.float32)
+    assert columns_with_nan(empty, n_threads).shape == (0,)
+
+
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_bin_mapper_cuts_are_those_of_each_column_sketched(n_threads,

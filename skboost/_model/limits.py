@@ -83,7 +83,7 @@ def check_poisson_delta_step(objective, max_delta_step):
 
 
 def check_gradients(gpair, weight_sum, objective_name, iteration,
-                    n_threads=1):
+                    n_threads=1, extremes=None):
     """After a round's gradients: all finite, and the weighted sums bounded
     by ``MAX_GRADIENT_SUM`` (``max |g| * sum of weights``, a bound that
     does not depend on the order of the rows), on up to ``n_threads``.
@@ -92,15 +92,18 @@ def check_gradients(gpair, weight_sum, objective_name, iteration,
     output (an (n_outputs, 3) array) for float32 C-ordered pairs of shape
     (n_outputs, n_rows, 2), else None: the histogram finders' fixed-point
     scales (and their test of positive hessians) take them instead of
-    another pass (``GrowthDriver.grow``)."""
+    another pass (``GrowthDriver.grow``). ``extremes``: those triples,
+    one per output, already taken by the objective's gradient kernel
+    (``Objective.gradient``'s return), used instead of a pass here."""
     maxima = None
     # max |g|, max |h| (and the least h) in one parallel pass, no |gpair|
     # temporary (as large as the gradients); NaN when one is NaN
     if (gpair.dtype == np.float32 and gpair.flags.c_contiguous
             and gpair.ndim == 3 and gpair.shape[2] == 2):
-        maxima = np.array([pair_magnitudes(pairs, n_threads,
-                                           least_hessian=True)
-                           for pairs in gpair]).reshape(-1, 3)
+        if extremes is None or len(extremes) != gpair.shape[0]:
+            extremes = [pair_magnitudes(pairs, n_threads, least_hessian=True)
+                        for pairs in gpair]
+        maxima = np.array(extremes, dtype=np.float64).reshape(-1, 3)
         largest = (float("nan") if np.isnan(maxima[:, :2]).any()
                    else float(maxima[:, :2].max(initial=0.0)))
     elif gpair.dtype == np.float32 and gpair.flags.c_contiguous:

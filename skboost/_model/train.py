@@ -278,11 +278,12 @@ class InProcessRounds:
     def _round(self, iteration, margin):
         """Gradients at ``margin``, the round's trees grown and added to
         the booster and to ``margin``."""
-        self.objective.gradient(self.y, margin, self.weights.in_gradients,
-                                self.gpair, self.n_threads)
+        extremes = self.objective.gradient(
+            self.y, margin, self.weights.in_gradients, self.gpair,
+            self.n_threads)
         maxima = check_gradients(self.gpair, self.weight_sum,
                                  self.objective.name, iteration,
-                                 n_threads=self.n_threads)
+                                 n_threads=self.n_threads, extremes=extremes)
         _boost_round(self.grower, self.booster, self.objective, self.gpair,
                      margin, self.X, self.y, self.weight, self.weights,
                      self.boost_params, self.rng, self.n_threads,

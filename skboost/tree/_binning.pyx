@@ -416,23 +416,41 @@ def map_entries_to_bins(const float[::1] values not None,     # IN (nnz,)
                          "dtype")
 
 
+cdef inline bint any_nan(const float* values, Py_ssize_t n) noexcept nogil:
+    """Whether ``values[:n]`` holds a NaN: an OR of ``x != x`` over the
+    run, no early exit, so it vectorises."""
+    cdef Py_ssize_t i
+    cdef int found = 0
+    for i in range(n):
+        found |= values[i] != values[i]
+    return found != 0
+
+
 def columns_with_nan(const float[:, ::1] X not None, int n_threads):
     """Which columns of X hold a NaN: bool (n_features,). One pass over
     the rows in order, in parallel over blocks of rows (each block's
-    flags OR-ed into its thread's row of flags: no shared writes)."""
+    flags OR-ed into its thread's row of flags: no shared writes). A
+    block is first scanned flat, its floats as one contiguous run (a loop
+    the compiler vectorises); only a block holding a NaN is scanned again
+    feature by feature."""
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
     cdef Py_ssize_t n_blocks = (n_rows + TRANSPOSE_ROWS - 1) // TRANSPOSE_ROWS
     n_threads = threads_for_work(n_threads, n_rows * n_features)
     flag_array = np.zeros((n_blocks, n_features), dtype=np.uint8)
+    if n_rows == 0 or n_features == 0:
+        return flag_array.any(axis=0)
     cdef uint8_t[:, ::1] flags = flag_array
-    cdef Py_ssize_t block, r, f
+    cdef Py_ssize_t block, r, f, first, last
     cdef float x
     # a NaN is the one value unequal to itself; a block's flags are its own
     for block in prange(n_blocks, nogil=True, schedule="static",
                         num_threads=n_threads):
-        for r in range(block * TRANSPOSE_ROWS,
-                       min((block + 1) * TRANSPOSE_ROWS, n_rows)):
+        first = block * TRANSPOSE_ROWS
+        last = min(first + TRANSPOSE_ROWS, n_rows)
+        if not any_nan(&X[first, 0], (last - first) * n_features):
+            continue
+        for r in range(first, last):
             for f in range(n_features):
                 x = X[r, f]
                 flags[block, f] |= x != x

