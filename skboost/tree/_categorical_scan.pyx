@@ -882,8 +882,13 @@ def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
 
 cdef bint _rises_to(const int64_t[::1] ptr, Py_ssize_t n_bins):
     """Whether ``ptr`` rises (by at least 1) from 0 to ``n_bins``."""
+    return _rises_from_zero(ptr) and ptr[ptr.shape[0] - 1] == n_bins
+
+
+cdef bint _rises_from_zero(const int64_t[::1] ptr):
+    """Whether ``ptr`` rises (by at least 1) from 0."""
     cdef Py_ssize_t i
-    if ptr.shape[0] < 1 or ptr[0] != 0 or ptr[ptr.shape[0] - 1] != n_bins:
+    if ptr.shape[0] < 1 or ptr[0] != 0:
         return False
     for i in range(ptr.shape[0] - 1):
         if ptr[i + 1] - ptr[i] < 1:
@@ -958,6 +963,50 @@ cdef inline bint subtract_listed(int64_t n_listed,
     return n_listed >= 0 and n_listed * DENSE_LIST < n_categories
 
 
+cdef int _fill_rooms(int64_t[:, ::1] rooms, list parent_of, bin_ptr,
+                     const uint8_t[::1] is_cat) except -1:
+    """``NodeCategoryLists._rooms``: node k's room of a categorical
+    feature f is the count of its parent's non-empty categories when its
+    parent's scan listed them, else every category of f; 0 for a numeric
+    feature. Each parent is checked: (NodeCategoryLists, node index) of
+    the same layout. (A typed loop: a level's Python loop over its nodes
+    and its numpy calls cost more than the scan of a deep level's lists.)"""
+    cdef const int64_t[::1] ptr = bin_ptr
+    cdef const int64_t[:, ::1] parent_count
+    cdef NodeCategoryLists lists, viewed = None
+    cdef Py_ssize_t k, kp, f, n_features = rooms.shape[1]
+    cdef int64_t count
+    for k in range(rooms.shape[0]):
+        parent = parent_of[k]
+        if parent is not None:
+            candidate, index = parent
+            if not isinstance(candidate, NodeCategoryLists):
+                raise ValueError("a parent must be (NodeCategoryLists, "
+                                 "node index) or None")
+            lists = candidate
+            if lists is not viewed:
+                # a level's parents share their batch's lists: its layout
+                # checked and its counts viewed once, not once a node
+                if not lists.same_layout(bin_ptr):
+                    raise ValueError("a parent must be a node of lists of "
+                                     "the same histogram layout")
+                parent_count = lists.present_count
+                viewed = lists
+            kp = index
+            if not 0 <= kp < lists.n_nodes:
+                raise ValueError("a parent must be a node of lists of the "
+                                 "same histogram layout")
+        for f in range(n_features):
+            count = -1 if parent is None else parent_count[kp, f]
+            if not is_cat[f]:
+                rooms[k, f] = 0
+            elif count >= 0:
+                rooms[k, f] = count
+            else:
+                rooms[k, f] = ptr[f + 1] - ptr[f] - 1
+    return 0
+
+
 cdef class NodeCategoryLists:
     """Per node of a batch and categorical feature, the categories its
     sorted scan visits, and (filled by the scan) the node's non-empty
@@ -994,7 +1043,7 @@ cdef class NodeCategoryLists:
         self.bin_ptr, self.parents = bin_ptr, list(parents)
         # room for each (node, feature): its visited codes; none for the
         # numeric features
-        rooms, parent_of = self._rooms(flags, np.diff(bin_ptr) - 1)
+        rooms, parent_of = self._rooms(flags)
         # each room starts where the ones before it end
         self.present_start = np.cumsum(rooms, axis=None).reshape(
             rooms.shape) - rooms
@@ -1008,32 +1057,13 @@ cdef class NodeCategoryLists:
             raise MemoryError()
         self._point_entries(flags, parent_of)
 
-    def _rooms(self, flags, n_categories):
+    def _rooms(self, flags):
         """Each (node, feature)'s room (int64 (n_nodes, n_features): the
         codes it visits, none for a numeric feature) and each node's
         parent lists (or None)."""
-        counts = np.full((self.n_nodes, self.n_features), -1, dtype=np.int64)
-        groups = {}   # the parents' batches: their nodes' indices
         parent_of = list(self.parents)
-        for k, parent in enumerate(parent_of):
-            if parent is None:
-                continue
-            lists, kp = parent
-            if not isinstance(lists, NodeCategoryLists):
-                raise ValueError("a parent must be (NodeCategoryLists, "
-                                 "node index) or None")
-            group = groups.setdefault(id(lists), (lists, [], []))
-            group[1].append(k)
-            group[2].append(kp)
-        for lists, ks, kps in groups.values():
-            kps = np.asarray(kps, dtype=np.int64)
-            if not lists.same_layout(self.bin_ptr) or kps.min() < 0 or (
-                    kps.max() >= lists.n_nodes):
-                raise ValueError("a parent must be a node of lists of the "
-                                 "same histogram layout")
-            counts[ks] = (<NodeCategoryLists> lists).present_count[kps]
-        rooms = np.where(flags.astype(bool), np.where(
-            counts >= 0, counts, n_categories), 0)
+        rooms = np.empty((self.n_nodes, self.n_features), dtype=np.int64)
+        _fill_rooms(rooms, parent_of, self.bin_ptr, flags)
         return rooms, parent_of
 
     def _order_rooms(self, rooms, max_cat_threshold):
@@ -1244,27 +1274,28 @@ cdef class ListedSpans:
 def _checked_layout(bin_ptr):
     """bin_ptr as int64, checked: rising by at least 1 from 0."""
     bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
-    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or np.any(
-            np.diff(bins) < 1):
+    # (a typed loop: np.diff and np.any cost ~10 us, once a level)
+    if bins.ndim != 1 or not _rises_from_zero(bins):
         raise ValueError("bin_ptr must rise from 0 by at least 1 a feature")
     return bins
 
 
 def _check_parent_lists(parent_lists, bins):
     """Each parent: None or (NodeCategoryLists of the layout, a node)."""
-    checked = set()   # the layout checked once per lists object (a
+    # the layout compared once per run of parents of one lists object (a
     # level's parents share their batch's: a comparison of bin_ptr each
     # cost more than the subtraction of a deep level)
+    cdef object checked = None
     for parent in parent_lists:
         if parent is None:
             continue
         lists, kp = parent
         if not isinstance(lists, NodeCategoryLists) or not (
-                id(lists) in checked or lists.same_layout(bins)) or not (
-                0 <= kp < lists.n_nodes):
+                lists is checked or lists.same_layout(bins)) or not (
+                0 <= kp < (<NodeCategoryLists> lists).n_nodes):
             raise ValueError("a parent's lists must be (NodeCategoryLists, "
                              "node index) of the same histogram layout")
-        checked.add(id(lists))
+        checked = lists
 
 
 cdef int64_t _fill_spans(SubtractSpan* spans, list parent_lists,
