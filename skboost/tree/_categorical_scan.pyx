@@ -801,36 +801,66 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
     cdef const int32_t[::1] f_of = features, bin_of = bins
     cdef const uint8_t[::1] kind_of = kinds
     cdef Py_ssize_t n = rows.shape[0], k, f, stop
+    cdef Py_ssize_t total = 0
     missing_left = np.full(n, -1, dtype=np.int8)
     cdef int8_t[::1] rest = missing_left
     left_sets = [None] * n
+    for k in range(n):
+        if f_of[k] >= 0 and kind_of[k] != 0:
+            total += first[f_of[k] + 1] - first[f_of[k]] - 1
+    # the sets read off kept orders are slices of one bool buffer: one
+    # allocation a batch, not a zeroed (or filled) array a split
+    sets = _SetBuffer(total)
     for k in range(n):
         f = f_of[k]
         if f < 0 or kind_of[k] == 0:
             continue
         stop = first[f + 1]
-        left = _left_set_of(hist[row[k]], lists, k, f, kind_of[k], bin_of[k],
-                            first[f], stop, context)
+        left = _left_set_of(hist, row[k], lists, k, f, kind_of[k], bin_of[k],
+                            first[f], stop, context, sets)
         left_sets[k] = left[0]
         if h[row[k], stop - 1, 0] == 0 and h[row[k], stop - 1, 1] == 0:
             rest[k] = left[1]   # the missing bin is empty
     return left_sets, missing_left
 
 
-cdef object _left_set_of(node_hist, lists, Py_ssize_t k, Py_ssize_t f,
-                         uint8_t cat_kind, int32_t split_bin,
-                         int64_t first_bin, int64_t stop, context):
+cdef class _SetBuffer:
+    """A batch's left sets back to back in one bool array, handed out in
+    order (``take``): the sets are views of it (``array``), written through
+    ``flags``."""
+    cdef object array
+    cdef uint8_t[::1] flags
+    cdef Py_ssize_t used
+
+    def __init__(self, Py_ssize_t total):
+        self.array = np.empty(total, dtype=bool)
+        self.flags = self.array.view(np.uint8)
+        self.used = 0
+
+    cdef Py_ssize_t take(self, Py_ssize_t n) except -1:
+        """The start of the next ``n`` (>= 1) flags."""
+        if n < 1 or self.used + n > self.flags.shape[0]:
+            raise ValueError("the left sets' buffer is too small")
+        self.used += n
+        return self.used - n
+
+
+cdef object _left_set_of(hist, int64_t row, lists, Py_ssize_t k,
+                         Py_ssize_t f, uint8_t cat_kind, int32_t split_bin,
+                         int64_t first_bin, int64_t stop, context,
+                         _SetBuffer sets):
     """Node k's categorical split on feature f (bins ``first_bin`` to
     ``stop``, the missing bin last): (left set, "the rest" goes left), read
-    off the order its sorted scan kept (``lists``), else ordered anew from
-    its histogram ``node_hist``."""
+    off the order its sorted scan kept (``lists``; the set in ``sets``),
+    else ordered anew from its histogram ``hist[row]``."""
     cdef Py_ssize_t n_categories = stop - first_bin - 1
     if lists is not None:
-        left = _kept_left_set(lists, k, f, cat_kind, split_bin, n_categories)
+        left = _kept_left_set(lists, k, f, cat_kind, split_bin, n_categories,
+                              sets)
         if left is not None:
             return left
     return categorical_left_set(
-        node_hist, first_bin=first_bin, n_categories=n_categories,
+        hist[row], first_bin=first_bin, n_categories=n_categories,
         cat_kind=cat_kind, split_bin=split_bin, context=context,
         codes=None if lists is None else lists.node_list(k, f))
 
@@ -908,10 +938,11 @@ cdef bint _same_values(const int64_t[::1] a, const int64_t[::1] b):
 
 cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
                            Py_ssize_t f, int cat_kind, int32_t split_bin,
-                           int64_t n_categories):
+                           int64_t n_categories, _SetBuffer sets):
     """``lists.left_set(k, f, ...)`` (the same set, the same None and the
-    same errors) read through the lists' entries, with no numpy call but
-    the new array: the batch's hot path (``batch_left_sets``)."""
+    same errors) read through the lists' entries into the next
+    ``n_categories`` flags of ``sets``, with no numpy call: the batch's hot
+    path (``batch_left_sets``)."""
     if cat_kind != SORTED_SPLIT or lists.order_codes is None:
         return None
     cdef CategoryList* e = &lists.entries[k * lists.n_features + f]
@@ -925,19 +956,19 @@ cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
     for i in range(n):
         if not 0 <= e.order[i] < n_categories:
             raise ValueError("the kept order is not of n_categories")
-    cdef uint8_t[::1] flags
+    cdef Py_ssize_t at = sets.take(n_categories)
+    cdef uint8_t* flags = &sets.flags[at]
+    left = sets.array[at:at + n_categories]
     # position i of the order is order[i - (m - n)] (as left_set slices)
     if split_bin + 1 <= m - split_bin - 1:   # the left side is smaller
-        left = np.zeros(n_categories, dtype=bool)
-        flags = left.view(np.uint8)
+        memset(flags, 0, n_categories)
         for i in range(min(split_bin + 1, n)):
             flags[e.order[i]] = True
         return left, False
     start = split_bin + 1 - (m - n)
     if start < 0:   # Python's slice of a negative start
         start = max(start + n, 0)
-    left = np.ones(n_categories, dtype=bool)
-    flags = left.view(np.uint8)
+    memset(flags, 1, n_categories)
     for i in range(start, n):
         flags[e.order[i]] = False
     return left, True
