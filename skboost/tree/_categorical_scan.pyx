@@ -801,16 +801,12 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
     cdef const int32_t[::1] f_of = features, bin_of = bins
     cdef const uint8_t[::1] kind_of = kinds
     cdef Py_ssize_t n = rows.shape[0], k, f, stop
-    cdef Py_ssize_t total = 0
     missing_left = np.full(n, -1, dtype=np.int8)
     cdef int8_t[::1] rest = missing_left
     left_sets = [None] * n
-    for k in range(n):
-        if f_of[k] >= 0 and kind_of[k] != 0:
-            total += first[f_of[k] + 1] - first[f_of[k]] - 1
     # the sets read off kept orders are slices of one bool buffer: one
     # allocation a batch, not a zeroed (or filled) array a split
-    sets = _SetBuffer(total)
+    sets = _SetBuffer(_categories_of_splits(f_of, kind_of, first))
     for k in range(n):
         f = f_of[k]
         if f < 0 or kind_of[k] == 0:
@@ -822,6 +818,17 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
         if h[row[k], stop - 1, 0] == 0 and h[row[k], stop - 1, 1] == 0:
             rest[k] = left[1]   # the missing bin is empty
     return left_sets, missing_left
+
+
+cdef Py_ssize_t _categories_of_splits(const int32_t[::1] f_of,
+                                      const uint8_t[::1] kind_of,
+                                      const int64_t[::1] first):
+    """The categories of a batch's categorical splits' features, summed."""
+    cdef Py_ssize_t k, total = 0
+    for k in range(f_of.shape[0]):
+        if f_of[k] >= 0 and kind_of[k] != 0:
+            total += first[f_of[k] + 1] - first[f_of[k]] - 1
+    return total
 
 
 cdef class _SetBuffer:
