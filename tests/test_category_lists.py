@@ -621,9 +621,24 @@ def test_batch_left_sets_equal_the_per_split_calls(threshold, onehot,
                 if a is not None:
                     assert a.dtype == bool
                     np.testing.assert_array_equal(a, b)
+            assert_sets_independent(got[0])
         n_categorical += sum(s is not None for s in got[0])
         parents = [(lists, n // 2) for n in range(2 * len(nodes))]
     assert n_categorical >= 5   # the case exercises categorical splits
+
+
+def assert_sets_independent(left_sets):
+    """A batch's left sets (slices of one buffer) share no flag: each
+    set overwritten in turn leaves every other as it was."""
+    sets = [s for s in left_sets if s is not None]
+    before = [s.copy() for s in sets]
+    for j, changed in enumerate(sets):
+        changed[:] = ~before[j]
+        for i, other in enumerate(sets):
+            np.testing.assert_array_equal(
+                other, ~before[i] if i <= j else before[i])
+    for s, b in zip(sets, before):
+        s[:] = b
 
 
 def test_batch_left_sets_reject_bad_arguments():

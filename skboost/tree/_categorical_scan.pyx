@@ -804,33 +804,70 @@ def batch_left_sets(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
     missing_left = np.full(n, -1, dtype=np.int8)
     cdef int8_t[::1] rest = missing_left
     left_sets = [None] * n
+    # the sets read off kept orders are slices of one bool buffer: one
+    # allocation a batch, not a zeroed (or filled) array a split
+    sets = _SetBuffer(_categories_of_splits(f_of, kind_of, first))
     for k in range(n):
         f = f_of[k]
         if f < 0 or kind_of[k] == 0:
             continue
         stop = first[f + 1]
-        left = _left_set_of(hist[row[k]], lists, k, f, kind_of[k], bin_of[k],
-                            first[f], stop, context)
+        left = _left_set_of(hist, row[k], lists, k, f, kind_of[k], bin_of[k],
+                            first[f], stop, context, sets)
         left_sets[k] = left[0]
         if h[row[k], stop - 1, 0] == 0 and h[row[k], stop - 1, 1] == 0:
             rest[k] = left[1]   # the missing bin is empty
     return left_sets, missing_left
 
 
-cdef object _left_set_of(node_hist, lists, Py_ssize_t k, Py_ssize_t f,
-                         uint8_t cat_kind, int32_t split_bin,
-                         int64_t first_bin, int64_t stop, context):
+cdef Py_ssize_t _categories_of_splits(const int32_t[::1] f_of,
+                                      const uint8_t[::1] kind_of,
+                                      const int64_t[::1] first):
+    """The categories of a batch's categorical splits' features, summed."""
+    cdef Py_ssize_t k, total = 0
+    for k in range(f_of.shape[0]):
+        if f_of[k] >= 0 and kind_of[k] != 0:
+            total += first[f_of[k] + 1] - first[f_of[k]] - 1
+    return total
+
+
+cdef class _SetBuffer:
+    """A batch's left sets back to back in one bool array, handed out in
+    order (``take``): the sets are views of it (``array``), written through
+    ``flags``."""
+    cdef object array
+    cdef uint8_t[::1] flags
+    cdef Py_ssize_t used
+
+    def __init__(self, Py_ssize_t total):
+        self.array = np.empty(total, dtype=bool)
+        self.flags = self.array.view(np.uint8)
+        self.used = 0
+
+    cdef Py_ssize_t take(self, Py_ssize_t n) except -1:
+        """The start of the next ``n`` (>= 1) flags."""
+        if n < 1 or self.used + n > self.flags.shape[0]:
+            raise ValueError("the left sets' buffer is too small")
+        self.used += n
+        return self.used - n
+
+
+cdef object _left_set_of(hist, int64_t row, lists, Py_ssize_t k,
+                         Py_ssize_t f, uint8_t cat_kind, int32_t split_bin,
+                         int64_t first_bin, int64_t stop, context,
+                         _SetBuffer sets):
     """Node k's categorical split on feature f (bins ``first_bin`` to
     ``stop``, the missing bin last): (left set, "the rest" goes left), read
-    off the order its sorted scan kept (``lists``), else ordered anew from
-    its histogram ``node_hist``."""
+    off the order its sorted scan kept (``lists``; the set in ``sets``),
+    else ordered anew from its histogram ``hist[row]``."""
     cdef Py_ssize_t n_categories = stop - first_bin - 1
     if lists is not None:
-        left = _kept_left_set(lists, k, f, cat_kind, split_bin, n_categories)
+        left = _kept_left_set(lists, k, f, cat_kind, split_bin, n_categories,
+                              sets)
         if left is not None:
             return left
     return categorical_left_set(
-        node_hist, first_bin=first_bin, n_categories=n_categories,
+        hist[row], first_bin=first_bin, n_categories=n_categories,
         cat_kind=cat_kind, split_bin=split_bin, context=context,
         codes=None if lists is None else lists.node_list(k, f))
 
@@ -882,8 +919,13 @@ def _checked_batch(hist, hist_rows, feature, cat_kind, split_bin, bin_ptr,
 
 cdef bint _rises_to(const int64_t[::1] ptr, Py_ssize_t n_bins):
     """Whether ``ptr`` rises (by at least 1) from 0 to ``n_bins``."""
+    return _rises_from_zero(ptr) and ptr[ptr.shape[0] - 1] == n_bins
+
+
+cdef bint _rises_from_zero(const int64_t[::1] ptr):
+    """Whether ``ptr`` rises (by at least 1) from 0."""
     cdef Py_ssize_t i
-    if ptr.shape[0] < 1 or ptr[0] != 0 or ptr[ptr.shape[0] - 1] != n_bins:
+    if ptr.shape[0] < 1 or ptr[0] != 0:
         return False
     for i in range(ptr.shape[0] - 1):
         if ptr[i + 1] - ptr[i] < 1:
@@ -903,10 +945,11 @@ cdef bint _same_values(const int64_t[::1] a, const int64_t[::1] b):
 
 cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
                            Py_ssize_t f, int cat_kind, int32_t split_bin,
-                           int64_t n_categories):
+                           int64_t n_categories, _SetBuffer sets):
     """``lists.left_set(k, f, ...)`` (the same set, the same None and the
-    same errors) read through the lists' entries, with no numpy call but
-    the new array: the batch's hot path (``batch_left_sets``)."""
+    same errors) read through the lists' entries into the next
+    ``n_categories`` flags of ``sets``, with no numpy call: the batch's hot
+    path (``batch_left_sets``)."""
     if cat_kind != SORTED_SPLIT or lists.order_codes is None:
         return None
     cdef CategoryList* e = &lists.entries[k * lists.n_features + f]
@@ -920,19 +963,19 @@ cdef object _kept_left_set(NodeCategoryLists lists, Py_ssize_t k,
     for i in range(n):
         if not 0 <= e.order[i] < n_categories:
             raise ValueError("the kept order is not of n_categories")
-    cdef uint8_t[::1] flags
+    cdef Py_ssize_t at = sets.take(n_categories)
+    cdef uint8_t* flags = &sets.flags[at]
+    left = sets.array[at:at + n_categories]
     # position i of the order is order[i - (m - n)] (as left_set slices)
     if split_bin + 1 <= m - split_bin - 1:   # the left side is smaller
-        left = np.zeros(n_categories, dtype=bool)
-        flags = left.view(np.uint8)
+        memset(flags, 0, n_categories)
         for i in range(min(split_bin + 1, n)):
             flags[e.order[i]] = True
         return left, False
     start = split_bin + 1 - (m - n)
     if start < 0:   # Python's slice of a negative start
         start = max(start + n, 0)
-    left = np.ones(n_categories, dtype=bool)
-    flags = left.view(np.uint8)
+    memset(flags, 1, n_categories)
     for i in range(start, n):
         flags[e.order[i]] = False
     return left, True
@@ -956,6 +999,50 @@ cdef inline bint subtract_listed(int64_t n_listed,
     """Whether a list of ``n_listed`` codes (-1: none) of a feature of
     ``n_categories`` is subtracted code by code (else the whole feature)."""
     return n_listed >= 0 and n_listed * DENSE_LIST < n_categories
+
+
+cdef int _fill_rooms(int64_t[:, ::1] rooms, list parent_of, bin_ptr,
+                     const uint8_t[::1] is_cat) except -1:
+    """``NodeCategoryLists._rooms``: node k's room of a categorical
+    feature f is the count of its parent's non-empty categories when its
+    parent's scan listed them, else every category of f; 0 for a numeric
+    feature. Each parent is checked: (NodeCategoryLists, node index) of
+    the same layout. (A typed loop: a level's Python loop over its nodes
+    and its numpy calls cost more than the scan of a deep level's lists.)"""
+    cdef const int64_t[::1] ptr = bin_ptr
+    cdef const int64_t[:, ::1] parent_count
+    cdef NodeCategoryLists lists, viewed = None
+    cdef Py_ssize_t k, kp, f, n_features = rooms.shape[1]
+    cdef int64_t count
+    for k in range(rooms.shape[0]):
+        parent = parent_of[k]
+        if parent is not None:
+            candidate, index = parent
+            if not isinstance(candidate, NodeCategoryLists):
+                raise ValueError("a parent must be (NodeCategoryLists, "
+                                 "node index) or None")
+            lists = candidate
+            if lists is not viewed:
+                # a level's parents share their batch's lists: its layout
+                # checked and its counts viewed once, not once a node
+                if not lists.same_layout(bin_ptr):
+                    raise ValueError("a parent must be a node of lists of "
+                                     "the same histogram layout")
+                parent_count = lists.present_count
+                viewed = lists
+            kp = index
+            if not 0 <= kp < lists.n_nodes:
+                raise ValueError("a parent must be a node of lists of the "
+                                 "same histogram layout")
+        for f in range(n_features):
+            count = -1 if parent is None else parent_count[kp, f]
+            if not is_cat[f]:
+                rooms[k, f] = 0
+            elif count >= 0:
+                rooms[k, f] = count
+            else:
+                rooms[k, f] = ptr[f + 1] - ptr[f] - 1
+    return 0
 
 
 cdef class NodeCategoryLists:
@@ -994,7 +1081,7 @@ cdef class NodeCategoryLists:
         self.bin_ptr, self.parents = bin_ptr, list(parents)
         # room for each (node, feature): its visited codes; none for the
         # numeric features
-        rooms, parent_of = self._rooms(flags, np.diff(bin_ptr) - 1)
+        rooms, parent_of = self._rooms(flags)
         # each room starts where the ones before it end
         self.present_start = np.cumsum(rooms, axis=None).reshape(
             rooms.shape) - rooms
@@ -1008,32 +1095,13 @@ cdef class NodeCategoryLists:
             raise MemoryError()
         self._point_entries(flags, parent_of)
 
-    def _rooms(self, flags, n_categories):
+    def _rooms(self, flags):
         """Each (node, feature)'s room (int64 (n_nodes, n_features): the
         codes it visits, none for a numeric feature) and each node's
         parent lists (or None)."""
-        counts = np.full((self.n_nodes, self.n_features), -1, dtype=np.int64)
-        groups = {}   # the parents' batches: their nodes' indices
         parent_of = list(self.parents)
-        for k, parent in enumerate(parent_of):
-            if parent is None:
-                continue
-            lists, kp = parent
-            if not isinstance(lists, NodeCategoryLists):
-                raise ValueError("a parent must be (NodeCategoryLists, "
-                                 "node index) or None")
-            group = groups.setdefault(id(lists), (lists, [], []))
-            group[1].append(k)
-            group[2].append(kp)
-        for lists, ks, kps in groups.values():
-            kps = np.asarray(kps, dtype=np.int64)
-            if not lists.same_layout(self.bin_ptr) or kps.min() < 0 or (
-                    kps.max() >= lists.n_nodes):
-                raise ValueError("a parent must be a node of lists of the "
-                                 "same histogram layout")
-            counts[ks] = (<NodeCategoryLists> lists).present_count[kps]
-        rooms = np.where(flags.astype(bool), np.where(
-            counts >= 0, counts, n_categories), 0)
+        rooms = np.empty((self.n_nodes, self.n_features), dtype=np.int64)
+        _fill_rooms(rooms, parent_of, self.bin_ptr, flags)
         return rooms, parent_of
 
     def _order_rooms(self, rooms, max_cat_threshold):
@@ -1244,27 +1312,28 @@ cdef class ListedSpans:
 def _checked_layout(bin_ptr):
     """bin_ptr as int64, checked: rising by at least 1 from 0."""
     bins = np.ascontiguousarray(bin_ptr, dtype=np.int64)
-    if bins.ndim != 1 or bins.shape[0] < 1 or bins[0] != 0 or np.any(
-            np.diff(bins) < 1):
+    # (a typed loop: np.diff and np.any cost ~10 us, once a level)
+    if bins.ndim != 1 or not _rises_from_zero(bins):
         raise ValueError("bin_ptr must rise from 0 by at least 1 a feature")
     return bins
 
 
 def _check_parent_lists(parent_lists, bins):
     """Each parent: None or (NodeCategoryLists of the layout, a node)."""
-    checked = set()   # the layout checked once per lists object (a
+    # the layout compared once per run of parents of one lists object (a
     # level's parents share their batch's: a comparison of bin_ptr each
     # cost more than the subtraction of a deep level)
+    cdef object checked = None
     for parent in parent_lists:
         if parent is None:
             continue
         lists, kp = parent
         if not isinstance(lists, NodeCategoryLists) or not (
-                id(lists) in checked or lists.same_layout(bins)) or not (
-                0 <= kp < lists.n_nodes):
+                lists is checked or lists.same_layout(bins)) or not (
+                0 <= kp < (<NodeCategoryLists> lists).n_nodes):
             raise ValueError("a parent's lists must be (NodeCategoryLists, "
                              "node index) of the same histogram layout")
-        checked.add(id(lists))
+        checked = lists
 
 
 cdef int64_t _fill_spans(SubtractSpan* spans, list parent_lists,

@@ -163,7 +163,10 @@ def _flat_left_sets(left_sets, Py_ssize_t n, what, widths=None):
     # each set written once into its place (a high-cardinality feature's
     # sets are tens of thousands of entries: one pass each, not a cast, a
     # copy and a concatenation)
-    cat_left = np.zeros(max(int(cat_ptr[n]), 1), dtype=np.uint8)
+    # every byte is one set's (they tile cat_left): no zeroing pass, but
+    # for the single byte of a batch without a set
+    cat_left = (np.empty(int(cat_ptr[n]), dtype=np.uint8) if cat_ptr[n]
+                else np.zeros(1, dtype=np.uint8))
     flags = cat_left.view(bool)
     for k, left in enumerate(sets):
         if left is not None:

@@ -43,6 +43,10 @@ from .constraints import NodeConstraints
 # is rounding noise (the exact reduction is zero), not a split.
 SPLIT_NOISE_RTOL = 1e-12
 
+# The most nodes a tree's builder makes room for before its first split
+# (a depth-8 tree has at most 511).
+MAX_INITIAL_NODES = 1023
+
 
 @dataclass(frozen=True)
 class TreeParams:
@@ -281,7 +285,8 @@ class GrowthDriver:
         else:
             G, H = self.finder.start_tree(gpair, active)
         # per-output totals: a vector-leaf tree (VectorHistFinder)
-        builder = (TreeBuilder if np.ndim(G) == 0 else VectorTreeBuilder)(G, H)
+        builder = (TreeBuilder if np.ndim(G) == 0 else VectorTreeBuilder)(
+            G, H, capacity=self._node_capacity())
         by_levels = self._unlimited_lossguide()
         policy = (DepthwiseQueue(0) if by_levels
                   else POLICIES[p.grow_policy](p.max_leaves))
@@ -301,6 +306,19 @@ class GrowthDriver:
         if by_levels:
             tree, rows = renumber_best_first(tree, rows)
         return tree, rows
+
+    def _node_capacity(self):
+        """Room for a tree's nodes from its start: every node its depth
+        and leaf limits allow, up to MAX_INITIAL_NODES (the builder's
+        arrays then grow, and are copied, once a tree at most, not at
+        every level that fills them)."""
+        p = self.params
+        capacity = MAX_INITIAL_NODES
+        if p.max_depth:
+            capacity = min(capacity, 2 ** (p.max_depth + 1) - 1)
+        if p.max_leaves:
+            capacity = min(capacity, 2 * p.max_leaves - 1)
+        return max(capacity, 1)
 
     # Best-first growth without a leaf limit splits every node worth
     # splitting, whatever the order: the tree is the depth-wise one, only
