@@ -1180,6 +1180,16 @@ def default_summary_size(max_bin):
     return max(8 * max_bin, 2)
 
 
+def _checked_chunking(max_bin, chunk_size, summary_size):
+    """``sketch_column``'s chunk size and summary size, checked (positive
+    integers; a summary of at least 2 entries, ``8 * max_bin`` if None)."""
+    max_bin = _check_max("max_bin", max_bin, 1)
+    chunk_size = _check_max("chunk_size", chunk_size, 1)
+    if summary_size is None:
+        summary_size = default_summary_size(max_bin)
+    return chunk_size, _check_max("summary_size", summary_size, 2)
+
+
 def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
                   summary_size=None, orders=None):
     """Weighted quantile summary of one column, streamed in chunks.
@@ -1215,11 +1225,8 @@ def sketch_column(values, weights=None, max_bin=256, chunk_size=65536,
         chunks; the bisected prune keeps the certified eps near
         1 / (2 (s - 1)) in practice.
     """
-    max_bin = _check_max("max_bin", max_bin, 1)
-    chunk_size = _check_max("chunk_size", chunk_size, 1)
-    if summary_size is None:
-        summary_size = default_summary_size(max_bin)
-    summary_size = _check_max("summary_size", summary_size, 2)
+    chunk_size, summary_size = _checked_chunking(max_bin, chunk_size,
+                                                 summary_size)
     values = _as_column(values)
     cdef Py_ssize_t n = values.shape[0]
     if weights is not None:
