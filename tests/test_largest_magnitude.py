@@ -169,3 +169,22 @@ def test_fixed_point_bad_given_maxima(maxima, weight, message):
     with pytest.raises(ValueError, match=message):
         FixedPointGradients(gpair, weight, np.ones(10, dtype=bool), 1,
                             maxima=maxima)
+
+
+@pytest.mark.parametrize("returned", ["gpair", "junk", "short", "none"])
+def test_check_gradients_trusts_only_one_triple_per_output(returned):
+    """What an Objective subclass's gradient returns is taken as the
+    pairs' extremes only when it is one (max |g|, max |h|, least h) per
+    output; anything else (the pairs themselves, a string, too few
+    triples) gives the check's own pass: numpy's max of |g|, |h| and the
+    least h."""
+    rng = np.random.default_rng(3)
+    gpair = rng.normal(size=(2, 5000, 2)).astype(np.float32)
+    gpair[:, :, 1] = np.abs(gpair[:, :, 1]) + 0.5
+    given = {"gpair": gpair, "junk": "not extremes",
+             "short": [(1.0, 1.0, 1.0)], "none": None}[returned]
+    maxima = check_gradients(gpair, 1.0, "test", 0, extremes=given)
+    expected = np.stack([np.abs(gpair[:, :, 0]).max(axis=1),
+                         np.abs(gpair[:, :, 1]).max(axis=1),
+                         gpair[:, :, 1].min(axis=1)], axis=1)
+    np.testing.assert_array_equal(np.asarray(maxima)[:, :3], expected)

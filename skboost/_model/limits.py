@@ -82,6 +82,20 @@ def check_poisson_delta_step(objective, max_delta_step):
             "is exp(margin + max_delta_step) in float32")
 
 
+def _given_extremes(extremes, n_outputs):
+    """The (n_outputs, 3) float64 triples an objective's gradient returned,
+    or None when it returned anything else (a subclass of ``Objective``
+    may return what it likes: only exactly one triple per output is
+    trusted, since the fixed-point scales are taken from them)."""
+    if extremes is None:
+        return None
+    try:
+        maxima = np.asarray(extremes, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return maxima if maxima.shape == (n_outputs, 3) else None
+
+
 def check_gradients(gpair, weight_sum, objective_name, iteration,
                     n_threads=1, extremes=None):
     """After a round's gradients: all finite, and the weighted sums bounded
@@ -100,10 +114,11 @@ def check_gradients(gpair, weight_sum, objective_name, iteration,
     # temporary (as large as the gradients); NaN when one is NaN
     if (gpair.dtype == np.float32 and gpair.flags.c_contiguous
             and gpair.ndim == 3 and gpair.shape[2] == 2):
-        if extremes is None or len(extremes) != gpair.shape[0]:
-            extremes = [pair_magnitudes(pairs, n_threads, least_hessian=True)
-                        for pairs in gpair]
-        maxima = np.array(extremes, dtype=np.float64).reshape(-1, 3)
+        maxima = _given_extremes(extremes, gpair.shape[0])
+        if maxima is None:
+            maxima = np.array([pair_magnitudes(pairs, n_threads,
+                                               least_hessian=True)
+                               for pairs in gpair]).reshape(-1, 3)
         largest = (float("nan") if np.isnan(maxima[:, :2]).any()
                    else float(maxima[:, :2].max(initial=0.0)))
     elif gpair.dtype == np.float32 and gpair.flags.c_contiguous:
