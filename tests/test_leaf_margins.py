@@ -70,7 +70,10 @@ def _oracle(row_index, begin, end, groups, codes, missing_code, raw, column):
 @pytest.mark.parametrize("n_rows", [1, 8191, 8192, 30_001])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_equals_the_naive_oracle(n_rows, dtype, n_threads):
+@pytest.mark.parametrize("layout", ["rows", "features"])
+def test_equals_the_naive_oracle(n_rows, dtype, n_threads, layout):
+    """Codes in either layout: row-major, or the feature-major copy's
+    transpose view (what SplitLeafRows passes, read in place)."""
     rng = np.random.default_rng(n_rows)
     binned = _binned(rng, n_rows, 5, dtype)
     active = rng.random(n_rows) < 0.8           # rows of no slice too
@@ -80,9 +83,35 @@ def test_equals_the_naive_oracle(n_rows, dtype, n_threads):
     raw = rng.normal(size=(n_rows, 3))
     expected = _oracle(partition.row_index, begin, end, groups,
                        binned.codes, binned.missing_code, raw, 1)
+    codes = (binned.codes if layout == "rows"
+             else binned.codes_by_feature.T)
     add_group_values(partition.row_index, begin, end, **groups,
-                     codes=binned.codes, missing_code=binned.missing_code,
+                     codes=codes, missing_code=binned.missing_code,
                      raw=raw, column=1, n_threads=n_threads)
+    np.testing.assert_array_equal(raw.view(np.uint64),
+                                  expected.view(np.uint64))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_special_margins_keep_their_bits(n_threads):
+    """Margins -0.0, +0.0, inf and NaN, in rows of no slice (which the
+    kernel adds -0.0 to) and in rows of a slice, come out with the bits
+    of the oracle's additions (rows of no slice untouched)."""
+    rng = np.random.default_rng(11)
+    n_rows = 20_000
+    binned = _binned(rng, n_rows, 4, np.uint8)
+    active = rng.random(n_rows) < 0.5
+    partition, begin, end = _partitioned(rng, binned, 3, active)
+    groups = _groups(rng, begin, 4)
+    groups["value_left"][0] = -0.0        # -0.0 + -0.0 stays -0.0
+    specials = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan])
+    raw = rng.choice(specials, size=(n_rows, 2))
+    expected = _oracle(partition.row_index, begin, end, groups,
+                       binned.codes, binned.missing_code, raw, 0)
+    add_group_values(partition.row_index, begin, end, **groups,
+                     codes=binned.codes_by_feature.T,
+                     missing_code=binned.missing_code, raw=raw, column=0,
+                     n_threads=n_threads)
     np.testing.assert_array_equal(raw.view(np.uint64),
                                   expected.view(np.uint64))
 

@@ -15,18 +15,24 @@ This kernel visits the rows in row order instead, in blocks of
 ``BLOCK_ROWS`` rows that a thread owns (so no two threads touch one
 margin), with two passes per block:
 
-1. the group of each row of the block: every group's slice is sorted, so
-   a cursor per group advances through it, writing the group's number at
-   ``group_of[row - block start]`` (an array of the block, in the
-   first-level cache) for the slice's rows inside the block;
-2. the rows of the block in order: a row's group gives its leaf value,
-   directly or through its split of the row's code (the row-major codes,
-   read forward), added to its margin (read and written forward).
+1. each group's rows inside the block: every group's slice is sorted, so
+   a cursor per group advances through it, writing the value of each of
+   its rows at ``delta[row - block start]`` (an array of the block, in
+   the second-level cache); a split group reads its rows' codes in its
+   feature's column (feature-major codes: the block's rows of one
+   feature are a few contiguous kilobytes), its constants held in
+   registers for the whole run of rows;
+2. the rows of the block in order: ``margin += delta``, read and written
+   forward, with no test and no lookup per row (a row of no slice has
+   ``delta`` -0.0, which adds nothing: ``x + -0.0`` is ``x``, bit for
+   bit).
 
-Memory traffic is then the codes and the margins streamed once, and the
-row index once. Each row gets exactly the one addition the slice walk gives
-it (the same double added to the same margin), so the margins are the same
-bits, for any thread count.
+Memory traffic is then the margins streamed once, the row index once and
+the split features' columns once. Each row of a slice gets exactly the
+one addition the slice walk gives it (the same double added to the same
+margin), so the margins are the same bits, for any thread count. (The
+kernel it replaced looked up each row's group, split and code in pass 2:
+a chain of dependent loads per row, three times this one's time.)
 
 Groups: k is a leaf when ``feature[k] < 0`` (``value_left[k]`` is its
 value), else a split: the row goes to ``value_left[k]`` when its code of
@@ -45,18 +51,16 @@ from libc.stdlib cimport free, malloc
 
 from ._common cimport int32_t, int64_t, uint8_t
 from .._parallel cimport threads_for_work
-from libc.stdint cimport int16_t, uint16_t
+from libc.stdint cimport uint16_t
 
 ctypedef fused code_t:
     uint8_t
     uint16_t
 
 cdef enum:
-    # rows a block: its group numbers (2 bytes each) stay in the first-
-    # level cache between the two passes
+    # rows a block: its values (8 bytes each) stay in the second-level
+    # cache between the two passes
     BLOCK_ROWS = 8192
-    # the most groups: a group number is an int16 (-1: no group)
-    MAX_GROUPS = 32767
 
 
 @cython.boundscheck(True)
@@ -78,8 +82,6 @@ def _checked_groups(row_index, n_rows, begin, end, feature, split_bin,
         raise ValueError("begin, end, feature, split_bin, default_left, "
                          "value_left and value_right need one entry per "
                          "group")
-    if n_groups > MAX_GROUPS:
-        raise ValueError(f"at most {MAX_GROUPS} groups, got {n_groups}")
     if n_groups and (begin.min() < 0 or end.max() > row_index.shape[0]
                      or np.any(end < begin)):
         raise ValueError("group slices outside the row index")
@@ -114,7 +116,11 @@ def add_group_values(const int32_t[::1] row_index not None,  # IN partition
     ``[0, n_rows)`` (a RowPartition's); rows of no slice are left as
     they are. A row outside ``[0, n_rows)``, or out of order across a
     block boundary (where the walk would miss it), is a ValueError (after
-    some margins were updated: a RowPartition never has one)."""
+    some margins were updated: a RowPartition never has one).
+
+    ``codes`` in either layout: the kernel reads them feature-major, so
+    ``codes_by_feature.T`` (F order) is read in place, and C-ordered
+    codes are copied to that layout first."""
     n_threads = check_n_threads(n_threads)
     codes = np.asarray(codes)
     if codes.dtype != np.uint8 and codes.dtype != np.uint16:
@@ -123,7 +129,8 @@ def add_group_values(const int32_t[::1] row_index not None,  # IN partition
     groups = _checked_groups(row_index, raw.shape[0], begin, end, feature,
                              split_bin, default_left, value_left,
                              value_right, codes, missing, raw, column)
-    codes = np.ascontiguousarray(codes)
+    # (n_features, n_rows), C order: free for a feature-major array's .T
+    codes_by_feature = np.ascontiguousarray(codes.T)
     n_rows = raw.shape[0]
     n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
     n_updates = int((groups[1] - groups[0]).sum())
@@ -131,11 +138,11 @@ def add_group_values(const int32_t[::1] row_index not None,  # IN partition
     n_threads = min(threads_for_work(n_threads, 4 * n_updates),
                     max(1, n_blocks))
     if codes.dtype == np.uint8:
-        bad = _add_values[uint8_t](row_index, *groups, codes, missing, raw,
-                                   column, n_threads)
+        bad = _add_values[uint8_t](row_index, *groups, codes_by_feature,
+                                   missing, raw, column, n_threads)
     else:
-        bad = _add_values[uint16_t](row_index, *groups, codes, missing, raw,
-                                    column, n_threads)
+        bad = _add_values[uint16_t](row_index, *groups, codes_by_feature,
+                                    missing, raw, column, n_threads)
     if bad:
         raise ValueError("a group's slice of row_index is not increasing "
                          "rows in [0, n_rows)")
@@ -148,7 +155,7 @@ cdef int _add_values(const int32_t[::1] row_index,
                      const uint8_t[::1] default_left,
                      const double[::1] value_left,
                      const double[::1] value_right,
-                     const code_t[:, ::1] codes,
+                     const code_t[:, ::1] codes_by_feature,
                      const int32_t[::1] missing_code,
                      double[:, ::1] raw, Py_ssize_t column,
                      int n_threads) noexcept:
@@ -174,24 +181,24 @@ cdef int _add_values(const int32_t[::1] row_index,
     cdef const double[::1] sides = sides_array
     cdef int t
     cdef Py_ssize_t first_block, stop_block
-    cdef int16_t* group_of
+    cdef double* delta
     for t in prange(n_threads, nogil=True, schedule="static", chunksize=1,
                     num_threads=n_threads):
         first_block = t * n_blocks // n_threads
         stop_block = (t + 1) * n_blocks // n_threads
         _start_cursors(row_index, begin, end, first_block * BLOCK_ROWS,
                        &starts[t, 0], &stops[t, 0])
-        group_of = <int16_t*> malloc(BLOCK_ROWS * sizeof(int16_t))
-        if group_of == NULL:
+        delta = <double*> malloc(BLOCK_ROWS * sizeof(double))
+        if delta == NULL:
             failed[t] = 2
         else:
             failed[t] = _add_block_range(
                 row_index, end, feature, split_bin, default_left, &sides[0],
-                codes, missing_code, raw, column, first_block, stop_block,
-                &stops[t, 0], group_of)
-            free(group_of)
+                codes_by_feature, missing_code, raw, column, first_block,
+                stop_block, &stops[t, 0], delta)
+            free(delta)
     if np.any(np.asarray(failed) == 2):
-        raise MemoryError("no memory for a block's group numbers")
+        raise MemoryError("no memory for a block's values")
     return int(np.any(np.asarray(failed))
                or np.any(start_array[0, :n_groups] != np.asarray(begin))
                or np.any(stop_array[:, :n_groups]
@@ -226,50 +233,76 @@ cdef uint8_t _add_block_range(const int32_t[::1] row_index,
                               const int32_t[::1] split_bin,
                               const uint8_t[::1] default_left,
                               const double* sides,
-                              const code_t[:, ::1] codes,
+                              const code_t[:, ::1] codes_by_feature,
                               const int32_t[::1] missing_code,
                               double[:, ::1] raw, Py_ssize_t column,
                               Py_ssize_t first_block, Py_ssize_t stop_block,
                               int64_t* cursor,
-                              int16_t* group_of) noexcept nogil:
+                              double* delta) noexcept nogil:
     """Blocks ``first_block .. stop_block - 1``, each in the two passes;
     returns 1 when a slice's rows were found out of order (a row below
     the block its cursor is in)."""
     cdef Py_ssize_t n_rows = raw.shape[0], n_groups = end.shape[0]
-    cdef Py_ssize_t block, start, stop, i, k, row
-    cdef int64_t c
-    cdef int32_t f, code
-    cdef double value
-    cdef int missing, right
+    cdef Py_ssize_t n_columns = raw.shape[1]
+    cdef Py_ssize_t block, start, stop, i, k
+    cdef double* margin
     for block in range(first_block, stop_block):
         start = block * BLOCK_ROWS
         stop = min(start + BLOCK_ROWS, n_rows)
-        # pass 1: each row's group (-1: in no slice)
+        # pass 1: each row's value. -0.0 for a row of no slice: x + -0.0
+        # is x, bit for bit (-0.0 too), so pass 2 needs no test per row
         for i in range(stop - start):
-            group_of[i] = -1
+            delta[i] = -0.0
         for k in range(n_groups):
-            c = cursor[k]
-            while c < end[k] and row_index[c] < stop:
-                row = row_index[c]
-                if row < start:        # out of order: never written
-                    return 1
-                group_of[row - start] = <int16_t> k
-                c += 1
-            cursor[k] = c
-        # pass 2: the rows in order, their values added. The side is
-        # computed, not branched on: it is a coin toss from row to row
+            if _group_values(row_index, end[k], feature[k], split_bin[k],
+                             default_left[k], &sides[2 * k],
+                             codes_by_feature, missing_code, start, stop,
+                             &cursor[k], delta):
+                return 1
+        # pass 2: the margins in row order, one addition each
+        margin = &raw[0, column]
         for i in range(start, stop):
-            k = group_of[i - start]
-            if k < 0:
-                continue
-            f = feature[k]
-            if f < 0:
-                value = sides[2 * k]
-            else:
-                code = codes[i, f]
-                missing = code == missing_code[f]
-                right = ((missing & (default_left[k] == 0))
-                         | ((not missing) & (code > split_bin[k])))
-                value = sides[2 * k + right]
-            raw[i, column] += value
+            margin[i * n_columns] += delta[i - start]
+    return 0
+
+
+cdef inline uint8_t _group_values(const int32_t[::1] row_index, int64_t end,
+                                  int32_t f, int32_t split_bin,
+                                  uint8_t default_left, const double* sides,
+                                  const code_t[:, ::1] codes_by_feature,
+                                  const int32_t[::1] missing_code,
+                                  Py_ssize_t start, Py_ssize_t stop,
+                                  int64_t* cursor,
+                                  double* delta) noexcept nogil:
+    """Pass 1 for one group: ``delta[row - start]`` = the value of each
+    row of its slice inside the block (its cursor advanced past them).
+    A split reads its feature's column (``codes_by_feature[f]``: the
+    block's rows of it are a few contiguous kilobytes), the side computed,
+    not branched on (a coin toss from row to row). Returns 1 for a row
+    below the block (out of order)."""
+    cdef int64_t c = cursor[0]
+    cdef Py_ssize_t row
+    cdef const code_t* column
+    cdef int32_t code, missing
+    cdef int right, missing_right = default_left == 0
+    if f < 0:
+        while c < end and row_index[c] < stop:
+            row = row_index[c]
+            if row < start:        # out of order: never written
+                return 1
+            delta[row - start] = sides[0]
+            c += 1
+    else:
+        column = &codes_by_feature[f, 0]
+        missing = missing_code[f]
+        while c < end and row_index[c] < stop:
+            row = row_index[c]
+            if row < start:
+                return 1
+            code = column[row]
+            right = ((code == missing) & missing_right) | (
+                (code != missing) & (code > split_bin))
+            delta[row - start] = sides[right]
+            c += 1
+    cursor[0] = c
     return 0

@@ -155,7 +155,7 @@ class SplitLeafRows:
             np.concatenate([unused.astype(np.uint8), last.default_left]),
             np.concatenate([leaf_value, tree.value[last.left]]),
             np.concatenate([leaf_value, tree.value[last.right]]),
-            self.binned.codes, self.binned.missing_code, raw,
+            self.binned.codes_by_feature.T, self.binned.missing_code, raw,
             column=column, n_threads=n_threads)
 
     def renumbered(self, new_id):
