@@ -11,6 +11,7 @@ predictions against ``transform``'s columns.
 
 import os
 import shutil
+import signal
 import sys
 
 import numpy as np
@@ -34,6 +35,8 @@ PARAMS = dict(n_estimators=6, max_depth=4, learning_rate=0.3, random_state=3,
 def spark():
     from pyspark.sql import SparkSession
 
+    sigint = signal.getsignal(signal.SIGINT)
+
     # the Python workers run this interpreter, with this checkout of skboost
     os.environ["PYSPARK_PYTHON"] = sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,6 +52,9 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    # SparkContext installed its own SIGINT handler (cancelling its jobs):
+    # a later test in this process sends itself SIGINT (test_interrupt)
+    signal.signal(signal.SIGINT, sigint)
 
 
 def _discrete_data(n=1200, n_features=5, seed=0, n_classes=None):

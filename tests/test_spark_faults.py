@@ -34,6 +34,8 @@ def spark():
     from pyspark import cloudpickle
     from pyspark.sql import SparkSession
 
+    sigint = signal.getsignal(signal.SIGINT)
+
     # the callback below travels by value to the Python workers
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -51,6 +53,9 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    # SparkContext installed its own SIGINT handler (cancelling its jobs):
+    # a later test in this process sends itself SIGINT (test_interrupt)
+    signal.signal(signal.SIGINT, sigint)
 
 
 class KillTask(TrainingCallback):
