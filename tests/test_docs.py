@@ -239,8 +239,8 @@ def test_serving_page_tables_show_the_latency_results(site):
     import json
 
     result = ROOT / "benchmarks" / "results" / "serving" / "serving.json"
-    if not result.is_file():
-        pytest.skip("no serving result file yet (bench_latency.py --json)")
+    # committed with the page it feeds (bench_latency.py --json)
+    assert result.is_file(), f"{result} is missing"
     meta = json.loads(result.read_text())
     tables = _html_tables((site / "user_guide" / "serving.html").read_text())
     latency = [r for r in meta["results"] if r["task"] == "latency"]
