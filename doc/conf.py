@@ -171,6 +171,9 @@ sphinx_gallery_conf = {
     "doc_module": ("skboost",),
     "reference_url": {"skboost": None},
     "abort_on_example_error": True,
+    # an example's first argument: its output directory under
+    # SKBOOST_GALLERY_OUTPUT (the test suite's docs build), else none
+    "reset_argv": "gallery_argv.example_argv",
     # SKBOOST_GALLERY_RERUN=1 (the test suite's docs build) runs every
     # example again, even those unchanged since the last build.
     "run_stale_examples": os.environ.get("SKBOOST_GALLERY_RERUN") == "1",

@@ -516,21 +516,6 @@ def test_worker_without_rows_of_some_nodes(client):
     assert _trees_equal(model.booster_, local.booster_)
 
 
-def test_example_runs_and_matches_single_node():
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, str(root / "examples" / "dask_training.py")],
-        capture_output=True, text=True, timeout=300, cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "identical to BoostClassifier: True" in result.stdout
-    accuracy = float(result.stdout.split("training accuracy:")[1].split()[0])
-    assert accuracy > 0.8
-
-
 def test_eval_set_and_early_stopping_equal_single_node(client):
     X, y = _discrete_data(n=1500, seed=12)
     labels = (y > np.median(y)).astype(int)

@@ -70,8 +70,11 @@ def _built_site(tmp):
     failure = tmp / "build_failure.txt"
     if not (tmp / "built").exists():
         tmp.mkdir(exist_ok=True)
+        # every example run again, each given a directory of its own for
+        # its files (doc/_scripts/gallery_argv.py; _example_files)
         env = {**os.environ, "SKBOOST_GALLERY_RERUN": "1",
-               "MPLBACKEND": "Agg"}
+               "MPLBACKEND": "Agg",
+               "SKBOOST_GALLERY_OUTPUT": str(tmp / "example_output")}
         result = subprocess.run(
             [sys.executable, "-m", "sphinx", "-n", "-W", "--keep-going", "-q",
              "-b", "html", "-d", str(tmp / "doctrees"),
@@ -398,6 +401,12 @@ def _example_output(site, name):
     return html.unescape(re.sub(r"<[^>]+>", "", "\n".join(blocks)))
 
 
+def _example_files(site, name):
+    """The directory the gallery gave an example as its argument, with
+    the files it wrote (doc/_scripts/gallery_argv.py)."""
+    return site.parent / "example_output" / name
+
+
 def test_figure_3_local_proposals_need_fewer_candidates(site):
     out = _example_output(site, "approx_proposals")
     exact = float(re.search(r"exact greedy: test AUC ([0-9.]+)", out)[1])
@@ -442,6 +451,147 @@ def test_sparse_and_categorical_examples(site):
     auc = dict(re.findall(r"(native categorical|integer codes): fit "
                           r"[0-9.]+ s, test AUC ([0-9.]+)", out))
     assert float(auc["native categorical"]) > float(auc["integer codes"]), out
+
+
+# --- the examples' own checks, on the gallery's run ------------------------
+# The gallery runs every example once; these check what each printed (on its
+# page) and wrote (_example_files) in that run, instead of running it again.
+# tests/test_examples.py keeps the runs the gallery does not make (no
+# argument, another data folder) and the quick-start page's check.
+
+def test_quickstart_example_prints_metrics(site):
+    out = _example_output(site, "quickstart")
+    for line in ("classifier test accuracy:", "classifier test ROC AUC:",
+                 "regressor test RMSE:", "regressor test R^2:"):
+        assert line in out, out
+    accuracy = float(re.search(r"classifier test accuracy:\s*([0-9.]+)",
+                               out).group(1))
+    assert accuracy > 0.9, out
+
+
+def test_pandas_workflow_example_saves_a_model(site):
+    """The DataFrame example: accuracy, early stopping, an identical
+    reloaded model, a valid saved file and a non-empty plot."""
+    out = _example_output(site, "pandas_workflow")
+    out_dir = _example_files(site, "pandas_workflow")
+    assert f"output directory: {out_dir}" in out, out
+    assert "identical predictions after loading: True" in out, out
+    kept, total = map(int, re.search(r"early stopping kept (\d+) of (\d+) "
+                                      r"rounds", out).groups())
+    assert kept < 500 and total < 500, out
+    accuracy = float(re.search(r"test accuracy:\s*([0-9.]+)", out).group(1))
+    assert accuracy > 0.9, out
+    from skboost import BoostClassifier
+
+    loaded = BoostClassifier.load(out_dir / "model.json")
+    assert "clinic" in loaded.feature_names_in_
+    if "importance plot skipped" not in out:
+        assert (out_dir / "importance.png").stat().st_size > 2000
+
+
+def test_ranking_example_ranks_on_the_shared_data(site):
+    """The ranking example on the repository's LETOR sample (the data
+    folder's; tests/test_examples.py runs it without the files)."""
+    out = _example_output(site, "ranking")
+    assert "not found" not in out, out
+    for line in ("best round:", "ranker test NDCG@10:",
+                 "grid search test NDCG@10:"):
+        assert line in out, out
+    ndcg = float(re.search(r"ranker test NDCG@10:\s*([0-9.]+)", out).group(1))
+    random = float(re.search(r"random-score test NDCG@10:\s*([0-9.]+)",
+                             out).group(1))
+    # the oracle: the same queries ranked at random
+    assert ndcg > random + 0.03, out
+
+
+def test_deploy_onnx_example_matches_skboost(site):
+    """The deployment example: ONNX alone, a pipeline and Treelite predict
+    as skboost does."""
+    out = _example_output(site, "deploy_onnx")
+    assert out.count("labels equal: True") == 2, out
+    for difference in re.findall(r"difference ([0-9.e+-]+)", out):
+        assert float(difference) < 1e-5, out
+    assert (_example_files(site, "deploy_onnx") / "pipeline.onnx").is_file()
+
+
+def test_monotone_constraints_example(site):
+    """The constraints example: the constrained price never falls with the
+    area, the unconstrained one does, age shifts every price equally, and
+    the plot is written."""
+    out = _example_output(site, "monotone_constraints")
+    assert "constrained: price falls with area for 0 of 200 flats" in out
+    falls = int(re.search(r"unconstrained: price falls with area for (\d+)",
+                          out).group(1))
+    assert falls > 0, out
+    low, high = map(float, re.search(
+        r"effect of age 10 -> 80 years: ([-0-9.]+) \.\. ([-0-9.]+)",
+        out).groups())
+    assert low == high != 0.0, out
+    out_dir = _example_files(site, "monotone_constraints")
+    assert (out_dir / "monotone_pdp.png").stat().st_size > 10_000
+
+
+def test_explain_shap_example_saves_plots(site):
+    """The SHAP example: contributions adding up to the predictions, and
+    the two plots written (the docs build needs shap: site)."""
+    out = _example_output(site, "explain_shap")
+    gap = float(re.search(r"add up to the predictions: max gap (\S+)",
+                          out).group(1))
+    assert gap < 1e-6, out
+    assert "strongest interaction:" in out, out
+    for name in ("shap_beeswarm.png", "shap_waterfall.png"):
+        assert (_example_files(site, "explain_shap") / name).stat().st_size \
+            > 1000, out
+
+
+def test_multi_output_example(site):
+    """The multi-output example: the same predictions as
+    MultiOutputRegressor, sensible errors, a one-round forest."""
+    out = _example_output(site, "multi_output")
+    assert "the same predictions as MultiOutputRegressor: True" in out, out
+    rmses = [float(v) for v in re.findall(r"test RMSE ([0-9.]+)", out)]
+    assert len(rmses) == 4 and max(rmses) < 0.5, out
+    f1 = float(re.search(r"test micro-F1 ([0-9.]+)", out).group(1))
+    assert f1 > 0.6, out
+    assert "1 round of 100 trees" in out, out
+
+
+def test_out_of_core_example_matches_in_core(site):
+    """The out-of-core example trains the in-core model from chunk files."""
+    out = _example_output(site, "out_of_core")
+    assert "same predictions: True" in out, out
+    auc = float(re.search(r"test AUC ([0-9.]+)", out).group(1))
+    assert auc > 0.95, out
+
+
+def test_survival_example_matches_xgboost(site):
+    out = _example_output(site, "survival_analysis")
+    lines = {line.split(":")[0]: line for line in out.splitlines()}
+    ours = float(lines["Cox"].split("concordance ")[1].split()[0])
+    assert 0.6 < ours < 0.8      # clearly better than chance (0.5)
+    if "XGBoost Cox" in lines:
+        theirs = float(lines["XGBoost Cox"].split("concordance ")[1])
+        assert ours >= theirs - 0.005
+
+
+def test_uncertainty_example(site):
+    """The uncertainty example: conformal coverage within what the
+    guarantee allows for 89 test rows (the coverage of one calibration set
+    is Beta distributed: a loose band), distributions with varying spread."""
+    out = _example_output(site, "uncertainty")
+    coverages = [float(v) for v in re.findall(r"coverage ([0-9.]+)%", out)]
+    assert len(coverages) == 2 and all(75 < c <= 100 for c in coverages), out
+    low, high = map(float, re.search(
+        r"standard deviations: ([0-9.]+) to ([0-9.]+)", out).groups())
+    assert 0 < low < high, out
+
+
+def test_dask_example_matches_single_node(site):
+    """The Dask example (tests/test_dask.py tests the engine itself)."""
+    out = _example_output(site, "dask_training")
+    assert "identical to BoostClassifier: True" in out, out
+    accuracy = float(out.split("training accuracy:")[1].split()[0])
+    assert accuracy > 0.8, out
 
 
 def _expected_front_page():
