@@ -52,6 +52,21 @@ def _assert_first_rounds(model, whole, n_rounds, X):
         model.predict(X), whole.predict(X, iteration_range=(0, n_rounds)))
 
 
+@pytest.fixture
+def python_sigint():
+    """SIGINT as a user's process receives it: Python's own handler (which
+    raises KeyboardInterrupt in the main thread), the signal not blocked.
+    An earlier test in the same pytest-xdist worker may have left another
+    disposition (SparkContext installs a handler of its own); with it, the
+    SIGINT tests failed in CI with "DID NOT RAISE" depending on which
+    tests the worker had run before. Restored afterwards."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    signal.signal(signal.SIGINT, previous)
+
+
 class _SigintAfter(TrainingCallback):
     """Sends SIGINT to this process after round ``n`` (from 1)."""
 
@@ -64,6 +79,7 @@ class _SigintAfter(TrainingCallback):
         return False
 
 
+@pytest.mark.usefixtures("python_sigint")
 def test_sigint_keeps_the_completed_rounds():
     X, y = _data()
     whole = BoostRegressor(**PARAMS).fit(X, y, eval_set=[(X, y)])
@@ -154,6 +170,7 @@ def test_an_error_puts_the_estimator_back_as_it_was():
     np.testing.assert_array_equal(fitted.predict(X), expected)
 
 
+@pytest.mark.usefixtures("python_sigint")
 def test_warm_start_interrupted_keeps_earlier_and_completed_rounds():
     X, y = _data()
     whole = BoostRegressor(**dict(PARAMS, n_estimators=15)).fit(X, y)
