@@ -149,6 +149,88 @@ def test_vector_steps_and_scalar_loop_match_naive(vector, seed):
         set_vector_partition(previous)
 
 
+def naive_categorical_split(row_index, codes, missing_code, begin, end,
+                            feature, split_bin, default_left, left_sets):
+    """``naive_split`` where node k's split is categorical when
+    ``left_sets[k]`` is not None: a value code goes left when its flag is
+    set, the missing code with ``default_left[k]``."""
+    out, n_left = naive_split(row_index, codes, missing_code, begin, end,
+                              feature, split_bin, default_left)
+    for k in range(len(begin)):
+        if left_sets[k] is None:
+            continue
+        rows = row_index[begin[k]:end[k]]
+        code = codes[rows, feature[k]].astype(np.int64)
+        is_missing = code == missing_code[feature[k]]
+        left = np.where(is_missing, bool(default_left[k]),
+                        left_sets[k][np.where(is_missing, 0, code)])
+        out[begin[k]:end[k]] = np.concatenate([rows[left], rows[~left]])
+        n_left[k] = int(left.sum())
+    return out, n_left
+
+
+def categorical_problem(rng, dtype, n_rows):
+    """Codes of a wide feature (every code of its width, the last value
+    code included), a narrow one and a numeric one; the last rows of the
+    codes active (their 4-byte reads pass the codes' end on the last
+    feature); nodes of 0 to a few hundred rows, one ending at the last
+    row; each node's split categorical (a random set, all or none of its
+    codes) or numeric."""
+    wide = 256 if dtype == np.uint8 else 30_001
+    widths = np.array([7, 200, wide])
+    codes = np.column_stack([rng.integers(0, w, n_rows) for w in widths])
+    codes[:wide - 1, 2] = np.arange(wide - 1)[:min(n_rows, wide - 1)]
+    codes = np.where(rng.random(codes.shape) < 0.15, widths - 1,
+                     codes).astype(dtype)
+    data = BinnedData(codes, np.concatenate([[0], np.cumsum(widths)]))
+    rows = np.union1d(np.flatnonzero(rng.random(n_rows) < 0.9),
+                      np.arange(n_rows - 40, n_rows))
+    cuts = np.sort(rng.integers(0, rows.size, 14))
+    begin = np.concatenate([[0], cuts]).astype(np.int64)
+    end = np.concatenate([cuts, [rows.size]]).astype(np.int64)
+    feature = rng.integers(0, 3, begin.size).astype(np.int32)
+    feature[-1] = 2
+    split_bin = np.array([rng.integers(-1, w + 1) for w in
+                          widths[feature]], dtype=np.int32)
+    default_left = rng.integers(0, 2, begin.size).astype(np.uint8)
+    left_sets = []
+    for k, f in enumerate(feature):
+        kind = rng.integers(0, 4)
+        n_values = widths[f] - 1
+        left_sets.append(None if kind == 0 else
+                         rng.random(n_values) < 0.5 if kind == 1 else
+                         np.full(n_values, kind == 2))
+    left_sets[-1] = rng.random(widths[2] - 1) < 0.5
+    return data, RowPartition(rows, n_rows), begin, end, feature, split_bin, \
+        default_left, left_sets
+
+
+@pytest.mark.parametrize("vector", [True, False])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("seed", range(3))
+def test_categorical_splits_match_naive(vector, dtype, seed):
+    # the vector steps gather each row's flag from its node's left set
+    # (byte or 2-byte codes); the scalar loop reads it row by row: both
+    # against the naive partition, on 1 and 2 threads
+    previous = set_vector_partition(vector)
+    try:
+        rng = np.random.default_rng(seed)
+        (data, partition, begin, end, feature, split_bin, default_left,
+         left_sets) = categorical_problem(rng, dtype, 40_000)
+        for n_threads in (1, 2):
+            before = np.asarray(partition.row_index).copy()
+            expected, expected_left = naive_categorical_split(
+                before, data.codes, data.missing_code, begin, end, feature,
+                split_bin, default_left, left_sets)
+            n_left = partition.split_nodes(
+                data, begin, end, feature, split_bin, default_left,
+                n_threads=n_threads, left_sets=left_sets)
+            np.testing.assert_array_equal(partition.row_index, expected)
+            assert n_left.tolist() == expected_left
+    finally:
+        set_vector_partition(previous)
+
+
 def test_set_vector_partition_returns_the_previous_setting():
     previous = set_vector_partition(False)
     try:

@@ -164,9 +164,12 @@ def _flat_left_sets(left_sets, Py_ssize_t n, what, widths=None):
     # sets are tens of thousands of entries: one pass each, not a cast, a
     # copy and a concatenation)
     # every byte is one set's (they tile cat_left): no zeroing pass, but
-    # for the single byte of a batch without a set
-    cat_left = (np.empty(int(cat_ptr[n]), dtype=np.uint8) if cat_ptr[n]
-                else np.zeros(1, dtype=np.uint8))
+    # for the single byte of a batch without a set and the LEFT_SET_PAD
+    # bytes after the last set (the vector steps' 4-byte reads)
+    if not cat_ptr[n]:
+        return cat_ptr, np.zeros(1, dtype=np.uint8)
+    cat_left = np.empty(int(cat_ptr[n]) + LEFT_SET_PAD, dtype=np.uint8)
+    cat_left[int(cat_ptr[n]):] = 0
     flags = cat_left.view(bool)
     for k, left in enumerate(sets):
         if left is not None:
@@ -219,29 +222,39 @@ cdef enum:
 
 cdef extern from *:
     """
-    /* The first pass of a numeric split's task (_sort_task) on byte codes,
-       16 rows a step in AVX-512 registers, where the CPU has them: the 16
-       rows' codes gathered at once (a 4-byte read at the code's address,
-       its low byte kept), the left and right rows compressed out of the
-       16 and written with masked stores, the left rows forward at l, the
-       right rows reversed and backward from r. The same rows in the same
-       places as the scalar loop, which goes on from where this stops:
-       the rows of the last 15 or fewer, and any step holding a row whose
-       4-byte read would pass the end of the codes (safe_row: the largest
-       row whose read stays inside). Returns the next row to sort, l and
-       r updated. (Taken where skb_partition_simd_init finds AVX-512.) */
+    /* The first pass of a split's task (_sort_task), 16 rows a step in
+       AVX-512 registers, where the CPU has them: the 16 rows' codes
+       gathered at once (a 4-byte read at the code's address, its low byte
+       or low half kept: width 1 or 2 bytes a code), each row's side found
+       (a numeric split: code <= split_bin; a categorical one: its code's
+       flag in left_set, gathered as a 4-byte read at the flag, its low
+       byte kept), the left and right rows compressed out of the 16 and
+       written with masked stores, the left rows forward at l, the right
+       rows reversed and backward from r. The same rows in the same places
+       as the scalar loop, which goes on from where this stops: the rows
+       of the last 15 or fewer, and any step holding a row whose 4-byte
+       read would pass the end of the codes (safe_row: the largest row
+       whose read stays inside). A categorical set's flags are read only
+       for codes below the missing code (every value code: BinnedData
+       checks the codes), up to 3 bytes past the set's last flag: the flat
+       sets end in LEFT_SET_PAD bytes of padding (_flat_left_sets).
+       Returns the next row to sort, l and r updated. (Taken where
+       skb_partition_simd_init finds AVX-512.) */
     #include <stdint.h>
     #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
         && (__GNUC__ >= 8)
     #include <immintrin.h>
     __attribute__((target("avx512f")))
     static int64_t skb_sort_rows_avx512(
-            const uint8_t* column, int64_t safe_row,
+            const void* column, int code_width, int64_t safe_row,
             const int32_t* row_index, int32_t* scratch, int64_t i,
             int64_t end, int32_t missing, int missing_left,
-            int32_t split_bin, int64_t* l_io, int64_t* r_io) {
+            int32_t split_bin, const uint8_t* left_set, int64_t* l_io,
+            int64_t* r_io) {
         int64_t l = *l_io, r = *r_io;
         const __m512i low_byte = _mm512_set1_epi32(0xFF);
+        const __m512i code_mask = _mm512_set1_epi32(
+            code_width == 1 ? 0xFF : 0xFFFF);
         const __m512i bin = _mm512_set1_epi32(split_bin);
         const __m512i missing_code = _mm512_set1_epi32(missing);
         const __m512i limit = _mm512_set1_epi32(
@@ -254,12 +267,26 @@ cdef extern from *:
             __m512i rows = _mm512_loadu_si512((const void*) (row_index + i));
             if (_mm512_cmpgt_epi32_mask(rows, limit))
                 break;
-            __m512i codes = _mm512_and_si512(
-                _mm512_i32gather_epi32(rows, (const void*) column, 1),
-                low_byte);
+            __m512i codes = code_width == 1
+                ? _mm512_i32gather_epi32(rows, column, 1)
+                : _mm512_i32gather_epi32(rows, column, 2);
+            codes = _mm512_and_si512(codes, code_mask);
             __mmask16 miss = _mm512_cmpeq_epi32_mask(codes, missing_code);
+            __mmask16 in_left;
+            if (left_set != NULL) {
+                /* lanes of a value code only: a masked-off lane reads
+                   nothing */
+                __mmask16 valued = _mm512_cmplt_epu32_mask(codes,
+                                                           missing_code);
+                __m512i flags = _mm512_mask_i32gather_epi32(
+                    _mm512_setzero_si512(), valued, codes,
+                    (const void*) left_set, 1);
+                in_left = _mm512_test_epi32_mask(flags, low_byte);
+            } else {
+                in_left = _mm512_cmple_epi32_mask(codes, bin);
+            }
             __mmask16 left = (__mmask16) ((miss & missing_side)
-                | (~miss & _mm512_cmple_epi32_mask(codes, bin)));
+                                          | (~miss & in_left));
             int n_left = __builtin_popcount((unsigned) left);
             int n_right = 16 - n_left;
             _mm512_mask_storeu_epi32(
@@ -286,21 +313,27 @@ cdef extern from *:
     }
     #else
     static int64_t skb_sort_rows_avx512(
-            const uint8_t* column, int64_t safe_row,
+            const void* column, int code_width, int64_t safe_row,
             const int32_t* row_index, int32_t* scratch, int64_t i,
             int64_t end, int32_t missing, int missing_left,
-            int32_t split_bin, int64_t* l_io, int64_t* r_io) {
+            int32_t split_bin, const uint8_t* left_set, int64_t* l_io,
+            int64_t* r_io) {
         return i;
     }
     static int skb_partition_simd_init(void) { return 0; }
     #endif
     """
     int64_t sort_rows_avx512 "skb_sort_rows_avx512"(
-        const uint8_t* column, int64_t safe_row, const int32_t* row_index,
-        int32_t* scratch, int64_t i, int64_t end, int32_t missing,
-        int missing_left, int32_t split_bin, int64_t* l_io,
-        int64_t* r_io) noexcept nogil
+        const void* column, int code_width, int64_t safe_row,
+        const int32_t* row_index, int32_t* scratch, int64_t i, int64_t end,
+        int32_t missing, int missing_left, int32_t split_bin,
+        const uint8_t* left_set, int64_t* l_io, int64_t* r_io) noexcept nogil
     int partition_simd_init "skb_partition_simd_init"() noexcept nogil
+
+
+# Bytes of padding after the flat left sets (_flat_left_sets): the vector
+# steps read a categorical flag as 4 bytes (sort_rows_avx512).
+LEFT_SET_PAD = 3
 
 
 # Whether _sort_task's numeric splits on byte codes take the AVX-512 steps
@@ -616,14 +649,13 @@ cdef inline int64_t _sort_task(const code_t[:, ::1] codes_by_feature,
     row (or this one) overwrites: ``l <= r`` until the last row."""
     cdef int64_t i, first = begin, l = begin, r = end - 1
     cdef int32_t row, code, g
-    if code_t is uint8_t:
-        # a numeric split's rows 16 at a time first (sort_rows_avx512),
-        # this loop then sorting the rest
-        if left_set == NULL and _vector_partition and end - begin >= 16:
-            first = sort_rows_avx512(&codes_by_feature[f, 0], safe_row,
-                                     &row_index[0], &scratch[0], begin, end,
-                                     missing, missing_left, split_bin, &l,
-                                     &r)
+    # the rows 16 at a time first (sort_rows_avx512), this loop then
+    # sorting the rest
+    if _vector_partition and end - begin >= 16:
+        first = sort_rows_avx512(&codes_by_feature[f, 0], sizeof(code_t),
+                                 safe_row, &row_index[0], &scratch[0], begin,
+                                 end, missing, missing_left, split_bin,
+                                 left_set, &l, &r)
     # The task's range of scratch fills from both ends:
     #
     #     row_index[begin:end]:  r0 r1 r2 r3 r4 r5   (r1, r3, r4 go left)
