@@ -113,6 +113,22 @@ def test_large_nodes_split_into_tasks(dtype):
                             np.array([1, 0, 0, 1], np.uint8), n_threads)
 
 
+def random_splits(rng, n_active, widths, n_nodes):
+    """``n_nodes`` nodes tiling ``n_active`` partition rows (some empty,
+    the last ending at the last row and split on the last feature), each
+    with a random feature, split bin (-1 .. width: every row left or right
+    included) and missing direction."""
+    cuts = np.sort(rng.integers(0, n_active, n_nodes - 1))
+    begin = np.concatenate([[0], cuts]).astype(np.int64)
+    end = np.concatenate([cuts, [n_active]]).astype(np.int64)
+    feature = rng.integers(0, len(widths), begin.size).astype(np.int32)
+    feature[-1] = len(widths) - 1
+    split_bin = np.array([rng.integers(-1, w + 1) for w in
+                          widths[feature]], dtype=np.int32)
+    default_left = rng.integers(0, 2, begin.size).astype(np.uint8)
+    return begin, end, feature, split_bin, default_left
+
+
 @pytest.mark.parametrize("vector", [True, False])
 @pytest.mark.parametrize("seed", range(4))
 def test_vector_steps_and_scalar_loop_match_naive(vector, seed):
@@ -134,14 +150,8 @@ def test_vector_steps_and_scalar_loop_match_naive(vector, seed):
         rows = np.flatnonzero(rng.random(n_rows) < 0.9)
         rows = np.union1d(rows, np.arange(n_rows - 40, n_rows))
         partition = RowPartition(rows, n_rows)
-        cuts = np.sort(rng.integers(0, rows.size, 12))
-        begin = np.concatenate([[0], cuts]).astype(np.int64)
-        end = np.concatenate([cuts, [rows.size]]).astype(np.int64)
-        feature = rng.integers(0, 3, begin.size).astype(np.int32)
-        feature[-1] = 2
-        split_bin = np.array([rng.integers(-1, w + 1) for w in
-                              widths[feature]], dtype=np.int32)
-        default_left = rng.integers(0, 2, begin.size).astype(np.uint8)
+        begin, end, feature, split_bin, default_left = random_splits(
+            rng, rows.size, widths, n_nodes=13)
         for n_threads in (1, 2):
             check_against_naive(data, partition, begin, end, feature,
                                 split_bin, default_left, n_threads)
@@ -185,14 +195,8 @@ def categorical_problem(rng, dtype, n_rows):
     data = BinnedData(codes, np.concatenate([[0], np.cumsum(widths)]))
     rows = np.union1d(np.flatnonzero(rng.random(n_rows) < 0.9),
                       np.arange(n_rows - 40, n_rows))
-    cuts = np.sort(rng.integers(0, rows.size, 14))
-    begin = np.concatenate([[0], cuts]).astype(np.int64)
-    end = np.concatenate([cuts, [rows.size]]).astype(np.int64)
-    feature = rng.integers(0, 3, begin.size).astype(np.int32)
-    feature[-1] = 2
-    split_bin = np.array([rng.integers(-1, w + 1) for w in
-                          widths[feature]], dtype=np.int32)
-    default_left = rng.integers(0, 2, begin.size).astype(np.uint8)
+    begin, end, feature, split_bin, default_left = random_splits(
+        rng, rows.size, widths, n_nodes=15)
     left_sets = []
     for k, f in enumerate(feature):
         kind = rng.integers(0, 4)
