@@ -244,6 +244,29 @@ cdef extern from *:
     #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
         && (__GNUC__ >= 8)
     #include <immintrin.h>
+    /* Which of 16 rows go left: a missing code to the node's missing
+       side, a value code by its flag in left_set (a categorical split:
+       the flag gathered as a 4-byte read, its low byte kept; lanes of a
+       value code only, a masked-off lane reads nothing) or by
+       code <= split_bin (a numeric split, left_set NULL). */
+    __attribute__((target("avx512f")))
+    static inline __mmask16 skb_left_lanes(
+            __m512i codes, __m512i missing_code, __mmask16 missing_side,
+            __m512i bin, const uint8_t* left_set) {
+        __mmask16 miss = _mm512_cmpeq_epi32_mask(codes, missing_code);
+        __mmask16 in_left;
+        if (left_set != NULL) {
+            __mmask16 valued = _mm512_cmplt_epu32_mask(codes, missing_code);
+            __m512i flags = _mm512_mask_i32gather_epi32(
+                _mm512_setzero_si512(), valued, codes,
+                (const void*) left_set, 1);
+            in_left = _mm512_test_epi32_mask(flags,
+                                             _mm512_set1_epi32(0xFF));
+        } else {
+            in_left = _mm512_cmple_epi32_mask(codes, bin);
+        }
+        return (__mmask16) ((miss & missing_side) | (~miss & in_left));
+    }
     __attribute__((target("avx512f")))
     static int64_t skb_sort_rows_avx512(
             const void* column, int code_width, int64_t safe_row,
@@ -252,7 +275,6 @@ cdef extern from *:
             int32_t split_bin, const uint8_t* left_set, int64_t* l_io,
             int64_t* r_io) {
         int64_t l = *l_io, r = *r_io;
-        const __m512i low_byte = _mm512_set1_epi32(0xFF);
         const __m512i code_mask = _mm512_set1_epi32(
             code_width == 1 ? 0xFF : 0xFFFF);
         const __m512i bin = _mm512_set1_epi32(split_bin);
@@ -271,22 +293,8 @@ cdef extern from *:
                 ? _mm512_i32gather_epi32(rows, column, 1)
                 : _mm512_i32gather_epi32(rows, column, 2);
             codes = _mm512_and_si512(codes, code_mask);
-            __mmask16 miss = _mm512_cmpeq_epi32_mask(codes, missing_code);
-            __mmask16 in_left;
-            if (left_set != NULL) {
-                /* lanes of a value code only: a masked-off lane reads
-                   nothing */
-                __mmask16 valued = _mm512_cmplt_epu32_mask(codes,
-                                                           missing_code);
-                __m512i flags = _mm512_mask_i32gather_epi32(
-                    _mm512_setzero_si512(), valued, codes,
-                    (const void*) left_set, 1);
-                in_left = _mm512_test_epi32_mask(flags, low_byte);
-            } else {
-                in_left = _mm512_cmple_epi32_mask(codes, bin);
-            }
-            __mmask16 left = (__mmask16) ((miss & missing_side)
-                                          | (~miss & in_left));
+            __mmask16 left = skb_left_lanes(codes, missing_code,
+                                            missing_side, bin, left_set);
             int n_left = __builtin_popcount((unsigned) left);
             int n_right = 16 - n_left;
             _mm512_mask_storeu_epi32(
@@ -336,9 +344,9 @@ cdef extern from *:
 LEFT_SET_PAD = 3
 
 
-# Whether _sort_task's numeric splits on byte codes take the AVX-512 steps
-# (sort_rows_avx512): the CPU has them (set_vector_partition turns them
-# off, for tests of the scalar loop).
+# Whether _sort_task takes the AVX-512 steps (sort_rows_avx512): the CPU
+# has them (set_vector_partition turns them off, for tests of the scalar
+# loop).
 cdef bint _vector_partition = partition_simd_init()
 
 
