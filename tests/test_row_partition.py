@@ -8,8 +8,6 @@ in its previous order. Entries outside the slices do not move, and the
 number of rows going left in each node is returned.
 """
 
-import sys
-
 import numpy as np
 import pytest
 
