@@ -221,10 +221,11 @@ cdef extern from *:
     /* p[i] = sigmoid(m[i]) as skboost/_math.pxd's sigmoid computes it
        (e = exp(-|m|), (m >= 0 ? 1 : e) / (1 + e): every step rounded
        once, as there), NaN where libm's exp must decide (the caller
-       then calls that sigmoid). */
+       then calls that sigmoid). Returns the number of those lanes. */
     __attribute__((target("avx512f")))
-    static void skb_sigmoid_lanes(const double* m, double* p, int64_t n) {
+    static int64_t skb_sigmoid_lanes(const double* m, double* p, int64_t n) {
         const __m512d one = _mm512_set1_pd(1.0);
+        int64_t left_to_libm = 0;
         for (int64_t i = 0; i < n; i += 8) {
             __mmask8 live = n - i >= 8 ? 0xFF : (__mmask8) ((1u << (n - i)) - 1);
             __m512d v = _mm512_maskz_loadu_pd(live, m + i);
@@ -238,8 +239,155 @@ cdef extern from *:
             __m512d prob = _mm512_div_pd(numerator, _mm512_add_pd(one, e));
             _mm512_mask_storeu_pd(p + i, live, _mm512_mask_blend_pd(
                 main_path, _mm512_set1_pd(NAN), prob));
+            left_to_libm += __builtin_popcount(live & ~main_path);
         }
+        return left_to_libm;
     }
+
+    /* Labels of 16 rows as two vectors of 8 doubles, one function per
+       label type (the logistic kernel's fused label_t). */
+    __attribute__((target("avx512f")))
+    static inline void skb_labels16_u8(const uint8_t* y, __m512d* lo,
+                                       __m512d* hi) {
+        __m512i wide = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128((const __m128i*) y));
+        *lo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(wide));
+        *hi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(wide, 1));
+    }
+    __attribute__((target("avx512f")))
+    static inline void skb_labels16_f32(const float* y, __m512d* lo,
+                                        __m512d* hi) {
+        __m512 v = _mm512_loadu_ps(y);
+        *lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+        *hi = _mm512_cvtps_pd(_mm256_castpd_ps(
+            _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    }
+    __attribute__((target("avx512f")))
+    static inline void skb_labels16_f64(const double* y, __m512d* lo,
+                                        __m512d* hi) {
+        *lo = _mm512_loadu_pd(y);
+        *hi = _mm512_loadu_pd(y + 8);
+    }
+
+    /* (float) (v w) for 8 rows, (float) v for unit weights (w NULL):
+       times_weight's rounding, one product then one conversion. */
+    __attribute__((target("avx512f")))
+    static inline __m256 skb_weighted8(__m512d v, const double* w) {
+        if (w != NULL)
+            v = _mm512_mul_pd(v, _mm512_loadu_pd(w));
+        return _mm512_cvtpd_ps(v);
+    }
+
+    /* Two vectors of 8 floats as one of 16 (lo first). */
+    __attribute__((target("avx512f")))
+    static inline __m512 skb_joined16(__m256 lo, __m256 hi) {
+        return _mm512_castpd_ps(_mm512_insertf64x4(
+            _mm512_castps_pd(_mm512_castps256_ps512(lo)),
+            _mm256_castps_pd(hi), 1));
+    }
+
+    /* Running extremes of the pairs written (pair_extremes' per lane):
+       max |g|, max |h|, least h, and NaN flags of |g| and |h|. */
+    typedef struct {
+        __m512 largest_g, largest_h, least_h;
+        __mmask16 nan_g, nan_h;
+    } skb_pair_extremes16;
+
+    __attribute__((target("avx512f")))
+    static inline void skb_extremes_add(skb_pair_extremes16* x, __m512 g,
+                                        __m512 h) {
+        const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+        __m512 abs_g = _mm512_castsi512_ps(
+            _mm512_and_si512(_mm512_castps_si512(g), magnitude));
+        __m512 abs_h = _mm512_castsi512_ps(
+            _mm512_and_si512(_mm512_castps_si512(h), magnitude));
+        /* a lane takes a value only when it compares greater (less): a
+           NaN never does, and raises the lane's flag instead */
+        x->nan_g |= _mm512_cmp_ps_mask(abs_g, abs_g, _CMP_UNORD_Q);
+        x->nan_h |= _mm512_cmp_ps_mask(abs_h, abs_h, _CMP_UNORD_Q);
+        x->largest_g = _mm512_mask_mov_ps(x->largest_g, _mm512_cmp_ps_mask(
+            abs_g, x->largest_g, _CMP_GT_OQ), abs_g);
+        x->largest_h = _mm512_mask_mov_ps(x->largest_h, _mm512_cmp_ps_mask(
+            abs_h, x->largest_h, _CMP_GT_OQ), abs_h);
+        x->least_h = _mm512_mask_mov_ps(x->least_h, _mm512_cmp_ps_mask(
+            h, x->least_h, _CMP_LT_OQ), h);
+    }
+
+    /* The lanes' extremes folded into pair_extremes' outputs (maxima and
+       minima of non-NaN floats: exact, in any order). */
+    __attribute__((target("avx512f")))
+    static void skb_extremes_store(const skb_pair_extremes16* x,
+                                   float* largest, uint8_t* nan,
+                                   float* least) {
+        float g[16], h[16], low[16];
+        _mm512_storeu_ps(g, x->largest_g);
+        _mm512_storeu_ps(h, x->largest_h);
+        _mm512_storeu_ps(low, x->least_h);
+        largest[0] = largest[1] = 0.0f;
+        least[0] = INFINITY;
+        for (int k = 0; k < 16; k++) {
+            largest[0] = g[k] > largest[0] ? g[k] : largest[0];
+            largest[1] = h[k] > largest[1] ? h[k] : largest[1];
+            least[0] = low[k] < least[0] ? low[k] : least[0];
+        }
+        nan[0] = x->nan_g != 0;
+        nan[1] = x->nan_h != 0;
+    }
+
+    /* Logistic pairs of the first n - n % 16 rows from their
+       probabilities p (logistic_pair's steps, lane by lane: g = p - y,
+       h = p (1 - p) floored at at_least, each times the weight, rounded to
+       float once), interleaved into pairs (n, 2), and their extremes
+       (pair_extremes' outputs). Returns the rows done; the caller does
+       the rest one by one. Sixteen rows a step: two vectors of 8 doubles
+       make one of 16 floats, g and h, then two stores of 8 interleaved
+       pairs. */
+    #define SKB_LOGISTIC_PAIRS(SUFFIX, LABEL)                                  \
+    __attribute__((target("avx512f")))                                         \
+    static int64_t skb_logistic_pairs_##SUFFIX(                                \
+            const double* p, const LABEL* y, const double* w, double at_least, \
+            float* pairs, int64_t n, float* largest, uint8_t* nan,             \
+            float* least) {                                                    \
+        const __m512d one = _mm512_set1_pd(1.0);                               \
+        const __m512d hessian_floor = _mm512_set1_pd(at_least);                \
+        const __m512i first = _mm512_set_epi32(                                \
+            23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);           \
+        const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(8)); \
+        skb_pair_extremes16 x = {_mm512_setzero_ps(), _mm512_setzero_ps(),     \
+                                 _mm512_set1_ps(INFINITY), 0, 0};              \
+        int64_t done = n - n % 16;                                             \
+        for (int64_t i = 0; i < done; i += 16) {                               \
+            __m512d label[2];                                                  \
+            __m256 g[2], h[2];                                                 \
+            skb_labels16_##SUFFIX(y + i, &label[0], &label[1]);                \
+            for (int half = 0; half < 2; half++) {                             \
+                int64_t row = i + 8 * half;                                    \
+                __m512d prob = _mm512_loadu_pd(p + row);                       \
+                __m512d curvature = _mm512_mul_pd(                             \
+                    prob, _mm512_sub_pd(one, prob));                           \
+                /* floored_hessian: the floor unless greater (NaN too) */      \
+                curvature = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(           \
+                    curvature, hessian_floor, _CMP_GT_OQ),                     \
+                    hessian_floor, curvature);                                 \
+                const double* wr = w != NULL ? w + row : NULL;                 \
+                g[half] = skb_weighted8(                                       \
+                    _mm512_sub_pd(prob, label[half]), wr);                     \
+                h[half] = skb_weighted8(curvature, wr);                        \
+            }                                                                  \
+            __m512 g16 = skb_joined16(g[0], g[1]);                             \
+            __m512 h16 = skb_joined16(h[0], h[1]);                             \
+            _mm512_storeu_ps(pairs + 2 * i,                                    \
+                             _mm512_permutex2var_ps(g16, first, h16));         \
+            _mm512_storeu_ps(pairs + 2 * i + 16,                               \
+                             _mm512_permutex2var_ps(g16, second, h16));        \
+            skb_extremes_add(&x, g16, h16);                                    \
+        }                                                                      \
+        skb_extremes_store(&x, largest, nan, least);                           \
+        return done;                                                           \
+    }
+    SKB_LOGISTIC_PAIRS(u8, uint8_t)
+    SKB_LOGISTIC_PAIRS(f32, float)
+    SKB_LOGISTIC_PAIRS(f64, double)
 
     /* Whether the lanes give the running libm's bits: x over the main
        path's whole range (every table entry, both signs, the ends) */
@@ -276,18 +424,44 @@ cdef extern from *:
         for (int64_t i = 0; i < n; i++)
             out[i] = NAN;
     }
-    static void skb_sigmoid_lanes(const double* m, double* p, int64_t n) {
+    static int64_t skb_sigmoid_lanes(const double* m, double* p, int64_t n) {
         for (int64_t i = 0; i < n; i++)
             p[i] = NAN;
+        return n;
     }
+    #define SKB_LOGISTIC_PAIRS_NONE(SUFFIX, LABEL)                             \
+    static int64_t skb_logistic_pairs_##SUFFIX(                                \
+            const double* p, const LABEL* y, const double* w, double at_least, \
+            float* pairs, int64_t n, float* largest, uint8_t* nan,             \
+            float* least) {                                                    \
+        largest[0] = largest[1] = 0.0f;                                        \
+        nan[0] = nan[1] = 0;                                                   \
+        least[0] = INFINITY;                                                   \
+        return 0;                                                              \
+    }
+    SKB_LOGISTIC_PAIRS_NONE(u8, uint8_t)
+    SKB_LOGISTIC_PAIRS_NONE(f32, float)
+    SKB_LOGISTIC_PAIRS_NONE(f64, double)
     static int skb_exp_lanes_supported(void) { return 0; }
     static int skb_vector_exp_init(void) { return 0; }
     #endif
     """
     void exp_lanes "skb_exp_lanes"(const double* x, double* out,
                                    int64_t n) noexcept nogil
-    void sigmoid_lanes "skb_sigmoid_lanes"(const double* m, double* p,
-                                           int64_t n) noexcept nogil
+    int64_t sigmoid_lanes "skb_sigmoid_lanes"(const double* m, double* p,
+                                              int64_t n) noexcept nogil
+    int64_t logistic_pairs_u8 "skb_logistic_pairs_u8"(
+        const double* p, const uint8_t* y, const double* w, double at_least,
+        float* pairs, int64_t n, float* largest, uint8_t* nan,
+        float* least) noexcept nogil
+    int64_t logistic_pairs_f32 "skb_logistic_pairs_f32"(
+        const double* p, const float* y, const double* w, double at_least,
+        float* pairs, int64_t n, float* largest, uint8_t* nan,
+        float* least) noexcept nogil
+    int64_t logistic_pairs_f64 "skb_logistic_pairs_f64"(
+        const double* p, const double* y, const double* w, double at_least,
+        float* pairs, int64_t n, float* largest, uint8_t* nan,
+        float* least) noexcept nogil
     int exp_lanes_supported "skb_exp_lanes_supported"() noexcept nogil
     int vector_exp_init "skb_vector_exp_init"() noexcept nogil
 
@@ -411,16 +585,11 @@ cdef int _logistic_by_chunks(const label_t[::1] y, const double[::1] raw,
                              uint8_t[:, ::1] chunk_nan,
                              float[::1] chunk_least,
                              int threads, bint lanes) except -1:
-    """logistic_gradient by chunks of rows, split statically among
-    threads: a chunk's sigmoids eight at a time by sigmoid_lanes (with
-    ``lanes``; else every one left to libm), libm's sigmoid for the rows
-    the lanes leave (|m| < 2^-54, |m| >= 512, NaN); then its pairs, and
-    their extremes (pair_extremes) into the chunk's row of chunk_max,
-    chunk_nan, chunk_least. The same bits as one sigmoid a row. Returns 1
-    when out of memory."""
+    """logistic_gradient by chunks of rows (``_logistic_chunk``), split
+    statically among threads, each chunk's extremes into its row of
+    chunk_max, chunk_nan, chunk_least. Returns 1 when out of memory."""
     cdef Py_ssize_t n = y.shape[0]
-    cdef Py_ssize_t chunk, start, stop, i
-    cdef double p
+    cdef Py_ssize_t chunk, start
     cdef double* probabilities = NULL
     cdef int out_of_memory = 0
     with nogil, parallel(num_threads=threads):
@@ -430,19 +599,78 @@ cdef int _logistic_by_chunks(const label_t[::1] y, const double[::1] raw,
                 out_of_memory = 1
                 continue
             start = chunk * SIGMOID_CHUNK
-            stop = min(start + SIGMOID_CHUNK, n)
-            if lanes:
-                sigmoid_lanes(&raw[start], probabilities, stop - start)
-            for i in range(start, stop):
-                p = probabilities[i - start] if lanes else NAN
-                if p != p:   # a row for libm's exp
-                    p = sigmoid(raw[i])
-                logistic_pair(gpair, i, p, y[i], w)
-            pair_extremes(&gpair[start, 0], stop - start,
-                          &chunk_max[chunk, 0], &chunk_nan[chunk, 0],
-                          &chunk_least[chunk])
+            _logistic_chunk(y, raw, w, gpair, start,
+                            min(start + SIGMOID_CHUNK, n), probabilities,
+                            lanes, &chunk_max[chunk, 0], &chunk_nan[chunk, 0],
+                            &chunk_least[chunk])
         free(probabilities)
     return out_of_memory
+
+
+cdef inline void _logistic_chunk(const label_t[::1] y, const double[::1] raw,
+                                 const double* w, float[:, ::1] gpair,
+                                 Py_ssize_t start, Py_ssize_t stop,
+                                 double* probabilities, bint lanes,
+                                 float* largest, uint8_t* nan,
+                                 float* least) noexcept nogil:
+    """The pairs of rows ``start .. stop - 1`` and their extremes
+    (pair_extremes' outputs). With ``lanes``: the sigmoids eight at a time
+    (sigmoid_lanes), libm's sigmoid for the rows the lanes leave
+    (|m| < 2^-54, |m| >= 512, NaN), then the pairs and their extremes
+    sixteen rows at a time (``_vector_pairs``). One row at a time for
+    the rest, or every row without ``lanes``. The same bits either way."""
+    cdef Py_ssize_t i, done = 0
+    cdef double p
+    cdef float tail_largest[2]
+    cdef uint8_t tail_nan[2]
+    cdef float tail_least
+    if lanes:
+        if sigmoid_lanes(&raw[start], probabilities, stop - start):
+            for i in range(start, stop):   # the rows left to libm's exp
+                if probabilities[i - start] != probabilities[i - start]:
+                    probabilities[i - start] = sigmoid(raw[i])
+        done = _vector_pairs(y, probabilities, w, gpair, start, stop,
+                             largest, nan, least)
+    else:
+        largest[0] = largest[1] = 0.0
+        nan[0] = nan[1] = 0
+        least[0] = INFINITY
+    for i in range(start + done, stop):
+        p = probabilities[i - start] if lanes else sigmoid(raw[i])
+        logistic_pair(gpair, i, p, y[i], w)
+    if start + done == stop:
+        return
+    pair_extremes(&gpair[start + done, 0], stop - start - done,
+                  tail_largest, tail_nan, &tail_least)
+    # the same rules as pair_extremes' (maxima and minima are exact)
+    for i in range(2):
+        largest[i] = (tail_largest[i] if tail_largest[i] > largest[i]
+                      else largest[i])
+        nan[i] = nan[i] | tail_nan[i]
+    least[0] = tail_least if tail_least < least[0] else least[0]
+
+
+cdef inline Py_ssize_t _vector_pairs(const label_t[::1] y,
+                                     const double* probabilities,
+                                     const double* w, float[:, ::1] gpair,
+                                     Py_ssize_t start, Py_ssize_t stop,
+                                     float* largest, uint8_t* nan,
+                                     float* least) noexcept nogil:
+    """logistic_pairs_* of the label type on rows ``start .. stop - 1``
+    (probabilities from ``start``): the rows done (a multiple of 16)."""
+    cdef const double* row_weight = w + start if w != NULL else NULL
+    if label_t is uint8_t:
+        return logistic_pairs_u8(probabilities, &y[start], row_weight,
+                                 HESSIAN_FLOOR, &gpair[start, 0],
+                                 stop - start, largest, nan, least)
+    elif label_t is float:
+        return logistic_pairs_f32(probabilities, &y[start], row_weight,
+                                  HESSIAN_FLOOR, &gpair[start, 0],
+                                  stop - start, largest, nan, least)
+    else:
+        return logistic_pairs_f64(probabilities, &y[start], row_weight,
+                                  HESSIAN_FLOOR, &gpair[start, 0],
+                                  stop - start, largest, nan, least)
 
 
 def softmax_gradient(const int32_t[::1] y not None,         # IN (n,) class index

@@ -141,7 +141,9 @@ def margins(n, seed):
     return raw
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 1023, 1024, 1025, 5000])
+# sizes around the pairs' 16-row steps and the 1024-row chunks
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 15, 16, 17, 33, 1023, 1024,
+                               1025, 5000])
 @pytest.mark.parametrize("label_dtype", [np.float64, np.float32, np.uint8])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -150,6 +152,9 @@ def test_logistic_pairs_match_the_naive_version(n, label_dtype, weighted,
     rng = np.random.default_rng(n)
     raw = margins(n, seed=n + 1)
     y = (rng.random(n) < 0.4).astype(label_dtype)
+    if label_dtype != np.uint8:   # reg:logistic's labels in [0, 1]
+        fractional = rng.random(n) < 0.5
+        y[fractional] = rng.random(int(fractional.sum()))
     weight = rng.uniform(0.1, 3.0, n) if weighted else None
     expected = naive_logistic_pairs(y, raw, weight)
     previous = _objectives.set_vector_exp(True)
@@ -212,10 +217,12 @@ def test_lanes_are_taken_on_glibc_with_avx512():
     assert lanes_available()
 
 
-@pytest.mark.parametrize("n", [0, 1, 1025, 70_000])
+@pytest.mark.parametrize("n", [0, 1, 31, 1025, 70_000])
 @pytest.mark.parametrize("vector", [True, False])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_logistic_kernel_returns_its_pairs_extremes(n, vector, n_threads):
+@pytest.mark.parametrize("nan_at", ["middle", "last"])
+def test_logistic_kernel_returns_its_pairs_extremes(n, vector, n_threads,
+                                                    nan_at):
     # the gradient check's (max |g|, max |h|, least h), taken by the kernel
     # as it writes the pairs, against numpy's of the pairs written (NaN
     # where a NaN margin made one)
@@ -225,7 +232,8 @@ def test_logistic_kernel_returns_its_pairs_extremes(n, vector, n_threads):
     weight = rng.uniform(0.1, 3.0, n)
     previous = _objectives.set_vector_exp(vector)
     try:
-        for margins in (raw, margins_with_a_nan(raw)):
+        # a NaN in a 16-row step, or in the rows after the last step
+        for margins in (raw, margins_with_a_nan(raw, nan_at)):
             pairs = np.empty((n, 2), dtype=np.float32)
             found = _objectives.logistic_gradient(y, margins, weight, pairs,
                                                   n_threads)
@@ -239,10 +247,10 @@ def test_logistic_kernel_returns_its_pairs_extremes(n, vector, n_threads):
         _objectives.set_vector_exp(previous)
 
 
-def margins_with_a_nan(raw):
+def margins_with_a_nan(raw, at="middle"):
     out = raw.copy()
     if out.size:
-        out[out.size // 2] = np.nan
+        out[out.size // 2 if at == "middle" else -1] = np.nan
     return out
 
 
