@@ -389,6 +389,42 @@ cdef extern from *:
     SKB_LOGISTIC_PAIRS(f32, float)
     SKB_LOGISTIC_PAIRS(f64, double)
 
+    /* Squared-error pairs of the first n - n % 16 rows (g = m - y,
+       h = 1, each times the weight, rounded to float once: the scalar
+       loop's steps) and their extremes, as the logistic pairs above. */
+    __attribute__((target("avx512f")))
+    static int64_t skb_squared_pairs(const double* m, const double* y,
+                                     const double* w, float* pairs,
+                                     int64_t n, float* largest,
+                                     uint8_t* nan, float* least) {
+        const __m512d one = _mm512_set1_pd(1.0);
+        const __m512i first = _mm512_set_epi32(
+            23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(8));
+        skb_pair_extremes16 x = {_mm512_setzero_ps(), _mm512_setzero_ps(),
+                                 _mm512_set1_ps(INFINITY), 0, 0};
+        int64_t done = n - n % 16;
+        for (int64_t i = 0; i < done; i += 16) {
+            __m256 g[2], h[2];
+            for (int half = 0; half < 2; half++) {
+                int64_t row = i + 8 * half;
+                const double* wr = w != NULL ? w + row : NULL;
+                g[half] = skb_weighted8(_mm512_sub_pd(
+                    _mm512_loadu_pd(m + row), _mm512_loadu_pd(y + row)), wr);
+                h[half] = skb_weighted8(one, wr);
+            }
+            __m512 g16 = skb_joined16(g[0], g[1]);
+            __m512 h16 = skb_joined16(h[0], h[1]);
+            _mm512_storeu_ps(pairs + 2 * i,
+                             _mm512_permutex2var_ps(g16, first, h16));
+            _mm512_storeu_ps(pairs + 2 * i + 16,
+                             _mm512_permutex2var_ps(g16, second, h16));
+            skb_extremes_add(&x, g16, h16);
+        }
+        skb_extremes_store(&x, largest, nan, least);
+        return done;
+    }
+
     /* Whether the lanes give the running libm's bits: x over the main
        path's whole range (every table entry, both signs, the ends) */
     __attribute__((target("avx512f")))
@@ -442,6 +478,15 @@ cdef extern from *:
     SKB_LOGISTIC_PAIRS_NONE(u8, uint8_t)
     SKB_LOGISTIC_PAIRS_NONE(f32, float)
     SKB_LOGISTIC_PAIRS_NONE(f64, double)
+    static int64_t skb_squared_pairs(const double* m, const double* y,
+                                     const double* w, float* pairs,
+                                     int64_t n, float* largest,
+                                     uint8_t* nan, float* least) {
+        largest[0] = largest[1] = 0.0f;
+        nan[0] = nan[1] = 0;
+        least[0] = INFINITY;
+        return 0;
+    }
     static int skb_exp_lanes_supported(void) { return 0; }
     static int skb_vector_exp_init(void) { return 0; }
     #endif
@@ -462,21 +507,27 @@ cdef extern from *:
         const double* p, const double* y, const double* w, double at_least,
         float* pairs, int64_t n, float* largest, uint8_t* nan,
         float* least) noexcept nogil
+    int64_t squared_pairs "skb_squared_pairs"(
+        const double* m, const double* y, const double* w, float* pairs,
+        int64_t n, float* largest, uint8_t* nan, float* least) noexcept nogil
     int exp_lanes_supported "skb_exp_lanes_supported"() noexcept nogil
     int vector_exp_init "skb_vector_exp_init"() noexcept nogil
 
 
 # Whether the logistic kernel takes its exponentials eight at a time
-# (sigmoid_lanes): the CPU has AVX-512 and the lanes agree with the
+# (sigmoid_lanes), and the logistic and squared-error kernels their pairs
+# sixteen at a time: the CPU has AVX-512 and the lanes agree with the
 # running libm (set_vector_exp turns them off, for tests of the scalar
-# loop).
+# loops).
 cdef bint _vector_exp = vector_exp_init()
 
 
 def set_vector_exp(bint enabled):
-    """Take the logistic kernel's exponentials eight at a time where the
-    CPU and the libm allow (True, the default), or one at a time from
-    libm; returns the previous setting. The same bits either way."""
+    """Take the logistic kernel's exponentials eight at a time, and the
+    logistic and squared-error pairs sixteen at a time, where the CPU and
+    the libm allow (True, the default), or one at a time (the
+    exponentials from libm); returns the previous setting. The same bits
+    either way."""
     global _vector_exp
     previous = _vector_exp
     _vector_exp = enabled and vector_exp_init()
@@ -525,15 +576,43 @@ def squared_error_gradient(const double[::1] y not None,        # IN (n,)
                            const double[::1] weight,   # IN (n,)
                            float[:, ::1] gpair not None,        # OUT (n, 2)
                            int n_threads):
+    """Squared-error pairs ``g = m - y``, ``h = 1``, times ``weight``,
+    into ``gpair`` (n_rows, 2). Returns ``pair_magnitudes(gpair,
+    least_hessian=True)`` of the pairs written, taken as they are written
+    (the round's gradient check needs no pass of its own): sixteen rows at
+    a time in AVX-512 registers with the vector path (``set_vector_exp``),
+    the rest one by one; the same bits either way."""
     n_threads = check_n_threads(n_threads)
     _check(y.shape[0], raw, weight, gpair)
     _check_pairs(gpair.shape[1])
     cdef const double* w = weight_pointer(weight)
-    cdef Py_ssize_t i
-    for i in prange(y.shape[0], nogil=True, schedule="static",
-                    num_threads=threads_for_work(n_threads, 2 * y.shape[0])):
-        gpair[i, 0] = <float> times_weight(raw[i] - y[i], w, i)
-        gpair[i, 1] = <float> times_weight(1.0, w, i)
+    cdef Py_ssize_t n = y.shape[0]
+    chunk_max, chunk_nan, chunk_least = _extremes_arrays(n, PAIR_CHUNK)
+    cdef float[:, ::1] maxima = chunk_max
+    cdef uint8_t[:, ::1] nans = chunk_nan
+    cdef float[::1] leasts = chunk_least
+    cdef bint lanes = _vector_exp
+    cdef Py_ssize_t chunk, start, stop, i, done
+    for chunk in prange(leasts.shape[0], nogil=True, schedule="static",
+                        num_threads=threads_for_work(n_threads, 2 * n)):
+        start = chunk * PAIR_CHUNK
+        stop = min(start + PAIR_CHUNK, n)
+        done = 0
+        if lanes:
+            done = squared_pairs(&raw[start], &y[start],
+                                 w + start if w != NULL else NULL,
+                                 &gpair[start, 0], stop - start,
+                                 &maxima[chunk, 0], &nans[chunk, 0],
+                                 &leasts[chunk])
+        else:
+            _no_extremes(&maxima[chunk, 0], &nans[chunk, 0], &leasts[chunk])
+        for i in range(start + done, stop):
+            gpair[i, 0] = <float> times_weight(raw[i] - y[i], w, i)
+            gpair[i, 1] = <float> times_weight(1.0, w, i)
+        _add_tail_extremes(gpair, start + done, stop, &maxima[chunk, 0],
+                           &nans[chunk, 0], &leasts[chunk])
+    return _blocks_combined(chunk_max, chunk_nan) + (
+        float(chunk_least.min(initial=INFINITY)),)
 
 
 def logistic_gradient(const label_t[::1] y not None,
@@ -573,6 +652,9 @@ cdef inline void logistic_pair(float[:, ::1] gpair, Py_ssize_t i, double p,
 
 
 cdef enum:
+    # rows of a chunk of the squared-error pairs, whose extremes are kept
+    # per chunk (a 16 KB block of pairs: their extremes while in L1)
+    PAIR_CHUNK = 2048
     # rows a thread's sigmoid_lanes takes at a time (its probabilities,
     # 8 KB, and its pairs stay in L1 for the pairs' loop and their
     # extremes)
@@ -621,9 +703,6 @@ cdef inline void _logistic_chunk(const label_t[::1] y, const double[::1] raw,
     the rest, or every row without ``lanes``. The same bits either way."""
     cdef Py_ssize_t i, done = 0
     cdef double p
-    cdef float tail_largest[2]
-    cdef uint8_t tail_nan[2]
-    cdef float tail_least
     if lanes:
         if sigmoid_lanes(&raw[start], probabilities, stop - start):
             for i in range(start, stop):   # the rows left to libm's exp
@@ -632,21 +711,39 @@ cdef inline void _logistic_chunk(const label_t[::1] y, const double[::1] raw,
         done = _vector_pairs(y, probabilities, w, gpair, start, stop,
                              largest, nan, least)
     else:
-        largest[0] = largest[1] = 0.0
-        nan[0] = nan[1] = 0
-        least[0] = INFINITY
+        _no_extremes(largest, nan, least)
     for i in range(start + done, stop):
         p = probabilities[i - start] if lanes else sigmoid(raw[i])
         logistic_pair(gpair, i, p, y[i], w)
-    if start + done == stop:
+    _add_tail_extremes(gpair, start + done, stop, largest, nan, least)
+
+
+cdef inline void _no_extremes(float* largest, uint8_t* nan,
+                              float* least) noexcept nogil:
+    """pair_extremes' outputs for no pair."""
+    largest[0] = largest[1] = 0.0
+    nan[0] = nan[1] = 0
+    least[0] = INFINITY
+
+
+cdef inline void _add_tail_extremes(float[:, ::1] gpair, Py_ssize_t first,
+                                    Py_ssize_t stop, float* largest,
+                                    uint8_t* nan, float* least) noexcept nogil:
+    """pair_extremes' outputs updated with the pairs of rows ``first ..
+    stop - 1`` (those the vector steps left), by pair_extremes' own rules
+    (maxima and minima are exact, in any order)."""
+    cdef float tail_largest[2]
+    cdef uint8_t tail_nan[2]
+    cdef float tail_least
+    cdef int c
+    if first == stop:
         return
-    pair_extremes(&gpair[start + done, 0], stop - start - done,
-                  tail_largest, tail_nan, &tail_least)
-    # the same rules as pair_extremes' (maxima and minima are exact)
-    for i in range(2):
-        largest[i] = (tail_largest[i] if tail_largest[i] > largest[i]
-                      else largest[i])
-        nan[i] = nan[i] | tail_nan[i]
+    pair_extremes(&gpair[first, 0], stop - first, tail_largest, tail_nan,
+                  &tail_least)
+    for c in range(2):
+        largest[c] = (tail_largest[c] if tail_largest[c] > largest[c]
+                      else largest[c])
+        nan[c] = nan[c] | tail_nan[c]
     least[0] = tail_least if tail_least < least[0] else least[0]
 
 

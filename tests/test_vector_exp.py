@@ -1,9 +1,10 @@
 """The logistic kernel's exponentials eight at a time
 (``_objectives._exp_lanes``, ``sigmoid_lanes``) against libm's own
 ``exp`` (Python's ``math.exp`` calls it): the same bits on every value
-they take, NaN (left to libm) on every other; and the logistic pairs of
+they take, NaN (left to libm) on every other; the logistic pairs of
 the vector path against a naive numpy version whose exponentials are
-``math.exp``'s, and against the scalar loop."""
+``math.exp``'s, and against the scalar loop; the squared-error pairs
+and their extremes of both paths against numpy's."""
 
 import math
 import platform
@@ -271,3 +272,42 @@ def test_gradient_check_takes_the_kernels_extremes():
     taken = check_gradients(gpair, float(n), "binary:logistic", 0, 2,
                             extremes=extremes)
     np.testing.assert_array_equal(taken, own)
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 2047, 2048, 2049, 5000])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_squared_error_pairs_and_extremes_match_the_naive_version(
+        n, weighted, n_threads):
+    # g = m - y, h = 1, times the weight, each rounded to float32 once
+    # (numpy's float64 arithmetic, then its cast); the extremes those of
+    # the pairs written, NaN where a column holds one; from the 16-row
+    # steps (vector) and the scalar loop alike
+    rng = np.random.default_rng(n + 50)
+    raw = margins(n, seed=n + 51)   # NaN and infinities among them
+    y = rng.standard_normal(n) * 100
+    weight = rng.uniform(0.1, 3.0, n) if weighted else None
+    g = raw - y
+    h = np.ones(n)
+    if weighted:
+        g, h = g * weight, h * weight
+    expected = np.stack([g, h], axis=1).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        largest = [float(np.abs(expected[:, c]).max(initial=0.0))
+                   for c in range(2)]
+    nan = np.isnan(expected).any(axis=0)
+    previous = _objectives.set_vector_exp(True)
+    try:
+        for vector in (True, False):
+            _objectives.set_vector_exp(vector)
+            pairs = np.full((n, 2), -7.0, dtype=np.float32)
+            found = _objectives.squared_error_gradient(y, raw, weight, pairs,
+                                                       n_threads)
+            np.testing.assert_array_equal(pairs.view(np.int32),
+                                          expected.view(np.int32))
+            for c in range(2):
+                assert (math.isnan(found[c]) if nan[c]
+                        else found[c] == largest[c])
+            assert found[2] == float(expected[:, 1].min(initial=np.inf))
+    finally:
+        _objectives.set_vector_exp(previous)
