@@ -2,10 +2,12 @@
 
     python benchmarks/profile_hist.py                 # 1,000,000 x 28, 100 trees of depth 8, 2 threads
     python benchmarks/profile_hist.py --n-rows 200000 --n-rounds 20 --json profile.json
+    python benchmarks/profile_hist.py --task regression --skip-xgboost
 
-The fit of ``bench_hist.py``'s classification case (``BoostClassifier``,
-hist, 256 bins, depth 8, learning rate 0.1, L2 regularisation 1) runs once
-with timers around the parts of a boosting round; each phase gets its
+The fit of ``bench_hist.py``'s classification case (``BoostClassifier``;
+``--task regression``: its regression case, ``BoostRegressor``; hist, 256
+bins, depth 8, learning rate 0.1, L2 regularisation 1) runs once with
+timers around the parts of a boosting round; each phase gets its
 *exclusive* wall time (time in a nested phase is charged to that phase,
 not to its caller):
 
@@ -108,19 +110,21 @@ def instrument(timer):
 
 
 def profile_skboost(args, data):
-    from skboost import BoostClassifier
+    from skboost import BoostClassifier, BoostRegressor
+    estimator = (BoostClassifier if args.task == "classification"
+                 else BoostRegressor)
 
     params = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
                   learning_rate=0.1, tree_method="hist", max_bin=256,
                   reg_lambda=1.0, n_jobs=args.n_jobs)
     # warm up (imports, thread pools) before instrumenting
-    BoostClassifier(**dict(params, n_estimators=2)).fit(
+    estimator(**dict(params, n_estimators=2)).fit(
         data["X_train"][:1000], data["y_train"][:1000])
     timer = PhaseTimer()
     instrument(timer)
     start = time.perf_counter()
     with timer.phase("binning"):
-        BoostClassifier(**params).fit(data["X_train"], data["y_train"])
+        estimator(**params).fit(data["X_train"], data["y_train"])
     return time.perf_counter() - start, timer
 
 
@@ -130,10 +134,12 @@ def time_xgboost(args, data):
     params = dict(n_estimators=args.n_rounds, max_depth=args.max_depth,
                   learning_rate=0.1, tree_method="hist", max_bin=256,
                   reg_lambda=1.0, n_jobs=args.n_jobs)
-    xgboost.XGBClassifier(**dict(params, n_estimators=2)).fit(
+    estimator = (xgboost.XGBClassifier if args.task == "classification"
+                 else xgboost.XGBRegressor)
+    estimator(**dict(params, n_estimators=2)).fit(
         data["X_train"][:1000], data["y_train"][:1000])
     start = time.perf_counter()
-    xgboost.XGBClassifier(**params).fit(data["X_train"], data["y_train"])
+    estimator(**params).fit(data["X_train"], data["y_train"])
     return time.perf_counter() - start
 
 
@@ -149,12 +155,13 @@ def main(argv=None):
     parser.add_argument("--n-rounds", type=int, default=100)
     parser.add_argument("--max-depth", type=int, default=8)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--task", choices=["classification", "regression"],
+                        default="classification")
     parser.add_argument("--skip-xgboost", action="store_true")
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
     print("  ".join(f"{k} {v}" for k, v in environment().items()))
-    data = make_data("classification", args.n_rows, args.n_features,
-                     n_test=1000)
+    data = make_data(args.task, args.n_rows, args.n_features, n_test=1000)
     total, timer = profile_skboost(args, data)
     xgb = None if args.skip_xgboost else time_xgboost(args, data)
     # DESIGN.md's floor: about 4.5 n rows visited per depth-8 tree with
@@ -166,7 +173,7 @@ def main(argv=None):
     rows = [[name, timer.seconds.get(name, 0.0), timer.calls.get(name, 0),
              100 * timer.seconds.get(name, 0.0) / total] for name in ORDER]
     rows.append(["total fit", total, 1, 100.0])
-    print(f"\nskboost hist fit, {args.n_rows} x {args.n_features}, "
+    print(f"\nskboost hist {args.task} fit, {args.n_rows} x {args.n_features}, "
           f"{args.n_rounds} trees of depth {args.max_depth}, n_jobs "
           f"{args.n_jobs}\n")
     print(format_table(["phase", "seconds", "calls", "% of fit"], rows))
