@@ -381,21 +381,70 @@ cdef bint nondecreasing(const double* values, Py_ssize_t n) noexcept nogil:
     return sorted_so_far
 
 
-cdef double _tau_too_small(const double* low, const double* high,
-                           const double[::1] rmin, const double[::1] rmax,
-                           double total_weight,
-                           Py_ssize_t max_size) noexcept nogil:
-    """The bisection's lower end: a threshold too small for a walk to keep
-    at most ``max_size`` entries (or just enough: then it is the answer),
-    the larger of the two bounds ``select_pruned``'s docstring derives."""
-    cdef Py_ssize_t i, n = rmin.shape[0]
-    cdef double tau_low = -INFINITY, heaviest = 0.0
-    for i in range(n - 1):
-        tau_low = max(tau_low, high[i + 1] - low[i])
-    for i in range(n):
-        heaviest = max(heaviest, rmax[i] - rmin[i])
+cdef enum:
+    # independent running maxima of prepare_walks: one maximum is a chain
+    # of dependent compare-selects (~4 cycles each); four chains overlap
+    MAX_LANES = 4
+
+
+cdef inline double larger(double value, double best) noexcept nogil:
+    """``max(best, value)`` as Cython computes it: value if value > best
+    (so a NaN never replaces best, and of equal values best stays)."""
+    return value if value > best else best
+
+
+cdef double prepare_walks(const double[::1] rmin,   # IN (n,), n >= 2
+                          const double[::1] rmax,   # IN (n,)
+                          const double[::1] wmin,   # IN (n,)
+                          double total_weight,
+                          Py_ssize_t max_size,
+                          double* low,              # OUT (n,) a_i
+                          double* high,             # OUT (n,) b_i
+                          bint* high_sorted,        # OUT b nondecreasing
+                          ) noexcept nogil:
+    """Everything the walks of a prune need, in two passes over the
+    entries: their a_i and b_i, whether b is nondecreasing, and the
+    bisection's lower end, a threshold too small for a walk to keep at
+    most ``max_size`` entries (or just enough: then it is the answer), the
+    larger of the two bounds ``select_pruned``'s docstring derives.
+
+    The two maxima (the largest gap b_{i+1} - a_i, the heaviest entry
+    rmax_i - rmin_i) run in MAX_LANES independent lanes, combined at the
+    end. A maximum does not depend on the order it is taken in, except
+    for which of 0.0 and -0.0 it keeps, which no comparison of the walks
+    tells apart: the entries kept are the same.
+    """
+    cdef Py_ssize_t i, k, n = rmin.shape[0]
+    cdef double gap[MAX_LANES]
+    cdef double heavy[MAX_LANES]
+    cdef bint sorted_so_far = True
+    for i in range(n):     # vectorised: no dependence between entries
+        low[i] = rank_up_low(rmin[i], wmin[i])
+        high[i] = rank_down_high(rmax[i], wmin[i])
+    for k in range(MAX_LANES):
+        gap[k] = -INFINITY
+        heavy[k] = 0.0
+    # lane k takes the entries i = k mod MAX_LANES; the gaps pair each
+    # entry with the next (i < n - 1), as does the order check
+    i = 0
+    while i + MAX_LANES < n:
+        for k in range(MAX_LANES):
+            gap[k] = larger(high[i + k + 1] - low[i + k], gap[k])
+            heavy[k] = larger(rmax[i + k] - rmin[i + k], heavy[k])
+            sorted_so_far &= high[i + k] <= high[i + k + 1]
+        i += MAX_LANES
+    while i < n - 1:
+        gap[0] = larger(high[i + 1] - low[i], gap[0])
+        heavy[0] = larger(rmax[i] - rmin[i], heavy[0])
+        sorted_so_far &= high[i] <= high[i + 1]
+        i += 1
+    heavy[0] = larger(rmax[n - 1] - rmin[n - 1], heavy[0])
+    for k in range(1, MAX_LANES):
+        gap[0] = larger(gap[k], gap[0])
+        heavy[0] = larger(heavy[k], heavy[0])
+    high_sorted[0] = sorted_so_far
     # Nudged down so that rounding never makes it feasible when it is not.
-    return max(tau_low, (total_weight - max_size * heaviest)
+    return max(gap[0], (total_weight - max_size * heavy[0])
                / (max_size - 1) * (1.0 - 1e-9))
 
 
@@ -418,18 +467,15 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     with w(x_i) <= rmax_i - rmin_i, so one gap's b_q - a_p >= r-(x_q) -
     r+(x_p) is at least the average of that.
     """
-    cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef Py_ssize_t n = rmin.shape[0]
     cdef double* low = scratch          # a_i of every entry, then b_i:
     cdef double* high = scratch + n     # once for every walk below
-    for i in range(n):
-        low[i] = rank_up_low(rmin[i], wmin[i])
-        high[i] = rank_down_high(rmax[i], wmin[i])
-    # (M) holds in exact arithmetic; where rounding broke it, the walks
-    # scan entry by entry
-    cdef bint high_sorted = nondecreasing(high, n)
+    # (M) holds in exact arithmetic; where rounding broke it (high_sorted
+    # False), the walks scan entry by entry
+    cdef bint high_sorted
     cdef double tau
-    cdef double tau_low = _tau_too_small(low, high, rmin, rmax, total_weight,
-                                         max_size)
+    cdef double tau_low = prepare_walks(rmin, rmax, wmin, total_weight,
+                                        max_size, low, high, &high_sorted)
     # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
                                tau_low)
@@ -544,25 +590,43 @@ ctypedef fused value_t:
 cdef Py_ssize_t aggregate_sorted(
         const value_t[::1] sorted_values,   # IN (n,) increasing, NaN last
         double[::1] x,                      # OUT (n,) distinct values
+        double[::1] rmin,                   # OUT (n,) values before each
+        double[::1] rmax,                   # OUT (n,) values up to each
         double[::1] wmin,                   # OUT (n,) count of each
 ) noexcept nogil:
-    """Distinct values of an unweighted column and their counts; returns how
-    many. Stops at the first NaN (np.sort puts them last)."""
-    cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0
-    cdef value_t v
-    # one sequential pass: equal values are adjacent after the sort, so
-    # each run becomes one entry whose weight is the run's length
+    """The exact summary of an unweighted sorted column: its distinct
+    values, their counts and exact ranks; returns how many. Stops at the
+    first NaN (np.sort puts them last).
+
+    With unit weights the ranks are positions in the sorted values: the
+    run of value x_i starts at position rmin_i and ends before rmax_i, so
+    they are written as they are found, with no running sum (whose chain
+    of dependent float additions cost as much as the rest of the pass).
+    Counts below 2**53 are exact in float64, so these are the very doubles
+    ``exact_ranks`` sums from the counts, and rmax_i is rmin_{i+1}."""
+    cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0, n_values = n
+    cdef value_t v, run_value = 0
+    # one sequential pass: equal values are adjacent after the sort, so a
+    # value unequal to its run's first value starts the next entry
     for k in range(n):
         v = sorted_values[k]
         # NaN != NaN: the first NaN ends the values (they sort last)
         if v != v:
+            n_values = k
             break
-        if n_out > 0 and v == x[n_out - 1]:
-            wmin[n_out - 1] += 1.0
-        else:
+        if n_out == 0 or v != run_value:
+            run_value = v
             x[n_out] = v
-            wmin[n_out] = 1.0
+            rmin[n_out] = <double> k
             n_out += 1
+    # each run ends where the next starts, the last with the values; the
+    # counts are differences of exact integers
+    for k in range(n_out - 1):
+        rmax[k] = rmin[k + 1]
+    if n_out:
+        rmax[n_out - 1] = <double> n_values
+    for k in range(n_out):
+        wmin[k] = rmax[k] - rmin[k]
     return n_out
 
 
@@ -785,19 +849,29 @@ cdef class _ExactBuilder:
                                      dtype=np.intp)
 
     def build(self, values, weights, Py_ssize_t max_size,
-              sorted_order=None):
+              sorted_order=None, bint scratch=False):
         """Exact summary of ``values`` (1-D, length <= capacity), pruned to
         ``max_size`` entries when that is >= 2 and the summary is larger.
         ``sorted_order``: the argsort of ``values`` (``chunk_orders``),
-        kept by a caller that summarises them again with other weights."""
+        kept by a caller that summarises them again with other weights.
+        ``scratch``: ``values`` is the caller's copy, of the buffer's dtype
+        and contiguous, which may be sorted in place (no copy is made)."""
         cdef Py_ssize_t n = values.shape[0], n_out
         if n > self.capacity:
             raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
-        # the chunk is copied into the builder's buffer (sorting in place
-        # must not touch the caller's array); the buffers are reused by
-        # every chunk, so a streamed column allocates them once
-        buf = self.values_buf[:n]
-        buf[...] = values                # casts to the buffer's dtype
+        if scratch and (values.dtype != self.values_buf.dtype
+                        or not values.flags.c_contiguous
+                        or not values.flags.writeable):
+            raise ValueError("scratch values must be writeable, contiguous "
+                             f"and of dtype {self.values_buf.dtype}")
+        # else the chunk is copied into the builder's buffer (sorting in
+        # place must not touch the caller's array); the buffers are reused
+        # by every chunk, so a streamed column allocates them once
+        if scratch:
+            buf = values
+        else:
+            buf = self.values_buf[:n]
+            buf[...] = values            # casts to the buffer's dtype
         cdef double[::1] x = self.x, rmin = self.rmin
         cdef double[::1] rmax = self.rmax, wmin = self.wmin
         cdef const float[::1] v32
@@ -809,12 +883,12 @@ cdef class _ExactBuilder:
             if self.single_precision:
                 v32 = self._sorted_float32(buf)
                 with nogil:
-                    n_out = aggregate_sorted(v32, x, wmin)
+                    n_out = aggregate_sorted(v32, x, rmin, rmax, wmin)
             else:
                 buf.sort()               # in place; NaN last
                 v64 = buf
                 with nogil:
-                    n_out = aggregate_sorted(v64, x, wmin)
+                    n_out = aggregate_sorted(v64, x, rmin, rmax, wmin)
         else:
             w_v = _check_weights(weights, n)
             if sorted_order is None:
@@ -831,8 +905,8 @@ cdef class _ExactBuilder:
                 v64 = buf
                 with nogil:
                     n_out = aggregate_weighted(v64, w_v, order, x, wmin)
-        with nogil:
-            exact_ranks(wmin, rmin, rmax, n_out)
+            with nogil:
+                exact_ranks(wmin, rmin, rmax, n_out)
         # the total weight is the last exact rank; a summary that fits is
         # copied out of the shared buffers as it is (and stays exact)
         total = rmax[n_out - 1] if n_out else 0.0
@@ -1294,11 +1368,70 @@ def sketch_columns(X, features, max_bins, weights=None, chunk_size=65536):
     if n == 0:
         return running
     builder = _ExactBuilder(min(chunk_size, n), X.dtype)
-    for start in range(0, n, chunk_size):
-        stop = min(start + chunk_size, n)
-        rows = X[start:stop]
+    for start, stop, columns, scratch in _chunk_columns(X, features,
+                                                        chunk_size):
         w = None if weights is None else weights[start:stop]
-        for j, f in enumerate(features):
-            part = builder.build(rows[:, f], w, sizes[j])
+        for j in range(len(features)):
+            part = builder.build(columns[j], w, sizes[j], scratch=scratch)
             running[j] = running[j].merge(part).prune(sizes[j])
     return running
+
+
+cdef enum:
+    # rows per step of gather_columns: 16 float32 values of a feature are
+    # one cache line of its column
+    GATHER_ROWS = 16
+
+
+def _chunk_columns(X, features, Py_ssize_t chunk_size):
+    """``(start, stop, columns, scratch)`` for each chunk of X's rows:
+    ``columns[j]`` holds ``X[start:stop, features[j]]``. For a C-ordered
+    float32 X they are gathered in one pass over the chunk's rows into a
+    buffer of the caller's (``scratch``: it may be sorted in place),
+    instead of a strided copy of each column, which reads the chunk's
+    every cache line once per feature; otherwise they are views of X."""
+    cdef Py_ssize_t n = X.shape[0], start, stop
+    features = np.asarray(features, dtype=np.intp).reshape(-1)
+    gather = X.dtype == np.float32 and X.flags.c_contiguous
+    if gather:
+        buffer = np.empty((features.shape[0], min(chunk_size, n)),
+                          dtype=np.float32)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        if not gather:
+            rows = X[start:stop]
+            yield start, stop, [rows[:, f] for f in features], False
+            continue
+        gather_columns(X, start, stop, features, buffer)
+        yield start, stop, [buffer[j, :stop - start]
+                            for j in range(features.shape[0])], True
+
+
+def gather_columns(const float[:, ::1] X not None,      # IN (n_rows, n_features)
+                   Py_ssize_t start, Py_ssize_t stop,   # IN rows start..stop-1
+                   const Py_ssize_t[::1] features not None,  # IN (k,)
+                   float[:, ::1] out not None):         # OUT (k, >= stop-start)
+    """``out[j, :stop - start] = X[start:stop, features[j]]`` for every j,
+    reading X's rows once, in order. A step takes GATHER_ROWS rows (in the
+    first-level cache after the first feature reads them) and writes one
+    cache line of each feature's column."""
+    cdef Py_ssize_t n = stop - start, block, block_stop, j, f, r
+    cdef Py_ssize_t n_out = features.shape[0]
+    if not 0 <= start <= stop <= X.shape[0]:
+        raise ValueError("rows start..stop must lie within X")
+    if out.shape[0] != n_out or out.shape[1] < n:
+        raise ValueError("out must have a row per feature, of >= stop - "
+                         "start values")
+    feature_array = np.asarray(features)
+    if n_out and (feature_array.min() < 0
+                  or feature_array.max() >= X.shape[1]):
+        raise ValueError("a feature is outside [0, n_features)")
+    block = 0
+    with nogil:
+        while block < n:
+            block_stop = min(block + GATHER_ROWS, n)
+            for j in range(n_out):
+                f = features[j]
+                for r in range(block, block_stop):
+                    out[j, r] = X[start + r, f]
+            block = block_stop
