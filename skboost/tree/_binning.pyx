@@ -218,14 +218,17 @@ cdef extern from *:
         && (__GNUC__ >= 8)
     #include <immintrin.h>
     /* The codes of one row of n_features values (map_to_bins's table
-       search, above); returns whether a NaN's missing code exceeds
-       largest. One function per code width. */
+       search, above), written to codes[f] and, unless by_feature is NULL,
+       to by_feature[f * stride] (the row's place in each feature's column
+       of the feature-major copy); returns whether a NaN's missing code
+       exceeds largest. One function per code width. */
     #define SKB_TABLE_ROW_CODES(NAME, CODE_T)                               \\
     __attribute__((target("avx512f,popcnt")))                               \\
     static uint8_t NAME(const float* x, int64_t n_features,                 \\
                         const float* tables, const float* splitters,        \\
                         const int64_t* cut_ptr, int32_t largest,            \\
-                        CODE_T* codes) {                                    \\
+                        CODE_T* codes, CODE_T* by_feature,                  \\
+                        int64_t stride) {                                   \\
         uint8_t overflow = 0;                                               \\
         for (int64_t f = 0; f < n_features; f++) {                          \\
             const float value = x[f];                                       \\
@@ -245,6 +248,8 @@ cdef extern from *:
                 count = n_cuts + 1;                                         \\
             }                                                               \\
             codes[f] = (CODE_T) count;                                      \\
+            if (by_feature != NULL)                                         \\
+                by_feature[f * stride] = (CODE_T) count;                    \\
         }                                                                   \\
         return overflow;                                                    \\
     }
@@ -259,22 +264,22 @@ cdef extern from *:
     static uint8_t skb_table_row_codes_u8(
             const float* x, int64_t n_features, const float* tables,
             const float* splitters, const int64_t* cut_ptr, int32_t largest,
-            uint8_t* codes) { return 0; }
+            uint8_t* codes, uint8_t* by_feature, int64_t stride) { return 0; }
     static uint8_t skb_table_row_codes_u16(
             const float* x, int64_t n_features, const float* tables,
             const float* splitters, const int64_t* cut_ptr, int32_t largest,
-            uint16_t* codes) { return 0; }
+            uint16_t* codes, uint16_t* by_feature, int64_t stride) { return 0; }
     static int skb_table_search_init(void) { return 0; }
     #endif
     """
     uint8_t table_row_codes_u8 "skb_table_row_codes_u8"(
         const float* x, int64_t n_features, const float* tables,
         const float* splitters, const int64_t* cut_ptr, int32_t largest,
-        uint8_t* codes) noexcept nogil
+        uint8_t* codes, uint8_t* by_feature, int64_t stride) noexcept nogil
     uint8_t table_row_codes_u16 "skb_table_row_codes_u16"(
         const float* x, int64_t n_features, const float* tables,
         const float* splitters, const int64_t* cut_ptr, int32_t largest,
-        uint16_t* codes) noexcept nogil
+        uint16_t* codes, uint16_t* by_feature, int64_t stride) noexcept nogil
     int table_search_init "skb_table_search_init"() noexcept nogil
 
 
@@ -358,13 +363,17 @@ cdef class BinnedData:
         # both layouts; a feature-major array passed as its transpose view
         # (codes.T of a C array) costs one copy, not two
         if codes.flags.c_contiguous:
-            self.codes = codes
-            self.codes_by_feature = transposed_codes(codes, n_threads)
+            self._assign(codes, transposed_codes(codes, n_threads), bin_ptr)
         else:
-            self.codes = np.ascontiguousarray(codes)
-            self.codes_by_feature = np.ascontiguousarray(codes.T)
+            self._assign(np.ascontiguousarray(codes),
+                         np.ascontiguousarray(codes.T), bin_ptr)
+
+    cdef _assign(self, codes, codes_by_feature, bin_ptr):
+        """Set the fields from checked codes (``__init__``, ``bin_matrix``)."""
+        self.codes = codes
+        self.codes_by_feature = codes_by_feature
         self.bin_ptr = bin_ptr
-        self.missing_code = (widths - 1).astype(np.int32)
+        self.missing_code = (np.diff(bin_ptr) - 1).astype(np.int32)
         self.n_rows = codes.shape[0]
         self.n_features = codes.shape[1]
         self.n_bins = int(bin_ptr[-1])
@@ -450,12 +459,18 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
                 const double[::1] cuts not None,         # IN all features' cuts
                 const int64_t[::1] cut_ptr not None,     # IN (n_features + 1,)
                 code_t[:, ::1] codes not None,           # OUT (n_rows, n_features)
-                int n_threads):
-    """Bin code of every value of X; NaN gets its feature's missing code."""
+                int n_threads, codes_by_feature=None):
+    """Bin code of every value of X; NaN gets its feature's missing code.
+    With ``codes_by_feature`` (OUT, shape (n_features, n_rows), the dtype
+    of codes, C order), the codes are also written there transposed: in
+    the same pass where the table search runs (``_map_by_tables``), else
+    copied after (``transposed_codes``)."""
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
     if codes.shape[0] != n_rows or codes.shape[1] != n_features:
         raise ValueError("codes must have the shape of X")
+    cdef code_t[:, ::1] by_feature = _feature_major_out(
+        codes_by_feature, np.asarray(codes).dtype, n_features, n_rows)
     if cut_ptr.shape[0] != n_features + 1 or cut_ptr[0] != 0 or (
             cut_ptr[n_features] != cuts.shape[0]):
         raise ValueError("cut_ptr does not describe cuts")
@@ -478,18 +493,43 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     if tables is not None:
         table_cuts, splitters = tables
         _map_by_tables(X, table_cuts, splitters, cut_ptr, codes,
+                       by_feature, missing_overflow, n_threads)
+    else:
+        _map_by_search(X, cuts32, cut_ptr, codes, <int32_t> max_code,
                        missing_overflow, n_threads)
-        if missing_overflow_arr.any():
-            raise ValueError("a feature's missing code does not fit the "
-                             "code dtype")
-        return
+        if by_feature is not None:
+            _transpose(codes, by_feature, n_threads)
+    if missing_overflow_arr.any():
+        raise ValueError("a feature's missing code does not fit the code "
+                         "dtype")
+
+
+def _feature_major_out(out, dtype, Py_ssize_t n_features, Py_ssize_t n_rows):
+    """``map_to_bins``'s codes_by_feature, checked (None passes)."""
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray) or out.dtype != dtype or (
+            out.shape != (n_features, n_rows)) or not out.flags.c_contiguous:
+        raise ValueError("codes_by_feature must be a C-ordered array of "
+                         "the codes' dtype, shape (n_features, n_rows)")
+    return out
+
+
+cdef void _map_by_search(const float[:, ::1] X,          # IN (n_rows, n_features)
+                         const float[::1] cuts32,        # IN float32_cuts
+                         const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
+                         code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+                         int32_t largest,                # the dtype's largest code
+                         uint8_t[::1] missing_overflow,  # OUT (n_rows,)
+                         int n_threads):
+    """``map_to_bins`` by the binary search (``_row_codes``); shapes
+    checked by the caller, n_rows and n_features >= 1."""
+    cdef Py_ssize_t r, n_rows = X.shape[0], n_features = X.shape[1]
     cdef const uint8_t[::1] unit_step = _unit_step_features(cuts32, cut_ptr)
     cdef const uint8_t[::1] lockstep = _lockstep_features(cut_ptr, unit_step)
     # NULL when no feature has a cut (then no search reads it)
     cdef const float* cut_values = (&cuts32[0] if cuts32.shape[0] > 0
                                     else NULL)
-    cdef Py_ssize_t r
-    cdef int32_t largest = <int32_t> max_code
     # one row per iteration, its features in order: X and codes are both
     # row-major, so a thread streams through contiguous memory, and each
     # code depends on its value alone (any split of the rows gives the
@@ -501,9 +541,6 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
         missing_overflow[r] = _row_codes(&X[r, 0], cut_values, &cut_ptr[0],
                                          &lockstep[0], &unit_step[0],
                                          n_features, largest, &codes[r, 0])
-    if missing_overflow_arr.any():
-        raise ValueError("a feature's missing code does not fit the code "
-                         "dtype")
 
 
 cdef void _map_by_tables(const float[:, ::1] X,          # IN (n_rows, n_features)
@@ -511,25 +548,54 @@ cdef void _map_by_tables(const float[:, ::1] X,          # IN (n_rows, n_feature
                          const float[:, ::1] splitters,  # IN (n_features, TABLE_BLOCK)
                          const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
                          code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+                         code_t[:, ::1] by_feature,      # OUT (n_features, n_rows) or None
                          uint8_t[::1] missing_overflow,  # OUT (n_rows,)
-                         int n_threads) noexcept:
+                         int n_threads):
     """``map_to_bins`` by the table search (``_search_tables``), a row at
     a time, in parallel over rows (each row's codes its own: the same
-    codes for any number of threads). Shapes checked by the caller; two
-    compares a value, ~2 units of work."""
+    codes for any number of threads). With ``by_feature``, each code is
+    also stored at its place in its feature's column: one byte more a
+    value, instead of a second pass over the codes to transpose them.
+    Shapes checked by the caller; two compares a value, ~2 units of
+    work."""
     cdef Py_ssize_t r, n_rows = X.shape[0], n_features = X.shape[1]
     cdef int32_t largest = 255 if code_t is uint8_t else 65535
+    cdef code_t* column_base = (&by_feature[0, 0] if by_feature is not None
+                                else NULL)
     for r in prange(n_rows, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  2 * n_rows * n_features)):
         if code_t is uint8_t:
             missing_overflow[r] = table_row_codes_u8(
                 &X[r, 0], n_features, &tables[0, 0], &splitters[0, 0],
-                &cut_ptr[0], largest, &codes[r, 0])
+                &cut_ptr[0], largest, &codes[r, 0],
+                column_base + r if column_base != NULL else NULL, n_rows)
         else:
             missing_overflow[r] = table_row_codes_u16(
                 &X[r, 0], n_features, &tables[0, 0], &splitters[0, 0],
-                &cut_ptr[0], largest, &codes[r, 0])
+                &cut_ptr[0], largest, &codes[r, 0],
+                column_base + r if column_base != NULL else NULL, n_rows)
+
+
+def bin_matrix(X, cuts, cut_ptr, bin_ptr, dtype, int n_threads=1):
+    """The ``BinnedData`` of float32 C-ordered X on the given cuts
+    (``map_to_bins``' codes, in both layouts, written in one pass where
+    the table search runs). Its codes are made here, each at most its
+    feature's missing code (n_cuts + 1, the last of the feature's
+    ``bin_ptr`` bins, checked), so they are not scanned again as a
+    ``BinnedData`` of the caller's codes is."""
+    bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    cut_ptr = np.ascontiguousarray(cut_ptr, dtype=np.int64)
+    if bin_ptr.shape != cut_ptr.shape or bin_ptr.shape[0] < 1 or (
+            bin_ptr[0] != 0) or np.any(np.diff(bin_ptr) != np.diff(cut_ptr) + 2):
+        raise ValueError("bin_ptr must give each feature its cuts' value "
+                         "bins and a missing bin")
+    codes = np.empty(X.shape, dtype=dtype)
+    codes_by_feature = np.empty(X.shape[::-1], dtype=dtype)
+    map_to_bins(X, cuts, cut_ptr, codes, n_threads, codes_by_feature)
+    cdef BinnedData binned = BinnedData.__new__(BinnedData)
+    binned._assign(codes, codes_by_feature, bin_ptr)
+    return binned
 
 
 def map_entries_to_bins(const float[::1] values not None,     # IN (nnz,)
