@@ -197,6 +197,29 @@ def test_prune_keeps_the_entries_of_its_docstring(seed):
                 kept.values, summary.values[np.asarray(expected)])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_unweighted_chunk_prune_keeps_what_unit_weights_keep(seed):
+    """An unweighted chunk is pruned without the pre-pass
+    (select_pruned_unit: a_i, b_i are its rmax_i, rmin_i): the entries
+    kept are those of the same chunk with every weight 1.0 (the general
+    path), and of the plain-Python prune of its exact summary."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(100, 20_000))
+    values = np.concatenate([rng.normal(size=n),
+                             rng.integers(0, 30, n // 2)]).astype(np.float32)
+    values[rng.random(values.shape[0]) < 0.05] = np.nan
+    builder = _ExactBuilder(values.shape[0], np.float32)
+    for max_size in (2, 3, 17, int(rng.integers(4, 600))):
+        unit = builder.build(values, None, max_size)
+        general = builder.build(values, np.ones(values.shape[0]), max_size)
+        _same_summary(unit, general)
+        expected = _naive_prune_keep(
+            WeightedQuantileSummary.from_data(values), max_size)
+        exact_values = np.unique(values[~np.isnan(values)])
+        np.testing.assert_array_equal(unit.values,
+                                      exact_values[np.asarray(expected)])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_unweighted_exact_ranks_are_positions(dtype):
     """An unweighted exact summary's ranks (written as positions in the

@@ -473,9 +473,59 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     # (M) holds in exact arithmetic; where rounding broke it (high_sorted
     # False), the walks scan entry by entry
     cdef bint high_sorted
-    cdef double tau
     cdef double tau_low = prepare_walks(rmin, rmax, wmin, total_weight,
                                         max_size, low, high, &high_sorted)
+    return bisect_walks(low, high, n, high_sorted, tau_low, total_weight,
+                        error, max_size, keep)
+
+
+cdef Py_ssize_t select_pruned_unit(const double[::1] rmin,   # IN (n,)
+                                   const double[::1] rmax,   # IN (n,)
+                                   const double[::1] wmin,   # IN (n,)
+                                   double total_weight,
+                                   Py_ssize_t max_size,      # m >= 2, < n
+                                   Py_ssize_t* keep,         # OUT (max_size,)
+                                   ) noexcept nogil:
+    """``select_pruned`` of an exact summary of unit weights (an
+    unweighted chunk, ``aggregate_sorted``): the same entries, without
+    prepare_walks' pass. Its ranks are integers, exact in float64, with
+    rmax_i = rmin_{i+1}, so a_i = rmin_i + wmin_i is rmax_i and b_i =
+    rmax_i - wmin_i is rmin_i bit for bit, b is nondecreasing, every gap
+    b_{i+1} - a_i is 0.0 and the heaviest entry's rmax_i - rmin_i is the
+    largest wmin_i (counts, >= 1: no zero whose sign a maximum picks)."""
+    cdef Py_ssize_t i, k, n = rmin.shape[0]
+    cdef double heavy[MAX_LANES]
+    for k in range(MAX_LANES):
+        heavy[k] = 0.0
+    i = 0
+    while i + MAX_LANES <= n:
+        for k in range(MAX_LANES):
+            heavy[k] = larger(wmin[i + k], heavy[k])
+        i += MAX_LANES
+    for i in range(i, n):
+        heavy[0] = larger(wmin[i], heavy[0])
+    for k in range(1, MAX_LANES):
+        heavy[0] = larger(heavy[k], heavy[0])
+    # prepare_walks' lower end with every gap 0.0
+    cdef double tau_low = max(0.0, (total_weight - max_size * heavy[0])
+                              / (max_size - 1) * (1.0 - 1e-9))
+    return bisect_walks(&rmax[0], &rmin[0], n, True, tau_low, total_weight,
+                        0.0, max_size, keep)
+
+
+cdef Py_ssize_t bisect_walks(const double* low,     # IN (n,) a_i
+                             const double* high,    # IN (n,) b_i
+                             Py_ssize_t n,
+                             bint high_sorted,      # b nondecreasing
+                             double tau_low,        # too small, or the answer
+                             double total_weight,
+                             double error,          # E of the summary
+                             Py_ssize_t max_size,   # m >= 2, < n
+                             Py_ssize_t* keep,      # OUT (max_size,)
+                             ) noexcept nogil:
+    """The bisection of ``select_pruned`` from its lower end; returns how
+    many entries the walk of the threshold found keeps (in ``keep``)."""
+    cdef double tau
     # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
                                tau_low)
@@ -915,7 +965,7 @@ cdef class _ExactBuilder:
                                  self.rmin[:n_out].copy(),
                                  self.rmax[:n_out].copy(),
                                  self.wmin[:n_out].copy(), total, True)
-        return self._pruned(n_out, total, max_size)
+        return self._pruned(n_out, total, max_size, weights is None)
 
     def _sorted_float32(self, buf):
         """The float32 chunk ``buf`` sorted in place, NaN left out (or
@@ -937,19 +987,26 @@ cdef class _ExactBuilder:
             return buf
         return buf[:m]
 
-    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size):
+    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size,
+                bint unit_weights):
         """The exact summary of the buffers' first ``n_out`` entries,
         pruned to ``max_size`` before anything of chunk size is copied:
-        only the kept entries leave the buffers (error 0: it was exact)."""
+        only the kept entries leave the buffers (error 0: it was exact).
+        ``unit_weights``: the chunk was unweighted (select_pruned_unit)."""
         cdef double[::1] rmin = self.rmin, rmax = self.rmax, wmin = self.wmin
         cdef Py_ssize_t count
         keep = np.empty(max_size, dtype=np.intp)
         cdef Py_ssize_t[::1] keep_v = keep
-        cdef double[::1] scratch = np.empty(2 * n_out)
+        cdef double[::1] scratch = np.empty(0 if unit_weights else 2 * n_out)
         with nogil:
-            count = select_pruned(rmin[:n_out], rmax[:n_out], wmin[:n_out],
-                                  total, 0.0, max_size, &keep_v[0],
-                                  &scratch[0])
+            if unit_weights:
+                count = select_pruned_unit(rmin[:n_out], rmax[:n_out],
+                                           wmin[:n_out], total, max_size,
+                                           &keep_v[0])
+            else:
+                count = select_pruned(rmin[:n_out], rmax[:n_out],
+                                      wmin[:n_out], total, 0.0, max_size,
+                                      &keep_v[0], &scratch[0])
         kept = keep[:count]
         return _make_summary(self.x[kept], self.rmin[kept], self.rmax[kept],
                              self.wmin[kept], total, False)
