@@ -479,37 +479,23 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
                         error, max_size, keep)
 
 
-cdef Py_ssize_t select_pruned_unit(const double[::1] rmin,   # IN (n,)
-                                   const double[::1] rmax,   # IN (n,)
-                                   const double[::1] wmin,   # IN (n,)
+cdef Py_ssize_t select_pruned_unit(const double* starts,  # IN (n + 1,)
+                                   Py_ssize_t n,          # entries, > max_size
+                                   double longest_run,    # the largest count
                                    double total_weight,
-                                   Py_ssize_t max_size,      # m >= 2, < n
-                                   Py_ssize_t* keep,         # OUT (max_size,)
+                                   Py_ssize_t max_size,   # m >= 2
+                                   Py_ssize_t* keep,      # OUT (max_size,)
                                    ) noexcept nogil:
-    """``select_pruned`` of an exact summary of unit weights (an
-    unweighted chunk, ``aggregate_sorted``): the same entries, without
-    prepare_walks' pass. Its ranks are integers, exact in float64, with
-    rmax_i = rmin_{i+1}, so a_i = rmin_i + wmin_i is rmax_i and b_i =
-    rmax_i - wmin_i is rmin_i bit for bit, b is nondecreasing, every gap
-    b_{i+1} - a_i is 0.0 and the heaviest entry's rmax_i - rmin_i is the
-    largest wmin_i (counts, >= 1: no zero whose sign a maximum picks)."""
-    cdef Py_ssize_t i, k, n = rmin.shape[0]
-    cdef double heavy[MAX_LANES]
-    for k in range(MAX_LANES):
-        heavy[k] = 0.0
-    i = 0
-    while i + MAX_LANES <= n:
-        for k in range(MAX_LANES):
-            heavy[k] = larger(wmin[i + k], heavy[k])
-        i += MAX_LANES
-    for i in range(i, n):
-        heavy[0] = larger(wmin[i], heavy[0])
-    for k in range(1, MAX_LANES):
-        heavy[0] = larger(heavy[k], heavy[0])
+    """``select_pruned`` of an exact summary of unit weights, given as
+    ``run_starts`` gives it: the same entries, without prepare_walks'
+    pass. Its ranks are integers, exact in float64: a_i = rmin_i + wmin_i
+    is rmax_i = starts[i + 1] and b_i = rmax_i - wmin_i is rmin_i =
+    starts[i] bit for bit, b is nondecreasing, every gap b_{i+1} - a_i is
+    0.0 and the heaviest entry's rmax_i - rmin_i is the longest run."""
     # prepare_walks' lower end with every gap 0.0
-    cdef double tau_low = max(0.0, (total_weight - max_size * heavy[0])
+    cdef double tau_low = max(0.0, (total_weight - max_size * longest_run)
                               / (max_size - 1) * (1.0 - 1e-9))
-    return bisect_walks(&rmax[0], &rmin[0], n, True, tau_low, total_weight,
+    return bisect_walks(starts + 1, starts, n, True, tau_low, total_weight,
                         0.0, max_size, keep)
 
 
@@ -637,47 +623,43 @@ ctypedef fused value_t:
     double
 
 
-cdef Py_ssize_t aggregate_sorted(
+cdef Py_ssize_t run_starts(
         const value_t[::1] sorted_values,   # IN (n,) increasing, NaN last
-        double[::1] x,                      # OUT (n,) distinct values
-        double[::1] rmin,                   # OUT (n,) values before each
-        double[::1] rmax,                   # OUT (n,) values up to each
-        double[::1] wmin,                   # OUT (n,) count of each
+        double[::1] starts,                 # OUT (n + 1,)
+        double* longest_run,                # OUT
 ) noexcept nogil:
-    """The exact summary of an unweighted sorted column: its distinct
-    values, their counts and exact ranks; returns how many. Stops at the
-    first NaN (np.sort puts them last).
+    """The exact summary of an unweighted sorted column, as positions:
+    where each run of equal values starts, and after the last where the
+    values end (the first NaN: np.sort puts them last); returns the
+    number of runs, and the longest one's length in ``longest_run``.
 
-    With unit weights the ranks are positions in the sorted values: the
-    run of value x_i starts at position rmin_i and ends before rmax_i, so
-    they are written as they are found, with no running sum (whose chain
-    of dependent float additions cost as much as the rest of the pass).
-    Counts below 2**53 are exact in float64, so these are the very doubles
-    ``exact_ranks`` sums from the counts, and rmax_i is rmin_{i+1}."""
-    cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0, n_values = n
+    With unit weights the ranks are positions in the sorted values: run
+    i's entry has x_i = sorted_values[starts[i]], rmin_i = starts[i],
+    rmax_i = starts[i + 1] and wmin_i = rmax_i - rmin_i. Counts below
+    2**53 are exact in float64, so these are the very doubles a running
+    sum of the counts gives (``exact_ranks``), and only the starts are
+    written here: the prune (``select_pruned_unit``) walks them, and only
+    the kept entries' values and ranks are made."""
+    cdef Py_ssize_t k, n = sorted_values.shape[0], n_runs = 0, n_values = n
+    cdef Py_ssize_t start = 0, longest = 0
     cdef value_t v, run_value = 0
     # one sequential pass: equal values are adjacent after the sort, so a
-    # value unequal to its run's first value starts the next entry
+    # value unequal to its run's first value starts the next run
     for k in range(n):
         v = sorted_values[k]
         # NaN != NaN: the first NaN ends the values (they sort last)
         if v != v:
             n_values = k
             break
-        if n_out == 0 or v != run_value:
+        if n_runs == 0 or v != run_value:
+            longest = max(longest, k - start)
+            start = k
             run_value = v
-            x[n_out] = v
-            rmin[n_out] = <double> k
-            n_out += 1
-    # each run ends where the next starts, the last with the values; the
-    # counts are differences of exact integers
-    for k in range(n_out - 1):
-        rmax[k] = rmin[k + 1]
-    if n_out:
-        rmax[n_out - 1] = <double> n_values
-    for k in range(n_out):
-        wmin[k] = rmax[k] - rmin[k]
-    return n_out
+            starts[n_runs] = <double> k
+            n_runs += 1
+    longest_run[0] = <double> max(longest, n_values - start)
+    starts[n_runs] = <double> n_values
+    return n_runs
 
 
 cdef Py_ssize_t aggregate_weighted(
@@ -890,7 +872,8 @@ cdef class _ExactBuilder:
             capacity, dtype=np.float32 if self.single_precision
             else np.float64)
         self.x = np.empty(capacity, dtype=np.float64)
-        self.rmin = np.empty(capacity, dtype=np.float64)
+        # one more: the unweighted path's runs end with the values' end
+        self.rmin = np.empty(capacity + 1, dtype=np.float64)
         self.rmax = np.empty(capacity, dtype=np.float64)
         self.wmin = np.empty(capacity, dtype=np.float64)
         # the radix sort's counts (its keys and their copy live in ``x``,
@@ -930,33 +913,24 @@ cdef class _ExactBuilder:
         # unweighted: sort the values themselves (cheaper than an argsort);
         # weighted: an argsort, so each weight follows its value
         if weights is None:
-            if self.single_precision:
-                v32 = self._sorted_float32(buf)
-                with nogil:
-                    n_out = aggregate_sorted(v32, x, rmin, rmax, wmin)
-            else:
-                buf.sort()               # in place; NaN last
-                v64 = buf
-                with nogil:
-                    n_out = aggregate_sorted(v64, x, rmin, rmax, wmin)
+            return self._unweighted(buf, max_size)
+        w_v = _check_weights(weights, n)
+        if sorted_order is None:
+            order = np.argsort(buf).astype(np.intp, copy=False)
+        elif sorted_order.shape[0] != n:
+            raise ValueError("sorted_order must have one entry per value")
         else:
-            w_v = _check_weights(weights, n)
-            if sorted_order is None:
-                order = np.argsort(buf).astype(np.intp, copy=False)
-            elif sorted_order.shape[0] != n:
-                raise ValueError("sorted_order must have one entry per value")
-            else:
-                order = sorted_order
-            if self.single_precision:
-                v32 = buf
-                with nogil:
-                    n_out = aggregate_weighted(v32, w_v, order, x, wmin)
-            else:
-                v64 = buf
-                with nogil:
-                    n_out = aggregate_weighted(v64, w_v, order, x, wmin)
+            order = sorted_order
+        if self.single_precision:
+            v32 = buf
             with nogil:
-                exact_ranks(wmin, rmin, rmax, n_out)
+                n_out = aggregate_weighted(v32, w_v, order, x, wmin)
+        else:
+            v64 = buf
+            with nogil:
+                n_out = aggregate_weighted(v64, w_v, order, x, wmin)
+        with nogil:
+            exact_ranks(wmin, rmin, rmax, n_out)
         # the total weight is the last exact rank; a summary that fits is
         # copied out of the shared buffers as it is (and stays exact)
         total = rmax[n_out - 1] if n_out else 0.0
@@ -965,7 +939,43 @@ cdef class _ExactBuilder:
                                  self.rmin[:n_out].copy(),
                                  self.rmax[:n_out].copy(),
                                  self.wmin[:n_out].copy(), total, True)
-        return self._pruned(n_out, total, max_size, weights is None)
+        return self._pruned(n_out, total, max_size)
+
+    def _unweighted(self, buf, Py_ssize_t max_size):
+        """``build`` of an unweighted chunk ``buf`` (the builder's to sort):
+        its runs' starts (``run_starts``, in the buffer ``rmin``), pruned
+        on them (``select_pruned_unit``) when ``max_size`` >= 2 is
+        smaller; only the entries kept get their values and ranks."""
+        cdef double[::1] starts = self.rmin
+        cdef const float[::1] v32
+        cdef const double[::1] v64
+        cdef Py_ssize_t n_runs, count
+        cdef double longest_run
+        if self.single_precision:
+            sorted_values = self._sorted_float32(buf)
+            v32 = sorted_values
+            with nogil:
+                n_runs = run_starts(v32, starts, &longest_run)
+        else:
+            buf.sort()                   # in place; NaN last
+            sorted_values = v64 = buf
+            with nogil:
+                n_runs = run_starts(v64, starts, &longest_run)
+        cdef double total = starts[n_runs]
+        exact = max_size < 2 or n_runs <= max_size
+        if exact:
+            rmin = self.rmin[:n_runs].copy()
+            rmax = self.rmin[1:n_runs + 1].copy()
+        else:
+            keep = np.empty(max_size, dtype=np.intp)
+            count = _keep_unit(starts, n_runs, longest_run, total, max_size,
+                               keep)
+            kept = keep[:count]
+            rmin = self.rmin[kept]
+            rmax = self.rmin[kept + 1]
+        values = np.asarray(sorted_values)[rmin.astype(np.intp)]
+        return _make_summary(values.astype(np.float64), rmin, rmax,
+                             rmax - rmin, total, exact)
 
     def _sorted_float32(self, buf):
         """The float32 chunk ``buf`` sorted in place, NaN left out (or
@@ -987,29 +997,34 @@ cdef class _ExactBuilder:
             return buf
         return buf[:m]
 
-    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size,
-                bint unit_weights):
+    def _pruned(self, Py_ssize_t n_out, double total, Py_ssize_t max_size):
         """The exact summary of the buffers' first ``n_out`` entries,
         pruned to ``max_size`` before anything of chunk size is copied:
-        only the kept entries leave the buffers (error 0: it was exact).
-        ``unit_weights``: the chunk was unweighted (select_pruned_unit)."""
+        only the kept entries leave the buffers (error 0: it was exact)."""
         cdef double[::1] rmin = self.rmin, rmax = self.rmax, wmin = self.wmin
         cdef Py_ssize_t count
         keep = np.empty(max_size, dtype=np.intp)
         cdef Py_ssize_t[::1] keep_v = keep
-        cdef double[::1] scratch = np.empty(0 if unit_weights else 2 * n_out)
+        cdef double[::1] scratch = np.empty(2 * n_out)
         with nogil:
-            if unit_weights:
-                count = select_pruned_unit(rmin[:n_out], rmax[:n_out],
-                                           wmin[:n_out], total, max_size,
-                                           &keep_v[0])
-            else:
-                count = select_pruned(rmin[:n_out], rmax[:n_out],
-                                      wmin[:n_out], total, 0.0, max_size,
-                                      &keep_v[0], &scratch[0])
+            count = select_pruned(rmin[:n_out], rmax[:n_out], wmin[:n_out],
+                                  total, 0.0, max_size, &keep_v[0],
+                                  &scratch[0])
         kept = keep[:count]
         return _make_summary(self.x[kept], self.rmin[kept], self.rmax[kept],
                              self.wmin[kept], total, False)
+
+
+cdef Py_ssize_t _keep_unit(double[::1] starts, Py_ssize_t n_runs,
+                           double longest_run, double total,
+                           Py_ssize_t max_size, keep):
+    """``select_pruned_unit`` into the intp array ``keep``."""
+    cdef Py_ssize_t[::1] keep_v = keep
+    cdef Py_ssize_t count
+    with nogil:
+        count = select_pruned_unit(&starts[0], n_runs, longest_run, total,
+                                   max_size, &keep_v[0])
+    return count
 
 
 def _check_max(name, value, minimum):
