@@ -264,11 +264,15 @@ cdef extern from *:
     static uint8_t skb_table_row_codes_u8(
             const float* x, int64_t n_features, const float* tables,
             const float* splitters, const int64_t* cut_ptr, int32_t largest,
-            uint8_t* codes, uint8_t* by_feature, int64_t stride) { return 0; }
+            uint8_t* codes, uint8_t* by_feature, int64_t stride) {
+        return 0;
+    }
     static uint8_t skb_table_row_codes_u16(
             const float* x, int64_t n_features, const float* tables,
             const float* splitters, const int64_t* cut_ptr, int32_t largest,
-            uint16_t* codes, uint16_t* by_feature, int64_t stride) { return 0; }
+            uint16_t* codes, uint16_t* by_feature, int64_t stride) {
+        return 0;
+    }
     static int skb_table_search_init(void) { return 0; }
     #endif
     """
@@ -586,8 +590,9 @@ def bin_matrix(X, cuts, cut_ptr, bin_ptr, dtype, int n_threads=1):
     ``BinnedData`` of the caller's codes is."""
     bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
     cut_ptr = np.ascontiguousarray(cut_ptr, dtype=np.int64)
-    if bin_ptr.shape != cut_ptr.shape or bin_ptr.shape[0] < 1 or (
-            bin_ptr[0] != 0) or np.any(np.diff(bin_ptr) != np.diff(cut_ptr) + 2):
+    widths = np.diff(bin_ptr) if bin_ptr.shape == cut_ptr.shape else None
+    if widths is None or bin_ptr.shape[0] < 1 or bin_ptr[0] != 0 or np.any(
+            widths != np.diff(cut_ptr) + 2):
         raise ValueError("bin_ptr must give each feature its cuts' value "
                          "bins and a missing bin")
     codes = np.empty(X.shape, dtype=dtype)
