@@ -127,7 +127,8 @@ import numpy as np
 
 from libc.math cimport INFINITY
 from libc.stdint cimport uint32_t
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 
 # How the sketch runs (sketch_column): the column is streamed in chunks of
@@ -510,19 +511,24 @@ cdef Py_ssize_t bisect_walks(const double* low,     # IN (n,) a_i
                              Py_ssize_t* keep,      # OUT (max_size,)
                              ) noexcept nogil:
     """The bisection of ``select_pruned`` from its lower end; returns how
-    many entries the walk of the threshold found keeps (in ``keep``)."""
+    many entries the walk of the threshold found keeps (in ``keep``).
+
+    The threshold found is the last one whose walk kept at most
+    ``max_size`` entries, so that walk's entries are the answer: each walk
+    records its entries (``Walks``) and the last feasible one is kept,
+    instead of walking the threshold once more at the end."""
+    cdef Walks walks
     cdef double tau
+    start_walks(&walks, keep, max_size)
     # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
                                tau_low)
     cdef double span = high[n - 1] - low[0]
-    if greedy_walk(low, high, n, tau_low, max_size, NULL,
-                   high_sorted) <= max_size:
+    if walk_fits(&walks, low, high, n, tau_low, high_sorted):
         tau = tau_low
     else:
         # Rounding may leave tau_high infeasible by a hair: widen it.
-        while greedy_walk(low, high, n, tau_high, max_size,
-                          NULL, high_sorted) > max_size:
+        while not walk_fits(&walks, low, high, n, tau_high, high_sorted):
             tau_high = max(2.0 * tau_high, max(span, total_weight))
         # each walk is O(n): the bisection costs about
         # log2(1 / TAU_RELATIVE_PRECISION) = 8 walks, and ends feasible
@@ -532,13 +538,70 @@ cdef Py_ssize_t bisect_walks(const double* low,     # IN (n,) a_i
             # the midpoint rounds onto an end: the bracket cannot shrink
             if tau <= tau_low or tau >= tau_high:
                 break
-            if greedy_walk(low, high, n, tau, max_size,
-                           NULL, high_sorted) <= max_size:
+            if walk_fits(&walks, low, high, n, tau, high_sorted):
                 tau_high = tau
             else:
                 tau_low = tau
         tau = tau_high
-    return greedy_walk(low, high, n, tau, max_size, keep, high_sorted)
+    return finish_walks(&walks, low, high, n, tau, high_sorted)
+
+
+# The walks of one bisection: each writes its entries into ``trial``;
+# a feasible one's become ``best`` (the two buffers swap), so ``best``
+# always holds the walk of the latest feasible threshold, which is the
+# one the bisection ends on. ``spare`` is the buffer allocated here (the
+# other is the caller's keep), NULL if allocation failed: then the walks
+# record nothing and the last threshold is walked again.
+cdef struct Walks:
+    Py_ssize_t* best
+    Py_ssize_t* trial
+    Py_ssize_t* spare
+    Py_ssize_t* keep
+    Py_ssize_t best_count        # -1: no feasible walk recorded
+    Py_ssize_t max_size
+
+
+cdef inline void start_walks(Walks* walks, Py_ssize_t* keep,
+                             Py_ssize_t max_size) noexcept nogil:
+    walks.spare = <Py_ssize_t*> malloc(max_size * sizeof(Py_ssize_t))
+    walks.keep = keep
+    walks.best = keep
+    walks.trial = walks.spare
+    walks.best_count = -1
+    walks.max_size = max_size
+
+
+cdef inline bint walk_fits(Walks* walks, const double* low,
+                           const double* high, Py_ssize_t n, double tau,
+                           bint high_sorted) noexcept nogil:
+    """Whether the walk of ``tau`` keeps at most max_size entries (then
+    recorded as the best)."""
+    cdef Py_ssize_t* swap
+    cdef Py_ssize_t count = greedy_walk(low, high, n, tau, walks.max_size,
+                                        walks.trial, high_sorted)
+    if count > walks.max_size:
+        return False
+    if walks.trial != NULL:
+        swap = walks.best
+        walks.best = walks.trial
+        walks.trial = swap
+        walks.best_count = count
+    return True
+
+
+cdef Py_ssize_t finish_walks(Walks* walks, const double* low,
+                             const double* high, Py_ssize_t n, double tau,
+                             bint high_sorted) noexcept nogil:
+    """The entries of the walk of ``tau`` (the last feasible one) in keep;
+    returns how many. Frees the spare buffer."""
+    cdef Py_ssize_t count = walks.best_count
+    if count < 0:
+        count = greedy_walk(low, high, n, tau, walks.max_size, walks.keep,
+                            high_sorted)
+    elif walks.best != walks.keep:
+        memcpy(walks.keep, walks.best, count * sizeof(Py_ssize_t))
+    free(walks.spare)
+    return count
 
 
 cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
