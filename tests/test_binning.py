@@ -23,7 +23,8 @@ import sys
 import numpy as np
 import pytest
 
-from skboost.tree._binning import BinnedData, map_to_bins
+from skboost.tree._binning import (BinnedData, _search_tables, bin_matrix,
+                                   map_to_bins, set_table_search)
 from skboost.tree.binning import BinMapper
 from _isolation import snippet_input_tests
 
@@ -510,6 +511,155 @@ def test_map_to_bins_threads_give_identical_codes():
 
 
 # --------------------------------------------------------------------------
+# The table search (map_to_bins where the CPU has AVX-512, every feature at
+# most 256 sorted cuts): two compares of 16 lanes a value, the same codes
+# as the binary search (np.searchsorted in float64 here), whichever block
+# a value falls in, and the feature-major copy it writes beside them
+# --------------------------------------------------------------------------
+
+@pytest.fixture(params=[True, False], ids=["table search", "binary search"])
+def table_search(request):
+    previous = set_table_search(request.param)
+    yield request.param
+    set_table_search(previous)
+
+
+# cut counts around the table's 16-cut blocks, none, and its 256
+TABLE_COUNTS = [0, 1, 15, 16, 17, 31, 32, 33, 100, 239, 240, 241, 254,
+                255, 256]
+
+
+def _adversarial_cuts(rng, n):
+    """n sorted distinct cuts: float32 values around 0 (0.0 among them
+    when n > 2), float32's extremes at the ends when n > 4, +inf last
+    when n > 8 (a cut the +inf padding equals)."""
+    pool = np.unique(rng.normal(scale=3, size=4 * n + 8).astype(np.float32))
+    cuts = np.sort(rng.choice(pool, size=n, replace=False)).astype(np.float64)
+    if n > 2:
+        cuts[n // 2] = 0.0
+    if n > 4:
+        cuts[0], cuts[-1] = -3.4028234663852886e38, 3.4028234663852886e38
+    if n > 8:
+        cuts[-1] = np.inf
+    return np.unique(cuts)
+
+
+def _values_around(rng, cuts, n_rows):
+    """Values on the cuts, one float32 step either side of them, random
+    reals, -0.0, 0.0, +-inf, NaN, float32's extremes and subnormals."""
+    c32 = cuts.astype(np.float32) if cuts.size else np.zeros(1, np.float32)
+    with np.errstate(over="ignore"):
+        kinds = [rng.choice(c32, n_rows),
+                 np.nextafter(rng.choice(c32, n_rows), np.float32(np.inf)),
+                 np.nextafter(rng.choice(c32, n_rows), np.float32(-np.inf)),
+                 rng.normal(scale=3, size=n_rows).astype(np.float32),
+                 rng.choice(np.array([-0.0, 0.0, np.inf, -np.inf, np.nan,
+                                      3.4028235e38, -3.4028235e38, 1e-45,
+                                      -1e-45], np.float32), n_rows)]
+    pick = rng.integers(0, len(kinds), n_rows)
+    return np.asarray(kinds)[pick, np.arange(n_rows)]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("seed", range(3))
+def test_table_search_matches_searchsorted(table_search, n_threads, seed):
+    rng = np.random.default_rng(seed)
+    counts = list(rng.permutation(TABLE_COUNTS))
+    cuts = [_adversarial_cuts(rng, n) for n in counts]
+    n_rows = 8000          # enough work for two threads
+    X = np.column_stack([_values_around(rng, c, n_rows) for c in cuts])
+    # the feature-major copy is written in the same pass
+    codes = np.full(X.shape, 7777, dtype=np.uint16)
+    by_feature = np.full(X.shape[::-1], 7777, dtype=np.uint16)
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])])
+    # every feature fits the tables (the fixture's first case takes them)
+    assert _search_tables(np.concatenate(cuts).astype(np.float32),
+                          cut_ptr) is not None
+    map_to_bins(X, np.concatenate(cuts), cut_ptr.astype(np.int64), codes,
+                n_threads, by_feature)
+    expected = naive_codes(X, cuts)
+    np.testing.assert_array_equal(codes.astype(np.int64), expected)
+    np.testing.assert_array_equal(by_feature, codes.T)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_table_search_byte_codes_and_their_copy(table_search, n_threads):
+    # uint8 codes (at most 254 cuts: NaN's code fits), with the copy
+    rng = np.random.default_rng(5)
+    cuts = [_adversarial_cuts(rng, n) for n in (254, 3, 0, 16, 200, 33)]
+    X = np.column_stack([_values_around(rng, c, 12_000) for c in cuts])
+    codes = np.empty(X.shape, dtype=np.uint8)
+    by_feature = np.empty(X.shape[::-1], dtype=np.uint8)
+    cut_ptr = np.concatenate([[0], np.cumsum([c.size for c in cuts])])
+    map_to_bins(X, np.concatenate(cuts), cut_ptr.astype(np.int64), codes,
+                n_threads, by_feature)
+    np.testing.assert_array_equal(codes.astype(np.int64),
+                                  naive_codes(X, cuts))
+    np.testing.assert_array_equal(by_feature, codes.T)
+
+
+def test_search_tables_only_for_few_sorted_cuts():
+    """The tables: cuts padded with +inf, each block's last cut; none
+    where a feature has more than 256 cuts, unsorted or NaN cuts (the
+    binary search codes those)."""
+    cuts = np.arange(20, dtype=np.float32)
+    tables, splitters = _search_tables(cuts, np.array([0, 3, 20]))
+    assert tables.shape == (2, 256) and splitters.shape == (2, 16)
+    np.testing.assert_array_equal(tables[0, :4], [0, 1, 2, np.inf])
+    np.testing.assert_array_equal(tables[1, :17], np.arange(3, 20))
+    assert np.all(np.isinf(tables[1, 17:]))
+    np.testing.assert_array_equal(splitters[1, :2], [18, np.inf])
+    np.testing.assert_array_equal(splitters, tables[:, 15::16])
+    assert _search_tables(np.arange(257, dtype=np.float32),
+                          np.array([0, 257])) is None
+    assert _search_tables(np.array([0, 2, 1], np.float32),
+                          np.array([0, 3])) is None
+    assert _search_tables(np.array([0, np.nan], np.float32),
+                          np.array([0, 2])) is None
+    # a decrease across two features is no disorder
+    assert _search_tables(np.array([5, 6, 1, 2], np.float32),
+                          np.array([0, 2, 4])) is not None
+
+
+def test_unsorted_cuts_code_as_the_search_does():
+    # cuts out of order (no caller passes them, the docstring asks for
+    # sorted ones): the table search is not taken, the codes are the
+    # binary search's
+    X = np.linspace(-3, 3, 50, dtype=np.float32).reshape(-1, 1)
+    cuts, cut_ptr = np.array([0.0, -1.0, 2.0]), np.array([0, 3])
+    out = {}
+    for enabled in (True, False):
+        previous = set_table_search(enabled)
+        try:
+            out[enabled] = np.empty(X.shape, np.uint8)
+            map_to_bins(X, cuts, cut_ptr, out[enabled], 1)
+        finally:
+            set_table_search(previous)
+    np.testing.assert_array_equal(out[True], out[False])
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("max_bin", [256, 32, 1000])
+def test_bin_matrix_is_binned_data_of_transform(table_search, n_threads,
+                                                max_bin):
+    """BinMapper.binned (bin_matrix: codes in both layouts in one pass)
+    against BinnedData of transform's codes, field by field."""
+    rng = np.random.default_rng(max_bin)
+    X = rng.normal(size=(9000, 9)).astype(np.float32)
+    X[:, 3] = rng.integers(0, 5, X.shape[0])
+    X[rng.random(X.shape) < 0.05] = np.nan
+    mapper = BinMapper(max_bin).fit(X, n_threads=n_threads)
+    binned = mapper.binned(X, n_threads)
+    expected = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_)
+    for name in ("codes", "codes_by_feature", "bin_ptr", "missing_code"):
+        got, want = getattr(binned, name), getattr(expected, name)
+        assert got.dtype == want.dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+    assert (binned.n_rows, binned.n_features, binned.n_bins) == (
+        expected.n_rows, expected.n_features, expected.n_bins)
+
+
+# --------------------------------------------------------------------------
 # BinnedData
 # --------------------------------------------------------------------------
 
@@ -535,7 +685,7 @@ def test_binned_data_attributes():
 
 _PRELUDE = """
 import numpy as np
-from skboost.tree._binning import BinnedData, map_to_bins
+from skboost.tree._binning import BinnedData, bin_matrix, map_to_bins
 codes = np.array([[0, 1, 0], [2, 0, 0], [1, 3, 0]], dtype=np.uint8)
 bin_ptr = np.array([0, 3, 7, 8], dtype=np.int64)
 X = np.array([[0.5, np.nan], [2.0, -1.0], [1.0, 3.0]], dtype=np.float32)
@@ -585,6 +735,22 @@ BAD_INPUTS = {
         "map_to_bins(X, np.arange(300.0), np.array([0, 1, 300]), out, 1)"),
     "n_threads 0": "map_to_bins(X, cuts, cut_ptr, out, 0)",
     "n_threads -1": "map_to_bins(X, cuts, cut_ptr, out, -1)",
+    "codes_by_feature of X's shape": (
+        "map_to_bins(X, cuts, cut_ptr, out, 1, np.zeros((3, 2), np.uint8))"),
+    "codes_by_feature of another dtype": (
+        "map_to_bins(X, cuts, cut_ptr, out, 1, np.zeros((2, 3), np.uint16))"),
+    "codes_by_feature in Fortran order": (
+        "map_to_bins(X, cuts, cut_ptr, out, 1,\n"
+        "            np.zeros((2, 3), np.uint8, order='F'))"),
+    "codes_by_feature a list": (
+        "map_to_bins(X, cuts, cut_ptr, out, 1, [[0, 0, 0], [0, 0, 0]])"),
+    # bin_matrix
+    "bin_matrix with no missing bin": (
+        "bin_matrix(X, cuts, cut_ptr, np.array([0, 3, 5]), np.uint8)"),
+    "bin_matrix with bin_ptr of another length": (
+        "bin_matrix(X, cuts, cut_ptr, np.array([0, 4]), np.uint8)"),
+    "bin_matrix with bin_ptr not from 0": (
+        "bin_matrix(X, cuts, cut_ptr, np.array([1, 5, 8]), np.uint8)"),
 }
 
 VALID = {
@@ -592,6 +758,13 @@ VALID = {
     "valid map_to_bins": (
         "map_to_bins(X, cuts, cut_ptr, out, 1)\n"
         "assert out.tolist() == [[1, 2], [2, 0], [2, 1]], out.tolist()"),
+    "valid map_to_bins with its copy": (
+        "by_feature = np.zeros((2, 3), np.uint8)\n"
+        "map_to_bins(X, cuts, cut_ptr, out, 1, by_feature)\n"
+        "assert by_feature.tolist() == [[1, 2, 2], [2, 0, 1]]"),
+    "valid bin_matrix": (
+        "b = bin_matrix(X, cuts, cut_ptr, np.array([0, 4, 7]), np.uint8)\n"
+        "assert b.codes.tolist() == [[1, 2], [2, 0], [2, 1]]"),
     "valid uint16 with 300 cuts": (
         "out = np.zeros((3, 2), np.uint16)\n"
         "map_to_bins(X, np.arange(300.0), np.array([0, 1, 300]), out, 1)\n"

@@ -620,8 +620,7 @@ class Shard:
         if sp.issparse(self.X):
             return mapper.transform_sparse(self._predictor_rows(),
                                            self.spec.n_threads)
-        return BinnedData(mapper.transform(self.X, self.spec.n_threads),
-                          mapper.bin_ptr_)
+        return mapper.binned(self.X, self.spec.n_threads)
 
     def binned_bytes(self):
         """Bytes of the binned rows the shard trains on, and what dense

@@ -9,3 +9,5 @@ cdef class BinnedData:
     cdef readonly Py_ssize_t n_rows
     cdef readonly Py_ssize_t n_features
     cdef readonly Py_ssize_t n_bins
+
+    cdef _assign(self, codes, codes_by_feature, bin_ptr)

@@ -189,6 +189,144 @@ def float32_cuts(cuts):
     return rounded
 
 
+# The table search of map_to_bins, where the CPU has AVX-512 and every
+# feature has at most TABLE_CUTS cuts: a feature's cuts padded with +inf
+# to TABLE_CUTS floats (16 blocks of 16, one AVX-512 register each), and
+# its 16 "splitters", the last cut of each block. A value's count of cuts
+# <= x is then two compares of 16 lanes and two popcounts: the splitters
+# <= x count the blocks wholly <= x (a prefix, the cuts being sorted),
+# and the next block's cuts <= x the rest:
+#
+#     cuts      | c0 .. c15 | c16 .. c31 | ... | c240 .. c255 |  (+inf pad)
+#     splitters    c15         c31               c255
+#     x:  k splitters <= x  ->  count = 16 k + (cuts of block k <= x)
+#
+# against the search's 8 dependent load-compare-select steps. With k = 16
+# (x at or above the last splitter) block 15 is taken, all of whose cuts
+# are <= x: 256. The padding counts only for x = +inf, so the count is
+# clipped to the feature's number of cuts, and a NaN, which no compare
+# counts, gets the missing code. The same count as upper_bound, so the
+# same codes, for every x (checked: test_binning's table tests).
+cdef enum:
+    TABLE_CUTS = 256
+    TABLE_BLOCK = 16
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) \
+        && (__GNUC__ >= 8)
+    #include <immintrin.h>
+    /* The codes of one row of n_features values (map_to_bins's table
+       search, above), written to codes[f] and, unless by_feature is NULL,
+       to by_feature[f * stride] (the row's place in each feature's column
+       of the feature-major copy); returns whether a NaN's missing code
+       exceeds largest. One function per code width. */
+    #define SKB_TABLE_ROW_CODES(NAME, CODE_T)                               \\
+    __attribute__((target("avx512f,popcnt")))                               \\
+    static uint8_t NAME(const float* x, int64_t n_features,                 \\
+                        const float* tables, const float* splitters,        \\
+                        const int64_t* cut_ptr, int32_t largest,            \\
+                        CODE_T* codes, CODE_T* by_feature,                  \\
+                        int64_t stride) {                                   \\
+        uint8_t overflow = 0;                                               \\
+        for (int64_t f = 0; f < n_features; f++) {                          \\
+            const float value = x[f];                                       \\
+            const __m512 v = _mm512_set1_ps(value);                         \\
+            const int32_t n_cuts = (int32_t) (cut_ptr[f + 1] - cut_ptr[f]); \\
+            unsigned block = (unsigned) __builtin_popcount(                 \\
+                _mm512_cmp_ps_mask(_mm512_loadu_ps(splitters + 16 * f), v,  \\
+                                   _CMP_LE_OQ));                            \\
+            block = block < 15 ? block : 15;                                \\
+            int32_t count = (int32_t) (16 * block) + __builtin_popcount(    \\
+                _mm512_cmp_ps_mask(                                         \\
+                    _mm512_loadu_ps(tables + 256 * f + 16 * block), v,      \\
+                    _CMP_LE_OQ));                                           \\
+            count = count < n_cuts ? count : n_cuts;                        \\
+            if (value != value) {                                           \\
+                overflow |= n_cuts + 1 > largest;                           \\
+                count = n_cuts + 1;                                         \\
+            }                                                               \\
+            codes[f] = (CODE_T) count;                                      \\
+            if (by_feature != NULL)                                         \\
+                by_feature[f * stride] = (CODE_T) count;                    \\
+        }                                                                   \\
+        return overflow;                                                    \\
+    }
+    SKB_TABLE_ROW_CODES(skb_table_row_codes_u8, uint8_t)
+    SKB_TABLE_ROW_CODES(skb_table_row_codes_u16, uint16_t)
+    static int skb_table_search_init(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f")
+            && __builtin_cpu_supports("popcnt");
+    }
+    #else
+    static uint8_t skb_table_row_codes_u8(
+            const float* x, int64_t n_features, const float* tables,
+            const float* splitters, const int64_t* cut_ptr, int32_t largest,
+            uint8_t* codes, uint8_t* by_feature, int64_t stride) {
+        return 0;
+    }
+    static uint8_t skb_table_row_codes_u16(
+            const float* x, int64_t n_features, const float* tables,
+            const float* splitters, const int64_t* cut_ptr, int32_t largest,
+            uint16_t* codes, uint16_t* by_feature, int64_t stride) {
+        return 0;
+    }
+    static int skb_table_search_init(void) { return 0; }
+    #endif
+    """
+    uint8_t table_row_codes_u8 "skb_table_row_codes_u8"(
+        const float* x, int64_t n_features, const float* tables,
+        const float* splitters, const int64_t* cut_ptr, int32_t largest,
+        uint8_t* codes, uint8_t* by_feature, int64_t stride) noexcept nogil
+    uint8_t table_row_codes_u16 "skb_table_row_codes_u16"(
+        const float* x, int64_t n_features, const float* tables,
+        const float* splitters, const int64_t* cut_ptr, int32_t largest,
+        uint16_t* codes, uint16_t* by_feature, int64_t stride) noexcept nogil
+    int table_search_init "skb_table_search_init"() noexcept nogil
+
+
+# Whether map_to_bins takes the table search where it can: the CPU has
+# AVX-512 (set_table_search turns it off, for tests of the search).
+cdef bint _table_search = table_search_init()
+
+
+def set_table_search(bint enabled):
+    """Code values by the table search where the CPU has AVX-512 (True,
+    the default), or by the binary search only; returns the previous
+    setting. The codes are the same either way."""
+    global _table_search
+    previous = _table_search
+    _table_search = enabled and table_search_init()
+    return previous
+
+
+def _search_tables(cuts32, cut_ptr):
+    """The table search's arrays (``map_to_bins``): every feature's float32
+    cuts padded with +inf to TABLE_CUTS, shape (n_features, TABLE_CUTS),
+    and their splitters (each block's last cut), (n_features,
+    TABLE_BLOCK); None where a feature has more cuts than TABLE_CUTS or
+    its cuts are not sorted (NaN included), which only the search takes."""
+    cuts = np.asarray(cuts32, dtype=np.float32)
+    ptr = np.asarray(cut_ptr, dtype=np.int64)
+    sizes = np.diff(ptr)
+    n_features = sizes.shape[0]
+    if n_features == 0 or sizes.max() > TABLE_CUTS:
+        return None
+    feature = np.repeat(np.arange(n_features), sizes)
+    same_feature = feature[1:] == feature[:-1]
+    if not np.all(cuts[1:][same_feature] >= cuts[:-1][same_feature]) or (
+            np.isnan(cuts).any()):
+        return None
+    tables = np.full((n_features, TABLE_CUTS), np.inf, dtype=np.float32)
+    position = np.arange(cuts.shape[0]) - np.repeat(ptr[:-1], sizes)
+    tables[feature, position] = cuts
+    splitters = np.ascontiguousarray(
+        tables[:, TABLE_BLOCK - 1::TABLE_BLOCK])
+    return tables, splitters
+
+
 cdef class BinnedData:
     """Bin codes of a matrix with the histogram layout they index into.
 
@@ -229,13 +367,17 @@ cdef class BinnedData:
         # both layouts; a feature-major array passed as its transpose view
         # (codes.T of a C array) costs one copy, not two
         if codes.flags.c_contiguous:
-            self.codes = codes
-            self.codes_by_feature = transposed_codes(codes, n_threads)
+            self._assign(codes, transposed_codes(codes, n_threads), bin_ptr)
         else:
-            self.codes = np.ascontiguousarray(codes)
-            self.codes_by_feature = np.ascontiguousarray(codes.T)
+            self._assign(np.ascontiguousarray(codes),
+                         np.ascontiguousarray(codes.T), bin_ptr)
+
+    cdef _assign(self, codes, codes_by_feature, bin_ptr):
+        """Set the fields from checked codes (``__init__``, ``bin_matrix``)."""
+        self.codes = codes
+        self.codes_by_feature = codes_by_feature
         self.bin_ptr = bin_ptr
-        self.missing_code = (widths - 1).astype(np.int32)
+        self.missing_code = (np.diff(bin_ptr) - 1).astype(np.int32)
         self.n_rows = codes.shape[0]
         self.n_features = codes.shape[1]
         self.n_bins = int(bin_ptr[-1])
@@ -321,12 +463,18 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
                 const double[::1] cuts not None,         # IN all features' cuts
                 const int64_t[::1] cut_ptr not None,     # IN (n_features + 1,)
                 code_t[:, ::1] codes not None,           # OUT (n_rows, n_features)
-                int n_threads):
-    """Bin code of every value of X; NaN gets its feature's missing code."""
+                int n_threads, codes_by_feature=None):
+    """Bin code of every value of X; NaN gets its feature's missing code.
+    With ``codes_by_feature`` (OUT, shape (n_features, n_rows), the dtype
+    of codes, C order), the codes are also written there transposed: in
+    the same pass where the table search runs (``_map_by_tables``), else
+    copied after (``transposed_codes``)."""
     n_threads = check_n_threads(n_threads)
     cdef Py_ssize_t n_rows = X.shape[0], n_features = X.shape[1]
     if codes.shape[0] != n_rows or codes.shape[1] != n_features:
         raise ValueError("codes must have the shape of X")
+    cdef code_t[:, ::1] by_feature = _feature_major_out(
+        codes_by_feature, np.asarray(codes).dtype, n_features, n_rows)
     if cut_ptr.shape[0] != n_features + 1 or cut_ptr[0] != 0 or (
             cut_ptr[n_features] != cuts.shape[0]):
         raise ValueError("cut_ptr does not describe cuts")
@@ -344,13 +492,48 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
     cdef const float[::1] cuts32 = float32_cuts(cuts)
     if n_rows == 0 or n_features == 0:
         return   # no value to code (the pointers below need one)
+    tables = _search_tables(cuts32, cut_ptr) if _table_search else None
+    cdef const float[:, ::1] table_cuts, splitters
+    if tables is not None:
+        table_cuts, splitters = tables
+        _map_by_tables(X, table_cuts, splitters, cut_ptr, codes,
+                       by_feature, missing_overflow, n_threads)
+    else:
+        _map_by_search(X, cuts32, cut_ptr, codes, <int32_t> max_code,
+                       missing_overflow, n_threads)
+        if by_feature is not None:
+            _transpose(codes, by_feature, n_threads)
+    if missing_overflow_arr.any():
+        raise ValueError("a feature's missing code does not fit the code "
+                         "dtype")
+
+
+def _feature_major_out(out, dtype, Py_ssize_t n_features, Py_ssize_t n_rows):
+    """``map_to_bins``'s codes_by_feature, checked (None passes)."""
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray) or out.dtype != dtype or (
+            out.shape != (n_features, n_rows)) or not out.flags.c_contiguous:
+        raise ValueError("codes_by_feature must be a C-ordered array of "
+                         "the codes' dtype, shape (n_features, n_rows)")
+    return out
+
+
+cdef void _map_by_search(const float[:, ::1] X,          # IN (n_rows, n_features)
+                         const float[::1] cuts32,        # IN float32_cuts
+                         const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
+                         code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+                         int32_t largest,                # the dtype's largest code
+                         uint8_t[::1] missing_overflow,  # OUT (n_rows,)
+                         int n_threads):
+    """``map_to_bins`` by the binary search (``_row_codes``); shapes
+    checked by the caller, n_rows and n_features >= 1."""
+    cdef Py_ssize_t r, n_rows = X.shape[0], n_features = X.shape[1]
     cdef const uint8_t[::1] unit_step = _unit_step_features(cuts32, cut_ptr)
     cdef const uint8_t[::1] lockstep = _lockstep_features(cut_ptr, unit_step)
     # NULL when no feature has a cut (then no search reads it)
     cdef const float* cut_values = (&cuts32[0] if cuts32.shape[0] > 0
                                     else NULL)
-    cdef Py_ssize_t r
-    cdef int32_t largest = <int32_t> max_code
     # one row per iteration, its features in order: X and codes are both
     # row-major, so a thread streams through contiguous memory, and each
     # code depends on its value alone (any split of the rows gives the
@@ -362,9 +545,62 @@ def map_to_bins(const float[:, ::1] X not None,          # IN (n_rows, n_feature
         missing_overflow[r] = _row_codes(&X[r, 0], cut_values, &cut_ptr[0],
                                          &lockstep[0], &unit_step[0],
                                          n_features, largest, &codes[r, 0])
-    if missing_overflow_arr.any():
-        raise ValueError("a feature's missing code does not fit the code "
-                         "dtype")
+
+
+cdef void _map_by_tables(const float[:, ::1] X,          # IN (n_rows, n_features)
+                         const float[:, ::1] tables,     # IN (n_features, TABLE_CUTS)
+                         const float[:, ::1] splitters,  # IN (n_features, TABLE_BLOCK)
+                         const int64_t[::1] cut_ptr,     # IN (n_features + 1,)
+                         code_t[:, ::1] codes,           # OUT (n_rows, n_features)
+                         code_t[:, ::1] by_feature,      # OUT (n_features, n_rows) or None
+                         uint8_t[::1] missing_overflow,  # OUT (n_rows,)
+                         int n_threads):
+    """``map_to_bins`` by the table search (``_search_tables``), a row at
+    a time, in parallel over rows (each row's codes its own: the same
+    codes for any number of threads). With ``by_feature``, each code is
+    also stored at its place in its feature's column: one byte more a
+    value, instead of a second pass over the codes to transpose them.
+    Shapes checked by the caller; two compares a value, ~2 units of
+    work."""
+    cdef Py_ssize_t r, n_rows = X.shape[0], n_features = X.shape[1]
+    cdef int32_t largest = 255 if code_t is uint8_t else 65535
+    cdef code_t* column_base = (&by_feature[0, 0] if by_feature is not None
+                                else NULL)
+    for r in prange(n_rows, nogil=True, schedule="static",
+                    num_threads=threads_for_work(n_threads,
+                                                 2 * n_rows * n_features)):
+        if code_t is uint8_t:
+            missing_overflow[r] = table_row_codes_u8(
+                &X[r, 0], n_features, &tables[0, 0], &splitters[0, 0],
+                &cut_ptr[0], largest, &codes[r, 0],
+                column_base + r if column_base != NULL else NULL, n_rows)
+        else:
+            missing_overflow[r] = table_row_codes_u16(
+                &X[r, 0], n_features, &tables[0, 0], &splitters[0, 0],
+                &cut_ptr[0], largest, &codes[r, 0],
+                column_base + r if column_base != NULL else NULL, n_rows)
+
+
+def bin_matrix(X, cuts, cut_ptr, bin_ptr, dtype, int n_threads=1):
+    """The ``BinnedData`` of float32 C-ordered X on the given cuts
+    (``map_to_bins``' codes, in both layouts, written in one pass where
+    the table search runs). Its codes are made here, each at most its
+    feature's missing code (n_cuts + 1, the last of the feature's
+    ``bin_ptr`` bins, checked), so they are not scanned again as a
+    ``BinnedData`` of the caller's codes is."""
+    bin_ptr = np.ascontiguousarray(bin_ptr, dtype=np.int64)
+    cut_ptr = np.ascontiguousarray(cut_ptr, dtype=np.int64)
+    widths = np.diff(bin_ptr) if bin_ptr.shape == cut_ptr.shape else None
+    if widths is None or bin_ptr.shape[0] < 1 or bin_ptr[0] != 0 or np.any(
+            widths != np.diff(cut_ptr) + 2):
+        raise ValueError("bin_ptr must give each feature its cuts' value "
+                         "bins and a missing bin")
+    codes = np.empty(X.shape, dtype=dtype)
+    codes_by_feature = np.empty(X.shape[::-1], dtype=dtype)
+    map_to_bins(X, cuts, cut_ptr, codes, n_threads, codes_by_feature)
+    cdef BinnedData binned = BinnedData.__new__(BinnedData)
+    binned._assign(codes, codes_by_feature, bin_ptr)
+    return binned
 
 
 def map_entries_to_bins(const float[::1] values not None,     # IN (nnz,)

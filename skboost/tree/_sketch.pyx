@@ -127,7 +127,8 @@ import numpy as np
 
 from libc.math cimport INFINITY
 from libc.stdint cimport uint32_t
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 
 # How the sketch runs (sketch_column): the column is streamed in chunks of
@@ -381,21 +382,70 @@ cdef bint nondecreasing(const double* values, Py_ssize_t n) noexcept nogil:
     return sorted_so_far
 
 
-cdef double _tau_too_small(const double* low, const double* high,
-                           const double[::1] rmin, const double[::1] rmax,
-                           double total_weight,
-                           Py_ssize_t max_size) noexcept nogil:
-    """The bisection's lower end: a threshold too small for a walk to keep
-    at most ``max_size`` entries (or just enough: then it is the answer),
-    the larger of the two bounds ``select_pruned``'s docstring derives."""
-    cdef Py_ssize_t i, n = rmin.shape[0]
-    cdef double tau_low = -INFINITY, heaviest = 0.0
-    for i in range(n - 1):
-        tau_low = max(tau_low, high[i + 1] - low[i])
-    for i in range(n):
-        heaviest = max(heaviest, rmax[i] - rmin[i])
+cdef enum:
+    # independent running maxima of prepare_walks: one maximum is a chain
+    # of dependent compare-selects (~4 cycles each); four chains overlap
+    MAX_LANES = 4
+
+
+cdef inline double larger(double value, double best) noexcept nogil:
+    """``max(best, value)`` as Cython computes it: value if value > best
+    (so a NaN never replaces best, and of equal values best stays)."""
+    return value if value > best else best
+
+
+cdef double prepare_walks(const double[::1] rmin,   # IN (n,), n >= 2
+                          const double[::1] rmax,   # IN (n,)
+                          const double[::1] wmin,   # IN (n,)
+                          double total_weight,
+                          Py_ssize_t max_size,
+                          double* low,              # OUT (n,) a_i
+                          double* high,             # OUT (n,) b_i
+                          bint* high_sorted,        # OUT b nondecreasing
+                          ) noexcept nogil:
+    """Everything the walks of a prune need, in two passes over the
+    entries: their a_i and b_i, whether b is nondecreasing, and the
+    bisection's lower end, a threshold too small for a walk to keep at
+    most ``max_size`` entries (or just enough: then it is the answer), the
+    larger of the two bounds ``select_pruned``'s docstring derives.
+
+    The two maxima (the largest gap b_{i+1} - a_i, the heaviest entry
+    rmax_i - rmin_i) run in MAX_LANES independent lanes, combined at the
+    end. A maximum does not depend on the order it is taken in, except
+    for which of 0.0 and -0.0 it keeps, which no comparison of the walks
+    tells apart: the entries kept are the same.
+    """
+    cdef Py_ssize_t i, k, n = rmin.shape[0]
+    cdef double gap[MAX_LANES]
+    cdef double heavy[MAX_LANES]
+    cdef bint sorted_so_far = True
+    for i in range(n):     # vectorised: no dependence between entries
+        low[i] = rank_up_low(rmin[i], wmin[i])
+        high[i] = rank_down_high(rmax[i], wmin[i])
+    for k in range(MAX_LANES):
+        gap[k] = -INFINITY
+        heavy[k] = 0.0
+    # lane k takes the entries i = k mod MAX_LANES; the gaps pair each
+    # entry with the next (i < n - 1), as does the order check
+    i = 0
+    while i + MAX_LANES < n:
+        for k in range(MAX_LANES):
+            gap[k] = larger(high[i + k + 1] - low[i + k], gap[k])
+            heavy[k] = larger(rmax[i + k] - rmin[i + k], heavy[k])
+            sorted_so_far &= high[i + k] <= high[i + k + 1]
+        i += MAX_LANES
+    while i < n - 1:
+        gap[0] = larger(high[i + 1] - low[i], gap[0])
+        heavy[0] = larger(rmax[i] - rmin[i], heavy[0])
+        sorted_so_far &= high[i] <= high[i + 1]
+        i += 1
+    heavy[0] = larger(rmax[n - 1] - rmin[n - 1], heavy[0])
+    for k in range(1, MAX_LANES):
+        gap[0] = larger(gap[k], gap[0])
+        heavy[0] = larger(heavy[k], heavy[0])
+    high_sorted[0] = sorted_so_far
     # Nudged down so that rounding never makes it feasible when it is not.
-    return max(tau_low, (total_weight - max_size * heaviest)
+    return max(gap[0], (total_weight - max_size * heavy[0])
                / (max_size - 1) * (1.0 - 1e-9))
 
 
@@ -418,29 +468,67 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
     with w(x_i) <= rmax_i - rmin_i, so one gap's b_q - a_p >= r-(x_q) -
     r+(x_p) is at least the average of that.
     """
-    cdef Py_ssize_t i, n = rmin.shape[0]
+    cdef Py_ssize_t n = rmin.shape[0]
     cdef double* low = scratch          # a_i of every entry, then b_i:
     cdef double* high = scratch + n     # once for every walk below
-    for i in range(n):
-        low[i] = rank_up_low(rmin[i], wmin[i])
-        high[i] = rank_down_high(rmax[i], wmin[i])
-    # (M) holds in exact arithmetic; where rounding broke it, the walks
-    # scan entry by entry
-    cdef bint high_sorted = nondecreasing(high, n)
+    # (M) holds in exact arithmetic; where rounding broke it (high_sorted
+    # False), the walks scan entry by entry
+    cdef bint high_sorted
+    cdef double tau_low = prepare_walks(rmin, rmax, wmin, total_weight,
+                                        max_size, low, high, &high_sorted)
+    return bisect_walks(low, high, n, high_sorted, tau_low, total_weight,
+                        error, max_size, keep)
+
+
+cdef Py_ssize_t select_pruned_unit(const double* starts,  # IN (n + 1,)
+                                   Py_ssize_t n,          # entries, > max_size
+                                   double longest_run,    # the largest count
+                                   double total_weight,
+                                   Py_ssize_t max_size,   # m >= 2
+                                   Py_ssize_t* keep,      # OUT (max_size,)
+                                   ) noexcept nogil:
+    """``select_pruned`` of an exact summary of unit weights, given as
+    ``run_starts`` gives it: the same entries, without prepare_walks'
+    pass. Its ranks are integers, exact in float64: a_i = rmin_i + wmin_i
+    is rmax_i = starts[i + 1] and b_i = rmax_i - wmin_i is rmin_i =
+    starts[i] bit for bit, b is nondecreasing, every gap b_{i+1} - a_i is
+    0.0 and the heaviest entry's rmax_i - rmin_i is the longest run."""
+    # prepare_walks' lower end with every gap 0.0
+    cdef double tau_low = max(0.0, (total_weight - max_size * longest_run)
+                              / (max_size - 1) * (1.0 - 1e-9))
+    return bisect_walks(starts + 1, starts, n, True, tau_low, total_weight,
+                        0.0, max_size, keep)
+
+
+cdef Py_ssize_t bisect_walks(const double* low,     # IN (n,) a_i
+                             const double* high,    # IN (n,) b_i
+                             Py_ssize_t n,
+                             bint high_sorted,      # b nondecreasing
+                             double tau_low,        # too small, or the answer
+                             double total_weight,
+                             double error,          # E of the summary
+                             Py_ssize_t max_size,   # m >= 2, < n
+                             Py_ssize_t* keep,      # OUT (max_size,)
+                             ) noexcept nogil:
+    """The bisection of ``select_pruned`` from its lower end; returns how
+    many entries the walk of the threshold found keeps (in ``keep``).
+
+    The threshold found is the last one whose walk kept at most
+    ``max_size`` entries, so that walk's entries are the answer: each walk
+    records its entries (``Walks``) and the last feasible one is kept,
+    instead of walking the threshold once more at the end."""
+    cdef Walks walks
     cdef double tau
-    cdef double tau_low = _tau_too_small(low, high, rmin, rmax, total_weight,
-                                         max_size)
+    start_walks(&walks, keep, max_size)
     # Theorem 3's threshold, always feasible in exact arithmetic
     cdef double tau_high = max(2.0 * error + total_weight / (max_size - 1),
                                tau_low)
     cdef double span = high[n - 1] - low[0]
-    if greedy_walk(low, high, n, tau_low, max_size, NULL,
-                   high_sorted) <= max_size:
+    if walk_fits(&walks, low, high, n, tau_low, high_sorted):
         tau = tau_low
     else:
         # Rounding may leave tau_high infeasible by a hair: widen it.
-        while greedy_walk(low, high, n, tau_high, max_size,
-                          NULL, high_sorted) > max_size:
+        while not walk_fits(&walks, low, high, n, tau_high, high_sorted):
             tau_high = max(2.0 * tau_high, max(span, total_weight))
         # each walk is O(n): the bisection costs about
         # log2(1 / TAU_RELATIVE_PRECISION) = 8 walks, and ends feasible
@@ -450,13 +538,70 @@ cdef Py_ssize_t select_pruned(const double[::1] rmin,    # IN (n,)
             # the midpoint rounds onto an end: the bracket cannot shrink
             if tau <= tau_low or tau >= tau_high:
                 break
-            if greedy_walk(low, high, n, tau, max_size,
-                           NULL, high_sorted) <= max_size:
+            if walk_fits(&walks, low, high, n, tau, high_sorted):
                 tau_high = tau
             else:
                 tau_low = tau
         tau = tau_high
-    return greedy_walk(low, high, n, tau, max_size, keep, high_sorted)
+    return finish_walks(&walks, low, high, n, tau, high_sorted)
+
+
+# The walks of one bisection: each writes its entries into ``trial``;
+# a feasible one's become ``best`` (the two buffers swap), so ``best``
+# always holds the walk of the latest feasible threshold, which is the
+# one the bisection ends on. ``spare`` is the buffer allocated here (the
+# other is the caller's keep), NULL if allocation failed: then the walks
+# record nothing and the last threshold is walked again.
+cdef struct Walks:
+    Py_ssize_t* best
+    Py_ssize_t* trial
+    Py_ssize_t* spare
+    Py_ssize_t* keep
+    Py_ssize_t best_count        # -1: no feasible walk recorded
+    Py_ssize_t max_size
+
+
+cdef inline void start_walks(Walks* walks, Py_ssize_t* keep,
+                             Py_ssize_t max_size) noexcept nogil:
+    walks.spare = <Py_ssize_t*> malloc(max_size * sizeof(Py_ssize_t))
+    walks.keep = keep
+    walks.best = keep
+    walks.trial = walks.spare
+    walks.best_count = -1
+    walks.max_size = max_size
+
+
+cdef inline bint walk_fits(Walks* walks, const double* low,
+                           const double* high, Py_ssize_t n, double tau,
+                           bint high_sorted) noexcept nogil:
+    """Whether the walk of ``tau`` keeps at most max_size entries (then
+    recorded as the best)."""
+    cdef Py_ssize_t* swap
+    cdef Py_ssize_t count = greedy_walk(low, high, n, tau, walks.max_size,
+                                        walks.trial, high_sorted)
+    if count > walks.max_size:
+        return False
+    if walks.trial != NULL:
+        swap = walks.best
+        walks.best = walks.trial
+        walks.trial = swap
+        walks.best_count = count
+    return True
+
+
+cdef Py_ssize_t finish_walks(Walks* walks, const double* low,
+                             const double* high, Py_ssize_t n, double tau,
+                             bint high_sorted) noexcept nogil:
+    """The entries of the walk of ``tau`` (the last feasible one) in keep;
+    returns how many. Frees the spare buffer."""
+    cdef Py_ssize_t count = walks.best_count
+    if count < 0:
+        count = greedy_walk(low, high, n, tau, walks.max_size, walks.keep,
+                            high_sorted)
+    elif walks.best != walks.keep:
+        memcpy(walks.keep, walks.best, count * sizeof(Py_ssize_t))
+    free(walks.spare)
+    return count
 
 
 cdef Py_ssize_t query_index(const double[::1] rmin,    # IN (n,)
@@ -541,29 +686,43 @@ ctypedef fused value_t:
     double
 
 
-cdef Py_ssize_t aggregate_sorted(
+cdef Py_ssize_t run_starts(
         const value_t[::1] sorted_values,   # IN (n,) increasing, NaN last
-        double[::1] x,                      # OUT (n,) distinct values
-        double[::1] wmin,                   # OUT (n,) count of each
+        double[::1] starts,                 # OUT (n + 1,)
+        double* longest_run,                # OUT
 ) noexcept nogil:
-    """Distinct values of an unweighted column and their counts; returns how
-    many. Stops at the first NaN (np.sort puts them last)."""
-    cdef Py_ssize_t k, n = sorted_values.shape[0], n_out = 0
-    cdef value_t v
-    # one sequential pass: equal values are adjacent after the sort, so
-    # each run becomes one entry whose weight is the run's length
+    """The exact summary of an unweighted sorted column, as positions:
+    where each run of equal values starts, and after the last where the
+    values end (the first NaN: np.sort puts them last); returns the
+    number of runs, and the longest one's length in ``longest_run``.
+
+    With unit weights the ranks are positions in the sorted values: run
+    i's entry has x_i = sorted_values[starts[i]], rmin_i = starts[i],
+    rmax_i = starts[i + 1] and wmin_i = rmax_i - rmin_i. Counts below
+    2**53 are exact in float64, so these are the very doubles a running
+    sum of the counts gives (``exact_ranks``), and only the starts are
+    written here: the prune (``select_pruned_unit``) walks them, and only
+    the kept entries' values and ranks are made."""
+    cdef Py_ssize_t k, n = sorted_values.shape[0], n_runs = 0, n_values = n
+    cdef Py_ssize_t start = 0, longest = 0
+    cdef value_t v, run_value = 0
+    # one sequential pass: equal values are adjacent after the sort, so a
+    # value unequal to its run's first value starts the next run
     for k in range(n):
         v = sorted_values[k]
         # NaN != NaN: the first NaN ends the values (they sort last)
         if v != v:
+            n_values = k
             break
-        if n_out > 0 and v == x[n_out - 1]:
-            wmin[n_out - 1] += 1.0
-        else:
-            x[n_out] = v
-            wmin[n_out] = 1.0
-            n_out += 1
-    return n_out
+        if n_runs == 0 or v != run_value:
+            longest = max(longest, k - start)
+            start = k
+            run_value = v
+            starts[n_runs] = <double> k
+            n_runs += 1
+    longest_run[0] = <double> max(longest, n_values - start)
+    starts[n_runs] = <double> n_values
+    return n_runs
 
 
 cdef Py_ssize_t aggregate_weighted(
@@ -776,7 +935,8 @@ cdef class _ExactBuilder:
             capacity, dtype=np.float32 if self.single_precision
             else np.float64)
         self.x = np.empty(capacity, dtype=np.float64)
-        self.rmin = np.empty(capacity, dtype=np.float64)
+        # one more: the unweighted path's runs end with the values' end
+        self.rmin = np.empty(capacity + 1, dtype=np.float64)
         self.rmax = np.empty(capacity, dtype=np.float64)
         self.wmin = np.empty(capacity, dtype=np.float64)
         # the radix sort's counts (its keys and their copy live in ``x``,
@@ -785,19 +945,29 @@ cdef class _ExactBuilder:
                                      dtype=np.intp)
 
     def build(self, values, weights, Py_ssize_t max_size,
-              sorted_order=None):
+              sorted_order=None, bint scratch=False):
         """Exact summary of ``values`` (1-D, length <= capacity), pruned to
         ``max_size`` entries when that is >= 2 and the summary is larger.
         ``sorted_order``: the argsort of ``values`` (``chunk_orders``),
-        kept by a caller that summarises them again with other weights."""
+        kept by a caller that summarises them again with other weights.
+        ``scratch``: ``values`` is the caller's copy, of the buffer's dtype
+        and contiguous, which may be sorted in place (no copy is made)."""
         cdef Py_ssize_t n = values.shape[0], n_out
         if n > self.capacity:
             raise ValueError(f"chunk of {n} values > capacity {self.capacity}")
-        # the chunk is copied into the builder's buffer (sorting in place
-        # must not touch the caller's array); the buffers are reused by
-        # every chunk, so a streamed column allocates them once
-        buf = self.values_buf[:n]
-        buf[...] = values                # casts to the buffer's dtype
+        if scratch and (values.dtype != self.values_buf.dtype
+                        or not values.flags.c_contiguous
+                        or not values.flags.writeable):
+            raise ValueError("scratch values must be writeable, contiguous "
+                             f"and of dtype {self.values_buf.dtype}")
+        # else the chunk is copied into the builder's buffer (sorting in
+        # place must not touch the caller's array); the buffers are reused
+        # by every chunk, so a streamed column allocates them once
+        if scratch:
+            buf = values
+        else:
+            buf = self.values_buf[:n]
+            buf[...] = values            # casts to the buffer's dtype
         cdef double[::1] x = self.x, rmin = self.rmin
         cdef double[::1] rmax = self.rmax, wmin = self.wmin
         cdef const float[::1] v32
@@ -806,31 +976,22 @@ cdef class _ExactBuilder:
         # unweighted: sort the values themselves (cheaper than an argsort);
         # weighted: an argsort, so each weight follows its value
         if weights is None:
-            if self.single_precision:
-                v32 = self._sorted_float32(buf)
-                with nogil:
-                    n_out = aggregate_sorted(v32, x, wmin)
-            else:
-                buf.sort()               # in place; NaN last
-                v64 = buf
-                with nogil:
-                    n_out = aggregate_sorted(v64, x, wmin)
+            return self._unweighted(buf, max_size)
+        w_v = _check_weights(weights, n)
+        if sorted_order is None:
+            order = np.argsort(buf).astype(np.intp, copy=False)
+        elif sorted_order.shape[0] != n:
+            raise ValueError("sorted_order must have one entry per value")
         else:
-            w_v = _check_weights(weights, n)
-            if sorted_order is None:
-                order = np.argsort(buf).astype(np.intp, copy=False)
-            elif sorted_order.shape[0] != n:
-                raise ValueError("sorted_order must have one entry per value")
-            else:
-                order = sorted_order
-            if self.single_precision:
-                v32 = buf
-                with nogil:
-                    n_out = aggregate_weighted(v32, w_v, order, x, wmin)
-            else:
-                v64 = buf
-                with nogil:
-                    n_out = aggregate_weighted(v64, w_v, order, x, wmin)
+            order = sorted_order
+        if self.single_precision:
+            v32 = buf
+            with nogil:
+                n_out = aggregate_weighted(v32, w_v, order, x, wmin)
+        else:
+            v64 = buf
+            with nogil:
+                n_out = aggregate_weighted(v64, w_v, order, x, wmin)
         with nogil:
             exact_ranks(wmin, rmin, rmax, n_out)
         # the total weight is the last exact rank; a summary that fits is
@@ -842,6 +1003,42 @@ cdef class _ExactBuilder:
                                  self.rmax[:n_out].copy(),
                                  self.wmin[:n_out].copy(), total, True)
         return self._pruned(n_out, total, max_size)
+
+    def _unweighted(self, buf, Py_ssize_t max_size):
+        """``build`` of an unweighted chunk ``buf`` (the builder's to sort):
+        its runs' starts (``run_starts``, in the buffer ``rmin``), pruned
+        on them (``select_pruned_unit``) when ``max_size`` >= 2 is
+        smaller; only the entries kept get their values and ranks."""
+        cdef double[::1] starts = self.rmin
+        cdef const float[::1] v32
+        cdef const double[::1] v64
+        cdef Py_ssize_t n_runs, count
+        cdef double longest_run
+        if self.single_precision:
+            sorted_values = self._sorted_float32(buf)
+            v32 = sorted_values
+            with nogil:
+                n_runs = run_starts(v32, starts, &longest_run)
+        else:
+            buf.sort()                   # in place; NaN last
+            sorted_values = v64 = buf
+            with nogil:
+                n_runs = run_starts(v64, starts, &longest_run)
+        cdef double total = starts[n_runs]
+        exact = max_size < 2 or n_runs <= max_size
+        if exact:
+            rmin = self.rmin[:n_runs].copy()
+            rmax = self.rmin[1:n_runs + 1].copy()
+        else:
+            keep = np.empty(max_size, dtype=np.intp)
+            count = _keep_unit(starts, n_runs, longest_run, total, max_size,
+                               keep)
+            kept = keep[:count]
+            rmin = self.rmin[kept]
+            rmax = self.rmin[kept + 1]
+        values = np.asarray(sorted_values)[rmin.astype(np.intp)]
+        return _make_summary(values.astype(np.float64), rmin, rmax,
+                             rmax - rmin, total, exact)
 
     def _sorted_float32(self, buf):
         """The float32 chunk ``buf`` sorted in place, NaN left out (or
@@ -879,6 +1076,18 @@ cdef class _ExactBuilder:
         kept = keep[:count]
         return _make_summary(self.x[kept], self.rmin[kept], self.rmax[kept],
                              self.wmin[kept], total, False)
+
+
+cdef Py_ssize_t _keep_unit(double[::1] starts, Py_ssize_t n_runs,
+                           double longest_run, double total,
+                           Py_ssize_t max_size, keep):
+    """``select_pruned_unit`` into the intp array ``keep``."""
+    cdef Py_ssize_t[::1] keep_v = keep
+    cdef Py_ssize_t count
+    with nogil:
+        count = select_pruned_unit(&starts[0], n_runs, longest_run, total,
+                                   max_size, &keep_v[0])
+    return count
 
 
 def _check_max(name, value, minimum):
@@ -1294,11 +1503,70 @@ def sketch_columns(X, features, max_bins, weights=None, chunk_size=65536):
     if n == 0:
         return running
     builder = _ExactBuilder(min(chunk_size, n), X.dtype)
-    for start in range(0, n, chunk_size):
-        stop = min(start + chunk_size, n)
-        rows = X[start:stop]
+    for start, stop, columns, scratch in _chunk_columns(X, features,
+                                                        chunk_size):
         w = None if weights is None else weights[start:stop]
-        for j, f in enumerate(features):
-            part = builder.build(rows[:, f], w, sizes[j])
+        for j in range(len(features)):
+            part = builder.build(columns[j], w, sizes[j], scratch=scratch)
             running[j] = running[j].merge(part).prune(sizes[j])
     return running
+
+
+cdef enum:
+    # rows per step of gather_columns: 16 float32 values of a feature are
+    # one cache line of its column
+    GATHER_ROWS = 16
+
+
+def _chunk_columns(X, features, Py_ssize_t chunk_size):
+    """``(start, stop, columns, scratch)`` for each chunk of X's rows:
+    ``columns[j]`` holds ``X[start:stop, features[j]]``. For a C-ordered
+    float32 X they are gathered in one pass over the chunk's rows into a
+    buffer of the caller's (``scratch``: it may be sorted in place),
+    instead of a strided copy of each column, which reads the chunk's
+    every cache line once per feature; otherwise they are views of X."""
+    cdef Py_ssize_t n = X.shape[0], start, stop
+    features = np.asarray(features, dtype=np.intp).reshape(-1)
+    gather = X.dtype == np.float32 and X.flags.c_contiguous
+    if gather:
+        buffer = np.empty((features.shape[0], min(chunk_size, n)),
+                          dtype=np.float32)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        if not gather:
+            rows = X[start:stop]
+            yield start, stop, [rows[:, f] for f in features], False
+            continue
+        gather_columns(X, start, stop, features, buffer)
+        yield start, stop, [buffer[j, :stop - start]
+                            for j in range(features.shape[0])], True
+
+
+def gather_columns(const float[:, ::1] X not None,      # IN (n_rows, n_features)
+                   Py_ssize_t start, Py_ssize_t stop,   # IN rows start..stop-1
+                   const Py_ssize_t[::1] features not None,  # IN (k,)
+                   float[:, ::1] out not None):         # OUT (k, >= stop-start)
+    """``out[j, :stop - start] = X[start:stop, features[j]]`` for every j,
+    reading X's rows once, in order. A step takes GATHER_ROWS rows (in the
+    first-level cache after the first feature reads them) and writes one
+    cache line of each feature's column."""
+    cdef Py_ssize_t n = stop - start, block, block_stop, j, f, r
+    cdef Py_ssize_t n_out = features.shape[0]
+    if not 0 <= start <= stop <= X.shape[0]:
+        raise ValueError("rows start..stop must lie within X")
+    if out.shape[0] != n_out or out.shape[1] < n:
+        raise ValueError("out must have a row per feature, of >= stop - "
+                         "start values")
+    feature_array = np.asarray(features)
+    if n_out and (feature_array.min() < 0
+                  or feature_array.max() >= X.shape[1]):
+        raise ValueError("a feature is outside [0, n_features)")
+    block = 0
+    with nogil:
+        while block < n:
+            block_stop = min(block + GATHER_ROWS, n)
+            for j in range(n_out):
+                f = features[j]
+                for r in range(block, block_stop):
+                    out[j, r] = X[start + r, f]
+            block = block_stop

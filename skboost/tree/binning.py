@@ -13,7 +13,8 @@ bin (all present values left, only missing values right).
 import numpy as np
 
 from .._threads import map_columns
-from ._binning import columns_with_nan, map_entries_to_bins, map_to_bins
+from ._binning import (bin_matrix, columns_with_nan, map_entries_to_bins,
+                       map_to_bins)
 from ._presorted import SortedColumns
 from ._sketch import sketch_column, sketch_columns
 from ._sparse import BinnedRows
@@ -225,6 +226,14 @@ class BinMapper:
         flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
         map_to_bins(X, flat, self.cut_ptr_, codes, n_threads)
         return codes
+
+    def binned(self, X, n_threads=1):
+        """The ``BinnedData`` of float32 C-ordered X: ``transform``'s codes
+        in both its layouts (row-major and feature-major), written in one
+        pass over X where the table search runs (``_binning.bin_matrix``)."""
+        flat = np.concatenate(self.cuts_) if self.cuts_ else np.empty(0)
+        return bin_matrix(X, flat, self.cut_ptr_, self.bin_ptr_,
+                          self.code_dtype_, n_threads)
 
     def transform_sparse(self, rows, n_threads=1):
         """The ``_sparse.BinnedRows`` of sparse rows (``SparseRows``): the

@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._approx import propose_cuts
-from ._binning import BinnedData
 from ._column_sampler import ColumnSampler
 from ._presorted import SortedColumns
 from ._presort import presort_dense, presort_sparse
@@ -121,8 +120,7 @@ def _vector_hist(X, kind, params, n_threads, weight, n_categories,
         raise ValueError("multi_strategy='multi_output_tree' does not "
                          "support " + ", ".join(unsupported))
     mapper = BinMapper(params.max_bin).fit(X, weight, n_threads)
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_,
-                        n_threads)
+    binned = mapper.binned(X, n_threads)
     from .finders.vector_hist import VectorHistFinder
     return VectorHistFinder(binned, mapper.split_thresholds_, params,
                             n_outputs, n_threads, weight=weight)
@@ -189,8 +187,7 @@ def _dense_hist(X, params, n_threads, *, weight, n_categories, **_):
 
 
 def _binned_hist(X, mapper, params, n_threads, weight, n_categories):
-    binned = BinnedData(mapper.transform(X, n_threads), mapper.bin_ptr_,
-                        n_threads)
+    binned = mapper.binned(X, n_threads)
     # the last level's rows go straight to their leaves' margins
     # (SplitLeafRows): no partition of the last level
     return HistFinder(binned, mapper.split_thresholds_, params, n_threads,
