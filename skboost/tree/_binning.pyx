@@ -302,6 +302,7 @@ def set_table_search(bint enabled):
     return previous
 
 
+@cython.wraparound(True)   # numpy slices from the end
 def _search_tables(cuts32, cut_ptr):
     """The table search's arrays (``map_to_bins``): every feature's float32
     cuts padded with +inf to TABLE_CUTS, shape (n_features, TABLE_CUTS),
