@@ -652,10 +652,13 @@ test_valid_arguments_run, test_bad_inputs_raise_value_error = \
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_subtract_histograms_equals_numpy(n_threads):
+# the subtraction goes 64 int64 (32 bins) a block: fewer, exactly one,
+# two, and a part block after whole ones
+@pytest.mark.parametrize("n_bins", [17, 32, 64, 65, 200])
+def test_subtract_histograms_equals_numpy(n_threads, n_bins):
     from skboost.tree._histogram import subtract_histograms
     rng = np.random.default_rng(3)
-    hist = rng.integers(-2**40, 2**40, size=(9, 17, 2))
+    hist = rng.integers(-2**40, 2**40, size=(9, n_bins, 2))
     parent, child = np.array([4, 0, 7]), np.array([2, 8, 1])
     want = hist.copy()
     want[parent] -= want[child]
