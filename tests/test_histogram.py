@@ -284,6 +284,36 @@ def test_wide_layout_only_where_it_pays():
     np.testing.assert_array_equal(wide, expected)
 
 
+def naive_wide_of_bin(bin_ptr):
+    """The wide layout's map bin by bin, as its definition reads (feature
+    f's bin ``bin_ptr[f] + c`` at ``f * 256 + c``; c >= 256 at the zero
+    pair after every feature's)."""
+    n_features = len(bin_ptr) - 1
+    out = []
+    for f in range(n_features):
+        for c in range(bin_ptr[f + 1] - bin_ptr[f]):
+            out.append(f * 256 + c if c < 256 else n_features * 256)
+    return np.array(out, dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_of_bin_matches_naive_map(seed):
+    # widths from 1 to 300 bins: some features past 256 bins (their last
+    # bins at the zero pair), and a layout without features
+    rng = np.random.default_rng(seed)
+    widths = rng.integers(1, 301, size=rng.integers(1, 12))
+    bin_ptr = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    np.testing.assert_array_equal(_wide_of_bin(bin_ptr),
+                                  naive_wide_of_bin(bin_ptr))
+    assert _wide_of_bin(np.zeros(1, np.int64)).shape == (0,)
+
+
+@pytest.mark.parametrize("bin_ptr", [[1, 5], [0, 3, 3], [0, 4, 2], []])
+def test_wide_of_bin_rejects_bad_layouts(bin_ptr):
+    with pytest.raises(ValueError, match="bin_ptr"):
+        _wide_of_bin(np.array(bin_ptr, dtype=np.int64))
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_sibling_by_subtraction_is_exact(dtype):
     rng = np.random.default_rng(3)
@@ -622,10 +652,13 @@ test_valid_arguments_run, test_bad_inputs_raise_value_error = \
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_subtract_histograms_equals_numpy(n_threads):
+# the subtraction goes 64 int64 (32 bins) a block: fewer, exactly one,
+# two, and a part block after whole ones
+@pytest.mark.parametrize("n_bins", [17, 32, 64, 65, 200])
+def test_subtract_histograms_equals_numpy(n_threads, n_bins):
     from skboost.tree._histogram import subtract_histograms
     rng = np.random.default_rng(3)
-    hist = rng.integers(-2**40, 2**40, size=(9, 17, 2))
+    hist = rng.integers(-2**40, 2**40, size=(9, n_bins, 2))
     parent, child = np.array([4, 0, 7]), np.array([2, 8, 1])
     want = hist.copy()
     want[parent] -= want[child]

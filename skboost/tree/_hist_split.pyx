@@ -29,7 +29,8 @@ from libc.stdlib cimport free, malloc
 
 from ._categorical_scan cimport (CategoryList, CatEntry,
                                 NodeCategoryLists, scan_categorical)
-from ._common cimport int32_t, int64_t, is_better, reset_candidate, uint8_t
+from ._common cimport (int32_t, int64_t, is_better, prefetch,
+                       reset_candidate, uint8_t)
 from ._context cimport SplitContext, reg_params
 from ._thread_bests cimport merge_thread_bests
 from .._parallel cimport threads_for_work
@@ -253,7 +254,12 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
     scan.min_child_weight = p.min_child_weight
     scan.floor = children_score_floor(best.split.gain, parent_score)
     start = 0
+    prefetch_pairs(pairs, min(PRETEST_BINS, last))
     while start < last:
+        # the next chunk's lines, while this one is summed and pre-tested
+        if start + PRETEST_BINS < last:
+            prefetch_pairs(&pairs[2 * (start + PRETEST_BINS)],
+                           min(PRETEST_BINS, last - start - PRETEST_BINS))
         # the running sums of the chunk's bins (missing values right:
         # bins 0..b left), then its candidates
         for b in range(start, min(start + PRETEST_BINS, last)):
@@ -265,6 +271,28 @@ cdef inline void scan_bins_l2(const int64_t[:, ::1] hist, int32_t feature,
                     min(start + PRETEST_BINS, last) - start, Gq_left,
                     Hq_left, Gq_miss, Hq_miss, n_value_bins - 1)
         start += PRETEST_BINS
+
+
+cdef inline void prefetch_pairs(const int64_t* pairs,
+                                int64_t n_pairs) noexcept nogil:
+    """Ask for the cache lines of ``n_pairs`` pairs from ``pairs`` on (a
+    chunk of PRETEST_BINS: 16 lines), into L1, ahead of the running sums'
+    loads.
+
+    That loop was load-bound (perf: a quarter to a third of a level's scan
+    samples on the load of the pair): a feature's bins fill about one 4 KB
+    page, where the hardware's stream prefetcher stops and starts over, and
+    a level's histograms (115 KB a node at 28 x 257 bins) outgrow L2. Asked
+    a chunk ahead, the misses overlap the sums and pre-test of the chunk
+    before. Measured in one process on the same levels, alternating the
+    two builds: a tenth to a fifth off the scan, hot or cold caches,
+    10,000 and 200,000 rows. Into L1, one chunk ahead, within the feature:
+    as fast as two chunks ahead, faster than into L2 only."""
+    cdef const char* line = <const char*> pairs
+    cdef const char* stop = line + n_pairs * 2 * sizeof(int64_t)
+    while line < stop:
+        prefetch(line)
+        line += 64
 
 
 # (the public entry point, whose docstring is the kernel's contract: it

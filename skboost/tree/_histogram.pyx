@@ -35,10 +35,11 @@ from ._binning cimport BinnedData
 from ._categorical_scan cimport ListedSpans, SubtractSpan, clear_spans
 from ._sparse cimport BinnedRows
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
-                       prefetch_outer, round_to_int64, uint8_t,
+                       prefetch, prefetch_outer, round_to_int64, uint8_t,
                        weight_pointer)
 from .._parallel cimport threads_for_work
-from ._checks cimport distinct_in_range, valid_slices
+from ._checks cimport (distinct_in_range, rising_from_zero,
+                      valid_slices)
 from ._partition cimport RowPartition
 from ._partition import _make_tasks, threads_for_tasks
 
@@ -468,14 +469,25 @@ def _wide_of_bin(bin_ptr):
     ``bin_ptr[f] + c`` is ``f * WIDE_BINS + c``; a bin no uint8 code
     reaches (c >= WIDE_BINS: the missing bin of a feature of 256 value bins
     and no missing values) is the wide layout's last pair, after every
-    feature's, which stays zero."""
-    bin_ptr = np.asarray(bin_ptr)
-    widths = np.diff(bin_ptr)
-    n_features = widths.shape[0]
-    feature = np.repeat(np.arange(n_features, dtype=np.int64), widths)
-    code = np.arange(bin_ptr[n_features], dtype=np.int64) - bin_ptr[feature]
-    return np.where(code < WIDE_BINS, feature * WIDE_BINS + code,
-                    n_features * WIDE_BINS)
+    feature's, which stays zero.
+
+    Every build of a uint8 histogram asks for it: one typed pass over the
+    bins (a few microseconds at 7,000 bins) where the numpy expression of
+    it (diff, repeat, arange, where) took about 45 us of each call, a
+    fifth of a deep level's build at 10,000 rows."""
+    cdef const int64_t[::1] ptr = np.ascontiguousarray(bin_ptr,
+                                                       dtype=np.int64)
+    cdef Py_ssize_t n_features = ptr.shape[0] - 1, f
+    if n_features < 0 or not rising_from_zero(ptr, ptr[n_features]):
+        raise ValueError("bin_ptr must rise from 0, >= 1 bin a feature")
+    out = np.empty(ptr[n_features], dtype=np.int64)
+    cdef int64_t[::1] wide = out
+    cdef int64_t code, zero_pair = n_features * WIDE_BINS
+    for f in range(n_features):
+        for code in range(ptr[f + 1] - ptr[f]):
+            wide[ptr[f] + code] = (f * WIDE_BINS + code if code < WIDE_BINS
+                                   else zero_pair)
+    return out
 
 
 def build_histograms(BinnedData data,
@@ -553,20 +565,47 @@ def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_b
         raise ValueError("parent_rows and child_rows must be one each per "
                          "node, distinct rows of hist")
     cdef const int64_t[::1] r = rows
-    cdef Py_ssize_t n_values = hist.shape[1] * hist.shape[2], k, i
+    cdef Py_ssize_t n_values = hist.shape[1] * hist.shape[2], k
     cdef int64_t* base = &hist[0, 0, 0] if hist.shape[0] else NULL
     cdef int64_t* parent
     cdef const int64_t* child
     # a node's histogram is one contiguous block of n_bins * 2 int64: the
-    # subtraction streams two blocks (vectorised by the compiler); rows
-    # are distinct (checked), so the tasks write disjoint memory
+    # subtraction streams two blocks (_subtract_prefetched); rows are
+    # distinct (checked), so the tasks write disjoint memory
     for k in prange(n_nodes, nogil=True, schedule="static",
                     num_threads=threads_for_work(n_threads,
                                                  n_nodes * n_values)):
         parent = base + r[k] * n_values
         child = base + r[n_nodes + k] * n_values
-        for i in range(n_values):
+        _subtract_prefetched(parent, child, n_values)
+
+
+# int64 values a block of the subtraction: 8 cache lines of each histogram
+cdef enum:
+    SUBTRACT_BLOCK = 64
+
+
+cdef inline void _subtract_prefetched(int64_t* parent, const int64_t* child,
+                                      Py_ssize_t n_values) noexcept nogil:
+    """``parent[i] -= child[i]`` for ``i < n_values``, a block at a time,
+    asking for the next block's lines of both histograms (into L1) before
+    subtracting this one: the hardware's stream prefetcher starts over at
+    every 4 KB page (a 115 KB histogram has 29), and a level's histograms
+    outgrow L2. Measured in one process on the same levels of a 10,000-row
+    fit, alternating the two builds: -8% to -17%, 1 or 2 threads, hot or
+    cold caches. The block's own loop stays a plain one (vectorised)."""
+    cdef Py_ssize_t start = 0, i, stop, line
+    while start < n_values:
+        if start + 2 * SUBTRACT_BLOCK <= n_values:
+            line = start + SUBTRACT_BLOCK
+            while line < start + 2 * SUBTRACT_BLOCK:
+                prefetch(&child[line])
+                prefetch(&parent[line])
+                line += 8   # int64 a line
+        stop = min(start + SUBTRACT_BLOCK, n_values)
+        for i in range(start, stop):
             parent[i] = parent[i] - child[i]
+        start += SUBTRACT_BLOCK
 
 
 def _check_hist_rows(hist_rows, Py_ssize_t n_nodes, hist, Py_ssize_t n_bins):
