@@ -309,6 +309,50 @@ def test_gradient_check_maxima_are_the_active_maxima_of_every_row():
     assert magnitudes[1][0] == np.float32(3e30)
 
 
+def test_shards_take_the_gradient_kernels_extremes(client):
+    """The logistic and squared-error kernels return the pairs' extremes
+    with the gradients; a shard's round hands them to the gradient check,
+    as single-node training does (``InProcessRounds._round``), instead of
+    the check's own pass over the pairs (``pair_magnitudes``, counted on
+    the workers). The fits stay those of one worker, bit for bit."""
+    def count_passes():
+        from skboost._model import limits
+
+        original = limits.pair_magnitudes
+
+        def counted(*args, **kwargs):
+            limits.pair_magnitudes_calls += 1
+            return original(*args, **kwargs)
+
+        limits.pair_magnitudes_calls = 0
+        limits.pair_magnitudes_original = original
+        limits.pair_magnitudes = counted
+
+    def passes_counted():
+        from skboost._model import limits
+
+        limits.pair_magnitudes = limits.pair_magnitudes_original
+        return limits.pair_magnitudes_calls
+
+    X, y = _discrete_data(n=1600, seed=21)
+    dX = da.from_array(X, chunks=(400, 5))
+    for model, target in ((DaskBoostRegressor, y),
+                          (DaskBoostClassifier, (y > np.median(y)).astype(
+                              int))):
+        client.run(count_passes)
+        try:
+            two = model(**PARAMS).fit(dX, da.from_array(target, chunks=400),
+                                      client=client)
+        finally:
+            counts = client.run(passes_counted)
+        assert len(counts) == 2 and set(counts.values()) == {0}
+        one = model(**PARAMS).fit(
+            da.from_array(X, chunks=(1600, 5)),
+            da.from_array(target, chunks=1600), client=client)
+        assert np.array_equal(two.to_local().predict(X),
+                              one.to_local().predict(X))
+
+
 def test_subsample_matches_single_node_rate(client):
     """With subsample < 1 the rows differ from single-node's draw (which
     depends on the row order), but the fit is as good."""

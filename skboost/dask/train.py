@@ -927,12 +927,15 @@ class Shard:
         """Gradients of the round, each tree's row sample, and per tree the
         maxima of |g w|, |h w| over its rows and their number."""
         spec = self.spec
-        self.objective.gradient(self.y, self.raw, self.weights.in_gradients,
-                                self.gpair, spec.n_threads)
+        # the pairs' extremes when the objective's kernel took them (as
+        # single-node ``InProcessRounds._round``): no second pass here
+        extremes = self.objective.gradient(
+            self.y, self.raw, self.weights.in_gradients, self.gpair,
+            spec.n_threads)
         # max |g|, max |h| of every row, per output (or None)
         magnitudes = check_gradients(self.gpair, self.weight_sum,
                                      self.objective.name, iteration,
-                                     spec.n_threads)
+                                     spec.n_threads, extremes=extremes)
         self.active = []
         maxima = np.zeros((spec.trees_per_round, 3))
         for slot in range(spec.trees_per_round):
