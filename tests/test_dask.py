@@ -186,6 +186,33 @@ def test_packed_gather_refuses_values_it_would_not_give_back():
         pack_gathered(np.array([3], dtype=np.int64), None)
 
 
+@pytest.mark.parametrize("widths", [(1, 1), (3, 0, 4), (0, 2), (5,)])
+@pytest.mark.parametrize("n_nodes", [0, 1, 64])
+def test_shards_bests_side_by_side_are_numpys_concatenation(widths,
+                                                             n_nodes):
+    """The shards' per-feature bests of a level put side by side
+    (``_side_by_side``, written in place) against ``np.concatenate`` along
+    the features (the oracle): the same bytes, dtype and shape, NaN gains
+    and -0.0 thresholds included, for shards that own no feature too."""
+    from skboost.dask.reduce import _side_by_side
+    from skboost.tree.splits import empty_records
+
+    rng = np.random.default_rng(n_nodes + len(widths))
+    blocks = []
+    for width in widths:
+        records = empty_records(n_nodes * width)
+        records["feature"] = rng.integers(-1, 28, n_nodes * width)
+        records["gain"] = rng.normal(size=n_nodes * width)
+        records["gain"][:1] = np.nan
+        records["threshold"][1:2] = -0.0
+        records["Gq_left"] = rng.integers(-2 ** 62, 2 ** 62, n_nodes * width)
+        blocks.append(records.reshape(n_nodes, width))
+    expected = np.concatenate(blocks, axis=1)
+    got = _side_by_side(blocks)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
 @pytest.mark.parametrize("case", ["root", "counts", "bests", "no_values",
                                   "categorical", "empty_range", "no_nodes"])
 def test_packed_gather_gives_back_what_pickle_does(case):
