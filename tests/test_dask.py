@@ -380,6 +380,61 @@ def test_shards_take_the_gradient_kernels_extremes(client):
                               one.to_local().predict(X))
 
 
+def test_shards_start_their_trees_with_the_rounds_maxima(client):
+    """Every tree of a shard starts with the round's gradient maxima (as
+    single-node training's do): its local finder's fixed-point gradients
+    then make no pass over the rows for their own (the scales are the
+    shards'). Recorded on the workers, each tree's maxima against numpy's
+    over the pairs it grew on (the oracle: max |g|, max |h|, least h);
+    the model stays that of one worker, bit for bit."""
+    def record_starts():
+        import numpy
+
+        from skboost.tree.finders import hist
+
+        original = hist.HistFinder.start_tree
+
+        def recorded(self, gpair, active, gradient_maxima=None):
+            pairs = numpy.asarray(gpair, dtype=numpy.float64)
+            hist.recorded_starts.append((
+                None if gradient_maxima is None
+                else numpy.asarray(gradient_maxima, dtype=numpy.float64),
+                numpy.array([numpy.abs(pairs[:, 0]).max(),
+                             numpy.abs(pairs[:, 1]).max(),
+                             pairs[:, 1].min()])))
+            return original(self, gpair, active, gradient_maxima)
+
+        hist.recorded_starts = []
+        hist.original_start_tree = original
+        hist.HistFinder.start_tree = recorded
+
+    def recorded_starts():
+        from skboost.tree.finders import hist
+
+        hist.HistFinder.start_tree = hist.original_start_tree
+        return hist.recorded_starts
+
+    X, y = _discrete_data(n=1600, seed=22)
+    labels = np.digitize(y, np.quantile(y, [0.3, 0.7]))   # 3 classes
+    params = dict(PARAMS, n_estimators=4)
+    client.run(record_starts)
+    try:
+        two = DaskBoostClassifier(**params).fit(
+            da.from_array(X, chunks=(400, 5)),
+            da.from_array(labels, chunks=400), client=client)
+    finally:
+        starts = client.run(recorded_starts)
+    for per_worker in starts.values():
+        assert len(per_worker) == 4 * 3   # a tree per round and class
+        for given, oracle in per_worker:
+            assert given is not None and np.array_equal(given, oracle)
+    one = DaskBoostClassifier(**params).fit(
+        da.from_array(X, chunks=(1600, 5)),
+        da.from_array(labels, chunks=1600), client=client)
+    assert np.array_equal(two.to_local().predict_proba(X),
+                          one.to_local().predict_proba(X))
+
+
 def test_subsample_matches_single_node_rate(client):
     """With subsample < 1 the rows differ from single-node's draw (which
     depends on the row order), but the fit is as good."""

@@ -518,11 +518,19 @@ class ShardFinder(SplitFinder):
         self.local.fixed_scales = scales
         self.n_active = n_active
 
-    def start_tree(self, gpair, active):
+    # the round's gradient maxima go to the local finder's fixed-point
+    # gradients: the scales are the shards' (``set_tree``), and with the
+    # maxima given they make no pass over the rows for their own
+    takes_gradient_maxima = True
+
+    def start_tree(self, gpair, active, gradient_maxima=None):
         start = time.perf_counter()
         f = self.local
         self._place_local_pool()
-        f.start_tree(gpair, active)
+        if gradient_maxima is not None and f.takes_gradient_maxima:
+            f.start_tree(gpair, active, gradient_maxima=gradient_maxima)
+        else:
+            f.start_tree(gpair, active)
         self.scales = f.scales
         summed = self._reduce(f.pool.array, f.table["hist_row"][:1], start)
         f.retire(np.zeros(1, dtype=np.int64))   # the summed copy lives on
