@@ -186,6 +186,33 @@ def test_packed_gather_refuses_values_it_would_not_give_back():
         pack_gathered(np.array([3], dtype=np.int64), None)
 
 
+@pytest.mark.parametrize("widths", [(1, 1), (3, 0, 4), (0, 2), (5,)])
+@pytest.mark.parametrize("n_nodes", [0, 1, 64])
+def test_shards_bests_side_by_side_are_numpys_concatenation(widths,
+                                                             n_nodes):
+    """The shards' per-feature bests of a level put side by side
+    (``_side_by_side``, written in place) against ``np.concatenate`` along
+    the features (the oracle): the same bytes, dtype and shape, NaN gains
+    and -0.0 thresholds included, for shards that own no feature too."""
+    from skboost.dask.reduce import _side_by_side
+    from skboost.tree.splits import empty_records
+
+    rng = np.random.default_rng(n_nodes + len(widths))
+    blocks = []
+    for width in widths:
+        records = empty_records(n_nodes * width)
+        records["feature"] = rng.integers(-1, 28, n_nodes * width)
+        records["gain"] = rng.normal(size=n_nodes * width)
+        records["gain"][:1] = np.nan
+        records["threshold"][1:2] = -0.0
+        records["Gq_left"] = rng.integers(-2 ** 62, 2 ** 62, n_nodes * width)
+        blocks.append(records.reshape(n_nodes, width))
+    expected = np.concatenate(blocks, axis=1)
+    got = _side_by_side(blocks)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
 @pytest.mark.parametrize("case", ["root", "counts", "bests", "no_values",
                                   "categorical", "empty_range", "no_nodes"])
 def test_packed_gather_gives_back_what_pickle_does(case):
@@ -307,6 +334,105 @@ def test_gradient_check_maxima_are_the_active_maxima_of_every_row():
             assert (float(magnitudes[k][0]), float(magnitudes[k][1])) == (g, h)
             assert count == n
     assert magnitudes[1][0] == np.float32(3e30)
+
+
+def test_shards_take_the_gradient_kernels_extremes(client):
+    """The logistic and squared-error kernels return the pairs' extremes
+    with the gradients; a shard's round hands them to the gradient check,
+    as single-node training does (``InProcessRounds._round``), instead of
+    the check's own pass over the pairs (``pair_magnitudes``, counted on
+    the workers). The fits stay those of one worker, bit for bit."""
+    def count_passes():
+        from skboost._model import limits
+
+        original = limits.pair_magnitudes
+
+        def counted(*args, **kwargs):
+            limits.pair_magnitudes_calls += 1
+            return original(*args, **kwargs)
+
+        limits.pair_magnitudes_calls = 0
+        limits.pair_magnitudes_original = original
+        limits.pair_magnitudes = counted
+
+    def passes_counted():
+        from skboost._model import limits
+
+        limits.pair_magnitudes = limits.pair_magnitudes_original
+        return limits.pair_magnitudes_calls
+
+    X, y = _discrete_data(n=1600, seed=21)
+    dX = da.from_array(X, chunks=(400, 5))
+    for model, target in ((DaskBoostRegressor, y),
+                          (DaskBoostClassifier, (y > np.median(y)).astype(
+                              int))):
+        client.run(count_passes)
+        try:
+            two = model(**PARAMS).fit(dX, da.from_array(target, chunks=400),
+                                      client=client)
+        finally:
+            counts = client.run(passes_counted)
+        assert len(counts) == 2 and set(counts.values()) == {0}
+        one = model(**PARAMS).fit(
+            da.from_array(X, chunks=(1600, 5)),
+            da.from_array(target, chunks=1600), client=client)
+        assert np.array_equal(two.to_local().predict(X),
+                              one.to_local().predict(X))
+
+
+def test_shards_start_their_trees_with_the_rounds_maxima(client):
+    """Every tree of a shard starts with the round's gradient maxima (as
+    single-node training's do): its local finder's fixed-point gradients
+    then make no pass over the rows for their own (the scales are the
+    shards'). Recorded on the workers, each tree's maxima against numpy's
+    over the pairs it grew on (the oracle: max |g|, max |h|, least h);
+    the model stays that of one worker, bit for bit."""
+    def record_starts():
+        import numpy
+
+        from skboost.tree.finders import hist
+
+        original = hist.HistFinder.start_tree
+
+        def recorded(self, gpair, active, gradient_maxima=None):
+            pairs = numpy.asarray(gpair, dtype=numpy.float64)
+            hist.recorded_starts.append((
+                None if gradient_maxima is None
+                else numpy.asarray(gradient_maxima, dtype=numpy.float64),
+                numpy.array([numpy.abs(pairs[:, 0]).max(),
+                             numpy.abs(pairs[:, 1]).max(),
+                             pairs[:, 1].min()])))
+            return original(self, gpair, active, gradient_maxima)
+
+        hist.recorded_starts = []
+        hist.original_start_tree = original
+        hist.HistFinder.start_tree = recorded
+
+    def recorded_starts():
+        from skboost.tree.finders import hist
+
+        hist.HistFinder.start_tree = hist.original_start_tree
+        return hist.recorded_starts
+
+    X, y = _discrete_data(n=1600, seed=22)
+    labels = np.digitize(y, np.quantile(y, [0.3, 0.7]))   # 3 classes
+    params = dict(PARAMS, n_estimators=4)
+    client.run(record_starts)
+    try:
+        two = DaskBoostClassifier(**params).fit(
+            da.from_array(X, chunks=(400, 5)),
+            da.from_array(labels, chunks=400), client=client)
+    finally:
+        starts = client.run(recorded_starts)
+    for per_worker in starts.values():
+        assert len(per_worker) == 4 * 3   # a tree per round and class
+        for given, oracle in per_worker:
+            assert given is not None and np.array_equal(given, oracle)
+    one = DaskBoostClassifier(**params).fit(
+        da.from_array(X, chunks=(1600, 5)),
+        da.from_array(labels, chunks=1600), client=client)
+    assert np.array_equal(two.to_local().predict_proba(X),
+                          one.to_local().predict_proba(X))
 
 
 def test_subsample_matches_single_node_rate(client):

@@ -218,6 +218,20 @@ def merge_feature_bests(per_feature, allowed):
     return records
 
 
+def _side_by_side(blocks):
+    """The shards' per-feature bests (SPLIT_RECORD blocks of shape
+    (n_nodes, width_k)) side by side in one array. Written in place:
+    ``np.concatenate`` of a structured dtype promotes its fields in Python
+    at every call, several times the copy's cost at a level's size."""
+    widths = [block.shape[1] for block in blocks]
+    out = np.empty((blocks[0].shape[0], sum(widths)), dtype=SPLIT_RECORD)
+    at = 0
+    for block, width in zip(blocks, widths):
+        out[:, at:at + width] = block
+        at += width
+    return out
+
+
 class PeerExchange:
     """A shard's reduce-scatter of histograms with the other shards,
     worker to worker (Dask's worker RPC to the peers' actors).
@@ -504,11 +518,19 @@ class ShardFinder(SplitFinder):
         self.local.fixed_scales = scales
         self.n_active = n_active
 
-    def start_tree(self, gpair, active):
+    # the round's gradient maxima go to the local finder's fixed-point
+    # gradients: the scales are the shards' (``set_tree``), and with the
+    # maxima given they make no pass over the rows for their own
+    takes_gradient_maxima = True
+
+    def start_tree(self, gpair, active, gradient_maxima=None):
         start = time.perf_counter()
         f = self.local
         self._place_local_pool()
-        f.start_tree(gpair, active)
+        if gradient_maxima is not None and f.takes_gradient_maxima:
+            f.start_tree(gpair, active, gradient_maxima=gradient_maxima)
+        else:
+            f.start_tree(gpair, active)
         self.scales = f.scales
         summed = self._reduce(f.pool.array, f.table["hist_row"][:1], start)
         f.retire(np.zeros(1, dtype=np.int64))   # the summed copy lives on
@@ -551,8 +573,8 @@ class ShardFinder(SplitFinder):
             left_sets = {}
             for _, (_, sets) in gathered:
                 left_sets.update(sets)
-            self.bests = (nodes, np.concatenate(
-                [records for _, (records, _) in gathered], axis=1), left_sets)
+            self.bests = (nodes, _side_by_side(
+                [records for _, (records, _) in gathered]), left_sets)
         return [m for m, _ in gathered]
 
     def find_splits(self, batch):
@@ -575,13 +597,16 @@ class ShardFinder(SplitFinder):
                                    "it)")
             allowed = np.ones(candidates.shape, dtype=np.uint8)
         records = merge_feature_bests(candidates, allowed)
-        sets = [left_sets.get((int(node), int(feature)))
-                if feature >= 0 and kind > 0 else None
-                for node, feature, kind in zip(nodes, records["feature"],
-                                               records["cat_kind"])]
+        sets = None
+        if left_sets:   # categorical splits were found: each node's set
+            sets = [left_sets.get((int(node), int(feature)))
+                    if feature >= 0 and kind > 0 else None
+                    for node, feature, kind in zip(nodes, records["feature"],
+                                                   records["cat_kind"])]
+            if all(x is None for x in sets):
+                sets = None
         G, H = (self.table["sums"][nodes] / self.scales).T
-        return SplitBatch(records, G, H,
-                          None if all(x is None for x in sets) else sets)
+        return SplitBatch(records, G, H, sets)
 
     def apply_splits(self, nodes, splits, left, right, find_next):
         start = time.perf_counter()

@@ -361,6 +361,7 @@ class Shard:
                        "propose_rebin_seconds": 0.0, "round_calls": 0}
         self.exchange = None
         self._servers, self._links = [], None   # the direct links
+        self._magnitudes = None   # the round's gradient maxima (or None)
 
     def describe(self):
         """Per partition: index, rows, and the signatures the client
@@ -830,8 +831,10 @@ class Shard:
             self.shard_finder.set_tree(global_scales(maxima[slot]),
                                        int(maxima[slot, :, 2].sum()))
             group = self._group(slot)
-            tree, leaf_rows = self.driver.grow(self.gpair[group],
-                                               self.active[slot])
+            tree, leaf_rows = self.driver.grow(
+                self.gpair[group], self.active[slot],
+                gradient_maxima=(None if self._magnitudes is None
+                                 else self._magnitudes[group]))
             self._add_tree(tree, leaf_rows, slot)
             trees.append(tree)
         self.exchange.flush()
@@ -927,12 +930,16 @@ class Shard:
         """Gradients of the round, each tree's row sample, and per tree the
         maxima of |g w|, |h w| over its rows and their number."""
         spec = self.spec
-        self.objective.gradient(self.y, self.raw, self.weights.in_gradients,
-                                self.gpair, spec.n_threads)
+        # the pairs' extremes when the objective's kernel took them (as
+        # single-node ``InProcessRounds._round``): no second pass here
+        extremes = self.objective.gradient(
+            self.y, self.raw, self.weights.in_gradients, self.gpair,
+            spec.n_threads)
         # max |g|, max |h| of every row, per output (or None)
         magnitudes = check_gradients(self.gpair, self.weight_sum,
                                      self.objective.name, iteration,
-                                     spec.n_threads)
+                                     spec.n_threads, extremes=extremes)
+        self._magnitudes = magnitudes   # the trees' start (``grow_round``)
         self.active = []
         maxima = np.zeros((spec.trees_per_round, 3))
         for slot in range(spec.trees_per_round):
