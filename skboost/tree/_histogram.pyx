@@ -48,7 +48,7 @@ from .._parallel cimport threads_for_work
 from ._checks cimport (distinct_in_range, rising_from_zero,
                       valid_slices)
 from ._partition cimport RowPartition
-from ._partition import _make_tasks, threads_for_tasks
+from ._partition import ROWS_PER_TASK, _make_tasks, threads_for_tasks
 from ._hist_split import _check_inputs as _check_scan_inputs
 
 # bin codes: uint8 for up to 256 bins a feature, uint16 beyond; each
@@ -989,7 +989,10 @@ def build_subtract_scan(BinnedData data,
     one row for all) and ``feature_allowed`` hold the smaller children
     then the larger, as the returned splits do. Each thread takes a pair
     at a time (the thread count of ``context``), and reads the pair's two
-    histograms while they are in its cache.
+    histograms while they are in its cache. On several threads, a smaller
+    child of more rows than a build task (``ROWS_PER_TASK``) is built
+    first by ``build_histograms``, its rows split among the threads (one
+    thread on a pair of the first levels would hold the others up).
 
     Returns
     -------
@@ -1010,27 +1013,31 @@ def build_subtract_scan(BinnedData data,
         node_sums, scan.scale_g, scan.scale_h, &scan.p, None)
     scan.parent_score = &parent_score[0]
     scan.best = _fresh_bests(2 * n_pairs)
-    # the work of the level: the smaller children's updates, and the scan
-    # of both children's bins
-    n_updates = (int((small_end - small_begin).sum()) * data.n_features
+    counts = small_end - small_begin
+    build = _build_in_pipeline(data, partition, gradients, small_begin,
+                               small_end, pool_rows[:n_pairs], hist,
+                               context.n_threads)
+    # the work left: the smaller children's updates, and the scan of both
+    # children's bins
+    n_updates = (int(counts[build.view(bool)].sum()) * data.n_features
                  + SCAN_WORK_PER_BIN * 2 * n_pairs * data.n_bins)
     cdef int n_threads = min(threads_for_work(context.n_threads, n_updates),
                              max(n_pairs, 1))
-    # most rows first: the dynamic schedule then ends on the small pairs
-    order = np.argsort(small_begin - small_end, kind="stable")
+    # most rows to build first: the dynamic schedule ends on small pairs
+    order = np.argsort(-counts * build, kind="stable")
     try:
         if data.codes.dtype == np.uint8:
             _pipeline[uint8_t](data.codes, gradients, partition.row_index,
-                               small_begin, small_end, order, pool_rows,
-                               hist, node_sums, data.bin_ptr, thresholds,
-                               feature_allowed, &scan, _wide_layout(data),
-                               n_threads)
+                               small_begin, small_end, build, order,
+                               pool_rows, hist, node_sums, data.bin_ptr,
+                               thresholds, feature_allowed, &scan,
+                               _wide_layout(data), n_threads)
         else:
             _pipeline[uint16_t](data.codes, gradients, partition.row_index,
-                                small_begin, small_end, order, pool_rows,
-                                hist, node_sums, data.bin_ptr, thresholds,
-                                feature_allowed, &scan, _wide_layout(data),
-                                n_threads)
+                                small_begin, small_end, build, order,
+                                pool_rows, hist, node_sums, data.bin_ptr,
+                                thresholds, feature_allowed, &scan,
+                                _wide_layout(data), n_threads)
         return _merged_to_records(scan.best, 1, 2 * n_pairs)
     finally:
         free(scan.best)
@@ -1064,11 +1071,27 @@ def _pipeline_inputs(BinnedData data, RowPartition partition,
     return small_begin, small_end, pool_rows
 
 
+def _build_in_pipeline(BinnedData data, RowPartition partition,
+                       FixedPointGradients gradients, small_begin, small_end,
+                       small_rows, hist, int n_threads):
+    """Which smaller children ``build_subtract_scan``'s pairs build (uint8
+    flags): all on one thread; on several, those of at most
+    ``ROWS_PER_TASK`` rows, the others built here first by
+    ``build_histograms`` on every thread."""
+    large = (small_end - small_begin > ROWS_PER_TASK) & (n_threads > 1)
+    if np.any(large):
+        build_histograms(data, partition, gradients, small_begin[large],
+                         small_end[large], hist, n_threads,
+                         hist_rows=small_rows[large])
+    return (~large).view(np.uint8)
+
+
 cdef void _pipeline(const code_t[:, ::1] codes,
                     FixedPointGradients gradients,
                     const int32_t[::1] row_index,
                     const int64_t[::1] small_begin,
                     const int64_t[::1] small_end,
+                    const uint8_t[::1] build,
                     const int64_t[::1] order,
                     const int64_t[::1] pool_rows,
                     int64_t[:, :, ::1] hist,
@@ -1079,10 +1102,11 @@ cdef void _pipeline(const code_t[:, ::1] codes,
                     const PipelineScan* scan,
                     wide_of_bin_arr, int n_threads):
     """``build_subtract_scan``'s parallel loop: pair ``order[i]`` at a
-    time, its smaller child's histogram built by one thread (through that
-    thread's wide buffer in ``alone`` for a node of many rows), subtracted
-    from its parent's, then both scanned. ``pool_rows``: the smaller
-    children's rows of ``hist``, then the parents'."""
+    time, its smaller child's histogram built by one thread where
+    ``build`` says (through that thread's wide buffer in ``alone`` for a
+    node of many rows), subtracted from its parent's, then both scanned.
+    ``pool_rows``: the smaller children's rows of ``hist``, then the
+    parents'."""
     cdef Py_ssize_t n_pairs = small_begin.shape[0], i, k, large
     cdef const float[:, ::1] gpair = gradients.gpair
     cdef const int64_t[::1] wide_of_bin = wide_of_bin_arr
@@ -1096,11 +1120,12 @@ cdef void _pipeline(const code_t[:, ::1] codes,
                     num_threads=n_threads):
         k = order[i]
         large = n_pairs + k
-        _build_and_subtract(codes, gpair, &acc, row_index, small_begin[k],
-                            small_end[k], bin_ptr, &hist[pool_rows[k], 0, 0],
-                            &hist[pool_rows[large], 0, 0],
-                            &alone[threadid() if acc.wide_of_bin else 0,
-                                   0, 0])
+        if build[k]:
+            _build_node(codes, gpair, &acc, row_index, small_begin[k],
+                        small_end[k], bin_ptr, &hist[pool_rows[k], 0, 0],
+                        &alone[threadid() if acc.wide_of_bin else 0, 0, 0])
+        _subtract_prefetched(&hist[pool_rows[large], 0, 0],
+                             &hist[pool_rows[k], 0, 0], 2 * acc.n_bins)
         _scan_node(scan, k, hist[pool_rows[k]], node_sums, bin_ptr,
                    thresholds[k if per_node else 0], &feature_allowed[k, 0])
         _scan_node(scan, large, hist[pool_rows[large]], node_sums, bin_ptr,
@@ -1108,17 +1133,15 @@ cdef void _pipeline(const code_t[:, ::1] codes,
                    &feature_allowed[large, 0])
 
 
-cdef inline void _build_and_subtract(const code_t[:, ::1] codes,
-                                     const float[:, ::1] gpair,
-                                     const Accumulation* acc,
-                                     const int32_t[::1] row_index,
-                                     int64_t begin, int64_t end,
-                                     const int64_t[::1] bin_ptr,
-                                     int64_t* small, int64_t* parent,
-                                     int64_t* alone) noexcept nogil:
-    """The smaller child's histogram (rows ``begin .. end``) into
-    ``small``, as ``_build`` builds a node of one task, then ``parent -=
-    small``: the larger child's."""
+cdef inline void _build_node(const code_t[:, ::1] codes,
+                             const float[:, ::1] gpair,
+                             const Accumulation* acc,
+                             const int32_t[::1] row_index,
+                             int64_t begin, int64_t end,
+                             const int64_t[::1] bin_ptr, int64_t* small,
+                             int64_t* alone) noexcept nogil:
+    """The histogram of the rows ``begin .. end`` into ``small``, as
+    ``_build`` builds a node of one task."""
     cdef bint wide
     cdef int64_t* target = _node_target(acc, 0, end - begin, alone, small,
                                         &wide)
@@ -1126,7 +1149,6 @@ cdef inline void _build_and_subtract(const code_t[:, ::1] codes,
                 wide)
     if wide:
         narrow_from_wide(small, target, acc.wide_of_bin, acc.n_bins)
-    _subtract_prefetched(parent, small, 2 * acc.n_bins)
 
 
 cdef inline void _scan_node(const PipelineScan* scan, Py_ssize_t node,

@@ -350,7 +350,7 @@ class HistFinder(PooledHistogramFinder):
 
     def _children_histograms(self, small_begin, small_end, small_rows,
                              parent_rows):
-        if self._pipeline_pays(small_end - small_begin):
+        if self._pipeline_pays(small_begin.shape[0]):
             # built when the level is scanned, pair by pair (find_splits)
             self._pending = PendingLevel(small_begin, small_end, small_rows,
                                          parent_rows)
@@ -358,17 +358,16 @@ class HistFinder(PooledHistogramFinder):
         super()._children_histograms(small_begin, small_end, small_rows,
                                      parent_rows)
 
-    def _pipeline_pays(self, small_counts):
-        """Whether a level (its smaller children's row counts) goes through
-        the per-node pipeline: numeric features without monotone
-        constraints (what ``build_subtract_scan`` scans), and pairs that
-        spread over the threads (``pairs_spread``)."""
+    def _pipeline_pays(self, n_pairs):
+        """Whether a level of ``n_pairs`` splits goes through the per-node
+        pipeline: numeric features without monotone constraints (what
+        ``build_subtract_scan`` scans), and pairs enough for the threads
+        (``pairs_spread``)."""
         if not self.pipelines_levels or self.categorical is not None or (
                 self._parent_spans is not None
                 or self.params.monotone is not None):
             return False
-        return pairs_spread(small_counts, self.binned.n_features,
-                            self.binned.n_bins, self.n_threads)
+        return pairs_spread(n_pairs, self.n_threads)
 
     def apply_splits(self, nodes, splits, left, right, find_next):
         self._finish_pending()
@@ -472,24 +471,18 @@ class PendingLevel:
 
 
 # A level goes through the pipeline on several threads only with at least
-# this many pairs a thread: its threads take a pair at a time, so a level
-# of fewer pairs (the first levels) keeps the batch build, which splits a
-# node's rows among the threads.
+# this many pairs a thread: its threads take a pair at a time (the scans
+# of a pair's two children on one thread), so a level of fewer pairs (the
+# first levels) keeps the batch path, which shares out each node's
+# features. (A pair's build is at most a build task of rows: the smaller
+# children of more are built first, on every thread: build_subtract_scan.)
 PIPELINE_PAIRS_PER_THREAD = 2
 
 
-def pairs_spread(small_counts, n_features, n_bins, n_threads):
-    """Whether the pairs of a level (its smaller children's row counts)
-    share out over ``n_threads`` a pair at a time: one thread, or at least
-    PIPELINE_PAIRS_PER_THREAD pairs a thread and no pair more than a
-    thread's share of the level's work (its build's updates, and the scan
-    of its two children's bins at 4 units a bin, ``_hist_split``)."""
-    if n_threads <= 1:
-        return True
-    if small_counts.shape[0] < PIPELINE_PAIRS_PER_THREAD * n_threads:
-        return False
-    work = small_counts * n_features + 8 * n_bins
-    return int(work.max()) * n_threads <= int(work.sum())
+def pairs_spread(n_pairs, n_threads):
+    """Whether a level of ``n_pairs`` splits shares out over ``n_threads``
+    a pair at a time (see PIPELINE_PAIRS_PER_THREAD)."""
+    return n_threads <= 1 or n_pairs >= PIPELINE_PAIRS_PER_THREAD * n_threads
 
 
 def _as_2d(thresholds):
