@@ -21,7 +21,7 @@ from skboost.tree._binning import BinnedData
 from skboost.tree._hist_split import find_best_splits_hist
 from skboost.tree._histogram import (FixedPointGradients, build_histograms,
                                      build_subtract_scan, subtract_histograms)
-from skboost.tree._partition import RowPartition
+from skboost.tree._partition import ROWS_PER_TASK, RowPartition
 from skboost.tree.finders import hist as hist_finders
 from _oracles import REG_GRID, split_context
 from test_hist_split import naive_best
@@ -148,13 +148,17 @@ def test_matches_naive_histograms_and_naive_scan(seed, n_threads):
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-@pytest.mark.parametrize("dtype,max_width", [(np.uint8, 256),
-                                             (np.uint16, 600)])
-def test_same_records_as_the_batch_path(dtype, max_width, n_threads):
-    # a fifth level of 28 features (16 pairs, wide and narrow builds: the
-    # uint8 smaller children above and below WIDE_MIN_ROWS)
+@pytest.mark.parametrize("dtype,max_width,n_levels", [
+    (np.uint8, 256, 5), (np.uint8, 256, 3), (np.uint16, 600, 5)])
+def test_same_records_as_the_batch_path(dtype, max_width, n_levels,
+                                        n_threads):
+    # 28 features; a fifth level (16 pairs, wide and narrow builds: uint8
+    # smaller children above and below WIDE_MIN_ROWS), and a third (a
+    # smaller child of more rows than a build task: on 2 threads, built
+    # first by every thread)
     problem = level_problem(11, n_rows=150_000, n_features=28,
-                            max_width=max_width, n_levels=5, dtype=dtype)
+                            max_width=max_width, n_levels=n_levels,
+                            dtype=dtype)
     sums, thresholds, allowed, context = children_inputs(
         problem, REG_GRID[1], n_threads)
     got_pool, got = run_pipeline(problem, sums, thresholds, allowed, context)
@@ -165,7 +169,9 @@ def test_same_records_as_the_batch_path(dtype, max_width, n_threads):
     # (a node emptied by the random splits has none)
     assert np.count_nonzero(got["feature"] >= 0) > got.shape[0] // 2
     sizes = problem["small"][1] - problem["small"][0]
-    if dtype == np.uint8:
+    if n_levels == 3:
+        assert sizes.max() > ROWS_PER_TASK
+    elif dtype == np.uint8:
         assert sizes.min() < 4096 <= sizes.max()
 
 
