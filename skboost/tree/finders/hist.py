@@ -361,13 +361,13 @@ class HistFinder(PooledHistogramFinder):
     def _pipeline_pays(self, n_pairs):
         """Whether a level of ``n_pairs`` splits goes through the per-node
         pipeline: numeric features without monotone constraints (what
-        ``build_subtract_scan`` scans), and pairs enough for the threads
-        (``pairs_spread``)."""
+        ``build_subtract_scan`` scans), on a level where it pays
+        (``pipeline_pays``)."""
         if not self.pipelines_levels or self.categorical is not None or (
                 self._parent_spans is not None
                 or self.params.monotone is not None):
             return False
-        return pairs_spread(n_pairs, self.n_threads)
+        return pipeline_pays(n_pairs, self.binned.n_bins, self.n_threads)
 
     def apply_splits(self, nodes, splits, left, right, find_next):
         self._finish_pending()
@@ -470,19 +470,26 @@ class PendingLevel:
             self.parent_rows)
 
 
-# A level goes through the pipeline on several threads only with at least
-# this many pairs a thread: its threads take a pair at a time (the scans
-# of a pair's two children on one thread), so a level of fewer pairs (the
-# first levels) keeps the batch path, which shares out each node's
-# features. (A pair's build is at most a build task of rows: the smaller
-# children of more are built first, on every thread: build_subtract_scan.)
+# When a level goes through the pipeline (measured on 10,000 x 28, depth
+# 8, against the batch path on the same levels): on several threads, from
+# 2 pairs a thread (the pairs share out, in one parallel region instead of
+# three; fewer, and the batch path shares out each node's features); on
+# one thread, once the level's histograms outgrow LEVEL_CACHE_BYTES (the
+# batch path's passes then read them back from beyond L2; below, the
+# pipeline was up to a tenth slower, above, a tenth faster). A pair's
+# build is at most a build task of rows: the smaller children of more are
+# built first on every thread (build_subtract_scan).
 PIPELINE_PAIRS_PER_THREAD = 2
+LEVEL_CACHE_BYTES = 1 << 20
 
 
-def pairs_spread(n_pairs, n_threads):
-    """Whether a level of ``n_pairs`` splits shares out over ``n_threads``
-    a pair at a time (see PIPELINE_PAIRS_PER_THREAD)."""
-    return n_threads <= 1 or n_pairs >= PIPELINE_PAIRS_PER_THREAD * n_threads
+def pipeline_pays(n_pairs, n_bins, n_threads):
+    """Whether a level of ``n_pairs`` splits of histograms of ``n_bins``
+    goes through the pipeline (see PIPELINE_PAIRS_PER_THREAD)."""
+    if n_threads > 1:
+        return n_pairs >= PIPELINE_PAIRS_PER_THREAD * n_threads
+    # two children a pair, 16 bytes a bin
+    return 2 * n_pairs * n_bins * 16 > LEVEL_CACHE_BYTES
 
 
 def _as_2d(thresholds):
