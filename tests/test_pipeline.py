@@ -211,6 +211,8 @@ def test_rejects_bad_inputs(change, message):
     dict(max_depth=6, colsample_bynode=0.6, colsample_bylevel=0.8,
          subsample=0.7, random_state=4),
     dict(max_depth=0, grow_policy="lossguide"),
+    dict(max_depth=7, max_leaves=40),
+    dict(max_depth=6, tree_method="approx"),
 ])
 def test_trees_match_the_batch_path(monkeypatch, params, n_jobs):
     rng = np.random.default_rng(5)

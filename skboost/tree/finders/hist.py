@@ -7,6 +7,10 @@ Rows are kept partitioned so that each node's rows are a contiguous slice
 slices, builds the smaller children's histograms and derives the larger
 children's by subtraction from their parents' (exact in fixed point);
 finding splits scans the histograms of a batch of nodes in one kernel call.
+On a level of many splits (``pipeline_pays``) of numeric features, the
+histograms wait for the scan instead (``PendingLevel``), which builds,
+subtracts and scans them pair by pair, each pair's two histograms read
+while in cache (``_histogram.build_subtract_scan``): the same splits.
 """
 
 import numpy as np
