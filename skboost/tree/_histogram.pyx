@@ -1000,31 +1000,23 @@ def build_subtract_scan(BinnedData data,
     """
     small_begin, small_end, pool_rows = _pipeline_inputs(
         data, partition, gradients, small_begin, small_end, small_rows,
-        parent_rows, hist)
+        parent_rows, hist, node_sums, thresholds, feature_allowed)
     cdef Py_ssize_t n_pairs = small_begin.shape[0]
-    if np.ndim(node_sums) != 2 or np.shape(node_sums)[0] != 2 * n_pairs:
-        raise ValueError("node_sums must hold the sums of 2 * n_pairs nodes")
-    _check_scan_inputs(hist, node_sums, data.bin_ptr, thresholds,
-                       feature_allowed, pool_rows, None)
     cdef PipelineScan scan
     scan.p = reg_params(context)
     scan.scale_g, scan.scale_h = context.scale_g, context.scale_h
     cdef double[::1] parent_score = _parent_scores(
         node_sums, scan.scale_g, scan.scale_h, &scan.p, None)
     scan.parent_score = &parent_score[0]
-    scan.best = _fresh_bests(2 * n_pairs)
     counts = small_end - small_begin
     build = _build_in_pipeline(data, partition, gradients, small_begin,
                                small_end, pool_rows[:n_pairs], hist,
                                context.n_threads)
-    # the work left: the smaller children's updates, and the scan of both
-    # children's bins
-    n_updates = (int(counts[build.view(bool)].sum()) * data.n_features
-                 + SCAN_WORK_PER_BIN * 2 * n_pairs * data.n_bins)
-    cdef int n_threads = min(threads_for_work(context.n_threads, n_updates),
-                             max(n_pairs, 1))
+    cdef int n_threads = _pipeline_threads(data, counts, build,
+                                           context.n_threads)
     # most rows to build first: the dynamic schedule ends on small pairs
     order = np.argsort(-counts * build, kind="stable")
+    scan.best = _fresh_bests(2 * n_pairs)
     try:
         if data.codes.dtype == np.uint8:
             _pipeline[uint8_t](data.codes, gradients, partition.row_index,
@@ -1043,13 +1035,24 @@ def build_subtract_scan(BinnedData data,
         free(scan.best)
 
 
+def _pipeline_threads(BinnedData data, counts, build, int n_threads):
+    """The threads of ``build_subtract_scan``'s loop: at most one a pair,
+    and as many as the work left pays for (the updates of the smaller
+    children it builds, the scan of both children's bins)."""
+    n_pairs = counts.shape[0]
+    n_updates = (int(counts[build.view(bool)].sum()) * data.n_features
+                 + SCAN_WORK_PER_BIN * 2 * n_pairs * data.n_bins)
+    return min(threads_for_work(n_threads, n_updates), max(n_pairs, 1))
+
+
 def _pipeline_inputs(BinnedData data, RowPartition partition,
                      FixedPointGradients gradients, small_begin, small_end,
-                     small_rows, parent_rows, hist):
-    """``build_subtract_scan``'s slices and pool rows, checked as
-    ``build_histograms`` and ``subtract_histograms`` check theirs: int64
-    begins and ends, and the smaller children's rows then the parents'
-    (2 * n_pairs distinct rows of ``hist``)."""
+                     small_rows, parent_rows, hist, node_sums, thresholds,
+                     feature_allowed):
+    """``build_subtract_scan``'s inputs, checked as ``build_histograms``,
+    ``subtract_histograms`` and ``find_best_splits_hist`` check theirs;
+    returns the int64 begins and ends, and the smaller children's rows of
+    ``hist`` then the parents' (2 * n_pairs distinct rows)."""
     if partition.n_rows != data.n_rows:
         raise ValueError("data and partition have different row counts")
     if gradients.gpair.shape[0] != data.n_rows:
@@ -1068,6 +1071,10 @@ def _pipeline_inputs(BinnedData data, RowPartition partition,
                          "per pair")
     pool_rows = np.concatenate([small_rows, parent_rows])
     _check_hist_rows(pool_rows, 2 * n_pairs, hist, data.n_bins)
+    if np.ndim(node_sums) != 2 or np.shape(node_sums)[0] != 2 * n_pairs:
+        raise ValueError("node_sums must hold the sums of 2 * n_pairs nodes")
+    _check_scan_inputs(hist, node_sums, data.bin_ptr, thresholds,
+                       feature_allowed, pool_rows, None)
     return small_begin, small_end, pool_rows
 
 
