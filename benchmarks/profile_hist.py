@@ -22,6 +22,8 @@ not to its caller):
 - ``partition``: moving each split node's rows into its children's
   slices (``split_nodes``);
 - ``split scan``: the ``find_best_splits_hist`` kernel;
+- ``pipelined levels``: the levels built, subtracted and scanned pair by
+  pair (``build_subtract_scan``: the three phases above, in one kernel);
 - ``finder Python``: the Python of the finder's calls around those
   kernels (node tables, pools, records);
 - ``driver Python``: the growth loop, the tree builder, column sampling,
@@ -105,6 +107,8 @@ def instrument(timer):
     timer.wrap(hist, "build_histograms", "histogram build")
     timer.wrap(hist, "subtract_histograms", "histogram subtraction")
     timer.wrap(hist, "find_best_splits_hist", "split scan")
+    if hasattr(hist, "build_subtract_scan"):   # (not in older checkouts)
+        timer.wrap(hist, "build_subtract_scan", "pipelined levels")
     timer.wrap(estimators, "train", "round rest")
     timer.wrap(train, "make_grower", "binning")
 
@@ -144,7 +148,8 @@ def time_xgboost(args, data):
 
 
 ORDER = ["binning", "gradients", "gradient quantisation", "histogram build",
-         "histogram subtraction", "partition", "split scan", "finder Python",
+         "histogram subtraction", "partition", "split scan",
+         "pipelined levels", "finder Python",
          "driver Python", "margin update", "round rest"]
 
 

@@ -3,7 +3,7 @@
 # _column_scan.pyx), and how a candidate is offered.
 
 from ._bounded_offer cimport offer_bounded
-from ._common cimport int32_t, int64_t
+from ._common cimport int32_t, int64_t, uint8_t
 from ._gain cimport (NodeBounds, RegParams, children_heavy_enough,
                      children_score_floor, may_reach, split_loss_reduction,
                      split_loss_reduction_l2)
@@ -112,6 +112,25 @@ cdef inline const NodeBounds* with_direction(
     return out
 
 
+cdef enum:
+    # a bin costs about 4 ns to scan, and a unit of MIN_WORK_PER_THREAD
+    # about 1 ns: a level's scan goes to two threads from ~130 us of work
+    # (about 6 nodes of 20 features and 256 bins). With 16, the scans of
+    # 2 to 6 small nodes were split and paid a thread wake-up each (~25
+    # us), which made the default n_jobs of a 5,000-row fit 1.1x its
+    # n_jobs=1 on an idle machine; the 1,000,000-row benchmark's levels
+    # are large enough either way (0.98x its fit time with 16)
+    SCAN_WORK_PER_BIN = 4
+
+
+cdef void scan_numeric_node(const int64_t[:, ::1] hist,
+                            const int64_t[::1] bin_ptr,
+                            const double[::1] thresholds,
+                            const uint8_t* allowed,
+                            int64_t Gq, int64_t Hq, double parent_score,
+                            double scale_g, double scale_h,
+                            const RegParams* p,
+                            HistCandidate* best) noexcept nogil
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,
                                 double scale_g, double scale_h,
                                 const RegParams* p, bounds)

@@ -43,15 +43,7 @@ from ._categorical_scan import _categorical_flags, _widest_categorical
 from .splits import SPLIT_RECORD
 
 
-cdef enum:
-    # a bin costs about 4 ns to scan, and a unit of MIN_WORK_PER_THREAD
-    # about 1 ns: a level's scan goes to two threads from ~130 us of work
-    # (about 6 nodes of 20 features and 256 bins). With 16, the scans of
-    # 2 to 6 small nodes were split and paid a thread wake-up each (~25
-    # us), which made the default n_jobs of a 5,000-row fit 1.1x its
-    # n_jobs=1 on an idle machine; the 1,000,000-row benchmark's levels
-    # are large enough either way (0.98x its fit time with 16)
-    SCAN_WORK_PER_BIN = 4
+# SCAN_WORK_PER_BIN: _hist_split.pxd
 
 cdef void scan_feature(const int64_t[:, ::1] hist,       # (n_bins, 2) one node
                        int32_t feature,
@@ -489,6 +481,29 @@ cdef void _scan_tasks(const int64_t[:, :, ::1] hist,
                          thresholds[k if per_node_thresholds else 0],
                          scale_g, scale_h, p, _at(node_bounds, k),
                          direction[f], &best[tid * n_nodes + k])
+
+
+cdef void scan_numeric_node(const int64_t[:, ::1] hist,
+                            const int64_t[::1] bin_ptr,
+                            const double[::1] thresholds,
+                            const uint8_t* allowed,
+                            int64_t Gq, int64_t Hq, double parent_score,
+                            double scale_g, double scale_h,
+                            const RegParams* p,
+                            HistCandidate* best) noexcept nogil:
+    """Every allowed feature of one node (``hist``: its ``(n_bins, 2)``
+    histogram) scanned in feature order into ``best``, on the calling
+    thread: ``_scan_tasks``' numeric tasks of the node without monotone
+    bounds. Under the total order of ``is_better`` the node's best is the
+    one the parallel scan merges, whichever order its features come in
+    (the per-node pipeline of ``_histogram.build_subtract_scan``)."""
+    cdef Py_ssize_t f, n_features = bin_ptr.shape[0] - 1
+    for f in range(n_features):
+        if allowed[f]:
+            scan_feature(hist, <int32_t> f, bin_ptr[f],
+                         bin_ptr[f + 1] - bin_ptr[f] - 1, Gq, Hq,
+                         parent_score, thresholds, scale_g, scale_h, p, NULL,
+                         0, best)
 
 
 cdef double[::1] _parent_scores(const int64_t[:, ::1] node_sums,

@@ -28,12 +28,19 @@ from skboost._openmp_helpers import check_n_threads
 
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, NAN, fabs, frexp, isfinite, isnan, ldexp
+from libc.stdlib cimport free
 from libc.string cimport memset
 from libc.stdint cimport uint16_t, uint64_t
 
 from ._binning cimport BinnedData
 from ._categorical_scan cimport ListedSpans, SubtractSpan, clear_spans
 from ._sparse cimport BinnedRows
+from ._context cimport SplitContext, reg_params
+from ._gain cimport RegParams
+from ._hist_candidate cimport HistCandidate
+from ._hist_split cimport (SCAN_WORK_PER_BIN, _fresh_bests,
+                           _merged_to_records, _parent_scores,
+                           scan_numeric_node)
 from ._common cimport (PREFETCH_ROWS, add_pair, fixed_point, int32_t, int64_t,
                        prefetch, prefetch_outer, round_to_int64, uint8_t,
                        weight_pointer)
@@ -41,7 +48,8 @@ from .._parallel cimport threads_for_work
 from ._checks cimport (distinct_in_range, rising_from_zero,
                       valid_slices)
 from ._partition cimport RowPartition
-from ._partition import _make_tasks, threads_for_tasks
+from ._partition import ROWS_PER_TASK, _make_tasks, threads_for_tasks
+from ._hist_split import _check_inputs as _check_scan_inputs
 
 # bin codes: uint8 for up to 256 bins a feature, uint16 beyond; each
 # kernel is compiled once per code type, so the inner loop reads codes
@@ -929,6 +937,238 @@ cdef void _add_partials(int64_t[:, :, ::1] hist,
                     h = h + <uint64_t> scratch[tid, k, w, 1]
             hist[node, j, 0] = <int64_t> g
             hist[node, j, 1] = <int64_t> h
+
+
+# What the scans of build_subtract_scan share: the regularisation, the
+# scales, each node's own score and its best candidate (node k's at
+# best[k], one writer each: a pair's two nodes are one thread's).
+cdef struct PipelineScan:
+    RegParams p
+    double scale_g
+    double scale_h
+    const double* parent_score
+    HistCandidate* best
+
+
+# The per-node pipeline of a depth-wise level (build_subtract_scan):
+#
+#     pairs (smaller child k, its parent's row), most rows first
+#       |  one pair at a time per thread (dynamic schedule)
+#       v
+#     build the smaller child (its rows, one thread) -> subtract it from
+#     the parent's row (now the larger child's) -> scan both children
+#
+# The batch path builds a whole level, then subtracts it, then scans it:
+# at 64-128 nodes of 115 KB (28 features of 257 bins) a level is 7-15 MB
+# between those passes, beyond L2, so the subtraction and the scan read
+# every histogram back from L3 or memory. Here a pair's two histograms
+# (230 KB) are subtracted and scanned while still in the thread's L2.
+
+def build_subtract_scan(BinnedData data,
+                        RowPartition partition,
+                        FixedPointGradients gradients,
+                        small_begin,                 # IN (n_pairs,) int64
+                        small_end,                   # IN (n_pairs,) int64
+                        small_rows,                  # IN (n_pairs,) int64
+                        parent_rows,                 # IN (n_pairs,) int64
+                        hist,                        # IN/OUT (n_hist, n_bins, 2)
+                        node_sums,                   # IN (2 n_pairs, 2) int64
+                        thresholds,                  # IN (1 or 2 n_pairs, n_bins)
+                        feature_allowed,             # IN (2 n_pairs, n_features)
+                        *, SplitContext context not None):
+    """A level's histograms and best splits, pair by pair: for each k, the
+    histogram of the rows ``partition.row_index[small_begin[k]:
+    small_end[k]]`` (a smaller child) into ``hist[small_rows[k]]``, then
+    ``hist[parent_rows[k]] -= hist[small_rows[k]]`` (the larger child's,
+    in its parent's row), then both children scanned.
+
+    The same histograms and splits as ``build_histograms``, then
+    ``subtract_histograms``, then ``find_best_splits_hist`` with
+    ``hist_rows = concatenate([small_rows, parent_rows])``, for numeric
+    features without monotone bounds: ``node_sums``, ``thresholds`` (or
+    one row for all) and ``feature_allowed`` hold the smaller children
+    then the larger, as the returned splits do. Each thread takes a pair
+    at a time (the thread count of ``context``), and reads the pair's two
+    histograms while they are in its cache. On several threads, a smaller
+    child of more rows than a build task (``ROWS_PER_TASK``) is built
+    first by ``build_histograms``, its rows split among the threads (one
+    thread on a pair of the first levels would hold the others up).
+
+    Returns
+    -------
+    splits : ndarray of shape (2 * n_pairs,), dtype ``splits.SPLIT_RECORD``
+    """
+    small_begin, small_end, pool_rows = _pipeline_inputs(
+        data, partition, gradients, small_begin, small_end, small_rows,
+        parent_rows, hist, node_sums, thresholds, feature_allowed)
+    cdef Py_ssize_t n_pairs = small_begin.shape[0]
+    cdef PipelineScan scan
+    scan.p = reg_params(context)
+    scan.scale_g, scan.scale_h = context.scale_g, context.scale_h
+    cdef double[::1] parent_score = _parent_scores(
+        node_sums, scan.scale_g, scan.scale_h, &scan.p, None)
+    scan.parent_score = &parent_score[0]
+    counts = small_end - small_begin
+    build = _build_in_pipeline(data, partition, gradients, small_begin,
+                               small_end, pool_rows[:n_pairs], hist,
+                               context.n_threads)
+    cdef int n_threads = _pipeline_threads(data, counts, build,
+                                           context.n_threads)
+    # most rows to build first: the dynamic schedule ends on small pairs
+    order = np.argsort(-counts * build, kind="stable")
+    scan.best = _fresh_bests(2 * n_pairs)
+    try:
+        if data.codes.dtype == np.uint8:
+            _pipeline[uint8_t](data.codes, gradients, partition.row_index,
+                               small_begin, small_end, build, order,
+                               pool_rows, hist, node_sums, data.bin_ptr,
+                               thresholds, feature_allowed, &scan,
+                               _wide_layout(data), n_threads)
+        else:
+            _pipeline[uint16_t](data.codes, gradients, partition.row_index,
+                                small_begin, small_end, build, order,
+                                pool_rows, hist, node_sums, data.bin_ptr,
+                                thresholds, feature_allowed, &scan,
+                                _wide_layout(data), n_threads)
+        return _merged_to_records(scan.best, 1, 2 * n_pairs)
+    finally:
+        free(scan.best)
+
+
+def _pipeline_threads(BinnedData data, counts, build, int n_threads):
+    """The threads of ``build_subtract_scan``'s loop: at most one a pair,
+    and as many as the work left pays for (the updates of the smaller
+    children it builds, the scan of both children's bins)."""
+    n_pairs = counts.shape[0]
+    n_updates = (int(counts[build.view(bool)].sum()) * data.n_features
+                 + SCAN_WORK_PER_BIN * 2 * n_pairs * data.n_bins)
+    return min(threads_for_work(n_threads, n_updates), max(n_pairs, 1))
+
+
+def _pipeline_inputs(BinnedData data, RowPartition partition,
+                     FixedPointGradients gradients, small_begin, small_end,
+                     small_rows, parent_rows, hist, node_sums, thresholds,
+                     feature_allowed):
+    """``build_subtract_scan``'s inputs, checked as ``build_histograms``,
+    ``subtract_histograms`` and ``find_best_splits_hist`` check theirs;
+    returns the int64 begins and ends, and the smaller children's rows of
+    ``hist`` then the parents' (2 * n_pairs distinct rows)."""
+    if partition.n_rows != data.n_rows:
+        raise ValueError("data and partition have different row counts")
+    if gradients.gpair.shape[0] != data.n_rows:
+        raise ValueError("gradients must have one pair per row of the data")
+    small_begin = np.ascontiguousarray(small_begin, dtype=np.int64)
+    small_end = np.ascontiguousarray(small_end, dtype=np.int64)
+    n_pairs = small_begin.shape[0]
+    if small_end.shape != (n_pairs,) or not valid_slices(
+            small_begin, small_end, partition.row_index.shape[0]):
+        raise ValueError("small_begin, small_end: node ranges outside the "
+                         "partition")
+    small_rows = np.ascontiguousarray(small_rows, dtype=np.int64)
+    parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64)
+    if small_rows.shape != (n_pairs,) or parent_rows.shape != (n_pairs,):
+        raise ValueError("small_rows and parent_rows must have one entry "
+                         "per pair")
+    pool_rows = np.concatenate([small_rows, parent_rows])
+    _check_hist_rows(pool_rows, 2 * n_pairs, hist, data.n_bins)
+    if np.ndim(node_sums) != 2 or np.shape(node_sums)[0] != 2 * n_pairs:
+        raise ValueError("node_sums must hold the sums of 2 * n_pairs nodes")
+    _check_scan_inputs(hist, node_sums, data.bin_ptr, thresholds,
+                       feature_allowed, pool_rows, None)
+    return small_begin, small_end, pool_rows
+
+
+def _build_in_pipeline(BinnedData data, RowPartition partition,
+                       FixedPointGradients gradients, small_begin, small_end,
+                       small_rows, hist, int n_threads):
+    """Which smaller children ``build_subtract_scan``'s pairs build (uint8
+    flags): all on one thread; on several, those of at most
+    ``ROWS_PER_TASK`` rows, the others built here first by
+    ``build_histograms`` on every thread."""
+    large = (small_end - small_begin > ROWS_PER_TASK) & (n_threads > 1)
+    if np.any(large):
+        build_histograms(data, partition, gradients, small_begin[large],
+                         small_end[large], hist, n_threads,
+                         hist_rows=small_rows[large])
+    return (~large).view(np.uint8)
+
+
+cdef void _pipeline(const code_t[:, ::1] codes,
+                    FixedPointGradients gradients,
+                    const int32_t[::1] row_index,
+                    const int64_t[::1] small_begin,
+                    const int64_t[::1] small_end,
+                    const uint8_t[::1] build,
+                    const int64_t[::1] order,
+                    const int64_t[::1] pool_rows,
+                    int64_t[:, :, ::1] hist,
+                    const int64_t[:, ::1] node_sums,
+                    const int64_t[::1] bin_ptr,
+                    const double[:, ::1] thresholds,
+                    const uint8_t[:, ::1] feature_allowed,
+                    const PipelineScan* scan,
+                    wide_of_bin_arr, int n_threads):
+    """``build_subtract_scan``'s parallel loop: pair ``order[i]`` at a
+    time, its smaller child's histogram built by one thread where
+    ``build`` says (through that thread's wide buffer in ``alone`` for a
+    node of many rows), subtracted from its parent's, then both scanned.
+    ``pool_rows``: the smaller children's rows of ``hist``, then the
+    parents'."""
+    cdef Py_ssize_t n_pairs = small_begin.shape[0], i, k, large
+    cdef const float[:, ::1] gpair = gradients.gpair
+    cdef const int64_t[::1] wide_of_bin = wide_of_bin_arr
+    cdef Accumulation acc = _accumulation(gradients, bin_ptr, hist.shape[1],
+                                          codes.shape[1], wide_of_bin, None)
+    alone_arr = np.empty((n_threads if acc.wide_of_bin else 1,
+                          max(acc.n_wide, 1), 2), dtype=np.int64)
+    cdef int64_t[:, :, ::1] alone = alone_arr
+    cdef bint per_node = thresholds.shape[0] > 1
+    for i in prange(n_pairs, nogil=True, schedule="dynamic",
+                    num_threads=n_threads):
+        k = order[i]
+        large = n_pairs + k
+        if build[k]:
+            _build_node(codes, gpair, &acc, row_index, small_begin[k],
+                        small_end[k], bin_ptr, &hist[pool_rows[k], 0, 0],
+                        &alone[threadid() if acc.wide_of_bin else 0, 0, 0])
+        _subtract_prefetched(&hist[pool_rows[large], 0, 0],
+                             &hist[pool_rows[k], 0, 0], 2 * acc.n_bins)
+        _scan_node(scan, k, hist[pool_rows[k]], node_sums, bin_ptr,
+                   thresholds[k if per_node else 0], &feature_allowed[k, 0])
+        _scan_node(scan, large, hist[pool_rows[large]], node_sums, bin_ptr,
+                   thresholds[large if per_node else 0],
+                   &feature_allowed[large, 0])
+
+
+cdef inline void _build_node(const code_t[:, ::1] codes,
+                             const float[:, ::1] gpair,
+                             const Accumulation* acc,
+                             const int32_t[::1] row_index,
+                             int64_t begin, int64_t end,
+                             const int64_t[::1] bin_ptr, int64_t* small,
+                             int64_t* alone) noexcept nogil:
+    """The histogram of the rows ``begin .. end`` into ``small``, as
+    ``_build`` builds a node of one task."""
+    cdef bint wide
+    cdef int64_t* target = _node_target(acc, 0, end - begin, alone, small,
+                                        &wide)
+    _accumulate(codes, gpair, acc, row_index, begin, end, bin_ptr, target,
+                wide)
+    if wide:
+        narrow_from_wide(small, target, acc.wide_of_bin, acc.n_bins)
+
+
+cdef inline void _scan_node(const PipelineScan* scan, Py_ssize_t node,
+                            const int64_t[:, ::1] node_hist,
+                            const int64_t[:, ::1] node_sums,
+                            const int64_t[::1] bin_ptr,
+                            const double[::1] thresholds,
+                            const uint8_t* allowed) noexcept nogil:
+    """Node ``node``'s best split into ``scan.best[node]``."""
+    scan_numeric_node(node_hist, bin_ptr, thresholds, allowed,
+                      node_sums[node, 0], node_sums[node, 1],
+                      scan.parent_score[node], scan.scale_g, scan.scale_h,
+                      &scan.p, &scan.best[node])
 
 
 # Histograms of sparse rows (``_sparse.BinnedRows``: codes of the stored
