@@ -523,17 +523,11 @@ def build_histograms(BinnedData data,
     first use, and the copies are added up (exactly, in integers).
     """
     n_threads = check_n_threads(n_threads)
-    if partition.n_rows != data.n_rows:
-        raise ValueError("data and partition have different row counts")
-    if gradients.gpair.shape[0] != data.n_rows:
-        raise ValueError("gradients must have one pair per row of the data")
-    node_begin = np.ascontiguousarray(node_begin, dtype=np.int64)
-    node_end = np.ascontiguousarray(node_end, dtype=np.int64)
+    node_begin, node_end = _checked_node_slices(
+        data, partition, gradients, node_begin, node_end,
+        "node ranges outside the partition")
     n_nodes = node_begin.shape[0]
     hist_rows = _check_hist_rows(hist_rows, n_nodes, hist, data.n_bins)
-    if node_end.shape[0] != n_nodes or not valid_slices(
-            node_begin, node_end, partition.row_index.shape[0]):
-        raise ValueError("node ranges outside the partition")
     # the thread count, named once here: no more threads than tasks, and
     # no more than the work (one update per row and feature) pays for
     tasks = _make_tasks(node_begin, node_end)
@@ -554,6 +548,25 @@ def build_histograms(BinnedData data,
         _build[uint16_t](data.codes, gradients, partition.row_index, tasks,
                          data.bin_ptr, hist, hist_rows, n_threads,
                          wide_of_bin, node_rows, listed)
+
+
+def _checked_node_slices(BinnedData data, RowPartition partition,
+                         FixedPointGradients gradients, begin, end,
+                         outside_message):
+    """The checks of a build's rows (``build_histograms``,
+    ``build_subtract_scan``): data, partition and gradients of the same
+    rows, and node slices ``begin[k] .. end[k]`` inside the partition
+    (``outside_message`` where not); returns them as int64 arrays."""
+    if partition.n_rows != data.n_rows:
+        raise ValueError("data and partition have different row counts")
+    if gradients.gpair.shape[0] != data.n_rows:
+        raise ValueError("gradients must have one pair per row of the data")
+    begin = np.ascontiguousarray(begin, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    if end.shape != begin.shape or begin.ndim != 1 or not valid_slices(
+            begin, end, partition.row_index.shape[0]):
+        raise ValueError(outside_message)
+    return begin, end
 
 
 def subtract_histograms(int64_t[:, :, ::1] hist not None,  # IN/OUT (n_hist, n_bins, 2)
@@ -1053,17 +1066,10 @@ def _pipeline_inputs(BinnedData data, RowPartition partition,
     ``subtract_histograms`` and ``find_best_splits_hist`` check theirs;
     returns the int64 begins and ends, and the smaller children's rows of
     ``hist`` then the parents' (2 * n_pairs distinct rows)."""
-    if partition.n_rows != data.n_rows:
-        raise ValueError("data and partition have different row counts")
-    if gradients.gpair.shape[0] != data.n_rows:
-        raise ValueError("gradients must have one pair per row of the data")
-    small_begin = np.ascontiguousarray(small_begin, dtype=np.int64)
-    small_end = np.ascontiguousarray(small_end, dtype=np.int64)
+    small_begin, small_end = _checked_node_slices(
+        data, partition, gradients, small_begin, small_end,
+        "small_begin, small_end: node ranges outside the partition")
     n_pairs = small_begin.shape[0]
-    if small_end.shape != (n_pairs,) or not valid_slices(
-            small_begin, small_end, partition.row_index.shape[0]):
-        raise ValueError("small_begin, small_end: node ranges outside the "
-                         "partition")
     small_rows = np.ascontiguousarray(small_rows, dtype=np.int64)
     parent_rows = np.ascontiguousarray(parent_rows, dtype=np.int64)
     if small_rows.shape != (n_pairs,) or parent_rows.shape != (n_pairs,):
@@ -1197,17 +1203,11 @@ def build_sparse_histograms(BinnedRows data,
     ``hist[hist_rows[k]]`` (or ``hist[k]``), from the stored entries, in
     parallel over the nodes (one thread builds a node)."""
     n_threads = check_n_threads(n_threads)
-    if partition.n_rows != data.n_rows:
-        raise ValueError("data and partition have different row counts")
-    if gradients.gpair.shape[0] != data.n_rows:
-        raise ValueError("gradients must have one pair per row of the data")
-    node_begin = np.ascontiguousarray(node_begin, dtype=np.int64)
-    node_end = np.ascontiguousarray(node_end, dtype=np.int64)
+    node_begin, node_end = _checked_node_slices(
+        data, partition, gradients, node_begin, node_end,
+        "node ranges outside the partition")
     n_nodes = node_begin.shape[0]
     hist_rows = _check_hist_rows(hist_rows, n_nodes, hist, data.n_bins)
-    if node_end.shape[0] != n_nodes or not valid_slices(
-            node_begin, node_end, partition.row_index.shape[0]):
-        raise ValueError("node ranges outside the partition")
     n_updates = int((node_end - node_begin).sum()) + n_nodes * data.n_bins
     n_threads = min(max(1, n_nodes), threads_for_work(n_threads, n_updates))
     if data.codes.dtype == np.uint8:
