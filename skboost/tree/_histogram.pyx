@@ -550,12 +550,13 @@ def build_histograms(BinnedData data,
                          wide_of_bin, node_rows, listed)
 
 
-def _checked_node_slices(BinnedData data, RowPartition partition,
+def _checked_node_slices(data, RowPartition partition,
                          FixedPointGradients gradients, begin, end,
                          outside_message):
     """The checks of a build's rows (``build_histograms``,
-    ``build_subtract_scan``): data, partition and gradients of the same
-    rows, and node slices ``begin[k] .. end[k]`` inside the partition
+    ``build_sparse_histograms``, ``build_subtract_scan``): data
+    (``BinnedData`` or ``BinnedRows``), partition and gradients of the
+    same rows, and node slices ``begin[k] .. end[k]`` inside the partition
     (``outside_message`` where not); returns them as int64 arrays."""
     if partition.n_rows != data.n_rows:
         raise ValueError("data and partition have different row counts")
